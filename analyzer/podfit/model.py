@@ -1,0 +1,240 @@
+"""The frozen model podfit's analyzers work on.
+
+Everything here is immutable and quantities are exact integers: CPU in millicores, memory and
+storage in bytes. ``None`` means "not set" (different from an explicit zero). Parsing manifests into
+this model is :mod:`podfit.loader`'s job; these types know nothing about files beyond the
+:class:`Location` they carry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+__all__ = [
+    "Location",
+    "ObjectRef",
+    "Resources",
+    "Container",
+    "PodSpec",
+    "K8sObject",
+    "Workload",
+    "QOS_GUARANTEED",
+    "QOS_BURSTABLE",
+    "QOS_BEST_EFFORT",
+    "WORKLOAD_KINDS",
+]
+
+QOS_GUARANTEED = "Guaranteed"
+QOS_BURSTABLE = "Burstable"
+QOS_BEST_EFFORT = "BestEffort"
+
+# kind -> path (list of keys) from the object to its pod spec's parent (the object holding "spec").
+WORKLOAD_KINDS: Mapping[str, tuple[str, ...]] = {
+    "Pod": (),
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """Where something stands in the input: file path as given, 1-based line and column."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}"
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Requests and limits of one container (or a sum of them). ``None`` = not set."""
+
+    cpu_request: int | None = None
+    cpu_limit: int | None = None
+    memory_request: int | None = None
+    memory_limit: int | None = None
+    storage_request: int | None = None
+    storage_limit: int | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return all(v is None for v in (self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit))
+
+    def with_defaults(self, default_request: "Resources", default_limit: "Resources") -> "Resources":
+        """Kubernetes defaulting: LimitRange defaults fill unset fields, then request = limit."""
+        vals = {}
+        for res in ("cpu", "memory", "storage"):
+            lim = getattr(self, f"{res}_limit")
+            req = getattr(self, f"{res}_request")
+            if lim is None:
+                lim = getattr(default_limit, f"{res}_limit")
+            if req is None:
+                req = getattr(default_request, f"{res}_request")
+                # LimitRange: a default request is applied only to containers without a request; when
+                # no default request exists, the request defaults to the (possibly defaulted) limit.
+                if req is None:
+                    req = lim
+            vals[f"{res}_request"] = req
+            vals[f"{res}_limit"] = lim
+        return Resources(**vals)
+
+
+@dataclass(frozen=True)
+class Container:
+    name: str
+    image: str
+    resources: Resources  # effective, after Kubernetes defaulting
+    declared: Resources  # exactly as written in the manifest
+    location: Location
+    init: bool = False
+    sidecar: bool = False  # init container with restartPolicy: Always (runs for the pod's life)
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    containers: tuple[Container, ...]
+    init_containers: tuple[Container, ...] = ()
+    overhead_cpu: int = 0
+    overhead_memory: int = 0
+    node_selector: tuple[tuple[str, str], ...] = ()
+    # label selectors (as sorted key/value tuples) of required pod anti-affinity terms on hostname
+    anti_affinity_hostname: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # maxSkew of DoNotSchedule topology spread constraints on hostname
+    hostname_spread_max_skew: int | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+    runtime_class: str | None = None
+
+    @property
+    def all_containers(self) -> tuple[Container, ...]:
+        return self.init_containers + self.containers
+
+    def _effective(self, attr: str) -> int | None:
+        """Kubernetes' effective pod request/limit for one resource field.
+
+        max(largest init container, Σ app containers + Σ sidecars started before it) + overhead.
+        Returns None when no container sets the field (for limits: when some app container has no
+        limit, the pod is unbounded, also None).
+        """
+        app = [getattr(c.resources, attr) for c in self.containers]
+        sidecars = [getattr(c.resources, attr) or 0 for c in self.init_containers if c.sidecar]
+        is_limit = attr.endswith("_limit")
+        if is_limit and any(v is None for v in app):
+            return None
+        if all(v is None for v in app) and not any(getattr(c.resources, attr) is not None for c in self.init_containers):
+            return None
+        total = sum(v or 0 for v in app) + sum(sidecars)
+        best = total
+        running_sidecars = 0
+        for c in self.init_containers:
+            v = getattr(c.resources, attr)
+            if c.sidecar:
+                running_sidecars += v or 0
+                continue
+            if v is None and is_limit:
+                return None
+            best = max(best, (v or 0) + running_sidecars)
+        overhead = {"cpu": self.overhead_cpu, "memory": self.overhead_memory}.get(attr.split("_")[0], 0)
+        return best + overhead
+
+    @property
+    def cpu_request(self) -> int:
+        return self._effective("cpu_request") or 0
+
+    @property
+    def memory_request(self) -> int:
+        return self._effective("memory_request") or 0
+
+    @property
+    def storage_request(self) -> int:
+        return self._effective("storage_request") or 0
+
+    @property
+    def cpu_limit(self) -> int | None:
+        return self._effective("cpu_limit")
+
+    @property
+    def memory_limit(self) -> int | None:
+        return self._effective("memory_limit")
+
+    @property
+    def qos_class(self) -> str:
+        """QoS class per Kubernetes: Guaranteed, Burstable or BestEffort (from effective resources)."""
+        containers = self.all_containers
+        if all(c.resources.is_empty for c in containers):
+            return QOS_BEST_EFFORT
+        for c in containers:
+            r = c.resources
+            if r.cpu_limit is None or r.memory_limit is None:
+                return QOS_BURSTABLE
+            if r.cpu_request != r.cpu_limit or r.memory_request != r.memory_limit:
+                return QOS_BURSTABLE
+        return QOS_GUARANTEED
+
+    def annotation(self, key: str) -> str | None:
+        return dict(self.annotations).get(key)
+
+
+@dataclass(frozen=True, eq=False)
+class K8sObject:
+    """One object of the input, any kind. ``raw`` is the parsed document (treat as read-only)."""
+
+    ref: ObjectRef
+    location: Location
+    raw: Mapping[str, Any] = field(repr=False)
+    annotations: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.ref.kind
+
+    def annotation(self, key: str) -> str | None:
+        return dict(self.annotations).get(key)
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A workload object (Pod, Deployment, …, CronJob) with its normalised pod template."""
+
+    obj: K8sObject
+    pod: PodSpec
+    replicas: int  # pods it asks for (1 for Pod, Job parallelism, 0 for DaemonSet: see per_node)
+    per_node: bool = False  # DaemonSet: one pod on every (matching) node
+
+    @property
+    def ref(self) -> ObjectRef:
+        return self.obj.ref
+
+    @property
+    def location(self) -> Location:
+        return self.obj.location

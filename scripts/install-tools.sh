@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the pinned Go tools podfit's tests and benchmarks use into .tools/bin (no prebuilt downloads).
+# Usage: scripts/install-tools.sh [tool...]   (default: all). Skips tools already built at the pinned version.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="$root/.tools/bin"
+mkdir -p "$bin"
+declare -A PKG=(
+  [opa]=github.com/open-policy-agent/opa@v1.22.2
+  [conftest]=github.com/open-policy-agent/conftest@v0.71.1
+  [kubeconform]=github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
+  [kube-score]=github.com/zegl/kube-score/cmd/kube-score@v1.20.0
+  [actionlint]=github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+)
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint)
+for t in "${tools[@]}"; do
+  pkg=${PKG[$t]:?unknown tool $t}
+  stamp="$bin/.$t.version"
+  if [ -x "$bin/$t" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$pkg" ]; then
+    continue
+  fi
+  echo "building $t ($pkg)" >&2
+  GOBIN="$bin" CGO_ENABLED=0 GOFLAGS=-trimpath go install "$pkg"
+  echo "$pkg" > "$stamp"
+done
