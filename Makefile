@@ -1,0 +1,44 @@
+# podfit — every set-up step lives here, so a fresh machine needs only `make demo` / `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PODFIT := $(VENV)/bin/podfit
+TOOLS  := .tools/bin
+export PATH := $(CURDIR)/$(TOOLS):$(PATH)
+
+.PHONY: demo test tools venv venv-test pytest clean help
+.DEFAULT_GOAL := help
+
+help:  ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+venv-test: $(VENV)/.installed-test
+
+demo: venv  ## install podfit in .venv and check the shipped examples (embedded engine, default platform)
+	-$(PODFIT) check testdata/examples/
+
+tools:  ## build the pinned Go tools (opa, conftest, kubeconform, kube-score, actionlint) into .tools/bin
+	scripts/install-tools.sh
+
+# Fragments in mk/*.mk add their own targets and append to TEST_TARGETS.
+TEST_TARGETS := pytest
+-include mk/*.mk
+
+pytest: venv-test tools
+	$(PY) -m pytest -q
+
+test: $(TEST_TARGETS)  ## run every test (builds what it needs first)
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache
