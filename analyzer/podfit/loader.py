@@ -1,0 +1,446 @@
+"""From paths to the model: files → documents → :class:`K8sObject` → :class:`Workload`.
+
+``read_inputs`` does the I/O (files, directories, stdin). Everything after it is pure:
+``parse_file`` turns one file's bytes into objects and findings, ``build_workloads`` applies the
+Kubernetes semantics (LimitRange defaults, request = limit, replicas) across all objects.
+Every object, container and finding carries the file and line it comes from.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import yaml
+
+from .findings import Finding
+from .model import (
+    WORKLOAD_KINDS,
+    Container,
+    K8sObject,
+    Location,
+    ObjectRef,
+    PodSpec,
+    Resources,
+    Workload,
+)
+from .quantity import QuantityError, parse_cpu, parse_memory
+from .yamlio import LineDict, YamlLimitError, YamlLimits, iter_documents, line_of
+
+__all__ = [
+    "LoaderLimits",
+    "InputFile",
+    "FileRecord",
+    "ParsedFile",
+    "LoadResult",
+    "InputError",
+    "discover",
+    "read_inputs",
+    "parse_file",
+    "load",
+    "build_workloads",
+]
+
+YAML_SUFFIXES = (".yaml", ".yml", ".json")
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+
+class InputError(Exception):
+    """A path given on the command line that cannot be used (exit 2)."""
+
+
+@dataclass(frozen=True)
+class LoaderLimits:
+    max_file_bytes: int = 64 * 2**20
+    yaml: YamlLimits = field(default_factory=YamlLimits)
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input's bytes, or the reason it could not be read."""
+
+    path: str
+    data: bytes | None
+    error: str | None = None  # could not be read at all (permissions, vanished, …)
+    skip: str | None = None  # deliberately not parsed (too large, binary, symlink loop)
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """The summary's account of one file."""
+
+    path: str
+    status: str  # "parsed" | "skipped" | "failed"
+    reason: str = ""
+    documents: int = 0
+    objects: int = 0
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    record: FileRecord
+    objects: tuple[K8sObject, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    files: tuple[FileRecord, ...]
+    objects: tuple[K8sObject, ...]
+    findings: tuple[Finding, ...]
+
+
+# --------------------------------------------------------------------------------------- I/O ---
+
+
+def discover(paths: Sequence[str]) -> list[str]:
+    """Expand directories (recursively, YAML/JSON files only, sorted) and check that paths exist.
+
+    Raises :class:`InputError` for a path given explicitly that does not exist. Symbolic links to
+    directories are not followed (no loops); links to files are.
+    """
+    out: list[str] = []
+    for p in paths:
+        if p == STDIN:
+            out.append(p)
+            continue
+        if os.path.isdir(p):
+            found = []
+            for root, dirs, files in os.walk(p, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in files:
+                    if name.endswith(YAML_SUFFIXES):
+                        found.append(os.path.join(root, name))
+            out.extend(sorted(found))
+        elif os.path.lexists(p):
+            out.append(p)
+        else:
+            raise InputError(f"{p}: no such file or directory")
+    # the same file named twice is read once
+    seen: set[str] = set()
+    return [p for p in out if not (p in seen or seen.add(p))]
+
+
+def read_inputs(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdin: Any = None) -> list[InputFile]:
+    files = []
+    for path in discover(paths):
+        if path == STDIN:
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            data = stream.read(limits.max_file_bytes + 1)
+            if len(data) > limits.max_file_bytes:
+                files.append(InputFile(STDIN_NAME, None, skip=f"larger than {limits.max_file_bytes:,} bytes"))
+            else:
+                files.append(InputFile(STDIN_NAME, data))
+            continue
+        try:
+            size = os.stat(path).st_size
+            if size > limits.max_file_bytes:
+                files.append(InputFile(path, None, skip=f"larger than {limits.max_file_bytes:,} bytes ({size:,})"))
+                continue
+            with open(path, "rb") as fh:
+                files.append(InputFile(path, fh.read(limits.max_file_bytes + 1)))
+        except OSError as e:
+            reason = e.strerror or str(e)
+            if e.errno == 40:  # ELOOP
+                files.append(InputFile(path, None, skip="symbolic link loop"))
+            else:
+                files.append(InputFile(path, None, error=reason))
+    return files
+
+
+# ------------------------------------------------------------------------------------ parsing ---
+
+
+def _finding(rule: str, message: str, file: str, line: int, column: int = 0, **kw: Any) -> Finding:
+    return Finding(rule=rule, message=message, location=Location(file, line, column), **kw)
+
+
+def _meta(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = doc.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def _str_pairs(m: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(m, Mapping):
+        return ()
+    return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in m.items()))
+
+
+def make_object(doc: Mapping[str, Any], file: str) -> K8sObject:
+    meta = _meta(doc)
+    ns = meta.get("namespace")
+    ref = ObjectRef(
+        api_version=str(doc.get("apiVersion") or ""),
+        kind=str(doc.get("kind") or ""),
+        namespace="" if ns is None else str(ns),
+        name=str(meta.get("name") or meta.get("generateName") or ""),
+    )
+    return K8sObject(
+        ref=ref,
+        location=Location(file, line_of(doc, default=1)),
+        raw=doc,
+        annotations=_str_pairs(meta.get("annotations")),
+        labels=_str_pairs(meta.get("labels")),
+    )
+
+
+def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        return None, _finding("PF901", f"invalid UTF-8 (byte 0x{data[e.start]:02x})", path, line, col)
+
+
+def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFile:
+    """Parse one input into objects and loader findings (PF901 and duplicate keys). Pure."""
+    path = f.path
+    if f.error is not None:
+        return ParsedFile(FileRecord(path, "failed", f.error), (), ())
+    if f.skip is not None:
+        return ParsedFile(FileRecord(path, "skipped", f.skip), (), ())
+    assert f.data is not None
+    if b"\x00" in f.data[:8192]:
+        return ParsedFile(FileRecord(path, "skipped", "binary file"), (), ())
+    text, bad = _decode(f.data, path)
+    if bad is not None:
+        return ParsedFile(FileRecord(path, "failed", f"invalid UTF-8 at line {bad.location.line}"), (), (bad,))
+    assert text is not None
+    objects: list[K8sObject] = []
+    findings: list[Finding] = []
+    ndocs = 0
+    failure = ""
+    try:
+        for doc in iter_documents(text, limits.yaml):
+            ndocs += 1
+            for dup in doc.duplicates:
+                findings.append(
+                    _finding("PF905", f"duplicate key {dup.key!r}: the last value wins", path, dup.line, dup.column)
+                )
+            data = doc.data
+            if data is None:
+                continue
+            if not isinstance(data, Mapping) or "kind" not in data:
+                continue  # not a Kubernetes object (e.g. a Helm values file): counted, not checked
+            if data.get("kind") == "List" and isinstance(data.get("items"), list):
+                for item in data["items"]:
+                    if isinstance(item, Mapping) and "kind" in item:
+                        objects.append(make_object(item, path))
+                continue
+            objects.append(make_object(data, path))
+    except YamlLimitError as e:
+        failure = str(e)
+        findings.append(_finding("PF901", str(e), path, e.line))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 0)
+        last = text.count("\n") + (0 if text.endswith("\n") else 1)
+        if line > last:  # the parser ran into the end of the input: point at the last line
+            line, col = max(last, 1), 0
+        problem = getattr(e, "problem", None) or str(e)
+        context = getattr(e, "context", None)
+        msg = f"{context}: {problem}" if context else str(problem)
+        failure = f"YAML error at line {line}: {msg}"
+        findings.append(_finding("PF901", f"cannot parse: {msg}", path, line, col))
+    except RecursionError:
+        failure = "nesting too deep"
+        findings.append(_finding("PF901", "cannot parse: nesting too deep", path, 1))
+    if failure:
+        status = "failed"
+    elif ndocs == 0 or not text.strip():
+        return ParsedFile(FileRecord(path, "skipped", "empty file", ndocs, 0), (), tuple(findings))
+    else:
+        status = "parsed"
+    record = FileRecord(path, status, failure, ndocs, len(objects))
+    return ParsedFile(record, tuple(objects), tuple(findings))
+
+
+def load(files: Iterable[InputFile], limits: LoaderLimits = LoaderLimits()) -> LoadResult:
+    parsed = [parse_file(f, limits) for f in files]
+    return LoadResult(
+        files=tuple(p.record for p in parsed),
+        objects=tuple(o for p in parsed for o in p.objects),
+        findings=tuple(x for p in parsed for x in p.findings),
+    )
+
+
+# ---------------------------------------------------------------------------- workloads -------
+
+
+@dataclass(frozen=True)
+class _LimitRangeDefaults:
+    request: Resources
+    limit: Resources
+
+
+_NO_DEFAULTS = _LimitRangeDefaults(Resources(), Resources())
+_RES_FIELDS = (("cpu", parse_cpu), ("memory", parse_memory), ("ephemeral-storage", parse_memory))
+_ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
+
+
+def _quantities(
+    block: Any, kind: str, obj: K8sObject, container: str | None, findings: list[Finding], where: str
+) -> dict[str, int]:
+    """Parse a requests/limits mapping into {"cpu_request": m, ...}; bad values become PF903."""
+    out: dict[str, int] = {}
+    if not isinstance(block, Mapping):
+        return out
+    for name, parse in _RES_FIELDS:
+        if name not in block:
+            continue
+        value = block[name]
+        try:
+            out[f"{_ATTR[name]}_{kind}"] = parse(value)
+        except QuantityError as e:
+            findings.append(
+                Finding(
+                    rule="PF903",
+                    message=f"{where}{kind}s.{name}: {e.reason} ({value!r})",
+                    location=Location(obj.location.file, line_of(block, name, obj.location.line)),
+                    object=obj.ref,
+                    container=container,
+                    details={"field": f"{kind}s.{name}", "value": str(value)},
+                )
+            )
+    return out
+
+
+def _limit_ranges(objects: Sequence[K8sObject], findings: list[Finding]) -> dict[str, _LimitRangeDefaults]:
+    by_ns: dict[str, _LimitRangeDefaults] = {}
+    for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
+        ns = obj.ref.namespace or "default"
+        spec = obj.raw.get("spec")
+        limits = spec.get("limits") if isinstance(spec, Mapping) else None
+        for item in limits if isinstance(limits, list) else ():
+            if not isinstance(item, Mapping) or item.get("type") != "Container":
+                continue
+            req = _quantities(item.get("defaultRequest"), "request", obj, None, findings, "LimitRange defaultRequest ")
+            lim = _quantities(item.get("default"), "limit", obj, None, findings, "LimitRange default ")
+            if ns not in by_ns:
+                by_ns[ns] = _LimitRangeDefaults(Resources(**req), Resources(**lim))
+    return by_ns
+
+
+def _container(
+    c: Mapping[str, Any], obj: K8sObject, init: bool, defaults: _LimitRangeDefaults, findings: list[Finding]
+) -> Container:
+    name = str(c.get("name") or "")
+    res = c.get("resources")
+    res = res if isinstance(res, Mapping) else {}
+    vals = _quantities(res.get("requests"), "request", obj, name, findings, "")
+    vals.update(_quantities(res.get("limits"), "limit", obj, name, findings, ""))
+    declared = Resources(**vals)
+    return Container(
+        name=name,
+        image=str(c.get("image") or ""),
+        resources=declared.with_defaults(defaults.request, defaults.limit),
+        declared=declared,
+        location=Location(obj.location.file, line_of(c, default=obj.location.line)),
+        init=init,
+        sidecar=init and c.get("restartPolicy") == "Always",
+    )
+
+
+def _dig(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
+    cur: Any = doc
+    for key in path:
+        if not isinstance(cur, Mapping):
+            return None
+        cur = cur.get(key)
+    return cur
+
+
+def _anti_affinity(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    terms = _dig(spec, ("affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
+    out = []
+    for t in terms if isinstance(terms, list) else ():
+        if isinstance(t, Mapping) and t.get("topologyKey") == "kubernetes.io/hostname":
+            out.append(_str_pairs(_dig(t, ("labelSelector", "matchLabels"))))
+    return tuple(out)
+
+
+def _spread(spec: Mapping[str, Any]) -> int | None:
+    skews = []
+    for t in spec.get("topologySpreadConstraints") or ():
+        if (
+            isinstance(t, Mapping)
+            and t.get("topologyKey") == "kubernetes.io/hostname"
+            and t.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
+            and isinstance(t.get("maxSkew"), int)
+        ):
+            skews.append(t["maxSkew"])
+    return min(skews) if skews else None
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+def workload_from_object(
+    obj: K8sObject, defaults: _LimitRangeDefaults, findings: list[Finding]
+) -> Workload | None:
+    path = WORKLOAD_KINDS.get(obj.kind)
+    if path is None:
+        return None
+    template = _dig(obj.raw, path) if path else obj.raw
+    if not isinstance(template, Mapping):
+        return None
+    spec = template.get("spec")
+    if not isinstance(spec, Mapping):
+        return None
+    tmeta = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
+    containers = tuple(
+        _container(c, obj, False, defaults, findings) for c in spec.get("containers") or () if isinstance(c, Mapping)
+    )
+    inits = tuple(
+        _container(c, obj, True, defaults, findings) for c in spec.get("initContainers") or () if isinstance(c, Mapping)
+    )
+    overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ")
+    pod = PodSpec(
+        containers=containers,
+        init_containers=inits,
+        overhead_cpu=overhead.get("cpu_request", 0),
+        overhead_memory=overhead.get("memory_request", 0),
+        node_selector=_str_pairs(spec.get("nodeSelector")),
+        anti_affinity_hostname=_anti_affinity(spec),
+        hostname_spread_max_skew=_spread(spec),
+        labels=_str_pairs(tmeta.get("labels")),
+        annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
+        runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
+    )
+    kind = obj.kind
+    if kind == "Pod":
+        replicas = 1
+    elif kind == "Job":
+        replicas = _int(_dig(obj.raw, ("spec", "parallelism")), 1)
+    elif kind == "CronJob":
+        replicas = _int(_dig(obj.raw, ("spec", "jobTemplate", "spec", "parallelism")), 1)
+    elif kind == "DaemonSet":
+        replicas = 0
+    else:
+        replicas = _int(_dig(obj.raw, ("spec", "replicas")), 1)
+    return Workload(obj=obj, pod=pod, replicas=replicas, per_node=kind == "DaemonSet")
+
+
+def build_workloads(objects: Sequence[K8sObject]) -> tuple[tuple[Workload, ...], tuple[Finding, ...]]:
+    """Workloads of every kind, with LimitRange defaults of their namespace applied. Pure."""
+    findings: list[Finding] = []
+    ranges = _limit_ranges(objects, findings)
+    workloads = []
+    for obj in objects:
+        if obj.kind in WORKLOAD_KINDS:
+            w = workload_from_object(obj, ranges.get(obj.ref.namespace or "default", _NO_DEFAULTS), findings)
+            if w is not None:
+                workloads.append(w)
+    return tuple(workloads), tuple(findings)
+
+
+def iter_pods(workloads: Iterable[Workload]) -> Iterator[tuple[Workload, PodSpec]]:
+    for w in workloads:
+        yield w, w.pod

@@ -1,0 +1,29 @@
+"""Where podfit's bundled data lives: the repo checkout, or the copy inside an installed wheel."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def _from_repo(name: str) -> Path | None:
+    candidate = _REPO / name
+    return candidate if (_REPO / "analyzer" / "podfit").is_dir() and candidate.is_dir() else None
+
+
+def policies_dir() -> Path:
+    return _from_repo("policies") or Path(str(resources.files("podfit._policies")))
+
+
+def schemas_dir() -> Path:
+    return _from_repo("schemas") or Path(str(resources.files("podfit._schemas")))
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> Any:
+    return json.loads((schemas_dir() / name).read_text(encoding="utf-8"))

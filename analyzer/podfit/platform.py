@@ -1,0 +1,310 @@
+"""The Platform profile: what the manifests will run on.
+
+A profile (``kind: Platform``, validated by ``schemas/platform.schema.json``) describes the vSphere
+hosts, HA admission control, VM classes, node pools, per-node system overhead, kubelet settings and
+the runtime (``tkg``, ``vsphere-pods`` or ``bare-metal``). ``DEFAULT_PLATFORM`` describes the
+study's cluster: 4 hosts × 2 sockets × 16 cores, 2 threads per core, 2,300 MHz, 512 GiB, one NUMA
+node per socket, HA tolerating one host failure, runtime ``tkg`` and no node pools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+import jsonschema
+
+from .model import Location
+from .paths import load_schema
+from .quantity import QuantityError, parse_cpu, parse_memory
+from .yamlio import iter_documents, line_of
+
+__all__ = [
+    "HostGroup",
+    "HAPolicy",
+    "VMClass",
+    "NodePool",
+    "KubeletSettings",
+    "Platform",
+    "PlatformError",
+    "DEFAULT_VM_CLASSES",
+    "DEFAULT_PLATFORM",
+    "platform_from_doc",
+    "parse_platform",
+]
+
+GiB = 2**30
+MiB = 2**20
+
+
+@dataclass(frozen=True)
+class HostGroup:
+    name: str
+    count: int
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    base_mhz: int
+    memory_bytes: int
+    numa_nodes_per_socket: int = 1
+    dedicated_failover: bool = False
+
+    @property
+    def cores(self) -> int:
+        """Physical cores of one host."""
+        return self.sockets * self.cores_per_socket
+
+    @property
+    def logical_cpus(self) -> int:
+        return self.cores * self.threads_per_core
+
+    @property
+    def cpu_mhz(self) -> int:
+        """CPU capacity of one host: physical cores × base clock (no hyper-threads, no turbo)."""
+        return self.cores * self.base_mhz
+
+    @property
+    def numa_nodes(self) -> int:
+        return self.sockets * self.numa_nodes_per_socket
+
+    @property
+    def numa_node_cores(self) -> int:
+        return self.cores // self.numa_nodes
+
+    @property
+    def numa_node_memory(self) -> int:
+        return self.memory_bytes // self.numa_nodes
+
+
+@dataclass(frozen=True)
+class HAPolicy:
+    host_failures_tolerated: int | None = None
+    cpu_percent: int | None = None
+    memory_percent: int | None = None
+
+
+@dataclass(frozen=True)
+class VMClass:
+    name: str
+    cpus: int
+    memory_bytes: int
+    reserved: bool  # guaranteed class: CPU and memory fully reserved
+
+    @property
+    def cpu_millicores(self) -> int:
+        return self.cpus * 1000
+
+
+@dataclass(frozen=True)
+class NodePool:
+    vm_class: str
+    count: int
+    name: str = ""
+    cluster: str = ""
+    role: str = "worker"  # "worker" | "control-plane"
+    labels: tuple[tuple[str, str], ...] = ()
+    location: Location | None = None  # where it was declared (profile or TKC manifest)
+
+
+@dataclass(frozen=True)
+class KubeletSettings:
+    max_pods: int = 110
+    cpu_manager_policy: str = "none"
+    cpu_manager_policy_options: tuple[tuple[str, str], ...] = ()
+    reserved_system_cpus: str = ""
+
+
+def _default_classes() -> tuple[VMClass, ...]:
+    sizes = [
+        ("xsmall", 2, 2), ("small", 2, 4), ("medium", 2, 8), ("large", 4, 16),
+        ("xlarge", 4, 32), ("2xlarge", 8, 64), ("4xlarge", 16, 128), ("8xlarge", 32, 128),
+    ]  # fmt: skip
+    return tuple(
+        VMClass(f"{kind}-{size}", cpus, mem * GiB, kind == "guaranteed")
+        for kind in ("best-effort", "guaranteed")
+        for size, cpus, mem in sizes
+    )
+
+
+DEFAULT_VM_CLASSES: tuple[VMClass, ...] = _default_classes()
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str = "default"
+    source: str = "built-in default"
+    is_default: bool = True
+    runtime: str = "tkg"
+    critical: bool = False
+    hosts: tuple[HostGroup, ...] = ()
+    ha: HAPolicy = field(default_factory=HAPolicy)
+    vm_classes: tuple[VMClass, ...] = DEFAULT_VM_CLASSES
+    node_pools: tuple[NodePool, ...] = ()
+    overhead_cpu: int = 250  # millicores per node taken by system pods (calico etc.)
+    overhead_memory: int = 100 * MiB  # bytes per node not allocatable
+    kubelet: KubeletSettings = field(default_factory=KubeletSettings)
+
+    def vm_class(self, name: str) -> VMClass | None:
+        for c in self.vm_classes:
+            if c.name == name:
+                return c
+        return None
+
+    @property
+    def numa_node_cores(self) -> int | None:
+        """Physical cores in the smallest NUMA node of any host (None without hosts)."""
+        return min((h.numa_node_cores for h in self.hosts), default=None)
+
+    @property
+    def numa_node_memory(self) -> int | None:
+        return min((h.numa_node_memory for h in self.hosts), default=None)
+
+    def with_node_pools(self, pools: Sequence[NodePool]) -> "Platform":
+        return replace(self, node_pools=tuple(self.node_pools) + tuple(pools))
+
+
+DEFAULT_PLATFORM = Platform(
+    hosts=(
+        HostGroup(
+            name="esxi",
+            count=4,
+            sockets=2,
+            cores_per_socket=16,
+            threads_per_core=2,
+            base_mhz=2300,
+            memory_bytes=512 * GiB,
+            numa_nodes_per_socket=1,
+        ),
+    ),
+    ha=HAPolicy(host_failures_tolerated=1),
+)
+
+
+class PlatformError(Exception):
+    """An invalid profile; ``problems`` are ``file:line: message`` strings."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def _line_for(doc: Any, path: Sequence[Any]) -> int:
+    cur, line = doc, line_of(doc, default=1)
+    for key in path:
+        try:
+            nxt = cur[key]
+        except (KeyError, IndexError, TypeError):
+            break
+        line = line_of(cur, key, line) if isinstance(key, str) else line_of(nxt, default=line)
+        cur = nxt
+    return line
+
+
+def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
+    """Validate a parsed profile document and build the :class:`Platform`. Raises PlatformError."""
+    validator = jsonschema.Draft202012Validator(load_schema("platform.schema.json"))
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        problems = []
+        for e in errors:
+            where = "/".join(map(str, e.absolute_path)) or "(top level)"
+            problems.append(f"{source}:{_line_for(doc, list(e.absolute_path))}: {where}: {e.message}")
+        raise PlatformError(problems)
+    spec = doc.get("spec") or {}
+    problems: list[str] = []
+
+    def qty(parent: Mapping[str, Any], key: str, parse: Any, default: int, where: str) -> int:
+        if key not in parent:
+            return default
+        try:
+            return parse(parent[key])
+        except QuantityError as e:
+            problems.append(f"{source}:{line_of(parent, key, 1)}: {where}.{key}: {e}")
+            return default
+
+    hosts = tuple(
+        HostGroup(
+            name=str(h.get("name") or f"hosts-{i}"),
+            count=h["count"],
+            sockets=h["sockets"],
+            cores_per_socket=h["coresPerSocket"],
+            threads_per_core=h.get("threadsPerCore", 1),
+            base_mhz=h["baseMHz"],
+            memory_bytes=qty(h, "memory", parse_memory, 0, f"spec.hosts[{i}]"),
+            numa_nodes_per_socket=h.get("numaNodesPerSocket", 1),
+            dedicated_failover=h.get("dedicatedFailover", False),
+        )
+        for i, h in enumerate(spec.get("hosts") or ())
+    )
+    for i, h in enumerate(hosts):
+        if h.cores_per_socket % h.numa_nodes_per_socket:
+            problems.append(f"{source}: spec.hosts[{i}]: coresPerSocket must divide evenly into NUMA nodes")
+    ha_doc = spec.get("ha") or {}
+    ha = HAPolicy(
+        host_failures_tolerated=ha_doc.get("hostFailuresTolerated"),
+        cpu_percent=ha_doc.get("cpuPercent"),
+        memory_percent=ha_doc.get("memoryPercent"),
+    )
+    classes = {c.name: c for c in DEFAULT_VM_CLASSES}
+    for i, c in enumerate(spec.get("vmClasses") or ()):
+        name = c["name"]
+        classes[name] = VMClass(
+            name=name,
+            cpus=c["cpus"],
+            memory_bytes=qty(c, "memory", parse_memory, 0, f"spec.vmClasses[{i}]"),
+            reserved=c.get("reserved", name.startswith("guaranteed-")),
+        )
+    pools = []
+    for i, p in enumerate(spec.get("nodePools") or ()):
+        if p["vmClass"] not in classes:
+            problems.append(
+                f"{source}:{line_of(p, 'vmClass', 1)}: spec.nodePools[{i}].vmClass: unknown VM class {p['vmClass']!r}"
+            )
+        pools.append(
+            NodePool(
+                vm_class=p["vmClass"],
+                count=p["count"],
+                name=str(p.get("name") or f"pool-{i}"),
+                cluster=str(p.get("cluster") or ""),
+                role=p.get("role", "worker"),
+                labels=tuple(sorted((p.get("labels") or {}).items())),
+                location=Location(source, line_of(p, default=1)),
+            )
+        )
+    ov = spec.get("systemOverhead") or {}
+    kub = spec.get("kubelet") or {}
+    platform = Platform(
+        name=str((doc.get("metadata") or {}).get("name") or source),
+        source=source,
+        is_default=False,
+        runtime=spec.get("runtime", "tkg"),
+        critical=spec.get("critical", False),
+        hosts=hosts,
+        ha=ha,
+        vm_classes=tuple(classes.values()),
+        node_pools=tuple(pools),
+        overhead_cpu=qty(ov, "cpu", parse_cpu, 250, "spec.systemOverhead"),
+        overhead_memory=qty(ov, "memory", parse_memory, 100 * MiB, "spec.systemOverhead"),
+        kubelet=KubeletSettings(
+            max_pods=kub.get("maxPods", 110),
+            cpu_manager_policy=kub.get("cpuManagerPolicy", "none"),
+            cpu_manager_policy_options=tuple(sorted((kub.get("cpuManagerPolicyOptions") or {}).items())),
+            reserved_system_cpus=kub.get("reservedSystemCPUs", ""),
+        ),
+    )
+    if problems:
+        raise PlatformError(problems)
+    return platform
+
+
+def parse_platform(text: str, source: str) -> Platform:
+    """Parse profile text (YAML or JSON, one document). Raises PlatformError."""
+    try:
+        docs = [d for d in iter_documents(text) if d.data is not None]
+    except Exception as e:  # yaml.YAMLError, YamlLimitError
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else getattr(e, "line", 1)
+        raise PlatformError([f"{source}:{line}: cannot parse: {getattr(e, 'problem', None) or e}"]) from None
+    if len(docs) != 1 or not isinstance(docs[0].data, Mapping):
+        raise PlatformError([f"{source}:1: expected exactly one Platform document"])
+    return platform_from_doc(docs[0].data, source)
