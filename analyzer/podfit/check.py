@@ -1,0 +1,184 @@
+"""The check pipeline: model + platform + config (+ Rego results) → :class:`Report`. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+
+from . import __version__
+from .catalogue import load_catalogue
+from .config import Config
+from .findings import SEVERITY_RANK, Finding
+from .loader import FileRecord, LoadResult, build_workloads
+from .model import K8sObject, Location, Workload
+from .platform import Platform
+from .rules import RuleContext, python_rules
+
+__all__ = ["Report", "analyze", "rego_skip_reason", "SUPPRESS_PREFIX"]
+
+SUPPRESS_PREFIX = "ignore.podfit.io/"
+
+
+class RegoResultLike(Protocol):
+    index: int
+    rule: str
+    msg: str
+    container: str | None
+    details: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Report:
+    version: str
+    platform: Platform
+    files: tuple[FileRecord, ...]
+    objects: int
+    findings: tuple[Finding, ...]
+    skipped_rules: tuple[tuple[str, str], ...] = ()  # (rule id, why / which fact would enable it)
+    suppressed: int = 0
+    engine: str = ""
+    config_source: str = ""
+
+    def count(self, severity: str) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def worst(self) -> int:
+        return max((SEVERITY_RANK[f.severity] for f in self.findings), default=0)
+
+
+def _node_cpus_known(ctx: RuleContext) -> bool:
+    if ctx.platform.runtime == "bare-metal":
+        return bool(ctx.platform.hosts)
+    return bool(ctx.node_pools)
+
+
+# Which fact each Rego rule needs; a rule without its fact stays silent and is listed as skipped.
+_REGO_NEEDS: dict[str, Callable[[RuleContext], str | None]] = {
+    "PF202": lambda c: None if _node_cpus_known(c) else "node logical CPUs: node pools in the platform or a TanzuKubernetesCluster, or bare-metal hosts",
+    "PF301": lambda c: None if c.platform.hosts and c.node_pools else "hosts (NUMA size) and node pools in the platform, or a TanzuKubernetesCluster",
+    "PF302": lambda c: None if c.platform.hosts else "hosts (NUMA size) in the platform",
+    "PF401": lambda c: None if c.platform.runtime == "vsphere-pods" else f"runtime vsphere-pods (platform runtime is {c.platform.runtime})",
+}  # fmt: skip
+_REGO_NEEDS["PF402"] = _REGO_NEEDS["PF403"] = _REGO_NEEDS["PF401"]
+_REGO_NEEDS["PF203"] = _REGO_NEEDS["PF202"]
+
+
+def rego_skip_reason(rule_id: str, ctx: RuleContext) -> str | None:
+    need = _REGO_NEEDS.get(rule_id)
+    return need(ctx) if need else None
+
+
+def _container_line(workload: Workload | None, name: str | None, default: int) -> int:
+    if workload is None or not name:
+        return default
+    for c in workload.pod.all_containers:
+        if c.name == name:
+            return c.location.line
+    return default
+
+
+def _suppressions(obj: K8sObject, workload: Workload | None) -> dict[str, str]:
+    pairs = list(obj.annotations)
+    if workload is not None:
+        pairs.extend(workload.pod.annotations)
+    return {k[len(SUPPRESS_PREFIX):].upper(): v for k, v in pairs if k.startswith(SUPPRESS_PREFIX)}
+
+
+def analyze(
+    load: LoadResult,
+    platform: Platform,
+    config: Config = Config(),
+    rego_results: Sequence[RegoResultLike] = (),
+    only_rules: Iterable[str] = (),
+    engine: str = "",
+) -> Report:
+    catalogue = load_catalogue()
+    selected = set(only_rules)
+
+    def wanted(rule_id: str) -> bool:
+        return config.rule_enabled(rule_id) and (not selected or rule_id in selected)
+
+    objects = load.objects
+    workloads, workload_findings = build_workloads(objects)
+    by_obj = {id(w.obj): w for w in workloads}
+    ctx = RuleContext(objects, workloads, platform, config)
+
+    findings: list[Finding] = list(load.findings) + list(workload_findings)
+    skipped: dict[str, str] = {}
+
+    for rule in catalogue.values():
+        if rule.engine == "rego" and wanted(rule.id):
+            why = rego_skip_reason(rule.id, ctx)
+            if why:
+                skipped[rule.id] = why
+    for r in rego_results:
+        if r.rule in skipped:
+            continue
+        obj = objects[r.index]
+        w = by_obj.get(id(obj))
+        line = _container_line(w, r.container, obj.location.line)
+        findings.append(
+            Finding(r.rule, r.msg, Location(obj.location.file, line), obj.ref, r.container, dict(r.details or {}))
+        )
+
+    for rule_id, module in python_rules().items():
+        if not wanted(rule_id):
+            continue
+        rctx = ctx.for_rule(rule_id)
+        skip = getattr(module, "skip_reason", None)
+        why = skip(rctx) if skip else None
+        if why:
+            skipped[rule_id] = why
+            continue
+        findings.extend(module.check(rctx))
+
+    # suppression by annotation; an empty reason is itself a finding (PF904)
+    suppressed = 0
+    kept: list[Finding] = []
+    sup_cache: dict[int, dict[str, str]] = {}
+    objects_by_ref = {}
+    for o in objects:
+        objects_by_ref.setdefault((o.location.file, o.ref), o)
+    for f in findings:
+        obj = objects_by_ref.get((f.location.file, f.object)) if f.object is not None else None
+        if obj is not None:
+            sups = sup_cache.get(id(obj))
+            if sups is None:
+                sups = sup_cache[id(obj)] = _suppressions(obj, by_obj.get(id(obj)))
+            if f.rule in sups:
+                suppressed += 1
+                continue
+        kept.append(f)
+    for o in objects:
+        for rule_id, reason in _suppressions(o, by_obj.get(id(o))).items():
+            if not reason.strip():
+                kept.append(
+                    Finding("PF904", f"suppression of {rule_id} has no reason", o.location, o.ref,
+                            details={"suppressed": rule_id})
+                )  # fmt: skip
+            elif rule_id not in catalogue:
+                kept.append(
+                    Finding("PF904", f"suppression names unknown rule {rule_id}", o.location, o.ref,
+                            details={"suppressed": rule_id})
+                )  # fmt: skip
+
+    final = []
+    for f in kept:
+        if not wanted(f.rule):
+            continue
+        sev = config.severity.get(f.rule) or catalogue[f.rule].severity
+        final.append(replace(f, severity=sev))
+    final.sort(key=Finding.sort_key)
+    # the same finding twice (e.g. a container named in two results) is reported once
+    unique = [f for i, f in enumerate(final) if i == 0 or f.sort_key() != final[i - 1].sort_key()]
+    return Report(
+        version=__version__,
+        platform=platform,
+        files=load.files,
+        objects=len(objects),
+        findings=tuple(unique),
+        skipped_rules=tuple(sorted(skipped.items())),
+        suppressed=suppressed,
+        engine=engine,
+        config_source=config.source,
+    )

@@ -1,0 +1,279 @@
+"""The ``podfit`` command line: one click group; only this module reads files and prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, Sequence
+
+import click
+
+from . import __version__
+from .catalogue import load_catalogue, resolve
+from .check import Report, analyze
+from .config import Config, ConfigError, find_config, parse_config_text
+from .findings import SEVERITY_RANK
+from .loader import InputError, LoaderLimits, discover, load, read_inputs
+from .platform import DEFAULT_PLATFORM, Platform, PlatformError, parse_platform
+
+EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
+
+
+class PodfitError(click.ClickException):
+    """A failure of podfit or its inputs (not a finding): exit 2."""
+
+    exit_code = EXIT_FAILURE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"podfit: error: {self.format_message()}", err=True)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except BrokenPipeError:
+            sys.exit(EXIT_FAILURE)
+        except Exception as e:  # a bug in podfit is never reported as a pass
+            if os.environ.get("PODFIT_DEBUG"):
+                traceback.print_exc()
+            raise PodfitError(f"internal error: {type(e).__name__}: {e} (set PODFIT_DEBUG=1 for a traceback)") from e
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="podfit")
+def main() -> None:
+    """podfit: are your Kubernetes workloads sized to run fast?
+
+    Lints manifests against performance best practices (Rego policies) and analyses what no
+    per-object policy can: packing onto nodes, vSphere Pod (CRX) sizes, HA-adjusted vSphere
+    capacity and CFS throttling. Start with `podfit check DIR`.
+    """
+
+
+# ----------------------------------------------------------------------------------- helpers ---
+
+
+def read_text(path: str, what: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise PodfitError(f"{what} {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def load_config(path: str | None) -> Config:
+    path = path or find_config(".")
+    if path is None:
+        return Config()
+    try:
+        return parse_config_text(read_text(path, "config"), path)
+    except ConfigError as e:
+        raise PodfitError(f"invalid config: {e}") from None
+
+
+def load_platform(path: str | None) -> Platform:
+    if path is None:
+        return DEFAULT_PLATFORM
+    try:
+        return parse_platform(read_text(path, "platform"), path)
+    except PlatformError as e:
+        raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
+
+
+def load_inputs(paths: Sequence[str], config: Config):  # -> LoadResult
+    """Read and parse the inputs (exit 2 when a named path does not exist)."""
+    try:
+        files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
+        return load(read_inputs(files, LoaderLimits()))
+    except InputError as e:
+        raise PodfitError(str(e)) from None
+
+
+PLATFORM_OPTION = click.option(
+    "--platform", "platform_path", type=click.Path(dir_okay=False), metavar="FILE",
+    help="Platform profile (kind: Platform). Default: the built-in profile of the study's 4-host cluster.",
+)  # fmt: skip
+
+
+def _format_choices() -> list[str]:
+    from .formats import renderers
+
+    return sorted(renderers())
+
+
+# ------------------------------------------------------------------------------------- check ---
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@PLATFORM_OPTION
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Config file (.podfit.yaml or pyproject.toml). Default: ./.podfit.yaml or [tool.podfit].")  # fmt: skip
+@click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(_format_choices()),
+              help="Report format.")  # fmt: skip
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Write the report to FILE instead of standard output.")  # fmt: skip
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default=None,
+              help="Exit 1 when a finding has this severity or worse. [default: error]")  # fmt: skip
+@click.option("--engine", type=click.Choice(["auto", "embedded", "opa"]), default="auto", show_default=True,
+              help="Rego engine: in-process (embedded), the opa binary, or opa when found.")  # fmt: skip
+@click.option("--rule", "rules", multiple=True, metavar="ID",
+              help="Run only this rule (id or slug); repeatable.")  # fmt: skip
+@click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
+def check(
+    paths: tuple[str, ...],
+    platform_path: str | None,
+    config_path: str | None,
+    fmt: str,
+    output: str | None,
+    fail_on: str | None,
+    engine: str,
+    rules: tuple[str, ...],
+    color: bool | None,
+) -> None:
+    """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
+
+    \b
+    Exit status: 0 no finding at or above --fail-on; 1 findings at or above it;
+    2 usage, input/output or engine failure (never reported as a pass).
+    \b
+    Examples:
+      podfit check k8s/
+      helm template ./chart | podfit check - --platform platform.yaml
+      podfit check deploy.yaml --format json --fail-on warning
+    """
+    from .formats import render
+
+    config = load_config(config_path)
+    platform = load_platform(platform_path or config.platform)
+    selected = []
+    for r in rules:
+        rule = resolve(r)
+        if rule is None:
+            raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
+        selected.append(rule.id)
+    result = load_inputs(paths, config)
+    rego_results, engine_name = run_engine(engine, result, platform, selected, config)
+    report = analyze(result, platform, config, rego_results, selected, engine_name)
+    emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
+    threshold = fail_on or config.fail_on or "error"
+    sys.exit(exit_status(report, threshold))
+
+
+def run_engine(engine: str, result: Any, platform: Platform, selected: list[str], config: Config):
+    cat = load_catalogue()
+    wanted = [r for r in cat.values() if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)]
+    if not wanted or not result.objects:
+        return [], ""
+    try:
+        from .engines import EngineError, get_engine
+        from .engines.platform_data import platform_data
+    except ImportError as e:
+        raise PodfitError(f"no Rego engine available: {e}") from None
+    try:
+        eng = get_engine(engine)
+        docs = [o.raw for o in result.objects]
+        return eng.evaluate(docs, platform_data(platform, result.objects)), eng.name
+    except EngineError as e:
+        raise PodfitError(f"Rego engine failed: {e}") from None
+
+
+def exit_status(report: Report, fail_on: str) -> int:
+    if fail_on == "never":
+        return EXIT_OK
+    return EXIT_FINDINGS if report.worst() >= SEVERITY_RANK[fail_on] else EXIT_OK
+
+
+def _use_color(flag: bool | None, output: str | None, fmt: str) -> bool:
+    if fmt != "text" or output:
+        return False
+    if flag is not None:
+        return flag
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def emit(text: str, output: str | None) -> None:
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise PodfitError(f"cannot write {output}: {e.strerror}") from None
+    else:
+        click.echo(text, nl=False)
+
+
+# ------------------------------------------------------------------------- rules, explain, docs ---
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_cmd(fmt: str) -> None:
+    """List every rule: id, slug, severity, engine and what it finds."""
+    cat = sorted(load_catalogue().values(), key=lambda r: r.id)
+    if fmt == "json":
+        click.echo(json.dumps([{
+            "id": r.id, "slug": r.slug, "title": r.title, "severity": r.severity, "engine": r.engine,
+            "category": r.category, "summary": r.summary, "fix": r.fix, "source": r.source,
+        } for r in cat], indent=2))  # fmt: skip
+        return
+    for r in cat:
+        click.echo(f"{r.id}  {r.slug:<38} {r.severity:<8} {r.engine:<7} {r.title}")
+
+
+@main.command()
+@click.argument("rule_id", metavar="ID")
+def explain(rule_id: str) -> None:
+    """Explain one rule (by id or slug): what it finds, why it matters, an example, the fix."""
+    from .docs import explain as explain_rule
+
+    rule = resolve(rule_id)
+    if rule is None:
+        raise PodfitError(f"unknown rule {rule_id!r}; `podfit rules` lists them")
+    click.echo(explain_rule(rule))
+
+
+@main.command()
+@click.option("--check", "check_only", is_flag=True, help="Exit 1 if the generated docs are out of date.")
+@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False), help="Repository root.")
+def docs(check_only: bool, root: str) -> None:
+    """Generate docs/rules.md and the README's rule table from the catalogue."""
+    from .docs import rules_md, update_readme
+
+    targets = {os.path.join(root, "docs", "rules.md"): lambda _old: rules_md()}
+    readme = os.path.join(root, "README.md")
+    targets[readme] = update_readme
+    stale = []
+    for path, make in targets.items():
+        old = read_text(path, "file") if os.path.exists(path) else ""
+        try:
+            new = make(old)
+        except ValueError as e:
+            raise PodfitError(f"{path}: {e}") from None
+        if new != old:
+            stale.append(path)
+            if not check_only:
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(new)
+    if check_only and stale:
+        click.echo("out of date (run `podfit docs`): " + ", ".join(stale), err=True)
+        sys.exit(EXIT_FINDINGS)
+    for path in stale:
+        click.echo(f"wrote {path}")
+
+
+def _register_plugins() -> None:
+    from .commands import discover as discover_commands
+
+    for cmd in discover_commands():
+        if cmd.name not in main.commands:
+            main.add_command(cmd)
+
+
+_register_plugins()

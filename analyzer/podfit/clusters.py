@@ -1,0 +1,109 @@
+"""Node pools declared by cluster manifests in the input.
+
+Reads TanzuKubernetesCluster (run.tanzu.vmware.com v1alpha1, v1alpha2, v1alpha3) and Cluster API
+``Cluster`` objects with a ``topology`` (vmClass given as a cluster variable, or as a
+per-machine-deployment override) into :class:`~podfit.platform.NodePool` values. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from .model import K8sObject, Location
+from .platform import NodePool
+from .yamlio import line_of
+
+__all__ = ["node_pools_from_objects", "cluster_objects", "is_critical"]
+
+TKC_KIND = "TanzuKubernetesCluster"
+
+
+def _m(x: Any) -> Mapping[str, Any]:
+    return x if isinstance(x, Mapping) else {}
+
+
+def _count(x: Any, default: int = 1) -> int:
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else default
+
+
+def cluster_objects(objects: Iterable[K8sObject]) -> list[K8sObject]:
+    return [
+        o for o in objects
+        if o.kind == TKC_KIND or (o.kind == "Cluster" and o.ref.api_version.startswith("cluster.x-k8s.io/"))
+    ]  # fmt: skip
+
+
+def is_critical(obj: K8sObject) -> bool:
+    return (obj.annotation("podfit.io/critical") or "").lower() in ("true", "yes", "1")
+
+
+def _labels(x: Any) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), str(v)) for k, v in _m(x).items()))
+
+
+def _tkc_pools(obj: K8sObject) -> list[NodePool]:
+    topo = _m(_m(obj.raw.get("spec")).get("topology"))
+    file = obj.location.file
+    name = obj.ref.name
+    pools = []
+    cp = _m(topo.get("controlPlane"))
+    cp_class = cp.get("vmClass") or cp.get("class")
+    if cp_class:
+        pools.append(
+            NodePool(str(cp_class), _count(cp.get("replicas", cp.get("count"))), f"{name}-control-plane", name,
+                     "control-plane", (), Location(file, line_of(cp, default=obj.location.line)))
+        )  # fmt: skip
+    workers = _m(topo.get("workers"))  # v1alpha1
+    if workers.get("class"):
+        pools.append(
+            NodePool(str(workers["class"]), _count(workers.get("count")), f"{name}-workers", name, "worker", (),
+                     Location(file, line_of(workers, default=obj.location.line)))
+        )  # fmt: skip
+    for i, np in enumerate(topo.get("nodePools") or ()):
+        np = _m(np)
+        cls = np.get("vmClass") or np.get("class")
+        if cls:
+            pools.append(
+                NodePool(str(cls), _count(np.get("replicas")), str(np.get("name") or f"pool-{i}"), name, "worker",
+                         _labels(np.get("labels")), Location(file, line_of(np, default=obj.location.line)))
+            )  # fmt: skip
+    return pools
+
+
+def _var(variables: Any, key: str) -> Any:
+    for v in variables or ():
+        if isinstance(v, Mapping) and v.get("name") == key:
+            return v.get("value")
+    return None
+
+
+def _capi_pools(obj: K8sObject) -> list[NodePool]:
+    topo = _m(_m(obj.raw.get("spec")).get("topology"))
+    file = obj.location.file
+    name = obj.ref.name
+    default_class = _var(topo.get("variables"), "vmClass")
+    pools = []
+    cp = _m(topo.get("controlPlane"))
+    cp_class = _var(_m(cp.get("variables")).get("overrides"), "vmClass") or default_class
+    if cp_class and cp:
+        pools.append(
+            NodePool(str(cp_class), _count(cp.get("replicas")), f"{name}-control-plane", name, "control-plane", (),
+                     Location(file, line_of(cp, default=obj.location.line)))
+        )  # fmt: skip
+    for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
+        md = _m(md)
+        cls = _var(_m(md.get("variables")).get("overrides"), "vmClass") or default_class
+        if cls:
+            pools.append(
+                NodePool(str(cls), _count(md.get("replicas")), str(md.get("name") or f"md-{i}"), name, "worker",
+                         _labels(_m(md.get("metadata")).get("labels")),
+                         Location(file, line_of(md, default=obj.location.line)))
+            )  # fmt: skip
+    return pools
+
+
+def node_pools_from_objects(objects: Iterable[K8sObject]) -> list[NodePool]:
+    pools: list[NodePool] = []
+    for obj in cluster_objects(objects):
+        pools.extend(_tkc_pools(obj) if obj.kind == TKC_KIND else _capi_pools(obj))
+    return pools

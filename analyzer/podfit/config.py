@@ -1,0 +1,124 @@
+"""podfit configuration: ``.podfit.yaml`` or ``[tool.podfit]`` in ``pyproject.toml``."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import jsonschema
+
+from .catalogue import resolve
+from .paths import load_schema
+from .yamlio import iter_documents, line_of
+
+__all__ = ["Config", "ConfigError", "config_from_mapping", "parse_config_text", "find_config"]
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    source: str = ""
+    disabled: frozenset[str] = frozenset()
+    enabled: frozenset[str] | None = None  # None: every rule
+    severity: Mapping[str, str] = field(default_factory=dict)
+    thresholds: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    ignore: tuple[str, ...] = ()
+    platform: str | None = None
+    fail_on: str | None = None
+
+    def rule_enabled(self, rule_id: str) -> bool:
+        if rule_id in self.disabled:
+            return False
+        return self.enabled is None or rule_id in self.enabled
+
+    def threshold(self, rule_id: str, name: str, default: Any) -> Any:
+        return self.thresholds.get(rule_id, {}).get(name, default)
+
+    def ignored(self, path: str) -> bool:
+        norm = path.replace(os.sep, "/")
+        return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in self.ignore)
+
+
+def _ids(values: Any, source: str, what: str) -> frozenset[str]:
+    out = set()
+    for v in values or ():
+        rule = resolve(str(v))
+        if rule is None:
+            raise ConfigError(f"{source}: {what}: unknown rule {v!r}")
+        out.add(rule.id)
+    return frozenset(out)
+
+
+def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
+    errors = list(jsonschema.Draft202012Validator(load_schema("config.schema.json")).iter_errors(data))
+    if errors:
+        e = errors[0]
+        key = e.absolute_path[0] if e.absolute_path else None
+        line = line_of(data, key, 1) if key is not None else line_of(data, default=1)
+        where = "/".join(map(str, e.absolute_path)) or "(top level)"
+        raise ConfigError(f"{source}:{line}: {where}: {e.message}")
+
+    def by_id(m: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
+        out = {}
+        for k, v in (m or {}).items():
+            rule = resolve(str(k))
+            if rule is None:
+                raise ConfigError(f"{source}: {what}: unknown rule {k!r}")
+            out[rule.id] = v
+        return out
+
+    platform = data.get("platform")
+    if platform and source and not os.path.isabs(platform):
+        platform = os.path.join(os.path.dirname(source), platform)
+    return Config(
+        source=source,
+        disabled=_ids(data.get("disable"), source, "disable"),
+        enabled=_ids(data.get("enable"), source, "enable") if "enable" in data else None,
+        severity=by_id(data.get("severity"), "severity"),
+        thresholds=by_id(data.get("thresholds"), "thresholds"),
+        ignore=tuple(data.get("ignore") or ()),
+        platform=platform,
+        fail_on=data.get("fail-on"),
+    )
+
+
+def parse_config_text(text: str, source: str) -> Config:
+    if source.endswith(".toml"):
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ModuleNotFoundError:  # Python 3.10
+            raise ConfigError(f"{source}: reading pyproject.toml needs Python 3.11+; use .podfit.yaml") from None
+        try:
+            data = tomllib.loads(text).get("tool", {}).get("podfit", {})
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{source}: {e}") from None
+        return config_from_mapping(data, source)
+    try:
+        docs = [d.data for d in iter_documents(text) if d.data is not None]
+    except Exception as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ConfigError(f"{source}:{mark.line + 1 if mark else 1}: cannot parse: {e}") from None
+    if not docs:
+        return Config(source=source)
+    if len(docs) > 1 or not isinstance(docs[0], Mapping):
+        raise ConfigError(f"{source}: expected one mapping")
+    return config_from_mapping(docs[0], source)
+
+
+def find_config(directory: str = ".") -> str | None:
+    """``.podfit.yaml`` / ``.podfit.yml`` in the directory, else a pyproject.toml with [tool.podfit]."""
+    for name in (".podfit.yaml", ".podfit.yml"):
+        p = os.path.join(directory, name)
+        if os.path.isfile(p):
+            return p
+    p = os.path.join(directory, "pyproject.toml")
+    if os.path.isfile(p):
+        with open(p, encoding="utf-8") as fh:
+            if "[tool.podfit]" in fh.read():
+                return p
+    return None

@@ -1,0 +1,74 @@
+"""JSON report, per ``schemas/report.schema.json``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..catalogue import load_catalogue
+from ..check import Report
+from ..findings import SEVERITIES
+
+NAME = "json"
+REPORT_FORMAT_VERSION = "1"
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return str(x)
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    cat = load_catalogue()
+    files = report.files
+    return {
+        "version": REPORT_FORMAT_VERSION,
+        "podfit": report.version,
+        "platform": {
+            "name": report.platform.name,
+            "source": report.platform.source,
+            "default": report.platform.is_default,
+            "runtime": report.platform.runtime,
+        },
+        "engine": report.engine,
+        "config": report.config_source or None,
+        "summary": {
+            "files": len(files),
+            "parsed": sum(1 for f in files if f.status == "parsed"),
+            "skipped": sum(1 for f in files if f.status == "skipped"),
+            "failed": sum(1 for f in files if f.status == "failed"),
+            "objects": report.objects,
+            "findings": {s: report.count(s) for s in SEVERITIES},
+            "suppressed": report.suppressed,
+        },
+        "files": [
+            {"path": f.path, "status": f.status, "reason": f.reason or None, "documents": f.documents, "objects": f.objects}
+            for f in files
+        ],
+        "skipped_rules": [{"rule": r, "reason": why} for r, why in report.skipped_rules],
+        "findings": [
+            {
+                "rule": f.rule,
+                "slug": cat[f.rule].slug,
+                "severity": f.severity,
+                "message": f.message,
+                "file": f.location.file,
+                "line": f.location.line,
+                "column": f.location.column or None,
+                "object": f.object.to_json() if f.object else None,
+                "container": f.container,
+                "fix": cat[f.rule].fix,
+                "details": _jsonable(dict(f.details)),
+            }
+            for f in report.findings
+        ],
+    }
+
+
+def render(report: Report, color: bool = False) -> str:
+    return json.dumps(report_dict(report), indent=2, sort_keys=False) + "\n"
