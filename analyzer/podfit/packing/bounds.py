@@ -1,0 +1,151 @@
+"""Lower bounds on the nodes a set of pods needs.
+
+For identical nodes of allocatable ``C`` (a 4-vector):
+
+* continuous, per dimension: ⌈Σ demand / C⌉;
+* Martello–Toth L2, per dimension (one-dimensional bin packing on that dimension alone);
+* anti-affinity: the pods of one exclusive group need one node each; a type with at most ``m`` per
+  node needs ⌈count / m⌉ nodes.
+
+Each is valid because any placement of the pods also packs every single dimension, and respects
+the constraints. For a fixed, possibly mixed set of nodes, :func:`certificates` adds capacity
+checks per set of eligible pools (a Hall-type condition) and per-pool bounds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Sequence
+
+from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec, selector_matches
+
+__all__ = ["ceil_div", "fits", "l2_bound", "node_bounds", "lower_bound", "eligible_pools", "certificates"]
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def fits(demand: Vec, capacity: Vec) -> bool:
+    return all(d <= c for d, c in zip(demand, capacity))
+
+
+def l2_bound(items: Iterable[tuple[int, int]], capacity: int) -> int:
+    """Martello–Toth L2 for 1-D bin packing; ``items`` are (size, count), sizes ≤ capacity.
+
+    For each k in {0} ∪ {sizes ≤ C/2}: J1 = sizes > C − k, J2 = C − k ≥ size > C/2,
+    J3 = C/2 ≥ size ≥ k; L(k) = |J1| + |J2| + max(0, ⌈(Σ J3 − (|J2|·C − Σ J2)) / C⌉).
+    """
+    items = [(w, n) for w, n in items if n > 0 and w > 0]
+    if not items or capacity <= 0:
+        return 0
+    ks = {0} | {w for w, _ in items if 2 * w <= capacity}
+    best = 0
+    for k in ks:
+        n1 = n2 = s2 = s3 = 0
+        for w, n in items:
+            if w > capacity - k:
+                n1 += n
+            elif 2 * w > capacity:
+                n2 += n
+                s2 += w * n
+            elif w >= k:
+                s3 += w * n
+        rest = s3 - (n2 * capacity - s2)
+        best = max(best, n1 + n2 + (ceil_div(rest, capacity) if rest > 0 else 0))
+    return best
+
+
+def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
+    """Every bound for ``pods`` on identical nodes of ``allocatable`` (``available`` left at 0)."""
+    out: list[Bound] = []
+    too_large = [p for p in pods if p.count and not fits(p.demand, allocatable)]
+    if too_large:
+        # No number of such nodes fits them: report "needed" above any count.
+        names = ", ".join(p.name for p in too_large[:5])
+        out.append(Bound("pod-too-large", UNBOUNDED, 0, detail=f"larger than a node's allocatable: {names}"))
+        return out
+    for d, dim in enumerate(DIMS):
+        cap = allocatable[d]
+        if cap >= UNBOUNDED:
+            continue
+        total = sum(p.demand[d] * p.count for p in pods)
+        if total == 0:
+            continue
+        out.append(Bound(f"continuous-{dim}", ceil_div(total, cap), 0, detail=f"Σ {dim} {total} / {cap} per node"))
+        if dim != "pods":
+            out.append(Bound(f"l2-{dim}", l2_bound(((p.demand[d], p.count) for p in pods), cap), 0))
+    groups: dict[str, int] = defaultdict(int)
+    for p in pods:
+        if p.exclusive_group:
+            groups[p.exclusive_group] += p.count
+    for g, n in sorted(groups.items()):
+        out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {n} pods, one per node"))
+    for p in pods:
+        if p.max_per_node and p.count:
+            out.append(Bound("max-per-node", ceil_div(p.count, p.max_per_node), 0,
+                             detail=f"{p.name}: {p.count} pods, at most {p.max_per_node} per node"))
+    return out
+
+
+def lower_bound(pods: Sequence[PodType], allocatable: Vec) -> tuple[int, Bound | None]:
+    """The best node-count bound for identical nodes, and the certificate that gives it."""
+    bounds = node_bounds(pods, allocatable)
+    if not bounds:
+        return (0, None)
+    best = max(bounds, key=lambda b: b.needed)
+    return (best.needed, best)
+
+
+def eligible_pools(pod: PodType, nodes: Sequence[NodeType]) -> tuple[int, ...]:
+    """Indices of pools whose labels satisfy the pod's nodeSelector and whose nodes can hold it."""
+    return tuple(i for i, n in enumerate(nodes)
+                 if n.count > 0 and selector_matches(pod.node_selector, n.labels) and fits(pod.demand, n.allocatable))
+
+
+def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bound]:
+    """Bounds for a fixed set of pools; any with ``needed > available`` proves a misfit."""
+    out: list[Bound] = []
+    pods = [p for p in pods if p.count > 0]
+    elig = {p.name: eligible_pools(p, nodes) for p in pods}
+    for p in pods:
+        if not elig[p.name]:
+            out.append(Bound("pod-too-large" if any(selector_matches(p.node_selector, n.labels) for n in nodes)
+                             else "no-matching-pool", 1, 0, detail=p.name))
+    # Exclusive groups and per-node caps against the nodes the pods may use.
+    groups: dict[str, list[PodType]] = defaultdict(list)
+    for p in pods:
+        if p.exclusive_group:
+            groups[p.exclusive_group].append(p)
+    for g, members in sorted(groups.items()):
+        pools = sorted({i for p in members for i in elig[p.name]})
+        avail = sum(nodes[i].count for i in pools)
+        n = sum(p.count for p in members)
+        out.append(Bound("anti-affinity", n, avail, tuple(nodes[i].name for i in pools), f"group {g}"))
+    for p in pods:
+        if p.max_per_node:
+            avail = sum(nodes[i].count for i in elig[p.name])
+            out.append(Bound("max-per-node", ceil_div(p.count, p.max_per_node), avail,
+                             tuple(nodes[i].name for i in elig[p.name]), p.name))
+    # Hall-type capacity checks: pods that can only use the pools in S need S's capacity.
+    for s in sorted({e for e in elig.values() if e}):
+        sset = set(s)
+        inside = [p for p in pods if elig[p.name] and set(elig[p.name]) <= sset]
+        scope = tuple(nodes[i].name for i in s)
+        for d, dim in enumerate(DIMS):
+            caps = [nodes[i].allocatable[d] for i in s]
+            if any(c >= UNBOUNDED for c in caps):
+                continue
+            total = sum(p.demand[d] * p.count for p in inside)
+            have = sum(nodes[i].allocatable[d] * nodes[i].count for i in s)
+            if total:
+                out.append(Bound(f"capacity-{dim}", total, have, scope, f"Σ {dim} of pods limited to these pools"))
+        allocs = {nodes[i].allocatable for i in s}
+        if len(allocs) == 1:
+            (alloc,) = allocs
+            avail = sum(nodes[i].count for i in s)
+            for b in node_bounds(inside, alloc):
+                if b.kind in ("anti-affinity", "max-per-node"):
+                    continue  # already checked against the exact eligible nodes above
+                out.append(Bound(b.kind, b.needed, avail, scope, b.detail))
+    return out

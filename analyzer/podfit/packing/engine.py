@@ -1,0 +1,300 @@
+"""The packing analyzer: fit with proof, least nodes per VM class, stranded capacity, burst
+headroom and right-sizing. Pure functions over :mod:`podfit.packing.model`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from . import exact
+from .bounds import ceil_div, certificates, fits, lower_bound
+from .heuristics import Packing, run_all
+from .model import (
+    UNBOUNDED,
+    Candidate,
+    DaemonPod,
+    Headroom,
+    MinNodes,
+    NodeResult,
+    NodeType,
+    Overhead,
+    PackResult,
+    PodType,
+    Problem,
+    Recommendation,
+    Stranded,
+    VMClass,
+    node_type,
+    selector_matches,
+)
+
+__all__ = [
+    "DEFAULT_TIME_BUDGET",
+    "MAX_EXACT_CELLS",
+    "pack",
+    "min_nodes",
+    "stranded",
+    "headroom",
+    "right_size",
+    "Analysis",
+    "analyze",
+    "to_nodes",
+]
+
+DEFAULT_TIME_BUDGET = 10.0
+# Above this many (pod type × node) variables the CP-SAT model is not built (it would not finish).
+MAX_EXACT_CELLS = 100_000
+
+
+def to_nodes(packing: Packing, pods: Sequence[PodType], pools: Sequence[NodeType], *, skip_empty: bool) -> tuple[NodeResult, ...]:
+    out = []
+    seen: dict[int, int] = {}
+    for j, pi in enumerate(packing.pool):
+        content = packing.content[j]
+        if skip_empty and not content:
+            continue
+        idx = seen.get(pi, 0)
+        seen[pi] = idx + 1
+        n = pools[pi]
+        used = [0, 0, 0, 0]
+        for t, k in content.items():
+            for d, v in enumerate(pods[t].demand):
+                used[d] += v * k
+        out.append(NodeResult(
+            pool=n.name,
+            index=idx,
+            vm_class=n.vm_class,
+            pods=tuple(sorted((pods[t].name, k) for t, k in content.items())),
+            used=tuple(used),  # type: ignore[arg-type]
+            allocatable=n.allocatable,
+        ))
+    return tuple(out)
+
+
+def _packing_from_exact(res: exact.ExactResult, n_types: int, name: str) -> Packing:
+    return Packing(name, list(res.pool), [dict(c) for c in res.content], [0] * n_types)
+
+
+def _homogeneous_lower_bound(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> int | None:
+    allocs = {n.allocatable for n in nodes if n.count}
+    if len(allocs) != 1:
+        return None
+    lb, _ = lower_bound(pods, next(iter(allocs)))
+    return None if lb >= UNBOUNDED else lb
+
+
+def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers: int = 2) -> PackResult:
+    """Do ``problem.pods`` fit ``problem.nodes``? Always a proven answer or "budget-exhausted"."""
+    pods = tuple(p for p in problem.pods if p.count > 0)
+    pools = tuple(n for n in problem.nodes if n.count > 0)
+    start = time.monotonic()
+    certs = tuple(certificates(pods, pools))
+    lb = _homogeneous_lower_bound(pods, pools)
+    best, _ = run_all(pods, pools, deadline=start + max(time_budget, 0) / 4)
+    nodes = to_nodes(best, pods, pools, skip_empty=False)
+    unplaced = tuple(sorted((pods[t].name, k) for t, k in enumerate(best.unplaced) if k))
+    common = dict(bounds=certs, lower_bound=lb)
+    if best.complete:
+        return PackResult(True, "placement", nodes, method=best.name, **common)
+    if any(b.violated for b in certs):
+        return PackResult(False, "lower-bound", nodes, unplaced, method="bounds", **common)
+    cells = len(pods) * problem.node_count
+    remaining = time_budget - (time.monotonic() - start)
+    if remaining <= 0 or cells > MAX_EXACT_CELLS:
+        status = "not-run: model too large" if cells > MAX_EXACT_CELLS else "not-run: no time left"
+        return PackResult(None, "budget-exhausted", nodes, unplaced, method=best.name, solver_status=status, **common)
+    res = exact.solve_fixed(pods, pools, remaining, workers=workers)
+    if res.status == "feasible":
+        found = _packing_from_exact(res, len(pods), "cp-sat")
+        return PackResult(True, "placement", to_nodes(found, pods, pools, skip_empty=False), method="cp-sat",
+                          solver_status=res.status, **common)
+    if res.status == "infeasible":
+        return PackResult(False, "solver", nodes, unplaced, method="cp-sat", solver_status=res.status, **common)
+    return PackResult(None, "budget-exhausted", nodes, unplaced, method="cp-sat", solver_status=res.status, **common)
+
+
+def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
+    return tuple(dataclasses.replace(p, node_selector=()) for p in pods if p.count > 0)
+
+
+@dataclass(frozen=True)
+class MinNodesResult:
+    summary: MinNodes
+    nodes: tuple[NodeResult, ...]
+
+
+def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = DEFAULT_TIME_BUDGET, *,
+              workers: int = 2, dot: bool = True) -> MinNodesResult | None:
+    """Least number of ``template`` nodes holding every pod (nodeSelectors ignored: the pool is
+    assumed to carry the labels the pods ask for). ``None`` when some pod never fits such a node."""
+    pods = _relax_selectors(pods)
+    tmpl = template.with_count(1)
+    if any(not fits(p.demand, tmpl.allocatable) for p in pods):
+        return None
+    start = time.monotonic()
+    lb, _ = lower_bound(pods, tmpl.allocatable)
+    total = sum(p.count for p in pods)
+    if total == 0:
+        return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
+    best, _ = run_all(pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget, 0) / 4, dot=dot)
+    upper = best.used_nodes
+    method = best.name
+    packing = best
+    lb = max(lb, 1)
+    if upper > lb and time_budget > 0 and len(pods) * upper <= MAX_EXACT_CELLS:
+        remaining = time_budget - (time.monotonic() - start)
+        if remaining > 0:
+            res = exact.solve_min(pods, tmpl, upper, lb, remaining, workers=workers, hint_content=best.content)
+            if res.objective is not None and res.objective <= upper:
+                packing = _packing_from_exact(res, len(pods), "cp-sat")
+                upper = res.objective
+                method = "cp-sat"
+            if res.bound is not None:
+                lb = max(lb, res.bound)
+            if res.status == "optimal":
+                lb = upper
+    nodes = to_nodes(packing, pods, [tmpl], skip_empty=True)
+    return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), nodes)
+
+
+def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
+    """Free capacity on nodes where not even one more pod of any type (eligible there) would fit."""
+    labels = {n.name: n.labels for n in pools}
+    cpu = mem = free_cpu = free_mem = 0
+    names = []
+    live = [p for p in pods if p.count > 0]
+    for n in nodes:
+        free = n.free
+        free_cpu += free[0]
+        free_mem += free[1]
+        usable = any(selector_matches(p.node_selector, labels.get(n.pool, ())) and fits(p.demand, free) for p in live)
+        if not usable and (free[0] > 0 or free[1] > 0):
+            cpu += free[0]
+            mem += free[1]
+            names.append(n.name)
+    return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
+
+
+def burst(pods: Sequence[PodType]) -> tuple[int, int, int]:
+    """Σ(limit − request) for CPU and memory over pods with a limit, and the pods without one."""
+    b_cpu = sum((p.cpu_limit - p.cpu) * p.count for p in pods if p.cpu_limit is not None and p.cpu_limit > p.cpu)
+    b_mem = sum((p.memory_limit - p.memory) * p.count for p in pods
+                if p.memory_limit is not None and p.memory_limit > p.memory)
+    unbounded = sum(p.count for p in pods if p.cpu_limit is None or p.memory_limit is None)
+    return b_cpu, b_mem, unbounded
+
+
+def headroom(pods: Sequence[PodType], nodes: Sequence[NodeResult], share_percent: int = 100) -> Headroom:
+    b_cpu, b_mem, unbounded = burst(pods)
+    return Headroom(
+        share_percent=share_percent,
+        burst_cpu=b_cpu,
+        burst_memory=b_mem,
+        needed_cpu=ceil_div(b_cpu * share_percent, 100),
+        needed_memory=ceil_div(b_mem * share_percent, 100),
+        free_cpu=sum(n.free[0] for n in nodes),
+        free_memory=sum(n.free[1] for n in nodes),
+        unbounded_pods=unbounded,
+    )
+
+
+def right_size(
+    pods: Sequence[PodType],
+    classes: Sequence[VMClass],
+    least: Mapping[str, MinNodes],
+    *,
+    numa_cores: int | None = None,
+    numa_memory: int | None = None,
+    share_percent: int = 100,
+) -> Recommendation:
+    """Among NUMA-fitting classes that hold the largest pod, the class and count with least waste.
+
+    Count = the least count that fits, raised until the free capacity covers the burst headroom.
+    Waste = provisioned capacity − requests − headroom, scored as the sum of the CPU and memory
+    shares of provisioned capacity (parts per million); ties go to fewer nodes, then the name.
+    """
+    b_cpu, b_mem, _ = burst(pods)
+    need_cpu = ceil_div(b_cpu * share_percent, 100)
+    need_mem = ceil_div(b_mem * share_percent, 100)
+    req_cpu = sum(p.cpu * p.count for p in pods)
+    req_mem = sum(p.memory * p.count for p in pods)
+    excluded: dict[str, str] = {}
+    cands = []
+    for c in classes:
+        numa = c.fits_numa(numa_cores, numa_memory)
+        if numa is False:
+            excluded[c.name] = "larger than a NUMA node"
+            continue
+        mn = least.get(c.name)
+        if mn is None:
+            excluded[c.name] = "cannot hold the largest pod"
+            continue
+        t = mn.node_type
+        n = mn.nodes
+        if t.cpu > 0 and need_cpu:
+            n = max(n, ceil_div(req_cpu + need_cpu, t.cpu))
+        if t.memory > 0 and need_mem:
+            n = max(n, ceil_div(req_mem + need_mem, t.memory))
+        n = max(n, 1)
+        prov_cpu, prov_mem = n * c.cpu, n * c.memory
+        w_cpu = max(prov_cpu - req_cpu - need_cpu, 0)
+        w_mem = max(prov_mem - req_mem - need_mem, 0)
+        cands.append(Candidate(
+            vm_class=c.name, nodes=n, min_nodes=mn.nodes, exact=mn.exact,
+            waste_cpu=w_cpu, waste_memory=w_mem,
+            headroom_cpu=n * t.cpu - req_cpu, headroom_memory=n * t.memory - req_mem,
+            waste_ppm=w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem,
+        ))
+    cands.sort(key=lambda c: (c.waste_ppm, c.nodes, c.vm_class))
+    top = cands[0] if cands else None
+    return Recommendation(top.vm_class if top else None, top.nodes if top else None, tuple(cands), excluded)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    fit: PackResult
+    pools: tuple[NodeType, ...]
+    min_nodes: Mapping[str, MinNodes]
+    stranded: Stranded
+    headroom: Headroom
+    recommendation: Recommendation
+    pods: tuple[PodType, ...] = field(default=())
+
+
+def analyze(
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    classes: Sequence[VMClass],
+    *,
+    overhead: Overhead = Overhead(),
+    daemons: Sequence[DaemonPod] = (),
+    max_pods: int = 110,
+    numa_cores: int | None = None,
+    numa_memory: int | None = None,
+    share_percent: int = 100,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+    workers: int = 2,
+    family: str | None = None,
+) -> Analysis:
+    """Everything ``podfit pack`` reports. ``family`` (e.g. ``best-effort-``) limits the classes
+    considered for min nodes and right-sizing to names with that prefix."""
+    pods = tuple(p for p in pods if p.count > 0)
+    pools = tuple(pools)
+    start = time.monotonic()
+    fit = pack(Problem(pods, pools), time_budget, workers=workers)
+    stranded_ = stranded(pods, fit.nodes, pools)
+    headroom_ = headroom(pods, fit.nodes, share_percent)
+    cands = [c for c in classes if family is None or c.name.startswith(family)]
+    least: dict[str, MinNodes] = {}
+    for i, c in enumerate(cands):
+        left = max(time_budget - (time.monotonic() - start), 0.0)
+        t = node_type(c.name, c, 1, overhead=overhead, daemons=[dataclasses.replace(d, node_selector=()) for d in daemons],
+                      max_pods=max_pods)
+        r = min_nodes(pods, t, left / (len(cands) - i), workers=workers)
+        if r is not None:
+            least[c.name] = r.summary
+    rec = right_size(pods, cands, least, numa_cores=numa_cores, numa_memory=numa_memory, share_percent=share_percent)
+    return Analysis(fit, pools, least, stranded_, headroom_, rec, pods)

@@ -1,0 +1,155 @@
+"""Exact answers with OR-Tools CP-SAT, over pod types × nodes.
+
+Variables ``x[t, j]`` = pods of type t on node j (0 where the node's pool is not eligible or too
+small). Constraints: every pod placed; per node and dimension Σ demand·x ≤ allocatable; one pod per
+node and exclusive group; per-node caps. Symmetry breaking: identical nodes (same pool) are ordered
+by CPU load (then memory load), and in the minimisation model a node is used only if the one before
+it is — any solution can be permuted into that form, so no answer is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .model import UNBOUNDED, NodeType, PodType, selector_matches
+from .bounds import fits
+
+__all__ = ["ExactResult", "solve_fixed", "solve_min"]
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    status: str  # "feasible" | "optimal" | "infeasible" | "unknown"
+    content: tuple[tuple[tuple[int, int], ...], ...] = ()  # per node: (type, count)
+    pool: tuple[int, ...] = ()
+    objective: int | None = None
+    bound: int | None = None
+
+
+def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: Sequence[int], hint=None):
+    x: dict[tuple[int, int], object] = {}
+    ubs: dict[tuple[int, int], int] = {}
+    for t, p in enumerate(pods):
+        for j, pi in enumerate(pool_of):
+            n = pools[pi]
+            if p.count == 0 or not selector_matches(p.node_selector, n.labels) or not fits(p.demand, n.allocatable):
+                continue
+            ub = min(p.count, n.pods)
+            for dem, cap in ((p.cpu, n.cpu), (p.memory, n.memory), (p.storage, n.storage)):
+                if dem:
+                    ub = min(ub, cap // dem)
+            if p.per_node_cap is not None:
+                ub = min(ub, p.per_node_cap)
+            if ub > 0:
+                x[t, j] = model.NewIntVar(0, ub, f"x{t}_{j}")
+                ubs[t, j] = ub
+    for t, p in enumerate(pods):
+        vs = [x[t, j] for j in range(len(pool_of)) if (t, j) in x]
+        model.Add(sum(vs) == p.count)
+    groups: dict[str, list[int]] = {}
+    for t, p in enumerate(pods):
+        if p.exclusive_group:
+            groups.setdefault(p.exclusive_group, []).append(t)
+    loads = []
+    for j, pi in enumerate(pool_of):
+        n = pools[pi]
+        here = [t for t in range(len(pods)) if (t, j) in x]
+        for attr, cap in (("cpu", n.cpu), ("memory", n.memory), ("storage", n.storage)):
+            terms = [getattr(pods[t], attr) * x[t, j] for t in here if getattr(pods[t], attr)]
+            if terms and cap < UNBOUNDED:
+                model.Add(sum(terms) <= cap)
+        if here:
+            model.Add(sum(x[t, j] for t in here) <= n.pods)
+        for members in groups.values():
+            vs = [x[t, j] for t in members if (t, j) in x]
+            if len(vs) > 1:
+                model.Add(sum(vs) <= 1)
+        loads.append((sum(pods[t].cpu * x[t, j] for t in here) if here else 0,
+                      sum(pods[t].memory * x[t, j] for t in here) if here else 0))
+    # Symmetry breaking between consecutive identical nodes: CPU load non-increasing.
+    for j in range(len(pool_of) - 1):
+        if pool_of[j] == pool_of[j + 1] and not isinstance(loads[j][0], int):
+            model.Add(loads[j][0] >= loads[j + 1][0])
+    if hint is not None:
+        for (t, j), v in x.items():
+            model.AddHint(v, hint.get((t, j), 0))
+    return x, ubs
+
+
+def _solver(time_budget: float, workers: int):
+    from ortools.sat.python import cp_model
+
+    s = cp_model.CpSolver()
+    s.parameters.max_time_in_seconds = max(float(time_budget), 0.01)
+    s.parameters.num_workers = workers
+    return s
+
+
+def _content(solver, x, n_nodes: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    per: list[list[tuple[int, int]]] = [[] for _ in range(n_nodes)]
+    for (t, j), v in sorted(x.items()):
+        k = solver.Value(v)
+        if k:
+            per[j].append((t, k))
+    return tuple(tuple(c) for c in per)
+
+
+def _hint_from(hint_content) -> dict[tuple[int, int], int] | None:
+    if hint_content is None:
+        return None
+    return {(t, j): k for j, c in enumerate(hint_content) for t, k in c.items()}
+
+
+def solve_fixed(pods: Sequence[PodType], pools: Sequence[NodeType], time_budget: float, *, workers: int = 2,
+                hint_content: Sequence[dict[int, int]] | None = None) -> ExactResult:
+    """Is there a placement of every pod on exactly these nodes?"""
+    from ortools.sat.python import cp_model
+
+    pool_of = [i for i, n in enumerate(pools) for _ in range(n.count)]
+    model = cp_model.CpModel()
+    hint = _hint_from(hint_content) if hint_content is not None and len(hint_content) == len(pool_of) else None
+    x, _ = _build(model, pods, pools, pool_of, hint)
+    solver = _solver(time_budget, workers)
+    status = solver.Solve(model)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return ExactResult("feasible", _content(solver, x, len(pool_of)), tuple(pool_of))
+    if status == cp_model.INFEASIBLE:
+        return ExactResult("infeasible")
+    return ExactResult("unknown")
+
+
+def solve_min(pods: Sequence[PodType], template: NodeType, upper: int, lower: int, time_budget: float, *,
+              workers: int = 2, hint_content: Sequence[dict[int, int]] | None = None) -> ExactResult:
+    """Least number of ``template`` nodes (at most ``upper``, at least ``lower``) that hold every pod."""
+    from ortools.sat.python import cp_model
+
+    pools = [template.with_count(upper)]
+    pool_of = [0] * upper
+    model = cp_model.CpModel()
+    hint = None
+    if hint_content is not None:
+        nonempty = [c for c in hint_content if c][:upper]
+        hint = _hint_from(nonempty)
+    x, ubs = _build(model, pods, pools, pool_of, hint)
+    used = [model.NewBoolVar(f"u{j}") for j in range(upper)]
+    for (t, j), v in x.items():
+        model.Add(v <= ubs[t, j] * used[j])
+    for j in range(upper - 1):
+        model.AddImplication(used[j + 1], used[j])
+    model.Add(sum(used) >= lower)
+    if hint is not None:
+        n_hint = len([c for c in hint_content if c])
+        for j, u in enumerate(used):
+            model.AddHint(u, 1 if j < n_hint else 0)
+    model.Minimize(sum(used))
+    solver = _solver(time_budget, workers)
+    status = solver.Solve(model)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        obj = int(round(solver.ObjectiveValue()))
+        bound = int(round(solver.BestObjectiveBound()))
+        return ExactResult("optimal" if status == cp_model.OPTIMAL else "feasible",
+                           _content(solver, x, upper), tuple(pool_of), obj, max(bound, lower))
+    if status == cp_model.INFEASIBLE:
+        return ExactResult("infeasible")
+    return ExactResult("unknown", bound=lower)

@@ -1,0 +1,249 @@
+"""Placement heuristics over grouped pod types.
+
+* First fit over the nodes in order, pod types taken in decreasing order of a size key: dominant
+  share, sum of shares (the cluster-autoscaler estimator's order), or Euclidean norm. A type's pods
+  are placed together: first fit of identical items fills each node with as many as fit before
+  moving on, which is exactly what placing them one at a time would do. In the "most constrained
+  first" variants, types with fewer eligible nodes, an anti-affinity group or a per-node cap go
+  before the others.
+* Dot product (node-centric): fill one node at a time, each time with the fitting pod whose
+  normalised demand has the largest dot product with the node's normalised free capacity.
+
+All of them honour nodeSelectors, exclusive (anti-affinity) groups and per-node caps. In
+"open nodes" mode (``template`` given) they open new identical nodes as needed, so the number of
+nodes they use is an upper bound on the least node count.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from .model import DIMS, UNBOUNDED, NodeType, PodType, selector_matches
+
+__all__ = ["Packing", "ORDERINGS", "BASELINE", "first_fit", "dot_product", "run_all"]
+
+
+@dataclass
+class Packing:
+    """A (possibly partial) placement: node j is of pool ``pool[j]`` and holds ``content[j]``."""
+
+    name: str
+    pool: list[int]
+    content: list[dict[int, int]]
+    unplaced: list[int]  # per pod type
+
+    @property
+    def complete(self) -> bool:
+        return not any(self.unplaced)
+
+    @property
+    def used_nodes(self) -> int:
+        return sum(1 for c in self.content if c)
+
+    def score(self) -> tuple[int, int]:
+        return (sum(self.unplaced), self.used_nodes)
+
+
+class _State:
+    def __init__(self, pods: Sequence[PodType], pools: Sequence[NodeType], template: NodeType | None,
+                 max_open: int) -> None:
+        self.pods = pods
+        self.pools = list(pools)
+        self.template = template
+        self.max_open = max_open
+        self.pool: list[int] = []
+        self.fc: list[int] = []
+        self.fm: list[int] = []
+        self.fp: list[int] = []
+        self.fs: list[int] = []
+        self.groups: list[set[str]] = []
+        self.content: list[dict[int, int]] = []
+        if template is not None:
+            self.pools = [template]
+        else:
+            for i, n in enumerate(pools):
+                for _ in range(n.count):
+                    self._add(i)
+        self.elig = [[selector_matches(p.node_selector, n.labels) for n in self.pools] for p in pods]
+
+    def _add(self, pool: int) -> None:
+        n = self.pools[pool]
+        self.pool.append(pool)
+        self.fc.append(n.cpu)
+        self.fm.append(n.memory)
+        self.fp.append(n.pods)
+        self.fs.append(n.storage)
+        self.groups.append(set())
+        self.content.append({})
+
+    def can_open(self) -> bool:
+        return self.template is not None and len(self.pool) < self.max_open
+
+    def room(self, t: int, j: int) -> int:
+        """How many pods of type t node j can still take."""
+        p = self.pods[t]
+        if not self.elig[t][self.pool[j]]:
+            return 0
+        g = p.exclusive_group
+        if g is not None and g in self.groups[j]:
+            return 0
+        k = self.fp[j]
+        if p.cpu:
+            k = min(k, self.fc[j] // p.cpu)
+        if p.memory:
+            k = min(k, self.fm[j] // p.memory)
+        if p.storage:
+            k = min(k, self.fs[j] // p.storage)
+        cap = p.per_node_cap
+        if cap is not None:
+            k = min(k, cap - self.content[j].get(t, 0))
+        return max(k, 0)
+
+    def place(self, t: int, j: int, k: int) -> None:
+        p = self.pods[t]
+        self.fc[j] -= p.cpu * k
+        self.fm[j] -= p.memory * k
+        self.fp[j] -= k
+        self.fs[j] -= p.storage * k
+        if p.exclusive_group is not None:
+            self.groups[j].add(p.exclusive_group)
+        self.content[j][t] = self.content[j].get(t, 0) + k
+
+    def result(self, name: str, unplaced: list[int]) -> Packing:
+        return Packing(name, self.pool, self.content, unplaced)
+
+
+def _reference(pods: Sequence[PodType], pools: Sequence[NodeType]) -> tuple[float, ...]:
+    """Per-dimension normalisers: the largest allocatable (or the largest demand if unbounded)."""
+    ref = []
+    for d in range(len(DIMS)):
+        caps = [n.allocatable[d] for n in pools if n.allocatable[d] < UNBOUNDED]
+        if caps:
+            ref.append(float(max(max(caps), 1)))
+        else:
+            ref.append(float(max([p.demand[d] for p in pods] + [1])))
+    return tuple(ref)
+
+
+def _shares(p: PodType, ref: tuple[float, ...]) -> list[float]:
+    # cpu, memory and storage; the pod slot is the same for every pod and does not order them
+    return [p.cpu / ref[0], p.memory / ref[1], p.storage / ref[3]]
+
+
+ORDERINGS: dict[str, Callable[[PodType, tuple[float, ...]], float]] = {
+    "dominant": lambda p, r: max(_shares(p, r)),
+    "sum": lambda p, r: sum(_shares(p, r)),
+    "norm": lambda p, r: math.sqrt(sum(s * s for s in _shares(p, r))),
+}
+# The cluster-autoscaler binpacking estimator's order: CPU share + memory share, decreasing.
+BASELINE = "ffd-sum"
+
+
+def first_fit(pods: Sequence[PodType], pools: Sequence[NodeType], key: str, *, constrained_first: bool = True,
+              template: NodeType | None = None, max_open: int = 0) -> Packing:
+    ref = _reference(pods, [template] if template else pools)
+    st = _State(pods, pools, template, max_open)
+    size = ORDERINGS[key]
+
+    def eligible_nodes(t: int) -> int:
+        return sum(n.count for n, ok in zip(st.pools, st.elig[t]) if ok) if template is None else 0
+
+    def order_key(t: int) -> tuple:
+        p = pods[t]
+        if constrained_first:
+            constrained = 0 if (p.exclusive_group or p.max_per_node) else 1
+            return (eligible_nodes(t), constrained, -size(p, ref), p.name)
+        return (-size(p, ref), p.name)
+
+    unplaced = [0] * len(pods)
+    for t in sorted(range(len(pods)), key=order_key):
+        rem = pods[t].count
+        j = 0
+        while rem > 0:
+            if j == len(st.pool):
+                if not st.can_open():
+                    break
+                st._add(0)
+            k = st.room(t, j)
+            if k:
+                k = min(k, rem)
+                st.place(t, j, k)
+                rem -= k
+            elif j == len(st.pool) - 1 and template is not None and not st.content[j]:
+                break  # a fresh node cannot take it: it will never fit
+            j += 1
+        unplaced[t] = rem
+    name = f"ffd-{key}" + ("" if constrained_first else "-plain")
+    if not constrained_first and key == "sum":
+        name = BASELINE
+    return st.result(name, unplaced)
+
+
+def dot_product(pods: Sequence[PodType], pools: Sequence[NodeType], *, template: NodeType | None = None,
+                max_open: int = 0) -> Packing:
+    """Node-centric dot-product heuristic (one pod at a time; uses numpy for the scores)."""
+    import numpy as np
+
+    ref = np.array(_reference(pods, [template] if template else pools), dtype=float)
+    st = _State(pods, pools, template, max_open)
+    demand = np.array([p.demand for p in pods], dtype=np.int64).reshape(len(pods), 4)
+    norm = demand / ref
+    rem = np.array([p.count for p in pods], dtype=np.int64)
+    elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
+    caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
+    group_ids: dict[str, int] = {}
+    gid = np.array([group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1
+                    for p in pods], dtype=np.int64)
+    j = 0
+    while rem.any():
+        if j == len(st.pool):
+            if not st.can_open():
+                break
+            st._add(0)
+        free = np.array([st.fc[j], st.fm[j], st.fp[j], st.fs[j]], dtype=np.int64)
+        placed_here = np.zeros(len(pods), dtype=np.int64)
+        used_groups: set[int] = set()
+        base = (rem > 0) & elig[:, st.pool[j]]
+        while True:
+            ok = base & (rem > 0) & (demand <= free).all(axis=1) & (placed_here < caps)
+            if used_groups:
+                ok &= ~np.isin(gid, list(used_groups))
+            if not ok.any():
+                break
+            score = np.where(ok, norm @ (free / ref), -1.0)
+            t = int(np.argmax(score))
+            st.place(t, j, 1)
+            free -= demand[t]
+            rem[t] -= 1
+            placed_here[t] += 1
+            if gid[t] >= 0:
+                used_groups.add(int(gid[t]))
+        if template is not None and not st.content[j]:
+            break  # a fresh node took nothing: the rest never fits
+        j += 1
+    return st.result("dot-product", [int(r) for r in rem])
+
+
+def run_all(pods: Sequence[PodType], pools: Sequence[NodeType], *, template: NodeType | None = None,
+            max_open: int = 0, deadline: float | None = None, dot: bool = True) -> tuple[Packing, Packing]:
+    """Run every heuristic (until ``deadline``, the baseline always) and return (best, baseline)."""
+    import time
+
+    baseline = first_fit(pods, pools, "sum", constrained_first=False, template=template, max_open=max_open)
+    best = baseline
+    runs: list[Callable[[], Packing]] = [
+        lambda k=k: first_fit(pods, pools, k, template=template, max_open=max_open) for k in ORDERINGS
+    ]
+    if dot:
+        runs.append(lambda: dot_product(pods, pools, template=template, max_open=max_open))
+    for run in runs:
+        if best.complete and best.used_nodes <= 1:
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        cand = run()
+        if cand.score() < best.score():
+            best = cand
+    return best, baseline

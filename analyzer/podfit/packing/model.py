@@ -1,0 +1,343 @@
+"""Plain, frozen inputs and results of the packing analyzer.
+
+Every quantity is an exact integer: CPU in millicores, memory and ephemeral storage in bytes, pods as
+a count. A resource vector is a 4-tuple ``(cpu, memory, pods, storage)`` in that order (see
+:data:`DIMS`). Nothing here knows about manifests; :mod:`podfit.packing.adapter` builds these from
+the loader's model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+__all__ = [
+    "DIMS",
+    "UNBOUNDED",
+    "MI",
+    "GI",
+    "Vec",
+    "PodType",
+    "DaemonPod",
+    "VMClass",
+    "Overhead",
+    "NodeType",
+    "Problem",
+    "NodeResult",
+    "Bound",
+    "PackResult",
+    "MinNodes",
+    "Stranded",
+    "Headroom",
+    "Candidate",
+    "Recommendation",
+    "selector_matches",
+    "node_type",
+]
+
+DIMS = ("cpu", "memory", "pods", "storage")
+# Capacity of a dimension the nodes do not limit (ephemeral storage when no VM class states it).
+UNBOUNDED = 2**62
+MI = 2**20
+GI = 2**30
+
+Vec = tuple[int, int, int, int]
+
+
+def selector_matches(selector: Iterable[tuple[str, str]], labels: Iterable[tuple[str, str]]) -> bool:
+    """A nodeSelector (all pairs must be present) against a set of labels."""
+    have = dict(labels)
+    return all(have.get(k) == v for k, v in selector)
+
+
+@dataclass(frozen=True)
+class PodType:
+    """``count`` identical pods (the replicas of one workload, usually).
+
+    ``exclusive_group``: pods of every type with the same group go to different nodes (required pod
+    anti-affinity on ``kubernetes.io/hostname``). ``max_per_node``: at most that many pods of this
+    type per node (hostname topology spread). ``cpu_limit`` / ``memory_limit`` of ``None`` mean no
+    limit (the pod may burst to whatever the node has).
+    """
+
+    name: str
+    cpu: int
+    memory: int
+    count: int = 1
+    storage: int = 0
+    cpu_limit: int | None = None
+    memory_limit: int | None = None
+    exclusive_group: str | None = None
+    max_per_node: int | None = None
+    node_selector: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("cpu", "memory", "storage", "count"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"PodType {self.name!r}: {name} must be a non-negative int, got {v!r}")
+        if self.max_per_node is not None and self.max_per_node < 1:
+            raise ValueError(f"PodType {self.name!r}: max_per_node must be at least 1")
+
+    @property
+    def demand(self) -> Vec:
+        return (self.cpu, self.memory, 1, self.storage)
+
+    @property
+    def per_node_cap(self) -> int | None:
+        """Most pods of this type one node may hold because of placement constraints alone."""
+        caps = [c for c in (self.max_per_node, 1 if self.exclusive_group else None) if c is not None]
+        return min(caps) if caps else None
+
+
+@dataclass(frozen=True)
+class DaemonPod:
+    """A DaemonSet's pod: it takes its requests on every node its selector matches."""
+
+    name: str
+    cpu: int
+    memory: int
+    storage: int = 0
+    node_selector: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class VMClass:
+    """A VM class: the node VM's capacity (CPU in millicores, memory in bytes)."""
+
+    name: str
+    cpu: int
+    memory: int
+    storage: int | None = None
+
+    @property
+    def vcpus(self) -> int:
+        return -(-self.cpu // 1000)
+
+    def fits_numa(self, cores_per_numa_node: int | None, memory_per_numa_node: int | None) -> bool | None:
+        """True when the class fits one NUMA node (vCPUs ≤ physical cores, memory ≤ NUMA memory).
+
+        ``None`` when the platform does not give the NUMA node's size.
+        """
+        if cores_per_numa_node is None or memory_per_numa_node is None:
+            return None
+        return self.vcpus <= cores_per_numa_node and self.memory <= memory_per_numa_node
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """Per-node system overhead (the study's TKG node: 100Mi not allocatable, 250m for calico)."""
+
+    cpu: int = 250
+    memory: int = 100 * MI
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """``count`` identical nodes. ``cpu``/``memory``/``pods``/``storage`` are what pods can use."""
+
+    name: str
+    vm_class: str
+    count: int
+    cpu: int
+    memory: int
+    pods: int
+    storage: int = UNBOUNDED
+    labels: tuple[tuple[str, str], ...] = ()
+    capacity_cpu: int = 0
+    capacity_memory: int = 0
+    daemon_pods: tuple[str, ...] = ()
+
+    @property
+    def allocatable(self) -> Vec:
+        return (self.cpu, self.memory, self.pods, self.storage)
+
+    def with_count(self, count: int) -> "NodeType":
+        return NodeType(self.name, self.vm_class, count, self.cpu, self.memory, self.pods, self.storage,
+                        self.labels, self.capacity_cpu, self.capacity_memory, self.daemon_pods)
+
+
+def node_type(
+    name: str,
+    vm_class: VMClass,
+    count: int,
+    *,
+    labels: Iterable[tuple[str, str]] = (),
+    overhead: Overhead = Overhead(),
+    daemons: Iterable[DaemonPod] = (),
+    max_pods: int = 110,
+) -> NodeType:
+    """Node allocatable = class capacity − system overhead − the DaemonSet pods that land on it.
+
+    Pod slots = max-pods − those DaemonSet pods. A value that would go negative is 0 (nothing fits).
+    """
+    labels = tuple(sorted(labels))
+    landing = [d for d in daemons if selector_matches(d.node_selector, labels)]
+    cpu = vm_class.cpu - overhead.cpu - sum(d.cpu for d in landing)
+    mem = vm_class.memory - overhead.memory - sum(d.memory for d in landing)
+    storage = UNBOUNDED if vm_class.storage is None else vm_class.storage - sum(d.storage for d in landing)
+    pods = max_pods - len(landing)
+    return NodeType(
+        name=name,
+        vm_class=vm_class.name,
+        count=count,
+        cpu=max(cpu, 0),
+        memory=max(mem, 0),
+        pods=max(pods, 0),
+        storage=max(storage, 0),
+        labels=labels,
+        capacity_cpu=vm_class.cpu,
+        capacity_memory=vm_class.memory,
+        daemon_pods=tuple(d.name for d in landing),
+    )
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Do these pods fit these nodes?"""
+
+    pods: tuple[PodType, ...]
+    nodes: tuple[NodeType, ...]
+
+    @property
+    def node_count(self) -> int:
+        return sum(n.count for n in self.nodes)
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One node of a placement: the pods on it (type name → count), used and allocatable vectors."""
+
+    pool: str
+    index: int
+    vm_class: str
+    pods: tuple[tuple[str, int], ...]
+    used: Vec
+    allocatable: Vec
+
+    @property
+    def free(self) -> Vec:
+        return tuple(a - u for a, u in zip(self.allocatable, self.used))  # type: ignore[return-value]
+
+    @property
+    def name(self) -> str:
+        return f"{self.pool}-{self.index}"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A lower-bound certificate: ``needed`` nodes (or capacity) against ``available``.
+
+    ``kind`` names the argument (``continuous-cpu``, ``l2-memory``, ``anti-affinity``,
+    ``max-per-node``, ``pod-too-large``, ``capacity-cpu``…); ``scope`` the pools it is about.
+    When ``needed > available`` it proves that the pods do not fit.
+    """
+
+    kind: str
+    needed: int
+    available: int
+    scope: tuple[str, ...] = ()
+    detail: str = ""
+
+    @property
+    def violated(self) -> bool:
+        return self.needed > self.available
+
+
+PROOFS = ("placement", "lower-bound", "solver", "budget-exhausted")
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """The answer to a :class:`Problem`.
+
+    ``feasible`` True with proof ``placement`` (``nodes`` is the placement); False with proof
+    ``lower-bound`` (``bounds`` holds a violated certificate) or ``solver`` (CP-SAT proved
+    infeasibility); None with proof ``budget-exhausted``. On a misfit or exhausted budget ``nodes``
+    holds the best heuristic attempt and ``unplaced`` what it could not place.
+    """
+
+    feasible: bool | None
+    proof: str
+    nodes: tuple[NodeResult, ...]
+    unplaced: tuple[tuple[str, int], ...] = ()
+    bounds: tuple[Bound, ...] = ()
+    lower_bound: int | None = None
+    method: str = ""
+    solver_status: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.proof not in PROOFS:
+            raise ValueError(f"unknown proof {self.proof!r}")
+        expected = {"placement": True, "lower-bound": False, "solver": False, "budget-exhausted": None}[self.proof]
+        if self.feasible is not expected:
+            raise ValueError(f"proof {self.proof!r} requires feasible={expected!r}")
+
+    @property
+    def violated_bounds(self) -> tuple[Bound, ...]:
+        return tuple(b for b in self.bounds if b.violated)
+
+
+@dataclass(frozen=True)
+class MinNodes:
+    """Least nodes of one class: ``nodes`` fits (a placement exists); ``lower_bound`` is proven.
+
+    ``exact`` when they meet (the count is proven least).
+    """
+
+    vm_class: str
+    nodes: int
+    lower_bound: int
+    exact: bool
+    method: str
+    node_type: NodeType = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Stranded:
+    """Free capacity on nodes that no pod of the workload could use (per node and in total)."""
+
+    cpu: int
+    memory: int
+    nodes: tuple[str, ...]  # names of nodes whose free capacity is stranded
+    free_cpu: int
+    free_memory: int
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """Burst headroom: Σ(limit − request) × share against the free capacity after packing."""
+
+    share_percent: int
+    burst_cpu: int  # Σ(limit − request) of pods with a CPU limit
+    burst_memory: int
+    needed_cpu: int  # ceil(burst × share / 100)
+    needed_memory: int
+    free_cpu: int
+    free_memory: int
+    unbounded_pods: int  # pods without a CPU or memory limit (their burst is not declared)
+
+    @property
+    def ok(self) -> bool:
+        return self.free_cpu >= self.needed_cpu and self.free_memory >= self.needed_memory
+
+
+@dataclass(frozen=True)
+class Candidate:
+    vm_class: str
+    nodes: int
+    min_nodes: int
+    exact: bool
+    waste_cpu: int
+    waste_memory: int
+    headroom_cpu: int
+    headroom_memory: int
+    waste_ppm: int  # CPU share + memory share of provisioned capacity left idle, in parts per million
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    vm_class: str | None
+    nodes: int | None
+    candidates: tuple[Candidate, ...]
+    excluded: Mapping[str, str] = field(default_factory=dict)  # class → why not a candidate
