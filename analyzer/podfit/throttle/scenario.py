@@ -1,0 +1,199 @@
+"""Frozen inputs and outputs of the CFS bandwidth-control simulator.
+
+All times are integer nanoseconds inside the simulator (the kernel's unit); the dataclasses take the
+kernel's tunables in the units the kernel exposes them (microseconds for ``cpu.cfs_*_us`` and the
+``sched_cfs_bandwidth_slice_us`` sysctl, HZ for the tick). CPU amounts are integer millicores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "CPU_BOUND",
+    "REQUEST",
+    "Workload",
+    "Scenario",
+    "PeriodStats",
+    "Result",
+    "JAVA_SERVER_THREADS",
+    "JAVA_SERVER_BURST_US",
+    "JAVA_SERVER_LOAD_PERCENT",
+]
+
+CPU_BOUND = "cpu-bound"
+REQUEST = "request"
+
+# Defaults of the request-serving model, representing a multi-threaded Java application server such
+# as the study's Tomcat container (Weathervane small2): Tomcat's connector defaults to a pool of 200
+# worker threads, each request is a short burst of CPU work (a couple of milliseconds of servlet
+# work), and the benchmark drives the container past its CPU limit (the limit is meant to be the
+# bottleneck; the study's figures are from the periods of highest load), so the offered CPU demand
+# defaults to 1.5 times the limit: the threads would use 1.5 × limit if nothing held them back.
+JAVA_SERVER_THREADS = 200
+JAVA_SERVER_BURST_US = 2_000
+JAVA_SERVER_LOAD_PERCENT = 150
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the container's threads do.
+
+    ``kind`` is :data:`CPU_BOUND` (every thread always runnable) or :data:`REQUEST` (each thread
+    sleeps, wakes with a burst of CPU work, runs it to completion, sleeps again: a closed loop, like
+    a worker thread of an app server taking requests from simulated users).
+
+    For :data:`REQUEST`: ``burst_us`` is the mean CPU work of one burst (exponentially distributed,
+    or exactly ``burst_us`` when ``fixed_bursts``); ``demand_millicores`` is the CPU the threads would
+    use together if nothing held them back (``None``: ``load_percent`` of the container's CPU limit,
+    or of one CPU when there is no limit). The mean sleep of
+    a thread between bursts follows from both: ``burst × (threads × 1000 / demand − 1)``; a demand of
+    ``threads × 1000`` or more makes every thread busy all the time. Sleep times are exponential.
+    ``wake_spread`` (default on) lets a waking thread move to an idle CPU when its previous CPU
+    is busy with another thread of the container, as the kernel's wake-up placement does.
+    """
+
+    kind: str = REQUEST
+    burst_us: int = JAVA_SERVER_BURST_US
+    demand_millicores: int | None = None
+    load_percent: int = JAVA_SERVER_LOAD_PERCENT
+    fixed_bursts: bool = False
+    wake_spread: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in (CPU_BOUND, REQUEST):
+            raise ValueError(f"workload kind must be {CPU_BOUND!r} or {REQUEST!r}, not {self.kind!r}")
+        if self.burst_us <= 0:
+            raise ValueError("burst_us must be positive")
+        if self.demand_millicores is not None and self.demand_millicores <= 0:
+            raise ValueError("demand_millicores must be positive")
+        if self.load_percent <= 0:
+            raise ValueError("load_percent must be positive")
+
+    def demand_for(self, limit_millicores: int | None) -> int:
+        """The offered CPU demand in millicores for a container with this limit."""
+        if self.demand_millicores is not None:
+            return self.demand_millicores
+        return (limit_millicores if limit_millicores is not None else 1000) * self.load_percent // 100
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One simulated cgroup: its CFS bandwidth settings, the node, the threads and the kernel.
+
+    ``quota_us`` ``None`` means no CPU limit (``cfs_quota_us = -1``): nothing is throttled.
+    ``burst_us`` is ``cpu.cfs_burst_us`` (Linux 5.14+): unused quota carried over, up to this much.
+    ``hz`` is the kernel's tick rate; runtime is charged to a CPU at ticks (and when its thread sleeps
+    or another thread wakes on it), so a CPU can overrun its local runtime by up to one tick.
+    ``pre_5_4_expiry`` reproduces kernels before 5.4 (commit de53fd7aedb1 removed it), where runtime
+    left on a CPU expires when the period ends. ``account_empty_throttled`` is how kernels before 6.6
+    (the study's 5.4 included) count throttled time: from the moment a CPU's group run queue is
+    throttled, even with no thread waiting on it; later kernels start the clock only once a thread
+    is queued there (commit 79462e8c879a).
+    """
+
+    cpus: int
+    threads: int
+    quota_us: int | None
+    period_us: int = 100_000
+    burst_us: int = 0
+    seconds_us: int = 10_000_000
+    seed: int = 0
+    hz: int = 250
+    slice_us: int = 5_000  # sched_cfs_bandwidth_slice_us
+    min_runtime_us: int = 1_000  # min_cfs_rq_runtime: kept on a CPU when its last thread sleeps
+    slack_us: int = 5_000  # cfs_bandwidth_slack_period
+    min_expiration_us: int = 2_000  # min_bandwidth_expiration
+    pre_5_4_expiry: bool = False
+    account_empty_throttled: bool = True
+    workload: Workload = field(default_factory=Workload)
+
+    def __post_init__(self) -> None:
+        if self.cpus < 1:
+            raise ValueError("cpus must be at least 1")
+        if self.threads < 1:
+            raise ValueError("threads must be at least 1")
+        if self.quota_us is not None and self.quota_us < 1_000:
+            raise ValueError("the kernel's smallest quota is 1000 us")
+        if not 1_000 <= self.period_us <= 1_000_000:
+            raise ValueError("the period must be between 1 ms and 1 s (the kernel's bounds)")
+        if self.burst_us < 0 or (self.quota_us is not None and self.burst_us > self.quota_us):
+            raise ValueError("burst must be between 0 and the quota (the kernel's bounds)")
+        if self.seconds_us < self.period_us:
+            raise ValueError("simulate at least one period")
+        if self.hz not in (100, 250, 300, 1000):
+            raise ValueError("HZ must be one of the kernel's choices: 100, 250, 300, 1000")
+        if self.slice_us < 1 or self.min_runtime_us < 0 or self.slack_us < 1 or self.min_expiration_us < 0:
+            raise ValueError("kernel tunables must be positive")
+
+    @staticmethod
+    def quota_for_limit(limit_millicores: int, period_us: int = 100_000) -> int:
+        """``cpu.cfs_quota_us`` the kubelet writes for a CPU limit (at least the kernel's 1 ms)."""
+        return max(1_000, limit_millicores * period_us // 1000)
+
+    @property
+    def limit_millicores(self) -> int | None:
+        if self.quota_us is None:
+            return None
+        return self.quota_us * 1000 // self.period_us
+
+    @property
+    def slices_per_period(self) -> int | None:
+        """How many whole 5 ms slices the quota holds (PF202's measure)."""
+        if self.quota_us is None:
+            return None
+        return self.quota_us // self.slice_us
+
+
+@dataclass(frozen=True)
+class PeriodStats:
+    """One period of the timeline (times in ns, summed over CPUs like cpu.stat)."""
+
+    index: int
+    start_ns: int
+    cpu_used_ns: int
+    throttled_ns: int
+    throttled: bool  # counted in nr_throttled at this period's end
+    throttled_cpus: int  # CPUs on the throttled list when the period ended
+    pool_left_ns: int  # quota still in the global pool when the period ended
+    active: bool  # the period timer was running (counted in nr_periods)
+
+
+@dataclass(frozen=True)
+class Result:
+    scenario: Scenario
+    nr_periods: int
+    nr_throttled: int
+    throttled_time_ns: int
+    cpu_used_ns: int
+    nr_bursts: int  # cfs burst: periods that used carried-over quota
+    burst_time_ns: int
+    bursts_done: int  # request bursts completed
+    burst_delay_p50_ns: int | None
+    burst_delay_p99_ns: int | None
+    throttle_events: int  # times a CPU's group run queue was throttled
+    max_throttled_cpus: int
+    periods: tuple[PeriodStats, ...]
+    score: int
+    events: int  # simulator events processed (for benchmarks)
+
+    @property
+    def duration_ns(self) -> int:
+        return self.scenario.seconds_us * 1000
+
+    @property
+    def quota_ns_total(self) -> int | None:
+        """Quota the cgroup was given over the whole run (quota × simulated periods)."""
+        s = self.scenario
+        if s.quota_us is None:
+            return None
+        return s.quota_us * 1000 * (s.seconds_us // s.period_us)
+
+    @property
+    def throttled_per_period_ns(self) -> float:
+        return self.throttled_time_ns / max(1, self.nr_periods)
+
+    @property
+    def cpu_used_per_second(self) -> float:
+        """Average CPUs used (CPU-seconds per second)."""
+        return self.cpu_used_ns / self.duration_ns
