@@ -77,6 +77,26 @@ def _container_line(workload: Workload | None, name: str | None, default: int) -
     return default
 
 
+def _annotation_line(obj: K8sObject, key: str) -> int:
+    """Line of an annotation key on the object or on its pod template."""
+    from .model import WORKLOAD_KINDS
+    from .yamlio import line_of
+
+    holders = [obj.raw]
+    path = WORKLOAD_KINDS.get(obj.kind)
+    if path:
+        cur: Any = obj.raw
+        for k in path:
+            cur = cur.get(k) if isinstance(cur, Mapping) else None
+        holders.append(cur)
+    for holder in holders:
+        meta = holder.get("metadata") if isinstance(holder, Mapping) else None
+        ann = meta.get("annotations") if isinstance(meta, Mapping) else None
+        if isinstance(ann, Mapping) and key in ann:
+            return line_of(ann, key, obj.location.line)
+    return obj.location.line
+
+
 def _suppressions(obj: K8sObject, workload: Workload | None) -> dict[str, str]:
     pairs = list(obj.annotations)
     if workload is not None:
@@ -151,14 +171,15 @@ def analyze(
         kept.append(f)
     for o in objects:
         for rule_id, reason in _suppressions(o, by_obj.get(id(o))).items():
+            where = Location(o.location.file, _annotation_line(o, SUPPRESS_PREFIX + rule_id))
             if not reason.strip():
                 kept.append(
-                    Finding("PF904", f"suppression of {rule_id} has no reason", o.location, o.ref,
+                    Finding("PF904", f"suppression of {rule_id} has no reason", where, o.ref,
                             details={"suppressed": rule_id})
                 )  # fmt: skip
             elif rule_id not in catalogue:
                 kept.append(
-                    Finding("PF904", f"suppression names unknown rule {rule_id}", o.location, o.ref,
+                    Finding("PF904", f"suppression names unknown rule {rule_id}", where, o.ref,
                             details={"suppressed": rule_id})
                 )  # fmt: skip
 
