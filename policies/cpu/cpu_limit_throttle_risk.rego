@@ -1,0 +1,44 @@
+# METADATA
+# title: CPU limit at risk of CFS over-throttling
+# description: >-
+#   A CPU limit enforced by CFS quota on nodes with more logical CPUs than the quota has 5 ms slices
+#   (limit × period / slice).
+# custom:
+#   id: PF202
+#   severity: warning
+#   slug: cpu-limit-throttle-risk
+#   source: >-
+#     Kubernetes CPU limits vs bare metal study (2021), CFS bandwidth control
+#   requires:
+#     - node logical CPUs (platform hosts or node pools)
+package podfit.cpu.cpu_limit_throttle_risk
+
+import data.podfit.lib.k8s
+import data.podfit.lib.platform
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in k8s.workloads
+	not platform.vsphere_pods
+	cpus := platform.node_logical_cpus
+	period := platform.cfs_period_us
+	slice := platform.cfs_slice_us
+	some c in k8s.containers(obj)
+	limit := k8s.limit(c, "cpu")
+	limit > 0
+	not _exclusive_cores(obj, limit)
+
+	# slices per period = limit × period / slice, compared without division
+	limit * period < (cpus * slice) * 1000
+	quota := limit * period
+	slices := (quota - (quota % (slice * 1000))) / (slice * 1000)
+	msg := sprintf("%s: %s %q has a CPU limit of %s: %d slices of %d µs per %d µs period, fewer than the node's %d logical CPUs, so its threads can be throttled while quota sits unused", [k8s.describe(obj), k8s.container_word(c), c.name, k8s.fmt_cpu(limit), slices, slice, period, cpus])
+	r := result.make("PF202", "warning", msg, c.name, {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice})
+}
+
+# The static CPU Manager pins whole-CPU containers of Guaranteed pods to exclusive cores.
+_exclusive_cores(obj, limit) if {
+	platform.cpu_manager_policy == "static"
+	k8s.qos(obj) == "Guaranteed"
+	limit % 1000 == 0
+}

@@ -1,0 +1,37 @@
+# METADATA
+# title: Static CPU Manager without reserved CPU
+# description: >-
+#   A KubeletConfiguration enables the static CPU Manager but reserves no CPU for the system or
+#   Kubernetes daemons.
+# custom:
+#   id: PF205
+#   severity: error
+#   slug: cpu-manager-no-reserved-cpu
+#   source: >-
+#     Kubernetes documentation, CPU Management Policies
+package podfit.cpu.cpu_manager_no_reserved_cpu
+
+import data.podfit.lib.k8s
+import data.podfit.lib.kubelet
+import data.podfit.lib.quantity
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in kubelet.configurations
+	kubelet.static_policy(obj)
+	not _reserves_cpu(obj)
+	msg := sprintf("KubeletConfiguration %s: the static CPU Manager needs CPU reserved by reservedSystemCPUs, kubeReserved or systemReserved; the kubelet will refuse to start", [k8s.name(obj)])
+	r := result.make("PF205", "error", msg, null, {"cpu_manager_policy": "static"})
+}
+
+_reserves_cpu(obj) if {
+	is_string(obj.reservedSystemCPUs)
+	trim_space(obj.reservedSystemCPUs) != ""
+}
+
+_reserves_cpu(obj) if {
+	some key in ["kubeReserved", "systemReserved"]
+	value := obj[key].cpu
+	value != null
+	not quantity.cpu_millicores(value) == 0
+}

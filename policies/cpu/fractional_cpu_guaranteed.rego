@@ -1,0 +1,28 @@
+# METADATA
+# title: Fractional CPU in a Guaranteed pod
+# description: >-
+#   A container of a Guaranteed pod asks for one CPU or more, but not a whole number, so the static
+#   CPU Manager cannot give it exclusive cores.
+# custom:
+#   id: PF201
+#   severity: warning
+#   slug: fractional-cpu-guaranteed
+#   source: >-
+#     Kubernetes CPU limits vs bare metal study (2021), CPU Manager static policy (small2 →
+#     applimit2)
+package podfit.cpu.fractional_cpu_guaranteed
+
+import data.podfit.lib.k8s
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in k8s.workloads
+	k8s.qos(obj) == "Guaranteed"
+	some c in k8s.containers(obj)
+	cpu := k8s.request(c, "cpu")
+	cpu >= 1000
+	cpu % 1000 != 0
+	whole := (cpu + 1000) - (cpu % 1000)
+	msg := sprintf("%s: %s %q of a Guaranteed pod asks for %s CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to %s)", [k8s.describe(obj), k8s.container_word(c), c.name, k8s.fmt_cpu(cpu), k8s.fmt_cpu(whole)])
+	r := result.make("PF201", "warning", msg, c.name, {"cpu": cpu, "suggested_cpu": whole})
+}

@@ -1,0 +1,75 @@
+# METADATA
+# title: podfit cluster helpers
+# description: |-
+#   The node pools of a TanzuKubernetesCluster (run.tanzu.vmware.com v1alpha1, v1alpha2, v1alpha3)
+#   or of a Cluster API Cluster with a managed topology (vmClass variables), as
+#   {"name", "vm_class"} objects, the control plane included.
+package podfit.lib.cluster
+
+tkc(obj) if {
+	obj.kind == "TanzuKubernetesCluster"
+	startswith(object.get(obj, "apiVersion", ""), "run.tanzu.vmware.com/")
+}
+
+capi(obj) if {
+	obj.kind == "Cluster"
+	startswith(object.get(obj, "apiVersion", ""), "cluster.x-k8s.io/")
+	is_object(obj.spec.topology)
+}
+
+# clusters contains every cluster object of the input.
+clusters contains obj if {
+	some obj in data.podfit.lib.k8s.objects
+	_cluster(obj)
+}
+
+_cluster(obj) if tkc(obj)
+
+_cluster(obj) if capi(obj)
+
+# node_pools(obj) contains {"name", "vm_class"} for every pool with a VM class.
+node_pools(obj) := {p | some p in _pools(obj); is_string(p.vm_class)}
+
+# v1alpha1: spec.topology.controlPlane.class and spec.topology.workers.class.
+_pools(obj) := pools if {
+	tkc(obj)
+	t := obj.spec.topology
+	pools := array.concat(
+		[{"name": "control-plane", "vm_class": _first(t.controlPlane, ["vmClass", "class"])} | is_object(t.controlPlane)],
+		array.concat(
+			[{"name": "workers", "vm_class": t.workers.class} | is_object(t.workers)],
+			[{"name": _pool_name(p, i), "vm_class": p.vmClass} | some i, p in _array(t, "nodePools")],
+		),
+	)
+}
+
+# Cluster API: the vmClass variable of the topology, overridden per control plane or machine deployment.
+_pools(obj) := pools if {
+	capi(obj)
+	t := obj.spec.topology
+	default_class := _variable(_array(t, "variables"), "vmClass")
+	pools := array.concat(
+		[{"name": "control-plane", "vm_class": _override(t.controlPlane, default_class)} | is_object(t.controlPlane)],
+		[{"name": _pool_name(md, i), "vm_class": _override(md, default_class)} | some i, md in _array(object.get(t, "workers", {}), "machineDeployments")],
+	)
+}
+
+_first(o, keys) := [o[k] | some k in keys; is_string(o[k])][0]
+
+_pool_name(p, _) := p.name if is_string(p.name)
+
+_pool_name(p, i) := sprintf("nodePools[%d]", [i]) if not is_string(p.name)
+
+_array(o, key) := v if {
+	v := o[key]
+	is_array(v)
+} else := []
+
+_variable(vars, name) := v if {
+	v := [x.value | some x in vars; x.name == name][0]
+} else := null
+
+_override(part, default_class) := v if {
+	v := _variable(_array(object.get(part, "variables", {}), "overrides"), "vmClass")
+	v != null
+} else := default_class

@@ -1,0 +1,199 @@
+# METADATA
+# title: podfit quantity helpers
+# description: |-
+#   Exact parsing of Kubernetes resource quantities into integer millicores and bytes.
+#   Arithmetic stays in integers (no floating point); a value that is not a quantity is undefined,
+#   so the rules that need it stay silent (podfit's Python side reports PF903 for it).
+package podfit.lib.quantity
+
+# The grammar of k8s.io/apimachinery resource.Quantity, as in analyzer/podfit/quantity.py.
+_pattern := `^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?))$`
+
+# Decimal exponent of each decimal SI suffix.
+_decimal := {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+_binary := {
+	"Ki": 1024,
+	"Mi": 1048576,
+	"Gi": 1073741824,
+	"Ti": 1099511627776,
+	"Pi": 1125899906842624,
+	"Ei": 1152921504606846976,
+}
+
+# 10^0 .. 10^64, written out so that no engine has to compute a power.
+_pow10 := [
+	1,
+	10,
+	100,
+	1000,
+	10000,
+	100000,
+	1000000,
+	10000000,
+	100000000,
+	1000000000,
+	10000000000,
+	100000000000,
+	1000000000000,
+	10000000000000,
+	100000000000000,
+	1000000000000000,
+	10000000000000000,
+	100000000000000000,
+	1000000000000000000,
+	10000000000000000000,
+	100000000000000000000,
+	1000000000000000000000,
+	10000000000000000000000,
+	100000000000000000000000,
+	1000000000000000000000000,
+	10000000000000000000000000,
+	100000000000000000000000000,
+	1000000000000000000000000000,
+	10000000000000000000000000000,
+	100000000000000000000000000000,
+	1000000000000000000000000000000,
+	10000000000000000000000000000000,
+	100000000000000000000000000000000,
+	1000000000000000000000000000000000,
+	10000000000000000000000000000000000,
+	100000000000000000000000000000000000,
+	1000000000000000000000000000000000000,
+	10000000000000000000000000000000000000,
+	100000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000000000000000000000,
+	100000000000000000000000000000000000000000000000000000000000000,
+	1000000000000000000000000000000000000000000000000000000000000000,
+	10000000000000000000000000000000000000000000000000000000000000000,
+]
+
+_zeros := "000000000000000000000000000000000000"
+
+# Kubernetes keeps a quantity in an int64 of the base unit; anything larger is invalid.
+_max_base := 9223372036854775807
+
+# Significant digits beyond this are not supported (undefined; real quantities have far fewer).
+_max_digits := 30
+
+# cpu_millicores(v) is the CPU quantity v in integer millicores, rounded up like Quantity.MilliValue.
+cpu_millicores(v) := _parse(v, 3)
+
+# memory_bytes(v) is the memory quantity v in integer bytes, rounded up like Quantity.Value.
+memory_bytes(v) := _parse(v, 0)
+
+# valid(v) holds when v is a quantity podfit can parse.
+valid(v) if _parse(v, 0)
+
+_text(v) := trim_space(v) if is_string(v)
+
+_text(v) := sprintf("%v", [v]) if is_number(v)
+
+# An unsigned decimal string of at most 36 digits as an exact integer (chunks of 9 digits).
+_int(s) := n if {
+	count(s) <= 36
+	p := concat("", [substring(_zeros, 0, 36 - count(s)), s])
+	n := (((_chunk(substring(p, 0, 9)) * _pow10[9]) + _chunk(substring(p, 9, 9))) * _pow10[18]) + ((_chunk(substring(p, 18, 9)) * _pow10[9]) + _chunk(substring(p, 27, 9)))
+}
+
+_chunk(c) := 0 if trim_left(c, "0") == ""
+
+_chunk(c) := to_number(trim_left(c, "0")) if trim_left(c, "0") != ""
+
+# a <= b for non-negative integers given as decimal strings of at most 36 digits.
+_le(a, b) if {
+	count(a) <= 36
+	count(b) <= 36
+	concat("", [substring(_zeros, 0, 36 - count(a)), a]) <= concat("", [substring(_zeros, 0, 36 - count(b)), b])
+}
+
+_exponent("") := 0
+
+_exponent(e) := n if {
+	e != ""
+	body := substring(e, 1, -1)
+	digits := trim_left(body, "+-")
+	count(digits) <= 3
+	n := _signed(substring(body, 0, 1), _chunk(digits))
+	n <= 40
+	n >= -40
+}
+
+_signed("-", n) := 0 - n
+
+_signed(sign, n) := n if sign != "-"
+
+_multiplier(suffix) := [_binary[suffix], 0] if _binary[suffix]
+
+_multiplier(suffix) := [1, _decimal[suffix]] if _decimal[suffix] != null
+
+_parse(v, scale) := n if {
+	t := _text(v)
+	count(t) <= 64
+	m := regex.find_all_string_submatch_n(_pattern, t, 1)[0]
+	parts := split(m[2], ".")
+	fraction := concat("", array.slice(parts, 1, 2))
+	digits := trim_left(concat("", [parts[0], fraction]), "0")
+	count(digits) <= _max_digits
+	mult := _multiplier(m[4])
+	exp := ((_exponent(m[3]) + mult[1]) + scale) - count(fraction)
+	significand := _int(digits) * mult[0]
+	_sign_ok(m[1], significand)
+	n := _scaled(significand, exp)
+	_le(sprintf("%v", [n]), sprintf("%v", [_max_base * _pow10[scale]]))
+}
+
+_sign_ok("", _)
+
+_sign_ok("+", _)
+
+_sign_ok("-", 0)
+
+# significand * 10^exp, rounded up, without division.
+_scaled(s, exp) := s * _pow10[exp] if exp >= 0
+
+_scaled(0, exp) := 0 if exp < 0
+
+_scaled(s, exp) := n if {
+	exp < 0
+	s > 0
+	text := sprintf("%v", [s])
+	keep := count(text) + exp
+	n := _truncate_up(text, keep)
+}
+
+_truncate_up(_, keep) := 1 if keep <= 0
+
+_truncate_up(text, keep) := n if {
+	keep > 0
+	keep <= 24
+	head := _int(substring(text, 0, keep))
+	tail := substring(text, keep, -1)
+	n := head + _round(tail)
+}
+
+_round(tail) := 0 if trim_left(tail, "0") == ""
+
+_round(tail) := 1 if trim_left(tail, "0") != ""

@@ -1,0 +1,43 @@
+# METADATA
+# title: Pod larger than a NUMA node
+# description: >-
+#   A pod's CPU or memory request or limit is larger than one NUMA node.
+# custom:
+#   id: PF302
+#   severity: warning
+#   slug: pod-exceeds-numa-node
+#   source: >-
+#     Performance Best Practices for Kubernetes with VMware Tanzu (2021); vSphere native pods NUMA
+#     blog (2019)
+#   requires:
+#     - host cores and memory per NUMA node (platform hosts)
+package podfit.numa.pod_exceeds_numa_node
+
+import data.podfit.lib.k8s
+import data.podfit.lib.platform
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in k8s.workloads
+	some check in _checks(obj)
+	msg := sprintf("%s: the pod's %s %s is %s, more than one NUMA node (%s): scale out into smaller replicas", [k8s.describe(obj), check.resource, check.kind, k8s.fmt(check.resource, check.value), k8s.fmt(check.resource, check.numa)])
+	r := result.make("PF302", "warning", msg, null, check)
+}
+
+_numa contains ["cpu", platform.numa_cores * 1000]
+
+_numa contains ["memory", platform.numa_memory]
+
+# The request when it is too large, else the limit when that is (one result per resource).
+_checks(obj) := {c |
+	some [res, numa] in _numa
+	some c in _check(obj, res, numa)
+}
+
+_check(obj, res, numa) := [{"resource": res, "kind": "request", "value": v, "numa": numa}] if {
+	v := k8s.pod_request(obj, res)
+	v > numa
+} else := [{"resource": res, "kind": "limit", "value": v, "numa": numa}] if {
+	v := k8s.pod_limit(obj, res)
+	v > numa
+} else := []

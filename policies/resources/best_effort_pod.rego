@@ -1,0 +1,24 @@
+# METADATA
+# title: BestEffort pod
+# description: >-
+#   No container of the pod sets any request or limit, so the pod has the BestEffort QoS class.
+# custom:
+#   id: PF105
+#   severity: warning
+#   slug: best-effort-pod
+#   source: >-
+#     Performance Best Practices for Kubernetes with VMware Tanzu (2021), QoS classes; Kubernetes
+#     QoS
+package podfit.resources.best_effort_pod
+
+import data.podfit.lib.k8s
+import data.podfit.lib.platform
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in k8s.workloads
+	not platform.vsphere_pods
+	k8s.qos(obj) == "BestEffort"
+	msg := sprintf("%s: no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention", [k8s.describe(obj)])
+	r := result.make("PF105", "warning", msg, null, {"containers": count(k8s.containers(obj))})
+}

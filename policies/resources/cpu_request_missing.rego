@@ -1,0 +1,25 @@
+# METADATA
+# title: CPU request missing
+# description: >-
+#   A container (init containers included) sets no CPU request.
+# custom:
+#   id: PF101
+#   severity: error
+#   slug: cpu-request-missing
+#   source: >-
+#     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Select a virtual machine
+#     size for worker nodes"
+package podfit.resources.cpu_request_missing
+
+import data.podfit.lib.k8s
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in k8s.workloads
+	some c in k8s.containers(obj)
+	not k8s.has(c, "requests", "cpu")
+	not k8s.has(c, "limits", "cpu")
+	not k8s.missing_reported_elsewhere(obj, c)
+	msg := sprintf("%s: %s %q sets no CPU request", [k8s.describe(obj), k8s.container_word(c), c.name])
+	r := result.make("PF101", "error", msg, c.name, {"init_container": c.init})
+}

@@ -1,0 +1,52 @@
+# METADATA
+# title: Limit above the declared peak
+# description: >-
+#   A limit is higher than the declared peak (annotation podfit.io/peak-cpu or podfit.io/peak-
+#   memory) by more than the tolerance (default 10%).
+# custom:
+#   id: PF104
+#   severity: warning
+#   slug: limit-above-peak
+#   source: >-
+#     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container
+#     resource requests and limits"
+package podfit.resources.limit_above_peak
+
+import data.podfit.lib.k8s
+import data.podfit.lib.platform
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in k8s.workloads
+	some res in ["cpu", "memory"]
+	peaks := _peaks(obj, res)
+	some c in k8s.containers(obj)
+	peak := peaks[c.name]
+	limit := k8s.limit(c, res)
+	tolerance := platform.peak_tolerance_percent
+	limit * 100 > peak * (100 + tolerance)
+	msg := sprintf("%s: %s %q has a %s limit of %s, more than %d%% above its declared peak %s", [k8s.describe(obj), k8s.container_word(c), c.name, res, k8s.fmt(res, limit), tolerance, k8s.fmt(res, peak)])
+	r := result.make("PF104", "warning", msg, c.name, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
+}
+
+_annotation := {"cpu": "podfit.io/peak-cpu", "memory": "podfit.io/peak-memory"}
+
+# "name=quantity,name=quantity": a peak per named container.
+_peaks(obj, res) := {name: peak |
+	value := k8s.annotations(obj)[_annotation[res]]
+	contains(value, "=")
+	some entry in split(value, ",")
+	kv := split(entry, "=")
+	count(kv) == 2
+	name := trim_space(kv[0])
+	peak := k8s.parse(res, kv[1])
+}
+
+# A single quantity: the peak of the only app container.
+_peaks(obj, res) := {apps[0].name: peak} if {
+	value := k8s.annotations(obj)[_annotation[res]]
+	not contains(value, "=")
+	apps := k8s.app_containers(obj)
+	count(apps) == 1
+	peak := k8s.parse(res, value)
+}

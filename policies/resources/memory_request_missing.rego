@@ -1,0 +1,25 @@
+# METADATA
+# title: Memory request missing
+# description: >-
+#   A container (init containers included) sets no memory request.
+# custom:
+#   id: PF102
+#   severity: error
+#   slug: memory-request-missing
+#   source: >-
+#     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Select a virtual machine
+#     size for worker nodes"
+package podfit.resources.memory_request_missing
+
+import data.podfit.lib.k8s
+import data.podfit.lib.result
+
+deny contains r if {
+	some obj in k8s.workloads
+	some c in k8s.containers(obj)
+	not k8s.has(c, "requests", "memory")
+	not k8s.has(c, "limits", "memory")
+	not k8s.missing_reported_elsewhere(obj, c)
+	msg := sprintf("%s: %s %q sets no memory request", [k8s.describe(obj), k8s.container_word(c), c.name])
+	r := result.make("PF102", "error", msg, c.name, {"init_container": c.init})
+}

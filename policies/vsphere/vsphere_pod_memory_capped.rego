@@ -1,0 +1,32 @@
+# METADATA
+# title: vSphere Pod memory limit beyond the CRX cap
+# description: >-
+#   On vSphere Pods, the memory limits add up to more than the CRX cap max(3 × Σ requests, largest
+#   limit); memory beyond the cap is never given.
+# custom:
+#   id: PF403
+#   severity: info
+#   slug: vsphere-pod-memory-capped
+#   source: >-
+#     Performance Best Practices for Kubernetes with VMware Tanzu (2021), vSphere Pods memory sizing
+#   requires:
+#     - runtime vsphere-pods
+package podfit.vsphere.vsphere_pod_memory_capped
+
+import data.podfit.lib.k8s
+import data.podfit.lib.platform
+import data.podfit.lib.result
+
+deny contains r if {
+	platform.vsphere_pods
+	some obj in k8s.workloads
+	not k8s.any_invalid(obj)
+	running := k8s.running(obj)
+	limits := [k8s.limit(c, "memory") | some c in running; k8s.has(c, "limits", "memory")]
+	count(limits) > 0
+	requests := sum([k8s.request(c, "memory") | some c in running; k8s.request(c, "memory")])
+	cap := max([3 * requests, max(limits)])
+	sum(limits) > cap
+	msg := sprintf("%s: the vSphere Pod's memory limits add up to %s, above the CRX cap max(3 × requests, largest limit) = %s; memory beyond the cap is never given", [k8s.describe(obj), k8s.fmt_memory(sum(limits)), k8s.fmt_memory(cap)])
+	r := result.make("PF403", "info", msg, null, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
+}

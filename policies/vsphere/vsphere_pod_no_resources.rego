@@ -1,0 +1,28 @@
+# METADATA
+# title: vSphere Pod container without resources
+# description: >-
+#   On vSphere Pods, a container sets neither requests nor limits, so the CRX gets the default 1
+#   vCPU and 1 GiB.
+# custom:
+#   id: PF401
+#   severity: error
+#   slug: vsphere-pod-no-resources
+#   source: >-
+#     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container
+#     resource requests and limits" (vSphere Pods)
+#   requires:
+#     - runtime vsphere-pods
+package podfit.vsphere.vsphere_pod_no_resources
+
+import data.podfit.lib.k8s
+import data.podfit.lib.platform
+import data.podfit.lib.result
+
+deny contains r if {
+	platform.vsphere_pods
+	some obj in k8s.workloads
+	some c in k8s.containers(obj)
+	k8s.empty(c)
+	msg := sprintf("%s: %s %q of a vSphere Pod sets no requests or limits; a CRX sized from none gets 1 vCPU and 1 GiB", [k8s.describe(obj), k8s.container_word(c), c.name])
+	r := result.make("PF401", "error", msg, c.name, {"init_container": c.init})
+}
