@@ -31,21 +31,20 @@ deny contains r if {
 
 _annotation := {"cpu": "podfit.io/peak-cpu", "memory": "podfit.io/peak-memory"}
 
-# "name=quantity,name=quantity": a peak per named container.
-_peaks(obj, res) := {name: peak |
+# "name=quantity,name=quantity" gives a peak per named container; a single quantity is the peak
+# of the only app container.
+_peaks(obj, res) := peaks if {
 	value := k8s.annotations(obj)[_annotation[res]]
 	contains(value, "=")
-	some entry in split(value, ",")
-	kv := split(entry, "=")
-	count(kv) == 2
-	name := trim_space(kv[0])
-	peak := k8s.parse(res, kv[1])
-}
-
-# A single quantity: the peak of the only app container.
-_peaks(obj, res) := {apps[0].name: peak} if {
+	peaks := {name: peak |
+		some entry in split(value, ",")
+		kv := split(entry, "=")
+		count(kv) == 2
+		name := trim_space(kv[0])
+		peak := k8s.parse(res, kv[1])
+	}
+} else := {apps[0].name: peak} if {
 	value := k8s.annotations(obj)[_annotation[res]]
-	not contains(value, "=")
 	apps := k8s.app_containers(obj)
 	count(apps) == 1
 	peak := k8s.parse(res, value)
