@@ -1,0 +1,55 @@
+import pytest
+
+from podfit.platform import DEFAULT_PLATFORM, DEFAULT_VM_CLASSES, PlatformError, parse_platform
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+GiB = 2**30
+
+
+def test_default_platform_is_the_studys_cluster():
+    (h,) = DEFAULT_PLATFORM.hosts
+    assert (h.count, h.sockets, h.cores_per_socket, h.threads_per_core, h.base_mhz) == (4, 2, 16, 2, 2300)
+    assert h.memory_bytes == 512 * GiB and DEFAULT_PLATFORM.numa_node_cores == 16
+    assert h.count * h.cpu_mhz == 294_400
+    assert DEFAULT_PLATFORM.ha.host_failures_tolerated == 1
+    assert DEFAULT_PLATFORM.node_pools == () and DEFAULT_PLATFORM.runtime == "tkg"
+    assert (DEFAULT_PLATFORM.overhead_cpu, DEFAULT_PLATFORM.overhead_memory) == (250, 100 * 2**20)
+
+
+def test_default_vm_classes():
+    by = {c.name: c for c in DEFAULT_VM_CLASSES}
+    assert len(by) == 16
+    assert (by["best-effort-xlarge"].cpus, by["best-effort-xlarge"].memory_bytes) == (4, 32 * GiB)
+    assert (by["guaranteed-8xlarge"].cpus, by["guaranteed-8xlarge"].memory_bytes) == (32, 128 * GiB)
+    assert by["guaranteed-small"].reserved and not by["best-effort-small"].reserved
+
+
+@pytest.mark.parametrize("name", ["study-4-hosts", "bare-metal-256", "vsphere-pods"])
+def test_example_profiles_load(name):
+    p = parse_platform((ROOT / "testdata" / "platforms" / f"{name}.yaml").read_text(), name)
+    assert not p.is_default and p.hosts
+
+
+def test_bare_metal_logical_cpus():
+    p = parse_platform((ROOT / "testdata/platforms/bare-metal-256.yaml").read_text(), "bm")
+    assert p.hosts[0].logical_cpus == 256
+
+
+def test_errors_point_into_the_file():
+    text = "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  nodePools:\n    - vmClass: huge-class\n      count: 2\n"
+    with pytest.raises(PlatformError) as e:
+        parse_platform(text, "p.yaml")
+    assert e.value.problems == ("p.yaml:5: spec.nodePools[0].vmClass: unknown VM class 'huge-class'",)
+    with pytest.raises(PlatformError) as e:
+        parse_platform(text.replace("count: 2", "count: -1"), "p.yaml")
+    assert any(p.startswith("p.yaml:6: spec/nodePools/0/count") for p in e.value.problems)
+    with pytest.raises(PlatformError) as e:
+        parse_platform("apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  hosts:\n    - {count: 1, sockets: 1, coresPerSocket: 8, baseMHz: 2000, memory: 1Gb}\n", "h.yaml")
+    assert e.value.problems[0].startswith("h.yaml:5: spec.hosts[0].memory")
+
+
+def test_custom_vm_class_overrides_default():
+    p = parse_platform(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  vmClasses:\n    - {name: best-effort-large, cpus: 6, memory: 24Gi}\n", "p"
+    )
+    assert p.vm_class("best-effort-large").cpus == 6 and p.vm_class("best-effort-small").cpus == 2
