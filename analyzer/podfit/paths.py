@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,17 @@ def _from_repo(name: str) -> Path | None:
     return candidate if (_REPO / "analyzer" / "podfit").is_dir() and candidate.is_dir() else None
 
 
+_PACKAGE = Path(__file__).resolve().parent
+
+
 def policies_dir() -> Path:
-    return _from_repo("policies") or Path(str(resources.files("podfit._policies")))
+    """policies/ of the checkout, or podfit/_policies inside an installed wheel."""
+    return _from_repo("policies") or _PACKAGE / "_policies"
 
 
 def schemas_dir() -> Path:
-    return _from_repo("schemas") or Path(str(resources.files("podfit._schemas")))
+    """schemas/ of the checkout, or podfit/_schemas inside an installed wheel."""
+    return _from_repo("schemas") or _PACKAGE / "_schemas"
 
 
 @lru_cache(maxsize=None)

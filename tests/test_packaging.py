@@ -1,0 +1,52 @@
+"""A wheel-installed podfit carries its policies, schemas and catalogue and works from any directory."""
+
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (wheel,) = (tmp / "dist").glob("podfit-*.whl")
+    target = tmp / "site"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(target)
+        names = z.namelist()
+    return target, names
+
+
+def test_wheel_contains_policies_schemas_and_catalogue(installed):
+    _, names = installed
+    assert "podfit/catalogue.yaml" in names
+    assert "podfit/_schemas/platform.schema.json" in names
+    assert "podfit/_schemas/report.schema.json" in names
+    assert any(n.startswith("podfit/_policies/") and n.endswith(".rego") for n in names)
+
+
+def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
+    site, _ = installed
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: a, resources: {requests: {cpu: lots}}}\n")
+    code = (
+        "import podfit.paths as p, sys; "
+        "assert str(p.policies_dir()).startswith(sys.argv[1]), p.policies_dir(); "
+        "assert str(p.schemas_dir()).startswith(sys.argv[1]), p.schemas_dir(); "
+        "from podfit.cli import main; main()"
+    )
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(site), "check", str(manifest), "--rule", "PF903", "--format", "json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    assert [f["rule"] for f in json.loads(r.stdout)["findings"]] == ["PF903"]
