@@ -1,0 +1,276 @@
+"""``podfit throttle``: simulate how a CPU limit throttles a multi-threaded container on a node."""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+from typing import Any
+
+import click
+
+from ..quantity import QuantityError, format_cpu, parse_cpu
+from ..throttle import CPU_BOUND, REQUEST, Result, Scenario, Workload, simulate
+from ..throttle.scenario import JAVA_SERVER_BURST_US, JAVA_SERVER_LOAD_PERCENT, JAVA_SERVER_THREADS
+
+__all__ = ["command", "parse_duration_us", "result_json", "render_text", "cpu_manager_json"]
+
+_UNITS = {"us": 1, "µs": 1, "ms": 1000, "s": 1_000_000}
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(us|µs|ms|s)?\s*$")
+
+
+def parse_duration_us(text: str) -> int:
+    """``100ms``, ``0.1s``, ``100000us`` or a bare number of microseconds → integer µs (exact)."""
+    m = _DURATION.match(str(text))
+    if not m:
+        raise ValueError(f"{text!r} is not a duration (e.g. 100ms, 0.1s, 100000us)")
+    value = Fraction(m.group(1)) * _UNITS[m.group(2) or "us"]
+    if value.denominator != 1:
+        raise ValueError(f"{text!r} is not a whole number of microseconds")
+    return int(value)
+
+
+class _Duration(click.ParamType):
+    name = "duration"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_duration_us(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+class _Cpu(click.ParamType):
+    name = "cpu"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            m = parse_cpu(value)
+        except QuantityError as e:
+            self.fail(str(e), param, ctx)
+        if m <= 0:
+            self.fail("must be more than zero", param, ctx)
+        return m
+
+
+DURATION = _Duration()
+CPU = _Cpu()
+
+
+def _ms(ns: int | None) -> float | None:
+    return None if ns is None else round(ns / 1e6, 3)
+
+
+def result_json(res: Result) -> dict[str, Any]:
+    sc = res.scenario
+    quota_total = res.quota_ns_total
+    return {
+        "cpu_manager": False,
+        "limit": format_cpu(sc.limit_millicores) if sc.limit_millicores is not None else None,
+        "cpus": sc.cpus,
+        "threads": sc.threads,
+        "workload": sc.workload.kind,
+        "period_ms": sc.period_us / 1000,
+        "seconds": sc.seconds_us / 1e6,
+        "seed": sc.seed,
+        "hz": sc.hz,
+        "slices_per_period": sc.slices_per_period,
+        "nr_periods": res.nr_periods,
+        "nr_throttled": res.nr_throttled,
+        "throttled_time_s": round(res.throttled_time_ns / 1e9, 6),
+        "throttled_per_period_s": round(res.throttled_per_period_ns / 1e9, 6),
+        "cpu_used_s": round(res.cpu_used_ns / 1e9, 6),
+        "quota_s": None if quota_total is None else round(quota_total / 1e9, 6),
+        "quota_per_period_s": None if sc.quota_us is None else sc.quota_us / 1e6,
+        "nr_bursts": res.nr_bursts,
+        "burst_time_s": round(res.burst_time_ns / 1e9, 6),
+        "bursts_done": res.bursts_done,
+        "burst_delay_p50_ms": _ms(res.burst_delay_p50_ns),
+        "burst_delay_p99_ms": _ms(res.burst_delay_p99_ns),
+        "max_throttled_cpus": res.max_throttled_cpus,
+        "score": res.score,
+        "periods": [
+            {
+                "index": p.index,
+                "start_ms": p.start_ns / 1e6,
+                "cpu_used_ms": _ms(p.cpu_used_ns),
+                "throttled_ms": _ms(p.throttled_ns),
+                "throttled": p.throttled,
+                "throttled_cpus": p.throttled_cpus,
+            }
+            for p in res.periods
+        ],
+    }
+
+
+def cpu_manager_json(limit: int, cpus: int, threads: int) -> dict[str, Any]:
+    return {
+        "cpu_manager": True,
+        "limit": format_cpu(limit),
+        "cpus": cpus,
+        "threads": threads,
+        "exclusive_cpus": limit // 1000,
+        "nr_periods": 0,
+        "nr_throttled": 0,
+        "throttled_time_s": 0.0,
+        "cpu_used_s": None,
+        "quota_s": None,
+        "burst_delay_p50_ms": None,
+        "burst_delay_p99_ms": None,
+        "score": 0,
+        "message": (
+            f"static CPU Manager: the container gets {limit // 1000} exclusive CPUs and no CFS quota, "
+            "so there is nothing to throttle"
+        ),
+    }
+
+
+def render_text(res: Result, timeline: int = 20) -> str:
+    sc = res.scenario
+    lines = []
+    limit = format_cpu(sc.limit_millicores) if sc.limit_millicores is not None else "none"
+    lines.append(
+        f"CPU limit {limit} ({'no quota' if sc.quota_us is None else f'{sc.quota_us / 1000:g} ms quota'} per "
+        f"{sc.period_us / 1000:g} ms period, {sc.slices_per_period if sc.quota_us else '-'} slices of "
+        f"{sc.slice_us / 1000:g} ms), {sc.threads} {sc.workload.kind} threads on {sc.cpus} CPUs, "
+        f"{sc.seconds_us / 1e6:g} s simulated (HZ={sc.hz}, seed {sc.seed})"
+    )
+    if sc.quota_us is None:
+        lines.append("no CPU limit: no CFS quota, nothing is throttled")
+    lines.append(f"  nr_periods        {res.nr_periods}")
+    lines.append(f"  nr_throttled      {res.nr_throttled}")
+    lines.append(
+        f"  throttled_time    {res.throttled_time_ns / 1e9:.3f} s  "
+        f"({res.throttled_per_period_ns / 1e6:.1f} ms per period, summed over CPUs)"
+    )
+    qt = res.quota_ns_total
+    quota_txt = f" of {qt / 1e9:.3f} s quota ({100 * res.cpu_used_ns / qt:.0f}%)" if qt else ""
+    lines.append(f"  cpu used          {res.cpu_used_ns / 1e9:.3f} s{quota_txt}")
+    if sc.workload.kind == REQUEST:
+        p50, p99 = _ms(res.burst_delay_p50_ns), _ms(res.burst_delay_p99_ns)
+        lines.append(
+            f"  burst delay       p50 {p50 if p50 is not None else '-'} ms, p99 {p99 if p99 is not None else '-'} ms "
+            f"({res.bursts_done} bursts)"
+        )
+    if sc.burst_us:
+        lines.append(f"  nr_bursts         {res.nr_bursts} ({res.burst_time_ns / 1e9:.3f} s over quota)")
+    lines.append(f"  most CPUs throttled at once  {res.max_throttled_cpus}")
+    lines.append(f"  score             {res.score}/100")
+    if timeline and res.periods:
+        shown = res.periods[:timeline]
+        lines.append("")
+        lines.append(f"timeline (first {len(shown)} of {len(res.periods)} periods; # = 1/20 of the quota used, T = throttled)")
+        lines.append("  period   used ms  throttled ms  thr CPUs")
+        q = sc.quota_us * 1000 if sc.quota_us else 0
+        for p in shown:
+            bar = "#" * (min(40, round(20 * p.cpu_used_ns / q)) if q else 0)
+            lines.append(
+                f"  {p.index:>6} {p.cpu_used_ns / 1e6:>9.1f} {p.throttled_ns / 1e6:>13.1f} {p.throttled_cpus:>9}"
+                f"  {'T' if p.throttled else ' '} {bar}"
+            )
+    return "\n".join(lines)
+
+
+@click.command("throttle")
+@click.option("--limit", "limit", type=CPU, default=None, help="CPU limit (a Kubernetes quantity: 1500m, 1.5).")
+@click.option("--no-limit", is_flag=True, help="No CPU limit (no CFS quota).")
+@click.option("--cpus", type=click.IntRange(1, 4096), required=True, help="Logical CPUs of the node.")
+@click.option("--threads", type=click.IntRange(1, 100_000), default=JAVA_SERVER_THREADS, show_default=True, help="Threads of the container.")
+@click.option("--period", type=DURATION, default="100ms", show_default=True, help="CFS period (cpu.cfs_period_us).")
+@click.option("--seconds", type=click.FloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (the result is deterministic).")
+@click.option("--cpu-bound", is_flag=True, help="Every thread always runnable (instead of request bursts).")
+@click.option("--burst-work", type=DURATION, default=f"{JAVA_SERVER_BURST_US}us", show_default=True, help="Mean CPU work of one request burst.")
+@click.option("--fixed-bursts", is_flag=True, help="Every burst is exactly --burst-work (default: exponential).")
+@click.option("--load", "load_percent", type=click.IntRange(1, 100_000), default=JAVA_SERVER_LOAD_PERCENT, show_default=True, help="Offered CPU demand, percent of the limit.")
+@click.option("--demand", type=CPU, default=None, help="Offered CPU demand as a quantity (overrides --load).")
+@click.option("--cfs-burst", "cfs_burst", type=DURATION, default="0us", show_default=True, help="cpu.cfs_burst_us (Linux 5.14+).")
+@click.option("--pre-5.4-expiry", "pre54", is_flag=True, help="Kernels before 5.4: runtime left on a CPU expires at period end.")
+@click.option("--empty-throttle-accounting/--no-empty-throttle-accounting", "empty_acct", default=True, show_default=True, help="Count throttled time of CPUs with no waiting thread (kernels before 6.6).")
+@click.option("--hz", type=click.Choice(["100", "250", "300", "1000"]), default="250", show_default=True, help="Kernel tick rate (CONFIG_HZ).")
+@click.option("--slice", "slice_us", type=DURATION, default="5ms", show_default=True, help="sched_cfs_bandwidth_slice_us.")
+@click.option("--cpu-manager", is_flag=True, help="Guaranteed pod with the static CPU Manager: whole-CPU limits get exclusive cores.")
+@click.option("--timeline", type=click.IntRange(0, 100_000), default=20, show_default=True, help="Periods shown in the text timeline.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command(
+    limit: int | None,
+    no_limit: bool,
+    cpus: int,
+    threads: int,
+    period: int,
+    seconds: float,
+    seed: int,
+    cpu_bound: bool,
+    burst_work: int,
+    fixed_bursts: bool,
+    load_percent: int,
+    demand: int | None,
+    cfs_burst: int,
+    pre54: bool,
+    empty_acct: bool,
+    hz: str,
+    slice_us: int,
+    cpu_manager: bool,
+    timeline: int,
+    fmt: str,
+) -> None:
+    """Simulate CFS bandwidth control (the kernel's enforcement of a CPU limit) for a container.
+
+    Reports cpu.stat's nr_periods, nr_throttled and throttled time (summed over CPUs), the CPU used
+    against the quota, the delay added to request bursts, and a 0-100 throttling score
+    (docs/throttling.md).
+    """
+    if limit is None and not no_limit:
+        raise click.UsageError("give --limit QUANTITY (or --no-limit)")
+    if limit is not None and no_limit:
+        raise click.UsageError("--limit and --no-limit exclude each other")
+    seconds_us = round(seconds * 1_000_000)
+    if cpu_manager and limit is not None:
+        if limit % 1000 == 0:
+            if limit // 1000 > cpus:
+                raise click.UsageError(f"--cpu-manager: {format_cpu(limit)} exclusive CPUs do not fit {cpus} CPUs")
+            doc = cpu_manager_json(limit, cpus, threads)
+            if fmt == "json":
+                click.echo(json.dumps(doc, indent=2))
+            else:
+                click.echo(f"CPU limit {format_cpu(limit)}, {threads} threads on {cpus} CPUs: {doc['message']}.")
+                click.echo("  nr_periods 0, nr_throttled 0, throttled_time 0 s, score 0/100")
+            return
+        click.echo(
+            f"note: the static CPU Manager gives exclusive cores only to whole-CPU limits; "
+            f"{format_cpu(limit)} stays on the CFS quota (round it to {format_cpu(-(-limit // 1000) * 1000)})",
+            err=True,
+        )
+    try:
+        quota = Scenario.quota_for_limit(limit, period) if limit is not None else None
+        sc = Scenario(
+            cpus=cpus,
+            threads=threads,
+            quota_us=quota,
+            period_us=period,
+            burst_us=cfs_burst,
+            seconds_us=max(seconds_us, period),
+            seed=seed,
+            hz=int(hz),
+            slice_us=slice_us,
+            pre_5_4_expiry=pre54,
+            account_empty_throttled=empty_acct,
+            workload=Workload(
+                kind=CPU_BOUND if cpu_bound else REQUEST,
+                burst_us=burst_work,
+                demand_millicores=demand,
+                load_percent=load_percent,
+                fixed_bursts=fixed_bursts,
+            ),
+        )
+    except ValueError as e:
+        raise click.UsageError(str(e)) from e
+    res = simulate(sc)
+    if fmt == "json":
+        click.echo(json.dumps(result_json(res), indent=2))
+    else:
+        click.echo(render_text(res, timeline))

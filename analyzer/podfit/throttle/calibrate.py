@@ -1,0 +1,337 @@
+"""Kernel calibration: run a real multi-threaded workload under a CFS quota and compare with the model.
+
+This module does I/O on purpose (it is a measuring harness, not part of the pure core): it compiles a
+small C program with gcc, creates a cgroup (v1 ``cpu`` controller under ``/sys/fs/cgroup/cpu``, or
+v2 ``cpu.max``), runs the program inside it, reads ``cpu.stat`` and removes the cgroup again. It then
+simulates the same scenario (C = this machine's CPUs) and prints both side by side.
+
+Run it as root: ``PYTHONPATH=analyzer python -m podfit.throttle.calibrate``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from .scenario import CPU_BOUND, REQUEST, Scenario, Workload
+from .sim import simulate
+
+__all__ = [
+    "Config",
+    "Measurement",
+    "CONFIGS",
+    "CgroupUnavailable",
+    "cgroup_root",
+    "kernel_hz",
+    "kernel_flags",
+    "measure",
+    "simulate_config",
+    "compare",
+    "table",
+    "main",
+]
+
+_C_SOURCE = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <math.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+static double seconds, burst_mean, think_mean;
+static int fixed;
+
+static double now_mono(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+static double now_cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+static double uni(uint64_t *s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return ((*s >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+static double expo(uint64_t *s, double mean) { return -mean * log(uni(s)); }
+
+static void *worker(void *arg) {
+    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)((intptr_t)arg + 1);
+    double end = now_mono() + seconds;
+    if (think_mean > 0) { /* start at a random point of the sleep */
+        double d = expo(&s, think_mean);
+        struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+    while (now_mono() < end) {
+        double w = fixed ? burst_mean : expo(&s, burst_mean);
+        double stop = now_cpu() + w;
+        if (think_mean <= 0) { while (now_mono() < end) { } break; }
+        while (now_cpu() < stop && now_mono() < end) { }
+        double d = expo(&s, think_mean);
+        struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 5) { fprintf(stderr, "usage: burst THREADS SECONDS BURST_US THINK_US [fixed]\n"); return 2; }
+    int n = atoi(argv[1]);
+    seconds = atof(argv[2]); burst_mean = atof(argv[3]) * 1e-6; think_mean = atof(argv[4]) * 1e-6;
+    fixed = argc > 5;
+    pthread_t *th = malloc(sizeof(pthread_t) * n);
+    for (int i = 0; i < n; i++) pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
+    for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+    struct rusage ru; getrusage(RUSAGE_SELF, &ru);
+    printf("cpu_us %ld\n", (long)(ru.ru_utime.tv_sec * 1000000L + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1000000L + ru.ru_stime.tv_usec));
+    return 0;
+}
+"""
+
+
+class CgroupUnavailable(RuntimeError):
+    """No writable cgroup with the cpu controller (not root, read-only cgroupfs, no controller)."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One calibration run: quota/period in µs, threads, workload, measured seconds."""
+
+    name: str
+    quota_us: int
+    threads: int
+    kind: str = CPU_BOUND
+    period_us: int = 100_000
+    burst_us: int = 2_000
+    demand_millicores: int | None = None
+    seconds: int = 3
+
+
+@dataclass(frozen=True)
+class Measurement:
+    nr_periods: int
+    nr_throttled: int
+    throttled_time_ns: int
+    cpu_used_ns: int
+    seconds: float
+
+
+# The configurations the calibration test runs (2 CPUs here; more threads than CPUs included).
+CONFIGS: tuple[Config, ...] = (
+    Config("50ms/1 busy", 50_000, 1),
+    Config("50ms/2 busy", 50_000, 2),
+    Config("100ms/2 busy", 100_000, 2),
+    Config("150ms/2 busy", 150_000, 2),
+    Config("100ms/4 busy", 100_000, 4),
+    Config("150ms/3 busy", 150_000, 3),
+    Config("50ms/8 bursty", 50_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=750),
+    Config("100ms/16 bursty", 100_000, 16, kind=REQUEST, burst_us=1_000, demand_millicores=1_500),
+)
+
+
+def cgroup_root() -> tuple[str, int]:
+    """(directory under which to create a group, cgroup version), or raise CgroupUnavailable."""
+    v1 = "/sys/fs/cgroup/cpu"
+    if os.path.exists(os.path.join(v1, "cpu.cfs_quota_us")) and os.access(v1, os.W_OK):
+        return v1, 1
+    v2 = "/sys/fs/cgroup"
+    for root in (v2, "/sys/fs/cgroup/unified"):
+        ctl = os.path.join(root, "cgroup.controllers")
+        if os.path.exists(ctl) and os.access(root, os.W_OK):
+            with open(ctl) as f:
+                if "cpu" in f.read().split():
+                    return root, 2
+    raise CgroupUnavailable("no writable cgroup with the cpu controller (need root and cgroupfs)")
+
+
+def kernel_hz() -> int:
+    """CONFIG_HZ of the running kernel (from /boot/config-* or /proc/config.gz), else 250."""
+    rel = platform.release()
+    for path in (f"/boot/config-{rel}", "/proc/config.gz"):
+        try:
+            opener = gzip.open if path.endswith(".gz") else open
+            with opener(path, "rt") as f:
+                for line in f:
+                    m = re.match(r"CONFIG_HZ=(\d+)", line)
+                    if m:
+                        return int(m.group(1))
+        except OSError:
+            continue
+    return 250
+
+
+def kernel_flags(release: str | None = None) -> dict[str, bool]:
+    """Model switches matching a kernel release: slice expiry before 5.4, empty-group accounting before 6.6."""
+    m = re.match(r"(\d+)\.(\d+)", release or platform.release())
+    ver = (int(m.group(1)), int(m.group(2))) if m else (6, 6)
+    return {"pre_5_4_expiry": ver < (5, 4), "account_empty_throttled": ver < (6, 6)}
+
+
+def _compile(workdir: str) -> str:
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise CgroupUnavailable("no C compiler (gcc) to build the workload")
+    src = os.path.join(workdir, "burst.c")
+    exe = os.path.join(workdir, "burst")
+    with open(src, "w") as f:
+        f.write(_C_SOURCE)
+    subprocess.run([cc, "-O2", "-pthread", "-o", exe, src, "-lm"], check=True, capture_output=True)
+    return exe
+
+
+def _think_us(cfg: Config) -> int:
+    if cfg.kind == CPU_BOUND:
+        return 0
+    wl = Workload(kind=REQUEST, burst_us=cfg.burst_us, demand_millicores=cfg.demand_millicores)
+    demand = wl.demand_for(cfg.quota_us * 1000 // cfg.period_us)
+    return max(0, round(cfg.burst_us * (cfg.threads * 1000 / demand - 1)))
+
+
+def _read_stat(path: str) -> dict[str, int]:
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.partition(" ")
+            if v.strip().lstrip("-").isdigit():
+                out[k] = int(v)
+    return out
+
+
+def measure(cfg: Config, exe: str) -> Measurement:
+    """Run ``exe`` in a fresh cgroup with the config's quota; return cpu.stat and CPU used."""
+    root, version = cgroup_root()
+    group = os.path.join(root, f"podfit-calib-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        os.mkdir(group)
+    except OSError as e:
+        raise CgroupUnavailable(f"cannot create {group}: {e}") from e
+    try:
+        if version == 1:
+            with open(os.path.join(group, "cpu.cfs_period_us"), "w") as f:
+                f.write(str(cfg.period_us))
+            with open(os.path.join(group, "cpu.cfs_quota_us"), "w") as f:
+                f.write(str(cfg.quota_us))
+        else:
+            with open(os.path.join(group, "cpu.max"), "w") as f:
+                f.write(f"{cfg.quota_us} {cfg.period_us}")
+        procs = os.path.join(group, "cgroup.procs")
+
+        def enter() -> None:  # runs in the child before exec: its threads are born in the group
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+
+        args = [exe, str(cfg.threads), str(cfg.seconds), str(cfg.burst_us), str(_think_us(cfg))]
+        t0 = time.monotonic()
+        proc = subprocess.run(args, capture_output=True, text=True, preexec_fn=enter, timeout=cfg.seconds + 30)
+        elapsed = time.monotonic() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"workload failed: {proc.stderr.strip()}")
+        cpu_us = int(re.search(r"cpu_us (\d+)", proc.stdout).group(1))
+        st = _read_stat(os.path.join(group, "cpu.stat"))
+        if version == 1:
+            thr_ns = st.get("throttled_time", 0)
+        else:
+            thr_ns = st.get("throttled_usec", 0) * 1000
+        return Measurement(
+            nr_periods=st.get("nr_periods", 0),
+            nr_throttled=st.get("nr_throttled", 0),
+            throttled_time_ns=thr_ns,
+            cpu_used_ns=cpu_us * 1000,
+            seconds=elapsed,
+        )
+    finally:
+        for _ in range(50):
+            try:
+                os.rmdir(group)
+                break
+            except OSError:
+                time.sleep(0.05)
+
+
+def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None, seed: int = 0) -> Measurement:
+    flags = kernel_flags()
+    sc = Scenario(
+        cpus=cpus or os.cpu_count() or 1,
+        threads=cfg.threads,
+        quota_us=cfg.quota_us,
+        period_us=cfg.period_us,
+        seconds_us=cfg.seconds * 1_000_000,
+        seed=seed,
+        hz=hz or kernel_hz(),
+        workload=Workload(kind=cfg.kind, burst_us=cfg.burst_us, demand_millicores=cfg.demand_millicores),
+        **flags,
+    )
+    r = simulate(sc)
+    return Measurement(r.nr_periods, r.nr_throttled, r.throttled_time_ns, r.cpu_used_ns, cfg.seconds)
+
+
+# Agreement the calibration test demands between kernel and model (stated in docs/throttling.md):
+TOL_THROTTLED_FRACTION = 0.25  # |nr_throttled/nr_periods| difference, absolute
+TOL_THROTTLED_MS = 20.0  # throttled ms per period: within 35% or 20 ms
+TOL_THROTTLED_REL = 0.35
+TOL_CPU_REL = 0.10  # CPU used per second: within 10%
+
+
+def compare(real: Measurement, model: Measurement) -> list[str]:
+    """Reasons the two disagree beyond the tolerances (empty list: they agree)."""
+    problems = []
+    fr = real.nr_throttled / max(1, real.nr_periods)
+    fm = model.nr_throttled / max(1, model.nr_periods)
+    if abs(fr - fm) > TOL_THROTTLED_FRACTION:
+        problems.append(f"throttled periods {fr:.2f} vs model {fm:.2f}")
+    tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
+    tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
+    if abs(tr - tm) > max(TOL_THROTTLED_MS, TOL_THROTTLED_REL * max(tr, tm)):
+        problems.append(f"throttled {tr:.1f} ms/period vs model {tm:.1f}")
+    ur = real.cpu_used_ns / 1e9 / real.seconds
+    um = model.cpu_used_ns / 1e9 / model.seconds
+    if abs(ur - um) > TOL_CPU_REL * max(ur, um, 0.05):
+        problems.append(f"CPU used {ur:.3f}/s vs model {um:.3f}/s")
+    return problems
+
+
+def table(rows: list[tuple[Config, Measurement, Measurement]]) -> str:
+    head = (
+        "| config | quota/period | threads | kernel thr/periods | model thr/periods "
+        "| kernel thr ms/period | model thr ms/period | kernel CPU/s | model CPU/s |"
+    )
+    lines = [head, "|" + "---|" * 9]
+    for cfg, real, model in rows:
+        lines.append(
+            f"| {cfg.name} | {cfg.quota_us // 1000}/{cfg.period_us // 1000} ms | {cfg.threads} "
+            f"| {real.nr_throttled}/{real.nr_periods} | {model.nr_throttled}/{model.nr_periods} "
+            f"| {real.throttled_time_ns / max(1, real.nr_periods) / 1e6:.1f} "
+            f"| {model.throttled_time_ns / max(1, model.nr_periods) / 1e6:.1f} "
+            f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        cgroup_root()
+    except CgroupUnavailable as e:
+        print(f"skipped: {e}", file=sys.stderr)
+        return 2
+    rows = []
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
+        exe = _compile(d)
+        for cfg in CONFIGS:
+            real = measure(cfg, exe)
+            model = simulate_config(cfg)
+            rows.append((cfg, real, model))
+            problems = compare(real, model)
+            bad += bool(problems)
+            if problems:
+                print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
+    print(f"kernel {platform.release()}, HZ={kernel_hz()}, {os.cpu_count()} CPUs, {kernel_flags()}")
+    print(table(rows))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
