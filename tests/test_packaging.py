@@ -41,7 +41,7 @@ def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
         "import podfit.paths as p, sys; "
         "assert str(p.policies_dir()).startswith(sys.argv[1]), p.policies_dir(); "
         "assert str(p.schemas_dir()).startswith(sys.argv[1]), p.schemas_dir(); "
-        "from podfit.cli import main; main()"
+        "from podfit.cli import main; main(sys.argv[2:])"
     )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
     r = subprocess.run(
