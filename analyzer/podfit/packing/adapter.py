@@ -38,6 +38,7 @@ class PackInputs:
     family: str | None
     workloads: Mapping[str, Workload]  # pod type / daemon name → workload (for findings)
     unknown_classes: tuple[str, ...] = ()
+    pool_sources: Mapping[str, object] = None  # type: ignore[assignment]  # node type name → NodePool
 
 
 def pod_name(w: Workload) -> str:
@@ -98,7 +99,7 @@ def vm_classes(platform) -> tuple[VMClass, ...]:
 
 
 def pools_to_node_types(node_pools, classes: Sequence[VMClass], *, overhead: Overhead, daemons: Sequence[DaemonPod],
-                        max_pods: int) -> tuple[tuple[NodeType, ...], tuple[str, ...]]:
+                        max_pods: int, sources: dict | None = None) -> tuple[tuple[NodeType, ...], tuple[str, ...]]:
     """Worker node pools → node types; returns also the VM class names the catalogue lacks."""
     by_name = {c.name: c for c in classes}
     out: list[NodeType] = []
@@ -117,6 +118,8 @@ def pools_to_node_types(node_pools, classes: Sequence[VMClass], *, overhead: Ove
         while name in used_names:
             name += "'"
         used_names.add(name)
+        if sources is not None:
+            sources[name] = p
         out.append(node_type(name, c, p.count, labels=p.labels, overhead=overhead, daemons=daemons,
                              max_pods=max_pods))
     return tuple(out), tuple(unknown)
@@ -143,7 +146,9 @@ def inputs_from(workloads: Iterable[Workload], platform, node_pools=None, *, ove
     mp = platform.kubelet.max_pods if max_pods is None else max_pods
     pools_in = tuple(platform.node_pools if node_pools is None else node_pools)
     _, daemons, _ = pods_from_workloads(workloads)
-    pools, unknown = pools_to_node_types(pools_in, classes, overhead=ov, daemons=daemons, max_pods=mp)
+    sources: dict = {}
+    pools, unknown = pools_to_node_types(pools_in, classes, overhead=ov, daemons=daemons, max_pods=mp,
+                                         sources=sources)
     pods, daemons, by_name = pods_from_workloads(workloads, pools)
     return PackInputs(pods, daemons, pools, classes, ov, mp, platform.numa_node_cores, platform.numa_node_memory,
-                      family_of(pools), by_name, unknown)
+                      family_of(pools), by_name, unknown, sources)

@@ -47,6 +47,8 @@ __all__ = [
 DEFAULT_TIME_BUDGET = 10.0
 # Above this many (pod type × node) variables the CP-SAT model is not built (it would not finish).
 MAX_EXACT_CELLS = 100_000
+# Heuristics always get at least this long (seconds), even with no time budget for the solver.
+HEURISTIC_MIN_TIME = 0.5
 
 
 def to_nodes(packing: Packing, pods: Sequence[PodType], pools: Sequence[NodeType], *, skip_empty: bool) -> tuple[NodeResult, ...]:
@@ -93,7 +95,7 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
     start = time.monotonic()
     certs = tuple(certificates(pods, pools))
     lb = _homogeneous_lower_bound(pods, pools)
-    best, _ = run_all(pods, pools, deadline=start + max(time_budget, 0) / 4)
+    best, _ = run_all(pods, pools, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME))
     nodes = to_nodes(best, pods, pools, skip_empty=False)
     unplaced = tuple(sorted((pods[t].name, k) for t, k in enumerate(best.unplaced) if k))
     common = dict(bounds=certs, lower_bound=lb)
@@ -139,7 +141,7 @@ def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = 
     total = sum(p.count for p in pods)
     if total == 0:
         return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
-    best, _ = run_all(pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget, 0) / 4, dot=dot)
+    best, _ = run_all(pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME), dot=dot)
     upper = best.used_nodes
     method = best.name
     packing = best
@@ -213,8 +215,8 @@ def right_size(
     """Among NUMA-fitting classes that hold the largest pod, the class and count with least waste.
 
     Count = the least count that fits, raised until the free capacity covers the burst headroom.
-    Waste = provisioned capacity − requests − headroom, scored as the sum of the CPU and memory
-    shares of provisioned capacity (parts per million); ties go to fewer nodes, then the name.
+    Waste = provisioned capacity − requests − headroom, scored as the mean of the CPU and memory
+    shares of provisioned capacity left idle (parts per million); ties go to fewer nodes, then the name.
     """
     b_cpu, b_mem, _ = burst(pods)
     need_cpu = ceil_div(b_cpu * share_percent, 100)
@@ -246,7 +248,7 @@ def right_size(
             vm_class=c.name, nodes=n, min_nodes=mn.nodes, exact=mn.exact,
             waste_cpu=w_cpu, waste_memory=w_mem,
             headroom_cpu=n * t.cpu - req_cpu, headroom_memory=n * t.memory - req_mem,
-            waste_ppm=w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem,
+            waste_ppm=(w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem) // 2,
         ))
     cands.sort(key=lambda c: (c.waste_ppm, c.nodes, c.vm_class))
     top = cands[0] if cands else None

@@ -332,7 +332,7 @@ class Candidate:
     waste_memory: int
     headroom_cpu: int
     headroom_memory: int
-    waste_ppm: int  # CPU share + memory share of provisioned capacity left idle, in parts per million
+    waste_ppm: int  # mean of the CPU and memory shares of provisioned capacity left idle, parts per million
 
 
 @dataclass(frozen=True)

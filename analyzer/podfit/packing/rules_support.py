@@ -1,0 +1,84 @@
+"""Glue between the packing analyzer and the Python rules PF303, PF601–PF604.
+
+The analysis runs once per check (cached on the rule context's objects and platform) and every
+packing rule reads from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import Location
+from .adapter import PackInputs, inputs_from
+from .engine import Analysis, analyze
+
+__all__ = ["MISSING_POOLS", "PackingFacts", "facts_for", "skip_reason", "time_budget", "headroom_share",
+           "pool_location"]
+
+MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
+
+
+@dataclass(frozen=True)
+class PackingFacts:
+    inputs: PackInputs
+    analysis: Analysis | None
+
+
+_cache: dict[str, Any] = {}
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    from ..commands.pack import parse_duration
+
+    return parse_duration(str(value))
+
+
+def time_budget(ctx) -> float:
+    return _seconds(ctx.config.threshold("PF601", "time-budget", 10))
+
+
+def headroom_share(ctx) -> int:
+    v = ctx.config.threshold("PF603", "headroom", 100)
+    if isinstance(v, str):
+        return int(v.strip().rstrip("%"))
+    return int(v)
+
+
+def _inputs(ctx) -> PackInputs:
+    return inputs_from(ctx.workloads, ctx.platform, ctx.node_pools)
+
+
+def skip_reason(ctx) -> str | None:
+    inputs = facts_for(ctx, analyse=False).inputs
+    if not inputs.pools:
+        if ctx.node_pools and inputs.unknown_classes:
+            return "VM classes " + ", ".join(sorted(set(inputs.unknown_classes))) + " in the platform's vmClasses"
+        return MISSING_POOLS
+    return None
+
+
+def facts_for(ctx, analyse: bool = True) -> PackingFacts:
+    key = (id(ctx.objects), id(ctx.platform), id(ctx.config))
+    hit = _cache.get("facts")
+    if hit is not None and hit[0] == key and hit[1] is ctx.objects and (hit[2].analysis is not None or not analyse):
+        return hit[2]
+    inputs = hit[2].inputs if hit is not None and hit[0] == key and hit[1] is ctx.objects else _inputs(ctx)
+    analysis = None
+    if analyse and inputs.pools:
+        analysis = analyze(inputs.pods, inputs.pools, inputs.classes, overhead=inputs.overhead,
+                           daemons=inputs.daemons, max_pods=inputs.max_pods, numa_cores=inputs.numa_cores,
+                           numa_memory=inputs.numa_memory, share_percent=headroom_share(ctx),
+                           time_budget=time_budget(ctx), family=inputs.family)
+    facts = PackingFacts(inputs, analysis)
+    _cache["facts"] = (key, ctx.objects, facts)
+    return facts
+
+
+def pool_location(inputs: PackInputs, pool_name: str, default: Location) -> tuple[Location, Any]:
+    """Where a node pool was declared (profile or cluster manifest)."""
+    src = (inputs.pool_sources or {}).get(pool_name)
+    loc = getattr(src, "location", None)
+    return (loc or default), src

@@ -1,0 +1,43 @@
+"""PF603: after packing, the free capacity cannot absorb Σ(limit − request) (times the headroom share)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import Location
+from ..packing.report import fmt_mem
+from ..packing.rules_support import facts_for, pool_location
+from ..packing.rules_support import skip_reason as _skip
+from ..quantity import format_cpu
+
+ID = "PF603"
+
+
+def skip_reason(ctx) -> str | None:
+    return _skip(ctx)
+
+
+def check(ctx) -> Iterator[Finding]:
+    facts = facts_for(ctx)
+    a = facts.analysis
+    if a is None or not a.fit.feasible or a.headroom.ok:
+        return
+    h = a.headroom
+    short = []
+    if h.free_cpu < h.needed_cpu:
+        short.append(f"CPU {format_cpu(h.needed_cpu)} needed, {format_cpu(h.free_cpu)} free")
+    if h.free_memory < h.needed_memory:
+        short.append(f"memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free")
+    pool = a.pools[0].name
+    default = Location(next(iter(facts.inputs.workloads.values())).location.file if facts.inputs.workloads else "", 0)
+    loc, _ = pool_location(facts.inputs, pool, default)
+    yield Finding(
+        rule=ID,
+        message=(f"no burst headroom: {h.share_percent}% of Σ(limit − request) does not fit the free capacity "
+                 f"after packing ({'; '.join(short)})"),
+        location=loc,
+        details={"share_percent": h.share_percent, "burst_cpu": h.burst_cpu, "burst_memory": h.burst_memory,
+                 "needed_cpu": h.needed_cpu, "needed_memory": h.needed_memory, "free_cpu": h.free_cpu,
+                 "free_memory": h.free_memory},
+    )

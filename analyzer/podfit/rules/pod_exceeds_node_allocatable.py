@@ -1,0 +1,37 @@
+"""PF303: a pod larger than every node's allocatable (after system overhead and DaemonSets)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..packing.bounds import fits
+from ..packing.report import fmt_mem
+from ..packing.rules_support import facts_for
+from ..packing.rules_support import skip_reason as _skip
+from ..quantity import format_cpu
+
+ID = "PF303"
+
+
+def skip_reason(ctx) -> str | None:
+    return _skip(ctx)
+
+
+def check(ctx) -> Iterator[Finding]:
+    inputs = facts_for(ctx, analyse=False).inputs
+    for p in inputs.pods:
+        if any(fits(p.demand, n.allocatable) for n in inputs.pools):
+            continue
+        w = inputs.workloads[p.name]
+        best = max(inputs.pools, key=lambda n: (n.cpu, n.memory))
+        yield Finding(
+            rule=ID,
+            message=(f"pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest node "
+                     f"({best.vm_class}) has {format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable "
+                     "after system overhead and DaemonSets: it can never be scheduled"),
+            location=w.location,
+            object=w.ref,
+            details={"cpu_request": p.cpu, "memory_request": p.memory,
+                     "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in inputs.pools}},
+        )

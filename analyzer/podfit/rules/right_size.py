@@ -1,0 +1,49 @@
+"""PF604: the NUMA-fitting VM class and node count with least waste (and the headroom) differ from
+the pools in use."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import Location
+from ..packing.rules_support import facts_for, pool_location
+from ..packing.rules_support import skip_reason as _skip
+
+ID = "PF604"
+
+
+def skip_reason(ctx) -> str | None:
+    return _skip(ctx)
+
+
+def check(ctx) -> Iterator[Finding]:
+    facts = facts_for(ctx)
+    a = facts.analysis
+    if a is None or a.recommendation.vm_class is None:
+        return
+    classes = {n.vm_class for n in a.pools}
+    if len(classes) != 1:
+        return  # mixed pools: the single-class recommendation is not comparable (see `podfit pack`)
+    (current,) = classes
+    count = sum(n.count for n in a.pools)
+    rec = a.recommendation
+    if rec.vm_class == current and rec.nodes == count:
+        return
+    by_class = {c.vm_class: c for c in rec.candidates}
+    cur = by_class.get(current)
+    best = by_class[rec.vm_class]
+    if cur is not None and cur.nodes == count and cur.waste_ppm <= best.waste_ppm:
+        return  # as good as the recommendation
+    default = Location(next(iter(facts.inputs.workloads.values())).location.file if facts.inputs.workloads else "", 0)
+    loc, _ = pool_location(facts.inputs, a.pools[0].name, default)
+    yield Finding(
+        rule=ID,
+        message=(f"right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
+                 f"({best.waste_ppm / 10_000:.1f}% idle) and the burst headroom; the pools use {count} × {current}"),
+        location=loc,
+        details={"recommended": {"vm_class": rec.vm_class, "nodes": rec.nodes},
+                 "current": {"vm_class": current, "nodes": count},
+                 "candidates": [{"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm}
+                                for c in rec.candidates]},
+    )

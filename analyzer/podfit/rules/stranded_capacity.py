@@ -1,0 +1,43 @@
+"""PF602: after packing, capacity on nodes that no pod could use (threshold: percent of allocatable)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..model import Location
+from ..packing.report import fmt_mem
+from ..packing.rules_support import facts_for, pool_location
+from ..packing.rules_support import skip_reason as _skip
+from ..quantity import format_cpu
+
+ID = "PF602"
+
+
+def skip_reason(ctx) -> str | None:
+    return _skip(ctx)
+
+
+def check(ctx) -> Iterator[Finding]:
+    facts = facts_for(ctx)
+    a = facts.analysis
+    if a is None or not a.fit.feasible:
+        return
+    percent = int(ctx.threshold("percent", 10))
+    total_cpu = sum(n.allocatable[0] for n in a.fit.nodes)
+    total_mem = sum(n.allocatable[1] for n in a.fit.nodes)
+    s = a.stranded
+    if not (s.cpu * 100 > percent * total_cpu or s.memory * 100 > percent * total_mem):
+        return
+    pool = next(n.pool for n in a.fit.nodes if n.name in s.nodes)
+    loc, _ = pool_location(facts.inputs, pool, Location(next(iter(facts.inputs.workloads.values())).location.file
+                                                          if facts.inputs.workloads else "", 0))
+    yield Finding(
+        rule=ID,
+        message=(f"{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on {len(s.nodes)} node(s) "
+                 f"({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits what is left there"
+                 + (f"; consider {a.recommendation.nodes} × {a.recommendation.vm_class}" if a.recommendation.vm_class else "")),
+        location=loc,
+        details={"stranded_cpu": s.cpu, "stranded_memory": s.memory, "nodes": list(s.nodes),
+                 "allocatable_cpu": total_cpu, "allocatable_memory": total_mem, "threshold_percent": percent},
+    )
