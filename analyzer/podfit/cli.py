@@ -103,7 +103,7 @@ PLATFORM_OPTION = click.option(
 def _format_choices() -> list[str]:
     from .formats import renderers
 
-    return sorted(renderers())
+    return sorted(renderers()) + ["auto"]  # auto: github under GitHub Actions, else text
 
 
 # ------------------------------------------------------------------------------------- check ---
@@ -149,6 +149,8 @@ def check(
     """
     from .formats import render
 
+    if fmt == "auto":
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     config = load_config(config_path)
     platform = load_platform(platform_path or config.platform)
     selected = []
