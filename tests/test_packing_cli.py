@@ -1,0 +1,135 @@
+"""`podfit pack` and the packing rules (PF303, PF601–PF604) through the real CLI and fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from podfit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = ("PF303", "PF601", "PF602", "PF603", "PF604")
+FIXTURES = sorted(p for r in RULES for p in (ROOT / "testdata" / r).glob("*.yaml"))
+
+
+def run(args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_every_packing_rule_has_pass_and_fail_fixtures():
+    for r in RULES:
+        names = [p.name for p in (ROOT / "testdata" / r).glob("*.yaml")]
+        assert any(n.startswith("pass_") for n in names) and any(n.startswith("fail_") for n in names), r
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture(path):
+    rule = path.parent.name
+    res = run(["check", path, "--rule", rule, "--format", "json", "--fail-on", "never"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    hits = [f for f in report["findings"] if f["rule"] == rule]
+    if path.name.startswith("fail_"):
+        assert hits, f"{rule} should fire on {path.name}"
+        assert all(f["file"] == str(path) and f["line"] >= 1 for f in hits)
+    else:
+        assert not hits, hits
+
+
+def test_rules_are_skipped_without_node_pools(tmp_path):
+    app = tmp_path / "app.yaml"
+    app.write_text((ROOT / "testdata/PF601/fail_packing.yaml").read_text().split("---", 1)[1])
+    args = ["check", app, "--format", "json", "--fail-on", "never"]
+    for r in RULES:
+        args += ["--rule", r]
+    report = json.loads(run(args).output)
+    assert not [f for f in report["findings"] if f["rule"] in RULES]
+    skipped = {s["rule"]: s["reason"] for s in report["skipped_rules"]}
+    assert set(skipped) == set(RULES) and all("node pools" in why for why in skipped.values())
+
+
+def test_pack_json_proves_misfit(tmp_path):
+    res = run(["pack", ROOT / "testdata/PF601/fail_packing.yaml", "--format", "json"])
+    assert res.exit_code == 1
+    d = json.loads(res.output)
+    assert d["feasible"] is False and d["proof"] in ("solver", "lower-bound")
+    assert d["unplaced"] == {"Deployment/shop/api": 1}
+    assert len(d["nodes"]) == 2 and all(n["allocatable"]["cpu"] == 3750 for n in d["nodes"])
+    # five 1,500m pods need three large nodes
+    assert d["min_nodes"]["best-effort-large"] == 3
+    assert d["min_nodes_detail"]["best-effort-large"]["exact"] is True
+    for key in ("lower_bound", "stranded", "headroom", "recommendation"):
+        assert key in d
+
+
+def test_pack_pool_option_overrides_and_fits():
+    res = run(["pack", ROOT / "testdata/PF601/fail_packing.yaml", "--pool", "best-effort-large=3", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert d["feasible"] is True and d["proof"] == "placement"
+    assert sum(sum(n["pods"].values()) for n in d["nodes"]) == 5
+    assert all(n["free"]["cpu"] == n["allocatable"]["cpu"] - n["used"]["cpu"] for n in d["nodes"])
+
+
+def test_pack_overhead_and_max_pods_options():
+    base = ROOT / "testdata/PF601/pass_fits.yaml"
+    d = json.loads(run(["pack", base, "--overhead-cpu", "1", "--overhead-memory", "1Gi", "--max-pods", "3",
+                        "--format", "json"]).output)
+    assert d["pools"][0]["allocatable"]["cpu"] == 3000
+    assert d["pools"][0]["allocatable"]["memory"] == 15 * 2**30
+    assert d["pools"][0]["allocatable"]["pods"] == 3
+
+
+def test_pack_text_table_has_bars():
+    res = run(["pack", ROOT / "testdata/PF601/pass_fits.yaml", "--time-budget", "2s"])
+    assert res.exit_code == 0
+    assert "Fits: yes" in res.output and "[####" in res.output and "workers-0" in res.output
+
+
+def test_pack_headroom_option_changes_the_answer():
+    path = ROOT / "testdata/PF603/fail_limits_double.yaml"
+    full = json.loads(run(["pack", path, "--format", "json"]).output)["headroom"]
+    none = json.loads(run(["pack", path, "--headroom", "0%", "--format", "json"]).output)["headroom"]
+    assert full["ok"] is False and none["ok"] is True and none["needed_cpu"] == 0
+
+
+def test_pack_without_pools_is_a_usage_error(tmp_path):
+    app = tmp_path / "app.yaml"
+    app.write_text((ROOT / "testdata/PF601/fail_packing.yaml").read_text().split("---", 1)[1])
+    res = run(["pack", app])
+    assert res.exit_code == 2 and "node pools" in res.output
+    assert run(["pack", app, "--pool", "no-such-class=2"]).exit_code == 2
+    assert run(["pack", app, "--pool", "best-effort-large"]).exit_code == 2
+    assert run(["pack", app, "--pool", "best-effort-large=2", "--headroom", "lots"]).exit_code == 2
+
+
+def test_pack_reads_v1alpha1_workers_and_daemonsets(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("""\
+apiVersion: run.tanzu.vmware.com/v1alpha1
+kind: TanzuKubernetesCluster
+metadata: {name: c}
+spec:
+  topology:
+    controlPlane: {count: 1, class: best-effort-small}
+    workers: {count: 2, class: best-effort-medium}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers:
+      - {name: a, image: x, resources: {requests: {cpu: 250m, memory: 256Mi}}}
+""")
+    d = json.loads(run(["pack", f, "--format", "json"]).output)
+    assert [(p["vm_class"], p["count"]) for p in d["pools"]] == [("best-effort-medium", 2)]  # no control plane
+    assert d["pools"][0]["allocatable"]["cpu"] == 2000 - 250 - 250
+    assert d["pools"][0]["allocatable"]["pods"] == 109
+    assert d["feasible"] is True
