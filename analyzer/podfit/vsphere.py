@@ -1,0 +1,645 @@
+"""The vSphere analyzer: CRX sizing of vSphere Pods, HA-adjusted capacity, reservations, DRS
+placement, vCPU overcommit and what-if admission. Pure functions over frozen dataclasses.
+
+Units: CPU in millicores (Kubernetes side) or MHz (vSphere side), memory in bytes, all ``int``.
+The formulas, and how the cases the best-practices study leaves open are decided, are in
+``docs/vsphere.md``; the ``WHY_*`` strings below name the study's rule behind each figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from .clusters import cluster_objects, is_critical, node_pools_from_objects
+from .model import Container, K8sObject, Location, PodSpec, Workload
+from .platform import HostGroup, NodePool, Platform
+
+__all__ = [
+    "GiB",
+    "CrxSize",
+    "crx_size",
+    "mhz",
+    "reference_mhz",
+    "HostCapacity",
+    "Capacity",
+    "capacity",
+    "VM",
+    "vms_from_node_pools",
+    "vms_from_workloads",
+    "reservations_of",
+    "Placement",
+    "HostUse",
+    "place",
+    "CapacityReport",
+    "analyze_capacity",
+    "overcommit_exceeds",
+    "WhatIf",
+    "what_if",
+    "critical_workloads",
+    "crx_lint",
+    "loadbalancer_counts",
+    "LB_TKG_DEFAULT",
+    "LB_SUPERVISOR_DEFAULT",
+]
+
+GiB = 2**30
+DEFAULT_PLACEMENT_BUDGET = 5.0  # seconds for one DRS placement proof
+
+WHY_CPU_NONE = "no CPU request or limit in any container: 1 vCPU"
+WHY_CPU_REQUESTS = "CPU requests but no limits: ceil(Σ CPU requests) vCPUs"
+WHY_CPU_LIMITS = "CPU requests and limits: ceil(Σ CPU limits) vCPUs"
+WHY_CPU_LIMIT_MHZ = "CPU limits set: vSphere CPU limit = Σ CPU limits × base MHz of one core"
+WHY_CPU_NO_LIMIT = "no CPU limit: no vSphere CPU limit (the vCPU count is the ceiling)"
+WHY_CPU_RES = "CPU reservation = Σ CPU requests × base MHz of one physical core"
+WHY_MEM_NONE = "no memory request or limit in any container: 1 GiB"
+WHY_MEM_REQUESTS = "memory requests but no limits: Σ memory requests"
+WHY_MEM_LIMITS = "memory requests and limits: Σ memory limits"
+WHY_MEM_CAPPED = "memory requests and limits: capped at max(3 × Σ requests, largest container limit)"
+WHY_MEM_RES = "memory reservation = Σ memory requests"
+WHY_NO_MHZ = "platform has no hosts: base MHz unknown"
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def mhz(millicores: int, base_mhz: int) -> int:
+    """Millicores as MHz of physical cores at ``base_mhz`` (1 CPU = one core's clock), rounded up."""
+    return _ceil_div(millicores * base_mhz, 1000)
+
+
+# --------------------------------------------------------------------------------- CRX sizing ---
+
+
+@dataclass(frozen=True)
+class CrxSize:
+    """The CRX VM of one vSphere Pod. MHz figures are ``None`` when the base clock is unknown;
+    ``cpu_limit_mhz`` is ``None`` when the CRX has no vSphere CPU limit."""
+
+    vcpus: int
+    cpu_limit_mhz: int | None
+    cpu_reservation_mhz: int | None
+    memory_bytes: int
+    memory_reservation_bytes: int
+    cpu_request_millicores: int
+    cpu_limit_millicores: int | None
+    why: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+
+def _running(pod: PodSpec) -> tuple[Container, ...]:
+    """Containers that run side by side for the pod's life: app containers and sidecars."""
+    return pod.containers + tuple(c for c in pod.init_containers if c.sidecar)
+
+
+def _one_shot_inits(pod: PodSpec) -> tuple[Container, ...]:
+    return tuple(c for c in pod.init_containers if not c.sidecar)
+
+
+def _sum_and_init(pod: PodSpec, value) -> int:
+    """max(Σ over running containers, largest one-shot init container): init containers run alone
+    in the same CRX before the app containers, so the CRX must hold the largest of them."""
+    total = sum(value(c) or 0 for c in _running(pod))
+    inits = [value(c) or 0 for c in _one_shot_inits(pod)]
+    return max([total] + inits)
+
+
+def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
+    """Size the CRX of a vSphere Pod from its containers' effective requests and limits.
+
+    Uses ``Container.resources`` (Kubernetes defaulting applied: a limit without a request makes
+    the request equal to the limit; LimitRange defaults filled in). See docs/vsphere.md.
+    """
+    why: dict[str, str] = {}
+    everyone = pod.all_containers
+
+    def req(res: str):
+        return lambda c: getattr(c.resources, f"{res}_request")
+
+    def lim_or_req(res: str):
+        # a container without a limit is bounded by its request inside a CRX sized from limits
+        def f(c: Container) -> int | None:
+            v = getattr(c.resources, f"{res}_limit")
+            return v if v is not None else getattr(c.resources, f"{res}_request")
+
+        return f
+
+    def any_set(res: str, part: str) -> bool:
+        return any(getattr(c.resources, f"{res}_{part}") is not None for c in everyone)
+
+    # CPU
+    cpu_req = _sum_and_init(pod, req("cpu"))
+    cpu_limit_mc: int | None = None
+    if any_set("cpu", "limit"):
+        cpu_limit_mc = max(_sum_and_init(pod, lim_or_req("cpu")), cpu_req)
+        vcpus = _ceil_div(cpu_limit_mc, 1000)
+        why["vcpus"] = WHY_CPU_LIMITS
+        why["cpu_limit_mhz"] = WHY_CPU_LIMIT_MHZ
+    elif any_set("cpu", "request"):
+        vcpus = _ceil_div(cpu_req, 1000)
+        why["vcpus"] = WHY_CPU_REQUESTS
+        why["cpu_limit_mhz"] = WHY_CPU_NO_LIMIT
+    else:
+        vcpus = 1
+        why["vcpus"] = WHY_CPU_NONE
+        why["cpu_limit_mhz"] = WHY_CPU_NO_LIMIT
+    if vcpus < 1:  # explicit zero requests: a VM has at least one vCPU
+        vcpus = 1
+        why["vcpus"] += " (at least 1)"
+    why["cpu_reservation_mhz"] = WHY_CPU_RES if base_mhz else WHY_NO_MHZ
+    if base_mhz:
+        cpu_res_mhz: int | None = mhz(cpu_req, base_mhz)
+        cpu_limit_mhz = mhz(cpu_limit_mc, base_mhz) if cpu_limit_mc is not None else None
+    else:
+        cpu_res_mhz = cpu_limit_mhz = None
+        if cpu_limit_mc is not None:
+            why["cpu_limit_mhz"] = WHY_NO_MHZ
+
+    # memory
+    mem_req = _sum_and_init(pod, req("memory"))
+    if any_set("memory", "limit"):
+        total = _sum_and_init(pod, lim_or_req("memory"))
+        largest = max((c.resources.memory_limit or 0) for c in everyone)
+        cap = max(3 * mem_req, largest)
+        memory = min(total, cap)
+        why["memory_bytes"] = WHY_MEM_CAPPED if total > cap else WHY_MEM_LIMITS
+        memory = max(memory, mem_req)  # never below what is reserved
+    elif any_set("memory", "request"):
+        memory = mem_req
+        why["memory_bytes"] = WHY_MEM_REQUESTS
+    else:
+        memory = GiB
+        why["memory_bytes"] = WHY_MEM_NONE
+    if memory <= 0:
+        memory = GiB
+        why["memory_bytes"] += " (zero: the 1 GiB default)"
+    why["memory_reservation_bytes"] = WHY_MEM_RES
+    return CrxSize(
+        vcpus=vcpus,
+        cpu_limit_mhz=cpu_limit_mhz,
+        cpu_reservation_mhz=cpu_res_mhz,
+        memory_bytes=memory,
+        memory_reservation_bytes=mem_req,
+        cpu_request_millicores=cpu_req,
+        cpu_limit_millicores=cpu_limit_mc,
+        why=why,
+    )
+
+
+# ----------------------------------------------------------------------------------- capacity ---
+
+
+def _capacity_groups(platform: Platform) -> tuple[HostGroup, ...]:
+    return tuple(h for h in platform.hosts if not h.dedicated_failover and h.count > 0)
+
+
+def reference_mhz(platform: Platform) -> int | None:
+    """The base clock used to turn CPUs into MHz: the fastest host that runs VMs (a reservation
+    converted at that clock is never smaller than on any host). None without hosts."""
+    groups = _capacity_groups(platform) or tuple(h for h in platform.hosts if h.count > 0)
+    return max((h.base_mhz for h in groups), default=None)
+
+
+@dataclass(frozen=True)
+class HostCapacity:
+    group: str
+    index: int
+    cpu_mhz: int
+    memory_bytes: int
+    cores: int
+    failover: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.group}-{self.index}"
+
+
+@dataclass(frozen=True)
+class Capacity:
+    cpu_total_mhz: int
+    cpu_ha_reserved_mhz: int
+    memory_total_bytes: int
+    memory_ha_reserved_bytes: int
+    physical_cores: int  # cores of hosts that run VMs (dedicated failover hosts excluded)
+    hosts: tuple[HostCapacity, ...]
+    ha_policy: str
+
+    @property
+    def cpu_available_mhz(self) -> int:
+        return self.cpu_total_mhz - self.cpu_ha_reserved_mhz
+
+    @property
+    def memory_available_bytes(self) -> int:
+        return self.memory_total_bytes - self.memory_ha_reserved_bytes
+
+
+def _largest(values: Sequence[int], n: int) -> int:
+    return sum(sorted(values, reverse=True)[:n])
+
+
+def capacity(platform: Platform) -> Capacity:
+    """Σ hosts' physical cores × base MHz (no hyper-threads, no turbo) and memory, less HA.
+
+    HA: dedicated failover hosts are reserved whole; then, over the remaining hosts, a
+    percentage policy reserves that share (rounded up) of each resource it names, and n host
+    failures tolerated reserve the n largest hosts (by CPU, and by memory, separately).
+    """
+    hosts: list[HostCapacity] = []
+    for g in platform.hosts:
+        for i in range(g.count):
+            hosts.append(HostCapacity(g.name, i, g.cpu_mhz, g.memory_bytes, g.cores, g.dedicated_failover))
+    cpu_total = sum(h.cpu_mhz for h in hosts)
+    mem_total = sum(h.memory_bytes for h in hosts)
+    failover = [h for h in hosts if h.failover]
+    running = [h for h in hosts if not h.failover]
+    cpu_res = sum(h.cpu_mhz for h in failover)
+    mem_res = sum(h.memory_bytes for h in failover)
+    policies = ["dedicated failover hosts"] if failover else []
+    ha = platform.ha
+    run_cpu = sum(h.cpu_mhz for h in running)
+    run_mem = sum(h.memory_bytes for h in running)
+    n = ha.host_failures_tolerated or 0
+    if ha.cpu_percent is not None:
+        cpu_res += _ceil_div(run_cpu * ha.cpu_percent, 100)
+        policies.append(f"{ha.cpu_percent}% CPU")
+    elif n:
+        cpu_res += _largest([h.cpu_mhz for h in running], n)
+    if ha.memory_percent is not None:
+        mem_res += _ceil_div(run_mem * ha.memory_percent, 100)
+        policies.append(f"{ha.memory_percent}% memory")
+    elif n:
+        mem_res += _largest([h.memory_bytes for h in running], n)
+    if n and (ha.cpu_percent is None or ha.memory_percent is None):
+        policies.append(f"{n} host failure{'s' if n != 1 else ''} tolerated")
+    return Capacity(
+        cpu_total_mhz=cpu_total,
+        cpu_ha_reserved_mhz=cpu_res,
+        memory_total_bytes=mem_total,
+        memory_ha_reserved_bytes=mem_res,
+        physical_cores=sum(h.cores for h in running),
+        hosts=tuple(hosts),
+        ha_policy=", ".join(policies) or "none",
+    )
+
+
+# ------------------------------------------------------------------------------- reservations ---
+
+
+@dataclass(frozen=True)
+class VM:
+    """``count`` identical powered-on VMs: node VMs of a pool, or the CRXs of a workload's pods."""
+
+    name: str
+    kind: str  # "node" | "control-plane" | "crx"
+    count: int
+    vcpus: int
+    cpu_reservation_mhz: int
+    memory_reservation_bytes: int
+    cluster: str = ""
+    location: Location | None = None
+    source: str = ""  # VM class or workload description
+
+    @property
+    def reserves(self) -> bool:
+        return self.cpu_reservation_mhz > 0 or self.memory_reservation_bytes > 0
+
+
+def vms_from_node_pools(pools: Iterable[NodePool], platform: Platform) -> tuple[tuple[VM, ...], tuple[str, ...]]:
+    """Node VMs of every pool (control planes included); returns (VMs, unknown class names).
+    Guaranteed classes reserve vCPUs × base MHz and all memory; best-effort classes nothing."""
+    base = reference_mhz(platform) or 0
+    vms, unknown = [], []
+    for p in pools:
+        cls = platform.vm_class(p.vm_class)
+        if cls is None:
+            unknown.append(p.vm_class)
+            continue
+        vms.append(VM(
+            name=f"{p.cluster}/{p.name}" if p.cluster else p.name,
+            kind="control-plane" if p.role == "control-plane" else "node",
+            count=p.count,
+            vcpus=cls.cpus,
+            cpu_reservation_mhz=cls.cpus * base if cls.reserved else 0,
+            memory_reservation_bytes=cls.memory_bytes if cls.reserved else 0,
+            cluster=p.cluster,
+            location=p.location,
+            source=cls.name,
+        ))  # fmt: skip
+    return tuple(vms), tuple(sorted(set(unknown)))
+
+
+def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tuple[VM, ...]:
+    """The CRX of every vSphere Pod: ``replicas`` CRXs per workload. DaemonSets are left out
+    (vSphere Pods do not run them)."""
+    base = reference_mhz(platform)
+    out = []
+    for w in workloads:
+        if w.per_node or w.replicas <= 0:
+            continue
+        size = crx_size(w.pod, base)
+        out.append(VM(
+            name=str(w.ref),
+            kind="crx",
+            count=w.replicas,
+            vcpus=size.vcpus,
+            cpu_reservation_mhz=size.cpu_reservation_mhz or 0,
+            memory_reservation_bytes=size.memory_reservation_bytes,
+            cluster=w.ref.namespace,
+            location=w.location,
+            source=str(w.ref),
+        ))  # fmt: skip
+    return tuple(out)
+
+
+def reservations_of(
+    objects: Sequence[K8sObject], workloads: Sequence[Workload], platform: Platform,
+    node_pools: Sequence[NodePool] | None = None,
+) -> tuple[VM, ...]:
+    """Every powered-on VM the platform and the input describe: node VMs of the platform's pools
+    and of TKC / Cluster API manifests, plus CRXs when the runtime is ``vsphere-pods``."""
+    pools = tuple(node_pools) if node_pools is not None else tuple(platform.node_pools) + tuple(node_pools_from_objects(objects))
+    vms, _ = vms_from_node_pools(pools, platform)
+    if platform.runtime == "vsphere-pods":
+        vms = vms + vms_from_workloads(workloads, platform)
+    return vms
+
+
+# -------------------------------------------------------------------------------- placement ---
+
+
+@dataclass(frozen=True)
+class HostUse:
+    name: str
+    cpu_capacity_mhz: int
+    cpu_reserved_mhz: int
+    memory_capacity_bytes: int
+    memory_reserved_bytes: int
+    vms: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """DRS admission host by host. ``feasible`` None: neither a placement nor a proof was found
+    within the time budget."""
+
+    feasible: bool | None
+    proof: str  # "placement" | "lower-bound" | "solver" | "budget-exhausted" | "nothing-reserved" | "no-hosts"
+    hosts: tuple[HostUse, ...] = ()
+    unplaced: tuple[tuple[str, int], ...] = ()
+    detail: str = ""
+
+
+def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PLACEMENT_BUDGET) -> Placement:
+    """Is there an assignment of every reserving VM to a host (dedicated failover hosts excluded)
+    such that no host's reservations exceed its CPU MHz or memory? A 2-D bin packing problem,
+    answered with proof by the packing engine."""
+    from .packing import NodeType, PodType, Problem, pack
+
+    groups = _capacity_groups(platform)
+    reserving = [v for v in vms if v.reserves and v.count > 0]
+    host_uses = lambda: tuple(  # noqa: E731
+        HostUse(f"{g.name}-{i}", g.cpu_mhz, 0, g.memory_bytes, 0, ()) for g in groups for i in range(g.count)
+    )
+    if not reserving:
+        return Placement(True, "nothing-reserved", host_uses())
+    if not groups:
+        return Placement(False, "no-hosts", (), tuple((v.name, v.count) for v in reserving), "no hosts that run VMs")
+    # identical reservations form one item type (the engine groups by type)
+    types: dict[tuple[int, int], list] = {}
+    for v in reserving:
+        key = (v.cpu_reservation_mhz, v.memory_reservation_bytes)
+        types.setdefault(key, []).append(v)
+    pods = []
+    names = {}
+    for i, ((cpu, mem), members) in enumerate(sorted(types.items(), reverse=True)):
+        name = members[0].name if len(members) == 1 else f"{members[0].name} (+{len(members) - 1} alike)"
+        names[name] = members
+        pods.append(PodType(name, cpu=cpu, memory=mem, count=sum(m.count for m in members)))
+    slots = sum(p.count for p in pods)
+    nodes = tuple(NodeType(g.name, "host", g.count, cpu=g.cpu_mhz, memory=g.memory_bytes, pods=slots) for g in groups)
+    res = pack(Problem(tuple(pods), nodes), time_budget)
+    uses = []
+    placed = {(n.pool, n.index): n for n in res.nodes}
+    for g in groups:
+        for i in range(g.count):
+            n = placed.get((g.name, i))
+            uses.append(HostUse(
+                f"{g.name}-{i}", g.cpu_mhz, n.used[0] if n else 0, g.memory_bytes, n.used[1] if n else 0,
+                n.pods if n else (),
+            ))  # fmt: skip
+    detail = ""
+    if res.violated_bounds:
+        b = res.violated_bounds[0]
+        detail = f"{b.kind}: needs {b.needed}, has {b.available}" + (f" ({b.detail})" if b.detail else "")
+    elif res.proof == "solver":
+        detail = "the CP-SAT solver proved that no assignment exists"
+    elif res.proof == "budget-exhausted":
+        detail = f"no placement found and no proof within {time_budget:g}s ({res.solver_status})"
+    return Placement(res.feasible, res.proof, tuple(uses), res.unplaced, detail)
+
+
+# ------------------------------------------------------------------------------ the analysis ---
+
+
+@dataclass(frozen=True)
+class CapacityReport:
+    capacity: Capacity
+    vms: tuple[VM, ...]
+    cpu_reserved_mhz: int
+    memory_reserved_bytes: int
+    vcpus: int  # Σ vCPUs of powered-on VMs (control planes and CRXs included)
+    placement: Placement | None
+    base_mhz: int | None
+
+    @property
+    def cpu_over_ha(self) -> bool:
+        return self.cpu_reserved_mhz > self.capacity.cpu_available_mhz
+
+    @property
+    def memory_over_ha(self) -> bool:
+        return self.memory_reserved_bytes > self.capacity.memory_available_bytes
+
+    @property
+    def overcommit_percent(self) -> int | None:
+        """vCPUs per physical core in percent, rounded down (None without cores)."""
+        cores = self.capacity.physical_cores
+        return self.vcpus * 100 // cores if cores else None
+
+
+def analyze_capacity(
+    vms: Sequence[VM], platform: Platform, *, placement: bool = True,
+    time_budget: float = DEFAULT_PLACEMENT_BUDGET,
+) -> CapacityReport:
+    cap = capacity(platform)
+    return CapacityReport(
+        capacity=cap,
+        vms=tuple(vms),
+        cpu_reserved_mhz=sum(v.cpu_reservation_mhz * v.count for v in vms),
+        memory_reserved_bytes=sum(v.memory_reservation_bytes * v.count for v in vms),
+        vcpus=sum(v.vcpus * v.count for v in vms),
+        placement=place(vms, platform, time_budget) if placement else None,
+        base_mhz=reference_mhz(platform),
+    )
+
+
+def overcommit_exceeds(vcpus: int, cores: int, threshold_percent: int) -> bool:
+    """vcpus / cores > threshold %, exactly (integers only)."""
+    return cores > 0 and vcpus * 100 > threshold_percent * cores
+
+
+def critical_workloads(platform: Platform, objects: Iterable[K8sObject]) -> bool:
+    """Critical work runs on the vSphere cluster: the platform says so, or a cluster manifest in
+    the input is annotated ``podfit.io/critical``."""
+    return platform.critical or any(is_critical(o) for o in cluster_objects(objects))
+
+
+# ------------------------------------------------------------------------------------ what-if ---
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """How many more units (a replica's CRX, or a node pool) are admitted.
+
+    ``ha_limit``: by HA admission (cluster totals); ``admitted``: by HA and DRS placement together;
+    ``overcommit_limit``: before the vCPU overcommit passes the threshold. ``None`` = unbounded
+    (the unit reserves nothing, or adds no vCPU). ``proven`` False: the placement search ran out
+    of time above ``admitted``, so the true answer may be larger.
+    """
+
+    unit: str
+    unit_vms: int
+    unit_vcpus: int
+    unit_cpu_reservation_mhz: int
+    unit_memory_reservation_bytes: int
+    ha_limit: int | None
+    admitted: int | None
+    proven: bool
+    overcommit_limit: int | None
+    overcommit_threshold_percent: int
+
+
+def _ha_limit(free: int, need: int) -> int | None:
+    if need <= 0:
+        return None
+    return free // need if free >= 0 else 0
+
+
+def what_if(
+    base: Sequence[VM], unit: Sequence[VM], platform: Platform, *,
+    overcommit_threshold_percent: int = 300, time_budget: float = DEFAULT_PLACEMENT_BUDGET,
+    max_units: int = 100_000,
+) -> WhatIf:
+    """The largest k such that ``base`` plus k copies of ``unit`` passes HA admission (totals) and
+    DRS admission (a host-by-host placement exists). Placement is monotone in k, so a binary
+    search over [0, HA limit] with proofs from the packing engine finds it."""
+    cap = capacity(platform)
+    b_cpu = sum(v.cpu_reservation_mhz * v.count for v in base)
+    b_mem = sum(v.memory_reservation_bytes * v.count for v in base)
+    b_vcpus = sum(v.vcpus * v.count for v in base)
+    u_cpu = sum(v.cpu_reservation_mhz * v.count for v in unit)
+    u_mem = sum(v.memory_reservation_bytes * v.count for v in unit)
+    u_vcpus = sum(v.vcpus * v.count for v in unit)
+    limits = [x for x in (_ha_limit(cap.cpu_available_mhz - b_cpu, u_cpu), _ha_limit(cap.memory_available_bytes - b_mem, u_mem)) if x is not None]
+    ha_limit = min(limits) if limits else None
+    cores = cap.physical_cores
+    oc_limit: int | None = None
+    if u_vcpus > 0 and cores > 0:
+        oc_limit = max(overcommit_threshold_percent * cores - b_vcpus * 100, -1) // (u_vcpus * 100)
+        oc_limit = max(oc_limit, 0)
+    name = unit[0].source if unit else ""
+    common = dict(unit=name, unit_vms=sum(v.count for v in unit), unit_vcpus=u_vcpus, unit_cpu_reservation_mhz=u_cpu,
+                  unit_memory_reservation_bytes=u_mem, ha_limit=ha_limit, overcommit_limit=oc_limit,
+                  overcommit_threshold_percent=overcommit_threshold_percent)  # fmt: skip
+    if ha_limit is None:  # reserves nothing: admission control never refuses it
+        return WhatIf(admitted=None, proven=True, **common)
+
+    def with_k(k: int) -> list[VM]:
+        from dataclasses import replace
+
+        return list(base) + [replace(v, count=v.count * k, name=f"+{v.name}") for v in unit]
+
+    def feasible(k: int) -> bool | None:
+        return place(with_k(k), platform, time_budget).feasible
+
+    hi = min(ha_limit, max_units)
+    now = feasible(0)
+    if now is not True:  # the base itself cannot be placed: nothing more is admitted
+        return WhatIf(admitted=0, proven=now is False, **common)
+    lo, proven = 0, True
+    if feasible(hi) is True:
+        return WhatIf(admitted=hi, proven=hi == ha_limit, **common)
+    # invariant: lo placeable; hi not (or unknown)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        f = feasible(mid)
+        if f is True:
+            lo = mid
+        else:
+            if f is None:
+                proven = False
+            hi = mid
+    return WhatIf(admitted=lo, proven=proven, **common)
+
+
+# ---------------------------------------------------------------- analyzer side of PF401-PF403 ---
+
+
+def crx_lint(pod: PodSpec) -> frozenset[str]:
+    """The vSphere Pod rules PF401–PF403 as the Rego policies state them, for comparison in tests.
+
+    PF401: some container (init included) declares no request and no limit. PF402: some container
+    declares a request and no container declares a limit. PF403: over the running containers, the
+    memory limits add up to more than max(3 × Σ memory requests, largest limit). Uses the
+    as-written ``declared`` values, with request = limit for unset requests.
+    """
+    out = set()
+    everyone = pod.all_containers
+    if any(c.declared.is_empty for c in everyone):
+        out.add("PF401")
+    app = everyone
+    if any(c.declared.cpu_request is not None or c.declared.memory_request is not None for c in app) and all(
+        c.declared.cpu_limit is None and c.declared.memory_limit is None for c in app
+    ):
+        out.add("PF402")
+    running = _running(pod)
+    limits = [c.declared.memory_limit for c in running if c.declared.memory_limit is not None]
+    if limits:
+        requests = sum(
+            (c.declared.memory_request if c.declared.memory_request is not None else (c.declared.memory_limit or 0))
+            for c in running
+        )
+        if sum(limits) > max(3 * requests, max(limits)):
+            out.add("PF403")
+    return frozenset(out)
+
+
+# ------------------------------------------------------------------------------ load balancers ---
+
+# Virtual servers of the NSX-T load balancers vSphere with Tanzu allocates (NSX-T 3.x
+# configuration maximums; the study names the sizes but gives no count): a TKG cluster gets a
+# small load balancer (20 virtual servers), the Supervisor a medium one (100).
+LB_TKG_DEFAULT = 20
+LB_SUPERVISOR_DEFAULT = 100
+
+
+def loadbalancer_counts(objects: Iterable[K8sObject], platform: Platform) -> dict[str, list[K8sObject]]:
+    """Services of type LoadBalancer grouped by the load balancer that serves them.
+
+    vSphere Pods: one group per Supervisor namespace. TKG: one group per cluster; the cluster is
+    the only cluster named by the platform's node pools or by a TKC / Cluster API manifest in the
+    input; with none or several, every Service is counted in one group named "" (the input is
+    taken as one cluster).
+    """
+    objects = list(objects)
+    services = [o for o in objects if o.kind == "Service" and isinstance(o.raw.get("spec"), Mapping)
+                and o.raw["spec"].get("type") == "LoadBalancer"]  # fmt: skip
+    groups: dict[str, list[K8sObject]] = {}
+    if platform.runtime == "vsphere-pods":
+        for s in services:
+            groups.setdefault(s.ref.namespace or "default", []).append(s)
+        return groups
+    names = {p.cluster for p in platform.node_pools if p.cluster} | {o.ref.name for o in cluster_objects(objects)}
+    cluster = next(iter(names)) if len(names) == 1 else ""
+    if services:
+        groups[cluster] = services
+    return groups
