@@ -214,9 +214,15 @@ def measure(cfg: Config, exe: str) -> Measurement:
                 f.write(str(cfg.period_us))
             with open(os.path.join(group, "cpu.cfs_quota_us"), "w") as f:
                 f.write(str(cfg.quota_us))
+            # the highest weight: other work on the machine must not decide how much of its quota the
+            # group can use (the model has the CPUs to itself)
+            with open(os.path.join(group, "cpu.shares"), "w") as f:
+                f.write("262144")
         else:
             with open(os.path.join(group, "cpu.max"), "w") as f:
                 f.write(f"{cfg.quota_us} {cfg.period_us}")
+            with open(os.path.join(group, "cpu.weight"), "w") as f:
+                f.write("10000")
         procs = os.path.join(group, "cgroup.procs")
 
         def enter() -> None:  # runs in the child before exec: its threads are born in the group

@@ -1,0 +1,272 @@
+"""The CFS bandwidth-control simulator: closed forms, the study's case, kernel mechanisms, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from podfit.commands.throttle import command, parse_duration_us
+from podfit.throttle import CPU_BOUND, REQUEST, Scenario, Workload, simulate
+from podfit.throttle.score import throttle_ratio
+
+MS = 1_000_000  # ns
+
+
+def cpu_bound(cpus, threads, quota_us, **kw):
+    return simulate(Scenario(cpus=cpus, threads=threads, quota_us=quota_us, workload=Workload(kind=CPU_BOUND), **kw))
+
+
+# --- closed form: CPU-bound, T <= C ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cpus,threads,limit_m",
+    [(8, 1, 500), (8, 2, 1000), (8, 4, 1500), (16, 3, 2500), (4, 4, 3000), (8, 2, 4000), (32, 16, 8000)],
+)
+def test_closed_form_cpu_bound(cpus, threads, limit_m):
+    period_us = 100_000
+    quota_us = Scenario.quota_for_limit(limit_m, period_us)
+    r = cpu_bound(cpus, threads, quota_us, seconds_us=5_000_000)
+    expected_cpus = min(threads, limit_m / 1000)
+    assert r.cpu_used_per_second == pytest.approx(expected_cpus, rel=0.05)
+    demand_ns = threads * period_us * 1000
+    quota_ns = quota_us * 1000
+    if demand_ns > quota_ns:
+        assert r.nr_throttled >= 0.95 * r.nr_periods
+        # throttled time per period ≈ T·P − Q
+        assert r.throttled_per_period_ns == pytest.approx(demand_ns - quota_ns, rel=0.05)
+    else:
+        assert r.nr_throttled == 0
+        assert r.throttled_time_ns == 0
+
+
+def test_nr_periods_counts_the_simulated_periods():
+    r = cpu_bound(4, 2, 50_000, seconds_us=3_000_000)
+    assert r.nr_periods == 30
+    assert len(r.periods) == 30
+    assert sum(p.cpu_used_ns for p in r.periods) <= r.cpu_used_ns
+
+
+# --- the study's case ---------------------------------------------------------------------------
+
+
+def test_study_256_cpus_throttle_30x_more_than_4_vcpus():
+    quota = Scenario.quota_for_limit(1500)
+    assert quota == 150_000
+    big = simulate(Scenario(cpus=256, threads=200, quota_us=quota))
+    small = simulate(Scenario(cpus=4, threads=200, quota_us=quota))
+    assert big.throttled_time_ns >= 30 * small.throttled_time_ns
+    # the 4-vCPU node can never throttle more than its 4 CPUs × 100 ms per period
+    assert small.throttled_per_period_ns <= 4 * 100 * MS
+    # seconds of throttled time per period on the big node, summed over CPUs (study: about 5 s)
+    assert big.throttled_per_period_ns > 1_000 * MS
+    assert big.score > 90 > 50 > small.score
+
+
+def test_study_ratio_holds_across_seeds():
+    quota = Scenario.quota_for_limit(1500)
+    for seed in (1, 2):
+        big = simulate(Scenario(cpus=256, threads=200, quota_us=quota, seed=seed, seconds_us=3_000_000))
+        small = simulate(Scenario(cpus=4, threads=200, quota_us=quota, seed=seed, seconds_us=3_000_000))
+        assert big.throttled_time_ns >= 30 * small.throttled_time_ns
+
+
+# --- kernel mechanisms --------------------------------------------------------------------------
+
+
+def test_deterministic_for_a_seed_and_different_across_seeds():
+    a = simulate(Scenario(cpus=64, threads=50, quota_us=100_000, seed=7, seconds_us=2_000_000))
+    b = simulate(Scenario(cpus=64, threads=50, quota_us=100_000, seed=7, seconds_us=2_000_000))
+    c = simulate(Scenario(cpus=64, threads=50, quota_us=100_000, seed=8, seconds_us=2_000_000))
+    assert a == b
+    assert (a.throttled_time_ns, a.cpu_used_ns) != (c.throttled_time_ns, c.cpu_used_ns)
+
+
+def test_no_limit_never_throttles():
+    r = simulate(Scenario(cpus=8, threads=16, quota_us=None, seconds_us=1_000_000, workload=Workload(kind=CPU_BOUND)))
+    assert r.nr_periods == 0 and r.throttled_time_ns == 0 and r.score == 0
+    assert r.cpu_used_per_second == pytest.approx(8, rel=0.01)
+
+
+def test_throttled_time_exceeds_wall_time_when_many_cpus_wait():
+    # 64 CPU-bound threads under a 1-CPU limit: about 63 CPUs wait every period.
+    r = cpu_bound(64, 64, 100_000, seconds_us=2_000_000)
+    assert r.throttled_time_ns > 10 * r.duration_ns
+    assert r.max_throttled_cpus >= 60
+
+
+def test_coarser_ticks_overrun_more():
+    # Runtime is charged at ticks: with HZ=100 a CPU runs up to 10 ms past its runtime before the
+    # kernel notices, with HZ=1000 only 1 ms; many CPUs each overrun once per unthrottle.
+    coarse = cpu_bound(128, 128, 150_000, seconds_us=2_000_000, hz=100)
+    fine = cpu_bound(128, 128, 150_000, seconds_us=2_000_000, hz=1000)
+    assert coarse.cpu_used_ns > fine.cpu_used_ns
+    assert fine.cpu_used_per_second == pytest.approx(1.5, rel=0.05)
+
+
+def test_pre_5_4_slice_expiry_loses_quota_on_many_cpus():
+    # Many light threads each leave 1 ms on their CPU; before 5.4 it expired at the period's end.
+    wl = Workload(kind=REQUEST, burst_us=500, demand_millicores=1500)
+    kw = dict(cpus=128, threads=100, quota_us=200_000, seconds_us=3_000_000, workload=wl)
+    new = simulate(Scenario(**kw))
+    old = simulate(Scenario(pre_5_4_expiry=True, **kw))
+    assert old.cpu_used_ns < new.cpu_used_ns or old.throttled_time_ns > new.throttled_time_ns
+
+
+def test_cfs_burst_carries_unused_quota():
+    # Bursty demand that averages below the quota but peaks above it throttles less with cfs burst.
+    wl = Workload(kind=REQUEST, burst_us=20_000, demand_millicores=900, fixed_bursts=True)
+    kw = dict(cpus=8, threads=8, quota_us=100_000, seconds_us=5_000_000, workload=wl)
+    plain = simulate(Scenario(**kw))
+    burst = simulate(Scenario(burst_us=100_000, **kw))
+    assert plain.nr_bursts == 0 and plain.burst_time_ns == 0
+    assert burst.nr_bursts > 0 and burst.burst_time_ns > 0
+    assert burst.throttled_time_ns < plain.throttled_time_ns
+
+
+def test_empty_cfs_rq_accounting_modern_kernels_count_less():
+    kw = dict(cpus=256, threads=200, quota_us=150_000, seconds_us=2_000_000)
+    old = simulate(Scenario(account_empty_throttled=True, **kw))
+    new = simulate(Scenario(account_empty_throttled=False, **kw))
+    assert new.throttled_time_ns < old.throttled_time_ns
+    assert new.nr_throttled == old.nr_throttled
+
+
+def test_idle_group_stops_the_period_timer():
+    # Two short bursts per second: most periods see no activity, the timer stops, nr_periods is low.
+    wl = Workload(kind=REQUEST, burst_us=1_000, demand_millicores=2)
+    r = simulate(Scenario(cpus=4, threads=1, quota_us=50_000, seconds_us=5_000_000, workload=wl))
+    assert 0 < r.nr_periods < 40
+    assert r.nr_throttled == 0
+
+
+def test_burst_delays_grow_with_throttling():
+    quota = Scenario.quota_for_limit(1500)
+    free = simulate(Scenario(cpus=256, threads=200, quota_us=None, seconds_us=2_000_000))
+    held = simulate(Scenario(cpus=256, threads=200, quota_us=quota, seconds_us=2_000_000))
+    assert free.burst_delay_p99_ns == 0  # a thread per CPU, nothing holds it back
+    assert held.burst_delay_p99_ns > 50 * MS
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    cpus=st.integers(1, 64),
+    threads=st.integers(1, 80),
+    limit_m=st.integers(100, 8000),
+    hz=st.sampled_from([100, 250, 1000]),
+    cpu_bound_kind=st.booleans(),
+    pre54=st.booleans(),
+    burst=st.booleans(),
+    seed=st.integers(0, 1000),
+)
+def test_never_more_cpu_than_quota_plus_slack(cpus, threads, limit_m, hz, cpu_bound_kind, pre54, burst, seed):
+    quota_us = Scenario.quota_for_limit(limit_m)
+    sc = Scenario(
+        cpus=cpus,
+        threads=threads,
+        quota_us=quota_us,
+        burst_us=quota_us if burst else 0,
+        seconds_us=1_000_000,
+        hz=hz,
+        seed=seed,
+        pre_5_4_expiry=pre54,
+        workload=Workload(kind=CPU_BOUND if cpu_bound_kind else REQUEST, burst_us=3_000),
+    )
+    r = simulate(sc)
+    periods = sc.seconds_us // sc.period_us
+    tick_ns = 1_000_000_000 // hz
+    # handed out: the initial pool, one refill per period (capped at quota + burst); on top of that a
+    # CPU can run at most one tick past its runtime before it is charged (a debt repaid later).
+    bound = quota_us * 1000 * (periods + 1) + sc.burst_us * 1000 + cpus * (tick_ns + 1)
+    assert r.cpu_used_ns <= bound
+    assert r.cpu_used_ns <= min(cpus, threads) * r.duration_ns
+    assert 0 <= r.nr_throttled <= r.nr_periods <= periods
+    assert 0 <= r.score <= 100
+
+
+def test_score_definition():
+    assert throttle_ratio(0, 150 * MS, 10) == 0
+    r = cpu_bound(8, 2, 100_000, seconds_us=2_000_000)  # waits as long as its quota: x ≈ 1
+    assert throttle_ratio(r.throttled_time_ns, 100 * MS, r.nr_periods) == pytest.approx(1, rel=0.05)
+    assert r.score == 33
+
+
+def test_scenario_validates_kernel_bounds():
+    with pytest.raises(ValueError):
+        Scenario(cpus=4, threads=1, quota_us=500)  # below the kernel's 1 ms
+    with pytest.raises(ValueError):
+        Scenario(cpus=4, threads=1, quota_us=100_000, hz=123)
+    with pytest.raises(ValueError):
+        Workload(kind="idle")
+
+
+# --- CLI ----------------------------------------------------------------------------------------
+
+
+def test_parse_duration():
+    assert parse_duration_us("100ms") == 100_000
+    assert parse_duration_us("0.1s") == 100_000
+    assert parse_duration_us("2500") == 2_500
+    with pytest.raises(ValueError):
+        parse_duration_us("0.5us")
+    with pytest.raises(ValueError):
+        parse_duration_us("10 minutes")
+
+
+def run(*args):
+    return CliRunner().invoke(command, list(args), catch_exceptions=False)
+
+
+def test_cli_json_fields():
+    res = run("--limit", "1500m", "--cpus", "4", "--threads", "8", "--seconds", "1", "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    for key in ("nr_periods", "nr_throttled", "throttled_time_s", "cpu_used_s", "quota_s",
+                "burst_delay_p50_ms", "burst_delay_p99_ms", "score"):
+        assert key in doc
+    assert doc["nr_periods"] == 10
+    assert doc["quota_s"] == pytest.approx(1.5)
+    assert doc["cpu_used_s"] <= doc["quota_s"] + 4 * 0.004 + 0.15
+    assert len(doc["periods"]) == 10
+
+
+def test_cli_cpu_bound_closed_form_and_timeline():
+    res = run("--limit", "1", "--cpus", "8", "--threads", "2", "--cpu-bound", "--seconds", "2", "--timeline", "5")
+    assert res.exit_code == 0, res.output
+    assert "nr_throttled      20" in res.output or "nr_throttled      19" in res.output
+    assert "timeline (first 5 of 20 periods" in res.output
+    assert res.output.count(" T ") >= 4
+
+
+def test_cli_same_seed_same_output():
+    a = run("--limit", "0.5", "--cpus", "16", "--threads", "32", "--seconds", "1", "--seed", "3", "--format", "json")
+    b = run("--limit", "0.5", "--cpus", "16", "--threads", "32", "--seconds", "1", "--seed", "3", "--format", "json")
+    assert a.output == b.output
+
+
+def test_cli_cpu_manager_has_nothing_to_throttle():
+    res = run("--limit", "2", "--cpus", "256", "--cpu-manager", "--format", "json")
+    doc = json.loads(res.output)
+    assert doc["cpu_manager"] is True and doc["nr_throttled"] == 0 and doc["score"] == 0
+    assert "nothing to throttle" in doc["message"]
+    text = run("--limit", "2", "--cpus", "256", "--cpu-manager")
+    assert "nothing to throttle" in text.output
+
+
+def test_cli_cpu_manager_fractional_limit_stays_on_quota():
+    res = CliRunner().invoke(command, ["--limit", "1500m", "--cpus", "64", "--cpu-manager", "--seconds", "1",
+                                       "--format", "json"])
+    assert res.exit_code == 0
+    doc = json.loads(res.stdout)
+    assert doc["cpu_manager"] is False and doc["nr_throttled"] > 0
+
+
+@pytest.mark.parametrize("args", [["--cpus", "4"], ["--limit", "abc", "--cpus", "4"], ["--limit", "1", "--cpus", "4",
+                                                                                      "--period", "100 parsecs"]])
+def test_cli_usage_errors(args):
+    res = CliRunner().invoke(command, args)
+    assert res.exit_code == 2
