@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from .clusters import cluster_objects, is_critical, node_pools_from_objects
-from .model import Container, K8sObject, Location, PodSpec, Workload
+from .model import Container, K8sObject, Location, ObjectRef, PodSpec, Workload
 from .platform import HostGroup, NodePool, Platform
 
 __all__ = [
@@ -41,6 +41,9 @@ __all__ = [
     "loadbalancer_counts",
     "LB_TKG_DEFAULT",
     "LB_SUPERVISOR_DEFAULT",
+    "object_at",
+    "finding_anchor",
+    "describe_vms",
 ]
 
 GiB = 2**30
@@ -643,3 +646,37 @@ def loadbalancer_counts(objects: Iterable[K8sObject], platform: Platform) -> dic
     if services:
         groups[cluster] = services
     return groups
+
+
+# ------------------------------------------------------------- where capacity findings point ---
+
+
+def object_at(objects: Sequence[K8sObject], loc: Location | None) -> ObjectRef | None:
+    """The input object that holds ``loc`` (same file, nearest start line at or before it)."""
+    if loc is None:
+        return None
+    best = None
+    for o in objects:
+        if o.location.file == loc.file and o.location.line <= loc.line:
+            if best is None or o.location.line > best.location.line:
+                best = o
+    return best.ref if best is not None else None
+
+
+def finding_anchor(vms: Sequence[VM], objects: Sequence[K8sObject], platform_source: str,
+                   key=lambda v: (v.cpu_reservation_mhz * v.count, v.memory_reservation_bytes * v.count)):
+    """(location, object) of the VM group contributing most (by ``key``), preferring VMs declared
+    in the input over the platform profile's pools."""
+    input_files = {o.location.file for o in objects}
+    located = [v for v in vms if v.location is not None]
+    from_input = [v for v in located if v.location.file in input_files]
+    pool = from_input or located
+    if not pool:
+        return Location(platform_source), None
+    top = max(pool, key=key)
+    return top.location, object_at(objects, top.location)
+
+
+def describe_vms(vms: Sequence[VM], key, limit: int = 3) -> str:
+    top = sorted((v for v in vms if key(v) > 0), key=key, reverse=True)[:limit]
+    return ", ".join(f"{v.count} × {v.name} ({v.source})" for v in top)

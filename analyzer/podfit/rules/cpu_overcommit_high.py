@@ -1,0 +1,43 @@
+"""PF503: vCPUs of powered-on VMs per physical core above the threshold.
+
+Threshold ``ratio-percent`` (default 300: the study's peak throughput, 20 clusters × 6 vCPUs on a
+40-core host); ``critical-ratio-percent`` (default 100: no overcommit where critical workloads
+run, per the study's advice) applies when the platform is critical or a cluster manifest in the
+input is annotated ``podfit.io/critical``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..vsphere import capacity, critical_workloads, describe_vms, finding_anchor, overcommit_exceeds, reservations_of
+from . import RuleContext
+
+ID = "PF503"
+
+
+def skip_reason(ctx: RuleContext) -> str | None:
+    return None if ctx.platform.hosts else "hosts in the platform"
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    vms = reservations_of(ctx.objects, ctx.workloads, ctx.platform, ctx.node_pools)
+    cores = capacity(ctx.platform).physical_cores
+    vcpus = sum(v.vcpus * v.count for v in vms)
+    critical = critical_workloads(ctx.platform, ctx.objects)
+    threshold = int(ctx.threshold("critical-ratio-percent", 100) if critical else ctx.threshold("ratio-percent", 300))
+    if not overcommit_exceeds(vcpus, cores, threshold):
+        return
+    key = lambda v: v.vcpus * v.count  # noqa: E731
+    loc, obj = finding_anchor(vms, ctx.objects, ctx.platform.source, key)
+    yield Finding(
+        ID,
+        f"{vcpus} vCPUs of powered-on VMs on {cores} physical cores = {vcpus * 100 // cores}% overcommit, above "
+        f"{threshold}%{' (critical workloads run here)' if critical else ''}; watch CPU Ready. "
+        f"Largest: {describe_vms(vms, key)}",
+        loc,
+        obj,
+        details={"vcpus": vcpus, "physical_cores": cores, "percent": vcpus * 100 // cores,
+                 "threshold_percent": threshold, "critical": critical},
+    )  # fmt: skip

@@ -1,0 +1,38 @@
+"""PF502: the reservations cannot be placed host by host (DRS admission control)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..vsphere import describe_vms, finding_anchor, place, reservations_of
+from . import RuleContext
+
+ID = "PF502"
+
+
+def skip_reason(ctx: RuleContext) -> str | None:
+    return None if ctx.platform.hosts else "hosts in the platform"
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    vms = reservations_of(ctx.objects, ctx.workloads, ctx.platform, ctx.node_pools)
+    budget = float(ctx.threshold("time-budget-seconds", 5))
+    result = place(vms, ctx.platform, budget)
+    if result.feasible is not False:
+        return  # placeable, or undecided within the budget (not a finding)
+
+    def key(v):
+        return max(v.cpu_reservation_mhz, 1) * v.memory_reservation_bytes + v.cpu_reservation_mhz
+
+    loc, obj = finding_anchor(vms, ctx.objects, ctx.platform.source, key)
+    unplaced = ", ".join(f"{n} × {k}" for n, k in result.unplaced)
+    yield Finding(
+        ID,
+        f"no assignment of the reserving VMs to hosts exists ({result.detail or result.proof}); DRS will refuse "
+        f"to power on some of them" + (f", e.g. {unplaced}" if unplaced else "")
+        + f". Reserving VMs: {describe_vms(vms, lambda v: v.cpu_reservation_mhz + v.memory_reservation_bytes)}",
+        loc,
+        obj,
+        details={"proof": result.proof, "unplaced": dict(result.unplaced)},
+    )  # fmt: skip

@@ -1,0 +1,45 @@
+"""PF501: CPU (MHz) or memory reservations above the vSphere cluster's HA-adjusted capacity."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..vsphere import analyze_capacity, describe_vms, finding_anchor, reservations_of
+from . import RuleContext
+
+ID = "PF501"
+
+
+def skip_reason(ctx: RuleContext) -> str | None:
+    return None if ctx.platform.hosts else "hosts in the platform"
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    vms = reservations_of(ctx.objects, ctx.workloads, ctx.platform, ctx.node_pools)
+    report = analyze_capacity(vms, ctx.platform, placement=False)
+    cap = report.capacity
+    over = []
+    if report.cpu_over_ha:
+        over.append(f"CPU reservations {report.cpu_reserved_mhz:,} MHz > {cap.cpu_available_mhz:,} MHz available "
+                    f"({cap.cpu_total_mhz:,} MHz less {cap.cpu_ha_reserved_mhz:,} for HA)")  # fmt: skip
+    if report.memory_over_ha:
+        gib = 2**30
+        over.append(f"memory reservations {report.memory_reserved_bytes / gib:.1f} GiB > "
+                    f"{cap.memory_available_bytes / gib:.1f} GiB available after HA")  # fmt: skip
+    if not over:
+        return
+    key = (lambda v: v.cpu_reservation_mhz * v.count) if report.cpu_over_ha else (lambda v: v.memory_reservation_bytes * v.count)
+    loc, obj = finding_anchor(vms, ctx.objects, ctx.platform.source, key)
+    yield Finding(
+        ID,
+        f"{'; '.join(over)} (HA: {cap.ha_policy}): VMs beyond it will be refused power-on. "
+        f"Largest: {describe_vms(vms, key)}",
+        loc,
+        obj,
+        details={
+            "cpu_reserved_mhz": report.cpu_reserved_mhz, "cpu_available_mhz": cap.cpu_available_mhz,
+            "memory_reserved_bytes": report.memory_reserved_bytes,
+            "memory_available_bytes": cap.memory_available_bytes, "ha_policy": cap.ha_policy,
+        },
+    )  # fmt: skip
