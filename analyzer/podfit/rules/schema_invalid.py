@@ -1,0 +1,93 @@
+"""PF902 schema-invalid: an object that fails its Kubernetes, CRD or Platform schema, offline.
+
+Schemas: Kubernetes' from the kubernetes-validate package (inlined into standalone schemas in
+memory), podfit's own under ``schemas/crds/`` and ``schemas/platform.schema.json``; see
+:mod:`podfit.schemas_k8s`. Kinds without a schema are not validated.
+
+Thresholds (``.podfit.yaml``)::
+
+    thresholds:
+      PF902: {kubernetes-version: "1.30", strict: true}
+
+``kubernetes-version`` defaults to the newest version shipped; ``strict`` (default true) rejects
+unknown fields, which is how a misspelt ``request:`` for ``requests:`` is caught.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Iterator
+
+from ..findings import Finding
+from ..model import Location
+from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, shipped_versions
+from ..yamlio import line_of
+
+ID = "PF902"
+MAX_PER_OBJECT = 10  # violations reported per object; the rest are counted in the last message
+
+
+@lru_cache(maxsize=8)
+def schema_set(version: str | None, strict: bool) -> SchemaSet:
+    """One compiled set per (Kubernetes version, strictness), shared by every run in the process."""
+    return SchemaSet(version, strict)
+
+
+def _settings(ctx: Any) -> tuple[str | None, bool]:
+    version = ctx.threshold("kubernetes-version", None)
+    strict = ctx.threshold("strict", True)
+    if isinstance(strict, str):
+        strict = strict.strip().lower() not in ("false", "no", "0", "off")
+    return (str(version) if version is not None else None), bool(strict)
+
+
+def skip_reason(ctx: Any) -> str | None:
+    if kubernetes_schema_root() is None:
+        return "Kubernetes JSON schemas: install the kubernetes-validate package"
+    version, _ = _settings(ctx)
+    try:
+        pick_version(version, shipped_versions())
+    except SchemaError as e:
+        return str(e)
+    return None
+
+
+def _line(raw: Any, path: tuple[Any, ...], default: int) -> int:
+    """Line of the deepest mapping key on ``path`` that the YAML loader recorded."""
+    line = default
+    cur = raw
+    for key in path:
+        if isinstance(cur, dict):
+            if key not in cur:
+                return line_of(cur, None, line)
+            line = line_of(cur, key, line)
+            cur = cur[key]
+        elif isinstance(cur, list) and isinstance(key, int) and 0 <= key < len(cur):
+            cur = cur[key]
+            line = line_of(cur, None, line)
+        else:
+            break
+    return line
+
+
+def check(ctx: Any) -> Iterator[Finding]:
+    version, strict = _settings(ctx)
+    schemas = schema_set(version, strict)
+    for obj in ctx.objects:
+        violations = schemas.validate(obj.raw)
+        if not violations:
+            continue
+        what = f"{obj.ref.api_version} {obj.kind} schema"
+        if not schemas.is_podfit_schema(obj.ref.api_version, obj.kind):
+            what += f" (Kubernetes {schemas.version})"
+        for i, v in enumerate(violations[:MAX_PER_OBJECT]):
+            msg = v.message
+            if i == MAX_PER_OBJECT - 1 and len(violations) > MAX_PER_OBJECT:
+                msg += f" (and {len(violations) - MAX_PER_OBJECT} more)"
+            yield Finding(
+                ID,
+                f"fails the {what}: {msg}",
+                Location(obj.location.file, _line(obj.raw, v.path, obj.location.line)),
+                obj.ref,
+                details={"path": list(v.path), "kubernetesVersion": schemas.version, "strict": strict},
+            )
