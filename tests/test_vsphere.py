@@ -1,0 +1,461 @@
+"""The vSphere analyzer's core: every vSphere figure of DESIGN.md's reference list, HA policies,
+reservations, DRS placement, what-if, and property tests."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from podfit.loader import InputFile, build_workloads, load
+from podfit.model import Container, Location, PodSpec, Resources
+from podfit.platform import DEFAULT_PLATFORM, HAPolicy, HostGroup, NodePool, Platform
+from podfit.vsphere import (
+    GiB,
+    VM,
+    analyze_capacity,
+    capacity,
+    critical_workloads,
+    crx_lint,
+    crx_size,
+    loadbalancer_counts,
+    mhz,
+    overcommit_exceeds,
+    place,
+    reservations_of,
+    what_if,
+)
+
+MiB = 2**20
+
+
+def objects_of(text: str, name: str = "in.yaml"):
+    result = load([InputFile(name, text.encode())])
+    assert not result.findings, result.findings
+    return result.objects
+
+
+def workloads_of(text: str):
+    ws, findings = build_workloads(objects_of(text))
+    assert not findings
+    return ws
+
+
+def container(name="c", cpu_req=None, cpu_lim=None, mem_req=None, mem_lim=None, init=False, sidecar=False) -> Container:
+    declared = Resources(cpu_request=cpu_req, cpu_limit=cpu_lim, memory_request=mem_req, memory_limit=mem_lim)
+    # Kubernetes defaulting (request = limit when unset), through the model's own function
+    effective = declared.with_defaults(Resources(), Resources())
+    return Container(name, "img", effective, declared, Location("x.yaml", 1), init=init, sidecar=sidecar)
+
+
+def pod(*containers: Container, inits: tuple[Container, ...] = ()) -> PodSpec:
+    return PodSpec(containers=tuple(containers), init_containers=inits)
+
+
+def hosts_platform(count: int, sockets: int, cores: int, base_mhz: int, memory: int = 512 * GiB,
+                   ha: HAPolicy = HAPolicy(), pools=(), runtime: str = "tkg", **kw) -> Platform:
+    return Platform(
+        name="t", source="t.yaml", is_default=False, runtime=runtime,
+        hosts=(HostGroup("esxi", count, sockets, cores, 2, base_mhz, memory, **kw),), ha=ha, node_pools=tuple(pools),
+    )  # fmt: skip
+
+
+def tkc(name: str, workers: int, worker_class: str, cp_class: str = "best-effort-small", cp: int = 1) -> str:
+    return f"""apiVersion: run.tanzu.vmware.com/v1alpha3
+kind: TanzuKubernetesCluster
+metadata: {{name: {name}, namespace: ns}}
+spec:
+  topology:
+    controlPlane: {{replicas: {cp}, vmClass: {cp_class}, storageClass: vsan}}
+    nodePools:
+      - {{name: workers, replicas: {workers}, vmClass: {worker_class}, storageClass: vsan}}
+"""
+
+
+# ------------------------------------------------------------------- DESIGN.md reference list ---
+
+
+def test_study_cluster_294400_mhz_and_220800_after_ha():
+    cap = capacity(DEFAULT_PLATFORM)
+    assert cap.cpu_total_mhz == 4 * 2 * 16 * 2300 == 294_400
+    assert cap.cpu_ha_reserved_mhz == 73_600
+    assert cap.cpu_available_mhz == 220_800
+    assert cap.memory_total_bytes == 4 * 512 * GiB
+    assert cap.memory_available_bytes == 3 * 512 * GiB
+    assert cap.physical_cores == 128  # hyper-threads never count
+
+
+def test_16_core_2600_mhz_host_has_41600_mhz():
+    p = hosts_platform(1, 1, 16, 2600)
+    assert capacity(p).cpu_total_mhz == 41_600
+    # threads per core do not change it
+    p2 = replace(p, hosts=(replace(p.hosts[0], threads_per_core=1),))
+    assert capacity(p2).cpu_total_mhz == 41_600
+
+
+def test_750m_is_1950_mhz_on_a_2600_mhz_core():
+    assert mhz(750, 2600) == 1950
+    size = crx_size(pod(container(cpu_req=750)), 2600)
+    assert size.cpu_reservation_mhz == 1950
+    assert size.vcpus == 1
+
+
+REDIS = """apiVersion: v1
+kind: Pod
+metadata: {name: none}
+spec:
+  containers: [{name: redis, image: redis}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: request-2}
+spec:
+  containers: [{name: redis, image: redis, resources: {requests: {cpu: "2"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: request-2-limit-8}
+spec:
+  containers: [{name: redis, image: redis, resources: {requests: {cpu: "2"}, limits: {cpu: "8"}}}]
+"""
+
+
+def test_redis_crx_cases_1_2_and_8_vcpus_with_2_reserved():
+    ws = {w.ref.name: w for w in workloads_of(REDIS)}
+    none = crx_size(ws["none"].pod, 2600)
+    assert (none.vcpus, none.cpu_reservation_mhz, none.cpu_limit_mhz) == (1, 0, None)
+    assert none.memory_bytes == GiB and none.memory_reservation_bytes == 0
+    req = crx_size(ws["request-2"].pod, 2600)
+    assert (req.vcpus, req.cpu_reservation_mhz, req.cpu_limit_mhz) == (2, 2 * 2600, None)
+    lim = crx_size(ws["request-2-limit-8"].pod, 2600)
+    assert lim.vcpus == 8
+    assert lim.cpu_reservation_mhz == 2 * 2600  # only two of the eight CPUs reserved
+    assert lim.cpu_limit_mhz == 8 * 2600
+    assert "ceil(Σ CPU limits)" in lim.why["vcpus"] and "requests but no limits" in req.why["vcpus"]
+
+
+def test_memory_capped_at_three_times_requests_with_several_containers():
+    # Σ limits 12Gi; 3 × Σ requests = 9Gi; largest limit 8Gi → 9Gi
+    p = pod(container("a", mem_req=2 * GiB, mem_lim=8 * GiB), container("b", mem_req=GiB, mem_lim=4 * GiB))
+    s = crx_size(p, 2300)
+    assert s.memory_bytes == 9 * GiB
+    assert s.memory_reservation_bytes == 3 * GiB
+    assert "max(3 × Σ requests" in s.why["memory_bytes"]
+    # the largest single limit wins over 3 × requests: Σ limits 10Gi, 3 × 2Gi = 6Gi, largest 8Gi → 8Gi
+    p = pod(container("a", mem_req=GiB, mem_lim=8 * GiB), container("b", mem_req=GiB, mem_lim=2 * GiB))
+    assert crx_size(p, 2300).memory_bytes == 8 * GiB
+    # below the cap: Σ limits
+    p = pod(container("a", mem_req=GiB, mem_lim=2 * GiB), container("b", mem_req=GiB, mem_lim=2 * GiB))
+    assert crx_size(p, 2300).memory_bytes == 4 * GiB
+    # requests only: Σ requests
+    p = pod(container("a", mem_req=GiB), container("b", mem_req=512 * MiB))
+    assert crx_size(p, 2300).memory_bytes == GiB + 512 * MiB
+
+
+def test_overcommit_180_vcpus_on_120_cores_is_150_percent():
+    p = hosts_platform(4, 2, 15, 2300, pools=[NodePool("best-effort-large", 45, "w", "c")])  # 45 × 4 = 180 vCPUs
+    r = analyze_capacity(reservations_of((), (), p), p, placement=False)
+    assert (r.vcpus, r.capacity.physical_cores, r.overcommit_percent) == (180, 120, 150)
+    assert not overcommit_exceeds(180, 120, 150) and overcommit_exceeds(180, 120, 149)
+
+
+def test_20_clusters_of_6_vcpus_on_a_40_core_host_is_300_percent():
+    # each cluster: two best-effort medium workers and a best-effort small control plane = 6 vCPUs
+    p = hosts_platform(1, 2, 20, 2300)
+
+    def vcpus(n: int) -> int:
+        objs = objects_of("---\n".join(tkc(f"c{i}", 2, "best-effort-medium") for i in range(n)))
+        return sum(v.vcpus * v.count for v in reservations_of(objs, (), p))
+
+    assert vcpus(1) == 6
+    assert vcpus(20) * 100 // 40 == 300
+    assert not overcommit_exceeds(vcpus(20), 40, 300)  # the study's peak: at the default threshold
+    assert overcommit_exceeds(vcpus(21), 40, 300)
+
+
+def test_four_16_vcpu_clusters_on_32_cores_is_200_percent_and_only_two_guaranteed_fit():
+    host = hosts_platform(1, 2, 16, 2300)  # one 32-core host, no HA
+    pools = [NodePool("best-effort-xlarge", 4, "w", f"c{i}") for i in range(4)]
+    r = analyze_capacity(reservations_of((), (), replace(host, node_pools=tuple(pools))), host, placement=False)
+    assert r.overcommit_percent == 200
+    # guaranteed: one cluster (4 × xlarge = 16 vCPUs) admitted, room for exactly one more
+    base = replace(host, node_pools=(NodePool("guaranteed-xlarge", 4, "w", "g0"),))
+    from podfit.vsphere import vms_from_node_pools
+
+    unit, _ = vms_from_node_pools([NodePool("guaranteed-xlarge", 4, "w", "g1")], host)
+    w = what_if(reservations_of((), (), base), unit, host, time_budget=2)
+    assert (w.ha_limit, w.admitted, w.proven) == (1, 1, True)
+    # best-effort clusters reserve nothing: admission control never refuses them
+    be, _ = vms_from_node_pools([NodePool("best-effort-xlarge", 4, "w", "b")], host)
+    assert what_if(reservations_of((), (), base), be, host).admitted is None
+
+
+# ------------------------------------------------------------------------------ HA policies ---
+
+
+def test_ha_reserves_the_n_largest_hosts_per_resource():
+    p = Platform(hosts=(
+        HostGroup("big", 1, 2, 20, 2, 3000, 256 * GiB),  # 120,000 MHz, 256 GiB
+        HostGroup("small", 3, 2, 10, 2, 2000, 512 * GiB),  # 40,000 MHz, 512 GiB each
+    ), ha=HAPolicy(host_failures_tolerated=1))  # fmt: skip
+    cap = capacity(p)
+    assert cap.cpu_total_mhz == 240_000 and cap.cpu_ha_reserved_mhz == 120_000
+    assert cap.memory_ha_reserved_bytes == 512 * GiB  # the largest by memory is another host
+    p2 = replace(p, ha=HAPolicy(host_failures_tolerated=2))
+    assert capacity(p2).cpu_ha_reserved_mhz == 160_000
+    p9 = replace(p, ha=HAPolicy(host_failures_tolerated=9))
+    assert capacity(p9).cpu_available_mhz == 0 and capacity(p9).memory_available_bytes == 0
+
+
+def test_ha_percentages_round_the_reservation_up():
+    p = hosts_platform(3, 1, 10, 2333, ha=HAPolicy(cpu_percent=25, memory_percent=10), memory=100 * GiB + 1)
+    cap = capacity(p)
+    total = 3 * 10 * 2333
+    assert cap.cpu_ha_reserved_mhz == -(-total * 25 // 100)
+    assert cap.memory_ha_reserved_bytes == -(-(3 * (100 * GiB + 1)) * 10 // 100)
+    assert "25% CPU" in cap.ha_policy
+
+
+def test_dedicated_failover_hosts_are_removed_from_capacity_and_placement():
+    p = Platform(hosts=(
+        HostGroup("run", 2, 1, 16, 2, 2000, 256 * GiB),
+        HostGroup("spare", 1, 1, 16, 2, 2000, 256 * GiB, dedicated_failover=True),
+    ))  # fmt: skip
+    cap = capacity(p)
+    assert (cap.cpu_total_mhz, cap.cpu_ha_reserved_mhz, cap.cpu_available_mhz) == (96_000, 32_000, 64_000)
+    assert cap.physical_cores == 32
+    vms = [VM("vm", "node", 3, 8, 16_000, GiB)]  # 3 VMs of half a host: only two hosts run VMs
+    res = place(vms, p, 2)
+    assert res.feasible is True and len(res.hosts) == 2
+    assert place([VM("vm", "node", 5, 8, 16_000, GiB)], p, 2).feasible is False
+
+
+# ------------------------------------------------------------------------------ reservations ---
+
+
+def test_guaranteed_classes_reserve_everything_best_effort_nothing_control_planes_counted():
+    objs = objects_of(tkc("a", 3, "guaranteed-large", cp_class="guaranteed-small", cp=3) + "---\n"
+                      + tkc("b", 5, "best-effort-2xlarge"))  # fmt: skip
+    vms = reservations_of(objs, (), DEFAULT_PLATFORM)
+    r = analyze_capacity(vms, DEFAULT_PLATFORM, placement=False)
+    assert r.cpu_reserved_mhz == (3 * 4 + 3 * 2) * 2300
+    assert r.memory_reserved_bytes == 3 * 16 * GiB + 3 * 4 * GiB
+    assert r.vcpus == 3 * 4 + 3 * 2 + 5 * 8 + 2
+    kinds = {v.name: v.kind for v in vms}
+    assert kinds["a/a-control-plane"] == "control-plane"
+
+
+def test_crx_reservations_only_on_vsphere_pods():
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: team}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: a, image: a, resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {cpu: "2", memory: 2Gi}}}]
+"""
+    objs = objects_of(text)
+    ws, _ = build_workloads(objs)
+    sup = hosts_platform(4, 1, 16, 2600, ha=HAPolicy(host_failures_tolerated=1), runtime="vsphere-pods")
+    vms = reservations_of(objs, ws, sup)
+    assert [(v.kind, v.count, v.vcpus, v.cpu_reservation_mhz, v.memory_reservation_bytes) for v in vms] == [
+        ("crx", 3, 2, 1300, GiB)
+    ]
+    assert reservations_of(objs, ws, replace(sup, runtime="tkg")) == ()
+
+
+# ----------------------------------------------------------------------------------- CRX cases ---
+
+
+def test_limits_without_requests_reserve_the_limit():
+    s = crx_size(pod(container(cpu_lim=1500, mem_lim=2 * GiB)), 2000)
+    assert (s.vcpus, s.cpu_reservation_mhz, s.cpu_limit_mhz) == (2, 3000, 3000)
+    assert (s.memory_bytes, s.memory_reservation_bytes) == (2 * GiB, 2 * GiB)
+
+
+def test_some_containers_with_limits_some_without_count_the_request():
+    # app: 1 → limit 3; sidecar-like second container: request 500m, no limit → counts 500m
+    s = crx_size(pod(container("a", cpu_req=1000, cpu_lim=3000), container("b", cpu_req=500)), 2000)
+    assert s.cpu_limit_mhz == 7000 and s.vcpus == 4 and s.cpu_reservation_mhz == 3000
+
+
+def test_init_containers_size_the_crx_when_larger_than_the_app():
+    big_init = container("migrate", cpu_req=3000, cpu_lim=3000, mem_req=4 * GiB, mem_lim=4 * GiB, init=True)
+    s = crx_size(pod(container("a", cpu_req=500, cpu_lim=1000, mem_req=GiB, mem_lim=GiB), inits=(big_init,)), 2000)
+    assert s.vcpus == 3 and s.cpu_reservation_mhz == 6000 and s.memory_bytes == 4 * GiB
+    # a sidecar (restartPolicy Always) runs alongside: it adds
+    side = container("proxy", cpu_req=500, cpu_lim=500, init=True, sidecar=True)
+    s = crx_size(pod(container("a", cpu_req=500, cpu_lim=1000), inits=(side,)), 2000)
+    assert s.cpu_limit_mhz == 3000 and s.cpu_reservation_mhz == 2000
+
+
+def test_no_hosts_means_mhz_unknown():
+    s = crx_size(pod(container(cpu_req=1000)), None)
+    assert s.cpu_reservation_mhz is None and s.vcpus == 1
+
+
+def test_crx_lint_matches_the_rego_rule_statements():
+    assert crx_lint(pod(container())) == {"PF401"}
+    assert crx_lint(pod(container(cpu_req=2000))) == {"PF402"}
+    assert crx_lint(pod(container(cpu_req=2000, cpu_lim=8000))) == set()
+    assert crx_lint(pod(container(mem_req=GiB, mem_lim=8 * GiB), container("b", mem_req=GiB, mem_lim=2 * GiB))) == {"PF403"}
+    assert crx_lint(pod(container(mem_req=GiB, mem_lim=2 * GiB))) == set()
+
+
+# --------------------------------------------------------------------------------- placement ---
+
+
+def brute_force_placeable(items: list[tuple[int, int]], hosts: list[tuple[int, int]]) -> bool:
+    for assign in itertools.product(range(len(hosts)), repeat=len(items)):
+        used = [[0, 0] for _ in hosts]
+        for (c, m), h in zip(items, assign):
+            used[h][0] += c
+            used[h][1] += m
+        if all(u[0] <= h[0] and u[1] <= h[1] for u, h in zip(used, hosts)):
+            return True
+    return False
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 10), st.integers(0, 10)), min_size=1, max_size=5),
+    st.integers(1, 3),
+    st.integers(4, 12),
+    st.integers(4, 12),
+)
+def test_placement_agrees_with_brute_force(items, n_hosts, host_cpu, host_mem):
+    p = Platform(hosts=(HostGroup("h", n_hosts, 1, host_cpu, 1, 1000, host_mem * GiB),))
+    vms = [VM(f"vm{i}", "node", 1, 1, c * 1000, m * GiB) for i, (c, m) in enumerate(items)]
+    res = place(vms, p, 5)
+    assert res.feasible is brute_force_placeable(
+        [(c * 1000, m * GiB) for c, m in items], [(host_cpu * 1000, host_mem * GiB)] * n_hosts
+    )
+    if res.feasible:
+        for h in res.hosts:
+            assert h.cpu_reserved_mhz <= h.cpu_capacity_mhz and h.memory_reserved_bytes <= h.memory_capacity_bytes
+
+
+def test_what_if_replicas_stop_at_drs_before_ha():
+    # 4 hosts of 32,000 MHz, no HA: a CRX reserving 20,000 MHz fits once per host, though the
+    # total (128,000) holds six
+    p = hosts_platform(4, 1, 16, 2000, runtime="vsphere-pods")
+    unit = [VM("crx", "crx", 1, 10, 20_000, GiB, source="Deployment big")]
+    w = what_if((), unit, p, time_budget=2)
+    assert w.ha_limit == 6 and w.admitted == 4 and w.proven
+
+
+def test_critical_from_platform_or_cluster_annotation():
+    plain = objects_of(tkc("a", 1, "best-effort-small"))
+    marked = objects_of(tkc("a", 1, "best-effort-small").replace(
+        "metadata: {name: a, namespace: ns}", "metadata: {name: a, namespace: ns, annotations: {podfit.io/critical: 'true'}}"))  # fmt: skip
+    assert not critical_workloads(DEFAULT_PLATFORM, plain)
+    assert critical_workloads(DEFAULT_PLATFORM, marked)
+    assert critical_workloads(replace(DEFAULT_PLATFORM, critical=True), plain)
+
+
+def test_loadbalancers_grouped_per_namespace_on_supervisor_and_per_cluster_on_tkg():
+    svc = "apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}, namespace: {ns}}}\nspec: {{type: {t}}}\n"
+    text = "---\n".join(
+        [svc.format(i=i, ns="a", t="LoadBalancer") for i in range(3)]
+        + [svc.format(i=i, ns="b", t="LoadBalancer") for i in range(3, 5)]
+        + [svc.format(i=9, ns="b", t="NodePort")]
+    )
+    objs = objects_of(text)
+    sup = replace(DEFAULT_PLATFORM, runtime="vsphere-pods")
+    assert {k: len(v) for k, v in loadbalancer_counts(objs, sup).items()} == {"a": 3, "b": 2}
+    assert {k: len(v) for k, v in loadbalancer_counts(objs, DEFAULT_PLATFORM).items()} == {"": 5}
+    named = objects_of(text + "---\n" + tkc("shop", 1, "best-effort-small"))
+    assert {k: len(v) for k, v in loadbalancer_counts(named, DEFAULT_PLATFORM).items()} == {"shop": 5}
+
+
+# --------------------------------------------------------------------------- property tests ---
+
+host_groups = st.builds(
+    lambda count, sockets, cores, mhz_, mem: HostGroup("g", count, sockets, cores, 2, mhz_, mem * GiB),
+    st.integers(1, 6), st.integers(1, 4), st.integers(1, 64), st.integers(1000, 4000), st.integers(1, 2048),
+)  # fmt: skip
+ha_policies = st.one_of(
+    st.builds(HAPolicy, host_failures_tolerated=st.integers(0, 3)),
+    st.builds(HAPolicy, cpu_percent=st.integers(0, 100), memory_percent=st.integers(0, 100)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(host_groups, min_size=1, max_size=4), host_groups, ha_policies, st.booleans())
+def test_more_hosts_never_lower_available_capacity(groups, extra, ha, add_count):
+    groups = [replace(g, name=f"g{i}") for i, g in enumerate(groups)]
+    before = capacity(Platform(hosts=tuple(groups), ha=ha))
+    if add_count:  # one more host in an existing group
+        more = groups[:-1] + [replace(groups[-1], count=groups[-1].count + 1)]
+    else:  # a new group of hosts
+        more = groups + [replace(extra, name="extra")]
+    after = capacity(Platform(hosts=tuple(more), ha=ha))
+    assert after.cpu_available_mhz >= before.cpu_available_mhz
+    assert after.memory_available_bytes >= before.memory_available_bytes
+    assert 0 <= after.cpu_available_mhz <= after.cpu_total_mhz
+
+
+quantity = st.one_of(st.none(), st.integers(0, 64_000))
+containers_st = st.lists(st.tuples(quantity, quantity, quantity, quantity), min_size=1, max_size=4)
+
+
+def _pod_from(specs, inits=()) -> PodSpec:
+    cs = tuple(container(f"c{i}", a, b, None if c is None else c * MiB, None if d is None else d * MiB)
+               for i, (a, b, c, d) in enumerate(specs))  # fmt: skip
+    return pod(*cs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(containers_st, st.integers(0, 3), st.integers(1, 20_000), st.integers(1, 64_000))
+def test_a_larger_request_never_lowers_a_reservation(specs, which, more_cpu, more_mem):
+    which %= len(specs)
+    before = crx_size(_pod_from(specs), 2600)
+    a, b, c, d = specs[which]
+    bigger = list(specs)
+    # the effective request (Kubernetes: an unset request is the limit) grows
+    cpu_req = a if a is not None else (b or 0)
+    mem_req = c if c is not None else (d or 0)
+    bigger[which] = (cpu_req + more_cpu, b, mem_req + more_mem, d)
+    after = crx_size(_pod_from(bigger), 2600)
+    assert after.cpu_reservation_mhz >= before.cpu_reservation_mhz
+    assert after.memory_reservation_bytes >= before.memory_reservation_bytes
+
+
+@settings(max_examples=300, deadline=None)
+@given(containers_st)
+def test_crx_invariants(specs):
+    # valid pods only (request ≤ limit, else the API server rejects them: PF103)
+    specs = [(a if a is None or b is None else min(a, b), b, c if c is None or d is None else min(c, d), d)
+             for a, b, c, d in specs]  # fmt: skip
+    s = crx_size(_pod_from(specs), 2600)
+    assert s.vcpus >= 1
+    assert s.vcpus * 1000 >= s.cpu_request_millicores  # the reservation fits in the vCPUs
+    assert s.cpu_reservation_mhz <= s.vcpus * 2600
+    assert s.memory_bytes >= s.memory_reservation_bytes
+    if s.cpu_limit_mhz is not None:
+        assert s.cpu_reservation_mhz <= s.cpu_limit_mhz <= s.vcpus * 2600
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_reservations_scale_with_replicas(n):
+    text = REDIS.split("---")[2].replace("kind: Pod", "kind: Deployment", 1)
+    text = f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: r}}
+spec:
+  replicas: {n}
+  template:
+    spec:
+      containers: [{{name: redis, image: redis, resources: {{requests: {{cpu: "2", memory: 1Gi}}, limits: {{cpu: "8"}}}}}}]
+"""
+    objs = objects_of(text)
+    ws, _ = build_workloads(objs)
+    p = replace(DEFAULT_PLATFORM, runtime="vsphere-pods")
+    r = analyze_capacity(reservations_of(objs, ws, p), p, placement=False)
+    assert r.cpu_reserved_mhz == n * 2 * 2300 and r.memory_reserved_bytes == n * GiB and r.vcpus == n * 8
