@@ -232,3 +232,31 @@ def test_summary_accounts_for_every_file(tmp_path):
     assert status["bin.yaml"] == ("skipped", "binary file")
     assert status["loop.yaml"][0] in ("skipped", "failed")
     assert len(res.files) == 5
+
+
+def test_errors_in_later_documents_report_lines_from_file_start():
+    r = parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: !!python/name:os.system {}\n")
+    assert [(f.rule, f.location.line) for f in r.findings] == [("PF901", 7)]
+    assert [o.ref.name for o in r.objects] == ["a"]
+
+
+@pytest.mark.parametrize("depth", [300, 100_000])
+def test_pathological_nesting_is_a_finding_not_a_crash(depth):
+    # LibYAML's composer recurses in C: 100,000 levels would overflow its stack (a segfault),
+    # so such documents go through the pure-Python composer, whose recursion is bounded.
+    r = parse("a: " + "[" * depth + "]" * depth + "\n")
+    assert [f.rule for f in r.findings] == ["PF901"]
+    assert "deep" in r.findings[0].message
+
+
+def test_timestamps_and_binary_stay_strings():
+    r = parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, annotations: {at: 2024-01-02T03:04:05Z}}\n")
+    assert r.objects[0].annotation("at") == "2024-01-02T03:04:05Z"
+
+
+def test_linedict_pickles_with_lines():
+    import pickle
+
+    r = parse(POD)
+    raw = pickle.loads(pickle.dumps(r.objects[0].raw))
+    assert raw["spec"].line == 4 and raw["spec"].lines["containers"] == 8

@@ -9,17 +9,18 @@ Duplicate keys are recorded (the last one wins, as in Kubernetes' YAML decoder w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-try:  # LibYAML's C parser when available; same behaviour, several times faster
-    _BaseLoader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without LibYAML
-    _BaseLoader = yaml.SafeLoader
+_PyLoader = yaml.SafeLoader
+# LibYAML's C parser and composer when available: same nodes, several times faster
+_CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 __all__ = ["LineDict", "YamlLimits", "YamlLimitError", "YamlDocument", "iter_documents", "line_of"]
 
@@ -35,6 +36,16 @@ class LineDict(dict):
         super().__init__(*args, **kwargs)
         self.line = 0
         self.lines: dict[Any, int] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (for worker processes) with its lines
+        return (_rebuild, (dict(self), self.line, self.lines))
+
+
+def _rebuild(items: dict[Any, Any], line: int, lines: dict[Any, int]) -> LineDict:
+    d = LineDict(items)
+    d.line = line
+    d.lines = lines
+    return d
 
 
 def line_of(obj: Any, key: Any = None, default: int = 0) -> int:
@@ -73,107 +84,166 @@ class YamlDocument:
     duplicates: tuple[DuplicateKey, ...] = ()
 
 
-def _check_limits(root: Node, limits: YamlLimits) -> None:
-    """Expanded size and depth of a node graph, iteratively, each distinct node visited once."""
-    size: dict[int, int] = {}
-    depth: dict[int, int] = {}
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    on_path: set[int] = set()
-    while stack:
-        node, done = stack.pop()
-        nid = id(node)
-        if done:
-            on_path.discard(nid)
-            if isinstance(node, MappingNode):
-                kids = [n for pair in node.value for n in pair]
-            elif isinstance(node, SequenceNode):
-                kids = node.value
-            else:
-                kids = []
-            s = 1 + sum(size[id(k)] for k in kids)
-            d = 1 + max((depth[id(k)] for k in kids), default=0)
-            if s > limits.max_nodes:
-                raise YamlLimitError(
-                    f"document expands to more than {limits.max_nodes:,} nodes (alias bomb?)",
-                    node.start_mark.line + 1,
-                )
-            if d > limits.max_depth:
-                raise YamlLimitError(f"document nests deeper than {limits.max_depth} levels", node.start_mark.line + 1)
-            size[nid] = s
-            depth[nid] = d
-            continue
-        if nid in size:
-            continue
-        if nid in on_path:  # recursive alias: a node that contains itself
-            raise YamlLimitError("recursive alias", node.start_mark.line + 1)
-        on_path.add(nid)
-        stack.append((node, True))
-        if isinstance(node, MappingNode):
-            for k, v in node.value:
-                stack.append((k, False))
-                stack.append((v, False))
-        elif isinstance(node, SequenceNode):
-            for v in node.value:
-                stack.append((v, False))
+_SC = SafeConstructor()
+_STR = "tag:yaml.org,2002:str"
+_SCALARS = {
+    "tag:yaml.org,2002:int": _SC.construct_yaml_int,
+    "tag:yaml.org,2002:float": _SC.construct_yaml_float,
+    "tag:yaml.org,2002:bool": _SC.construct_yaml_bool,
+    "tag:yaml.org,2002:null": lambda node: None,
+    # Kubernetes reads these as strings (JSON has no timestamps or binary): keep the text
+    "tag:yaml.org,2002:timestamp": lambda node: node.value,
+    "tag:yaml.org,2002:binary": lambda node: node.value,
+    "tag:yaml.org,2002:value": lambda node: node.value,
+}
+_MAP_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:omap", "tag:yaml.org,2002:set"})
+_SEQ_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:pairs"})
+# A chunk with fewer structural characters than this cannot nest deeply enough to exhaust the
+# C stack of LibYAML's (recursive) composer; larger chunks are composed by the pure-Python one,
+# whose recursion is bounded by the interpreter.
+_C_SAFE_STRUCTURE = 4000
+_DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    limits = YamlLimits()
+class _Converter:
+    """Node graph → Python data with lines, in one pass: duplicate keys, merge keys, aliases
+    (shared, with their expanded size counted against the limit), depth, and only safe tags."""
 
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
+    def __init__(self, limits: YamlLimits, line_offset: int) -> None:
+        self.limits = limits
+        self.offset = line_offset + 1
+        self.count = 0
+        self.memo: dict[int, tuple[Any, int]] = {}
         self.duplicates: list[DuplicateKey] = []
 
-    def construct_document(self, node: Node) -> Any:
-        _check_limits(node, self.limits)
-        return super().construct_document(node)
+    def _err(self, message: str, node: Node) -> YamlLimitError:
+        return YamlLimitError(message, node.start_mark.line + self.offset)
 
-    def construct_line_map(self, node: MappingNode) -> Iterator[LineDict]:
-        data = LineDict()
-        data.line = node.start_mark.line + 1
-        yield data
-        own = {id(k) for k, _ in node.value if k.tag != _MERGE_TAG}
-        self.flatten_mapping(node)
-        own_seen: set[Any] = set()
-        lines = data.lines
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=False)
-            try:
-                hash(key)
-            except TypeError:
-                raise ConstructorError(
-                    "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark
-                ) from None
-            if id(key_node) in own:
-                if key in own_seen:
+    def convert(self, node: Node, depth: int = 0) -> Any:
+        cls = node.__class__
+        if cls is ScalarNode:
+            self.count += 1
+            tag = node.tag
+            if tag == _STR:
+                return node.value
+            make = _SCALARS.get(tag)
+            if make is None:
+                raise ConstructorError(None, None, f"unsupported tag {tag!r}", node.start_mark)
+            return make(node)
+        nid = id(node)
+        seen = self.memo.get(nid)
+        if seen is not None:
+            obj, size = seen
+            if size < 0:
+                raise self._err("recursive alias", node)
+            self.count += size
+            if self.count > self.limits.max_nodes:
+                raise self._err(f"document expands to more than {self.limits.max_nodes:,} nodes (alias bomb?)", node)
+            return obj
+        if depth >= self.limits.max_depth:
+            raise self._err(f"document nests deeper than {self.limits.max_depth} levels", node)
+        start = self.count
+        if cls is MappingNode:
+            if node.tag not in _MAP_TAGS:
+                raise ConstructorError(None, None, f"unsupported tag {node.tag!r}", node.start_mark)
+            obj = LineDict()
+            obj.line = node.start_mark.line + self.offset
+            self.memo[nid] = (obj, -1)
+            lines = obj.lines
+            merges = []
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    merges.append(value_node)
+                    continue
+                key = self.convert(key_node, depth + 1)
+                try:
+                    dup = key in obj
+                except TypeError:
+                    raise ConstructorError(None, None, "unhashable mapping key", key_node.start_mark) from None
+                if dup:
                     self.duplicates.append(
-                        DuplicateKey(str(key), key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                        DuplicateKey(str(key), key_node.start_mark.line + self.offset, key_node.start_mark.column + 1)
                     )
-                own_seen.add(key)
-            data[key] = self.construct_object(value_node, deep=False)
-            lines[key] = key_node.start_mark.line + 1
+                obj[key] = self.convert(value_node, depth + 1)
+                lines[key] = key_node.start_mark.line + self.offset
+            for m in merges:
+                sources = [m] if m.__class__ is MappingNode else (m.value if m.__class__ is SequenceNode else [])
+                for src in sources:
+                    merged = self.convert(src, depth + 1)
+                    if not isinstance(merged, dict):
+                        raise ConstructorError(None, None, "merge key (<<) needs a mapping", src.start_mark)
+                    for k, v in merged.items():
+                        if k not in obj:
+                            obj[k] = v
+                            lines[k] = getattr(merged, "lines", {}).get(k, obj.line)
+        elif cls is SequenceNode:
+            if node.tag not in _SEQ_TAGS:
+                raise ConstructorError(None, None, f"unsupported tag {node.tag!r}", node.start_mark)
+            obj = []
+            self.memo[nid] = (obj, -1)
+            for item in node.value:
+                obj.append(self.convert(item, depth + 1))
+        else:  # pragma: no cover
+            raise ConstructorError(None, None, f"unexpected node {cls.__name__}", node.start_mark)
+        self.count += 1
+        if self.count > self.limits.max_nodes:
+            raise self._err(f"document expands to more than {self.limits.max_nodes:,} nodes (alias bomb?)", node)
+        self.memo[nid] = (obj, self.count - start)
+        return obj
 
 
-_Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_line_map)
+def _chunks(text: str) -> Iterator[tuple[int, str]]:
+    """Split a stream at document-start markers (column 0), with each chunk's 0-based first line.
+
+    A ``---`` at column 0 always starts a document (it cannot continue a block scalar, and is an
+    error inside a flow scalar), so the split is exact; it lets each document be composed (and
+    fail) on its own.
+    """
+    pos = 0
+    line = 0
+    for m in _DOC_START.finditer(text):
+        if m.start() > pos:
+            chunk = text[pos : m.start()]
+            yield line, chunk
+            line += chunk.count("\n")
+        pos = m.start()
+    if pos < len(text):
+        yield line, text[pos:]
+
+
+def _structure(chunk: str) -> int:
+    return sum(chunk.count(c) for c in "[{:-?")
 
 
 def iter_documents(text: str, limits: YamlLimits | None = None) -> Iterator[YamlDocument]:
     """Yield the documents of a YAML (or JSON) stream in order.
 
-    Raises ``yaml.YAMLError`` (with ``problem_mark``) or :class:`YamlLimitError` at the first
-    document that cannot be read; documents before it have been yielded already.
+    Raises ``yaml.YAMLError`` (with ``problem_mark``, lines counted from the start of the text) or
+    :class:`YamlLimitError` at the first document that cannot be read; documents before it have
+    been yielded already.
     """
-    loader = _Loader(text)
-    if limits is not None:
-        loader.limits = limits
-    try:
-        index = 0
-        while loader.check_node():
-            node = loader.get_node()
-            start = node.start_mark.line + 1 if node is not None else 0
-            before = len(loader.duplicates)
-            data = loader.construct_document(node) if node is not None else None
-            yield YamlDocument(index, start, data, tuple(loader.duplicates[before:]))
-            index += 1
-    finally:
-        loader.dispose()
+    limits = limits or YamlLimits()
+    index = 0
+    for first_line, chunk in _chunks(text):
+        loader_cls = _CLoader if _structure(chunk) < _C_SAFE_STRUCTURE else _PyLoader
+        loader = loader_cls(chunk)
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                if node is None:
+                    continue
+                conv = _Converter(limits, first_line)
+                data = conv.convert(node)
+                yield YamlDocument(index, node.start_mark.line + first_line + 1, data, tuple(conv.duplicates))
+                index += 1
+        except RecursionError:
+            raise YamlLimitError(f"document nests too deeply to parse", first_line + 1) from None
+        except yaml.MarkedYAMLError as e:
+            # marks count from the chunk; report lines from the start of the text
+            for attr in ("problem_mark", "context_mark"):
+                mark = getattr(e, attr)
+                if mark is not None:
+                    setattr(e, attr, yaml.Mark(mark.name, mark.index, mark.line + first_line, mark.column, None, None))
+            raise
+        finally:
+            loader.dispose()
