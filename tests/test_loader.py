@@ -259,4 +259,4 @@ def test_linedict_pickles_with_lines():
 
     r = parse(POD)
     raw = pickle.loads(pickle.dumps(r.objects[0].raw))
-    assert raw["spec"].line == 4 and raw["spec"].lines["containers"] == 8
+    assert raw["spec"].line == 5 and raw["spec"].lines["containers"] == 8
