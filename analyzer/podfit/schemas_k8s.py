@@ -513,6 +513,10 @@ def run_kubeconform(
 
     Kinds without a schema are skipped (``-ignore-missing-schemas``), as in-process. Raises
     SchemaError when kubeconform fails for another reason than invalid resources."""
+    # -ignore-missing-schemas would turn a missing tree into a silent pass: check the tree first
+    for need in (tree / f"v{version}.0-standalone{'-strict' if strict else ''}", tree / "podfit"):
+        if not need.is_dir():
+            raise SchemaError(f"no schemas at {need} (run scripts/build-schemas.py --out {tree} --version {version})")
     args = [*wrapper, binary, "-output", "json", "-verbose", "-ignore-missing-schemas", "-kubernetes-version", f"{version}.0"]
     for loc in kubeconform_locations(tree):
         args += ["-schema-location", loc]

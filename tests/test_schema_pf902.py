@@ -1,0 +1,341 @@
+"""PF902 schema-invalid: fixtures, version selection, the fast path against jsonschema, kubeconform
+agreement, and proof that neither path touches the network."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from conftest import tool
+from podfit.cli import main
+from podfit.loader import LoaderLimits, discover, load, read_inputs
+from podfit.schemas_k8s import (
+    SchemaError,
+    SchemaSet,
+    build_schema_tree,
+    compile_fast,
+    kubernetes_schema_root,
+    pick_version,
+    run_kubeconform,
+    schema_file_name,
+    shipped_versions,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "testdata" / "PF902"
+
+pytestmark = pytest.mark.skipif(kubernetes_schema_root() is None, reason="kubernetes-validate is not installed")
+
+
+def check_json(args):
+    r = CliRunner().invoke(main, ["check", *args, "--rule", "PF902", "--format", "json"], catch_exceptions=False)
+    return r.exit_code, json.loads(r.output)
+
+
+def load_objects(paths):
+    return load(read_inputs(discover([str(p) for p in paths]), LoaderLimits())).objects
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.yaml")), ids=lambda p: p.name)
+def test_fixtures(path):
+    code, report = check_json([str(path)])
+    rules = {f["rule"] for f in report["findings"]}
+    if path.name.startswith("fail_"):
+        assert code == 1 and rules == {"PF902"}
+        assert all(f["line"] > 1 for f in report["findings"])
+    else:
+        assert code == 0 and report["findings"] == []
+
+
+def test_misspelt_requests_points_at_the_key():
+    _, report = check_json([str(FIXTURES / "fail_misspelt_requests.yaml")])
+    (f,) = report["findings"]
+    text = (FIXTURES / "fail_misspelt_requests.yaml").read_text().splitlines()
+    assert text[f["line"] - 1].strip().startswith("request:")
+    assert "unknown field 'request'" in f["message"]
+    assert f["details"]["path"][-1] == "request"
+
+
+SIDECAR = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: sidecar}
+spec:
+  initContainers:
+    - name: proxy
+      image: envoy:1
+      restartPolicy: Always
+  containers:
+    - name: app
+      image: app:1
+"""
+
+
+def test_kubernetes_version_is_selectable(tmp_path):
+    """Native sidecars (initContainers[].restartPolicy) appeared in Kubernetes 1.28."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(SIDECAR)
+    versions = shipped_versions()
+    assert versions[0] <= "1.27" and versions[-1] >= "1.28"
+    results = {}
+    for ver in ("1.25", "1.27", "1.28", versions[-1]):
+        cfg = tmp_path / f"{ver}.podfit.yaml"
+        cfg.write_text(f'thresholds:\n  PF902: {{kubernetes-version: "{ver}"}}\n')
+        code, report = check_json([str(pod), "--config", str(cfg)])
+        results[ver] = [f["message"] for f in report["findings"]]
+    assert len(results["1.25"]) == len(results["1.27"]) == 1 and "restartPolicy" in results["1.25"][0]
+    assert "Kubernetes 1.27" in results["1.27"][0]
+    assert results["1.28"] == results[versions[-1]] == []
+    # not strict: unknown fields pass, type errors still fail
+    cfg = tmp_path / "lax.podfit.yaml"
+    cfg.write_text('thresholds:\n  PF902: {kubernetes-version: "1.25", strict: false}\n')
+    assert check_json([str(pod), "--config", str(cfg)])[1]["findings"] == []
+    assert check_json([str(FIXTURES / "fail_wrong_types.yaml"), "--config", str(cfg)])[1]["findings"]
+
+
+def test_pick_version():
+    shipped = ["1.25", "1.26", "1.30"]
+    assert pick_version(None, shipped) == "1.30"
+    assert pick_version("1.29", shipped) == "1.26"
+    assert pick_version("v1.30.4", shipped) == "1.30"
+    assert pick_version("1.99", shipped) == "1.30"
+    with pytest.raises(SchemaError, match="1.20"):
+        pick_version("1.20", shipped)
+    with pytest.raises(SchemaError):
+        pick_version("latest-ish", shipped)
+
+
+def test_unavailable_version_skips_the_rule_and_says_why(tmp_path):
+    cfg = tmp_path / ".podfit.yaml"
+    cfg.write_text('thresholds:\n  PF902: {kubernetes-version: "1.10"}\n')
+    code, report = check_json([str(FIXTURES / "fail_wrong_types.yaml"), "--config", str(cfg)])
+    assert code == 0 and report["findings"] == []
+    assert [s["rule"] for s in report["skipped_rules"]] == ["PF902"]
+    assert "1.10" in report["skipped_rules"][0]["reason"]
+
+
+def test_schema_file_names_follow_kubeconform():
+    assert schema_file_name("apps/v1", "Deployment") == "deployment-apps-v1.json"
+    assert schema_file_name("v1", "Pod") == "pod-v1.json"
+    assert schema_file_name("rbac.authorization.k8s.io/v1", "ClusterRole") == "clusterrole-rbac-v1.json"
+    assert schema_file_name("run.tanzu.vmware.com/v1alpha3", "TanzuKubernetesCluster") == "tanzukubernetescluster-run-v1alpha3.json"
+
+
+def test_crd_schemas_are_valid_2020_12_and_cover_examples():
+    for p in sorted((ROOT / "schemas" / "crds").glob("*.json")):
+        jsonschema.Draft202012Validator.check_schema(json.loads(p.read_text()))
+    objs = load_objects([ROOT / "testdata" / "examples" / "tkg-cluster.yaml"])
+    s = SchemaSet()
+    assert [s.validate(o.raw) for o in objs] == [[]]
+    assert s.is_podfit_schema("run.tanzu.vmware.com/v1alpha3", "TanzuKubernetesCluster")
+
+
+# ----------------------------------------------------------- the fast path agrees with jsonschema ---
+
+
+def _mutations(doc, rng, n):
+    """Random small edits: a leaf's type changed, an unknown key added, a key removed."""
+    paths = []
+
+    def walk(x, path):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                paths.append(path + (k,))
+                walk(v, path + (k,))
+        elif isinstance(x, list):
+            for i, v in enumerate(x):
+                paths.append(path + (i,))
+                walk(v, path + (i,))
+
+    walk(doc, ())
+    for _ in range(n):
+        d = copy.deepcopy(doc)
+        path = rng.choice(paths)
+        parent = d
+        for k in path[:-1]:
+            parent = parent[k]
+        op = rng.randrange(4)
+        if op == 0:
+            parent[path[-1]] = rng.choice(["x", 7, 1.5, True, None, [], {}])
+        elif op == 1 and isinstance(parent, dict):
+            parent[f"zz{rng.randrange(9)}"] = 1
+        elif op == 2 and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif isinstance(parent[path[-1]], dict):
+            parent[path[-1]]["unexpected"] = "x"
+        yield d
+
+
+def test_fast_predicate_agrees_with_jsonschema():
+    objs = load_objects([ROOT / "testdata"])
+    s = SchemaSet()
+    rng = random.Random(902)
+    compared = invalid = 0
+    for o in objs:
+        pair = s.validator(o.raw.get("apiVersion"), o.raw.get("kind")) if isinstance(o.raw.get("kind"), str) else None
+        if pair is None:
+            continue
+        fast, slow = pair
+        if fast is None:
+            continue
+        docs = [json.loads(json.dumps(o.raw, default=str))] + list(_mutations(json.loads(json.dumps(o.raw, default=str)), rng, 25))
+        for d in docs:
+            a, b = fast(d), slow.is_valid(d)
+            assert a == b, (o.location, d)
+            compared += 1
+            invalid += not b
+    assert compared > 500 and invalid > 100  # both outcomes were exercised
+
+
+def test_compile_fast_declines_unknown_keywords():
+    assert compile_fast({"type": "string", "pattern": "^a"}) is None
+    f = compile_fast({"type": ["integer", "null"]})
+    assert f(1) and f(None) and f(2.0) and not f(True) and not f("1")
+    g = compile_fast({"enum": [1, "a"]})
+    assert g(1) and g("a") and not g(True) and not g("1")
+
+
+# ---------------------------------------------------------------------- kubeconform agreement ---
+
+
+@pytest.fixture(scope="module")
+def schema_tree(tmp_path_factory):
+    out = tmp_path_factory.mktemp("schemas")
+    counts = build_schema_tree(out, [shipped_versions()[-1], "1.27"])
+    assert counts["podfit"] >= 7 and all(n > 100 for k, n in counts.items() if k != "podfit")
+    return out
+
+
+def test_standalone_schemas_have_no_refs(schema_tree):
+    d = next(schema_tree.glob("v*-standalone-strict"))
+    text = (d / "deployment-apps-v1.json").read_text()
+    assert "$ref" not in text and '"additionalProperties":false' in text
+
+
+def _inprocess_invalid(paths, version, strict=True):
+    s = SchemaSet(version, strict)
+    out = set()
+    for o in load_objects(paths):
+        v = s.validate(o.raw)
+        if v:
+            out.add((Path(o.location.file).resolve(), o.kind, o.ref.name))
+    return out
+
+
+def _kubeconform_invalid(resources):
+    return {(Path(r["filename"]).resolve(), r["kind"], r["name"]) for r in resources if r["status"] == "statusInvalid"}
+
+
+@pytest.mark.tools
+@pytest.mark.parametrize("strict", [True, False])
+def test_kubeconform_and_inprocess_agree_on_testdata(schema_tree, strict):
+    kc = tool("kubeconform")
+    if kc is None:
+        pytest.skip("kubeconform not built (make tools)")
+    version = shipped_versions()[-1]
+    resources = run_kubeconform(kc, [str(ROOT / "testdata")], schema_tree, version, strict=strict)
+    assert any(r["status"] == "statusValid" and r["kind"] == "TanzuKubernetesCluster" for r in resources)
+    assert any(r["status"] == "statusValid" and r["kind"] == "Platform" for r in resources)
+    ours = _inprocess_invalid([ROOT / "testdata"], version, strict)
+    theirs = _kubeconform_invalid(resources)
+    assert ours == theirs
+    names = {(p.name, k) for p, k, _ in ours}
+    assert ("fail_wrong_types.yaml", "StatefulSet") in names and ("fail_tanzu_cluster.yaml", "TanzuKubernetesCluster") in names
+    assert (("fail_misspelt_requests.yaml", "Deployment") in names) is strict
+
+
+@pytest.mark.tools
+def test_kubeconform_version_selection_agrees(schema_tree, tmp_path):
+    kc = tool("kubeconform")
+    if kc is None:
+        pytest.skip("kubeconform not built (make tools)")
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(SIDECAR)
+    for version, invalid in (("1.27", True), (shipped_versions()[-1], False)):
+        res = run_kubeconform(kc, [str(pod)], schema_tree, version)
+        assert bool(_kubeconform_invalid(res)) is invalid
+        assert bool(_inprocess_invalid([pod], version)) is invalid
+
+
+# --------------------------------------------------------------------------------- no network ---
+
+
+@pytest.mark.tools
+def test_kubeconform_runs_without_network(schema_tree):
+    """In a new network namespace (no interfaces but a down loopback) kubeconform still validates
+    everything from the local schemas, quickly: a single remote lookup would fail or hang."""
+    kc = tool("kubeconform")
+    if kc is None:
+        pytest.skip("kubeconform not built (make tools)")
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot create a network namespace here")
+    t0 = time.monotonic()
+    resources = run_kubeconform(kc, [str(ROOT / "testdata")], schema_tree, shipped_versions()[-1],
+                                timeout=60, wrapper=["unshare", "-n"])  # fmt: skip
+    assert time.monotonic() - t0 < 60
+    assert len(resources) > 20 and all(r["status"] in ("statusValid", "statusInvalid", "statusSkipped") for r in resources)
+    assert _kubeconform_invalid(resources)
+
+
+def _can_unshare():
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.tools
+def test_the_network_namespace_really_has_no_network(tmp_path):
+    """The guard above has teeth: in the same namespace, kubeconform's default (remote) schema
+    location fails with a download error instead of validating."""
+    kc = tool("kubeconform")
+    if kc is None or not _can_unshare():
+        pytest.skip("kubeconform not built, or no network namespaces here")
+    p = subprocess.run(["unshare", "-n", kc, "-output", "json", str(FIXTURES / "pass_workloads.yaml")],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    resources = json.loads(p.stdout)["resources"]
+    assert p.returncode != 0 and resources
+    assert all(r["status"] == "statusError" and "downloading schema" in r["msg"] for r in resources)
+
+
+def test_missing_local_tree_is_an_error_not_a_silent_pass(tmp_path):
+    with pytest.raises(SchemaError, match="no schemas at"):
+        run_kubeconform("kubeconform", [str(FIXTURES / "pass_workloads.yaml")], tmp_path / "nothing", shipped_versions()[-1])
+
+
+NO_NET = r"""
+import socket, sys, time
+def refuse(*a, **k):
+    print("network access attempted", file=sys.stderr)
+    raise OSError("network access attempted")
+class NoSocket(socket.socket):
+    def __init__(self, *a, **k):
+        refuse()
+socket.socket = NoSocket
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from podfit.cli import main
+t0 = time.monotonic()
+try:
+    main(["check", sys.argv[1], "--rule", "PF902", "--format", "json"])
+except SystemExit as e:
+    print(f"exit={e.code} seconds={time.monotonic() - t0:.2f}", file=sys.stderr)
+"""
+
+
+def test_inprocess_validation_runs_with_sockets_disabled():
+    """A fresh interpreter whose socket module refuses every use: PF902 still finds every fixture's error."""
+    p = subprocess.run([sys.executable, "-c", NO_NET, str(ROOT / "testdata")], capture_output=True, text=True,
+                       timeout=120, env={"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert "exit=1" in p.stderr, p.stderr
+    report = json.loads(p.stdout)
+    files = {Path(f["file"]).name for f in report["findings"]}
+    assert files == {p.name for p in FIXTURES.glob("fail_*.yaml")}
+    assert "network access attempted" not in p.stdout + p.stderr
