@@ -233,3 +233,13 @@ def test_crx_lint_agrees_with_the_rego_policies(tmp_path):
     python = {(w.ref.name, rule) for w in ws for rule in crx_lint(w.pod)}
     assert python == rego
     assert {r for _, r in rego} == {"PF401", "PF402", "PF403"}  # every rule exercised
+
+
+def test_thresholds_come_from_the_config(tmp_path):
+    cfg = tmp_path / ".podfit.yaml"
+    cfg.write_text("thresholds:\n  PF701: {max-services: 15}\n  PF503: {ratio-percent: 200}\n")
+    args = ["check", "--config", cfg, "--format", "json", "--rule", "PF701", "--rule", "PF503"]
+    lb = json.loads(run(args + [ROOT / "testdata/PF701/pass_twenty.yaml"]).output)["findings"]
+    assert [(f["rule"], f["details"]["services"], f["details"]["threshold"]) for f in lb] == [("PF701", 20, 15)]
+    oc = json.loads(run(args + [ROOT / "testdata/PF503/pass_exactly_300.yaml"]).output)["findings"]
+    assert [(f["rule"], f["details"]["percent"], f["details"]["threshold_percent"]) for f in oc] == [("PF503", 300, 200)]
