@@ -144,3 +144,18 @@ def test_docs_are_up_to_date():
 def test_help_answers(args):
     r = run(args)
     assert r.exit_code == 0 and "Usage:" in r.output
+
+
+def test_limits_are_configurable(tmp_path):
+    f = tmp_path / "big.yaml"
+    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: " + "x" * 5000 + "}\n")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("limits: {max-file-bytes: 1000}\n")
+    report = json.loads(run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"]).output)
+    assert report["files"][0]["status"] == "skipped" and "larger than 1,000 bytes" in report["files"][0]["reason"]
+    cfg.write_text("limits: {max-document-bytes: 1000}\n")
+    r = run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"])
+    assert r.exit_code == 1 and json.loads(r.output)["findings"][0]["message"].startswith("document larger than 1,000 bytes")
+    cfg.write_text("limits: {max-depth: 2}\n")
+    r = run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"])
+    assert "nests deeper than 2" in json.loads(r.output)["findings"][0]["message"]

@@ -15,7 +15,7 @@ from .catalogue import load_catalogue, resolve
 from .check import Report, analyze
 from .config import Config, ConfigError, find_config, parse_config_text
 from .findings import SEVERITY_RANK
-from .loader import InputError, LoaderLimits, discover, load, read_inputs
+from .loader import InputError, discover, load, read_inputs
 from .platform import DEFAULT_PLATFORM, Platform, PlatformError, parse_platform
 
 EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
@@ -89,7 +89,7 @@ def load_inputs(paths: Sequence[str], config: Config):  # -> LoadResult
     """Read and parse the inputs (exit 2 when a named path does not exist)."""
     try:
         files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
-        return load(read_inputs(files, LoaderLimits()))
+        return load(read_inputs(files, config.limits), config.limits)
     except InputError as e:
         raise PodfitError(str(e)) from None
 

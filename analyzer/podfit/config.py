@@ -10,6 +10,8 @@ from typing import Any, Mapping
 import jsonschema
 
 from .catalogue import resolve
+from .loader import LoaderLimits
+from .yamlio import YamlLimits
 from .paths import load_schema
 from .yamlio import iter_documents, line_of
 
@@ -30,6 +32,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     platform: str | None = None
     fail_on: str | None = None
+    limits: LoaderLimits = field(default_factory=LoaderLimits)
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disabled:
@@ -75,7 +78,18 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
     platform = data.get("platform")
     if platform and source and not os.path.isabs(platform):
         platform = os.path.join(os.path.dirname(source), platform)
+    lim = data.get("limits") or {}
+    defaults = LoaderLimits()
+    limits = LoaderLimits(
+        max_file_bytes=lim.get("max-file-bytes", defaults.max_file_bytes),
+        yaml=YamlLimits(
+            max_nodes=lim.get("max-yaml-nodes", defaults.yaml.max_nodes),
+            max_depth=lim.get("max-depth", defaults.yaml.max_depth),
+            max_document_bytes=lim.get("max-document-bytes", defaults.yaml.max_document_bytes),
+        ),
+    )
     return Config(
+        limits=limits,
         source=source,
         disabled=_ids(data.get("disable"), source, "disable"),
         enabled=_ids(data.get("enable"), source, "enable") if "enable" in data else None,

@@ -60,7 +60,10 @@ def line_of(obj: Any, key: Any = None, default: int = 0) -> int:
 @dataclass(frozen=True)
 class YamlLimits:
     max_nodes: int = 1_000_000  # nodes per document after alias expansion
-    max_depth: int = 200
+    max_depth: int = 200  # nesting levels per document
+    # Kubernetes refuses objects over about 1.5 MiB (etcd's request limit); a document many times
+    # that size is not a manifest, and parsing it would only take time.
+    max_document_bytes: int = 8 * 2**20
 
 
 class YamlLimitError(Exception):
@@ -211,8 +214,23 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
         yield line, text[pos:]
 
 
-def _structure(chunk: str) -> int:
-    return sum(chunk.count(c) for c in "[{:-?")
+_LEADING = re.compile(r"^[ \t?:-]*", re.M)
+
+
+def _c_composer_safe(chunk: str) -> bool:
+    """Whether LibYAML's recursive composer can take this chunk without overflowing the C stack.
+
+    Nesting depth is at most the flow openers plus the longest run of block indentation and
+    indicators at a line start (every block level needs at least one such character). Small
+    chunks skip the estimate: they cannot hold enough structure to nest that deep.
+    """
+    if sum(chunk.count(c) for c in "[{:-?") < _C_SAFE_STRUCTURE:
+        return True
+    flow = chunk.count("[") + chunk.count("{")
+    if flow >= _C_SAFE_STRUCTURE:
+        return False
+    block = max((len(m) for m in _LEADING.findall(chunk)), default=0)
+    return flow + block < _C_SAFE_STRUCTURE
 
 
 def iter_documents(text: str, limits: YamlLimits | None = None) -> Iterator[YamlDocument]:
@@ -225,7 +243,11 @@ def iter_documents(text: str, limits: YamlLimits | None = None) -> Iterator[Yaml
     limits = limits or YamlLimits()
     index = 0
     for first_line, chunk in _chunks(text):
-        loader_cls = _CLoader if _structure(chunk) < _C_SAFE_STRUCTURE else _PyLoader
+        if len(chunk) > limits.max_document_bytes:
+            raise YamlLimitError(
+                f"document larger than {limits.max_document_bytes:,} bytes ({len(chunk):,})", first_line + 1
+            )
+        loader_cls = _CLoader if _c_composer_safe(chunk) else _PyLoader
         loader = loader_cls(chunk)
         try:
             while loader.check_node():
