@@ -49,8 +49,6 @@ def _load(paths: tuple[str, ...], config_path: str | None):
 
     config = load_config(config_path)
     if not paths:
-        from ..loader import LoadResult  # noqa: F401
-
         return config, (), (), []
     result = load_inputs(paths, config)
     workloads, wf = build_workloads(result.objects)
