@@ -18,27 +18,27 @@ import data.podfit.lib.platform
 import data.podfit.lib.result
 
 deny contains r if {
-	some obj in k8s.workloads
+	some pod in k8s.pods
 	not platform.vsphere_pods
 	cpus := platform.node_logical_cpus
 	period := platform.cfs_period_us
 	slice := platform.cfs_slice_us
-	some c in k8s.containers(obj)
-	limit := k8s.limit(c, "cpu")
+	some c in pod.containers
+	limit := c.limit.cpu
 	limit > 0
-	not _exclusive_cores(obj, limit)
+	not _exclusive_cores(pod, limit)
 
 	# slices per period = limit × period / slice, compared without division
 	limit * period < (cpus * slice) * 1000
 	quota := limit * period
 	slices := (quota - (quota % (slice * 1000))) / (slice * 1000)
-	msg := sprintf("%s: %s %q has a CPU limit of %s: %d slices of %d µs per %d µs period, fewer than the node's %d logical CPUs, so its threads can be throttled while quota sits unused", [k8s.describe(obj), k8s.container_word(c), c.name, k8s.fmt_cpu(limit), slices, slice, period, cpus])
+	msg := sprintf("%s: %s \"%s\" has a CPU limit of %s: %v slices of %v µs per %v µs period, fewer than the node's %v logical CPUs, so its threads can be throttled while quota sits unused", [pod.describe, k8s.container_word(c), c.name, k8s.fmt_cpu(limit), slices, slice, period, cpus])
 	r := result.make("PF202", "warning", msg, c.name, {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice})
 }
 
 # The static CPU Manager pins whole-CPU containers of Guaranteed pods to exclusive cores.
-_exclusive_cores(obj, limit) if {
+_exclusive_cores(pod, limit) if {
 	platform.cpu_manager_policy == "static"
-	k8s.qos(obj) == "Guaranteed"
+	pod.qos == "Guaranteed"
 	limit % 1000 == 0
 }

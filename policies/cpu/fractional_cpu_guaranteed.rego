@@ -16,13 +16,13 @@ import data.podfit.lib.k8s
 import data.podfit.lib.result
 
 deny contains r if {
-	some obj in k8s.workloads
-	k8s.qos(obj) == "Guaranteed"
-	some c in k8s.containers(obj)
-	cpu := k8s.request(c, "cpu")
+	some pod in k8s.pods
+	pod.qos == "Guaranteed"
+	some c in pod.containers
+	cpu := c.request.cpu
 	cpu >= 1000
 	cpu % 1000 != 0
 	whole := (cpu + 1000) - (cpu % 1000)
-	msg := sprintf("%s: %s %q of a Guaranteed pod asks for %s CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to %s)", [k8s.describe(obj), k8s.container_word(c), c.name, k8s.fmt_cpu(cpu), k8s.fmt_cpu(whole)])
+	msg := sprintf("%s: %s \"%s\" of a Guaranteed pod asks for %s CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to %s)", [pod.describe, k8s.container_word(c), c.name, k8s.fmt_cpu(cpu), k8s.fmt_cpu(whole)])
 	r := result.make("PF201", "warning", msg, c.name, {"cpu": cpu, "suggested_cpu": whole})
 }

@@ -35,10 +35,10 @@ _pools(obj) := pools if {
 	tkc(obj)
 	t := obj.spec.topology
 	pools := array.concat(
-		[{"name": "control-plane", "vm_class": _first(t.controlPlane, ["vmClass", "class"])} | is_object(t.controlPlane)],
+		[{"name": sprintf("%s-control-plane", [_name(obj)]), "vm_class": _first(t.controlPlane, ["vmClass", "class"])} | is_object(t.controlPlane)],
 		array.concat(
-			[{"name": "workers", "vm_class": t.workers.class} | is_object(t.workers)],
-			[{"name": _pool_name(p, i), "vm_class": p.vmClass} | some i, p in _array(t, "nodePools")],
+			[{"name": sprintf("%s-workers", [_name(obj)]), "vm_class": t.workers.class} | is_object(t.workers)],
+			[_tkc_pool(p, i) | p := _array(t, "nodePools")[i]],
 		),
 	)
 }
@@ -49,16 +49,27 @@ _pools(obj) := pools if {
 	t := obj.spec.topology
 	default_class := _variable(_array(t, "variables"), "vmClass")
 	pools := array.concat(
-		[{"name": "control-plane", "vm_class": _override(t.controlPlane, default_class)} | is_object(t.controlPlane)],
-		[{"name": _pool_name(md, i), "vm_class": _override(md, default_class)} | some i, md in _array(object.get(t, "workers", {}), "machineDeployments")],
+		[{"name": sprintf("%s-control-plane", [_name(obj)]), "vm_class": _override(t.controlPlane, default_class)} | is_object(t.controlPlane)],
+		[_capi_pool(md, i, default_class) | md := _array(object.get(t, "workers", {}), "machineDeployments")[i]],
 	)
 }
 
-_first(o, keys) := [o[k] | some k in keys; is_string(o[k])][0]
+_tkc_pool(p, i) := {"name": _pool_name(p, "pool", i), "vm_class": _first(p, ["vmClass", "class"])}
 
-_pool_name(p, _) := p.name if is_string(p.name)
+_capi_pool(md, i, default_class) := {"name": _pool_name(md, "md", i), "vm_class": _override(md, default_class)}
 
-_pool_name(p, i) := sprintf("nodePools[%d]", [i]) if not is_string(p.name)
+_first(o, keys) := v if {
+	v := [o[k] | some k in keys; is_string(o[k]); o[k] != ""][0]
+} else := null
+
+_pool_name(p, _, _) := p.name if is_string(p.name)
+
+_pool_name(p, prefix, i) := sprintf("%s-%v", [prefix, i]) if not is_string(p.name)
+
+_name(obj) := data.podfit.lib.k8s.name(obj)
+
+# critical(obj): the cluster carries the annotation podfit.io/critical: "true" (or yes, 1).
+critical(obj) if lower(sprintf("%v", [obj.metadata.annotations["podfit.io/critical"]])) in {"true", "yes", "1"}
 
 _array(o, key) := v if {
 	v := o[key]

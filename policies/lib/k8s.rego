@@ -40,12 +40,6 @@ pod_spec(obj) := spec if {
 	is_object(spec)
 }
 
-# workloads contains every workload object of the input that has a pod spec.
-workloads contains obj if {
-	some obj in objects
-	pod_spec(obj)
-}
-
 name(obj) := n if {
 	n := obj.metadata.name
 	is_string(n)
@@ -62,203 +56,181 @@ _annotations(x) := a if {
 	is_object(a)
 } else := {}
 
-# containers(obj) is every container of the pod, init containers first, each as
-# {"name", "init", "sidecar", "index", "resources"} where resources is the raw resources object.
-containers(obj) := array.concat(
-	[_container(c, true, i) | some i, c in _list(pod_spec(obj), "initContainers")],
-	[_container(c, false, i) | some i, c in _list(pod_spec(obj), "containers")],
-)
+# pods contains one record per workload object of the input, computed once:
+# {"obj", "describe", "containers", "invalid", "qos"}. containers lists the init containers first,
+# then the app containers, each as a record (see _container); qos is "Guaranteed", "Burstable",
+# "BestEffort", or null when some quantity is invalid.
+pods contains pod if {
+	some obj in objects
+	spec := pod_spec(obj)
+	cs := array.concat(
+		[_container(c, true, i) | c := _list(spec, "initContainers")[i]],
+		[_container(c, false, i) | c := _list(spec, "containers")[i]],
+	)
+	invalid := sum([c.invalid | some c in cs])
+	pod := {
+		"obj": obj,
+		"describe": describe(obj),
+		"containers": cs,
+		"invalid": invalid,
+		"qos": _qos(cs, invalid),
+		"overhead": _overhead(spec),
+	}
+}
 
-# app_containers(obj) leaves out init containers (sidecars included: they are init containers).
-app_containers(obj) := [c | some c in containers(obj); not c.init]
+# app_containers(pod) leaves out init containers (sidecars included: they are init containers).
+app_containers(pod) := [c | some c in pod.containers; not c.init]
+
+# running(pod): the containers that run side by side: app containers and sidecars.
+running(pod) := [c | some c in pod.containers; _runs(c)]
+
+_runs(c) if not c.init
+
+_runs(c) if sidecar(c)
 
 _list(spec, key) := l if {
 	l := spec[key]
 	is_array(l)
 } else := []
 
-_container(c, init, i) := {
-	"name": _cname(c, init, i),
-	"init": init,
-	"sidecar": _sidecar(c, init),
-	"index": i,
-	"resources": _resources(c),
+# A container record:
+#   name, init, index, restart_policy
+#   has:     {"requests": {"cpu", "memory"}, "limits": {...}}: the resources whose field is written
+#   request: {"cpu": m, "memory": b}: effective requests (an unset request defaults to the limit)
+#   limit:   {"cpu": m, "memory": b}: limits
+#   (a resource is missing from request/limit when unset or invalid)
+#   invalid: how many written CPU/memory values are not quantities; written: how many are written
+# (Booleans are avoided as values: counts and sets evaluate the same in OPA and rego-cpp.)
+_container(c, init, i) := rec if {
+	resources := _object(c, "resources")
+	requests := _object(resources, "requests")
+	limits := _object(resources, "limits")
+	has := {
+		"requests": {res | some res in ["cpu", "memory"]; object.get(requests, res, null) != null},
+		"limits": {res | some res in ["cpu", "memory"]; object.get(limits, res, null) != null},
+	}
+	explicit := {res: v | some res in has.requests; v := parse(res, requests[res])}
+	limit := {res: v | some res in has.limits; v := parse(res, limits[res])}
+	defaulted := {res: limit[res] | some res in ["cpu", "memory"]; not has.requests[res]; limit[res]}
+	rec := {
+		"name": _cname(c, init, i),
+		"init": init,
+		"restart_policy": object.get(c, "restartPolicy", ""),
+		"index": i,
+		"has": has,
+		"request": object.union(defaulted, explicit),
+		"limit": limit,
+		"invalid": (count(has.requests) - count(explicit)) + (count(has.limits) - count(limit)),
+		"written": count(has.requests) + count(has.limits),
+	}
 }
 
-_sidecar(c, true) if c.restartPolicy == "Always"
+_object(o, key) := v if {
+	v := o[key]
+	is_object(v)
+} else := {}
 
-default _sidecar(_, _) := false
+# sidecar(c): an init container that keeps running beside the app containers.
+sidecar(c) if {
+	c.init
+	c.restart_policy == "Always"
+}
 
 _cname(c, _, _) := c.name if is_string(c.name)
 
-_cname(c, init, i) := sprintf("%v[%d]", [_kind_word(init), i]) if not is_string(c.name)
+_cname(c, init, i) := sprintf("%v[%v]", [_kind_word(init), i]) if not is_string(c.name)
 
 _kind_word(true) := "initContainers"
 
 _kind_word(false) := "containers"
 
-_resources(c) := r if {
-	r := c.resources
-	is_object(r)
-} else := {}
+# QoS class per Kubernetes: BestEffort when no container sets a non-zero CPU or memory request or
+# limit; Guaranteed when every container's limits equal its (effective) requests for both.
+_qos(_, invalid) := null if invalid > 0
 
-_section(c, part) := s if {
-	s := c.resources[part]
-	is_object(s)
-} else := {}
+_qos(cs, 0) := "BestEffort" if not _some_resource_set(cs)
 
-# has(c, part, res): the container writes resources.<part>.<res> (whatever its value).
-has(c, part, res) if {
-	v := _section(c, part)[res]
-	v != null
+_qos(cs, 0) := "Guaranteed" if {
+	_some_resource_set(cs)
+	not _some_not_guaranteed(cs)
 }
 
-_value(c, part, res, parse) := quantity.cpu_millicores(_section(c, part)[res]) if parse == "cpu"
-
-_value(c, part, res, parse) := quantity.memory_bytes(_section(c, part)[res]) if parse == "memory"
-
-_parser(res) := "cpu" if res == "cpu"
-
-_parser(res) := "memory" if res != "cpu"
-
-# limit(c, res): the container's limit for res (integer millicores / bytes); undefined if unset or invalid.
-limit(c, res) := _value(c, "limits", res, _parser(res))
-
-# request(c, res): the effective request; an unset request defaults to the limit (Kubernetes).
-request(c, res) := _value(c, "requests", res, _parser(res)) if has(c, "requests", res)
-
-request(c, res) := limit(c, res) if not has(c, "requests", res)
-
-# invalid(c): some CPU or memory value of the container is not a quantity (the rules stay silent).
-invalid(c) if {
-	some part in ["requests", "limits"]
-	some res in ["cpu", "memory"]
-	has(c, part, res)
-	not quantity.valid(_section(c, part)[res])
+_qos(cs, 0) := "Burstable" if {
+	_some_resource_set(cs)
+	_some_not_guaranteed(cs)
 }
 
-# empty(c): the container sets no CPU or memory request or limit at all.
-empty(c) if {
-	not has(c, "requests", "cpu")
-	not has(c, "requests", "memory")
-	not has(c, "limits", "cpu")
-	not has(c, "limits", "memory")
+_some_resource_set(cs) if {
+	some c in cs
+	some part in ["request", "limit"]
+	some v in c[part]
+	v != 0
 }
 
-# any_invalid(obj): some container of the pod has an invalid quantity.
-any_invalid(obj) if {
-	some c in containers(obj)
-	invalid(c)
-}
-
-# qos(obj) is the pod's QoS class (undefined when a quantity is invalid).
-qos(obj) := "BestEffort" if {
-	not any_invalid(obj)
-	_best_effort(obj)
-}
-
-qos(obj) := "Guaranteed" if {
-	not any_invalid(obj)
-	not _best_effort(obj)
-	every c in containers(obj) {
-		_guaranteed(c)
-	}
-}
-
-qos(obj) := "Burstable" if {
-	not any_invalid(obj)
-	not _best_effort(obj)
-	some c in containers(obj)
+_some_not_guaranteed(cs) if {
+	some c in cs
 	not _guaranteed(c)
 }
 
-_best_effort(obj) if {
-	every c in containers(obj) {
-		_zero_or_unset(c)
-	}
-}
-
-_zero_or_unset(c) if {
-	every part in ["requests", "limits"] {
-		every res in ["cpu", "memory"] {
-			object.get(_value_or_zero(c, part, res), "v", 0) == 0
-		}
-	}
-}
-
-_value_or_zero(c, part, res) := {"v": _value(c, part, res, _parser(res))} if has(c, part, res)
-
-_value_or_zero(c, part, res) := {} if not has(c, part, res)
-
 _guaranteed(c) if {
-	every res in ["cpu", "memory"] {
-		limit(c, res) == request(c, res)
-	}
+	c.limit.cpu == c.request.cpu
+	c.limit.memory == c.request.memory
 }
 
-# pod_request(obj, res): max(Σ app containers + Σ sidecars, each init container + the sidecars
-# started before it) + spec.overhead (Kubernetes' effective pod request).
-pod_request(obj, res) := total if {
-	not any_invalid(obj)
-	cs := containers(obj)
-	app := sum([_req0(c, res) | some c in cs; not c.init])
-	sidecars := sum([_req0(c, res) | some c in cs; c.sidecar])
-	inits := [(_req0(c, res) + _sidecars_before(cs, c.index, res)) | some c in cs; c.init; not c.sidecar]
-	total := max(array.concat([app + sidecars], inits)) + overhead(obj, res)
+# pod_request(pod, res): max(Σ app containers + Σ sidecars, each init container + the sidecars
+# started before it) + spec.overhead: Kubernetes' effective pod request. Undefined if invalid.
+pod_request(pod, res) := total if {
+	pod.invalid == 0
+	cs := pod.containers
+	app := sum([object.get(c.request, res, 0) | some c in cs; _runs(c)])
+	inits := [_init_request(cs, c, res) | some c in cs; c.init; not sidecar(c)]
+	total := max(array.concat([app], inits)) + pod.overhead[res]
 }
 
-_sidecars_before(cs, index, res) := sum([_req0(c, res) | some c in cs; c.sidecar; c.index < index])
+_init_request(cs, init, res) := object.get(init.request, res, 0) + sum([object.get(c.request, res, 0) | some c in cs; sidecar(c); c.index < init.index])
 
-_req0(c, res) := request(c, res)
-
-_req0(c, res) := 0 if {
-	not has(c, "requests", res)
-	not has(c, "limits", res)
+# pod_limit(pod, res): as pod_request for limits; undefined when some container has no limit.
+pod_limit(pod, res) := total if {
+	pod.invalid == 0
+	cs := pod.containers
+	not _some_unlimited(cs, res)
+	app := sum([c.limit[res] | some c in cs; _runs(c)])
+	inits := [_init_limit(cs, c, res) | some c in cs; c.init; not sidecar(c)]
+	total := max(array.concat([app], inits)) + pod.overhead[res]
 }
 
-# pod_limit(obj, res): as pod_request for limits; undefined when an app container is unbounded.
-pod_limit(obj, res) := total if {
-	not any_invalid(obj)
-	cs := containers(obj)
-	every c in cs {
-		has(c, "limits", res)
-	}
-	app := sum([limit(c, res) | some c in cs; not c.init])
-	sidecars := sum([limit(c, res) | some c in cs; c.sidecar])
-	inits := [(limit(c, res) + _limit_sidecars_before(cs, c.index, res)) | some c in cs; c.init; not c.sidecar]
-	total := max(array.concat([app + sidecars], inits)) + overhead(obj, res)
+_init_limit(cs, init, res) := init.limit[res] + sum([c.limit[res] | some c in cs; sidecar(c); c.index < init.index])
+
+_some_unlimited(cs, res) if {
+	some c in cs
+	not c.limit[res]
 }
 
-_limit_sidecars_before(cs, index, res) := sum([limit(c, res) | some c in cs; c.sidecar; c.index < index])
+# spec.overhead of the pod: {"cpu": m, "memory": b} (0 when unset or invalid).
+_overhead(spec) := {res: _overhead_value(o, res) | some res in ["cpu", "memory"]} if {
+	o := _object(spec, "overhead")
+}
 
-# overhead(obj, res): spec.overhead of the pod (0 when unset).
-overhead(obj, res) := _value({"resources": {"overhead": pod_spec(obj).overhead}}, "overhead", res, _parser(res)) if {
-	has({"resources": {"overhead": pod_spec(obj).overhead}}, "overhead", res)
+_overhead_value(o, res) := v if {
+	v := parse(res, o[res])
 } else := 0
 
 # missing_reported_elsewhere(obj, c): a container's missing requests are already reported for the
 # whole pod by PF105 (BestEffort pod), or on vSphere Pods by PF401 (container without resources).
-missing_reported_elsewhere(obj, _) if {
+missing_reported_elsewhere(pod, _) if {
 	not data.podfit.lib.platform.vsphere_pods
-	qos(obj) == "BestEffort"
+	pod.qos == "BestEffort"
 }
 
 missing_reported_elsewhere(_, c) if {
 	data.podfit.lib.platform.vsphere_pods
-	empty(c)
+	c.written == 0
 }
 
-# running(obj): the containers that run side by side: app containers and sidecars.
-running(obj) := [c | some c in containers(obj); _runs(c)]
-
-_runs(c) if not c.init
-
-_runs(c) if c.sidecar
-
 # fmt_cpu(m) / fmt_memory(b): canonical quantity strings for messages ("1500m", "2", "512Mi").
-fmt_cpu(m) := sprintf("%d", [m / 1000]) if m % 1000 == 0
+fmt_cpu(m) := sprintf("%v", [m / 1000]) if m % 1000 == 0
 
-fmt_cpu(m) := sprintf("%dm", [m]) if m % 1000 != 0
+fmt_cpu(m) := sprintf("%vm", [m]) if m % 1000 != 0
 
 fmt_memory(b) := s if {
 	units := [[1152921504606846976, "Ei"], [1125899906842624, "Pi"], [1099511627776, "Ti"], [1073741824, "Gi"], [1048576, "Mi"], [1024, "Ki"]]

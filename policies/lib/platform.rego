@@ -33,8 +33,8 @@ _sizes := {
 }
 
 default_vm_classes := object.union(
-	{sprintf("best-effort-%s", [size]): {"cpus": s[0], "memory": s[1] * _gi, "reserved": false} | some size, s in _sizes},
-	{sprintf("guaranteed-%s", [size]): {"cpus": s[0], "memory": s[1] * _gi, "reserved": true} | some size, s in _sizes},
+	{sprintf("best-effort-%s", [size]): {"cpus": s[0], "memory": s[1] * _gi, "reserved": false} | s := _sizes[size]},
+	{sprintf("guaranteed-%s", [size]): {"cpus": s[0], "memory": s[1] * _gi, "reserved": true} | s := _sizes[size]},
 )
 
 # vm_classes maps a class name to {"cpus", "memory", "reserved"}; profile classes extend the defaults.

@@ -99,13 +99,36 @@ _max_base := 9223372036854775807
 _max_digits := 30
 
 # cpu_millicores(v) is the CPU quantity v in integer millicores, rounded up like Quantity.MilliValue.
-cpu_millicores(v) := _parse(v, 3)
+cpu_millicores(v) := n if {
+	n := _fast(v, _fast_cpu)
+} else := _parse(v, 3)
 
 # memory_bytes(v) is the memory quantity v in integer bytes, rounded up like Quantity.Value.
-memory_bytes(v) := _parse(v, 0)
+memory_bytes(v) := n if {
+	n := _fast(v, _fast_memory)
+} else := _parse(v, 0)
 
 # valid(v) holds when v is a quantity podfit can parse.
-valid(v) if _parse(v, 0)
+valid(v) if memory_bytes(v)
+
+# Fast path for the common forms (whole numbers of at most 15 digits with a suffix whose
+# multiplier is whole); everything else takes the general path below.
+_fast_cpu := {"": 1000, "m": 1, "k": 1000000, "M": 1000000000, "Ki": 1024000, "Mi": 1048576000, "Gi": 1073741824000}
+
+_fast_memory := {"": 1, "k": 1000, "M": 1000000, "G": 1000000000, "T": 1000000000000, "Ki": 1024, "Mi": 1048576, "Gi": 1073741824, "Ti": 1099511627776}
+
+_fast(v, mult) := n if {
+	is_string(v)
+	m := regex.find_all_string_submatch_n(`^([1-9][0-9]{0,14}|0)(|m|k|M|G|T|Ki|Mi|Gi|Ti)$`, v, 1)[0]
+	n := to_number(m[1]) * mult[m[2]]
+}
+
+_fast(v, mult) := v * mult[""] if {
+	is_number(v)
+	v >= 0
+	v < 1000000000000000
+	v == floor(v)
+}
 
 _text(v) := trim_space(v) if is_string(v)
 

@@ -7,7 +7,7 @@ package podfit.lib.result
 
 # make(rule, severity, msg, container, details) is one result; container is a name or null.
 make(rule, severity, msg, container, details) := {
-	"msg": sprintf("%s: %s", [rule, msg]),
+	"msg": concat(": ", [rule, msg]),
 	"rule": rule,
 	"severity": severity,
 	"container": container,

@@ -18,9 +18,9 @@ import data.podfit.lib.platform
 import data.podfit.lib.result
 
 deny contains r if {
-	some obj in k8s.workloads
-	some check in _checks(obj)
-	msg := sprintf("%s: the pod's %s %s is %s, more than one NUMA node (%s): scale out into smaller replicas", [k8s.describe(obj), check.resource, check.kind, k8s.fmt(check.resource, check.value), k8s.fmt(check.resource, check.numa)])
+	some pod in k8s.pods
+	some check in _checks(pod)
+	msg := sprintf("%s: the pod's %s %s is %s, more than one NUMA node (%s): scale out into smaller replicas", [pod.describe, check.resource, check.kind, k8s.fmt(check.resource, check.value), k8s.fmt(check.resource, check.numa)])
 	r := result.make("PF302", "warning", msg, null, check)
 }
 
@@ -29,15 +29,15 @@ _numa contains ["cpu", platform.numa_cores * 1000]
 _numa contains ["memory", platform.numa_memory]
 
 # The request when it is too large, else the limit when that is (one result per resource).
-_checks(obj) := {c |
+_checks(pod) := {c |
 	some [res, numa] in _numa
-	some c in _check(obj, res, numa)
+	some c in _check(pod, res, numa)
 }
 
-_check(obj, res, numa) := [{"resource": res, "kind": "request", "value": v, "numa": numa}] if {
-	v := k8s.pod_request(obj, res)
+_check(pod, res, numa) := [{"resource": res, "kind": "request", "value": v, "numa": numa}] if {
+	v := k8s.pod_request(pod, res)
 	v > numa
 } else := [{"resource": res, "kind": "limit", "value": v, "numa": numa}] if {
-	v := k8s.pod_limit(obj, res)
+	v := k8s.pod_limit(pod, res)
 	v > numa
 } else := []

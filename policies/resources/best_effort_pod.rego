@@ -16,9 +16,9 @@ import data.podfit.lib.platform
 import data.podfit.lib.result
 
 deny contains r if {
-	some obj in k8s.workloads
+	some pod in k8s.pods
 	not platform.vsphere_pods
-	k8s.qos(obj) == "BestEffort"
-	msg := sprintf("%s: no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention", [k8s.describe(obj)])
-	r := result.make("PF105", "warning", msg, null, {"containers": count(k8s.containers(obj))})
+	pod.qos == "BestEffort"
+	msg := sprintf("%s: no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention", [pod.describe])
+	r := result.make("PF105", "warning", msg, null, {"containers": count(pod.containers)})
 }

@@ -17,15 +17,15 @@ import data.podfit.lib.platform
 import data.podfit.lib.result
 
 deny contains r if {
-	some obj in k8s.workloads
+	some pod in k8s.pods
 	some res in ["cpu", "memory"]
-	peaks := _peaks(obj, res)
-	some c in k8s.containers(obj)
+	peaks := _peaks(pod, res)
+	some c in pod.containers
 	peak := peaks[c.name]
-	limit := k8s.limit(c, res)
+	limit := c.limit[res]
 	tolerance := platform.peak_tolerance_percent
 	limit * 100 > peak * (100 + tolerance)
-	msg := sprintf("%s: %s %q has a %s limit of %s, more than %d%% above its declared peak %s", [k8s.describe(obj), k8s.container_word(c), c.name, res, k8s.fmt(res, limit), tolerance, k8s.fmt(res, peak)])
+	msg := sprintf("%s: %s \"%s\" has a %s limit of %s, more than %v%% above its declared peak %s", [pod.describe, k8s.container_word(c), c.name, res, k8s.fmt(res, limit), tolerance, k8s.fmt(res, peak)])
 	r := result.make("PF104", "warning", msg, c.name, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
 }
 
@@ -33,8 +33,8 @@ _annotation := {"cpu": "podfit.io/peak-cpu", "memory": "podfit.io/peak-memory"}
 
 # "name=quantity,name=quantity" gives a peak per named container; a single quantity is the peak
 # of the only app container.
-_peaks(obj, res) := peaks if {
-	value := k8s.annotations(obj)[_annotation[res]]
+_peaks(pod, res) := peaks if {
+	value := k8s.annotations(pod.obj)[_annotation[res]]
 	contains(value, "=")
 	peaks := {name: peak |
 		some entry in split(value, ",")
@@ -44,8 +44,8 @@ _peaks(obj, res) := peaks if {
 		peak := k8s.parse(res, kv[1])
 	}
 } else := {apps[0].name: peak} if {
-	value := k8s.annotations(obj)[_annotation[res]]
-	apps := k8s.app_containers(obj)
+	value := k8s.annotations(pod.obj)[_annotation[res]]
+	apps := k8s.app_containers(pod)
 	count(apps) == 1
 	peak := k8s.parse(res, value)
 }

@@ -15,11 +15,11 @@ import data.podfit.lib.k8s
 import data.podfit.lib.result
 
 deny contains r if {
-	some obj in k8s.workloads
-	some c in k8s.containers(obj)
-	not k8s.has(c, "requests", "memory")
-	not k8s.has(c, "limits", "memory")
-	not k8s.missing_reported_elsewhere(obj, c)
-	msg := sprintf("%s: %s %q sets no memory request", [k8s.describe(obj), k8s.container_word(c), c.name])
+	some pod in k8s.pods
+	some c in pod.containers
+	not c.has.requests.memory
+	not c.has.limits.memory
+	not k8s.missing_reported_elsewhere(pod, c)
+	msg := sprintf("%s: %s \"%s\" sets no memory request", [pod.describe, k8s.container_word(c), c.name])
 	r := result.make("PF102", "error", msg, c.name, {"init_container": c.init})
 }

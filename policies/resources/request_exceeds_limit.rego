@@ -14,13 +14,13 @@ import data.podfit.lib.k8s
 import data.podfit.lib.result
 
 deny contains r if {
-	some obj in k8s.workloads
-	some c in k8s.containers(obj)
+	some pod in k8s.pods
+	some c in pod.containers
 	some res in ["cpu", "memory"]
-	k8s.has(c, "requests", res)
-	request := k8s.request(c, res)
-	limit := k8s.limit(c, res)
+	c.has.requests[res]
+	request := c.request[res]
+	limit := c.limit[res]
 	request > limit
-	msg := sprintf("%s: %s %q requests %s %s, above its limit %s; the API server rejects the pod", [k8s.describe(obj), k8s.container_word(c), c.name, k8s.fmt(res, request), res, k8s.fmt(res, limit)])
+	msg := sprintf("%s: %s \"%s\" requests %s %s, above its limit %s; the API server rejects the pod", [pod.describe, k8s.container_word(c), c.name, k8s.fmt(res, request), res, k8s.fmt(res, limit)])
 	r := result.make("PF103", "error", msg, c.name, {"resource": res, "request": request, "limit": limit})
 }

@@ -19,10 +19,10 @@ import data.podfit.lib.result
 
 deny contains r if {
 	some obj in cluster.clusters
-	lower(sprintf("%v", [k8s.annotations(obj)["podfit.io/critical"]])) == "true"
+	cluster.critical(obj)
 	some pool in cluster.node_pools(obj)
 	_best_effort(pool.vm_class)
-	msg := sprintf("%s %s is marked critical but node pool %q uses the best-effort VM class %s, which reserves no CPU or memory", [obj.kind, k8s.name(obj), pool.name, pool.vm_class])
+	msg := sprintf("%s %s is marked critical but node pool \"%s\" uses the best-effort VM class %s, which reserves no CPU or memory", [obj.kind, k8s.name(obj), pool.name, pool.vm_class])
 	r := result.make("PF304", "warning", msg, null, {"pool": pool.name, "vm_class": pool.vm_class})
 }
 

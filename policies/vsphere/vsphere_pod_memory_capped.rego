@@ -19,14 +19,14 @@ import data.podfit.lib.result
 
 deny contains r if {
 	platform.vsphere_pods
-	some obj in k8s.workloads
-	not k8s.any_invalid(obj)
-	running := k8s.running(obj)
-	limits := [k8s.limit(c, "memory") | some c in running; k8s.has(c, "limits", "memory")]
+	some pod in k8s.pods
+	pod.invalid == 0
+	running := k8s.running(pod)
+	limits := [c.limit.memory | some c in running; c.has.limits.memory]
 	count(limits) > 0
-	requests := sum([k8s.request(c, "memory") | some c in running; k8s.request(c, "memory")])
+	requests := sum([c.request.memory | some c in running; c.request.memory])
 	cap := max([3 * requests, max(limits)])
 	sum(limits) > cap
-	msg := sprintf("%s: the vSphere Pod's memory limits add up to %s, above the CRX cap max(3 × requests, largest limit) = %s; memory beyond the cap is never given", [k8s.describe(obj), k8s.fmt_memory(sum(limits)), k8s.fmt_memory(cap)])
+	msg := sprintf("%s: the vSphere Pod's memory limits add up to %s, above the CRX cap max(3 × requests, largest limit) = %s; memory beyond the cap is never given", [pod.describe, k8s.fmt_memory(sum(limits)), k8s.fmt_memory(cap)])
 	r := result.make("PF403", "info", msg, null, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
 }

@@ -20,9 +20,9 @@ import data.podfit.lib.result
 
 deny contains r if {
 	platform.vsphere_pods
-	some obj in k8s.workloads
-	some c in k8s.containers(obj)
-	k8s.empty(c)
-	msg := sprintf("%s: %s %q of a vSphere Pod sets no requests or limits; a CRX sized from none gets 1 vCPU and 1 GiB", [k8s.describe(obj), k8s.container_word(c), c.name])
+	some pod in k8s.pods
+	some c in pod.containers
+	c.written == 0
+	msg := sprintf("%s: %s \"%s\" of a vSphere Pod sets no requests or limits; a CRX sized from none gets 1 vCPU and 1 GiB", [pod.describe, k8s.container_word(c), c.name])
 	r := result.make("PF401", "error", msg, c.name, {"init_container": c.init})
 }

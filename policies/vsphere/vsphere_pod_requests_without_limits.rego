@@ -19,21 +19,24 @@ import data.podfit.lib.result
 
 deny contains r if {
 	platform.vsphere_pods
-	some obj in k8s.workloads
-	not k8s.any_invalid(obj)
-	cs := k8s.containers(obj)
+	some pod in k8s.pods
+	pod.invalid == 0
+	cs := pod.containers
 	some c in cs
 	_requests(c)
-	every x in cs {
-		not k8s.has(x, "limits", "cpu")
-		not k8s.has(x, "limits", "memory")
-	}
-	cpu := sum([k8s.request(x, "cpu") | some x in k8s.running(obj); k8s.has(x, "requests", "cpu")])
-	memory := sum([k8s.request(x, "memory") | some x in k8s.running(obj); k8s.has(x, "requests", "memory")])
-	msg := sprintf("%s: the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (%s CPU, %s memory) and cannot burst", [k8s.describe(obj), k8s.fmt_cpu(cpu), k8s.fmt_memory(memory)])
+	not _some_limit(cs)
+	cpu := sum([x.request.cpu | some x in k8s.running(pod); x.has.requests.cpu])
+	memory := sum([x.request.memory | some x in k8s.running(pod); x.has.requests.memory])
+	msg := sprintf("%s: the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (%s CPU, %s memory) and cannot burst", [pod.describe, k8s.fmt_cpu(cpu), k8s.fmt_memory(memory)])
 	r := result.make("PF402", "warning", msg, null, {"cpu_requests": cpu, "memory_requests": memory})
 }
 
-_requests(c) if k8s.has(c, "requests", "cpu")
+_some_limit(cs) if {
+	some c in cs
+	some res in ["cpu", "memory"]
+	c.has.limits[res]
+}
 
-_requests(c) if k8s.has(c, "requests", "memory")
+_requests(c) if c.has.requests.cpu
+
+_requests(c) if c.has.requests.memory

@@ -1,0 +1,157 @@
+"""Rego engines: evaluate the policy library (``policies/``) over Kubernetes documents.
+
+Two engines give identical results (a conformance test holds them to it, and to plain conftest):
+
+* ``embedded`` runs in-process with ``regopy`` (Microsoft rego-cpp). The policies are compiled once
+  into a bundle and each document is fed on its own (``set_input`` + ``query_bundle``); rego-cpp
+  mis-evaluates ``with input as`` so it cannot take one batched input.
+* ``opa`` runs the real ``opa`` binary once per run: every document goes into one input and a
+  generated wrapper module evaluates every ``deny`` over each document with ``with input as``.
+
+``get_engine("auto")`` picks ``opa`` when the binary is on PATH or in the project's ``.tools/bin``,
+else ``embedded``. Any failure raises :class:`EngineError` (the CLI exits 2 with its message).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence
+
+__all__ = [
+    "EngineError",
+    "RegoResult",
+    "Engine",
+    "get_engine",
+    "policy_dir",
+    "policy_modules",
+    "deny_packages",
+    "to_results",
+]
+
+ENGINE_NAMES = ("auto", "embedded", "opa")
+
+
+class EngineError(Exception):
+    """Any engine failure: missing binary or package, bad policy, crash. The CLI exits 2."""
+
+
+@dataclass(frozen=True)
+class RegoResult:
+    index: int  # into the documents given to evaluate()
+    rule: str
+    msg: str
+    container: str | None
+    details: Mapping[str, Any]
+
+
+class Engine(Protocol):
+    name: str
+
+    def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
+        ...
+
+
+def policy_dir() -> Path:
+    """``policies/`` of the checkout, or the copy inside the installed wheel (``podfit._policies``)."""
+    from ..paths import policies_dir
+
+    return policies_dir()
+
+
+_PACKAGE = re.compile(r"^package\s+([\w.]+)", re.M)
+_DENY = re.compile(r"^deny\s+contains\b", re.M)
+
+
+def policy_modules(directory: Path) -> dict[str, str]:
+    """Every ``.rego`` module under ``directory`` except tests, as {relative path: source}."""
+    if not directory.is_dir():
+        raise EngineError(f"policy directory {directory} not found")
+    modules = {}
+    for path in sorted(directory.rglob("*.rego")):
+        if path.name.endswith("_test.rego"):
+            continue
+        try:
+            modules[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise EngineError(f"cannot read {path}: {e.strerror}") from None
+    if not modules:
+        raise EngineError(f"no Rego policies in {directory}")
+    return modules
+
+
+def deny_packages(modules: Mapping[str, str]) -> list[str]:
+    """The packages that define ``deny`` (the rules), sorted."""
+    packages = set()
+    for source in modules.values():
+        m = _PACKAGE.search(source)
+        if m and _DENY.search(source):
+            packages.add(m.group(1))
+    return sorted(packages)
+
+
+def normalise(value: Any) -> Any:
+    """A JSON-ready copy of a document: floats become their shortest decimal string.
+
+    Kubernetes has no float fields besides quantities, and a quantity string is exact where a
+    binary double is not (rego-cpp prints 1e-07 as "0"); the policies accept both forms.
+    """
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return repr(value)
+        return repr(value)
+    if isinstance(value, Mapping):
+        return {str(k): normalise(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalise(v) for v in value]
+    return value
+
+
+def to_results(index: int, raw: Any) -> list[RegoResult]:
+    """Turn one document's deny results (a list of result objects) into :class:`RegoResult`s."""
+    out = []
+    for r in raw or ():
+        if not isinstance(r, Mapping) or not isinstance(r.get("rule"), str) or not isinstance(r.get("msg"), str):
+            raise EngineError(f"policy returned a result podfit cannot read: {r!r}")
+        container = r.get("container")
+        details = r.get("details")
+        out.append(
+            RegoResult(
+                index=index,
+                rule=r["rule"],
+                msg=r["msg"],
+                container=container if isinstance(container, str) else None,
+                details=details if isinstance(details, Mapping) else {},
+            )
+        )
+    return out
+
+
+def sort_results(results: list[RegoResult]) -> list[RegoResult]:
+    import json
+
+    return sorted(results, key=lambda r: (r.index, r.rule, r.container or "", r.msg, json.dumps(r.details, sort_keys=True)))
+
+
+def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
+    """``auto`` | ``embedded`` | ``opa``; raises :class:`EngineError` when the engine is unavailable."""
+    from .opa import OpaEngine, find_opa
+
+    directory = policy_dir if policy_dir is not None else globals()["policy_dir"]()
+    if name == "auto":
+        binary = find_opa()
+        if binary is not None:
+            return OpaEngine(directory, binary)
+        name = "embedded"
+    if name == "embedded":
+        from .embedded import EmbeddedEngine
+
+        return EmbeddedEngine(directory)
+    if name == "opa":
+        binary = find_opa()
+        if binary is None:
+            raise EngineError("the opa binary was not found on PATH or in .tools/bin (run `make tools`)")
+        return OpaEngine(directory, binary)
+    raise EngineError(f"unknown engine {name!r} (choose from {', '.join(ENGINE_NAMES)})")
