@@ -156,6 +156,6 @@ def test_limits_are_configurable(tmp_path):
     cfg.write_text("limits: {max-document-bytes: 1000}\n")
     r = run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"])
     assert r.exit_code == 1 and json.loads(r.output)["findings"][0]["message"].startswith("document larger than 1,000 bytes")
-    cfg.write_text("limits: {max-depth: 2}\n")
+    cfg.write_text("limits: {max-depth: 1}\n")
     r = run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"])
-    assert "nests deeper than 2" in json.loads(r.output)["findings"][0]["message"]
+    assert "nests deeper than 1" in json.loads(r.output)["findings"][0]["message"]
