@@ -31,7 +31,7 @@ deny contains r if {
 	# slices per period = limit × period / slice, compared without division
 	limit * period < (cpus * slice) * 1000
 	quota := limit * period
-	slices := (quota - (quota % (slice * 1000))) / (slice * 1000)
+	slices := k8s.floor_div(quota, slice * 1000)
 	msg := sprintf("%s: %s \"%s\" has a CPU limit of %s: %v slices of %v µs per %v µs period, fewer than the node's %v logical CPUs, so its threads can be throttled while quota sits unused", [pod.describe, k8s.container_word(c), c.name, k8s.fmt_cpu(limit), slices, slice, period, cpus])
 	r := result.make("PF202", "warning", msg, c.name, {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice})
 }
@@ -40,5 +40,5 @@ deny contains r if {
 _exclusive_cores(pod, limit) if {
 	platform.cpu_manager_policy == "static"
 	pod.qos == "Guaranteed"
-	limit % 1000 == 0
+	k8s.whole_cpus(limit)
 }

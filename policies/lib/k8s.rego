@@ -227,16 +227,30 @@ missing_reported_elsewhere(_, c) if {
 	c.written == 0
 }
 
-# fmt_cpu(m) / fmt_memory(b): canonical quantity strings for messages ("1500m", "2", "512Mi").
-fmt_cpu(m) := sprintf("%v", [m / 1000]) if m % 1000 == 0
+# modulo(x, y) is x modulo y and floor_div(x, y) is floor(x / y), for non-negative integers below 2^53.
+# (rego-cpp's % can return a zero written "000" that does not equal 0; floor division is exact in
+# this range in OPA and rego-cpp alike.)
+modulo(x, y) := x - (y * floor(x / y))
 
-fmt_cpu(m) := sprintf("%vm", [m]) if m % 1000 != 0
+floor_div(x, y) := floor(x / y)
+
+# whole_cpus(m): m millicores is a whole number of CPUs (by its digits, exact at any size).
+whole_cpus(m) if endswith(sprintf("%v", [m]), "000")
+
+whole_cpus(0)
+
+# fmt_cpu(m) / fmt_memory(b): canonical quantity strings for messages ("1500m", "2", "512Mi").
+fmt_cpu(m) := sprintf("%v", [m / 1000]) if whole_cpus(m)
+
+fmt_cpu(m) := sprintf("%vm", [m]) if not whole_cpus(m)
+
+_units := [[1152921504606846976, "Ei"], [1125899906842624, "Pi"], [1099511627776, "Ti"], [1073741824, "Gi"], [1048576, "Mi"], [1024, "Ki"]]
 
 fmt_memory(b) := s if {
-	units := [[1152921504606846976, "Ei"], [1125899906842624, "Pi"], [1099511627776, "Ti"], [1073741824, "Gi"], [1048576, "Mi"], [1024, "Ki"]]
-	fits := [sprintf("%v%s", [(b - (b % u[0])) / u[0], u[1]]) | some u in units; b > 0; b % u[0] == 0]
+	b < 9007199254740992
+	fits := [sprintf("%v%s", [b / u[0], u[1]]) | some u in _units; b > 0; modulo(b, u[0]) == 0]
 	s := array.concat(fits, [sprintf("%v", [b])])[0]
-}
+} else := sprintf("%v", [b])
 
 # container_word(c) is "container" or "init container".
 container_word(c) := "init container" if c.init

@@ -110,18 +110,24 @@ def normalise(value: Any) -> Any:
 
 
 def to_results(index: int, raw: Any) -> list[RegoResult]:
-    """Turn one document's deny results (a list of result objects) into :class:`RegoResult`s."""
+    """Turn one document's deny results (a list of result objects) into :class:`RegoResult`s.
+
+    ``msg`` loses the ``"PF101: "`` prefix the policies add for conftest users."""
     out = []
     for r in raw or ():
         if not isinstance(r, Mapping) or not isinstance(r.get("rule"), str) or not isinstance(r.get("msg"), str):
             raise EngineError(f"policy returned a result podfit cannot read: {r!r}")
         container = r.get("container")
         details = r.get("details")
+        msg = r["msg"]
+        # the policies prefix the rule id for conftest's output; podfit's reports show it anyway
+        if msg.startswith(r["rule"] + ": "):
+            msg = msg[len(r["rule"]) + 2 :]
         out.append(
             RegoResult(
                 index=index,
                 rule=r["rule"],
-                msg=r["msg"],
+                msg=msg,
                 container=container if isinstance(container, str) else None,
                 details=details if isinstance(details, Mapping) else {},
             )

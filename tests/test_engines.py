@@ -1,0 +1,149 @@
+"""Conformance: the embedded engine, the opa engine and plain conftest agree on every fixture.
+Also: engine selection and failures (EngineError, never a silent pass)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+import yaml
+
+from podfit.catalogue import load_catalogue
+from podfit.engines import EngineError, RegoResult, get_engine, policy_dir
+from podfit.engines.embedded import EmbeddedEngine
+from podfit.engines.opa import OpaEngine, find_opa
+
+from conftest import tool
+from test_rego_fixtures import fixture_inputs, fixtures
+
+ROOT = Path(__file__).resolve().parents[1]
+OPA = tool("opa")
+CONFTEST = tool("conftest")
+
+
+def key(r: RegoResult) -> tuple:
+    return (r.rule, r.msg, r.container, json.dumps(dict(r.details), sort_keys=True))
+
+
+@pytest.fixture(scope="module")
+def groups() -> dict[str, tuple[dict, list[tuple[Path, list[dict]]]]]:
+    """Fixtures grouped by the platform data they run with: {data json: (data, [(path, docs)])}."""
+    out: dict[str, tuple[dict, list]] = {}
+    for path in fixtures():
+        docs, data = fixture_inputs(path)
+        k = json.dumps(data, sort_keys=True)
+        out.setdefault(k, (data, []))[1].append((path, docs))
+    return out
+
+
+def per_file(engine, groups) -> dict[str, Counter]:
+    """Run the engine once per platform group (batched) and split results back per fixture file."""
+    found: dict[str, Counter] = defaultdict(Counter)
+    for data, files in groups.values():
+        docs, owner = [], []
+        for path, file_docs in files:
+            docs += file_docs
+            owner += [path] * len(file_docs)
+            found[str(path)]  # every file present, even with no results
+        for r in engine.evaluate(docs, data):
+            found[str(owner[r.index])][key(r)] += 1
+    return dict(found)
+
+
+@pytest.fixture(scope="module")
+def embedded_results(groups):
+    return per_file(EmbeddedEngine(policy_dir()), groups)
+
+
+def test_embedded_engine_finds_every_fail_fixture(embedded_results):
+    for path, results in embedded_results.items():
+        rules = {k[0] for k in results}
+        if Path(path).name.startswith("fail_"):
+            assert rules == {Path(path).parent.name}, path
+        else:
+            assert not results, path
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+def test_opa_engine_matches_embedded(groups, embedded_results):
+    assert per_file(OpaEngine(policy_dir(), OPA), groups) == embedded_results
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(CONFTEST is None, reason="conftest not built (make tools)")
+def test_plain_conftest_matches_embedded(groups, embedded_results, tmp_path):
+    """`conftest test --policy policies/ --all-namespaces --data <facts>`: same results, same
+    messages (with the rule prefix podfit strips), and the catalogue's severity in the metadata."""
+    catalogue = load_catalogue()
+    found: dict[str, Counter] = {p: Counter() for p in embedded_results}
+    for n, (data, files) in enumerate(groups.values()):
+        data_file = tmp_path / f"data{n}.json"
+        data_file.write_text(json.dumps({"podfit": {"platform": data}}))
+        cmd = [CONFTEST, "test", "--policy", str(ROOT / "policies"), "--all-namespaces", "--no-color",
+               "--data", str(data_file), "-o", "json"] + [str(p) for p, _ in files]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert proc.returncode in (0, 1), proc.stderr
+        for entry in json.loads(proc.stdout):
+            for failure in entry.get("failures") or ():
+                meta = failure["metadata"]
+                assert meta["severity"] == catalogue[meta["rule"]].severity
+                prefix = meta["rule"] + ": "
+                assert failure["msg"].startswith(prefix)
+                r = RegoResult(0, meta["rule"], failure["msg"][len(prefix):], meta.get("container"), meta.get("details") or {})
+                found[entry["filename"]][key(r)] += 1
+    assert found == embedded_results
+
+
+def test_auto_picks_opa_when_available():
+    engine = get_engine("auto")
+    assert engine.name == ("opa" if find_opa() else "embedded")
+
+
+def test_unknown_engine_is_an_error():
+    with pytest.raises(EngineError, match="unknown engine"):
+        get_engine("wasm")
+
+
+def test_missing_opa_binary_is_an_error(tmp_path):
+    engine = OpaEngine(policy_dir(), str(tmp_path / "no-such-opa"))
+    with pytest.raises(EngineError, match="could not be run"):
+        engine.evaluate([{"kind": "Pod"}], {})
+
+
+@pytest.fixture
+def broken_policies(tmp_path) -> Path:
+    (tmp_path / "broken.rego").write_text("package podfit.broken\n\ndeny contains r if {\n\tr := \n}\n")
+    return tmp_path
+
+
+def test_embedded_engine_reports_a_broken_policy(broken_policies):
+    with pytest.raises(EngineError, match="could not compile"):
+        EmbeddedEngine(broken_policies).evaluate([{"kind": "Pod"}], {})
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+def test_opa_engine_reports_a_broken_policy(broken_policies):
+    with pytest.raises(EngineError, match="opa eval failed"):
+        OpaEngine(broken_policies, OPA).evaluate([{"kind": "Pod"}], {})
+
+
+def test_empty_policy_dir_is_an_error(tmp_path):
+    with pytest.raises(EngineError, match="no Rego policies"):
+        EmbeddedEngine(tmp_path)
+
+
+def test_no_documents_no_results():
+    assert EmbeddedEngine(policy_dir()).evaluate([], {}) == []
+
+
+def test_results_point_at_their_document():
+    pod = yaml.safe_load((ROOT / "testdata/PF105/fail_best_effort.yaml").read_text())
+    ok = yaml.safe_load((ROOT / "testdata/PF105/pass_burstable.yaml").read_text())
+    results = EmbeddedEngine(policy_dir()).evaluate([ok, pod, ok, pod], {})
+    assert [(r.index, r.rule) for r in results] == [(1, "PF105"), (3, "PF105")]
+    assert results[0].msg.startswith("Job batch: no container sets")
