@@ -68,6 +68,13 @@ def rego_skip_reason(rule_id: str, ctx: RuleContext) -> str | None:
     return need(ctx) if need else None
 
 
+def _strip_subject(msg: str, obj: K8sObject) -> str:
+    """Rego messages start with "Kind name: " so that plain conftest output names the object;
+    podfit's reports carry the object separately, so the prefix is dropped here."""
+    prefix = f"{obj.kind} {obj.ref.name}: "
+    return msg[len(prefix):] if msg.startswith(prefix) else msg
+
+
 def _container_line(workload: Workload | None, name: str | None, default: int) -> int:
     if workload is None or not name:
         return default
@@ -138,8 +145,9 @@ def analyze(
         w = by_obj.get(id(obj))
         line = _container_line(w, r.container, obj.location.line)
         findings.append(
-            Finding(r.rule, r.msg, Location(obj.location.file, line), obj.ref, r.container, dict(r.details or {}))
-        )
+            Finding(r.rule, _strip_subject(r.msg, obj), Location(obj.location.file, line), obj.ref, r.container,
+                    dict(r.details or {}))
+        )  # fmt: skip
 
     for rule_id, module in python_rules().items():
         if not wanted(rule_id):
