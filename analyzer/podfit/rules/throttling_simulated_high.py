@@ -124,7 +124,7 @@ def check(ctx) -> Iterator[Finding]:
             yield Finding(
                 rule=ID,
                 message=(
-                    f"{w.ref}: container \"{c.name}\" with CPU limit {format_cpu(limit)} and {threads} threads"
+                    f"CPU limit {format_cpu(limit)} and {threads} threads"
                     f"{thread_src} on {cpus}-CPU nodes: simulated throttling score {res.score}/100 "
                     f"(threshold {threshold}); throttled {res.throttled_per_period_ns / 1e9:.2f} s per 100 ms "
                     f"period summed over CPUs, {slices} slices for {cpus} CPUs"
