@@ -6,9 +6,9 @@ BUNDLE := dist/podfit-policies.tar.gz
 bundle: $(BUNDLE)  ## OPA bundle of policies/ (no _test.rego) for `conftest pull` / OPA bundle servers
 
 $(BUNDLE): tools $(shell find policies -name '*.rego' -o -name '*.json' 2>/dev/null)
-	@mkdir -p dist
+	@mkdir -p $(dir $(abspath $(BUNDLE)))
 	cd policies && $(CURDIR)/$(TOOLS)/opa build --bundle . --ignore '*_test.rego' \
-	  --revision "$$(git rev-parse --short HEAD 2>/dev/null || echo dev)" -o $(CURDIR)/$(BUNDLE)
+	  --revision "$$(git rev-parse --short HEAD 2>/dev/null || echo dev)" -o $(abspath $(BUNDLE))
 	@echo "built $(BUNDLE)"
 
 schemas: .tools/schemas/.built  ## standalone Kubernetes JSON schemas for kubeconform (offline), in .tools/schemas

@@ -1,0 +1,131 @@
+"""GitOps without podfit: `make bundle` builds an OPA bundle of policies/, a local HTTP server serves
+it, `conftest pull` fetches it, and `conftest test` with a platform profile passed by `--data` gives
+every Rego rule's fixtures the verdict podfit's own engine gives them."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import subprocess
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import tool
+from podfit.catalogue import load_catalogue
+
+pytestmark = pytest.mark.tools
+ROOT = Path(__file__).resolve().parents[1]
+REGO_RULES = sorted(r.id for r in load_catalogue().values() if r.engine == "rego")
+
+
+def _need(name: str) -> str:
+    path = tool(name)
+    if path is None:
+        pytest.skip(f"{name} not built (make tools)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    _need("opa")
+    out = tmp_path_factory.mktemp("dist") / "podfit-policies.tar.gz"
+    p = subprocess.run(["make", "-s", "bundle", f"BUNDLE={out}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(bundle):
+    """http://127.0.0.1:PORT/ serving the bundle's directory (ephemeral port, stopped afterwards)."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(bundle.parent))
+    handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{bundle.name}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def pulled(served, tmp_path_factory) -> Path:
+    conftest = _need("conftest")
+    work = tmp_path_factory.mktemp("pull")
+    p = subprocess.run([conftest, "pull", "--policy", "policy", served], cwd=work, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return work / "policy"
+
+
+def test_bundle_holds_policies_without_tests(bundle):
+    with tarfile.open(bundle) as tar:
+        names = [n.lstrip("/") for n in tar.getnames()]
+        manifest = json.load(tar.extractfile(next(m for m in tar.getmembers() if m.name.lstrip("/") == ".manifest")))
+    rego = sorted(n for n in names if n.endswith(".rego"))
+    source = sorted(str(p.relative_to(ROOT / "policies")) for p in (ROOT / "policies").rglob("*.rego") if not p.name.endswith("_test.rego"))
+    assert rego == source and rego
+    assert not any(n.endswith("_test.rego") for n in names)
+    assert manifest["revision"] and manifest["rego_version"] == 1
+
+
+def test_pull_unpacks_the_bundle(pulled):
+    files = sorted(str(p.relative_to(pulled)) for p in pulled.rglob("*.rego"))
+    assert "resources/cpu_request_missing.rego" in files and "lib/k8s.rego" in files
+
+
+def _platform_data(rule_dir: Path, fixture: Path) -> dict:
+    from podfit.engines.platform_data import platform_data
+    from podfit.loader import make_object
+    from podfit.platform import DEFAULT_PLATFORM, parse_platform
+
+    profile = rule_dir / "platform.yaml"
+    platform = parse_platform(profile.read_text(), str(profile)) if profile.is_file() else DEFAULT_PLATFORM
+    docs = [d for d in yaml.safe_load_all(fixture.read_text()) if d is not None]
+    return {"podfit": {"platform": platform_data(platform, [make_object(d, str(fixture)) for d in docs])}}
+
+
+def _conftest(pulled: Path, files: list[Path], data_file: Path) -> dict[str, set[str]]:
+    """conftest test with the pulled bundle: rule ids of the failures/warnings per file."""
+    p = subprocess.run([_need("conftest"), "test", "--policy", str(pulled), "--namespace", "podfit.*", "--data", str(data_file),
+                        "--output", "json", "--no-color", *map(str, files)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    out: dict[str, set[str]] = {str(f): set() for f in files}
+    for entry in json.loads(p.stdout):
+        for kind in ("failures", "warnings"):
+            for r in entry.get(kind) or ():
+                out[entry["filename"]].add(r.get("metadata", {}).get("rule") or r["msg"].split(":", 1)[0])
+    return out
+
+
+def fixtures():
+    return sorted(p for r in REGO_RULES for p in (ROOT / "testdata" / r).glob("*.yaml") if p.name != "platform.yaml")
+
+
+@pytest.mark.parametrize("fixture", fixtures(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_conftest_with_pulled_bundle_and_platform_data(pulled, tmp_path, fixture):
+    data = tmp_path / "platform.json"
+    data.write_text(json.dumps(_platform_data(fixture.parent, fixture)))
+    rules = _conftest(pulled, [fixture], data)[str(fixture)]
+    if fixture.name.startswith("fail_"):
+        assert rules == {fixture.parent.name}
+    else:
+        assert rules == set()
+
+
+def test_platform_data_changes_the_verdict(pulled, tmp_path):
+    """The same pod: PF401 with the vsphere-pods profile, not with the default (tkg) one."""
+    fixture = next((ROOT / "testdata" / "PF401").glob("fail_*.yaml"))
+    with_profile = tmp_path / "vsphere.json"
+    with_profile.write_text(json.dumps(_platform_data(fixture.parent, fixture)))
+    default = tmp_path / "default.json"
+    default.write_text(json.dumps(_platform_data(tmp_path, fixture)))  # no platform.yaml there: the default
+    assert json.loads(with_profile.read_text())["podfit"]["platform"]["runtime"] == "vsphere-pods"
+    assert _conftest(pulled, [fixture], with_profile)[str(fixture)] == {"PF401"}
+    on_tkg = _conftest(pulled, [fixture], default)[str(fixture)]
+    assert "PF401" not in on_tkg and on_tkg  # on TKG nodes the same pod is a plain BestEffort pod
