@@ -62,9 +62,11 @@ _first(o, keys) := v if {
 	v := [o[k] | some k in keys; is_string(o[k]); o[k] != ""][0]
 } else := null
 
-_pool_name(p, _, _) := p.name if is_string(p.name)
+_pool_name(p, _, _) := p.name if _named(p)
 
-_pool_name(p, prefix, i) := sprintf("%s-%v", [prefix, i]) if not is_string(p.name)
+_pool_name(p, prefix, i) := sprintf("%s-%v", [prefix, i]) if not _named(p)
+
+_named(x) if is_string(x.name)
 
 _name(obj) := data.podfit.lib.k8s.name(obj)
 

@@ -136,9 +136,11 @@ sidecar(c) if {
 	c.restart_policy == "Always"
 }
 
-_cname(c, _, _) := c.name if is_string(c.name)
+_cname(c, _, _) := c.name if _named(c)
 
-_cname(c, init, i) := sprintf("%v[%v]", [_kind_word(init), i]) if not is_string(c.name)
+_cname(c, init, i) := sprintf("%v[%v]", [_kind_word(init), i]) if not _named(c)
+
+_named(x) if is_string(x.name)
 
 _kind_word(true) := "initContainers"
 

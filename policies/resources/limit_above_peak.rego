@@ -1,8 +1,8 @@
 # METADATA
 # title: Limit above the declared peak
 # description: >-
-#   A limit is higher than the declared peak (annotation podfit.io/peak-cpu or podfit.io/peak-
-#   memory) by more than the tolerance (default 10%).
+#   A limit is higher than the declared peak (annotation podfit.io/peak-cpu or
+#   podfit.io/peak-memory) by more than the tolerance (default 10%).
 # custom:
 #   id: PF104
 #   severity: warning

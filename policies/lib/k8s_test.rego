@@ -1,0 +1,69 @@
+package podfit.lib.k8s_test
+
+import data.podfit.lib.k8s
+
+test_pod_spec_of_every_workload_kind if {
+	spec := {"containers": [{"name": "a"}]}
+	tpl := {"template": {"spec": spec}}
+	every kind in ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job"] {
+		k8s.pod_spec({"kind": kind, "spec": tpl}) == spec
+	}
+	k8s.pod_spec({"kind": "Pod", "spec": spec}) == spec
+	k8s.pod_spec({"kind": "CronJob", "spec": {"jobTemplate": {"spec": tpl}}}) == spec
+	not k8s.pod_spec({"kind": "Service", "spec": spec})
+	not k8s.pod_spec({"kind": "Deployment", "spec": {"template": {"spec": "broken"}}})
+}
+
+test_qos_classes if {
+	qos := {p.obj.metadata.name: p.qos | some p in k8s.pods} with input as {"kind": "List", "items": [
+		{"kind": "Pod", "metadata": {"name": "g"}, "spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}},
+		{"kind": "Pod", "metadata": {"name": "b"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]}},
+		{"kind": "Pod", "metadata": {"name": "e"}, "spec": {"containers": [{"name": "a"}]}},
+		{"kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1 core"}}}]}},
+	]}
+	qos == {"g": "Guaranteed", "b": "Burstable", "e": "BestEffort", "x": null}
+}
+
+test_pod_request_and_limit if {
+	pod := {
+		"kind": "Pod", "metadata": {"name": "p"},
+		"spec": {
+			"overhead": {"cpu": "250m", "memory": "bogus"},
+			"initContainers": [
+				{"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}},
+				{"name": "init", "resources": {"requests": {"cpu": "3"}, "limits": {"cpu": "3"}}},
+			],
+			"containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}}],
+		},
+	}
+	some p in k8s.pods with input as pod
+
+	# max(1 + 0.5, 3 + 0.5) + 0.25
+	k8s.pod_request(p, "cpu") == 3750
+	k8s.pod_limit(p, "cpu") == 4250
+	k8s.pod_request(p, "memory") == 0
+	not k8s.pod_limit(p, "memory")
+}
+
+test_annotations_template_wins if {
+	obj := {"kind": "Deployment", "metadata": {"annotations": {"a": "1", "b": "1"}}, "spec": {"template": {"metadata": {"annotations": {"b": "2"}}, "spec": {}}}}
+	k8s.annotations(obj) == {"a": "1", "b": "2"}
+	k8s.annotations({"kind": "Pod", "spec": {}}) == {}
+}
+
+test_formats if {
+	k8s.fmt_cpu(0) == "0"
+	k8s.fmt_cpu(2000) == "2"
+	k8s.fmt_cpu(1500) == "1500m"
+	k8s.fmt_memory(536870912) == "512Mi"
+	k8s.fmt_memory(1000) == "1000"
+	k8s.fmt_memory(0) == "0"
+	k8s.fmt_memory(9223372036854775807) == "9223372036854775807"
+	k8s.modulo(629145600, 1048576) == 0
+	k8s.floor_div(7, 2) == 3
+}
+
+test_name_and_describe if {
+	k8s.name({"metadata": {"name": 5}}) == "<unnamed>"
+	k8s.describe({"kind": "Pod", "metadata": {"name": "x"}}) == "Pod x"
+}
