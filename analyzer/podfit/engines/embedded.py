@@ -10,6 +10,7 @@ rego-cpp 1.x fails on ``with`` (the query returns no result), so documents are f
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -48,9 +49,16 @@ class EmbeddedEngine:
     def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
         if not documents:
             return []
+        workers = _workers(len(documents))
+        if workers > 1:
+            return sort_results(self._parallel(documents, platform_data, workers))
+        return sort_results(self._evaluate(documents, platform_data, 0))
+
+    def _evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any], offset: int) -> list[RegoResult]:
         rego, bundle = self._interpreter(platform_data)
         results: list[RegoResult] = []
-        for index, doc in enumerate(documents):
+        for n, doc in enumerate(documents):
+            index = offset + n
             try:
                 rego.set_input_term(json.dumps(normalise(doc)))
                 out = rego.query_bundle(bundle)
@@ -65,7 +73,37 @@ class EmbeddedEngine:
                 raise EngineError(f"embedded engine returned {sets!r} for document {index}")
             for raw in sets:
                 results.extend(to_results(index, raw))
-        return sort_results(results)
+        return results
+
+    def _parallel(self, documents, platform_data, workers: int) -> list[RegoResult]:
+        """rego-cpp evaluates one document at a time on one core: split large runs over processes."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        size = -(-len(documents) // workers)
+        chunks = [(i, list(documents[i : i + size])) for i in range(0, len(documents), size)]
+        try:
+            ctx = multiprocessing.get_context("fork")
+        except ValueError:  # pragma: no cover - platforms without fork
+            return self._evaluate(documents, platform_data, 0)
+        results: list[RegoResult] = []
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = [pool.submit(_run_chunk, str(self.policy_dir), chunk, dict(platform_data), offset) for offset, chunk in chunks]
+            for f in futures:
+                results.extend(f.result())
+        return results
+
+
+def _workers(n: int) -> int:
+    """Processes to use: PODFIT_EMBEDDED_WORKERS (default 1). Splitting pays only on an idle
+    multi-core machine; on a loaded one it was slower, so it is opt-in."""
+    configured = os.environ.get("PODFIT_EMBEDDED_WORKERS", "1")
+    workers = int(configured) if configured.isdigit() else 1
+    return max(1, min(workers, n // 50 or 1))
+
+
+def _run_chunk(policy_dir: str, documents: list, platform_data: dict, offset: int) -> list[RegoResult]:
+    return EmbeddedEngine(Path(policy_dir))._evaluate(documents, platform_data, offset)
 
 
 def _first_line(e: Exception) -> str:
