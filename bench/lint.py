@@ -1,0 +1,109 @@
+"""Lint benchmark: objects/s for podfit (each Rego engine) and for conftest with the same policies,
+side by side on one generated corpus (bench/gen.py). A benchmark, not a test: it prints numbers.
+
+    python bench/lint.py --objects 10000          # make bench-lint
+
+The embedded engine (rego-cpp, one document at a time) is much slower than the others; it runs on
+the first --embedded-objects objects (default 1000) and its rate is reported for that many.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "analyzer"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import yaml  # noqa: E402
+from gen import generate, write  # noqa: E402
+
+from podfit.engines import get_engine  # noqa: E402
+from podfit.engines.opa import find_opa  # noqa: E402
+from podfit.engines.platform_data import platform_data  # noqa: E402
+from podfit.platform import DEFAULT_PLATFORM  # noqa: E402
+
+
+def tool(name: str) -> str | None:
+    p = ROOT / ".tools" / "bin" / name
+    return str(p) if p.is_file() else shutil.which(name)
+
+
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return time.perf_counter() - t, proc
+
+
+def podfit_cmd() -> list[str]:
+    venv = ROOT / ".venv" / "bin" / "podfit"
+    return [str(venv)] if venv.is_file() else [sys.executable, "-m", "podfit"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--objects", type=int, default=10_000)
+    ap.add_argument("--embedded-objects", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    args = ap.parse_args(argv)
+
+    corpus = args.out / "corpus"
+    small = args.out / "corpus-embedded"
+    objects = generate(args.objects, args.seed)
+    write(objects, corpus)
+    write(objects[: args.embedded_objects], small)
+    data = platform_data(DEFAULT_PLATFORM)
+    data_file = args.out / "data.json"
+    data_file.write_text(json.dumps({"podfit": {"platform": data}}))
+    print(f"corpus: {args.objects} objects ({', '.join(sorted({o['kind'] for o in objects}))}) in {corpus}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
+    rows: list[tuple[str, int, float, str]] = []
+
+    def run(label: str, n: int, cmd: list[str], ok=(0, 1)) -> None:
+        seconds, proc = timed(cmd, env)
+        note = "" if proc.returncode in ok else f"FAILED (exit {proc.returncode}): {proc.stderr.strip()[:160]}"
+        rows.append((label, n, seconds, note))
+
+    check = podfit_cmd() + ["check", "--format", "json", "--fail-on", "never"]
+    if find_opa():
+        run("podfit check --engine opa", args.objects, check + ["--engine", "opa", str(corpus)])
+    run("podfit check --engine embedded", args.embedded_objects, check + ["--engine", "embedded", str(small)])
+    conftest = tool("conftest")
+    if conftest:
+        run("conftest test (same policies)", args.objects,
+            [conftest, "test", "--policy", str(ROOT / "policies"), "--all-namespaces", "--no-color",
+             "--data", str(data_file), "-o", "json", str(corpus)])  # fmt: skip
+
+    # the engines alone (no loading, schema validation or Python rules)
+    docs = [d for p in sorted(corpus.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text())]
+    if find_opa():
+        t = time.perf_counter()
+        n_opa = len(get_engine("opa").evaluate(docs, data))
+        rows.append((f"opa engine alone ({n_opa} results)", len(docs), time.perf_counter() - t, ""))
+    t = time.perf_counter()
+    sub = docs[: args.embedded_objects]
+    n_emb = len(get_engine("embedded").evaluate(sub, data))
+    rows.append((f"embedded engine alone ({n_emb} results)", len(sub), time.perf_counter() - t, ""))
+
+    base = next((r for r in rows if r[0].startswith("conftest") and not r[3]), None)
+    base_rate = base[1] / base[2] if base else None
+    print(f"\n{'':38} {'objects':>8} {'seconds':>8} {'objects/s':>10} {'vs conftest':>12}")
+    for label, n, seconds, note in rows:
+        rate = n / seconds if seconds else float("inf")
+        ratio = f"{rate / base_rate:.2f}x" if base_rate else "-"
+        print(f"{label:38} {n:8d} {seconds:8.2f} {rate:10.0f} {ratio:>12}  {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
