@@ -367,7 +367,7 @@ def _anti_affinity(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...]
 
 def _spread(spec: Mapping[str, Any]) -> int | None:
     skews = []
-    for t in spec.get("topologySpreadConstraints") or ():
+    for t in _list(spec.get("topologySpreadConstraints")):
         if (
             isinstance(t, Mapping)
             and t.get("topologyKey") == "kubernetes.io/hostname"
@@ -376,6 +376,10 @@ def _spread(spec: Mapping[str, Any]) -> int | None:
         ):
             skews.append(t["maxSkew"])
     return min(skews) if skews else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _int(value: Any, default: int) -> int:
@@ -396,10 +400,10 @@ def workload_from_object(
         return None
     tmeta = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
     containers = tuple(
-        _container(c, obj, False, defaults, findings) for c in spec.get("containers") or () if isinstance(c, Mapping)
+        _container(c, obj, False, defaults, findings) for c in _list(spec.get("containers")) if isinstance(c, Mapping)
     )
     inits = tuple(
-        _container(c, obj, True, defaults, findings) for c in spec.get("initContainers") or () if isinstance(c, Mapping)
+        _container(c, obj, True, defaults, findings) for c in _list(spec.get("initContainers")) if isinstance(c, Mapping)
     )
     overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ")
     pod = PodSpec(
