@@ -134,8 +134,12 @@ _text(v) := trim_space(v) if is_string(v)
 
 _text(v) := sprintf("%v", [v]) if is_number(v)
 
-# An unsigned decimal string of at most 36 digits as an exact integer (chunks of 9 digits).
+# An unsigned decimal string of at most 36 digits as an exact integer (to_number is exact up to
+# 15 digits in both engines; longer strings go in chunks of 9 digits).
+_int(s) := _chunk(s) if count(s) <= 15
+
 _int(s) := n if {
+	count(s) > 15
 	count(s) <= 36
 	p := concat("", [substring(_zeros, 0, 36 - count(s)), s])
 	n := (((_chunk(substring(p, 0, 9)) * _pow10[9]) + _chunk(substring(p, 9, 9))) * _pow10[18]) + ((_chunk(substring(p, 18, 9)) * _pow10[9]) + _chunk(substring(p, 27, 9)))
