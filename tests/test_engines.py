@@ -147,3 +147,15 @@ def test_results_point_at_their_document():
     results = EmbeddedEngine(policy_dir()).evaluate([ok, pod, ok, pod], {})
     assert [(r.index, r.rule) for r in results] == [(1, "PF105"), (3, "PF105")]
     assert results[0].msg.startswith("Job batch: no container sets")
+
+
+def test_non_json_yaml_values_do_not_break_the_engines():
+    """YAML timestamps and non-finite floats reach the engines as text, as conftest passes them."""
+    import datetime
+
+    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t", "creationTimestamp": datetime.date(2020, 1, 1)},
+           "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": float("inf"), "memory": "1Gi"}}}]}}  # fmt: skip
+    engines = [EmbeddedEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
+    for engine in engines:
+        # an invalid CPU quantity: PF101 stays silent (PF903 is Python's), nothing else applies
+        assert engine.evaluate([doc], {}) == []

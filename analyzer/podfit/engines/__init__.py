@@ -14,7 +14,6 @@ else ``embedded``. Any failure raises :class:`EngineError` (the CLI exits 2 with
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,14 +98,14 @@ def normalise(value: Any) -> Any:
     binary double is not (rego-cpp prints 1e-07 as "0"); the policies accept both forms.
     """
     if isinstance(value, float):
-        if not math.isfinite(value):
-            return repr(value)
         return repr(value)
     if isinstance(value, Mapping):
         return {str(k): normalise(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [normalise(v) for v in value]
-    return value
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)  # YAML timestamps, binary: as text, as conftest's YAML parser leaves them
 
 
 def to_results(index: int, raw: Any) -> list[RegoResult]:
