@@ -94,12 +94,12 @@ def _annotation_line(obj: K8sObject, key: str) -> int:
     if path:
         cur: Any = obj.raw
         for k in path:
-            cur = cur.get(k) if isinstance(cur, Mapping) else None
+            cur = cur.get(k) if isinstance(cur, dict) else None
         holders.append(cur)
     for holder in holders:
-        meta = holder.get("metadata") if isinstance(holder, Mapping) else None
-        ann = meta.get("annotations") if isinstance(meta, Mapping) else None
-        if isinstance(ann, Mapping) and key in ann:
+        meta = holder.get("metadata") if isinstance(holder, dict) else None
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        if isinstance(ann, dict) and key in ann:
             return line_of(ann, key, obj.location.line)
     return obj.location.line
 

@@ -19,7 +19,7 @@ TKC_KIND = "TanzuKubernetesCluster"
 
 
 def _m(x: Any) -> Mapping[str, Any]:
-    return x if isinstance(x, Mapping) else {}
+    return x if isinstance(x, dict) else {}
 
 
 def _count(x: Any, default: int = 1) -> int:
@@ -72,7 +72,7 @@ def _tkc_pools(obj: K8sObject) -> list[NodePool]:
 
 def _var(variables: Any, key: str) -> Any:
     for v in variables or ():
-        if isinstance(v, Mapping) and v.get("name") == key:
+        if isinstance(v, dict) and v.get("name") == key:
             return v.get("value")
     return None
 

@@ -160,11 +160,11 @@ def _finding(rule: str, message: str, file: str, line: int, column: int = 0, **k
 
 def _meta(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     m = doc.get("metadata")
-    return m if isinstance(m, Mapping) else {}
+    return m if isinstance(m, dict) else {}
 
 
 def _str_pairs(m: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(m, Mapping):
+    if not isinstance(m, dict):
         return ()
     return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in m.items()))
 
@@ -226,11 +226,11 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFil
             data = doc.data
             if data is None:
                 continue
-            if not isinstance(data, Mapping) or "kind" not in data:
+            if not isinstance(data, dict) or "kind" not in data:
                 continue  # not a Kubernetes object (e.g. a Helm values file): counted, not checked
             if data.get("kind") == "List" and isinstance(data.get("items"), list):
                 for item in data["items"]:
-                    if isinstance(item, Mapping) and "kind" in item:
+                    if isinstance(item, dict) and "kind" in item:
                         objects.append(make_object(item, path))
                 continue
             objects.append(make_object(data, path))
@@ -289,7 +289,7 @@ def _quantities(
 ) -> dict[str, int]:
     """Parse a requests/limits mapping into {"cpu_request": m, ...}; bad values become PF903."""
     out: dict[str, int] = {}
-    if not isinstance(block, Mapping):
+    if not isinstance(block, dict):
         return out
     for name, parse in _RES_FIELDS:
         if name not in block:
@@ -316,9 +316,9 @@ def _limit_ranges(objects: Sequence[K8sObject], findings: list[Finding]) -> dict
     for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
         ns = obj.ref.namespace or "default"
         spec = obj.raw.get("spec")
-        limits = spec.get("limits") if isinstance(spec, Mapping) else None
+        limits = spec.get("limits") if isinstance(spec, dict) else None
         for item in limits if isinstance(limits, list) else ():
-            if not isinstance(item, Mapping) or item.get("type") != "Container":
+            if not isinstance(item, dict) or item.get("type") != "Container":
                 continue
             req = _quantities(item.get("defaultRequest"), "request", obj, None, findings, "LimitRange defaultRequest ")
             lim = _quantities(item.get("default"), "limit", obj, None, findings, "LimitRange default ")
@@ -332,7 +332,7 @@ def _container(
 ) -> Container:
     name = str(c.get("name") or "")
     res = c.get("resources")
-    res = res if isinstance(res, Mapping) else {}
+    res = res if isinstance(res, dict) else {}
     vals = _quantities(res.get("requests"), "request", obj, name, findings, "")
     vals.update(_quantities(res.get("limits"), "limit", obj, name, findings, ""))
     declared = Resources(**vals)
@@ -350,7 +350,7 @@ def _container(
 def _dig(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
     cur: Any = doc
     for key in path:
-        if not isinstance(cur, Mapping):
+        if not isinstance(cur, dict):
             return None
         cur = cur.get(key)
     return cur
@@ -360,7 +360,7 @@ def _anti_affinity(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...]
     terms = _dig(spec, ("affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
     out = []
     for t in terms if isinstance(terms, list) else ():
-        if isinstance(t, Mapping) and t.get("topologyKey") == "kubernetes.io/hostname":
+        if isinstance(t, dict) and t.get("topologyKey") == "kubernetes.io/hostname":
             out.append(_str_pairs(_dig(t, ("labelSelector", "matchLabels"))))
     return tuple(out)
 
@@ -369,7 +369,7 @@ def _spread(spec: Mapping[str, Any]) -> int | None:
     skews = []
     for t in _list(spec.get("topologySpreadConstraints")):
         if (
-            isinstance(t, Mapping)
+            isinstance(t, dict)
             and t.get("topologyKey") == "kubernetes.io/hostname"
             and t.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
             and isinstance(t.get("maxSkew"), int)
@@ -393,17 +393,17 @@ def workload_from_object(
     if path is None:
         return None
     template = _dig(obj.raw, path) if path else obj.raw
-    if not isinstance(template, Mapping):
+    if not isinstance(template, dict):
         return None
     spec = template.get("spec")
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, dict):
         return None
-    tmeta = template.get("metadata") if isinstance(template.get("metadata"), Mapping) else {}
+    tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
     containers = tuple(
-        _container(c, obj, False, defaults, findings) for c in _list(spec.get("containers")) if isinstance(c, Mapping)
+        _container(c, obj, False, defaults, findings) for c in _list(spec.get("containers")) if isinstance(c, dict)
     )
     inits = tuple(
-        _container(c, obj, True, defaults, findings) for c in _list(spec.get("initContainers")) if isinstance(c, Mapping)
+        _container(c, obj, True, defaults, findings) for c in _list(spec.get("initContainers")) if isinstance(c, dict)
     )
     overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ")
     pod = PodSpec(

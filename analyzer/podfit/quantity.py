@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 __all__ = [
     "QuantityError",
@@ -62,6 +63,14 @@ class QuantityError(ValueError):
 
 def parse_quantity(value: object) -> Fraction:
     """Parse a quantity (string, int or YAML float) into an exact non-negative :class:`Fraction`."""
+    num, den = _ratio(value)
+    return Fraction(num, den)
+
+
+def _ratio(value: object) -> tuple[int, int]:
+    """(numerator, denominator) of a quantity; strings are cached (corpora repeat "500m" a lot)."""
+    if type(value) is str:
+        return _ratio_text(value)
     if isinstance(value, bool) or value is None:
         raise QuantityError(value, "expected a number or a quantity string")
     if isinstance(value, int):
@@ -75,25 +84,44 @@ def parse_quantity(value: object) -> Fraction:
         text = value.strip()
     else:
         raise QuantityError(value, f"expected a number or a quantity string, got {type(value).__name__}")
+    try:
+        return _ratio_text(text)
+    except QuantityError as e:
+        raise QuantityError(value, e.reason) from None
+
+
+@lru_cache(maxsize=8192)
+def _ratio_text(text: str) -> tuple[int, int]:
+    text = text.strip()
     if len(text) > 64:
-        raise QuantityError(value, "longer than 64 characters")
+        raise QuantityError(text, "longer than 64 characters")
     m = _RE.match(text)
     if m is None:
-        raise QuantityError(value, "expected a number with an optional suffix such as m, k, Mi, Gi or e3")
-    num = Fraction(m["num"] if not m["num"].endswith(".") else m["num"][:-1])
+        raise QuantityError(text, "expected a number with an optional suffix such as m, k, Mi, Gi or e3")
+    whole, _, frac = m["num"].partition(".")
+    num = int((whole or "0") + frac)
+    den = 10 ** len(frac)
     if m["exp"] is not None:
         exponent = int(m["exp"][1:])
         if abs(exponent) > 40:
-            raise QuantityError(value, "exponent out of range")
-        num *= Fraction(10) ** exponent
+            raise QuantityError(text, "exponent out of range")
+        if exponent >= 0:
+            num *= 10**exponent
+        else:
+            den *= 10**-exponent
     else:
         suffix = m["suffix"] or ""
-        num *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
+        if suffix in _BINARY:
+            num *= _BINARY[suffix]
+        else:
+            scale = _DECIMAL[suffix]
+            num *= scale.numerator
+            den *= scale.denominator
     if m["sign"] == "-" and num != 0:
-        raise QuantityError(value, "resource quantities cannot be negative")
-    if num > MAX_QUANTITY:
-        raise QuantityError(value, "too large")
-    return num
+        raise QuantityError(text, "resource quantities cannot be negative")
+    if num > MAX_QUANTITY * den:
+        raise QuantityError(text, "too large")
+    return num, den
 
 
 def _ceil(x: Fraction) -> int:
@@ -102,12 +130,14 @@ def _ceil(x: Fraction) -> int:
 
 def parse_cpu(value: object) -> int:
     """CPU quantity to integer millicores, rounded up like ``Quantity.MilliValue``."""
-    return _ceil(parse_quantity(value) * 1000)
+    num, den = _ratio(value)
+    return -((-num * 1000) // den)
 
 
 def parse_memory(value: object) -> int:
     """Memory (or storage) quantity to integer bytes, rounded up like ``Quantity.Value``."""
-    return _ceil(parse_quantity(value))
+    num, den = _ratio(value)
+    return -((-num) // den)
 
 
 def format_cpu(millicores: int) -> str:
