@@ -86,11 +86,23 @@ class Resources:
     storage_limit: int | None = None
 
     @property
+    def is_unset(self) -> bool:
+        return self == _UNSET
+
+    @property
     def is_empty(self) -> bool:
         return all(v is None for v in (self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit))
 
     def with_defaults(self, default_request: "Resources", default_limit: "Resources") -> "Resources":
         """Kubernetes defaulting: LimitRange defaults fill unset fields, then request = limit."""
+        if (
+            (self.cpu_request is not None or self.cpu_limit is None)
+            and (self.memory_request is not None or self.memory_limit is None)
+            and (self.storage_request is not None or self.storage_limit is None)
+            and default_request.is_unset
+            and default_limit.is_unset
+        ):
+            return self  # nothing to default (the common case)
         vals = {}
         for res in ("cpu", "memory", "storage"):
             lim = getattr(self, f"{res}_limit")
@@ -106,6 +118,9 @@ class Resources:
             vals[f"{res}_request"] = req
             vals[f"{res}_limit"] = lim
         return Resources(**vals)
+
+
+_UNSET = Resources()
 
 
 @dataclass(frozen=True)
