@@ -257,6 +257,8 @@ def test_timestamps_and_binary_stay_strings():
 def test_linedict_pickles_with_lines():
     import pickle
 
-    r = parse(POD)
-    raw = pickle.loads(pickle.dumps(r.objects[0].raw))
+    from podfit.yamlio import iter_documents
+
+    (doc,) = iter_documents(POD)  # the line-tracking path
+    raw = pickle.loads(pickle.dumps(doc.data))
     assert raw["spec"].line == 5 and raw["spec"].lines["containers"] == 8

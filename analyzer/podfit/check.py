@@ -87,20 +87,17 @@ def _container_line(workload: Workload | None, name: str | None, default: int) -
 def _annotation_line(obj: K8sObject, key: str) -> int:
     """Line of an annotation key on the object or on its pod template."""
     from .model import WORKLOAD_KINDS
-    from .yamlio import line_of
 
-    holders = [obj.raw]
-    path = WORKLOAD_KINDS.get(obj.kind)
-    if path:
+    holders: list[tuple[Any, ...]] = [()]
+    template = WORKLOAD_KINDS.get(obj.kind)
+    if template:
+        holders.append(template)
+    for prefix in holders:
         cur: Any = obj.raw
-        for k in path:
+        for k in prefix + ("metadata", "annotations"):
             cur = cur.get(k) if isinstance(cur, dict) else None
-        holders.append(cur)
-    for holder in holders:
-        meta = holder.get("metadata") if isinstance(holder, dict) else None
-        ann = meta.get("annotations") if isinstance(meta, dict) else None
-        if isinstance(ann, dict) and key in ann:
-            return line_of(ann, key, obj.location.line)
+        if isinstance(cur, dict) and key in cur:
+            return obj.line_at(prefix + ("metadata", "annotations", key))
     return obj.location.line
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .model import K8sObject, Location
+from .model import K8sObject
 from .platform import NodePool
-from .yamlio import line_of
 
 __all__ = ["node_pools_from_objects", "cluster_objects", "is_critical"]
 
@@ -51,13 +50,13 @@ def _tkc_pools(obj: K8sObject) -> list[NodePool]:
     if cp_class:
         pools.append(
             NodePool(str(cp_class), _count(cp.get("replicas", cp.get("count"))), f"{name}-control-plane", name,
-                     "control-plane", (), Location(file, line_of(cp, default=obj.location.line)))
+                     "control-plane", (), obj.location_at(("spec", "topology", "controlPlane")))
         )  # fmt: skip
     workers = _m(topo.get("workers"))  # v1alpha1
     if workers.get("class"):
         pools.append(
             NodePool(str(workers["class"]), _count(workers.get("count")), f"{name}-workers", name, "worker", (),
-                     Location(file, line_of(workers, default=obj.location.line)))
+                     obj.location_at(("spec", "topology", "workers")))
         )  # fmt: skip
     for i, np in enumerate(topo.get("nodePools") or ()):
         np = _m(np)
@@ -65,7 +64,7 @@ def _tkc_pools(obj: K8sObject) -> list[NodePool]:
         if cls:
             pools.append(
                 NodePool(str(cls), _count(np.get("replicas")), str(np.get("name") or f"pool-{i}"), name, "worker",
-                         _labels(np.get("labels")), Location(file, line_of(np, default=obj.location.line)))
+                         _labels(np.get("labels")), obj.location_at(("spec", "topology", "nodePools", i)))
             )  # fmt: skip
     return pools
 
@@ -88,7 +87,7 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
     if cp_class and cp:
         pools.append(
             NodePool(str(cp_class), _count(cp.get("replicas")), f"{name}-control-plane", name, "control-plane", (),
-                     Location(file, line_of(cp, default=obj.location.line)))
+                     obj.location_at(("spec", "topology", "controlPlane")))
         )  # fmt: skip
     for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
         md = _m(md)
@@ -97,7 +96,7 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
             pools.append(
                 NodePool(str(cls), _count(md.get("replicas")), str(md.get("name") or f"md-{i}"), name, "worker",
                          _labels(_m(md.get("metadata")).get("labels")),
-                         Location(file, line_of(md, default=obj.location.line)))
+                         obj.location_at(("spec", "topology", "workers", "machineDeployments", i)))
             )  # fmt: skip
     return pools
 

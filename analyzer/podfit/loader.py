@@ -169,7 +169,21 @@ def _str_pairs(m: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in m.items()))
 
 
-def make_object(doc: Mapping[str, Any], file: str) -> K8sObject:
+class _SubLines:
+    """Lines of an item inside a ``kind: List`` document: paths are prefixed with ("items", i)."""
+
+    __slots__ = ("_parent", "_prefix")
+
+    def __init__(self, parent: Any, prefix: tuple[Any, ...]) -> None:
+        self._parent = parent
+        self._prefix = prefix
+
+    def line(self, path: tuple[Any, ...], default: int) -> int:
+        return self._parent.line(self._prefix + tuple(path), default)
+
+
+def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = None) -> K8sObject:
+    """A K8sObject for one parsed document; ``lines`` resolves the lines of its fields."""
     meta = _meta(doc)
     ns = meta.get("namespace")
     ref = ObjectRef(
@@ -180,10 +194,11 @@ def make_object(doc: Mapping[str, Any], file: str) -> K8sObject:
     )
     return K8sObject(
         ref=ref,
-        location=Location(file, line_of(doc, default=1)),
+        location=Location(file, line or line_of(doc, default=1)),
         raw=doc,
         annotations=_str_pairs(meta.get("annotations")),
         labels=_str_pairs(meta.get("labels")),
+        lines=lines,
     )
 
 
@@ -217,7 +232,7 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFil
     ndocs = 0
     failure = ""
     try:
-        for doc in iter_documents(text, limits.yaml):
+        for doc in iter_documents(text, limits.yaml, fast=True):
             ndocs += 1
             for dup in doc.duplicates:
                 findings.append(
@@ -229,11 +244,12 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFil
             if not isinstance(data, dict) or "kind" not in data:
                 continue  # not a Kubernetes object (e.g. a Helm values file): counted, not checked
             if data.get("kind") == "List" and isinstance(data.get("items"), list):
-                for item in data["items"]:
+                for i, item in enumerate(data["items"]):
                     if isinstance(item, dict) and "kind" in item:
-                        objects.append(make_object(item, path))
+                        sub = _SubLines(doc.lines, ("items", i))
+                        objects.append(make_object(item, path, sub.line((), doc.line), sub))
                 continue
-            objects.append(make_object(data, path))
+            objects.append(make_object(data, path, doc.line, doc.lines))
     except YamlLimitError as e:
         failure = str(e)
         findings.append(_finding("PF901", str(e), path, e.line))
@@ -285,7 +301,8 @@ _ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
 
 
 def _quantities(
-    block: Any, kind: str, obj: K8sObject, container: str | None, findings: list[Finding], where: str
+    block: Any, kind: str, obj: K8sObject, container: str | None, findings: list[Finding], where: str,
+    path: tuple[Any, ...] = (),
 ) -> dict[str, int]:
     """Parse a requests/limits mapping into {"cpu_request": m, ...}; bad values become PF903."""
     out: dict[str, int] = {}
@@ -302,7 +319,7 @@ def _quantities(
                 Finding(
                     rule="PF903",
                     message=f"{where}{kind}s.{name}: {e.reason} ({value!r})",
-                    location=Location(obj.location.file, line_of(block, name, obj.location.line)),
+                    location=obj.location_at(path + (name,)),
                     object=obj.ref,
                     container=container,
                     details={"field": f"{kind}s.{name}", "value": str(value)},
@@ -317,31 +334,34 @@ def _limit_ranges(objects: Sequence[K8sObject], findings: list[Finding]) -> dict
         ns = obj.ref.namespace or "default"
         spec = obj.raw.get("spec")
         limits = spec.get("limits") if isinstance(spec, dict) else None
-        for item in limits if isinstance(limits, list) else ():
+        for i, item in enumerate(limits if isinstance(limits, list) else ()):
             if not isinstance(item, dict) or item.get("type") != "Container":
                 continue
-            req = _quantities(item.get("defaultRequest"), "request", obj, None, findings, "LimitRange defaultRequest ")
-            lim = _quantities(item.get("default"), "limit", obj, None, findings, "LimitRange default ")
+            at = ("spec", "limits", i)
+            req = _quantities(item.get("defaultRequest"), "request", obj, None, findings, "LimitRange defaultRequest ",
+                              at + ("defaultRequest",))
+            lim = _quantities(item.get("default"), "limit", obj, None, findings, "LimitRange default ", at + ("default",))
             if ns not in by_ns:
                 by_ns[ns] = _LimitRangeDefaults(Resources(**req), Resources(**lim))
     return by_ns
 
 
 def _container(
-    c: Mapping[str, Any], obj: K8sObject, init: bool, defaults: _LimitRangeDefaults, findings: list[Finding]
+    c: Mapping[str, Any], obj: K8sObject, init: bool, defaults: _LimitRangeDefaults, findings: list[Finding],
+    path: tuple[Any, ...],
 ) -> Container:
     name = str(c.get("name") or "")
     res = c.get("resources")
     res = res if isinstance(res, dict) else {}
-    vals = _quantities(res.get("requests"), "request", obj, name, findings, "")
-    vals.update(_quantities(res.get("limits"), "limit", obj, name, findings, ""))
+    vals = _quantities(res.get("requests"), "request", obj, name, findings, "", path + ("resources", "requests"))
+    vals.update(_quantities(res.get("limits"), "limit", obj, name, findings, "", path + ("resources", "limits")))
     declared = Resources(**vals)
     return Container(
         name=name,
         image=str(c.get("image") or ""),
         resources=declared.with_defaults(defaults.request, defaults.limit),
         declared=declared,
-        location=Location(obj.location.file, line_of(c, default=obj.location.line)),
+        location=obj.location_at(path),
         init=init,
         sidecar=init and c.get("restartPolicy") == "Always",
     )
@@ -399,13 +419,16 @@ def workload_from_object(
     if not isinstance(spec, dict):
         return None
     tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    sp = tuple(path) + ("spec",)
     containers = tuple(
-        _container(c, obj, False, defaults, findings) for c in _list(spec.get("containers")) if isinstance(c, dict)
-    )
+        _container(c, obj, False, defaults, findings, sp + ("containers", i))
+        for i, c in enumerate(_list(spec.get("containers"))) if isinstance(c, dict)
+    )  # fmt: skip
     inits = tuple(
-        _container(c, obj, True, defaults, findings) for c in _list(spec.get("initContainers")) if isinstance(c, dict)
-    )
-    overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ")
+        _container(c, obj, True, defaults, findings, sp + ("initContainers", i))
+        for i, c in enumerate(_list(spec.get("initContainers"))) if isinstance(c, dict)
+    )  # fmt: skip
+    overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ", sp + ("overhead",))
     pod = PodSpec(
         containers=containers,
         init_containers=inits,

@@ -9,7 +9,7 @@ this model is :mod:`podfit.loader`'s job; these types know nothing about files b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 __all__ = [
     "Location",
@@ -42,16 +42,61 @@ WORKLOAD_KINDS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True, order=True)
 class Location:
-    """Where something stands in the input: file path as given, 1-based line and column."""
+    """Where something stands in the input: file path as given, 1-based line and column.
 
-    file: str
-    line: int = 0
-    column: int = 0
+    Immutable. The line may be resolved lazily (``Location.lazy``): the fast YAML path does not
+    track lines, so a container's or a field's line is looked up only when something asks for it
+    (a finding being reported), by re-reading just that document with line tracking.
+    """
+
+    __slots__ = ("file", "_line", "column", "_resolve")
+
+    def __init__(self, file: str, line: int = 0, column: int = 0) -> None:
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "_line", line)
+        object.__setattr__(self, "column", column)
+        object.__setattr__(self, "_resolve", None)
+
+    @classmethod
+    def lazy(cls, file: str, resolve: Callable[[], int]) -> "Location":
+        loc = cls(file)
+        object.__setattr__(loc, "_resolve", resolve)
+        return loc
+
+    @property
+    def line(self) -> int:
+        if self._resolve is not None:
+            object.__setattr__(self, "_line", self._resolve())
+            object.__setattr__(self, "_resolve", None)
+        return self._line
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Location is immutable")
+
+    def _key(self) -> tuple[str, int, int]:
+        return (self.file, self.line, self.column)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Location) and self._key() == other._key()
+
+    def __lt__(self, other: "Location") -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: "Location") -> bool:
+        return self._key() <= other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Location(file={self.file!r}, line={self.line}, column={self.column})"
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Location, self._key())
 
 
 @dataclass(frozen=True)
@@ -228,10 +273,23 @@ class K8sObject:
     raw: Mapping[str, Any] = field(repr=False)
     annotations: tuple[tuple[str, str], ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
+    # where the document's fields stand: an object with line(path, default) -> int (see yamlio)
+    lines: Any = field(default=None, repr=False)
 
     @property
     def kind(self) -> str:
         return self.ref.kind
+
+    def line_at(self, path: tuple[Any, ...], default: int | None = None) -> int:
+        """Line of the field at ``path`` (keys and list indexes) in this object, resolved now."""
+        fallback = self.location.line if default is None else default
+        return self.lines.line(path, fallback) if self.lines is not None else fallback
+
+    def location_at(self, path: tuple[Any, ...]) -> Location:
+        """Location of the field at ``path``, resolved only when its line is read."""
+        if self.lines is None:
+            return self.location
+        return Location.lazy(self.location.file, lambda: self.lines.line(path, self.location.line))
 
     def annotation(self, key: str) -> str | None:
         return dict(self.annotations).get(key)

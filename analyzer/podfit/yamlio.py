@@ -85,6 +85,7 @@ class YamlDocument:
     line: int  # 1-based line where the document starts
     data: Any
     duplicates: tuple[DuplicateKey, ...] = ()
+    lines: "LineIndex | None" = None
 
 
 _SC = SafeConstructor()
@@ -233,8 +234,121 @@ def _c_composer_safe(chunk: str) -> bool:
     return flow + block < _C_SAFE_STRUCTURE
 
 
-def iter_documents(text: str, limits: YamlLimits | None = None) -> Iterator[YamlDocument]:
+class LineIndex:
+    """Lines of one document's fields, by path (keys and list indexes).
+
+    Built from the line-tracking tree when the document went through the safe slow path; otherwise
+    holds the document's text and builds that tree only on the first lookup (then keeps it).
+    """
+
+    __slots__ = ("_text", "_first_line", "_limits", "_tree")
+
+    def __init__(self, tree: Any = None, text: str = "", first_line: int = 0, limits: YamlLimits | None = None):
+        self._tree = tree
+        self._text = text
+        self._first_line = first_line
+        self._limits = limits or YamlLimits()
+
+    def _root(self) -> Any:
+        if self._tree is None:
+            try:
+                docs = list(_slow_documents(self._text, self._first_line, self._limits, 0))
+                self._tree = docs[0].data if docs else {}
+            except Exception:  # the fast parser accepted it; lines are a courtesy
+                self._tree = {}
+            self._text = ""
+        return self._tree
+
+    def line(self, path: tuple[Any, ...], default: int) -> int:
+        cur = self._root()
+        line = line_of(cur, default=default)
+        for key in path:
+            if isinstance(cur, dict):
+                if key not in cur:  # a missing key: the mapping that lacks it
+                    return line_of(cur, default=line)
+                line = line_of(cur, key, line)
+                cur = cur[key]
+            elif isinstance(cur, list) and isinstance(key, int) and 0 <= key < len(cur):
+                cur = cur[key]
+                line = line_of(cur, default=line)
+            else:
+                break
+        return line
+
+
+try:  # a Rust YAML parser, much faster than LibYAML through PyYAML; used only where it agrees
+    import yaml_rs as _yaml_rs
+except ImportError:  # pragma: no cover - optional speed-up
+    _yaml_rs = None
+
+# Plain scalars that YAML 1.1 (PyYAML, like Kubernetes' go-yaml) and YAML 1.2 (the Rust parser)
+# may read differently are found by shape: every token that starts like a number, or is a YAML 1.1
+# boolean word, must be one of the forms both read alike (plain decimal integers and floats, and
+# Kubernetes quantities, which both read as strings); anything else sends the document to PyYAML.
+_TOKEN = re.compile(
+    r"(?:^|[\s\[{,])((?:[-+._0-9~=]|[yYnNoO](?=[a-zA-Z]{0,2}[ \t]*(?:$|[,\]}#]|:\s)))"
+    r"(?:[^\s,\[\]{}#:]|:(?![\s]|$))*)[ \t]*(?=$|[,\]}#]|:(?:\s|$))",
+    re.M,
+)
+_AGREED = re.compile(
+    r"-?(?:0|[1-9][0-9]*)|\+[1-9][0-9]*|[-+]?[0-9]+\.[0-9]*|\.[0-9]+"
+    r"|[0-9]+(?:\.[0-9]+)?(?:[numkMGTPE]|[KMGTPE]i)|~|=|---|[a-zA-Z]+"
+)
+_BOOL11 = frozenset("yes Yes YES no No NO on On ON off Off OFF y Y n N".split())
+
+
+def _divergent(chunk: str) -> bool:
+    for m in _TOKEN.finditer(chunk):
+        token = m.group(1)
+        if token in _BOOL11 or not _AGREED.fullmatch(token):
+            return True
+    return False
+
+
+# Indicator characters where PyYAML and the Rust parser disagree on what is valid.
+_SUSPECT = re.compile(r"[\s\[{,][:?]\S|[\[{,][ \t]*[>|]|[>|][ \t]*[^\s#0-9+-]")
+_FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "&", "*", "<<", "!", "%", "\t", "\\", "...")
+_CONTENT_START = re.compile(r"\A(?:---[ \t]*(?:#[^\n]*)?\n)?(?:[ \t]*(?:#[^\n]*)?\n)*")
+
+
+def _depth_bound(chunk: str) -> int:
+    """An upper bound of the nesting depth: flow openers plus the longest run of block indentation
+    and indicators at a line start (each block level takes at least one such character), plus one."""
+    flow = chunk.count("[") + chunk.count("{")
+    return flow + max((len(m) for m in _LEADING.findall(chunk)), default=0) + 1
+
+
+def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
+    """(True, data) when the fast parser can read this document exactly as PyYAML would, within
+    the same limits (without anchors, the node count is bounded by the text: see max_nodes)."""
+    if (
+        _yaml_rs is None
+        or chunk[:1] in (":", "?")
+        or any(s in chunk for s in _FAST_STOP)
+        or _SUSPECT.search(chunk)
+        or _divergent(chunk)
+    ):
+        return False, None
+    if len(chunk) // 2 >= limits.max_nodes or _depth_bound(chunk) >= limits.max_depth:
+        return False, None
+    try:
+        data = _yaml_rs.loads(chunk, parse_datetime=False)
+    except Exception:
+        return False, None
+    # only single mappings: several documents, empty ones and top-level scalars or sequences are
+    # left to the slow path, so that document counts and errors are the same either way
+    if not isinstance(data, dict):
+        return False, None
+    return True, data
+
+
+def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = False) -> Iterator[YamlDocument]:
     """Yield the documents of a YAML (or JSON) stream in order.
+
+    With ``fast``, documents in the common subset of YAML 1.1 and 1.2 (no anchors, aliases,
+    merge keys, tags or 1.1-only scalars) are read by the Rust parser into plain dicts, and their
+    lines are looked up lazily (``YamlDocument.lines``); everything else, and every document the
+    fast parser refuses, goes through PyYAML with line tracking, limits and duplicate-key checks.
 
     Raises ``yaml.YAMLError`` (with ``problem_mark``, lines counted from the start of the text) or
     :class:`YamlLimitError` at the first document that cannot be read; documents before it have
@@ -247,25 +361,38 @@ def iter_documents(text: str, limits: YamlLimits | None = None) -> Iterator[Yaml
             raise YamlLimitError(
                 f"document larger than {limits.max_document_bytes:,} bytes ({len(chunk):,})", first_line + 1
             )
-        loader_cls = _CLoader if _c_composer_safe(chunk) else _PyLoader
-        loader = loader_cls(chunk)
-        try:
-            while loader.check_node():
-                node = loader.get_node()
-                if node is None:
-                    continue
-                conv = _Converter(limits, first_line)
-                data = conv.convert(node)
-                yield YamlDocument(index, node.start_mark.line + first_line + 1, data, tuple(conv.duplicates))
+        if fast:
+            ok, data = _fast_document(chunk, limits)
+            if ok:
+                start = first_line + _CONTENT_START.match(chunk).group().count("\n") + 1
+                yield YamlDocument(index, start, data, (), LineIndex(None, chunk, first_line, limits))
                 index += 1
-        except RecursionError:
-            raise YamlLimitError(f"document nests too deeply to parse", first_line + 1) from None
-        except yaml.MarkedYAMLError as e:
-            # marks count from the chunk; report lines from the start of the text
-            for attr in ("problem_mark", "context_mark"):
-                mark = getattr(e, attr)
-                if mark is not None:
-                    setattr(e, attr, yaml.Mark(mark.name, mark.index, mark.line + first_line, mark.column, None, None))
-            raise
-        finally:
-            loader.dispose()
+                continue
+        for doc in _slow_documents(chunk, first_line, limits, index):
+            yield doc
+            index += 1
+
+
+def _slow_documents(chunk: str, first_line: int, limits: YamlLimits, index: int) -> Iterator[YamlDocument]:
+    loader_cls = _CLoader if _c_composer_safe(chunk) else _PyLoader
+    loader = loader_cls(chunk)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            conv = _Converter(limits, first_line)
+            data = conv.convert(node)
+            yield YamlDocument(index, node.start_mark.line + first_line + 1, data, tuple(conv.duplicates), LineIndex(data))
+            index += 1
+    except RecursionError:
+        raise YamlLimitError("document nests too deeply to parse", first_line + 1) from None
+    except yaml.MarkedYAMLError as e:
+        # marks count from the chunk; report lines from the start of the text
+        for attr in ("problem_mark", "context_mark"):
+            mark = getattr(e, attr)
+            if mark is not None:
+                setattr(e, attr, yaml.Mark(mark.name, mark.index, mark.line + first_line, mark.column, None, None))
+        raise
+    finally:
+        loader.dispose()

@@ -21,7 +21,6 @@ from typing import Any, Iterator
 from ..findings import Finding
 from ..model import Location
 from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, shipped_versions
-from ..yamlio import line_of
 
 ID = "PF902"
 MAX_PER_OBJECT = 10  # violations reported per object; the rest are counted in the last message
@@ -52,24 +51,6 @@ def skip_reason(ctx: Any) -> str | None:
     return None
 
 
-def _line(raw: Any, path: tuple[Any, ...], default: int) -> int:
-    """Line of the deepest mapping key on ``path`` that the YAML loader recorded."""
-    line = default
-    cur = raw
-    for key in path:
-        if isinstance(cur, dict):
-            if key not in cur:
-                return line_of(cur, None, line)
-            line = line_of(cur, key, line)
-            cur = cur[key]
-        elif isinstance(cur, list) and isinstance(key, int) and 0 <= key < len(cur):
-            cur = cur[key]
-            line = line_of(cur, None, line)
-        else:
-            break
-    return line
-
-
 def check(ctx: Any) -> Iterator[Finding]:
     version, strict = _settings(ctx)
     schemas = schema_set(version, strict)
@@ -87,7 +68,7 @@ def check(ctx: Any) -> Iterator[Finding]:
             yield Finding(
                 ID,
                 f"fails the {what}: {msg}",
-                Location(obj.location.file, _line(obj.raw, v.path, obj.location.line)),
+                obj.location_at(tuple(v.path)),
                 obj.ref,
                 details={"path": list(v.path), "kubernetesVersion": schemas.version, "strict": strict},
             )

@@ -1,0 +1,96 @@
+"""The fast YAML path (Rust parser, lazy lines) reads every document exactly as the line-tracking
+PyYAML path does: same data, same document lines, same field lines; or it leaves the document to
+the slow path."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from podfit.yamlio import _fast_document, iter_documents, YamlLimits
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def _walk_paths(x, prefix=()):
+    yield prefix
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from _walk_paths(v, prefix + (k,))
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from _walk_paths(v, prefix + (i,))
+
+
+def _same(a, b):
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def assert_equivalent(text: str):
+    try:
+        slow = list(iter_documents(text, fast=False))
+    except (yaml.YAMLError, Exception) as e:  # the slow path refuses: the fast one must too
+        with pytest.raises(type(e)):
+            list(iter_documents(text, fast=True))
+        return
+    fast = list(iter_documents(text, fast=True))
+    assert len(fast) == len(slow)
+    for f, s in zip(fast, slow):
+        assert _same(f.data, s.data), (f.data, s.data)
+        assert f.line == s.line
+        for path in _walk_paths(s.data):
+            assert f.lines.line(path, -1) == s.lines.line(path, -1), path
+
+
+def _corpus_texts():
+    for p in sorted(ROOT.glob("testdata/**/*.yaml")):
+        yield pytest.param(p.read_text(encoding="utf-8", errors="replace"), id=str(p.relative_to(ROOT)))
+
+
+@pytest.mark.parametrize("text", _corpus_texts())
+def test_testdata_reads_the_same_both_ways(text):
+    assert_equivalent(text)
+
+
+def test_generated_corpus_reads_the_same_and_mostly_fast():
+    from gen import generate  # bench/gen.py: every workload kind, every quantity form
+
+    docs = generate(600, seed=7)
+    class NoAliases(yaml.SafeDumper):
+        def ignore_aliases(self, data):
+            return True
+
+    text = yaml.dump_all(docs, Dumper=NoAliases, sort_keys=False)
+    assert_equivalent(text)
+    chunks = text.split("\n---\n")
+    fast = sum(1 for c in chunks if _fast_document(c, YamlLimits())[0])
+    assert fast >= len(chunks) * 0.6, f"only {fast}/{len(chunks)} documents took the fast path"
+
+
+TOKENS = ["1e3", "1E3", "1.5e3", ".5", "1.", "0777", "0o17", "0x1F", "0b101", "1_000", "12:30", "1:2:3.5", "yes", "No", "on",
+          "OFF", "y", "n", "true", "False", "~", "null", "Null", "=", ".inf", "-.Inf", ".nan", "2024-01-02", "2024-01-02T03:04:05Z",
+          "+1", "-0", "00", "0", "1.0.0", "v1", "500m", "2Gi", "'1'", '"on"', "''", "'a: b'", "-", "- a", "[]", "{}", "[1, on]",
+          "{a: 1e3}", "0.1", "-1.5", "1__0", "_1", "0.", "+.5", "12e", "e3", "0x", "1:60"]  # fmt: skip
+
+
+@settings(max_examples=int(__import__('os').environ.get('PODFIT_FUZZ_EXAMPLES', '300')), deadline=None)
+@given(st.lists(st.sampled_from(TOKENS) | st.text(alphabet="0123456789.:eE+-_xobyYnNaftrulTFO~=<>!&*|%@` ", min_size=1, max_size=6), min_size=1, max_size=4))
+def test_scalars_read_the_same_both_ways(tokens):
+    text = "apiVersion: v1\nkind: ConfigMap\ndata:\n" + "".join(f"  k{i}: {t}\n" for i, t in enumerate(tokens))
+    text += "list: [" + ", ".join(tokens) + "]\n"
+    assert_equivalent(text)
