@@ -75,6 +75,23 @@ def _strip_subject(msg: str, obj: K8sObject) -> str:
     return msg[len(prefix):] if msg.startswith(prefix) else msg
 
 
+_DEFAULTED_BY_LIMITRANGE = {"PF101": "cpu", "PF102": "memory"}
+
+
+def _defaulted(workload: Workload | None, container: str | None, resource: str) -> bool:
+    """Whether the container's request for ``resource`` comes from a LimitRange default."""
+    if workload is None or not container:
+        return False
+    for c in workload.pod.all_containers:
+        if c.name == container:
+            return (
+                getattr(c.declared, f"{resource}_request") is None
+                and getattr(c.declared, f"{resource}_limit") is None
+                and getattr(c.resources, f"{resource}_request") is not None
+            )
+    return False
+
+
 def _container_line(workload: Workload | None, name: str | None, default: int) -> int:
     if workload is None or not name:
         return default
@@ -140,6 +157,8 @@ def analyze(
             continue
         obj = objects[r.index]
         w = by_obj.get(id(obj))
+        if r.rule in _DEFAULTED_BY_LIMITRANGE and _defaulted(w, r.container, _DEFAULTED_BY_LIMITRANGE[r.rule]):
+            continue  # a LimitRange of the namespace supplies the request (Rego sees one object only)
         line = _container_line(w, r.container, obj.location.line)
         findings.append(
             Finding(r.rule, _strip_subject(r.msg, obj), Location(obj.location.file, line), obj.ref, r.container,

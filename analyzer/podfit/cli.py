@@ -180,7 +180,10 @@ def run_engine(engine: str, result: Any, platform: Platform, selected: list[str]
     try:
         eng = get_engine(engine)
         docs = [o.raw for o in result.objects]
-        return eng.evaluate(docs, platform_data(platform, result.objects)), eng.name
+        data = platform_data(
+            platform, result.objects, peak_tolerance_percent=config.threshold("PF104", "tolerance-percent", None)
+        )
+        return eng.evaluate(docs, data), eng.name
     except EngineError as e:
         raise PodfitError(f"Rego engine failed: {e}") from None
 

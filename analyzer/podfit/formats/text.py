@@ -63,7 +63,7 @@ def render(report: Report, color: bool = False) -> str:
     else:
         parts = [_c(_plural(e, "error"), "error", color) if e else "0 errors",
                  _c(_plural(w, "warning"), "warning", color) if w else "0 warnings",
-                 _plural(i, "info")]  # fmt: skip
+                 f"{i} info"]  # fmt: skip
         summary = ", ".join(parts)
     if report.suppressed:
         summary += f" ({report.suppressed} suppressed)"
