@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from . import exact
+from . import exact, lns
 from .bounds import ceil_div, certificates, fits, lower_bound
 from .heuristics import Packing, run_all
 from .model import (
@@ -47,6 +47,12 @@ __all__ = [
 DEFAULT_TIME_BUDGET = 10.0
 # Above this many (pod type × node) variables the CP-SAT model is not built (it would not finish).
 MAX_EXACT_CELLS = 100_000
+# Up to this many (pod type × node) cells CP-SAT minimises first (it proves such models at once).
+SMALL_EXACT_CELLS = 2_000
+# Share of the time left after the heuristics that the large-neighbourhood search may take (the rest
+# goes to CP-SAT's own minimisation), and the share of that spent straight at the lower bound.
+LNS_SHARE = 0.85
+DIRECT_SHARE = 0.8
 # Heuristics always get at least this long (seconds), even with no time budget for the solver.
 HEURISTIC_MIN_TIME = 0.5
 
@@ -118,6 +124,44 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
     return PackResult(None, "budget-exhausted", nodes, unplaced, method="cp-sat", solver_status=res.status, **common)
 
 
+def _take_min(res: exact.ExactResult, packing: Packing, upper: int, lb: int, method: str, n_types: int):
+    if res.objective is not None and res.objective < upper:
+        packing = _packing_from_exact(res, n_types, "cp-sat")
+        upper = res.objective
+        method = "cp-sat"
+    if res.bound is not None:
+        lb = max(lb, res.bound)
+    if res.status == "optimal":
+        lb = max(lb, upper)
+    if res.status == "infeasible":  # no placement on ``upper`` − 1 or fewer nodes at or above ``lb``
+        lb = max(lb, upper)
+    return packing, upper, lb, method
+
+
+def _search_down(pods: Sequence[PodType], tmpl: NodeType, packing: Packing, lb: int,
+                 deadline: float) -> tuple[list[dict[int, int]] | None, int]:
+    """LNS toward ``lb`` nodes: a complete placement on fewer nodes than ``packing`` (or None), and
+    the lower bound it proved on the way (``lb`` unless CP-SAT proved a count infeasible)."""
+    used = [c for c in packing.content if c]
+    upper = len(used)
+    # 1. Straight at the lower bound: the best heuristic on ``lb`` fixed nodes, repaired.
+    start = time.monotonic()
+    part, _ = run_all(pods, [tmpl.with_count(lb)], deadline=start + (deadline - start) * 0.1)
+    res = lns.fill(pods, [tmpl], lns.Search([dict(c) for c in part.content], list(part.unplaced), [0] * lb),
+                   start + (deadline - start) * DIRECT_SHARE)
+    if res.complete:
+        return [c for c in res.content if c], lb
+    if res.proven_infeasible:
+        lb += 1  # ``lb`` nodes cannot hold the pods, so neither can fewer
+    if upper <= lb:
+        return None, lb
+    # 2. One node at a time from the heuristic's placement.
+    found, proven = lns.descend(pods, tmpl, used, lb, deadline)
+    if proven:
+        lb = max(lb, len(found))
+    return (found if len(found) < upper else None), lb
+
+
 def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
     return tuple(dataclasses.replace(p, node_selector=()) for p in pods if p.count > 0)
 
@@ -146,18 +190,25 @@ def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = 
     method = best.name
     packing = best
     lb = max(lb, 1)
-    if upper > lb and time_budget > 0 and len(pods) * upper <= MAX_EXACT_CELLS:
-        remaining = time_budget - (time.monotonic() - start)
-        if remaining > 0:
-            res = exact.solve_min(pods, tmpl, upper, lb, remaining, workers=workers, hint_content=best.content)
-            if res.objective is not None and res.objective <= upper:
-                packing = _packing_from_exact(res, len(pods), "cp-sat")
-                upper = res.objective
-                method = "cp-sat"
-            if res.bound is not None:
-                lb = max(lb, res.bound)
-            if res.status == "optimal":
-                lb = upper
+    deadline = start + time_budget
+    cells = len(pods) * upper
+    if upper > lb and time_budget > 0 and cells <= SMALL_EXACT_CELLS:
+        # Small models: CP-SAT settles them (proves the least count) in a fraction of a second.
+        res = exact.solve_min(pods, tmpl, upper, lb, max(deadline - time.monotonic(), 0) / 2,
+                              workers=workers, hint_content=best.content)
+        packing, upper, lb, method = _take_min(res, packing, upper, lb, method, len(pods))
+    if upper > lb and time.monotonic() < deadline:
+        # Large-neighbourhood search, first straight at the lower bound, then one node at a time.
+        now = time.monotonic()
+        found, proven_lb = _search_down(pods, tmpl, packing, lb, now + (deadline - now) * LNS_SHARE)
+        if found is not None and len(found) < upper:
+            packing = Packing("lns", [0] * len(found), found, [0] * len(pods))
+            upper, method = len(found), "lns"
+        lb = max(lb, proven_lb)
+    if upper > lb and time.monotonic() < deadline and len(pods) * upper <= MAX_EXACT_CELLS:
+        res = exact.solve_min(pods, tmpl, upper, lb, deadline - time.monotonic(), workers=workers,
+                              hint_content=packing.content)
+        packing, upper, lb, method = _take_min(res, packing, upper, lb, method, len(pods))
     nodes = to_nodes(packing, pods, [tmpl], skip_empty=True)
     return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), nodes)
 

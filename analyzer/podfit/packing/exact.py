@@ -9,6 +9,7 @@ it is — any solution can be permuted into that form, so no answer is lost.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -27,10 +28,20 @@ class ExactResult:
     bound: int | None = None
 
 
-def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: Sequence[int], hint=None):
+class OutOfTime(Exception):
+    """Building the model took the whole time budget (building counts against it)."""
+
+
+def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: Sequence[int], hint=None,
+           deadline: float | None = None):
+    def check() -> None:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise OutOfTime()
+
     x: dict[tuple[int, int], object] = {}
     ubs: dict[tuple[int, int], int] = {}
     for t, p in enumerate(pods):
+        check()
         for j, pi in enumerate(pool_of):
             n = pools[pi]
             if p.count == 0 or not selector_matches(p.node_selector, n.labels) or not fits(p.demand, n.allocatable):
@@ -53,6 +64,8 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
             groups.setdefault(p.exclusive_group, []).append(t)
     loads = []
     for j, pi in enumerate(pool_of):
+        if j % 16 == 0:
+            check()
         n = pools[pi]
         here = [t for t in range(len(pods)) if (t, j) in x]
         for attr, cap in (("cpu", n.cpu), ("memory", n.memory), ("storage", n.storage)):
@@ -106,11 +119,18 @@ def solve_fixed(pods: Sequence[PodType], pools: Sequence[NodeType], time_budget:
     """Is there a placement of every pod on exactly these nodes?"""
     from ortools.sat.python import cp_model
 
+    deadline = time.monotonic() + time_budget
     pool_of = [i for i, n in enumerate(pools) for _ in range(n.count)]
     model = cp_model.CpModel()
     hint = _hint_from(hint_content) if hint_content is not None and len(hint_content) == len(pool_of) else None
-    x, _ = _build(model, pods, pools, pool_of, hint)
-    solver = _solver(time_budget, workers)
+    try:
+        x, _ = _build(model, pods, pools, pool_of, hint, deadline)
+    except OutOfTime:
+        return ExactResult("unknown")
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return ExactResult("unknown")
+    solver = _solver(left, workers)
     status = solver.Solve(model)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return ExactResult("feasible", _content(solver, x, len(pool_of)), tuple(pool_of))
@@ -124,14 +144,21 @@ def solve_min(pods: Sequence[PodType], template: NodeType, upper: int, lower: in
     """Least number of ``template`` nodes (at most ``upper``, at least ``lower``) that hold every pod."""
     from ortools.sat.python import cp_model
 
+    deadline = time.monotonic() + time_budget
     pools = [template.with_count(upper)]
     pool_of = [0] * upper
     model = cp_model.CpModel()
     hint = None
     if hint_content is not None:
         nonempty = [c for c in hint_content if c][:upper]
+        # in the order the symmetry breaking asks for (CPU load non-increasing), so the hint is feasible
+        nonempty.sort(key=lambda c: -sum(pods[t].cpu * k for t, k in c.items()))
+        hint_content = nonempty
         hint = _hint_from(nonempty)
-    x, ubs = _build(model, pods, pools, pool_of, hint)
+    try:
+        x, ubs = _build(model, pods, pools, pool_of, hint, deadline)
+    except OutOfTime:
+        return ExactResult("unknown", bound=lower)
     used = [model.NewBoolVar(f"u{j}") for j in range(upper)]
     for (t, j), v in x.items():
         model.Add(v <= ubs[t, j] * used[j])
@@ -143,7 +170,10 @@ def solve_min(pods: Sequence[PodType], template: NodeType, upper: int, lower: in
         for j, u in enumerate(used):
             model.AddHint(u, 1 if j < n_hint else 0)
     model.Minimize(sum(used))
-    solver = _solver(time_budget, workers)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return ExactResult("unknown", bound=lower)
+    solver = _solver(left, workers)
     status = solver.Solve(model)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         obj = int(round(solver.ObjectiveValue()))
