@@ -6,7 +6,7 @@ from the loader's workloads and a platform profile; only the CLI does I/O.
 
 from .model import *  # noqa: F401,F403
 from .model import __all__ as _model_all
-from .bounds import l2_bound, lower_bound, certificates, node_bounds
+from .bounds import dff_bound, l2_bound, lower_bound, certificates, node_bounds
 from .engine import (
     DEFAULT_TIME_BUDGET,
     Analysis,
@@ -20,7 +20,7 @@ from .engine import (
 )
 
 __all__ = list(_model_all) + [
-    "l2_bound", "lower_bound", "certificates", "node_bounds",
+    "dff_bound", "l2_bound", "lower_bound", "certificates", "node_bounds",
     "DEFAULT_TIME_BUDGET", "Analysis", "MinNodesResult", "analyze", "headroom", "min_nodes", "pack",
     "right_size", "stranded",
 ]

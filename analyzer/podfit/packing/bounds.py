@@ -4,6 +4,8 @@ For identical nodes of allocatable ``C`` (a 4-vector):
 
 * continuous, per dimension: ⌈Σ demand / C⌉;
 * Martello–Toth L2, per dimension (one-dimensional bin packing on that dimension alone);
+* Fekete–Schepers dual-feasible functions u^(k), k = 1…20, per dimension: each maps the sizes in one
+  node to values summing to at most the capacity, so ⌈Σ u^(k)(size) / C⌉ nodes are needed;
 * anti-affinity: the pods of one exclusive group need one node each; a type with at most ``m`` per
   node needs ⌈count / m⌉ nodes.
 
@@ -19,7 +21,7 @@ from typing import Iterable, Sequence
 
 from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec, selector_matches
 
-__all__ = ["ceil_div", "fits", "l2_bound", "node_bounds", "lower_bound", "eligible_pools", "certificates"]
+__all__ = ["ceil_div", "fits", "l2_bound", "dff_value", "dff_bound", "DFF_KS", "node_bounds", "lower_bound", "eligible_pools", "certificates"]
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -56,6 +58,34 @@ def l2_bound(items: Iterable[tuple[int, int]], capacity: int) -> int:
     return best
 
 
+# Parameters k of the Fekete–Schepers family tried (k = 1 counts items above half; large k tends to
+# the continuous bound).
+DFF_KS = tuple(range(1, 21))
+
+
+def dff_value(size: int, capacity: int, k: int) -> int:
+    """Fekete–Schepers u^(k)(size / C), scaled by k·C to stay an integer.
+
+    u^(k)(x) = x when (k + 1)·x is a whole number, else ⌊(k + 1)·x⌋ / k. For sizes in one node
+    (Σ x ≤ 1), Σ u^(k)(x) ≤ 1; scaled: Σ dff_value ≤ k·C.
+    """
+    if (k + 1) * size % capacity == 0:
+        return k * size
+    return capacity * ((k + 1) * size // capacity)
+
+
+def dff_bound(items: Iterable[tuple[int, int]], capacity: int, ks: Iterable[int] = DFF_KS) -> int:
+    """max over k of ⌈Σ count · u^(k)(size / C)⌉ (exact integer arithmetic); sizes ≤ capacity."""
+    items = [(w, n) for w, n in items if n > 0 and w > 0]
+    if not items or capacity <= 0:
+        return 0
+    best = 0
+    for k in ks:
+        total = sum(n * dff_value(w, capacity, k) for w, n in items)
+        best = max(best, ceil_div(total, k * capacity))
+    return best
+
+
 def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
     """Every bound for ``pods`` on identical nodes of ``allocatable`` (``available`` left at 0)."""
     out: list[Bound] = []
@@ -74,7 +104,9 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
             continue
         out.append(Bound(f"continuous-{dim}", ceil_div(total, cap), 0, detail=f"Σ {dim} {total} / {cap} per node"))
         if dim != "pods":
-            out.append(Bound(f"l2-{dim}", l2_bound(((p.demand[d], p.count) for p in pods), cap), 0))
+            items = [(p.demand[d], p.count) for p in pods]
+            out.append(Bound(f"l2-{dim}", l2_bound(items, cap), 0))
+            out.append(Bound(f"dff-{dim}", dff_bound(items, cap), 0, detail="Fekete–Schepers u^(k), best k"))
     groups: dict[str, int] = defaultdict(int)
     for p in pods:
         if p.exclusive_group:
