@@ -162,6 +162,9 @@ def _search_down(pods: Sequence[PodType], tmpl: NodeType, packing: Packing, lb: 
     return (found if len(found) < upper else None), lb
 
 
+MAX_MIN_NODES = 20_000  # beyond this, min_nodes reports nothing rather than search for hours
+
+
 def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
     return tuple(dataclasses.replace(p, node_selector=()) for p in pods if p.count > 0)
 
@@ -175,13 +178,17 @@ class MinNodesResult:
 def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = DEFAULT_TIME_BUDGET, *,
               workers: int = 2, dot: bool = True) -> MinNodesResult | None:
     """Least number of ``template`` nodes holding every pod (nodeSelectors ignored: the pool is
-    assumed to carry the labels the pods ask for). ``None`` when some pod never fits such a node."""
+    assumed to carry the labels the pods ask for). ``None`` when some pod never fits such a node,
+    or when the lower bound alone exceeds ``MAX_MIN_NODES`` (no placement is searched at a scale
+    no cluster has; the misfit itself is still proven by the bound in ``pack``)."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
     if any(not fits(p.demand, tmpl.allocatable) for p in pods):
         return None
     start = time.monotonic()
     lb, _ = lower_bound(pods, tmpl.allocatable)
+    if lb > MAX_MIN_NODES:
+        return None
     total = sum(p.count for p in pods)
     if total == 0:
         return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
