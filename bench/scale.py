@@ -1,0 +1,126 @@
+"""Scale benchmark (`make bench`): podfit against its peers on generated corpora, in one run.
+
+For each corpus size (default 1,000, 10,000 and 100,000 objects, made by bench/gen.py: every
+workload kind, quantities written every legal way, missing and partial resources, huge replicas)
+it runs, one after the other on the same files:
+
+  podfit check --engine opa       the whole pipeline with the OPA binary
+  podfit check --engine embedded  the whole pipeline in-process (regopy)
+  conftest test                   the same Rego policies, plain conftest
+  kube-score score                its own checks
+  kubeconform -strict             schema validation only, local schemas
+
+and prints wall time, objects/s, peak RSS (from wait4) and each tool's time relative to podfit
+with the OPA engine. Slow peers are skipped above --slow-max objects (said in the table).
+A benchmark, not a test: it asserts nothing and prints numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform as pyplatform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "analyzer"))
+
+from gen import generate, write  # noqa: E402
+
+
+def tool(name: str) -> str | None:
+    p = ROOT / ".tools" / "bin" / name
+    return str(p) if p.is_file() else shutil.which(name)
+
+
+def podfit() -> list[str]:
+    exe = ROOT / ".venv" / "bin" / "podfit"
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "podfit"]
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """(seconds, peak RSS in MiB, exit status) of one command, its output discarded."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - t
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode not in (0, 1, 2) or (proc.returncode == 2 and "podfit" in cmd[0]):
+        print(f"  ! {' '.join(cmd[:3])} … exited {proc.returncode}: {err.strip()[:300]}", file=sys.stderr)
+    return seconds, usage.ru_maxrss // 1024, proc.returncode
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0]
+    return f"{os.cpu_count()} CPUs ({cpu}), Python {pyplatform.python_version()}, load average {load:.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--slow-max", type=int, default=10_000, help="largest corpus for conftest and the embedded engine")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scale")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    env = dict(os.environ, NO_COLOR="1", PATH=f"{ROOT / '.tools' / 'bin'}:{os.environ.get('PATH', '')}")
+    schemas = ROOT / ".tools" / "schemas"
+    from podfit.schemas_k8s import kubeconform_locations
+
+    print(f"machine: {machine()}")
+    rows = []
+    for n in sizes:
+        corpus = args.out / f"corpus-{n}"
+        if corpus.exists():
+            shutil.rmtree(corpus)
+        files = [str(p) for p in write(generate(n, args.seed), corpus)]
+        runs: list[tuple[str, list[str] | None, str]] = [
+            ("podfit (opa)", podfit() + ["check", "--engine", "opa", "--format", "json", str(corpus)], ""),
+            ("podfit (embedded)", podfit() + ["check", "--engine", "embedded", "--format", "json", str(corpus)]
+             if n <= args.slow_max else None, f"skipped above {args.slow_max:,} objects"),
+            ("conftest", [tool("conftest"), "test", "--policy", str(ROOT / "policies"), "--all-namespaces",
+                          "--no-color", "-o", "json", *files] if tool("conftest") and n <= args.slow_max else None,
+             "not built (make tools)" if not tool("conftest") else f"skipped above {args.slow_max:,} objects"),
+            ("kube-score", [tool("kube-score"), "score", "--output-format", "ci", *files] if tool("kube-score") else None,
+             "not built (make tools)"),
+            ("kubeconform", [tool("kubeconform"), "-strict", "-summary", "-ignore-missing-schemas",
+                             *[a for loc in kubeconform_locations(schemas) for a in ("-schema-location", loc)], *files]
+             if tool("kubeconform") and (schemas / "podfit").is_dir() else None, "no local schemas (make schemas)"),
+        ]  # fmt: skip
+        base = None
+        for name, cmd, why in runs:
+            if cmd is None:
+                rows.append((n, name, None, None, None, why))
+                continue
+            seconds, rss, _ = measure(cmd, env)
+            if base is None:
+                base = seconds
+            rows.append((n, name, seconds, rss, seconds / base, ""))
+            print(f"  {n:>7,} {name:<18} {seconds:7.2f} s  {n / seconds:9,.0f} obj/s  {rss:6} MiB", flush=True)
+    print()
+    print("| objects | tool | seconds | objects/s | peak RSS (MiB) | time vs podfit (opa) |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for n, name, seconds, rss, ratio, why in rows:
+        if seconds is None:
+            print(f"| {n:,} | {name} | — | — | — | {why} |")
+        else:
+            print(f"| {n:,} | {name} | {seconds:.2f} | {n / seconds:,.0f} | {rss} | {ratio:.2f}× |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
