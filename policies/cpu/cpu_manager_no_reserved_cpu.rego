@@ -21,7 +21,7 @@ deny contains r if {
 	kubelet.static_policy(obj)
 	not _reserves_cpu(obj)
 	msg := sprintf("KubeletConfiguration %s: the static CPU Manager needs CPU reserved by reservedSystemCPUs, kubeReserved or systemReserved; the kubelet will refuse to start", [k8s.name(obj)])
-	r := result.make("PF205", "error", msg, null, {"cpu_manager_policy": "static"})
+	r := result.make(obj, "PF205", "error", msg, null, {"cpu_manager_policy": "static"})
 }
 
 _reserves_cpu(obj) if {

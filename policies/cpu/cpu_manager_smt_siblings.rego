@@ -22,7 +22,7 @@ deny contains r if {
 	platform.smt
 	not _full_pcpus_only(obj)
 	msg := sprintf("KubeletConfiguration %s: the static CPU Manager runs on SMT hosts without the full-pcpus-only option, so a container can get two hyper-threads of one core", [k8s.name(obj)])
-	r := result.make("PF204", "warning", msg, null, {"cpu_manager_policy": "static"})
+	r := result.make(obj, "PF204", "warning", msg, null, {"cpu_manager_policy": "static"})
 }
 
 _full_pcpus_only(obj) if lower(sprintf("%v", [obj.cpuManagerPolicyOptions["full-pcpus-only"]])) == "true"

@@ -57,9 +57,9 @@ _annotations(x) := a if {
 } else := {}
 
 # pods contains one record per workload object of the input, computed once:
-# {"obj", "describe", "containers", "invalid", "qos"}. containers lists the init containers first,
-# then the app containers, each as a record (see _container); qos is "Guaranteed", "Burstable",
-# "BestEffort", or null when some quantity is invalid.
+# {"obj", "describe", "containers", "invalid", "qos", "overhead"}. containers lists the init
+# containers first, then the app containers, each as a record (see _container); qos is
+# "Guaranteed", "Burstable", "BestEffort", or null when some quantity is invalid.
 pods contains pod if {
 	some obj in objects
 	spec := pod_spec(obj)
@@ -73,7 +73,7 @@ pods contains pod if {
 		"describe": describe(obj),
 		"containers": cs,
 		"invalid": invalid,
-		"qos": _qos(cs, invalid),
+		"qos": _qos(invalid, sum([c.nonzero | some c in cs]), sum([c.guaranteed | some c in cs]), count(cs)),
 		"overhead": _overhead(spec),
 	}
 }
@@ -100,30 +100,55 @@ _list(spec, key) := l if {
 #   limit:   {"cpu": m, "memory": b}: limits
 #   (a resource is missing from request/limit when unset or invalid)
 #   invalid: how many written CPU/memory values are not quantities; written: how many are written
+#   nonzero: 1 when some request or limit is not zero, else 0
+#   guaranteed: 1 when the CPU and memory limits are set and equal the (effective) requests, else 0
 # (Booleans are avoided as values: counts and sets evaluate the same in OPA and rego-cpp.)
-_container(c, init, i) := rec if {
-	resources := _object(c, "resources")
-	requests := _object(resources, "requests")
-	limits := _object(resources, "limits")
-	has := {
-		"requests": {res | some res in ["cpu", "memory"]; object.get(requests, res, null) != null},
-		"limits": {res | some res in ["cpu", "memory"]; object.get(limits, res, null) != null},
-	}
-	explicit := {res: v | some res in has.requests; v := parse(res, requests[res])}
-	limit := {res: v | some res in has.limits; v := parse(res, limits[res])}
-	defaulted := {res: limit[res] | some res in ["cpu", "memory"]; not has.requests[res]; limit[res]}
+# A container without resources (common) takes a shortcut; the general case parses each value once.
+_container(c, init, i) := object.union(_resources(_object(_object(c, "resources"), "requests"), _object(_object(c, "resources"), "limits")), {
+	"name": _cname(c, init, i),
+	"init": init,
+	"restart_policy": object.get(c, "restartPolicy", ""),
+	"index": i,
+})
+
+_no_resources := {
+	"has": {"requests": set(), "limits": set()},
+	"request": {}, "limit": {},
+	"invalid": 0, "written": 0, "nonzero": 0, "guaranteed": 0,
+}
+
+_resources(requests, limits) := _no_resources if {
+	count(requests) == 0
+	count(limits) == 0
+} else := rec if {
+	has_requests := {res | some res in ["cpu", "memory"]; object.get(requests, res, null) != null}
+	has_limits := {res | some res in ["cpu", "memory"]; object.get(limits, res, null) != null}
+	explicit := {res: v | some res in has_requests; v := parse(res, requests[res])}
+	limit := {res: v | some res in has_limits; v := parse(res, limits[res])}
+	request := object.union({res: limit[res] | some res in has_limits; not has_requests[res]; limit[res]}, explicit)
 	rec := {
-		"name": _cname(c, init, i),
-		"init": init,
-		"restart_policy": object.get(c, "restartPolicy", ""),
-		"index": i,
-		"has": has,
-		"request": object.union(defaulted, explicit),
+		"has": {"requests": has_requests, "limits": has_limits},
+		"request": request,
 		"limit": limit,
-		"invalid": (count(has.requests) - count(explicit)) + (count(has.limits) - count(limit)),
-		"written": count(has.requests) + count(has.limits),
+		"invalid": (count(has_requests) - count(explicit)) + (count(has_limits) - count(limit)),
+		"written": count(has_requests) + count(has_limits),
+		"nonzero": _nonzero(request, limit),
+		"guaranteed": _guaranteed(request, limit),
 	}
 }
+
+_nonzero(request, limit) := 1 if {
+	some v in request
+	v != 0
+} else := 1 if {
+	some v in limit
+	v != 0
+} else := 0
+
+_guaranteed(request, limit) := 1 if {
+	limit.cpu == request.cpu
+	limit.memory == request.memory
+} else := 0
 
 _object(o, key) := v if {
 	v := o[key]
@@ -136,11 +161,10 @@ sidecar(c) if {
 	c.restart_policy == "Always"
 }
 
-_cname(c, _, _) := c.name if _named(c)
-
-_cname(c, init, i) := sprintf("%v[%v]", [_kind_word(init), i]) if not _named(c)
-
-_named(x) if is_string(x.name)
+_cname(c, init, i) := n if {
+	n := c.name
+	is_string(n)
+} else := sprintf("%v[%v]", [_kind_word(init), i])
 
 _kind_word(true) := "initContainers"
 
@@ -148,35 +172,19 @@ _kind_word(false) := "containers"
 
 # QoS class per Kubernetes: BestEffort when no container sets a non-zero CPU or memory request or
 # limit; Guaranteed when every container's limits equal its (effective) requests for both.
-_qos(_, invalid) := null if invalid > 0
+# Arguments: invalid quantities, containers with a non-zero value, Guaranteed containers, containers.
+_qos(invalid, _, _, _) := null if invalid > 0
 
-_qos(cs, 0) := "BestEffort" if not _some_resource_set(cs)
+_qos(0, 0, _, _) := "BestEffort"
 
-_qos(cs, 0) := "Guaranteed" if {
-	_some_resource_set(cs)
-	not _some_not_guaranteed(cs)
+_qos(0, nonzero, guaranteed, n) := "Guaranteed" if {
+	nonzero > 0
+	guaranteed == n
 }
 
-_qos(cs, 0) := "Burstable" if {
-	_some_resource_set(cs)
-	_some_not_guaranteed(cs)
-}
-
-_some_resource_set(cs) if {
-	some c in cs
-	some part in ["request", "limit"]
-	some v in c[part]
-	v != 0
-}
-
-_some_not_guaranteed(cs) if {
-	some c in cs
-	not _guaranteed(c)
-}
-
-_guaranteed(c) if {
-	c.limit.cpu == c.request.cpu
-	c.limit.memory == c.request.memory
+_qos(0, nonzero, guaranteed, n) := "Burstable" if {
+	nonzero > 0
+	guaranteed != n
 }
 
 # pod_request(pod, res): max(Σ app containers + Σ sidecars, each init container + the sidecars
@@ -209,7 +217,9 @@ _some_unlimited(cs, res) if {
 }
 
 # spec.overhead of the pod: {"cpu": m, "memory": b} (0 when unset or invalid).
-_overhead(spec) := {res: _overhead_value(o, res) | some res in ["cpu", "memory"]} if {
+_overhead(spec) := {"cpu": 0, "memory": 0} if {
+	not spec.overhead
+} else := {res: _overhead_value(o, res) | some res in ["cpu", "memory"]} if {
 	o := _object(spec, "overhead")
 }
 

@@ -100,34 +100,64 @@ _max_digits := 30
 
 # cpu_millicores(v) is the CPU quantity v in integer millicores, rounded up like Quantity.MilliValue.
 cpu_millicores(v) := n if {
-	n := _fast(v, _fast_cpu)
+	is_number(v)
+	v >= 0
+	v < 1000000000000000
+	v == floor(v)
+	n := v * 1000
+} else := n if {
+	n := _fast(v, 3)
 } else := _parse(v, 3)
 
 # memory_bytes(v) is the memory quantity v in integer bytes, rounded up like Quantity.Value.
 memory_bytes(v) := n if {
-	n := _fast(v, _fast_memory)
+	is_number(v)
+	v >= 0
+	v < 1000000000000000
+	v == floor(v)
+	n := v
+} else := n if {
+	n := _fast(v, 0)
 } else := _parse(v, 0)
 
 # valid(v) holds when v is a quantity podfit can parse.
 valid(v) if memory_bytes(v)
 
-# Fast path for the common forms (whole numbers of at most 15 digits with a suffix whose
-# multiplier is whole); everything else takes the general path below.
-_fast_cpu := {"": 1000, "m": 1, "k": 1000000, "M": 1000000000, "Ki": 1024000, "Mi": 1048576000, "Gi": 1073741824000}
-
-_fast_memory := {"": 1, "k": 1000, "M": 1000000, "G": 1000000000, "T": 1000000000000, "Ki": 1024, "Mi": 1048576, "Gi": 1073741824, "Ti": 1099511627776}
-
-_fast(v, mult) := n if {
-	is_string(v)
-	m := regex.find_all_string_submatch_n(`^([1-9][0-9]{0,14}|0)(|m|k|M|G|T|Ki|Mi|Gi|Ti)$`, v, 1)[0]
-	n := to_number(m[1]) * mult[m[2]]
+# Fast path for the common string forms: digits, an optional fraction and an optional suffix
+# ("500m", "1.5", "2Gi", "0.004k", "250000u"). The scaled value is the digits with the decimal
+# point moved by pad places (suffix exponent + scale - fraction digits): zeros appended when
+# pad >= 0, digits cut off and rounded up when pad < 0 (decimal suffixes only), then times the
+# binary multiplier. At most 15 significant digits (exact in both engines); anything else, and
+# every other form, takes the general path.
+_fast(v, scale) := n if {
+	m := regex.find_all_string_submatch_n(`^([0-9]{1,15})(?:\.([0-9]{0,15}))?(|m|k|M|G|T|u|n|Ki|Mi|Gi|Ti)$`, v, 1)[0]
+	s := _suffix[m[3]]
+	pad := (s[0] + scale) - count(m[2])
+	digits := trim_left(concat("", [m[1], m[2]]), "0")
+	(count(digits) + pad) + s[2] <= 18
+	n := _shift(digits, pad, s[1])
 }
 
-_fast(v, mult) := v * mult[""] if {
-	is_number(v)
-	v >= 0
-	v < 1000000000000000
-	v == floor(v)
+# [decimal exponent, binary multiplier, digits of the multiplier] of the suffixes the fast path
+# takes; the digit counts keep the fast path's results below 10^18 (the int64 bound is 9.2 × 10^18).
+_suffix := {
+	"": [0, 1, 1], "n": [-9, 1, 1], "u": [-6, 1, 1], "m": [-3, 1, 1], "k": [3, 1, 1], "M": [6, 1, 1], "G": [9, 1, 1], "T": [12, 1, 1],
+	"Ki": [0, 1024, 4], "Mi": [0, 1048576, 7], "Gi": [0, 1073741824, 10], "Ti": [0, 1099511627776, 13],
+}
+
+_shift("", _, _) := 0
+
+_shift(digits, pad, mult) := to_number(concat("", [digits, substring(_zeros, 0, pad)])) * mult if {
+	digits != ""
+	pad >= 0
+	count(digits) + pad <= 15
+}
+
+_shift(digits, pad, 1) := n if {
+	digits != ""
+	pad < 0
+	count(digits) <= 15
+	n := _truncate_up(digits, count(digits) + pad)
 }
 
 _text(v) := trim_space(v) if is_string(v)

@@ -5,11 +5,21 @@
 #   container and details.
 package podfit.lib.result
 
-# make(rule, severity, msg, container, details) is one result; container is a name or null.
-make(rule, severity, msg, container, details) := {
+# make(obj, rule, severity, msg, container, details) is one result about the object obj;
+# container is a name or null.
+make(obj, rule, severity, msg, container, details) := object.union(_result(rule, severity, msg, container, details), {"document": obj[document_key]}) if {
+	obj[document_key]
+} else := _result(rule, severity, msg, container, details)
+
+_result(rule, severity, msg, container, details) := {
 	"msg": concat(": ", [rule, msg]),
 	"rule": rule,
 	"severity": severity,
 	"container": container,
 	"details": details,
 }
+
+# podfit's engines evaluate many documents in one query: each object of the batch carries the
+# index of the document it came from under this key, and every result about it repeats it as
+# "document". Objects without it (conftest, or one document at a time) give results without it.
+document_key := "podfit.io/document"

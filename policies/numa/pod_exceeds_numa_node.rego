@@ -21,7 +21,7 @@ deny contains r if {
 	some pod in k8s.pods
 	some check in _checks(pod)
 	msg := sprintf("%s: the pod's %s %s is %s, more than one NUMA node (%s): scale out into smaller replicas", [pod.describe, check.resource, check.kind, k8s.fmt(check.resource, check.value), k8s.fmt(check.resource, check.numa)])
-	r := result.make("PF302", "warning", msg, null, check)
+	r := result.make(pod.obj, "PF302", "warning", msg, null, check)
 }
 
 _numa contains ["cpu", platform.numa_cores * 1000]

@@ -26,7 +26,7 @@ deny contains r if {
 	some check in _checks(vm)
 	check.vm > check.numa
 	msg := sprintf("%s %s: node pool \"%s\" uses VM class %s with %s, more than one NUMA node's %s: the VM is split into NUMA clients", [obj.kind, k8s.name(obj), pool.name, pool.vm_class, _describe(check.resource, check.vm), _describe(check.resource, check.numa)])
-	r := result.make("PF301", "error", msg, null, {"pool": pool.name, "vm_class": pool.vm_class, "resource": check.resource, "vm": check.vm, "numa_node": check.numa})
+	r := result.make(obj, "PF301", "error", msg, null, {"pool": pool.name, "vm_class": pool.vm_class, "resource": check.resource, "vm": check.vm, "numa_node": check.numa})
 }
 
 # Each dimension is checked when the profile gives the NUMA node's size in it.

@@ -20,5 +20,5 @@ deny contains r if {
 	not platform.vsphere_pods
 	pod.qos == "BestEffort"
 	msg := sprintf("%s: no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention", [pod.describe])
-	r := result.make("PF105", "warning", msg, null, {"containers": count(pod.containers)})
+	r := result.make(pod.obj, "PF105", "warning", msg, null, {"containers": count(pod.containers)})
 }

@@ -26,7 +26,7 @@ deny contains r if {
 	tolerance := platform.peak_tolerance_percent
 	limit * 100 > peak * (100 + tolerance)
 	msg := sprintf("%s: %s \"%s\" has a %s limit of %s, more than %v%% above its declared peak %s", [pod.describe, k8s.container_word(c), c.name, res, k8s.fmt(res, limit), tolerance, k8s.fmt(res, peak)])
-	r := result.make("PF104", "warning", msg, c.name, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
+	r := result.make(pod.obj, "PF104", "warning", msg, c.name, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
 }
 
 _annotation := {"cpu": "podfit.io/peak-cpu", "memory": "podfit.io/peak-memory"}

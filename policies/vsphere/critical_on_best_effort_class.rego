@@ -23,7 +23,7 @@ deny contains r if {
 	some pool in cluster.node_pools(obj)
 	_best_effort(pool.vm_class)
 	msg := sprintf("%s %s is marked critical but node pool \"%s\" uses the best-effort VM class %s, which reserves no CPU or memory", [obj.kind, k8s.name(obj), pool.name, pool.vm_class])
-	r := result.make("PF304", "warning", msg, null, {"pool": pool.name, "vm_class": pool.vm_class})
+	r := result.make(obj, "PF304", "warning", msg, null, {"pool": pool.name, "vm_class": pool.vm_class})
 }
 
 _best_effort(name) if platform.vm_classes[name].reserved == false

@@ -28,5 +28,5 @@ deny contains r if {
 	cap := max([3 * requests, max(limits)])
 	sum(limits) > cap
 	msg := sprintf("%s: the vSphere Pod's memory limits add up to %s, above the CRX cap max(3 × requests, largest limit) = %s; memory beyond the cap is never given", [pod.describe, k8s.fmt_memory(sum(limits)), k8s.fmt_memory(cap)])
-	r := result.make("PF403", "info", msg, null, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
+	r := result.make(pod.obj, "PF403", "info", msg, null, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
 }

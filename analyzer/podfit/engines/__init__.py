@@ -28,6 +28,9 @@ __all__ = [
     "policy_modules",
     "deny_packages",
     "to_results",
+    "batch_input",
+    "batch_results",
+    "DOCUMENT_KEY",
 ]
 
 ENGINE_NAMES = ("auto", "embedded", "opa")
@@ -106,6 +109,43 @@ def normalise(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, bool)):
         return value
     return str(value)  # YAML timestamps, binary: as text, as conftest's YAML parser leaves them
+
+
+# Must match document_key in policies/lib/result.rego.
+DOCUMENT_KEY = "podfit.io/document"
+
+
+def batch_input(documents: Sequence[Mapping[str, Any]], offset: int = 0) -> dict[str, Any]:
+    """Many documents as one input: a ``kind: List`` whose items are the objects of every document,
+    each tagged with the index of its document (``DOCUMENT_KEY``), so one query evaluates them all.
+
+    The objects are those ``podfit.lib.k8s.objects`` takes from one document: the document itself,
+    or the object items of a ``kind: List``. The rules copy the tag into each result as
+    ``"document"``; :func:`batch_results` maps it back. Pure (copies; the documents are untouched).
+    """
+    items: list[dict[str, Any]] = []
+    for n, doc in enumerate(documents):
+        doc = normalise(doc)
+        if not isinstance(doc, dict):
+            continue  # not an object: no rule applies to it
+        objs = doc["items"] if doc.get("kind") == "List" and isinstance(doc.get("items"), list) else [doc]
+        for obj in objs:
+            if isinstance(obj, dict):
+                items.append({**obj, DOCUMENT_KEY: offset + n})
+    return {"kind": "List", "items": items}
+
+
+def batch_results(raw: Any, where: str) -> list[RegoResult]:
+    """The results of a batched query (result objects with ``"document"``) as :class:`RegoResult`s."""
+    if not isinstance(raw, list):
+        raise EngineError(f"{where} returned {raw!r} instead of a list of results")
+    out: list[RegoResult] = []
+    for r in raw:
+        index = r.get("document") if isinstance(r, Mapping) else None
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise EngineError(f"{where} returned a result without its document: {r!r}")
+        out.extend(to_results(index, [r]))
+    return out
 
 
 def to_results(index: int, raw: Any) -> list[RegoResult]:

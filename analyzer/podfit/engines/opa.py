@@ -1,8 +1,14 @@
-"""The opa engine: one batched ``opa eval`` per run.
+"""The opa engine: batched ``opa eval`` runs, in parallel on multi-core machines.
 
-All documents go into one input (``{"documents": [...]}``); a generated wrapper module evaluates
-each rule's ``deny`` over every document with ``with input as``, so the binary starts once and
-compiles the policies once, however many documents there are.
+All documents go into one input: a ``kind: List`` of their objects, each tagged with its document's
+index (:func:`podfit.engines.batch_input`), and one query takes the union of every rule's ``deny``.
+The policies evaluate the whole batch at once, so what does not depend on a document (platform
+facts, the parse of a quantity string seen before) is computed once per run, not once per document,
+and the binary starts and compiles the policies once per process.
+
+On a machine with several CPUs a large input is split into contiguous parts, one ``opa eval``
+process each (``PODFIT_OPA_WORKERS`` overrides the count); the results are merged and sorted, so
+the output does not depend on the split.
 """
 
 from __future__ import annotations
@@ -15,12 +21,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import EngineError, RegoResult, deny_packages, normalise, policy_modules, sort_results, to_results
+from . import EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results
 
-__all__ = ["OpaEngine", "find_opa", "wrapper_module"]
+__all__ = ["OpaEngine", "find_opa", "deny_query", "workers"]
 
 _REPO_TOOLS = Path(__file__).resolve().parents[3] / ".tools" / "bin"
-WRAPPER_PACKAGE = "podfit_engine"
+
+# Below this many documents per process, a second process costs more (start-up, policy
+# compilation) than it saves.
+MIN_DOCUMENTS_PER_WORKER = 500
 
 
 def find_opa() -> str | None:
@@ -32,25 +41,20 @@ def find_opa() -> str | None:
     return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
-def wrapper_module(packages: Sequence[str]) -> str:
-    """A module whose ``results`` holds ``[document index, result]`` for every rule and document.
+def deny_query(packages: Sequence[str]) -> str:
+    """The union of every rule's ``deny`` set: one query returns every result of the batch."""
+    return " | ".join(f"data.{pkg}.deny" for pkg in packages) or "set()"
 
-    All rules are evaluated under one ``with input as`` per document, so the helpers they share
-    (the pod records of ``podfit.lib.k8s``) are computed once per document, not once per rule.
-    """
-    union = " | ".join(f"data.{pkg}.deny" for pkg in packages) or "set()"
-    return "\n".join([
-        f"package {WRAPPER_PACKAGE}",
-        "",
-        "results contains [i, r] if {",
-        "\tsome i, doc in input.documents",
-        "\trs := _all with input as doc",
-        "\tsome r in rs",
-        "}",
-        "",
-        f"_all := {union}",
-        "",
-    ])  # fmt: skip
+
+def workers(n_documents: int, cpus: int | None = None) -> int:
+    """``opa eval`` processes for ``n_documents``: ``PODFIT_OPA_WORKERS`` if set, else one per CPU
+    (at most 4) while each gets at least ``MIN_DOCUMENTS_PER_WORKER`` documents."""
+    configured = os.environ.get("PODFIT_OPA_WORKERS", "")
+    if configured.isdigit() and int(configured) > 0:
+        wanted = int(configured)
+    else:
+        wanted = min(cpus if cpus is not None else (os.cpu_count() or 1), 4, n_documents // MIN_DOCUMENTS_PER_WORKER)
+    return max(1, min(wanted, n_documents))
 
 
 class OpaEngine:
@@ -66,35 +70,54 @@ class OpaEngine:
     def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
         if not documents:
             return []
+        n = workers(len(documents))
+        size = -(-len(documents) // n)
+        parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
         with tempfile.TemporaryDirectory(prefix="podfit-opa-") as tmp:
-            t = Path(tmp)
-            (t / "wrapper.rego").write_text(wrapper_module(self.packages), encoding="utf-8")
-            (t / "data.json").write_text(json.dumps({"podfit": {"platform": normalise(platform_data)}}), encoding="utf-8")
-            payload = json.dumps({"documents": [normalise(d) for d in documents]})
-            cmd = [
-                self.binary, "eval", "--format", "json", "--stdin-input",
-                "--ignore", "*_test.rego", "--data", str(self.policy_dir), "--data", str(t / "wrapper.rego"), "--data", str(t / "data.json"),
-                f"data.{WRAPPER_PACKAGE}.results",
-            ]  # fmt: skip
+            data_file = Path(tmp) / "data.json"
+            data_file.write_text(json.dumps({"podfit": {"platform": normalise(platform_data)}}), encoding="utf-8")
+            running = []
             try:
-                proc = subprocess.run(cmd, input=payload, capture_output=True, text=True, timeout=self.timeout)
-            except FileNotFoundError:
-                raise EngineError(f"the opa binary {self.binary} could not be run") from None
-            except subprocess.TimeoutExpired:
-                raise EngineError(f"opa eval did not finish within {self.timeout:.0f} s") from None
-            except OSError as e:
-                raise EngineError(f"the opa binary {self.binary} could not be run: {e.strerror}") from None
+                for k, (start, part) in enumerate(parts):
+                    input_file = Path(tmp) / f"input{k}.json"
+                    input_file.write_text(json.dumps(batch_input(part, start)), encoding="utf-8")
+                    running.append(self._start(input_file, data_file, Path(tmp) / f"out{k}.json"))
+                results: list[RegoResult] = []
+                for proc, out_file in running:
+                    results.extend(self._finish(proc, out_file))
+            finally:
+                for proc, _ in running:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+        return sort_results(results)
+
+    def _start(self, input_file: Path, data_file: Path, out_file: Path) -> tuple[subprocess.Popen, Path]:
+        cmd = [
+            self.binary, "eval", "--format", "json", "--input", str(input_file),
+            "--ignore", "*_test.rego", "--data", str(self.policy_dir), "--data", str(data_file),
+            deny_query(self.packages),
+        ]  # fmt: skip
+        try:
+            with open(out_file, "wb") as out:
+                return subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE), out_file
+        except FileNotFoundError:
+            raise EngineError(f"the opa binary {self.binary} could not be run") from None
+        except OSError as e:
+            raise EngineError(f"the opa binary {self.binary} could not be run: {e.strerror}") from None
+
+    def _finish(self, proc: subprocess.Popen, out_file: Path) -> list[RegoResult]:
+        try:
+            _, stderr = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise EngineError(f"opa eval did not finish within {self.timeout:.0f} s") from None
+        stdout = out_file.read_text(encoding="utf-8", errors="replace")
         if proc.returncode != 0:
-            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            detail = (stderr.decode("utf-8", "replace") or stdout).strip().splitlines()
             raise EngineError(f"opa eval failed (exit {proc.returncode}): {' '.join(detail[:5])}")
         try:
-            out = json.loads(proc.stdout)
-            pairs = out["result"][0]["expressions"][0]["value"] if out.get("result") else []
+            out = json.loads(stdout)
+            raw = out["result"][0]["expressions"][0]["value"] if out.get("result") else []
         except (ValueError, KeyError, IndexError, TypeError):
-            raise EngineError(f"opa eval printed output podfit cannot read: {proc.stdout[:200]!r}") from None
-        results: list[RegoResult] = []
-        for pair in pairs:
-            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int)):
-                raise EngineError(f"opa eval returned an unexpected result: {pair!r}")
-            results.extend(to_results(pair[0], [pair[1]]))
-        return sort_results(results)
+            raise EngineError(f"opa eval printed output podfit cannot read: {stdout[:200]!r}") from None
+        return batch_results(raw, "opa eval")
