@@ -1,0 +1,45 @@
+"""`podfit platform-data` writes the facts plain conftest needs: the same verdicts as podfit itself."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from podfit.cli import main
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+CONFTEST = ROOT / ".tools/bin/conftest"
+
+
+def test_platform_data_shape():
+    r = CliRunner().invoke(main, ["platform-data", "--platform", str(ROOT / "testdata/platforms/bare-metal-256.yaml")])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)["podfit"]["platform"]
+    assert data["runtime"] == "bare-metal" and data["node_logical_cpus"] == 256
+    assert data["numa_node"] == {"cores": 64, "memory": 2**40 // 2}
+
+
+def test_tkc_in_paths_adds_node_pools():
+    r = CliRunner().invoke(main, ["platform-data", str(ROOT / "testdata/examples/tkg-cluster.yaml")])
+    data = json.loads(r.output)["podfit"]["platform"]
+    assert {p["vm_class"] for p in data["node_pools"]} == {"best-effort-small", "best-effort-xlarge"}
+    assert data["node_logical_cpus"] == 4
+
+
+@pytest.mark.skipif(not CONFTEST.exists() and not shutil.which("conftest"), reason="conftest not built (make tools)")
+def test_plain_conftest_with_the_data_file_raises_pf202(tmp_path):
+    data = tmp_path / "platform-data.json"
+    r = CliRunner().invoke(main, ["platform-data", "--platform", str(ROOT / "testdata/platforms/bare-metal-256.yaml"), "-o", str(data)])
+    assert r.exit_code == 0
+    fixture = str(ROOT / "testdata/PF202/fail_1500m_on_256_cpus.yaml")
+    binary = str(CONFTEST) if CONFTEST.exists() else shutil.which("conftest")
+
+    def rules(*extra):
+        p = subprocess.run([binary, "test", "--policy", str(ROOT / "policies"), "--all-namespaces", "-o", "json", *extra, fixture],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        return {f["metadata"]["rule"] for res in json.loads(p.stdout) for f in res.get("failures") or []}
+
+    assert "PF202" in rules("--data", str(data))
+    assert "PF202" not in rules()  # without platform facts the rule stays silent
