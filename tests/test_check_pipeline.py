@@ -49,3 +49,17 @@ def test_examples_report_validates_and_is_deterministic():
     assert a == b and a["findings"]
     keys = [(f["file"], f["line"], f["rule"]) for f in a["findings"]]
     assert keys == sorted(keys)
+
+
+def test_cluster_option_groups_loadbalancers_under_one_cluster(tmp_path):
+    # 11 + 10 LoadBalancer Services in two files: each file alone is under 20, together over
+    def services(prefix, n):
+        return "---\n".join(
+            f"apiVersion: v1\nkind: Service\nmetadata: {{name: {prefix}-{i}, namespace: ns}}\nspec: {{type: LoadBalancer, ports: [{{port: 80}}]}}\n"
+            for i in range(n)
+        )
+
+    (tmp_path / "a.yaml").write_text(services("a", 11))
+    (tmp_path / "b.yaml").write_text(services("b", 10))
+    _, report = check(str(tmp_path), "--rule", "PF701", "--cluster", "prod")
+    assert [(f["rule"], f["details"]["cluster"], f["details"]["services"]) for f in report["findings"]] == [("PF701", "prod", 21)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -124,6 +125,7 @@ def _format_choices() -> list[str]:
               help="Rego engine: in-process (embedded), the opa binary, or opa when found.")  # fmt: skip
 @click.option("--rule", "rules", multiple=True, metavar="ID",
               help="Run only this rule (id or slug); repeatable.")  # fmt: skip
+@click.option("--cluster", metavar="NAME", help="The TKG cluster these manifests deploy to (PF701 counts per cluster).")
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
 def check(
     paths: tuple[str, ...],
@@ -134,6 +136,7 @@ def check(
     fail_on: str | None,
     engine: str,
     rules: tuple[str, ...],
+    cluster: str | None,
     color: bool | None,
 ) -> None:
     """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
@@ -152,6 +155,10 @@ def check(
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     config = load_config(config_path)
+    if cluster:
+        thresholds = dict(config.thresholds)
+        thresholds["PF701"] = {**thresholds.get("PF701", {}), "cluster": cluster}
+        config = dataclasses.replace(config, thresholds=thresholds)
     platform = load_platform(platform_path or config.platform)
     selected = []
     for r in rules:

@@ -22,7 +22,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     supervisor = ctx.platform.runtime == "vsphere-pods"
     limit = int(ctx.threshold("max-services-supervisor", LB_SUPERVISOR_DEFAULT) if supervisor
                 else ctx.threshold("max-services", LB_TKG_DEFAULT))  # fmt: skip
-    for group, services in sorted(loadbalancer_counts(ctx.objects, ctx.platform).items()):
+    groups = loadbalancer_counts(ctx.objects, ctx.platform)
+    cluster = ctx.threshold("cluster", None)  # `podfit check --cluster NAME`: all manifests go to NAME
+    if cluster and not supervisor:
+        groups = {str(cluster): [o for services in groups.values() for o in services]}
+    for group, services in sorted(groups.items()):
         if len(services) <= limit:
             continue
         services = sorted(services, key=lambda o: (o.location.file, o.location.line))
