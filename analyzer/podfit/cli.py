@@ -90,9 +90,26 @@ def load_inputs(paths: Sequence[str], config: Config):  # -> LoadResult
     """Read and parse the inputs (exit 2 when a named path does not exist)."""
     try:
         files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
-        return load(read_inputs(files, config.limits), config.limits)
+        progress = _progress(len(files))
+        result = load(read_inputs(files, config.limits), config.limits, progress)
+        if progress is not None:
+            click.echo("\r\x1b[K", nl=False, err=True)
+        return result
     except InputError as e:
         raise PodfitError(str(e)) from None
+
+
+def _progress(total: int):
+    """A status line on a terminal for long inputs: `podfit: parsed 1,200/5,000 files`."""
+    if total < 200 or not sys.stderr.isatty():
+        return None
+    step = max(total // 100, 1)
+
+    def show(done: int) -> None:
+        if done % step == 0 or done == total:
+            click.echo(f"\rpodfit: parsed {done:,}/{total:,} files", nl=False, err=True)
+
+    return show
 
 
 PLATFORM_OPTION = click.option(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import yaml
 
@@ -277,8 +277,14 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFil
     return ParsedFile(record, tuple(objects), tuple(findings))
 
 
-def load(files: Iterable[InputFile], limits: LoaderLimits = LoaderLimits()) -> LoadResult:
-    parsed = [parse_file(f, limits) for f in files]
+def load(
+    files: Iterable[InputFile], limits: LoaderLimits = LoaderLimits(), progress: Callable[[int], None] | None = None
+) -> LoadResult:
+    parsed = []
+    for i, f in enumerate(files, 1):
+        parsed.append(parse_file(f, limits))
+        if progress is not None:
+            progress(i)
     return LoadResult(
         files=tuple(p.record for p in parsed),
         objects=tuple(o for p in parsed for o in p.objects),
