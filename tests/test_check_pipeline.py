@@ -20,7 +20,7 @@ def test_limitrange_default_request_silences_pf101_in_its_namespace_only(engine)
     if engine == "opa" and not (ROOT / ".tools/bin/opa").exists():
         pytest.skip("opa not built (make tools)")
     code, report = check(str(ROOT / "testdata/pipeline/limitrange-defaults.yaml"), "--engine", engine, "--rule", "PF101")
-    assert [(f["rule"], f["object"]["namespace"], f["line"]) for f in report["findings"]] == [("PF101", "other", 28)]
+    assert [(f["rule"], f["object"]["namespace"], f["line"]) for f in report["findings"]] == [("PF101", "other", 32)]
     assert code == 1
 
 
