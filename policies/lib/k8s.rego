@@ -89,7 +89,7 @@ _runs(c) if not c.init
 _runs(c) if sidecar(c)
 
 _list(spec, key) := l if {
-	l := spec[key]
+	l := object.get(spec, key, null)
 	is_array(l)
 } else := []
 
@@ -123,9 +123,9 @@ _resources(requests, limits) := _no_resources if {
 } else := rec if {
 	has_requests := {res | some res in ["cpu", "memory"]; object.get(requests, res, null) != null}
 	has_limits := {res | some res in ["cpu", "memory"]; object.get(limits, res, null) != null}
-	explicit := {res: v | some res in has_requests; v := parse(res, requests[res])}
-	limit := {res: v | some res in has_limits; v := parse(res, limits[res])}
-	request := object.union({res: limit[res] | some res in has_limits; not has_requests[res]; limit[res]}, explicit)
+	explicit := {res: v | some res in has_requests; v := parse(res, object.get(requests, res, null))}
+	limit := {res: v | some res in has_limits; v := parse(res, object.get(limits, res, null))}
+	request := object.union({res: v | some res in has_limits; not res in has_requests; v := object.get(limit, res, null); v != null}, explicit)
 	rec := {
 		"has": {"requests": has_requests, "limits": has_limits},
 		"request": request,
@@ -151,7 +151,8 @@ _guaranteed(request, limit) := 1 if {
 } else := 0
 
 _object(o, key) := v if {
-	v := o[key]
+	is_object(o)
+	v := object.get(o, key, null)
 	is_object(v)
 } else := {}
 

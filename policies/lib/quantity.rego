@@ -106,7 +106,7 @@ cpu_millicores(v) := n if {
 	v == floor(v)
 	n := v * 1000
 } else := n if {
-	n := _fast(v, 3)
+	n := _fast(v, 3, _suffix)
 } else := _parse(v, 3)
 
 # memory_bytes(v) is the memory quantity v in integer bytes, rounded up like Quantity.Value.
@@ -117,27 +117,37 @@ memory_bytes(v) := n if {
 	v == floor(v)
 	n := v
 } else := n if {
-	n := _fast(v, 0)
+	n := _fast(v, 0, _suffix)
 } else := _parse(v, 0)
 
 # valid(v) holds when v is a quantity podfit can parse.
 valid(v) if memory_bytes(v)
 
 # Fast path for the common string forms: digits, an optional fraction and an optional suffix
-# ("500m", "1.5", "2Gi", "0.004k", "250000u"). The scaled value is the digits with the decimal
+# ("500m", "1.5", "2Gi", "0.004k", "250000u"), recognised with string builtins only (no regular
+# expression: rego-cpp compiles one per call). The scaled value is the digits with the decimal
 # point moved by pad places (suffix exponent + scale - fraction digits): zeros appended when
 # pad >= 0, digits cut off and rounded up when pad < 0 (decimal suffixes only), then times the
 # binary multiplier. At most 15 significant digits (exact in both engines); anything else, and
-# every other form, takes the general path.
-_fast(v, scale) := n if {
-	m := regex.find_all_string_submatch_n(`^([0-9]{1,15})(?:\.([0-9]{0,15}))?(|m|k|M|G|T|u|n|Ki|Mi|Gi|Ti)$`, v, 1)[0]
-	s := _suffix[m[3]]
-	pad := (s[0] + scale) - count(m[2])
-	digits := trim_left(concat("", [m[1], m[2]]), "0")
+# every other form (signs, exponents, spaces, ".5"), takes the general path.
+_fast(v, scale, suffixes) := n if {
+	is_string(v)
+	body := trim_right(v, "KMGTikmun")
+	s := object.get(suffixes, substring(v, count(body), -1), null)
+	s != null
+	parts := split(body, ".")
+	count(parts) <= 2
+	parts[0] != ""
+	joined := concat("", parts)
+	trim_left(joined, "0123456789") == ""
+	pad := ((s[0] + scale) + count(parts[0])) - count(joined)
+	digits := trim_left(joined, "0")
 	(count(digits) + pad) + s[2] <= 18
 	n := _shift(digits, pad, s[1])
 }
 
+# (Tables are passed to functions as arguments and read with object.get: rego-cpp looks a key that
+# is computed in the body up by trying every key of the object, and in a rule's value more slowly.)
 # [decimal exponent, binary multiplier, digits of the multiplier] of the suffixes the fast path
 # takes; the digit counts keep the fast path's results below 10^18 (the int64 bound is 9.2 × 10^18).
 _suffix := {
@@ -202,9 +212,9 @@ _signed("-", n) := 0 - n
 
 _signed(sign, n) := n if sign != "-"
 
-_multiplier(suffix) := [_binary[suffix], 0] if _binary[suffix]
+_multiplier(suffix, binary, _) := [binary[suffix], 0] if binary[suffix]
 
-_multiplier(suffix) := [1, _decimal[suffix]] if _decimal[suffix] != null
+_multiplier(suffix, _, decimal) := [1, decimal[suffix]] if decimal[suffix] != null
 
 _parse(v, scale) := n if {
 	t := _text(v)
@@ -214,12 +224,13 @@ _parse(v, scale) := n if {
 	fraction := concat("", array.slice(parts, 1, 2))
 	digits := trim_left(concat("", [parts[0], fraction]), "0")
 	count(digits) <= _max_digits
-	mult := _multiplier(m[4])
+	mult := _multiplier(m[4], _binary, _decimal)
 	exp := ((_exponent(m[3]) + mult[1]) + scale) - count(fraction)
 	significand := _int(digits) * mult[0]
 	_sign_ok(m[1], significand)
-	n := _scaled(significand, exp)
-	_le(sprintf("%v", [n]), sprintf("%v", [_max_base * _pow10[scale]]))
+	pow10 := _pow10
+	n := _scaled(significand, exp, pow10)
+	_le(sprintf("%v", [n]), sprintf("%v", [_max_base * pow10[scale]]))
 }
 
 _sign_ok("", _)
@@ -229,11 +240,11 @@ _sign_ok("+", _)
 _sign_ok("-", 0)
 
 # significand * 10^exp, rounded up, without division.
-_scaled(s, exp) := s * _pow10[exp] if exp >= 0
+_scaled(s, exp, pow10) := s * pow10[exp] if exp >= 0
 
-_scaled(0, exp) := 0 if exp < 0
+_scaled(0, exp, _) := 0 if exp < 0
 
-_scaled(s, exp) := n if {
+_scaled(s, exp, _) := n if {
 	exp < 0
 	s > 0
 	text := sprintf("%v", [s])
