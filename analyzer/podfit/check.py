@@ -38,6 +38,8 @@ class Report:
     suppressed: int = 0
     engine: str = ""
     config_source: str = ""
+    node_pools: tuple[str, ...] = ()  # the pools the analyzers used, described
+
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
@@ -226,4 +228,11 @@ def analyze(
         suppressed=suppressed,
         engine=engine,
         config_source=config.source,
+        node_pools=tuple(_describe_pool(p) for p in ctx.node_pools),
     )
+
+
+def _describe_pool(p: Any) -> str:
+    where = p.cluster or "platform"
+    role = ", control plane" if p.role == "control-plane" else ""
+    return f"{p.count} × {p.vm_class} ({where}{role})"

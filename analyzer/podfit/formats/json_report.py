@@ -34,6 +34,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "source": report.platform.source,
             "default": report.platform.is_default,
             "runtime": report.platform.runtime,
+            "node_pools": list(report.node_pools),
         },
         "engine": report.engine,
         "config": report.config_source or None,

@@ -51,8 +51,9 @@ def render(report: Report, color: bool = False) -> str:
     for f in skipped + failed:
         out.append(_c(f"  {f.status}: {f.path}: {f.reason}", "dim", color))
     plat = report.platform
-    desc = "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1; no node pools)" if plat.is_default else plat.source
+    desc = "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1)" if plat.is_default else plat.source
     out.append(f"platform: {desc}, runtime {plat.runtime}" + (f"; engine: {report.engine}" if report.engine else ""))
+    out.append("node pools: " + ("; ".join(report.node_pools) if report.node_pools else "none (give them in the platform or a TanzuKubernetesCluster)"))
     if report.skipped_rules:
         out.append(f"{_plural(len(report.skipped_rules), 'rule')} skipped for want of facts:")
         for rid, why in report.skipped_rules:
