@@ -159,3 +159,69 @@ def test_non_json_yaml_values_do_not_break_the_engines():
     for engine in engines:
         # an invalid CPU quantity: PF101 stays silent (PF903 is Python's), nothing else applies
         assert engine.evaluate([doc], {}) == []
+
+
+def test_batch_input_tags_the_objects_of_each_document():
+    from podfit.engines import DOCUMENT_KEY, batch_input
+
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": 0.5}}}]}}
+    lst = {"kind": "List", "items": [pod, "not-an-object", {"kind": "Service"}]}
+    broken_list = {"kind": "List", "items": "x"}  # not a List podfit.lib.k8s opens: an object itself
+    batch = batch_input([pod, lst, ["not", "an", "object"], broken_list], offset=10)
+    assert batch["kind"] == "List"
+    assert [item[DOCUMENT_KEY] for item in batch["items"]] == [10, 11, 11, 13]
+    assert batch["items"][0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "0.5"  # normalised
+    assert batch["items"][2]["kind"] == "Service"
+    assert DOCUMENT_KEY not in pod and DOCUMENT_KEY not in lst["items"][0]  # the documents are untouched
+
+
+def test_result_without_its_document_is_an_error():
+    from podfit.engines import batch_results
+
+    with pytest.raises(EngineError, match="without its document"):
+        batch_results([{"rule": "PF101", "msg": "m"}], "test")
+
+
+def _corpus_and_platforms():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gen import generate
+    from podfit.engines.platform_data import platform_data
+    from podfit.platform import DEFAULT_PLATFORM
+
+    base = platform_data(DEFAULT_PLATFORM)
+    vsphere = {k: v for k, v in base.items() if k != "node_logical_cpus"} | {"runtime": "vsphere-pods"}
+    bare = base | {"runtime": "bare-metal", "node_logical_cpus": 256, "numa_node": {"cores": 2, "memory": 2 * 2**30},
+                   "kubelet": {"cpu_manager_policy": "static"}}  # fmt: skip
+    return generate(120, 3), {"tkg": base, "vsphere-pods": vsphere, "bare-metal": bare}
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+def test_engines_agree_on_a_generated_corpus(monkeypatch):
+    """Every workload kind and quantity form of bench/gen.py, on three platforms that make every
+    per-pod rule fire: the embedded engine, the opa engine in one process and split over three."""
+    docs, platforms = _corpus_and_platforms()
+    embedded, opa = EmbeddedEngine(policy_dir()), OpaEngine(policy_dir(), OPA)
+    fired = set()
+    for name, data in platforms.items():
+        want = embedded.evaluate(docs, data)
+        fired |= {r.rule for r in want}
+        monkeypatch.setenv("PODFIT_OPA_WORKERS", "1")
+        assert opa.evaluate(docs, data) == want, name
+        monkeypatch.setenv("PODFIT_OPA_WORKERS", "3")
+        assert opa.evaluate(docs, data) == want, name
+    assert {"PF101", "PF102", "PF105", "PF201", "PF202", "PF302", "PF401", "PF402", "PF403"} <= fired
+
+
+def test_opa_workers(monkeypatch):
+    from podfit.engines.opa import MIN_DOCUMENTS_PER_WORKER, workers
+
+    monkeypatch.delenv("PODFIT_OPA_WORKERS", raising=False)
+
+    assert workers(10, cpus=2) == 1
+    assert workers(2 * MIN_DOCUMENTS_PER_WORKER, cpus=2) == 2
+    assert workers(100 * MIN_DOCUMENTS_PER_WORKER, cpus=64) == 4
+    monkeypatch.setenv("PODFIT_OPA_WORKERS", "3")
+    assert workers(10, cpus=1) == 3

@@ -195,7 +195,7 @@ pod_request(pod, res) := total if {
 	cs := pod.containers
 	app := sum([object.get(c.request, res, 0) | some c in cs; _runs(c)])
 	inits := [_init_request(cs, c, res) | some c in cs; c.init; not sidecar(c)]
-	total := max(array.concat([app], inits)) + pod.overhead[res]
+	total := max_of(array.concat([app], inits)) + pod.overhead[res]
 }
 
 _init_request(cs, init, res) := object.get(init.request, res, 0) + sum([object.get(c.request, res, 0) | some c in cs; sidecar(c); c.index < init.index])
@@ -207,7 +207,7 @@ pod_limit(pod, res) := total if {
 	not _some_unlimited(cs, res)
 	app := sum([c.limit[res] | some c in cs; _runs(c)])
 	inits := [_init_limit(cs, c, res) | some c in cs; c.init; not sidecar(c)]
-	total := max(array.concat([app], inits)) + pod.overhead[res]
+	total := max_of(array.concat([app], inits)) + pod.overhead[res]
 }
 
 _init_limit(cs, init, res) := init.limit[res] + sum([c.limit[res] | some c in cs; sidecar(c); c.index < init.index])
@@ -239,6 +239,10 @@ missing_reported_elsewhere(_, c) if {
 	data.podfit.lib.platform.vsphere_pods
 	c.written == 0
 }
+
+# max_of(xs) is the largest number of the non-empty array xs. (rego-cpp's max and sort compare
+# some numbers as text: max([805306368, 5368709120]) is 805306368 there.)
+max_of(xs) := [m | some m in xs; count([x | some x in xs; x > m]) == 0][0]
 
 # modulo(x, y) is x modulo y and floor_div(x, y) is floor(x / y), for non-negative integers below 2^53.
 # (rego-cpp's % can return a zero written "000" that does not equal 0; floor division is exact in

@@ -67,3 +67,9 @@ test_name_and_describe if {
 	k8s.name({"metadata": {"name": 5}}) == "<unnamed>"
 	k8s.describe({"kind": "Pod", "metadata": {"name": "x"}}) == "Pod x"
 }
+
+test_max_of_compares_numbers if {
+	k8s.max_of([805306368, 5368709120]) == 5368709120
+	k8s.max_of([5435817984, 67108864, 3]) == 5435817984
+	k8s.max_of([7]) == 7
+}

@@ -64,10 +64,11 @@ smt := v if {
 } else := true
 
 # node_logical_cpus: logical CPUs of the largest node pods run on (no default). Taken from the
-# profile, else from the VM classes of the profile's node pools.
+# profile, else from the VM classes of the profile's node pools (the largest, found by comparison:
+# rego-cpp's max compares some numbers as text).
 node_logical_cpus := _positive_int(_facts, "node_logical_cpus")
 
-node_logical_cpus := max(_pool_cpus) if {
+node_logical_cpus := [n | some n in _pool_cpus; count([x | some x in _pool_cpus; x > n]) == 0][0] if {
 	not _positive_int(_facts, "node_logical_cpus")
 	count(_pool_cpus) > 0
 }

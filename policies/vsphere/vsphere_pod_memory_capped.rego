@@ -25,7 +25,7 @@ deny contains r if {
 	limits := [c.limit.memory | some c in running; c.has.limits.memory]
 	count(limits) > 0
 	requests := sum([c.request.memory | some c in running; c.request.memory])
-	cap := max([3 * requests, max(limits)])
+	cap := k8s.max_of([3 * requests, k8s.max_of(limits)])
 	sum(limits) > cap
 	msg := sprintf("%s: the vSphere Pod's memory limits add up to %s, above the CRX cap max(3 × requests, largest limit) = %s; memory beyond the cap is never given", [pod.describe, k8s.fmt_memory(sum(limits)), k8s.fmt_memory(cap)])
 	r := result.make(pod.obj, "PF403", "info", msg, null, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
