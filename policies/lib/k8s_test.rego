@@ -73,3 +73,8 @@ test_max_of_compares_numbers if {
 	k8s.max_of([5435817984, 67108864, 3]) == 5435817984
 	k8s.max_of([7]) == 7
 }
+
+test_qos_zero_request_with_limit_is_burstable if {
+	pod := {"kind": "Pod", "metadata": {"name": "z"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "0"}, "limits": {"cpu": "1"}}}]}}
+	[p.qos | some p in k8s.pods] == ["Burstable"] with input as pod
+}

@@ -7,8 +7,17 @@ package podfit.lib.result
 
 # make(obj, rule, severity, msg, container, details) is one result about the object obj;
 # container is a name or null.
-make(obj, rule, severity, msg, container, details) := object.union(_result(rule, severity, msg, container, details), {"document": obj[document_key]}) if {
-	obj[document_key]
+make(obj, rule, severity, msg, container, details) := r if {
+	doc := object.get(obj, document_key, null)
+	doc != null
+	r := {
+		"msg": concat(": ", [rule, msg]),
+		"rule": rule,
+		"severity": severity,
+		"container": container,
+		"details": details,
+		"document": doc,
+	}
 } else := _result(rule, severity, msg, container, details)
 
 _result(rule, severity, msg, container, details) := {

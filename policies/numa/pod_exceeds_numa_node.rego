@@ -31,8 +31,15 @@ _numa contains ["memory", platform.numa_memory]
 # The request when it is too large, else the limit when that is (one result per resource).
 _checks(pod) := {c |
 	some [res, numa] in _numa
+	_may_exceed(pod, res, numa)
 	some c in _check(pod, res, numa)
 }
+
+# A cheap bound first: the pod's request (limit) is at most the sum of every container's request
+# (limit) plus the overhead, so most pods need no exact computation.
+_may_exceed(pod, res, numa) if sum([object.get(c.request, res, 0) | some c in pod.containers]) + object.get(pod.overhead, res, 0) > numa
+
+_may_exceed(pod, res, numa) if sum([object.get(c.limit, res, 0) | some c in pod.containers]) + object.get(pod.overhead, res, 0) > numa
 
 _check(pod, res, numa) := [{"resource": res, "kind": "request", "value": v, "numa": numa}] if {
 	v := k8s.pod_request(pod, res)

@@ -99,14 +99,23 @@ def normalise(value: Any) -> Any:
 
     Kubernetes has no float fields besides quantities, and a quantity string is exact where a
     binary double is not (rego-cpp prints 1e-07 as "0"); the policies accept both forms.
+    (Plain dicts, lists and scalars are dispatched on their exact type first: the abstract-class
+    checks of the general case cost more than the copy on large inputs.)
     """
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return value
+    if t is dict:
+        return {k if type(k) is str else str(k): normalise(v) for k, v in value.items()}
+    if t is list:
+        return [normalise(v) for v in value]
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, Mapping):
         return {str(k): normalise(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [normalise(v) for v in value]
-    if value is None or isinstance(value, (str, int, bool)):
+    if isinstance(value, (str, int)):  # subclasses (bool is exact-typed above)
         return value
     return str(value)  # YAML timestamps, binary: as text, as conftest's YAML parser leaves them
 
