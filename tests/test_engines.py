@@ -225,3 +225,36 @@ def test_opa_workers(monkeypatch):
     assert workers(100 * MIN_DOCUMENTS_PER_WORKER, cpus=64) == 4
     monkeypatch.setenv("PODFIT_OPA_WORKERS", "3")
     assert workers(10, cpus=1) == 3
+
+
+def test_quantity_memo_candidates():
+    from podfit.engines.embedded import quantity_strings
+
+    doc = {"kind": "Pod", "spec": {"overhead": {"cpu": "250m"}, "containers": [
+        {"name": "a", "resources": {"requests": {"cpu": 0.5, "memory": "1Gi"}, "limits": {"memory": 2}}},
+        {"name": "b", "resources": {"limits": {"cpu": "x" * 65}}}]}}  # fmt: skip
+    assert quantity_strings([doc, {"kind": "List", "items": [doc]}]) == {"250m", "0.5", "1Gi"}
+
+
+def test_embedded_quantity_memo_matches_the_parser():
+    """The memo the embedded engine passes as data.podfit.quantities holds what the library's own
+    parser gives, and leaves out what it does not parse."""
+    import random
+
+    from podfit.quantity import QuantityError, parse_cpu, parse_memory
+
+    rng = random.Random(5)
+    texts = ["1", "1.5", "500m", "2Gi", "0.004k", "1e3", "+1", "bogus", "-1", "9223372036854775807"]
+    texts += [f"{rng.randint(0, 5000)}{rng.choice(['', 'm', 'Mi', 'Gi', 'k', 'e-2'])}" for _ in range(50)]
+    doc = {"kind": "Pod", "spec": {"containers": [{"name": "a", "resources": {"requests": {str(i): t for i, t in enumerate(texts)}}}]}}
+    memo = EmbeddedEngine(policy_dir())._quantities([doc])
+
+    def py(f, t):
+        try:
+            v = f(t)
+        except QuantityError:
+            return None
+        return v if v < 2**53 else None
+
+    assert memo["cpu"] == {t: py(parse_cpu, t) for t in texts if py(parse_cpu, t) is not None}
+    assert memo["memory"] == {t: py(parse_memory, t) for t in texts if py(parse_memory, t) is not None}

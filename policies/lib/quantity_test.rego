@@ -27,3 +27,9 @@ test_valid if {
 	quantity.valid("0.5Gi")
 	quantity.valid(3)
 }
+
+test_memo_is_read_first if {
+	quantity.cpu_millicores("2") == 7 with data.podfit.quantities as {"cpu": {"2": 7}, "memory": {}}
+	quantity.memory_bytes("2") == 9 with data.podfit.quantities as {"cpu": {}, "memory": {"2": 9}}
+	quantity.memory_bytes("3") == 3 with data.podfit.quantities as {"cpu": {}, "memory": {"2": 9}}
+}
