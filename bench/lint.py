@@ -4,7 +4,8 @@ side by side on one generated corpus (bench/gen.py). A benchmark, not a test: it
     python bench/lint.py --objects 10000          # make bench-lint
 
 The embedded engine (rego-cpp, one document at a time) is much slower than the others; it runs on
-the first --embedded-objects objects (default 1000) and its rate is reported for that many.
+the first --embedded-objects objects (default 1000) and its rate is reported for that many. The
+engines alone run with their default process split and with one process.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     data_file = args.out / "data.json"
     data_file.write_text(json.dumps({"podfit": {"platform": data}}))
     print(f"corpus: {args.objects} objects ({', '.join(sorted({o['kind'] for o in objects}))}) in {corpus}")
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (before)")
 
     env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
     rows: list[tuple[str, int, float, str]] = []
@@ -87,21 +88,30 @@ def main(argv: list[str] | None = None) -> int:
     # the engines alone (no loading, schema validation or Python rules)
     docs = [d for p in sorted(corpus.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text())]
     if find_opa():
-        t = time.perf_counter()
-        n_opa = len(get_engine("opa").evaluate(docs, data))
-        rows.append((f"opa engine alone ({n_opa} results)", len(docs), time.perf_counter() - t, ""))
-    t = time.perf_counter()
+        for workers in ("", "1"):  # the default split (one process per CPU), then one process
+            os.environ["PODFIT_OPA_WORKERS"] = workers
+            t = time.perf_counter()
+            n_opa = len(get_engine("opa").evaluate(docs, data))
+            label = "opa engine alone" + (", 1 process" if workers else "")
+            rows.append((f"{label} ({n_opa} results)", len(docs), time.perf_counter() - t, ""))
+        os.environ.pop("PODFIT_OPA_WORKERS", None)
     sub = docs[: args.embedded_objects]
-    n_emb = len(get_engine("embedded").evaluate(sub, data))
-    rows.append((f"embedded engine alone ({n_emb} results)", len(sub), time.perf_counter() - t, ""))
+    for workers in ("", "1"):
+        os.environ["PODFIT_EMBEDDED_WORKERS"] = workers
+        t = time.perf_counter()
+        n_emb = len(get_engine("embedded").evaluate(sub, data))
+        label = "embedded engine alone" + (", 1 process" if workers else "")
+        rows.append((f"{label} ({n_emb} results)", len(sub), time.perf_counter() - t, ""))
+    os.environ.pop("PODFIT_EMBEDDED_WORKERS", None)
 
     base = next((r for r in rows if r[0].startswith("conftest") and not r[3]), None)
     base_rate = base[1] / base[2] if base else None
-    print(f"\n{'':38} {'objects':>8} {'seconds':>8} {'objects/s':>10} {'vs conftest':>12}")
+    print(f"\n{'':48} {'objects':>8} {'seconds':>8} {'objects/s':>10} {'vs conftest':>12}")
     for label, n, seconds, note in rows:
         rate = n / seconds if seconds else float("inf")
         ratio = f"{rate / base_rate:.2f}x" if base_rate else "-"
-        print(f"{label:38} {n:8d} {seconds:8.2f} {rate:10.0f} {ratio:>12}  {note}")
+        print(f"{label:48} {n:8d} {seconds:8.2f} {rate:10.0f} {ratio:>12}  {note}")
+    print(f"load average {os.getloadavg()[0]:.2f} (after)")
     return 0
 
 
