@@ -258,3 +258,14 @@ def test_embedded_quantity_memo_matches_the_parser():
 
     assert memo["cpu"] == {t: py(parse_cpu, t) for t in texts if py(parse_cpu, t) is not None}
     assert memo["memory"] == {t: py(parse_memory, t) for t in texts if py(parse_memory, t) is not None}
+
+
+def test_names_with_control_characters_and_quotes_survive_both_engines():
+    name = 'a\x1fb"c\\d\u00e9'
+    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [{"name": "x"}]}}
+    # the same text as a (bogus) quantity: it reaches the embedded engine's quantity memo pass
+    doc["spec"]["overhead"] = {"cpu": name}
+    engines = [EmbeddedEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
+    for engine in engines:
+        (r,) = engine.evaluate([doc], {})
+        assert r.rule == "PF105" and r.msg.startswith(f"Pod {name}: "), engine.name
