@@ -96,19 +96,21 @@ def _pod_spec(rng: random.Random, kind: str) -> dict:
 def workload(rng: random.Random, kind: str, i: int) -> dict:
     name = f"{kind.lower()}-{i}"
     labels = {"app": name}
-    meta: dict[str, Any] = {"name": name, "namespace": f"team-{i % 7}", "labels": labels}
+    meta: dict[str, Any] = {"name": name, "namespace": f"team-{i % 7}", "labels": dict(labels)}
     if rng.random() < 0.1:
         meta["annotations"] = {"podfit.io/peak-cpu": rng.choice(["1", "500m", "app=2"])}
     spec = _pod_spec(rng, kind)
     if kind == "Pod":
         return {"apiVersion": API[kind], "kind": kind, "metadata": meta, "spec": spec}
-    template = {"metadata": {"labels": labels}, "spec": spec}
+    template = {"metadata": {"labels": dict(labels)}, "spec": spec}
     if kind == "CronJob":
         body: dict[str, Any] = {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": template}}}
     elif kind == "Job":
         body = {"template": template}
     else:
-        body = {"selector": {"matchLabels": labels}, "template": template}
+        # a ReplicationController's selector is a plain map, the others' a LabelSelector
+        selector = dict(labels) if kind == "ReplicationController" else {"matchLabels": dict(labels)}
+        body = {"selector": selector, "template": template}
         if kind != "DaemonSet":
             body["replicas"] = rng.randint(1, 6)
     return {"apiVersion": API[kind], "kind": kind, "metadata": meta, "spec": body}
@@ -120,6 +122,13 @@ def generate(n: int, seed: int = 1) -> list[dict]:
     return [workload(rng, KINDS[i % len(KINDS)], i) for i in range(n)]
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """No anchors and aliases for shared sub-objects: manifests as people and tools write them."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def write(objects: list[dict], out: Path, per_file: int = 100) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("corpus-*.yaml"):
@@ -127,7 +136,8 @@ def write(objects: list[dict], out: Path, per_file: int = 100) -> list[Path]:
     paths = []
     for start in range(0, len(objects), per_file):
         path = out / f"corpus-{start // per_file:04d}.yaml"
-        path.write_text(yaml.safe_dump_all(objects[start : start + per_file], sort_keys=False), encoding="utf-8")
+        text = yaml.dump_all(objects[start : start + per_file], Dumper=_PlainDumper, sort_keys=False)
+        path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
 

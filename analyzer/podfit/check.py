@@ -131,7 +131,7 @@ def analyze(
     load: LoadResult,
     platform: Platform,
     config: Config = Config(),
-    rego_results: Sequence[RegoResultLike] = (),
+    rego_results: Sequence[RegoResultLike] | Callable[[], Sequence[RegoResultLike]] = (),
     only_rules: Iterable[str] = (),
     engine: str = "",
 ) -> Report:
@@ -154,6 +154,20 @@ def analyze(
             why = rego_skip_reason(rule.id, ctx)
             if why:
                 skipped[rule.id] = why
+    for rule_id, module in python_rules().items():
+        if not wanted(rule_id):
+            continue
+        rctx = ctx.for_rule(rule_id)
+        skip = getattr(module, "skip_reason", None)
+        why = skip(rctx) if skip else None
+        if why:
+            skipped[rule_id] = why
+            continue
+        findings.extend(module.check(rctx))
+
+    # the Rego results last: a caller may still be computing them (see cli.start_engine)
+    if callable(rego_results):
+        rego_results = rego_results()
     for r in rego_results:
         if r.rule in skipped:
             continue
@@ -166,17 +180,6 @@ def analyze(
             Finding(r.rule, _strip_subject(r.msg, obj), Location(obj.location.file, line), obj.ref, r.container,
                     dict(r.details or {}))
         )  # fmt: skip
-
-    for rule_id, module in python_rules().items():
-        if not wanted(rule_id):
-            continue
-        rctx = ctx.for_rule(rule_id)
-        skip = getattr(module, "skip_reason", None)
-        why = skip(rctx) if skip else None
-        if why:
-            skipped[rule_id] = why
-            continue
-        findings.extend(module.check(rctx))
 
     # suppression by annotation; an empty reason is itself a finding (PF904)
     suppressed = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from concurrent.futures import ThreadPoolExecutor
 import os
 import sys
 import traceback
@@ -184,18 +185,21 @@ def check(
             raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
         selected.append(rule.id)
     result = load_inputs(paths, config)
-    rego_results, engine_name = run_engine(engine, result, platform, selected, config)
+    engine_name, rego_results = start_engine(engine, result, platform, selected, config)
     report = analyze(result, platform, config, rego_results, selected, engine_name)
     emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
     threshold = fail_on or config.fail_on or "error"
     sys.exit(exit_status(report, threshold))
 
 
-def run_engine(engine: str, result: Any, platform: Platform, selected: list[str], config: Config):
+def start_engine(engine: str, result: Any, platform: Platform, selected: list[str], config: Config):
+    """Start the Rego evaluation in the background; returns (engine name, a function that waits for
+    and returns the results). The Python rules run meanwhile: the OPA processes (or the embedded
+    engine's workers) use the other cores. Engine failures surface, as PodfitError, on the wait."""
     cat = load_catalogue()
     wanted = [r for r in cat.values() if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)]
     if not wanted or not result.objects:
-        return [], ""
+        return "", lambda: []
     try:
         from .engines import EngineError, get_engine
         from .engines.platform_data import platform_data
@@ -203,13 +207,21 @@ def run_engine(engine: str, result: Any, platform: Platform, selected: list[str]
         raise PodfitError(f"no Rego engine available: {e}") from None
     try:
         eng = get_engine(engine)
-        docs = [o.raw for o in result.objects]
-        data = platform_data(
-            platform, result.objects, peak_tolerance_percent=config.threshold("PF104", "tolerance-percent", None)
-        )
-        return eng.evaluate(docs, data), eng.name
     except EngineError as e:
-        raise PodfitError(f"Rego engine failed: {e}") from None
+        raise PodfitError(f"Rego engine unavailable: {e}") from None
+    docs = [o.raw for o in result.objects]
+    data = platform_data(platform, result.objects, peak_tolerance_percent=config.threshold("PF104", "tolerance-percent", None))
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
+    future = pool.submit(eng.evaluate, docs, data)
+    pool.shutdown(wait=False)
+
+    def wait() -> list[Any]:
+        try:
+            return future.result()
+        except EngineError as e:
+            raise PodfitError(f"Rego engine failed: {e}") from None
+
+    return eng.name, wait
 
 
 def exit_status(report: Report, fail_on: str) -> int:

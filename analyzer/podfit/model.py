@@ -9,6 +9,7 @@ this model is :mod:`podfit.loader`'s job; these types know nothing about files b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Mapping
 
 __all__ = [
@@ -52,17 +53,16 @@ class Location:
 
     __slots__ = ("file", "_line", "column", "_resolve")
 
-    def __init__(self, file: str, line: int = 0, column: int = 0) -> None:
-        object.__setattr__(self, "file", file)
-        object.__setattr__(self, "_line", line)
-        object.__setattr__(self, "column", column)
-        object.__setattr__(self, "_resolve", None)
+    def __init__(self, file: str, line: int = 0, column: int = 0, _resolve: Callable[[], int] | None = None) -> None:
+        _set = object.__setattr__
+        _set(self, "file", file)
+        _set(self, "_line", line)
+        _set(self, "column", column)
+        _set(self, "_resolve", _resolve)
 
     @classmethod
     def lazy(cls, file: str, resolve: Callable[[], int]) -> "Location":
-        loc = cls(file)
-        object.__setattr__(loc, "_resolve", resolve)
-        return loc
+        return cls(file, 0, 0, resolve)
 
     @property
     def line(self) -> int:
@@ -226,27 +226,27 @@ class PodSpec:
         overhead = {"cpu": self.overhead_cpu, "memory": self.overhead_memory}.get(attr.split("_")[0], 0)
         return best + overhead
 
-    @property
+    @cached_property
     def cpu_request(self) -> int:
         return self._effective("cpu_request") or 0
 
-    @property
+    @cached_property
     def memory_request(self) -> int:
         return self._effective("memory_request") or 0
 
-    @property
+    @cached_property
     def storage_request(self) -> int:
         return self._effective("storage_request") or 0
 
-    @property
+    @cached_property
     def cpu_limit(self) -> int | None:
         return self._effective("cpu_limit")
 
-    @property
+    @cached_property
     def memory_limit(self) -> int | None:
         return self._effective("memory_limit")
 
-    @property
+    @cached_property
     def qos_class(self) -> str:
         """QoS class per Kubernetes: Guaranteed, Burstable or BestEffort (from effective resources)."""
         containers = self.all_containers

@@ -306,8 +306,8 @@ def _divergent(chunk: str) -> bool:
 
 
 # Indicator characters where PyYAML and the Rust parser disagree on what is valid.
-_SUSPECT = re.compile(r"[\s\[{,][:?]\S|[\[{,][ \t]*[>|]|[>|][ \t]*[^\s#0-9+-]")
-_FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "&", "*", "<<", "!", "%", "\t", "\\", "...")
+_SUSPECT = re.compile(r"[\s\[{,](?:[:?]\S|[&*][^\s,\[\]{}])|[\[{,][ \t]*[>|]|[>|][ \t]*[^\s#0-9+-]")
+_FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "!", "%", "\t", "\\", "...")
 _CONTENT_START = re.compile(r"\A(?:---[ \t]*(?:#[^\n]*)?\n)?(?:[ \t]*(?:#[^\n]*)?\n)*")
 
 
@@ -323,7 +323,7 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     the same limits (without anchors, the node count is bounded by the text: see max_nodes)."""
     if (
         _yaml_rs is None
-        or chunk[:1] in (":", "?")
+        or chunk[:1] in (":", "?", "&", "*")
         or any(s in chunk for s in _FAST_STOP)
         or _SUSPECT.search(chunk)
         or _divergent(chunk)

@@ -52,6 +52,8 @@ def _inputs(ctx) -> PackInputs:
 
 
 def skip_reason(ctx) -> str | None:
+    if not ctx.node_pools:
+        return MISSING_POOLS  # before building the pod inputs: that costs on large corpora
     inputs = facts_for(ctx, analyse=False).inputs
     if not inputs.pools:
         if ctx.node_pools and inputs.unknown_classes:
