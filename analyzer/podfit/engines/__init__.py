@@ -14,6 +14,7 @@ else ``embedded``. Any failure raises :class:`EngineError` (the CLI exits 2 with
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,15 +190,31 @@ def sort_results(results: list[RegoResult]) -> list[RegoResult]:
     return sorted(results, key=lambda r: (r.index, r.rule, r.container or "", r.msg, json.dumps(r.details, sort_keys=True)))
 
 
+def _timeout() -> float:
+    """Seconds an ``opa eval`` may take: ``PODFIT_OPA_TIMEOUT``, default 600."""
+    raw = os.environ.get("PODFIT_OPA_TIMEOUT", "")
+    try:
+        value = float(raw) if raw else 600.0
+    except ValueError:
+        raise EngineError(f"PODFIT_OPA_TIMEOUT={raw!r} is not a number of seconds") from None
+    return value if value > 0 else 600.0
+
+
 def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
     """``auto`` | ``embedded`` | ``opa``; raises :class:`EngineError` when the engine is unavailable."""
     from .opa import OpaEngine, find_opa
 
-    directory = policy_dir if policy_dir is not None else globals()["policy_dir"]()
+    if policy_dir is not None:
+        directory = policy_dir
+    elif os.environ.get("PODFIT_POLICY_DIR"):
+        directory = Path(os.environ["PODFIT_POLICY_DIR"])
+    else:
+        directory = globals()["policy_dir"]()
+    timeout = _timeout()
     if name == "auto":
         binary = find_opa()
         if binary is not None:
-            return OpaEngine(directory, binary)
+            return OpaEngine(directory, binary, timeout)
         name = "embedded"
     if name == "embedded":
         from .embedded import EmbeddedEngine
@@ -206,6 +223,7 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
     if name == "opa":
         binary = find_opa()
         if binary is None:
-            raise EngineError("the opa binary was not found on PATH or in .tools/bin (run `make tools`)")
-        return OpaEngine(directory, binary)
+            where = f"at PODFIT_OPA={os.environ['PODFIT_OPA']}" if os.environ.get("PODFIT_OPA") else "on PATH or in .tools/bin"
+            raise EngineError(f"the opa binary was not found {where} (run `make tools`)")
+        return OpaEngine(directory, binary, timeout)
     raise EngineError(f"unknown engine {name!r} (choose from {', '.join(ENGINE_NAMES)})")

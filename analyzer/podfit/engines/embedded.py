@@ -14,10 +14,12 @@ split inside Rego.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from . import EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results
 
@@ -48,11 +50,12 @@ class EmbeddedEngine:
         if quantities:
             data["quantities"] = quantities
         try:
-            rego = Interpreter()
-            for name, source in self.modules.items():
-                rego.add_module(name, source)
-            rego.add_data_json(json.dumps({"podfit": data}))
-            bundle = rego.build(self.query, [])
+            with _stdout_to_stderr():  # rego-cpp prints compile errors on fd 1, where the report goes
+                rego = Interpreter()
+                for name, source in self.modules.items():
+                    rego.add_module(name, source)
+                rego.add_data_json(json.dumps({"podfit": data}))
+                bundle = rego.build(self.query, [])
         except Exception as e:  # RegoError carries rego-cpp's error tree
             raise EngineError(f"embedded engine (regopy) could not compile the policies: {_first_line(e)}") from None
         return rego, bundle
@@ -176,6 +179,23 @@ def quantity_strings(documents: Sequence[Any]) -> set[str]:
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
     return found
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point file descriptor 1 at stderr for the duration (native code writes there directly)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no real fd 1 (e.g. captured by a test runner)
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _first_line(e: Exception) -> str:

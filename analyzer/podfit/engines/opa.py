@@ -33,7 +33,10 @@ MIN_DOCUMENTS_PER_WORKER = 500
 
 
 def find_opa() -> str | None:
-    """The opa binary: on PATH, else in the project's .tools/bin."""
+    """The opa binary: ``PODFIT_OPA`` if set, else on PATH, else in the project's .tools/bin."""
+    explicit = os.environ.get("PODFIT_OPA")
+    if explicit:
+        return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
     found = shutil.which("opa")
     if found:
         return found

@@ -1,0 +1,73 @@
+"""Engine failure paths: a missing, crashing or hanging opa, or a failing embedded engine, is exit 2
+with the reason, and never a report that could be read as a pass."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+OPA = ROOT / ".tools/bin/opa"
+MANIFEST = str(ROOT / "testdata/examples/web-shop.yaml")
+needs_opa = pytest.mark.skipif(not OPA.exists(), reason="opa not built (make tools)")
+
+
+def podfit(*args, env=None, timeout=120):
+    full = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "NO_COLOR": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "podfit", *args], capture_output=True, text=True, env=full,
+                          timeout=timeout, cwd=ROOT)  # fmt: skip
+
+
+def assert_failure(p, *needles):
+    assert p.returncode == 2, (p.returncode, p.stdout[-500:], p.stderr[-500:])
+    assert p.stdout == ""  # no report at all, so nothing downstream mistakes it for a pass
+    for n in needles:
+        assert n in p.stderr, p.stderr
+
+
+def test_opa_missing(tmp_path):
+    p = podfit("check", MANIFEST, "--engine", "opa", env={"PODFIT_OPA": str(tmp_path / "no-opa")})
+    assert_failure(p, "opa binary was not found", "no-opa")
+
+
+@needs_opa
+def test_opa_crashing(tmp_path):
+    # the real opa, started with too little address space for the Go runtime: it dies at start-up
+    wrapper = tmp_path / "opa"
+    wrapper.write_text(f"#!/bin/sh\nulimit -v 50000\nexec {OPA} \"$@\"\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    p = podfit("check", MANIFEST, "--engine", "opa", env={"PODFIT_OPA": str(wrapper)})
+    assert_failure(p, "Rego engine failed")
+
+
+@needs_opa
+def test_opa_timing_out_is_killed():
+    t = time.monotonic()
+    p = podfit("check", MANIFEST, "--engine", "opa", env={"PODFIT_OPA": str(OPA), "PODFIT_OPA_TIMEOUT": "0.001"})
+    assert_failure(p, "did not finish within")
+    assert time.monotonic() - t < 60
+    left = subprocess.run(["pgrep", "-f", f"{OPA} eval"], capture_output=True, text=True).stdout.split()
+    assert left == [], "opa eval processes were left running"
+
+
+@needs_opa
+def test_opa_rejecting_a_broken_policy():
+    p = podfit("check", MANIFEST, "--engine", "opa",
+               env={"PODFIT_OPA": str(OPA), "PODFIT_POLICY_DIR": str(ROOT / "testdata/broken-policies")})  # fmt: skip
+    assert_failure(p, "Rego engine failed")
+
+
+def test_embedded_engine_error():
+    p = podfit("check", MANIFEST, "--engine", "embedded", env={"PODFIT_POLICY_DIR": str(ROOT / "testdata/broken-policies")})
+    assert_failure(p, "Rego engine")
+
+
+def test_bad_timeout_setting_is_a_usage_failure():
+    p = podfit("check", MANIFEST, "--engine", "opa", env={"PODFIT_OPA_TIMEOUT": "soon"})
+    assert_failure(p, "PODFIT_OPA_TIMEOUT")
