@@ -262,3 +262,16 @@ def test_linedict_pickles_with_lines():
     (doc,) = iter_documents(POD)  # the line-tracking path
     raw = pickle.loads(pickle.dumps(doc.data))
     assert raw["spec"].line == 5 and raw["spec"].lines["containers"] == 8
+
+
+def test_helm_templates_are_skipped_with_advice():
+    text = (ROOT_DIR / "tests/data/helm-chart/templates/deployment.yaml").read_text()
+    r = parse(text, "deployment.yaml")
+    assert r.record.status == "skipped" and "helm template" in r.record.reason
+    assert r.findings == () and r.objects == ()
+    # a plain syntax error with braces in a string is still PF901
+    r = parse('apiVersion: v1\nkind: ConfigMap\ndata: {a: "{{ x }}", b: [\n')
+    assert [f.rule for f in r.findings] == ["PF901"]
+
+
+ROOT_DIR = __import__("pathlib").Path(__file__).resolve().parents[1]

@@ -9,6 +9,7 @@ Every object, container and finding carries the file and line it comes from.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -202,6 +203,10 @@ def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = N
     )
 
 
+# Template actions on lines of their own: `{{- if …}}`, `{{ range … }}`, `{{ include … }}`, `{{- end }}`
+_GO_TEMPLATE = re.compile(r"^[ \t]*\{\{-?[ \t]*(?:if|else|end|range|with|define|include|template|/\*)\b", re.M)
+
+
 def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -254,6 +259,10 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFil
         failure = str(e)
         findings.append(_finding("PF901", str(e), path, e.line))
     except yaml.YAMLError as e:
+        if _GO_TEMPLATE.search(text):
+            # a Helm chart's template is not YAML until rendered: say so instead of a syntax error
+            reason = "a Go/Helm template, not YAML until rendered: helm template CHART | podfit check -"
+            return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), ())
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 0)
         last = text.count("\n") + (0 if text.endswith("\n") else 1)
