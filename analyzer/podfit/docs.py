@@ -12,9 +12,9 @@ README_END = "<!-- rules:end -->"
 
 def explain(rule: Rule, heading: str = "#") -> str:
     lines = [
-        f"{heading} {rule.id} {rule.slug}: {rule.title}",
+        f"{heading} {rule.id} {rule.slug}",  # GitHub's anchor: #pf101-cpu-request-missing (catalogue help_uri)
         "",
-        f"Severity: **{rule.severity}** · engine: {rule.engine} · category: {rule.category}",
+        f"**{rule.title}** · severity: **{rule.severity}** · engine: {rule.engine} · category: {rule.category}",
         "",
         f"{heading}# What it does",
         rule.summary,
