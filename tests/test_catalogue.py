@@ -40,3 +40,12 @@ def test_loader_rules_are_python_rules():
 def test_generated_docs_match_catalogue():
     assert (ROOT / "docs" / "rules.md").read_text() == rules_md()
     assert rules_table() in (ROOT / "README.md").read_text()
+
+
+def test_help_uri_anchors_exist_in_rule_docs():
+    import re as _re
+
+    text = (ROOT / "docs" / "rules.md").read_text()
+    anchors = {_re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in _re.findall(r"^## (.+)$", text, _re.M)}
+    for rule in load_catalogue().values():
+        assert rule.help_uri.split("#", 1)[1] in anchors, rule.id
