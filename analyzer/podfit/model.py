@@ -46,7 +46,7 @@ WORKLOAD_KINDS: Mapping[str, tuple[str, ...]] = {
 class Location:
     """Where something stands in the input: file path as given, 1-based line and column.
 
-    Immutable. The line may be resolved lazily (``Location.lazy``): the fast YAML path does not
+    Treat it as immutable. The line may be resolved lazily (``Location.lazy``): the fast YAML path does not
     track lines, so a container's or a field's line is looked up only when something asks for it
     (a finding being reported), by re-reading just that document with line tracking.
     """
@@ -54,11 +54,11 @@ class Location:
     __slots__ = ("file", "_line", "column", "_resolve")
 
     def __init__(self, file: str, line: int = 0, column: int = 0, _resolve: Callable[[], int] | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "file", file)
-        _set(self, "_line", line)
-        _set(self, "column", column)
-        _set(self, "_resolve", _resolve)
+        # plain assignments (a value object by convention: nothing assigns after construction)
+        self.file = file
+        self._line = line
+        self.column = column
+        self._resolve = _resolve
 
     @classmethod
     def lazy(cls, file: str, resolve: Callable[[], int]) -> "Location":
@@ -67,12 +67,9 @@ class Location:
     @property
     def line(self) -> int:
         if self._resolve is not None:
-            object.__setattr__(self, "_line", self._resolve())
-            object.__setattr__(self, "_resolve", None)
+            self._line = self._resolve()
+            self._resolve = None
         return self._line
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Location is immutable")
 
     def _key(self) -> tuple[str, int, int]:
         return (self.file, self.line, self.column)

@@ -30,12 +30,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 class LineDict(dict):
     """A dict that knows its source line and the line of each key."""
 
-    __slots__ = ("line", "lines")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.line = 0
-        self.lines: dict[Any, int] = {}
+    __slots__ = ("line", "lines")  # set by whoever makes one (no __init__: it is made per mapping)
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickles (for worker processes) with its lines
         return (_rebuild, (dict(self), self.line, self.lines))
@@ -50,7 +45,7 @@ def _rebuild(items: dict[Any, Any], line: int, lines: dict[Any, int]) -> LineDic
 
 def line_of(obj: Any, key: Any = None, default: int = 0) -> int:
     """Line of ``obj[key]`` (or of ``obj`` itself when key is None), if known."""
-    if isinstance(obj, LineDict):
+    if type(obj) is LineDict:
         if key is None:
             return obj.line or default
         return obj.lines.get(key, obj.line or default)
@@ -152,8 +147,8 @@ class _Converter:
                 raise ConstructorError(None, None, f"unsupported tag {node.tag!r}", node.start_mark)
             obj = LineDict()
             obj.line = node.start_mark.line + self.offset
+            obj.lines = lines = {}
             self.memo[nid] = (obj, -1)
-            lines = obj.lines
             merges = []
             for key_node, value_node in node.value:
                 if key_node.tag == _MERGE_TAG:
