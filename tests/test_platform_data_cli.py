@@ -43,3 +43,14 @@ def test_plain_conftest_with_the_data_file_raises_pf202(tmp_path):
 
     assert "PF202" in rules("--data", str(data))
     assert "PF202" not in rules()  # without platform facts the rule stays silent
+
+
+def test_control_plane_class_does_not_decide_node_cpus(tmp_path):
+    tkc = tmp_path / "tkc.yaml"
+    tkc.write_text(
+        "apiVersion: run.tanzu.vmware.com/v1alpha3\nkind: TanzuKubernetesCluster\nmetadata: {name: c}\nspec:\n  topology:\n"
+        "    controlPlane: {replicas: 3, vmClass: best-effort-8xlarge}\n"
+        "    nodePools: [{name: w, replicas: 3, vmClass: best-effort-large}]\n"
+    )
+    r = CliRunner().invoke(main, ["platform-data", str(tkc)])
+    assert json.loads(r.output)["podfit"]["platform"]["node_logical_cpus"] == 4  # large, not 8xlarge's 32

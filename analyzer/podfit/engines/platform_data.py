@@ -68,13 +68,12 @@ def platform_data(
     data["node_pools"] = [
         {"name": p.name or p.vm_class, "vm_class": p.vm_class, "count": p.count} for p in pools
     ]  # fmt: skip
-    if runtime == "bare-metal":
-        if hosts:
-            data["node_logical_cpus"] = max(h.logical_cpus for h in hosts)
-    elif runtime == "tkg":
-        cpus = [classes[p.vm_class]["cpus"] for p in pools if p.vm_class in classes]
-        if cpus:
-            data["node_logical_cpus"] = max(cpus)
+    if runtime in ("bare-metal", "tkg"):  # vSphere Pods: a CRX has ceil(limits) vCPUs, no shared node
+        from ..platform import node_logical_cpus
+
+        cpus = node_logical_cpus(platform, pools)
+        if cpus is not None:
+            data["node_logical_cpus"] = cpus
     # vsphere-pods: each pod is its own CRX with ceil(limits) vCPUs; PF202 does not apply.
     kubelet = getattr(platform, "kubelet", None)
     data["kubelet"] = {"cpu_manager_policy": getattr(kubelet, "cpu_manager_policy", "none") or "none"}

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from ..findings import Finding
+from ..platform import node_logical_cpus as platform_node_cpus
 from ..model import QOS_GUARANTEED, Container, Workload
 from ..quantity import format_cpu
 from ..throttle import Result, Scenario, Workload as ThreadWorkload, simulate
@@ -35,15 +36,7 @@ SLICE_US = 5_000
 
 def node_logical_cpus(ctx) -> int | None:
     """Logical CPUs of the largest node the workloads can land on, or None when unknown."""
-    p = ctx.platform
-    if p.runtime == "bare-metal":
-        return max((h.logical_cpus for h in p.hosts), default=None)
-    cpus = []
-    for pool in ctx.node_pools:
-        vc = p.vm_class(pool.vm_class)
-        if vc is not None and pool.role != "control-plane":
-            cpus.append(vc.cpus)
-    return max(cpus, default=None)
+    return platform_node_cpus(ctx.platform, ctx.node_pools)
 
 
 def skip_reason(ctx) -> str | None:
