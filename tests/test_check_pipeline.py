@@ -63,3 +63,13 @@ def test_cluster_option_groups_loadbalancers_under_one_cluster(tmp_path):
     (tmp_path / "b.yaml").write_text(services("b", 10))
     _, report = check(str(tmp_path), "--rule", "PF701", "--cluster", "prod")
     assert [(f["rule"], f["details"]["cluster"], f["details"]["services"]) for f in report["findings"]] == [("PF701", "prod", 21)]
+
+
+def test_pf301_for_pools_declared_only_in_the_platform_profile():
+    profile = ROOT / "tests/data/platform-wide-pool.yaml"
+    code, report = check(str(ROOT / "testdata/examples/cache.yaml"), "--platform", str(profile), "--rule", "PF301",
+                         "--engine", "embedded")  # fmt: skip
+    assert code == 1
+    assert [(f["rule"], f["file"], f["line"], f["details"]["pool"]) for f in report["findings"]] == [
+        ("PF301", str(profile), 11, "too-wide")
+    ]

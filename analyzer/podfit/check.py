@@ -181,6 +181,9 @@ def analyze(
                     dict(r.details or {}))
         )  # fmt: skip
 
+    if "PF301" not in skipped:
+        findings.extend(_profile_pools_wider_than_numa(platform))
+
     # suppression by annotation; an empty reason is itself a finding (PF904)
     suppressed = 0
     kept: list[Finding] = []
@@ -233,6 +236,33 @@ def analyze(
         config_source=config.source,
         node_pools=tuple(_describe_pool(p) for p in ctx.node_pools),
     )
+
+
+def _profile_pools_wider_than_numa(platform: Platform) -> list[Finding]:
+    """PF301 for node pools declared in the Platform profile itself: the Rego rule sees manifests
+    only (TanzuKubernetesCluster, Cluster API), so pools that exist only in the profile are checked
+    here, at their line in the profile."""
+    cores, memory = platform.numa_node_cores, platform.numa_node_memory
+    out = []
+    for pool in platform.node_pools:
+        vc = platform.vm_class(pool.vm_class)
+        if vc is None or cores is None or memory is None or pool.location is None:
+            continue
+        wide = []
+        if vc.cpus > cores:
+            wide.append(f"{vc.cpus} vCPUs > {cores} cores")
+        if vc.memory_bytes > memory:
+            wide.append(f"{vc.memory_bytes // 2**30} GiB > {memory // 2**30} GiB")
+        if wide:
+            out.append(Finding(
+                "PF301",
+                f"node pool {pool.name} uses VM class {vc.name}, wider than one NUMA node ({'; '.join(wide)}): "
+                "ESXi splits it into NUMA clients",
+                pool.location,
+                details={"pool": pool.name, "vm_class": vc.name, "vcpus": vc.cpus, "numa_node_cores": cores,
+                         "memory": vc.memory_bytes, "numa_node_memory": memory},
+            ))  # fmt: skip
+    return out
 
 
 def _describe_pool(p: Any) -> str:
