@@ -73,3 +73,12 @@ def test_pf301_for_pools_declared_only_in_the_platform_profile():
     assert [(f["rule"], f["file"], f["line"], f["details"]["pool"]) for f in report["findings"]] == [
         ("PF301", str(profile), 11, "too-wide")
     ]
+
+
+def test_pf304_for_a_critical_profile_with_best_effort_pools():
+    profile = ROOT / "tests/data/platform-critical.yaml"
+    _, report = check(str(ROOT / "testdata/examples/cache.yaml"), "--platform", str(profile), "--rule", "PF304",
+                      "--engine", "embedded")  # fmt: skip
+    assert [(f["rule"], f["line"], f["details"]["pool"]) for f in report["findings"]] == [
+        ("PF304", 9, "small-ok"), ("PF304", 12, "too-wide")
+    ]

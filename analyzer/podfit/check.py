@@ -183,6 +183,8 @@ def analyze(
 
     if "PF301" not in skipped:
         findings.extend(_profile_pools_wider_than_numa(platform))
+    if platform.critical:
+        findings.extend(_profile_pools_best_effort(platform))
 
     # suppression by annotation; an empty reason is itself a finding (PF904)
     suppressed = 0
@@ -261,6 +263,23 @@ def _profile_pools_wider_than_numa(platform: Platform) -> list[Finding]:
                 pool.location,
                 details={"pool": pool.name, "vm_class": vc.name, "vcpus": vc.cpus, "numa_node_cores": cores,
                          "memory": vc.memory_bytes, "numa_node_memory": memory},
+            ))  # fmt: skip
+    return out
+
+
+def _profile_pools_best_effort(platform: Platform) -> list[Finding]:
+    """PF304 for a profile marked critical whose own node pools use best-effort classes (the Rego rule
+    covers clusters annotated podfit.io/critical in the manifests)."""
+    out = []
+    for pool in platform.node_pools:
+        vc = platform.vm_class(pool.vm_class)
+        if vc is not None and not vc.reserved and pool.location is not None:
+            out.append(Finding(
+                "PF304",
+                f"the platform is marked critical but node pool {pool.name} uses the best-effort class {vc.name}: "
+                "nothing is reserved for it under vSphere contention",
+                pool.location,
+                details={"pool": pool.name, "vm_class": vc.name},
             ))  # fmt: skip
     return out
 
