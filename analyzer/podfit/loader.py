@@ -218,8 +218,11 @@ def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
         return None, _finding("PF901", f"invalid UTF-8 (byte 0x{data[e.start]:02x})", path, line, col)
 
 
-def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFile:
-    """Parse one input into objects and loader findings (PF901 and duplicate keys). Pure."""
+def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: Any = None) -> ParsedFile:
+    """Parse one input into objects and loader findings (PF901 and duplicate keys). Pure.
+
+    ``documents`` (from a worker process, see :func:`load`) replaces parsing the text: an iterable
+    of the file's YamlDocuments that may raise the parse error where parsing stopped."""
     path = f.path
     if f.error is not None:
         return ParsedFile(FileRecord(path, "failed", f.error), (), ())
@@ -237,7 +240,7 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFil
     ndocs = 0
     failure = ""
     try:
-        for doc in iter_documents(text, limits.yaml, fast=True):
+        for doc in documents if documents is not None else iter_documents(text, limits.yaml, fast=True):
             ndocs += 1
             for dup in doc.duplicates:
                 findings.append(
@@ -286,12 +289,108 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits()) -> ParsedFil
     return ParsedFile(record, tuple(objects), tuple(findings))
 
 
+# Parsing runs in worker processes only above this much input: below it, starting them costs more.
+PARALLEL_MIN_BYTES = 2 * 2**20
+# Mapping keys that are not strings (ints, booleans, null) would not survive the JSON hand-over
+_NON_STRING_KEY = re.compile(
+    r"(?:^|[\s{,\[-])(?:-?[0-9][0-9_.]*|true|false|True|False|TRUE|FALSE|null|Null|NULL|~|yes|no|on|off)[ \t]*:(?:\s|$)",
+    re.M,
+)
+
+
+def _jobs(files: Sequence[InputFile]) -> int:
+    configured = os.environ.get("PODFIT_JOBS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    size = sum(len(f.data) for f in files if f.data is not None)
+    return min(os.cpu_count() or 1, 8) if size >= PARALLEL_MIN_BYTES else 1
+
+
+def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]:
+    """In a worker process: each file's documents as JSON text with where they stand, and the error
+    that stopped parsing (or None where the parent must parse the file itself)."""
+    import json
+
+    out: list[Any] = []
+    for f in files:
+        if f.data is None or b"\x00" in f.data[:8192]:
+            out.append(None)
+            continue
+        try:
+            text = f.data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            out.append(None)
+            continue
+        if _NON_STRING_KEY.search(text):
+            out.append(None)
+            continue
+        docs: list[Any] = []
+        error = None
+        seen: set[int] = set()
+        try:
+            for doc in iter_documents(text, limits.yaml, fast=True):
+                if doc.chunk in seen:  # several documents in one chunk: lines need the parent's parse
+                    docs = None  # type: ignore[assignment]
+                    break
+                seen.add(doc.chunk)
+                docs.append((doc.index, doc.line, json.dumps(doc.data), doc.duplicates, doc.chunk, doc.first_line))
+        except (yaml.YAMLError, YamlLimitError, RecursionError) as e:
+            error = e
+        out.append(None if docs is None else (docs, error))
+    return out
+
+
+def _documents_from_worker(f: InputFile, shipped: Any, limits: LoaderLimits) -> Iterator[Any]:
+    import json
+
+    from .yamlio import LineIndex, YamlDocument, chunks
+
+    docs, error = shipped
+    text = f.data.decode("utf-8-sig") if f.data is not None else ""
+    parts = chunks(text) if docs else []
+    for index, line, data, duplicates, chunk, first_line in docs:
+        lines = LineIndex(None, parts[chunk][1], first_line, limits.yaml)
+        yield YamlDocument(index, line, json.loads(data), duplicates, lines, chunk, first_line)
+    if error is not None:
+        raise error
+
+
 def load(
     files: Iterable[InputFile], limits: LoaderLimits = LoaderLimits(), progress: Callable[[int], None] | None = None
 ) -> LoadResult:
+    """Parse every file; with enough input, across processes (one per CPU). The result is the same
+    as a serial run's: workers hand back each document's data and position, the objects and their
+    (lazy) lines are built here from the same text."""
+    files = list(files)
+    jobs = _jobs(files)
+    shipped: dict[int, Any] = {}
+    pending = None
+    if jobs > 1 and len(files) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # contiguous groups of about equal size; group 0 stays here, the rest go to workers
+        total = sum(len(f.data or b"") for f in files) or 1
+        bounds, acc, groups = [0], 0, []
+        for i, f in enumerate(files):
+            acc += len(f.data or b"")
+            if acc >= total * len(bounds) / jobs and len(bounds) < jobs:
+                bounds.append(i + 1)
+        bounds.append(len(files))
+        groups = [(bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1) if bounds[k] < bounds[k + 1]]
+        if len(groups) > 1:
+            pool = ProcessPoolExecutor(max_workers=len(groups) - 1, mp_context=multiprocessing.get_context("fork"))
+            pending = [(lo, hi, pool.submit(_worker_parse, files[lo:hi], limits)) for lo, hi in groups[1:]]
+            pool.shutdown(wait=False)
     parsed = []
     for i, f in enumerate(files, 1):
-        parsed.append(parse_file(f, limits))
+        if pending and i - 1 == pending[0][0]:
+            lo, hi, fut = pending.pop(0)
+            for k, item in enumerate(fut.result()):
+                shipped[lo + k] = item
+        item = shipped.pop(i - 1, None)
+        docs = _documents_from_worker(f, item, limits) if item is not None else None
+        parsed.append(parse_file(f, limits, docs))
         if progress is not None:
             progress(i)
     return LoadResult(

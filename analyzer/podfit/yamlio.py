@@ -9,6 +9,7 @@ Duplicate keys are recorded (the last one wins, as in Kubernetes' YAML decoder w
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -22,7 +23,7 @@ _PyLoader = yaml.SafeLoader
 # LibYAML's C parser and composer when available: same nodes, several times faster
 _CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-__all__ = ["LineDict", "YamlLimits", "YamlLimitError", "YamlDocument", "iter_documents", "line_of"]
+__all__ = ["chunks", "LineDict", "YamlLimits", "YamlLimitError", "YamlDocument", "iter_documents", "line_of"]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -66,6 +67,9 @@ class YamlLimitError(Exception):
         super().__init__(message)
         self.line = line
 
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses process boundaries with its line
+        return (YamlLimitError, (str(self), self.line))
+
 
 @dataclass(frozen=True)
 class DuplicateKey:
@@ -81,6 +85,8 @@ class YamlDocument:
     data: Any
     duplicates: tuple[DuplicateKey, ...] = ()
     lines: "LineIndex | None" = None
+    chunk: int = -1  # which document chunk of the text it came from (see _chunks)
+    first_line: int = 0  # the chunk's first line, 0-based
 
 
 _SC = SafeConstructor()
@@ -208,6 +214,11 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
         pos = m.start()
     if pos < len(text):
         yield line, text[pos:]
+
+
+def chunks(text: str) -> list[tuple[int, str]]:
+    """The document chunks of a text, as iter_documents splits it (for the parallel loader)."""
+    return list(_chunks(text))
 
 
 _LEADING = re.compile(r"^[ \t?:-]*", re.M)
@@ -351,7 +362,7 @@ def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = Fal
     """
     limits = limits or YamlLimits()
     index = 0
-    for first_line, chunk in _chunks(text):
+    for chunk_no, (first_line, chunk) in enumerate(_chunks(text)):
         if len(chunk) > limits.max_document_bytes:
             raise YamlLimitError(
                 f"document larger than {limits.max_document_bytes:,} bytes ({len(chunk):,})", first_line + 1
@@ -360,11 +371,11 @@ def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = Fal
             ok, data = _fast_document(chunk, limits)
             if ok:
                 start = first_line + _CONTENT_START.match(chunk).group().count("\n") + 1
-                yield YamlDocument(index, start, data, (), LineIndex(None, chunk, first_line, limits))
+                yield YamlDocument(index, start, data, (), LineIndex(None, chunk, first_line, limits), chunk_no, first_line)
                 index += 1
                 continue
         for doc in _slow_documents(chunk, first_line, limits, index):
-            yield doc
+            yield dataclasses.replace(doc, chunk=chunk_no, first_line=first_line)
             index += 1
 
 

@@ -1,0 +1,53 @@
+"""Parsing across processes gives exactly the serial run's report (findings, lines, file accounts)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+ODD_FILES = {
+    "list.yaml": "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n"
+    "    spec: {containers: [{name: c, image: x}]}\n",
+    "int-keys.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata: {80: http, true: yes}\n",
+    "dup.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\nmetadata: {name: e}\n",
+    "doc-end.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n...\n"
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec: {containers: [{name: c}]}\n",
+    "broken-late.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c}]}\n---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: [\n",
+    "bomb.yaml": "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh")
+    ),
+    "bad-utf8.yaml": b"apiVersion: v1\nkind: Pod\nmetadata: {name: \xff}\n",
+    "anchors.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: an, labels: &l {app: an}}\n"
+    "spec:\n  selector: {matchLabels: *l}\n  template:\n    metadata: {labels: *l}\n"
+    "    spec: {containers: [{name: c, image: x, resources: {limits: {cpu: 1e3m}}}]}\n",
+}
+
+
+def _report(d: Path, jobs: int) -> str:
+    env = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "PODFIT_JOBS": str(jobs), "NO_COLOR": "1"}
+    p = subprocess.run([sys.executable, "-m", "podfit", "check", str(d), "--engine", "embedded", "--format", "json"],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)  # fmt: skip
+    assert p.returncode in (0, 1), p.stderr
+    return p.stdout
+
+
+def test_parallel_parse_matches_serial(tmp_path):
+    from gen import generate, write  # bench/gen.py
+
+    d = tmp_path / "corpus"
+    write(generate(400, seed=3), d, per_file=40)
+    for name, content in ODD_FILES.items():
+        (d / name).write_bytes(content.encode() if isinstance(content, str) else content)
+    shutil.copytree(ROOT / "testdata" / "examples", d / "examples")
+    serial = _report(d, 1)
+    assert serial == _report(d, 2) == _report(d, 5)
+    assert '"PF905"' in serial and '"PF901"' in serial  # the odd files did reach the report
