@@ -379,14 +379,21 @@ def load(
         bounds.append(len(files))
         groups = [(bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1) if bounds[k] < bounds[k + 1]]
         if len(groups) > 1:
-            pool = ProcessPoolExecutor(max_workers=len(groups) - 1, mp_context=multiprocessing.get_context("fork"))
-            pending = [(lo, hi, pool.submit(_worker_parse, files[lo:hi], limits)) for lo, hi in groups[1:]]
-            pool.shutdown(wait=False)
+            try:
+                pool = ProcessPoolExecutor(max_workers=len(groups) - 1, mp_context=multiprocessing.get_context("fork"))
+                pending = [(lo, hi, pool.submit(_worker_parse, files[lo:hi], limits)) for lo, hi in groups[1:]]
+                pool.shutdown(wait=False)
+            except (OSError, ValueError):  # no processes to be had here: parse everything in this one
+                pending = None
     parsed = []
     for i, f in enumerate(files, 1):
         if pending and i - 1 == pending[0][0]:
             lo, hi, fut = pending.pop(0)
-            for k, item in enumerate(fut.result()):
+            try:
+                results = fut.result()
+            except Exception:  # a worker died (e.g. killed for memory): this process parses its files
+                results = []
+            for k, item in enumerate(results):
                 shipped[lo + k] = item
         item = shipped.pop(i - 1, None)
         docs = _documents_from_worker(f, item, limits) if item is not None else None
