@@ -42,7 +42,6 @@ def _labels(x: Any) -> tuple[tuple[str, str], ...]:
 
 def _tkc_pools(obj: K8sObject) -> list[NodePool]:
     topo = _m(_m(obj.raw.get("spec")).get("topology"))
-    file = obj.location.file
     name = obj.ref.name
     pools = []
     cp = _m(topo.get("controlPlane"))
@@ -78,7 +77,6 @@ def _var(variables: Any, key: str) -> Any:
 
 def _capi_pools(obj: K8sObject) -> list[NodePool]:
     topo = _m(_m(obj.raw.get("spec")).get("topology"))
-    file = obj.location.file
     name = obj.ref.name
     default_class = _var(topo.get("variables"), "vmClass")
     pools = []

@@ -28,7 +28,7 @@ from .model import (
     Workload,
 )
 from .quantity import QuantityError, parse_cpu, parse_memory
-from .yamlio import LineDict, YamlLimitError, YamlLimits, iter_documents, line_of
+from .yamlio import YamlLimitError, YamlLimits, iter_documents, line_of
 
 __all__ = [
     "LoaderLimits",

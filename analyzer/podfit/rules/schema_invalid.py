@@ -19,7 +19,6 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from ..findings import Finding
-from ..model import Location
 from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, shipped_versions
 
 ID = "PF902"
