@@ -254,16 +254,6 @@ def test_timestamps_and_binary_stay_strings():
     assert r.objects[0].annotation("at") == "2024-01-02T03:04:05Z"
 
 
-def test_linedict_pickles_with_lines():
-    import pickle
-
-    from podfit.yamlio import iter_documents
-
-    (doc,) = iter_documents(POD)  # the line-tracking path
-    raw = pickle.loads(pickle.dumps(doc.data))
-    assert raw["spec"].line == 5 and raw["spec"].lines["containers"] == 8
-
-
 def test_helm_templates_are_skipped_with_advice():
     text = (ROOT_DIR / "tests/data/helm-chart/templates/deployment.yaml").read_text()
     r = parse(text, "deployment.yaml")

@@ -588,7 +588,3 @@ def build_workloads(objects: Sequence[K8sObject]) -> tuple[tuple[Workload, ...],
                 workloads.append(w)
     return tuple(workloads), tuple(findings)
 
-
-def iter_pods(workloads: Iterable[Workload]) -> Iterator[tuple[Workload, PodSpec]]:
-    for w in workloads:
-        yield w, w.pod

@@ -92,8 +92,6 @@ class Location:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Location, self._key())
 
 
 @dataclass(frozen=True)

@@ -33,16 +33,6 @@ class LineDict(dict):
 
     __slots__ = ("line", "lines")  # set by whoever makes one (no __init__: it is made per mapping)
 
-    def __reduce__(self) -> tuple[Any, ...]:  # pickles (for worker processes) with its lines
-        return (_rebuild, (dict(self), self.line, self.lines))
-
-
-def _rebuild(items: dict[Any, Any], line: int, lines: dict[Any, int]) -> LineDict:
-    d = LineDict(items)
-    d.line = line
-    d.lines = lines
-    return d
-
 
 def line_of(obj: Any, key: Any = None, default: int = 0) -> int:
     """Line of ``obj[key]`` (or of ``obj`` itself when key is None), if known."""
