@@ -17,7 +17,7 @@ from .catalogue import load_catalogue, resolve
 from .check import Report, analyze
 from .config import Config, ConfigError, find_config, parse_config_text
 from .findings import SEVERITY_RANK
-from .loader import InputError, discover, load, read_inputs
+from .loader import InputError, discover, load, read_files
 from .platform import DEFAULT_PLATFORM, Platform, PlatformError, parse_platform
 
 EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
@@ -92,7 +92,7 @@ def load_inputs(paths: Sequence[str], config: Config):  # -> LoadResult
     try:
         files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
         progress = _progress(len(files))
-        result = load(read_inputs(files, config.limits), config.limits, progress)
+        result = load(read_files(files, config.limits), config.limits, progress)
         if progress is not None:
             click.echo("\r\x1b[K", nl=False, err=True)
         return result

@@ -39,6 +39,7 @@ __all__ = [
     "InputError",
     "discover",
     "read_inputs",
+    "read_files",
     "parse_file",
     "load",
     "build_workloads",
@@ -126,8 +127,14 @@ def discover(paths: Sequence[str]) -> list[str]:
 
 
 def read_inputs(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdin: Any = None) -> list[InputFile]:
+    """Read what ``paths`` name (directories expanded, see :func:`discover`)."""
+    return read_files(discover(paths), limits, stdin)
+
+
+def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdin: Any = None) -> list[InputFile]:
+    """Read exactly these files (as :func:`discover` lists them; ``-`` is standard input)."""
     files = []
-    for path in discover(paths):
+    for path in paths:
         if path == STDIN:
             stream = stdin if stdin is not None else sys.stdin.buffer
             data = stream.read(limits.max_file_bytes + 1)
@@ -218,11 +225,13 @@ def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
         return None, _finding("PF901", f"invalid UTF-8 (byte 0x{data[e.start]:02x})", path, line, col)
 
 
-def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: Any = None) -> ParsedFile:
+def parse_file(
+    f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: Callable[[str], Iterable[Any]] | None = None
+) -> ParsedFile:
     """Parse one input into objects and loader findings (PF901 and duplicate keys). Pure.
 
-    ``documents`` (from a worker process, see :func:`load`) replaces parsing the text: an iterable
-    of the file's YamlDocuments that may raise the parse error where parsing stopped."""
+    ``documents`` (a worker process's work, see :func:`load`) replaces parsing: given the decoded
+    text, it yields the file's YamlDocuments and may raise the parse error where parsing stopped."""
     path = f.path
     if f.error is not None:
         return ParsedFile(FileRecord(path, "failed", f.error), (), ())
@@ -240,7 +249,8 @@ def parse_file(f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: A
     ndocs = 0
     failure = ""
     try:
-        for doc in documents if documents is not None else iter_documents(text, limits.yaml, fast=True):
+        docs = documents(text) if documents is not None else iter_documents(text, limits.yaml, fast=True)
+        for doc in docs:
             ndocs += 1
             for dup in doc.duplicates:
                 findings.append(
@@ -340,13 +350,12 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]
     return out
 
 
-def _documents_from_worker(f: InputFile, shipped: Any, limits: LoaderLimits) -> Iterator[Any]:
+def _documents_from_worker(text: str, shipped: Any, limits: LoaderLimits) -> Iterator[Any]:
     import json
 
     from .yamlio import LineIndex, YamlDocument, chunks
 
     docs, error = shipped
-    text = f.data.decode("utf-8-sig") if f.data is not None else ""
     parts = chunks(text) if docs else []
     for index, line, data, duplicates, chunk, first_line in docs:
         lines = LineIndex(None, parts[chunk][1], first_line, limits.yaml)
@@ -396,7 +405,9 @@ def load(
             for k, item in enumerate(results):
                 shipped[lo + k] = item
         item = shipped.pop(i - 1, None)
-        docs = _documents_from_worker(f, item, limits) if item is not None else None
+        docs = None
+        if item is not None:
+            docs = lambda text, item=item: _documents_from_worker(text, item, limits)  # noqa: E731
         parsed.append(parse_file(f, limits, docs))
         if progress is not None:
             progress(i)
