@@ -31,16 +31,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "analyzer"))
 
 from gen import generate, write  # noqa: E402
-
-
-def tool(name: str) -> str | None:
-    p = ROOT / ".tools" / "bin" / name
-    return str(p) if p.is_file() else shutil.which(name)
-
-
-def podfit() -> list[str]:
-    exe = ROOT / ".venv" / "bin" / "podfit"
-    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "podfit"]
+from lint import podfit_cmd as podfit  # noqa: E402
+from lint import tool  # noqa: E402
 
 
 def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
