@@ -82,3 +82,12 @@ def test_pf304_for_a_critical_profile_with_best_effort_pools():
     assert [(f["rule"], f["line"], f["details"]["pool"]) for f in report["findings"]] == [
         ("PF304", 9, "small-ok"), ("PF304", 12, "too-wide")
     ]
+
+
+def test_pf202_is_listed_as_skipped_when_only_a_control_plane_is_known(tmp_path):
+    # the Rego data gets no node CPUs from control planes, so the report must not claim PF202 ran
+    tkc = tmp_path / "tkc.yaml"
+    tkc.write_text("apiVersion: run.tanzu.vmware.com/v1alpha3\nkind: TanzuKubernetesCluster\nmetadata: {name: c}\n"
+                   "spec:\n  topology:\n    controlPlane: {replicas: 3, vmClass: best-effort-small}\n")  # fmt: skip
+    _, report = check(str(tkc), "--rule", "PF202", "--engine", "embedded")
+    assert [s["rule"] for s in report["skipped_rules"]] == ["PF202"]

@@ -49,9 +49,10 @@ class Report:
 
 
 def _node_cpus_known(ctx: RuleContext) -> bool:
-    if ctx.platform.runtime == "bare-metal":
-        return bool(ctx.platform.hosts)
-    return bool(ctx.node_pools)
+    """Whether the Rego platform data will carry node_logical_cpus (see engines.platform_data)."""
+    from .platform import node_logical_cpus
+
+    return ctx.platform.runtime != "vsphere-pods" and node_logical_cpus(ctx.platform, ctx.node_pools) is not None
 
 
 # Which fact each Rego rule needs; a rule without its fact stays silent and is listed as skipped.
@@ -62,7 +63,6 @@ _REGO_NEEDS: dict[str, Callable[[RuleContext], str | None]] = {
     "PF401": lambda c: None if c.platform.runtime == "vsphere-pods" else f"runtime vsphere-pods (platform runtime is {c.platform.runtime})",
 }  # fmt: skip
 _REGO_NEEDS["PF402"] = _REGO_NEEDS["PF403"] = _REGO_NEEDS["PF401"]
-_REGO_NEEDS["PF203"] = _REGO_NEEDS["PF202"]
 
 
 def rego_skip_reason(rule_id: str, ctx: RuleContext) -> str | None:
