@@ -15,3 +15,9 @@ bench-lint: venv tools  ## objects/s for podfit (each engine) and conftest on a 
 	$(PY) bench/lint.py --objects 10000
 
 TEST_TARGETS += rego-test
+
+# The embedded engine's compiled policies (analyzer/podfit/data/policies.wasm, committed so that
+# `pip install` needs no Go); tests/test_wasm.py rebuilds it and fails when it is stale.
+.PHONY: wasm
+wasm: venv tools  ## recompile the policies to WebAssembly for the embedded engine (after editing policies/)
+	$(PY) -c 'from pathlib import Path; from podfit.engines.wasm import build_bundle; from podfit.paths import policies_dir; print(build_bundle("$(TOOLS)/opa", policies_dir(), Path("analyzer/podfit/data")))'

@@ -15,6 +15,7 @@ from podfit.catalogue import load_catalogue
 from podfit.engines import EngineError, RegoResult, get_engine, policy_dir
 from podfit.engines.embedded import EmbeddedEngine
 from podfit.engines.opa import OpaEngine, find_opa
+from podfit.engines.wasm import WasmEngine
 
 from conftest import tool
 from test_rego_fixtures import fixture_inputs, fixtures
@@ -98,9 +99,14 @@ def test_plain_conftest_matches_embedded(groups, embedded_results, tmp_path):
     assert found == embedded_results
 
 
-def test_auto_picks_opa_when_available():
+def test_auto_picks_the_compiled_module_then_opa(monkeypatch):
+    """auto: the committed WebAssembly module when it matches the policies, else the opa binary
+    when found, else regopy."""
+    assert isinstance(get_engine("auto"), WasmEngine)
+    monkeypatch.setenv("PODFIT_EMBEDDED_BACKEND", "regopy")
     engine = get_engine("auto")
     assert engine.name == ("opa" if find_opa() else "embedded")
+    assert isinstance(get_engine("embedded"), EmbeddedEngine)
 
 
 def test_unknown_engine_is_an_error():
@@ -155,7 +161,7 @@ def test_non_json_yaml_values_do_not_break_the_engines():
 
     doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t", "creationTimestamp": datetime.date(2020, 1, 1)},
            "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": float("inf"), "memory": "1Gi"}}}]}}  # fmt: skip
-    engines = [EmbeddedEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
+    engines = [EmbeddedEngine(policy_dir()), WasmEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
     for engine in engines:
         # an invalid CPU quantity: PF101 stays silent (PF903 is Python's), nothing else applies
         assert engine.evaluate([doc], {}) == []
@@ -201,17 +207,19 @@ def _corpus_and_platforms():
 @pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
 def test_engines_agree_on_a_generated_corpus(monkeypatch):
     """Every workload kind and quantity form of bench/gen.py, on three platforms that make every
-    per-pod rule fire: the embedded engine, the opa engine in one process and split over three."""
+    per-pod rule fire: regopy, the compiled module in one process and split over three, and the
+    opa engine in one process and split over three."""
     docs, platforms = _corpus_and_platforms()
-    embedded, opa = EmbeddedEngine(policy_dir()), OpaEngine(policy_dir(), OPA)
+    embedded, opa, wasm = EmbeddedEngine(policy_dir()), OpaEngine(policy_dir(), OPA), WasmEngine(policy_dir())
     fired = set()
     for name, data in platforms.items():
         want = embedded.evaluate(docs, data)
         fired |= {r.rule for r in want}
-        monkeypatch.setenv("PODFIT_OPA_WORKERS", "1")
-        assert opa.evaluate(docs, data) == want, name
-        monkeypatch.setenv("PODFIT_OPA_WORKERS", "3")
-        assert opa.evaluate(docs, data) == want, name
+        for n in ("1", "3"):
+            monkeypatch.setenv("PODFIT_OPA_WORKERS", n)
+            assert opa.evaluate(docs, data) == want, name
+            monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", n)
+            assert wasm.evaluate(docs, data) == want, name
     assert {"PF101", "PF102", "PF105", "PF201", "PF202", "PF302", "PF401", "PF402", "PF403"} <= fired
 
 
@@ -265,7 +273,7 @@ def test_names_with_control_characters_and_quotes_survive_both_engines():
     doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [{"name": "x"}]}}
     # the same text as a (bogus) quantity: it reaches the embedded engine's quantity memo pass
     doc["spec"]["overhead"] = {"cpu": name}
-    engines = [EmbeddedEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
+    engines = [EmbeddedEngine(policy_dir()), WasmEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
     for engine in engines:
         (r,) = engine.evaluate([doc], {})
         assert r.rule == "PF105" and r.msg.startswith(f"Pod {name}: "), engine.name

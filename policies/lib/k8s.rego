@@ -57,7 +57,7 @@ _annotations(x) := a if {
 } else := {}
 
 # pods contains one record per workload object of the input, computed once:
-# {"obj", "describe", "containers", "invalid", "qos", "overhead"}. containers lists the init
+# {"obj", "kind", "name", "containers", "invalid", "qos", "overhead"}. containers lists the init
 # containers first, then the app containers, each as a record (see _container); qos is
 # "Guaranteed", "Burstable", "BestEffort", or null when some quantity is invalid.
 pods contains pod if {
@@ -70,7 +70,8 @@ pods contains pod if {
 	invalid := sum([c.invalid | some c in cs])
 	pod := {
 		"obj": obj,
-		"describe": describe(obj),
+		"kind": obj.kind,
+		"name": name(obj),
 		"containers": cs,
 		"invalid": invalid,
 		"qos": _qos(invalid, sum([c.nonzero | some c in cs]), sum([c.guaranteed | some c in cs]), count(cs)),
@@ -251,10 +252,8 @@ modulo(x, y) := x - (y * floor(x / y))
 
 floor_div(x, y) := floor(x / y)
 
-# whole_cpus(m): m millicores is a whole number of CPUs (by its digits, exact at any size).
-whole_cpus(m) if endswith(sprintf("%v", [m]), "000")
-
-whole_cpus(0)
+# whole_cpus(m): m millicores (an integer) is a whole number of CPUs.
+whole_cpus(m) if m % 1000 == 0
 
 # fmt_cpu(m) / fmt_memory(b): canonical quantity strings for messages ("1500m", "2", "512Mi").
 fmt_cpu(m) := sprintf("%v", [m / 1000]) if whole_cpus(m)

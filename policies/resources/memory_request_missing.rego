@@ -20,6 +20,6 @@ deny contains r if {
 	not c.has.requests.memory
 	not c.has.limits.memory
 	not k8s.missing_reported_elsewhere(pod, c)
-	msg := sprintf("%s: %s \"%s\" sets no memory request", [pod.describe, k8s.container_word(c), c.name])
+	msg := sprintf("%s %s: %s \"%s\" sets no memory request", [pod.kind, pod.name, k8s.container_word(c), c.name])
 	r := result.make(pod.obj, "PF102", "error", msg, c.name, {"init_container": c.init})
 }

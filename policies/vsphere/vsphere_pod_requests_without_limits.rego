@@ -27,7 +27,7 @@ deny contains r if {
 	not _some_limit(cs)
 	cpu := sum([x.request.cpu | some x in k8s.running(pod); x.has.requests.cpu])
 	memory := sum([x.request.memory | some x in k8s.running(pod); x.has.requests.memory])
-	msg := sprintf("%s: the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (%s CPU, %s memory) and cannot burst", [pod.describe, k8s.fmt_cpu(cpu), k8s.fmt_memory(memory)])
+	msg := sprintf("%s %s: the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (%s CPU, %s memory) and cannot burst", [pod.kind, pod.name, k8s.fmt_cpu(cpu), k8s.fmt_memory(memory)])
 	r := result.make(pod.obj, "PF402", "warning", msg, null, {"cpu_requests": cpu, "memory_requests": memory})
 }
 

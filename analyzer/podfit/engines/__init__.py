@@ -1,15 +1,19 @@
 """Rego engines: evaluate the policy library (``policies/``) over Kubernetes documents.
 
-Two engines give identical results (a conformance test holds them to it, and to plain conftest):
+The engines give identical results (conformance tests hold them to it, and to plain conftest).
+Every engine takes the documents as one batched input (:func:`batch_input`: a ``kind: List`` of
+their objects, each tagged with its document's index) and one query for every rule's ``deny``:
 
-* ``embedded`` runs in-process with ``regopy`` (Microsoft rego-cpp). The policies are compiled once
-  into a bundle and each document is fed on its own (``set_input`` + ``query_bundle``); rego-cpp
-  mis-evaluates ``with input as`` so it cannot take one batched input.
-* ``opa`` runs the real ``opa`` binary once per run: every document goes into one input and a
-  generated wrapper module evaluates every ``deny`` over each document with ``with input as``.
+* ``embedded`` runs in-process. Its fast path (:mod:`podfit.engines.wasm`) runs the policies as
+  compiled by ``opa build -t wasm`` (committed as ``podfit/data/policies.wasm``) in wasmtime, one
+  process per CPU on large inputs. When that module was not built from the policies being run (a
+  custom ``PODFIT_POLICY_DIR``, an edited checkout before ``make wasm``), it runs them in regopy
+  (Microsoft rego-cpp, :mod:`podfit.engines.embedded`), which is about 20 times slower.
+* ``opa`` runs the real ``opa eval`` binary, one process per CPU on large inputs.
 
-``get_engine("auto")`` picks ``opa`` when the binary is on PATH or in the project's ``.tools/bin``,
-else ``embedded``. Any failure raises :class:`EngineError` (the CLI exits 2 with its message).
+``get_engine("auto")`` picks the compiled module when it matches, else ``opa`` when the binary is
+on PATH or in the project's ``.tools/bin``, else regopy. Any failure raises :class:`EngineError`
+(the CLI exits 2 with its message).
 """
 
 from __future__ import annotations
@@ -200,6 +204,18 @@ def _timeout() -> float:
     return value if value > 0 else 600.0
 
 
+def embedded_engine(directory: Path) -> Engine:
+    """The in-process engine: the compiled WebAssembly module when it was built from exactly these
+    policies, else regopy (a custom or edited policy directory, or ``PODFIT_EMBEDDED_BACKEND=regopy``)."""
+    from . import wasm
+
+    if wasm.usable(policy_modules(directory)):
+        return wasm.WasmEngine(directory)
+    from .embedded import EmbeddedEngine
+
+    return EmbeddedEngine(directory)
+
+
 def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
     """``auto`` | ``embedded`` | ``opa``; raises :class:`EngineError` when the engine is unavailable."""
     from .opa import OpaEngine, find_opa
@@ -212,14 +228,17 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
         directory = globals()["policy_dir"]()
     timeout = _timeout()
     if name == "auto":
+        # fastest first: the compiled module in-process, then the opa binary, then regopy
+        from . import wasm
+
+        if wasm.usable(policy_modules(directory)):
+            return wasm.WasmEngine(directory)
         binary = find_opa()
         if binary is not None:
             return OpaEngine(directory, binary, timeout)
         name = "embedded"
     if name == "embedded":
-        from .embedded import EmbeddedEngine
-
-        return EmbeddedEngine(directory)
+        return embedded_engine(directory)
     if name == "opa":
         binary = find_opa()
         if binary is None:

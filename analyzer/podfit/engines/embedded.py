@@ -164,20 +164,24 @@ def quantity_strings(documents: Sequence[Any]) -> set[str]:
     is harmless (each is parsed once), a missing string is parsed where it is used."""
     found: set[str] = set()
     stack: list[Any] = list(documents)
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
+        node = pop()
+        t = type(node)
+        if t is dict or (t is not list and isinstance(node, Mapping)):
             for key, value in node.items():
-                if key in _QUANTITY_KEYS and isinstance(value, Mapping):
+                vt = type(value)
+                if vt is str or vt is int or vt is bool or value is None:
+                    continue
+                if key in _QUANTITY_KEYS and (vt is dict or isinstance(value, Mapping)):
                     for v in value.values():
-                        if isinstance(v, float):
+                        if type(v) is float:
                             v = repr(v)  # as normalise() passes it
-                        if isinstance(v, str) and len(v) <= 64:
+                        if type(v) is str and len(v) <= 64:
                             found.add(v)
-                if isinstance(value, (Mapping, list, tuple)):
-                    stack.append(value)
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
+                push(value)
+        elif t is list or t is tuple:
+            extend(node)
     return found
 
 

@@ -1,0 +1,455 @@
+"""The embedded engine's fast path: the policies compiled to WebAssembly by ``opa build -t wasm``,
+run in-process by wasmtime.
+
+OPA compiles the policy library into one module (``podfit/data/policies.wasm``, built by
+``make wasm`` with the pinned opa and committed; a test rebuilds it and compares bytes). The module
+records the SHA-256 of the policy sources it was built from (``policies.wasm.json``): the engine
+uses it only when that matches the policies being run, so a changed or custom policy directory
+(``PODFIT_POLICY_DIR``) falls back to regopy (:mod:`podfit.engines.embedded`).
+
+Documents go in as the same tagged ``kind: List`` the opa engine uses
+(:func:`podfit.engines.batch_input`), a part per thread; each thread has its own wasm instance.
+wasmtime releases the GIL while wasm runs, so the parts run side by side, and beside the Python
+rules. The host implements the one built-in OPA leaves to it, ``sprintf``, for the verbs the
+policies use (``%s``, ``%v``, ``%d``, ``%%``), with Go's formatting of numbers.
+
+The ABI (OPA's "Wasm" docs): the module imports ``env.memory`` and ``env.opa_builtin0..4`` /
+``env.opa_abort``; the host parses JSON into values on the module's heap (``opa_json_parse``,
+which fails loudly on bad text, where ``opa_eval``'s own parse would leave the input undefined and
+the rules silent), sets input, data and entrypoint on an evaluation context and reads the result
+back with ``opa_json_dump``. The heap is reset to just after the data before each evaluation.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import hashlib
+import json
+import math
+import os
+import subprocess
+import tarfile
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from . import EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results
+
+__all__ = ["WasmEngine", "bundle_path", "usable", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE"]
+
+_DATA = Path(__file__).resolve().parents[1] / "data"
+BUNDLE = "policies.wasm"
+MANIFEST = "policies.wasm.json"
+ENTRY_PACKAGE = "podfit_engine"
+_PAGE = 65536
+_MIN_PAGES = 64
+# Documents per evaluation: the heap is reset between evaluations, so this bounds the module's
+# memory (about 25 KiB per document) while keeping the per-call cost negligible.
+CHUNK = 2000
+# Below this many documents per process, a second one costs more than it saves.
+MIN_DOCUMENTS_PER_WORKER = 300
+
+
+def bundle_path() -> Path:
+    return _DATA / BUNDLE
+
+
+def sources_digest(modules: Mapping[str, str]) -> str:
+    """SHA-256 over the policy modules (path and text, sorted by path)."""
+    h = hashlib.sha256()
+    for name in sorted(modules):
+        h.update(name.encode() + b"\0" + modules[name].encode() + b"\0")
+    return h.hexdigest()
+
+
+def usable(modules: Mapping[str, str]) -> bool:
+    """The committed module was built from exactly these policies, and wasmtime is installed."""
+    if os.environ.get("PODFIT_EMBEDDED_BACKEND") == "regopy":
+        return False
+    try:
+        manifest = json.loads((_DATA / MANIFEST).read_text(encoding="utf-8"))
+        import wasmtime  # noqa: F401
+    except (OSError, ValueError, ImportError):
+        return False
+    return manifest.get("sources_sha256") == sources_digest(modules) and bundle_path().is_file()
+
+
+def entry_module(packages: Sequence[str]) -> str:
+    """The entrypoints: every rule's ``deny`` in one set, and the quantity memo (see quantity.rego)."""
+    union = " | ".join(f"data.{p}.deny" for p in packages) or "set()"
+    return (
+        f"package {ENTRY_PACKAGE}\n\n"
+        f"deny := {union}\n\n"
+        "quantities := [\n"
+        "\t{s: n | some s in input; n := data.podfit.lib.quantity.cpu_millicores(s); n < 9007199254740992},\n"
+        "\t{s: n | some s in input; n := data.podfit.lib.quantity.memory_bytes(s); n < 9007199254740992},\n"
+        "]\n"
+    )
+
+
+def build_bundle(opa: str, policy_dir: Path, out_dir: Path) -> Path:
+    """Compile the policies with ``opa build -t wasm`` into ``out_dir`` (module and manifest).
+    The build runs on a copy with relative paths, so the bytes do not depend on the checkout."""
+    opa = os.path.abspath(opa) if os.sep in opa else opa  # the build runs in another directory
+    modules = policy_modules(policy_dir)
+    with tempfile.TemporaryDirectory(prefix="podfit-wasm-") as tmp:
+        src = Path(tmp) / "src"
+        for name, text in modules.items():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_text(text, encoding="utf-8")
+        (src / "_engine").mkdir()
+        (src / "_engine" / "entry.rego").write_text(entry_module(deny_packages(modules)), encoding="utf-8")
+        cmd = [opa, "build", "-t", "wasm", "-e", f"{ENTRY_PACKAGE}/deny", "-e", f"{ENTRY_PACKAGE}/quantities",
+               "-o", str(Path(tmp) / "bundle.tar.gz"), "."]  # fmt: skip
+        proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise EngineError(f"opa build -t wasm failed: {proc.stderr.strip()[:500]}")
+        with tarfile.open(Path(tmp) / "bundle.tar.gz") as tar:
+            member = tar.extractfile("/policy.wasm")
+            wasm = member.read() if member else b""
+        version = subprocess.run([opa, "version"], capture_output=True, text=True).stdout.splitlines()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / BUNDLE).write_bytes(wasm)
+    manifest = {
+        "built_by": "make wasm (podfit.engines.wasm.build_bundle)",
+        "opa": version[0].split(":", 1)[-1].strip() if version else "unknown",
+        "sources_sha256": sources_digest(modules),
+        "wasm_sha256": hashlib.sha256(wasm).hexdigest(),
+    }
+    (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return out_dir / BUNDLE
+
+
+# ------------------------------------------------------------------------------------ module ---
+
+_compiled: dict[str, Any] = {}
+_compile_lock = threading.Lock()
+atexit.register(_compiled.clear)  # before wasmtime's own module is torn down
+
+
+def _module() -> tuple[Any, Any]:
+    """(wasmtime Engine, compiled Module), compiled once per process; the machine code is cached
+    under ``$XDG_CACHE_HOME/podfit`` (0.2 s to compile, 1 ms to load)."""
+    import wasmtime
+
+    with _compile_lock:
+        if _compiled.get("pid") == os.getpid():
+            return _compiled["engine"], _compiled["module"]
+        engine = wasmtime.Engine()
+        wasm = bundle_path().read_bytes()
+        digest = hashlib.sha256(wasm + _wasmtime_version().encode()).hexdigest()[:32]
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "podfit" / f"policies-{digest}.cwasm"
+        module = None
+        if cache.is_file():
+            try:
+                module = wasmtime.Module.deserialize_file(engine, str(cache))
+            except Exception:  # stale or foreign: compile again
+                module = None
+        if module is None:
+            try:
+                module = wasmtime.Module(engine, wasm)
+            except Exception as e:
+                raise EngineError(f"embedded engine could not compile {bundle_path()}: {e}") from None
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(module.serialize())
+                os.replace(tmp, cache)
+            except OSError:
+                pass  # no cache: compile each run
+        _compiled.update(engine=engine, module=module, pid=os.getpid())  # not reused after a fork
+        return engine, module
+
+
+def _wasmtime_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wasmtime")
+    except PackageNotFoundError:  # pragma: no cover - imported, so installed
+        return "unknown"
+
+
+class _Abort(Exception):
+    pass
+
+
+class Instance:
+    """One instance of the policy module with its own store and memory (one per thread)."""
+
+    def __init__(self) -> None:
+        import wasmtime as wt
+
+        engine, module = _module()
+        self._store = store = wt.Store(engine)
+        i32 = wt.ValType.i32()
+        imports: list[Any] = []
+        memory = None
+        for imp in module.imports:
+            if imp.name == "memory":
+                # the module's data needs more than the 2 pages it declares
+                memory = wt.Memory(store, wt.MemoryType(wt.Limits(max(imp.type.limits.min, _MIN_PAGES), None)))
+                imports.append(memory)
+            elif imp.name == "opa_abort":
+                imports.append(wt.Func(store, wt.FuncType([i32], []), self._abort))
+            elif imp.name == "opa_println":
+                imports.append(wt.Func(store, wt.FuncType([i32], []), lambda _addr: None))
+            elif imp.name.startswith("opa_builtin") and imp.name[-1].isdigit():
+                arity = int(imp.name[-1])
+                imports.append(wt.Func(store, wt.FuncType([i32] * (arity + 2), [i32]), self._builtin))
+            else:
+                raise EngineError(f"the policy module imports {imp.module}.{imp.name}, which podfit does not provide")
+        self._memory = memory
+        try:
+            instance = wt.Instance(store, module, imports)
+        except Exception as e:
+            raise EngineError(f"embedded engine could not start the policy module: {e}") from None
+        ex = instance.exports(store)
+        self._malloc, self._json_parse, self._json_dump = ex["opa_malloc"], ex["opa_json_parse"], ex["opa_json_dump"]
+        self._heap_get, self._heap_set = ex["opa_heap_ptr_get"], ex["opa_heap_ptr_set"]
+        self._ctx_new, self._ctx_eval, self._ctx_get_result = ex["opa_eval_ctx_new"], ex["eval"], ex["opa_eval_ctx_get_result"]
+        self._ctx_set_input, self._ctx_set_data = ex["opa_eval_ctx_set_input"], ex["opa_eval_ctx_set_data"]
+        self._ctx_set_entrypoint = ex["opa_eval_ctx_set_entrypoint"]
+        names = self._read_json(ex["builtins"](store))
+        self._builtins: dict[int, Callable[..., Any]] = {}
+        for name, ident in names.items():
+            if name not in _HOST_BUILTINS:
+                raise EngineError(f"the policy module needs the built-in {name}, which podfit's wasm host lacks")
+            self._builtins[ident] = _HOST_BUILTINS[name]
+        self.entrypoints: dict[str, int] = self._read_json(ex["entrypoints"](store))
+        self._base = self._heap_get(store)
+        self._data = 0
+        self._free = self._base
+
+    # memory helpers ------------------------------------------------------------------------
+    def _cstring(self, addr: int) -> bytes:
+        base = ctypes.addressof(self._memory.data_ptr(self._store).contents)
+        return ctypes.string_at(base + addr)
+
+    def _read_json(self, value_addr: int) -> Any:
+        return json.loads(self._cstring(self._json_dump(self._store, value_addr)))
+
+    def _ensure(self, end: int) -> None:
+        size = self._memory.data_len(self._store)
+        if end > size:
+            self._memory.grow(self._store, -(-(end - size) // _PAGE))
+
+    def _value(self, text: bytes) -> int:
+        """Parse JSON text into a value on the module's heap; its address."""
+        addr = self._malloc(self._store, len(text))
+        self._ensure(addr + len(text))
+        self._memory.write(self._store, text, addr)
+        value = self._json_parse(self._store, addr, len(text))
+        if not value:
+            raise EngineError("the policy module could not read its JSON input")
+        return value
+
+    # imports ------------------------------------------------------------------------------
+    def _abort(self, addr: int) -> None:
+        raise _Abort(self._cstring(addr).decode("utf-8", "replace"))
+
+    def _builtin(self, ident: int, _ctx: int, *args: int) -> int:
+        result = self._builtins[ident](*(self._read_json(a) for a in args))
+        return self._value(json.dumps(result).encode())
+
+    # evaluation ---------------------------------------------------------------------------
+    def set_data(self, data: Mapping[str, Any]) -> None:
+        self._heap_set(self._store, self._base)
+        self._data = self._value(json.dumps(data).encode())
+        self._free = self._heap_get(self._store)
+
+    def evaluate(self, entrypoint: str, text: bytes) -> Any:
+        """The value of ``entrypoint`` for the JSON input ``text`` (the heap is reset after data)."""
+        try:
+            ident = self.entrypoints[entrypoint]
+        except KeyError:
+            raise EngineError(f"the policy module has no entrypoint {entrypoint}") from None
+        store = self._store
+        self._heap_set(store, self._free)
+        try:
+            value = self._value(text)  # EngineError when the text is not JSON
+            ctx = self._ctx_new(store)
+            self._ctx_set_input(store, ctx, value)
+            self._ctx_set_data(store, ctx, self._data)
+            self._ctx_set_entrypoint(store, ctx, ident)
+            self._ctx_eval(store, ctx)
+            result = self._read_json(self._ctx_get_result(store, ctx))
+        except _Abort as e:
+            raise EngineError(f"the policy module aborted: {e}") from None
+        except EngineError:
+            raise
+        except Exception as e:  # a trap (out of memory, unreachable) or a host-function error
+            cause = e.__cause__ or e.__context__
+            if isinstance(cause, _Abort):
+                raise EngineError(f"the policy module aborted: {cause}") from None
+            raise EngineError(f"the policy module failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        if not isinstance(result, list):
+            raise EngineError(f"the policy module returned {str(result)[:200]}")
+        return result[0]["result"] if result else None
+
+
+# ------------------------------------------------------------------------------------ engine ---
+
+
+class WasmEngine:
+    name = "embedded"
+    backend = "wasm"
+
+    def __init__(self, policy_dir: Path) -> None:
+        self.policy_dir = Path(policy_dir)
+        self.modules = policy_modules(self.policy_dir)
+        if not usable(self.modules):
+            raise EngineError(f"{bundle_path()} was not built from {self.policy_dir} (run `make wasm`)")
+
+    def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
+        if not documents:
+            return []
+        data = {"podfit": {"platform": normalise(platform_data)}}
+        size = -(-len(documents) // _workers(len(documents)))
+        parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
+        if len(parts) == 1:
+            return sort_results(_run_part(parts[0][1], parts[0][0], data))
+        return sort_results(_parallel(parts, data))
+
+
+def _parallel(parts: list[tuple[int, Sequence[Mapping[str, Any]]]], data: dict[str, Any]) -> list[RegoResult]:
+    """One forked process per part. (Threads do not scale here: every ``sprintf`` of a message is
+    a call back into Python, which waits for the GIL while the other threads run Python.)"""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - platforms without fork
+        return [r for start, part in parts for r in _run_part(part, start, data)]
+    global _PARTS
+    _PARTS = parts  # inherited by the children: the documents are not pickled
+    try:
+        with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx) as pool:
+            futures = [pool.submit(_run_inherited, k, data) for k in range(len(parts))]
+            results: list[RegoResult] = []
+            for f in futures:
+                results.extend(f.result())
+    finally:
+        _PARTS = []
+    return results
+
+
+_PARTS: list[tuple[int, Sequence[Mapping[str, Any]]]] = []
+
+
+def _run_inherited(k: int, data: dict[str, Any]) -> list[RegoResult]:
+    start, part = _PARTS[k]
+    return _run_part(part, start, data)
+
+
+def _workers(n: int, cpus: int | None = None) -> int:
+    """Processes to run side by side: ``PODFIT_EMBEDDED_WORKERS`` if set, else one per CPU (at
+    most 4) while each gets at least ``MIN_DOCUMENTS_PER_WORKER`` documents."""
+    configured = os.environ.get("PODFIT_EMBEDDED_WORKERS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return max(1, min(int(configured), n))
+    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
+    return max(1, min(cpus, 4, n // MIN_DOCUMENTS_PER_WORKER))
+
+
+def _run_part(documents: Sequence[Mapping[str, Any]], offset: int, data: dict[str, Any]) -> list[RegoResult]:
+    from .embedded import quantity_strings
+
+    inst = Instance()
+    results: list[RegoResult] = []
+    for start in range(0, len(documents), CHUNK):
+        chunk = batch_input(documents[start : start + CHUNK], offset + start)
+        # the quantity memo first (one evaluation over the distinct strings), then the rules
+        inst.set_data(data)
+        texts = sorted(quantity_strings([chunk]))
+        memo = inst.evaluate(f"{ENTRY_PACKAGE}/quantities", json.dumps(texts).encode()) if texts else [{}, {}]
+        inst.set_data({"podfit": {**data["podfit"], "quantities": {"cpu": memo[0], "memory": memo[1]}}})
+        where = f"embedded engine (documents {offset + start}-{offset + start + len(documents[start : start + CHUNK]) - 1})"
+        raw = inst.evaluate(f"{ENTRY_PACKAGE}/deny", json.dumps(chunk).encode())
+        results.extend(batch_results(raw, where))
+    return results
+
+
+# ------------------------------------------------------------------------------------ sprintf ---
+
+
+def go_sprintf(fmt: str, args: Any) -> str:
+    """OPA's ``sprintf`` (Go's fmt) for the verbs the policies use: %s, %v, %d and %%. A string
+    prints as itself, an integer in decimal, a float like Go's %v (shortest, exponent from 1e21
+    or below 1e-4), other values as JSON."""
+    if not isinstance(args, list):
+        raise ValueError("sprintf: operand 2 must be an array")
+    out: list[str] = []
+    i = k = 0
+    while i < len(fmt):
+        j = fmt.find("%", i)
+        if j < 0 or j + 1 >= len(fmt):
+            out.append(fmt[i:])
+            break
+        out.append(fmt[i:j])
+        verb = fmt[j + 1]
+        i = j + 2
+        if verb == "%":
+            out.append("%")
+            continue
+        if verb not in "svd":
+            raise ValueError(f"sprintf: verb %{verb} is not supported by podfit's wasm host")
+        if k >= len(args):
+            out.append(f"%!{verb}(MISSING)")
+            continue
+        out.append(_go_value(args[k]))
+        k += 1
+    if k < len(args):
+        out.append("%!(EXTRA " + ", ".join(_go_value(a) for a in args[k:]) + ")")
+    return "".join(out)
+
+
+def _go_value(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _go_float(v)
+    if v is None:
+        return "null"
+    return json.dumps(v, separators=(", ", ": "), ensure_ascii=False)
+
+
+def _go_float(f: float) -> str:
+    """A float as OPA's sprintf prints it. OPA keeps integral results of arithmetic as integers
+    (printed in decimal); other floats go through Go's %v: the shortest digits, in exponent form
+    when the exponent is below -4 or at least 6 (Go's %g precision for shortest output)."""
+    if math.isinf(f) or math.isnan(f):
+        return "NaN" if math.isnan(f) else ("+Inf" if f > 0 else "-Inf")
+    if f == int(f) and abs(f) < 1e21:
+        return str(int(f))
+    digits, exp = _shortest(f)
+    sign = "-" if f < 0 else ""
+    if exp < -4 or exp >= 6:
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    whole, frac = digits[: exp + 1].ljust(exp + 1, "0"), digits[exp + 1 :]
+    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
+
+
+def _shortest(f: float) -> tuple[str, int]:
+    """The shortest round-trip digits of |f| and its decimal exponent (d.ddd × 10^exp)."""
+    s = f"{abs(f):.17e}"
+    for p in range(1, 18):
+        t = f"{abs(f):.{p - 1}e}"
+        if float(t) == abs(f):
+            s = t
+            break
+    mant, e = s.split("e")
+    return mant.replace(".", "").rstrip("0") or "0", int(e)
+
+
+_HOST_BUILTINS: dict[str, Callable[..., Any]] = {"sprintf": go_sprintf}

@@ -1,0 +1,142 @@
+"""The embedded engine's compiled module (podfit/data/policies.wasm): current with policies/, the
+same results as regopy and opa, its sprintf like OPA's, and its failures reported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+
+import pytest
+
+from podfit.engines import EngineError, get_engine, policy_dir, policy_modules
+from podfit.engines import wasm
+from podfit.engines.embedded import EmbeddedEngine
+from podfit.engines.wasm import WasmEngine, go_sprintf
+
+from conftest import tool
+from test_engines import groups, per_file  # noqa: F401  (groups is a fixture)
+
+OPA = tool("opa")
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+def test_committed_module_is_built_from_the_policies(tmp_path):
+    """`make wasm` was run after the last policy change: a fresh build gives the same bytes."""
+    built = wasm.build_bundle(OPA, policy_dir(), tmp_path)
+    assert built.read_bytes() == wasm.bundle_path().read_bytes(), "policies changed: run `make wasm` and commit the result"
+    manifest = json.loads((tmp_path / wasm.MANIFEST).read_text())
+    assert manifest["sources_sha256"] == wasm.sources_digest(policy_modules(policy_dir()))
+    assert wasm.usable(policy_modules(policy_dir()))
+
+
+def test_embedded_engine_uses_the_module_only_for_the_policies_it_was_built_from(tmp_path, monkeypatch):
+    assert isinstance(get_engine("embedded"), WasmEngine)
+    # an edited copy of the policies: regopy runs them
+    edited = tmp_path / "policies"
+    for name, text in policy_modules(policy_dir()).items():
+        (edited / name).parent.mkdir(parents=True, exist_ok=True)
+        (edited / name).write_text(text + ("\n# edited\n" if name == "lib/k8s.rego" else ""))
+    assert not wasm.usable(policy_modules(edited))
+    assert isinstance(get_engine("embedded", edited), EmbeddedEngine)
+    with pytest.raises(EngineError, match="make wasm"):
+        WasmEngine(edited)
+    monkeypatch.setenv("PODFIT_EMBEDDED_BACKEND", "regopy")
+    assert isinstance(get_engine("embedded"), EmbeddedEngine)
+
+
+def test_module_and_regopy_agree_on_every_fixture(groups):  # noqa: F811
+    assert per_file(WasmEngine(policy_dir()), groups) == per_file(EmbeddedEngine(policy_dir()), groups)
+
+
+def test_every_fail_fixture_fires_in_the_module(groups):  # noqa: F811
+    found = per_file(WasmEngine(policy_dir()), groups)
+    fired = Counter(rule for results in found.values() for (rule, *_rest) in results)
+    assert len(fired) >= 15
+
+
+def test_serial_and_parallel_runs_give_the_same_results(monkeypatch):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1500m"}, "limits": {"cpu": "1.5"}}}]}}  # fmt: skip
+    docs = [dict(pod, metadata={"name": f"p{i}"}) for i in range(700)]
+    engine = WasmEngine(policy_dir())
+    monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "1")
+    serial = engine.evaluate(docs, {})
+    monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "3")
+    assert engine.evaluate(docs, {}) == serial
+    assert len(serial) == 700 and {r.rule for r in serial} == {"PF102"}
+    assert [r.index for r in serial] == list(range(700))
+
+
+def test_chunks_reset_the_heap_without_losing_results(monkeypatch):
+    monkeypatch.setattr(wasm, "CHUNK", 7)
+    monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "1")
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}}
+    results = WasmEngine(policy_dir()).evaluate([pod] * 30, {})
+    assert [r.index for r in results] == list(range(30))
+
+
+def test_compiled_code_is_cached_and_a_corrupt_cache_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(wasm, "_compiled", {})
+    wasm._module()
+    (cached,) = (tmp_path / "podfit").glob("policies-*.cwasm")
+    cached.write_bytes(b"not machine code")
+    monkeypatch.setattr(wasm, "_compiled", {})
+    wasm._module()  # falls back to compiling, and rewrites the cache
+    assert cached.read_bytes() != b"not machine code"
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}}
+    assert [r.rule for r in WasmEngine(policy_dir()).evaluate([pod], {})] == ["PF105"]
+
+
+def test_bad_input_is_an_engine_error():
+    inst = wasm.Instance()
+    inst.set_data({})
+    with pytest.raises(EngineError, match="could not read|failed|aborted"):
+        inst.evaluate(f"{wasm.ENTRY_PACKAGE}/deny", b'{"kind": "List", "items": [')
+    with pytest.raises(EngineError, match="no entrypoint"):
+        inst.evaluate("nope/deny", b"{}")
+
+
+def test_a_module_needing_an_unknown_builtin_is_refused(monkeypatch):
+    monkeypatch.setattr(wasm, "_HOST_BUILTINS", {})
+    with pytest.raises(EngineError, match="built-in sprintf"):
+        wasm.Instance()
+
+
+# sprintf: the host's against OPA's own ------------------------------------------------------
+
+CASES = [
+    ("%s: %s \"%s\" sets no CPU request", ["Deployment web", "container", "app"]),
+    ("%v %v", ["Pod", "x"]),
+    ("%v slices of %v µs, %d%%", [15, 5000, 100]),
+    ("%v", [0.5]),
+    ("%v", [1e-07]),
+    ("%v", [1234567.5]),
+    ("%v", [123.25]),
+    ("%v", [0.0001]),
+    ("%v", [-2.5]),
+    ("%v", [9223372036854775807]),
+    ("%v", [100000000000000000000000]),
+    ("%v", [True]),
+    ("%vm", [1500]),
+    ("%v%s", [2, "Gi"]),
+]
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+def test_sprintf_matches_opa():
+    query = "x := [sprintf(c[0], c[1]) | some c in input]"
+    out = subprocess.run([OPA, "eval", "--format", "json", "--stdin-input", query],
+                         input=json.dumps(CASES), capture_output=True, text=True, check=True)  # fmt: skip
+    want = json.loads(out.stdout)["result"][0]["bindings"]["x"]
+    assert [go_sprintf(fmt, args) for fmt, args in CASES] == want
+
+
+def test_sprintf_missing_and_extra_arguments():
+    assert go_sprintf("%s and %s", ["a"]) == "a and %!s(MISSING)"
+    assert go_sprintf("100%%", []) == "100%"
+    with pytest.raises(ValueError, match="verb %x"):
+        go_sprintf("%x", [1])
