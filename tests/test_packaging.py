@@ -31,6 +31,7 @@ def test_wheel_contains_policies_schemas_and_catalogue(installed):
     assert "podfit/_schemas/platform.schema.json" in names
     assert "podfit/_schemas/report.schema.json" in names
     assert any(n.startswith("podfit/_policies/") and n.endswith(".rego") for n in names)
+    assert "podfit/data/policies.wasm" in names and "podfit/data/policies.wasm.json" in names
 
 
 def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
@@ -41,6 +42,8 @@ def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
         "import podfit.paths as p, sys; "
         "assert str(p.policies_dir()).startswith(sys.argv[1]), p.policies_dir(); "
         "assert str(p.schemas_dir()).startswith(sys.argv[1]), p.schemas_dir(); "
+        "from podfit.engines import get_engine; e = get_engine('auto'); "
+        "assert type(e).__name__ == 'WasmEngine', e; "  # the compiled module matches the installed policies
         "from podfit.cli import main; main(sys.argv[2:])"
     )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
