@@ -3,9 +3,10 @@ side by side on one generated corpus (bench/gen.py). A benchmark, not a test: it
 
     python bench/lint.py --objects 10000          # make bench-lint
 
-The embedded engine (rego-cpp, one document at a time) is much slower than the others; it runs on
-the first --embedded-objects objects (default 1000) and its rate is reported for that many. The
-engines alone run with their default process split and with one process.
+The embedded engine runs the policies compiled to WebAssembly (the default) on the whole corpus;
+its fallback for policies the compiled module was not built from, regopy (rego-cpp), is much
+slower and runs on the first --embedded-objects objects (default 1000), its rate reported for that
+many. The engines alone run with their default process split and with one process.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
     rows: list[tuple[str, int, float, str]] = []
 
-    def run(label: str, n: int, cmd: list[str], ok=(0, 1)) -> None:
+    def run(label: str, n: int, cmd: list[str], ok=(0, 1), env: dict[str, str] = env) -> None:
         seconds, proc = timed(cmd, env)
         note = "" if proc.returncode in ok else f"FAILED (exit {proc.returncode}): {proc.stderr.strip()[:160]}"
         rows.append((label, n, seconds, note))
@@ -78,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     check = podfit_cmd() + ["check", "--format", "json", "--fail-on", "never"]
     if find_opa():
         run("podfit check --engine opa", args.objects, check + ["--engine", "opa", str(corpus)])
-    run("podfit check --engine embedded", args.embedded_objects, check + ["--engine", "embedded", str(small)])
+    run("podfit check --engine embedded (wasm)", args.objects, check + ["--engine", "embedded", str(corpus)])
+    run("podfit check --engine embedded (regopy)", args.embedded_objects,
+        check + ["--engine", "embedded", str(small)], env=dict(env, PODFIT_EMBEDDED_BACKEND="regopy"))
     conftest = tool("conftest")
     if conftest:
         run("conftest test (same policies)", args.objects,
@@ -95,14 +98,16 @@ def main(argv: list[str] | None = None) -> int:
             label = "opa engine alone" + (", 1 process" if workers else "")
             rows.append((f"{label} ({n_opa} results)", len(docs), time.perf_counter() - t, ""))
         os.environ.pop("PODFIT_OPA_WORKERS", None)
-    sub = docs[: args.embedded_objects]
-    for workers in ("", "1"):
-        os.environ["PODFIT_EMBEDDED_WORKERS"] = workers
-        t = time.perf_counter()
-        n_emb = len(get_engine("embedded").evaluate(sub, data))
-        label = "embedded engine alone" + (", 1 process" if workers else "")
-        rows.append((f"{label} ({n_emb} results)", len(sub), time.perf_counter() - t, ""))
+    for backend, sub in (("wasm", docs), ("regopy", docs[: args.embedded_objects])):
+        os.environ["PODFIT_EMBEDDED_BACKEND"] = backend
+        for workers in ("", "1"):
+            os.environ["PODFIT_EMBEDDED_WORKERS"] = workers
+            t = time.perf_counter()
+            n_emb = len(get_engine("embedded").evaluate(sub, data))
+            label = f"embedded engine ({backend}) alone" + (", 1 process" if workers else "")
+            rows.append((f"{label} ({n_emb} results)", len(sub), time.perf_counter() - t, ""))
     os.environ.pop("PODFIT_EMBEDDED_WORKERS", None)
+    os.environ.pop("PODFIT_EMBEDDED_BACKEND", None)
 
     base = next((r for r in rows if r[0].startswith("conftest") and not r[3]), None)
     base_rate = base[1] / base[2] if base else None

@@ -4,14 +4,15 @@ For each corpus size (default 1,000, 10,000 and 100,000 objects, made by bench/g
 workload kind, quantities written every legal way, missing and partial resources, huge replicas)
 it runs, one after the other on the same files:
 
+  podfit check                    the default: the embedded engine's compiled policies (wasm), in-process
   podfit check --engine opa       the whole pipeline with the OPA binary
-  podfit check --engine embedded  the whole pipeline in-process (regopy)
+  podfit check, regopy            the embedded engine's fallback (PODFIT_EMBEDDED_BACKEND=regopy)
   conftest test                   the same Rego policies, plain conftest
   kube-score score                its own checks
   kubeconform -strict             schema validation only, local schemas
 
-and prints wall time, objects/s, peak RSS (from wait4) and each tool's time relative to podfit
-with the OPA engine. Slow peers are skipped above --slow-max objects (said in the table).
+and prints wall time, objects/s, peak RSS (from wait4) and each tool's time relative to the
+default `podfit check`. Slow peers are skipped above --slow-max objects (said in the table).
 A benchmark, not a test: it asserts nothing and prints numbers.
 """
 
@@ -64,7 +65,7 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--slow-max", type=int, default=10_000, help="largest corpus for conftest and the embedded engine")
+    ap.add_argument("--slow-max", type=int, default=10_000, help="largest corpus for conftest and regopy")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scale")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
@@ -80,31 +81,35 @@ def main(argv: list[str] | None = None) -> int:
         if corpus.exists():
             shutil.rmtree(corpus)
         files = [str(p) for p in write(generate(n, args.seed), corpus)]
-        runs: list[tuple[str, list[str] | None, str]] = [
-            ("podfit (opa)", podfit() + ["check", "--engine", "opa", "--format", "json", str(corpus)], ""),
-            ("podfit (embedded)", podfit() + ["check", "--engine", "embedded", "--format", "json", str(corpus)]
-             if n <= args.slow_max else None, f"skipped above {args.slow_max:,} objects"),
+        slow = n <= args.slow_max
+        skipped = f"skipped above {args.slow_max:,} objects"
+        regopy = dict(env, PODFIT_EMBEDDED_BACKEND="regopy")
+        runs: list[tuple[str, list[str] | None, str, dict[str, str]]] = [
+            ("podfit (default, wasm)", podfit() + ["check", "--format", "json", str(corpus)], "", env),
+            ("podfit (opa)", podfit() + ["check", "--engine", "opa", "--format", "json", str(corpus)], "", env),
+            ("podfit (regopy)", podfit() + ["check", "--engine", "embedded", "--format", "json", str(corpus)]
+             if slow else None, skipped, regopy),
             ("conftest", [tool("conftest"), "test", "--policy", str(ROOT / "policies"), "--all-namespaces",
-                          "--no-color", "-o", "json", *files] if tool("conftest") and n <= args.slow_max else None,
-             "not built (make tools)" if not tool("conftest") else f"skipped above {args.slow_max:,} objects"),
+                          "--no-color", "-o", "json", *files] if tool("conftest") and slow else None,
+             "not built (make tools)" if not tool("conftest") else skipped, env),
             ("kube-score", [tool("kube-score"), "score", "--output-format", "ci", *files] if tool("kube-score") else None,
-             "not built (make tools)"),
+             "not built (make tools)", env),
             ("kubeconform", [tool("kubeconform"), "-strict", "-summary", "-ignore-missing-schemas",
                              *[a for loc in kubeconform_locations(schemas) for a in ("-schema-location", loc)], *files]
-             if tool("kubeconform") and (schemas / "podfit").is_dir() else None, "no local schemas (make schemas)"),
+             if tool("kubeconform") and (schemas / "podfit").is_dir() else None, "no local schemas (make schemas)", env),
         ]  # fmt: skip
         base = None
-        for name, cmd, why in runs:
+        for name, cmd, why, run_env in runs:
             if cmd is None:
                 rows.append((n, name, None, None, None, why))
                 continue
-            seconds, rss, _ = measure(cmd, env)
+            seconds, rss, _ = measure(cmd, run_env)
             if base is None:
                 base = seconds
             rows.append((n, name, seconds, rss, seconds / base, ""))
             print(f"  {n:>7,} {name:<18} {seconds:7.2f} s  {n / seconds:9,.0f} obj/s  {rss:6} MiB", flush=True)
     print()
-    print("| objects | tool | seconds | objects/s | peak RSS (MiB) | time vs podfit (opa) |")
+    print("| objects | tool | seconds | objects/s | peak RSS (MiB) | time vs podfit (default) |")
     print("|---:|---|---:|---:|---:|---:|")
     for n, name, seconds, rss, ratio, why in rows:
         if seconds is None:

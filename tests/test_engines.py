@@ -277,3 +277,24 @@ def test_names_with_control_characters_and_quotes_survive_both_engines():
     for engine in engines:
         (r,) = engine.evaluate([doc], {})
         assert r.rule == "PF105" and r.msg.startswith(f"Pod {name}: "), engine.name
+
+
+def test_whole_cpu_counts_agree_at_every_size():
+    """PF201 decides "whole CPUs" by the digits of the millicores: the same answer in every engine
+    for ordinary and huge values (rego-cpp's % and format_int fail on some of them). (The "round
+    to" hint of a fractional count near 2^63 CPUs differs: the engines' division is inexact there.)"""
+    def pod(cpu: str) -> dict:
+        res = {"cpu": cpu, "memory": "1Gi"}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{cpu}"},
+                "spec": {"containers": [{"name": "a", "resources": {"requests": res, "limits": res}}]}}  # fmt: skip
+
+    cpus = ["100", "100500m", "2", "1500m", "9223372036854775807", "9223372036854775806500m"]
+    docs = [pod(c) for c in cpus]
+    engines = [EmbeddedEngine(policy_dir()), WasmEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
+    answers = []
+    for engine in engines:
+        results = [r for r in engine.evaluate(docs, {}) if r.rule == "PF201"]
+        answers.append([(cpus[r.index], r.msg if len(cpus[r.index]) < 10 else "") for r in results])
+    assert all(a == answers[0] for a in answers), answers
+    assert [c for c, _ in answers[0]] == ["100500m", "1500m", "9223372036854775806500m"]
+    assert "(round to 101)" in answers[0][0][1]

@@ -54,7 +54,9 @@ def assert_equivalent(text: str):
         assert _same(f.data, s.data), (f.data, s.data)
         assert f.line == s.line
         for path in _walk_paths(s.data):
-            assert f.lines.line(path, -1) == s.lines.line(path, -1), path
+            # existing fields, and missing keys and indexes below them (the line of the parent)
+            for p in (path, path + ("podfit-no-such-key",), path + (10**6,)):
+                assert f.lines.line(p, -1) == s.lines.line(p, -1), p
 
 
 def _corpus_texts():

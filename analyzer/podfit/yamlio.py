@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -233,8 +234,12 @@ def _c_composer_safe(chunk: str) -> bool:
 class LineIndex:
     """Lines of one document's fields, by path (keys and list indexes).
 
-    Built from the line-tracking tree when the document went through the safe slow path; otherwise
-    holds the document's text and builds that tree only on the first lookup (then keeps it).
+    Built from the line-tracking tree when the document went through the safe slow path. Otherwise
+    it holds the document's text and, when asked, composes the document's node graph with LibYAML
+    and walks only the requested path, converting just the keys met on the way (without anchors,
+    aliases or merge keys the graph is a tree, and the lines are those the slow path records).
+    Node graphs are large, so only the most recently used are kept (findings come document by
+    document); a text with anchors or merge keys is converted once into the slow path's tree.
     """
 
     __slots__ = ("_text", "_first_line", "_limits", "_tree")
@@ -246,17 +251,38 @@ class LineIndex:
         self._limits = limits or YamlLimits()
 
     def _root(self) -> Any:
-        if self._tree is None:
+        if self._tree is None and any(c in self._text for c in ("&", "*", "<<")):
             try:
                 docs = list(_slow_documents(self._text, self._first_line, self._limits, 0))
                 self._tree = docs[0].data if docs else {}
             except Exception:  # the fast parser accepted it; lines are a courtesy
                 self._tree = {}
             self._text = ""
-        return self._tree
+        if self._tree is not None:
+            return self._tree
+        graph = _RECENT.get(self)
+        if graph is None:
+            loader = (_CLoader if _c_composer_safe(self._text) else _PyLoader)(self._text)
+            try:
+                node = loader.get_single_node()
+            except Exception:
+                node = None
+            finally:
+                loader.dispose()
+            if not isinstance(node, MappingNode):
+                self._tree, self._text = {}, ""
+                return self._tree
+            graph = _RECENT[self] = (node, {})
+            if len(_RECENT) > _RECENT_MAX:
+                _RECENT.popitem(last=False)
+        else:
+            _RECENT.move_to_end(self)
+        return graph
 
     def line(self, path: tuple[Any, ...], default: int) -> int:
         cur = self._root()
+        if type(cur) is tuple:
+            return self._node_line(cur[0], cur[1], path)
         line = line_of(cur, default=default)
         for key in path:
             if isinstance(cur, dict):
@@ -270,6 +296,52 @@ class LineIndex:
             else:
                 break
         return line
+
+    def _node_line(self, cur: Node, maps: dict[int, Any], path: tuple[Any, ...]) -> int:
+        """``line`` over the node graph: the same walk as over the converted tree."""
+        offset = self._first_line + 1
+        line = cur.start_mark.line + offset
+        for key in path:
+            if cur.__class__ is MappingNode:
+                entry = self._keys(cur, maps).get(key) if _hashable(key) else None
+                if entry is None:
+                    return cur.start_mark.line + offset
+                line, cur = entry[0] + offset, entry[1]
+            elif cur.__class__ is SequenceNode and isinstance(key, int) and 0 <= key < len(cur.value):
+                cur = cur.value[key]
+                if cur.__class__ is MappingNode:
+                    line = cur.start_mark.line + offset
+            else:
+                break
+        return line
+
+    def _keys(self, node: MappingNode, maps: dict[int, Any]) -> dict[Any, tuple[int, Node]]:
+        """{key: (0-based line of the key, value node)}; a repeated key keeps its last entry, as
+        the converter does."""
+        keys = maps.get(id(node))
+        if keys is None:
+            conv = _Converter(self._limits, self._first_line)
+            keys = {}
+            for key_node, value_node in node.value:
+                if key_node.__class__ is ScalarNode:
+                    key = conv.convert(key_node)
+                    if _hashable(key):
+                        keys[key] = (key_node.start_mark.line, value_node)
+            maps[id(node)] = keys
+        return keys
+
+
+# Node graphs of the documents whose lines were asked for last: {LineIndex: (root, key maps)}.
+_RECENT: OrderedDict[LineIndex, tuple[Node, dict[int, Any]]] = OrderedDict()
+_RECENT_MAX = 32
+
+
+def _hashable(key: Any) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
 
 
 try:  # a Rust YAML parser, much faster than LibYAML through PyYAML; used only where it agrees

@@ -252,8 +252,21 @@ modulo(x, y) := x - (y * floor(x / y))
 
 floor_div(x, y) := floor(x / y)
 
-# whole_cpus(m): m millicores (an integer) is a whole number of CPUs.
-whole_cpus(m) if m % 1000 == 0
+# whole_cpus(m): m millicores is a whole number of CPUs, by its digits (exact at any size).
+# format_int is native in the compiled (wasm) policies, where sprintf calls back into the host;
+# rego-cpp's format_int stops at int64 (and its % can yield a zero unequal to 0), so sprintf
+# takes the huge values.
+whole_cpus(m) if {
+	abs(m) < 1000000000000000000
+	endswith(format_int(m, 10), "000")
+}
+
+whole_cpus(m) if {
+	abs(m) >= 1000000000000000000
+	endswith(sprintf("%v", [m]), "000")
+}
+
+whole_cpus(0)
 
 # fmt_cpu(m) / fmt_memory(b): canonical quantity strings for messages ("1500m", "2", "512Mi").
 fmt_cpu(m) := sprintf("%v", [m / 1000]) if whole_cpus(m)

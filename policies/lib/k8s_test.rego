@@ -78,3 +78,16 @@ test_qos_zero_request_with_limit_is_burstable if {
 	pod := {"kind": "Pod", "metadata": {"name": "z"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "0"}, "limits": {"cpu": "1"}}}]}}
 	[p.qos | some p in k8s.pods] == ["Burstable"] with input as pod
 }
+
+test_whole_cpus_at_every_size if {
+	k8s.whole_cpus(0)
+	k8s.whole_cpus(1000)
+	k8s.whole_cpus(100000)
+	k8s.whole_cpus(-2000)
+	k8s.whole_cpus(9223372036854775807000)
+	not k8s.whole_cpus(1500)
+	not k8s.whole_cpus(9223372036854775807500)
+	k8s.fmt_cpu(100000) == "100"
+	k8s.fmt_cpu(1500) == "1500m"
+	k8s.fmt_cpu(9223372036854775807500) == "9223372036854775807500m"
+}
