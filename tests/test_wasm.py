@@ -4,6 +4,7 @@ same results as regopy and opa, its sprintf like OPA's, and its failures reporte
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections import Counter
 
@@ -140,3 +141,47 @@ def test_sprintf_missing_and_extra_arguments():
     assert go_sprintf("100%%", []) == "100%"
     with pytest.raises(ValueError, match="verb %x"):
         go_sprintf("%x", [1])
+
+
+# differential fuzzing: the compiled module against the opa binary on hostile documents ----------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from test_fuzz import manifest  # noqa: E402
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+@settings(max_examples=int(os.environ.get("PODFIT_FUZZ_EXAMPLES", "60")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+@given(st.lists(manifest(), min_size=1, max_size=6), st.sampled_from(["tkg", "vsphere-pods", "bare-metal"]))
+def test_module_and_opa_agree_on_generated_documents(docs, runtime):
+    """Junk quantities (huge, negative, floats, NaN), unnamed containers, odd kinds: the compiled
+    module gives exactly the opa binary's results, or both fail."""
+    from podfit.engines.opa import OpaEngine
+    from podfit.engines.platform_data import platform_data
+    from podfit.platform import DEFAULT_PLATFORM
+
+    data = platform_data(DEFAULT_PLATFORM) | {"runtime": runtime}
+    if runtime == "bare-metal":
+        data |= {"node_logical_cpus": 256, "kubelet": {"cpu_manager_policy": "static"}}
+    try:
+        want = OpaEngine(policy_dir(), OPA).evaluate(docs, data)
+    except EngineError:
+        with pytest.raises(EngineError):
+            WasmEngine(policy_dir()).evaluate(docs, data)
+        return
+    assert WasmEngine(policy_dir()).evaluate(docs, data) == want
+
+
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+def test_text_beyond_the_basic_plane_and_lone_surrogates_read_as_opa_reads_them():
+    from podfit.engines.opa import OpaEngine
+
+    docs = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [{"name": name}]}}
+            for name in ("\U00020000", "a\ud800b", "\u00e9\U0001f600")]  # fmt: skip
+    want = OpaEngine(policy_dir(), OPA).evaluate(docs, {})
+    assert WasmEngine(policy_dir()).evaluate(docs, {}) == want
+    assert want[0].msg.startswith("Pod \U00020000: ") and want[1].msg.startswith("Pod a\ufffdb: ")

@@ -96,3 +96,21 @@ def test_scalars_read_the_same_both_ways(tokens):
     text = "apiVersion: v1\nkind: ConfigMap\ndata:\n" + "".join(f"  k{i}: {t}\n" for i, t in enumerate(tokens))
     text += "list: [" + ", ".join(tokens) + "]\n"
     assert_equivalent(text)
+
+
+# Lines in every place a token can take: block list items, values with comments, keys, quoted
+# values holding indicators, plain scalars continued on the next line, block scalars.
+LINES = [
+    "  k{i}: {t}\n", "  - {t}\n", "  k{i}: {t} # c\n", "  {t}: v{i}\n", "  k{i}: '{q}'\n", '  k{i}: "{q}"\n',
+    "  k{i}: '{q}' # c\n", "  k{i}: text\n    {t}\n", "  - k{i}: {t}\n    j{i}: x\n", "  k{i}: |\n    {t} '{q}'\n",
+    "  k{i}: a '{q}' {t}\n", "  - '{q}'\n", "  k{i}: ['{q}', {t}]\n",
+]  # fmt: skip
+QUOTED = ["*/5 * * * *", "&a", "*a", "!tag", "<<", "%x", "@", "`", "it''s", "a: b", "#", "1e3", ".inf"]
+
+
+@settings(max_examples=int(__import__('os').environ.get('PODFIT_FUZZ_EXAMPLES', '300')), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(LINES), st.sampled_from(TOKENS), st.sampled_from(QUOTED)), min_size=1, max_size=5),
+       st.sampled_from(["data:\n", "items:\n"]))  # fmt: skip
+def test_tokens_in_every_position_read_the_same_both_ways(lines, head):
+    body = "".join(line.format(i=i, t=t, q=q if '"' not in line else q.replace("''", "'")) for i, (line, t, q) in enumerate(lines))
+    assert_equivalent("apiVersion: v1\nkind: ConfigMap\n" + head + body)

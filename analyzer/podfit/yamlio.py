@@ -306,7 +306,8 @@ class LineIndex:
                 entry = self._keys(cur, maps).get(key) if _hashable(key) else None
                 if entry is None:
                     return cur.start_mark.line + offset
-                line, cur = entry[0] + offset, entry[1]
+                # (line_of reads a None key as "the mapping itself": the same here)
+                line, cur = (entry[0] if key is not None else cur.start_mark.line) + offset, entry[1]
             elif cur.__class__ is SequenceNode and isinstance(key, int) and 0 <= key < len(cur.value):
                 cur = cur.value[key]
                 if cur.__class__ is MappingNode:
@@ -373,9 +374,71 @@ def _divergent(chunk: str) -> bool:
     return False
 
 
+# A quoted scalar that is the whole value on its line, after "key: " or "- " (one line, closed,
+# nothing but a comment after it). Inside it, anchors, aliases, tags, directives and merge keys are
+# plain characters in both parsers, so the indicator checks look at the text with it blanked out
+# (a CronJob's schedule: '*/5 * * * *' would otherwise pass for an alias).
+_QUOTED_VALUE = re.compile(
+    r"""^([ \t]*(?:-[ \t]+)*(?:[^\s#'"\[\]{},&*!|>%@`?:-][^\n#'"]*?:[ \t]+)?)"""
+    r"""(?:'(?:[^'\n]|'')*'|"[^"\\\n]*")(?=[ \t]*(?:#[^\n]*)?$)""",
+    re.M,
+)
+# What may precede a plain scalar that is the whole value on its line, and what may follow it.
+_VALUE_PREFIX = re.compile(r"""[ \t]*(?:-[ \t]+)*(?:[^\s#'"\[\]{},&*!|>%@`?:-][^\n#'"]*?:[ \t]+)?\Z""")
+_VALUE_SUFFIX = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|\Z)")
+_STR_TAG = "tag:yaml.org,2002:str"
+_RESOLVER = yaml.resolver.Resolver()  # PyYAML's (YAML 1.1) implicit tags, as SafeLoader uses them
+
+
+def _quote_strings(chunk: str) -> str | None:
+    """The text with every token the two YAML versions read differently put in single quotes, when
+    each such token is a whole value on its line that YAML 1.1 (PyYAML) reads as a string (``1e9``,
+    ``5e-1``: YAML 1.2 reads them as numbers); None when some token is anything else."""
+    out, pos = [], 0
+    for m in _TOKEN.finditer(chunk):
+        token = m.group(1)
+        if token not in _BOOL11 and _AGREED.fullmatch(token):
+            continue
+        start, end = m.span(1)
+        line_start = chunk.rfind("\n", 0, start) + 1
+        if (
+            "'" in token
+            or _RESOLVER.resolve(ScalarNode, token, (True, False)) != _STR_TAG
+            or not _VALUE_PREFIX.match(chunk, line_start, start)
+            or not _VALUE_SUFFIX.match(chunk, end)
+        ):
+            return None
+        out += [chunk[pos:start], "'", token, "'"]
+        pos = end
+    return "".join(out) + chunk[pos:] if out else chunk
+
+
+def _only_quoted_differ(plain: Any, quoted: Any, budget: list[int]) -> bool:
+    """The two readings are the same except where the quoted text has a string and the plain text
+    a number (at most ``budget[0]`` such places, counted down)."""
+    if type(plain) is dict and type(quoted) is dict:
+        if len(plain) != len(quoted):
+            return False
+        for (k1, v1), (k2, v2) in zip(plain.items(), quoted.items()):
+            if k1 != k2 or type(k1) is not type(k2) or not _only_quoted_differ(v1, v2, budget):
+                return False
+        return True
+    if type(plain) is list and type(quoted) is list:
+        return len(plain) == len(quoted) and all(_only_quoted_differ(a, b, budget) for a, b in zip(plain, quoted))
+    if type(plain) is type(quoted) and plain == quoted:
+        return True
+    if type(quoted) is str and type(plain) in (int, float):
+        budget[0] -= 1
+        return budget[0] >= 0
+    return False
+
+
 # Indicator characters where PyYAML and the Rust parser disagree on what is valid.
 _SUSPECT = re.compile(r"[\s\[{,](?:[:?]\S|[&*][^\s,\[\]{}])|[\[{,][ \t]*[>|]|[>|][ \t]*[^\s#0-9+-]")
-_FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "!", "%", "\t", "\\", "...")
+_FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "!", "%")
+_RAW_STOP = ("\t", "\\", "...")  # looked for in the whole text, quoted values included
+# A flow collection used as a key: the Rust parser makes it a tuple, PyYAML refuses it.
+_FLOW_KEY = re.compile(r"[\]}][ \t]*:(?:[ \t]|$)", re.M)
 _CONTENT_START = re.compile(r"\A(?:---[ \t]*(?:#[^\n]*)?\n)?(?:[ \t]*(?:#[^\n]*)?\n)*")
 
 
@@ -389,18 +452,27 @@ def _depth_bound(chunk: str) -> int:
 def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     """(True, data) when the fast parser can read this document exactly as PyYAML would, within
     the same limits (without anchors, the node count is bounded by the text: see max_nodes)."""
-    if (
-        _yaml_rs is None
-        or chunk[:1] in (":", "?", "&", "*")
-        or any(s in chunk for s in _FAST_STOP)
-        or _SUSPECT.search(chunk)
-        or _divergent(chunk)
-    ):
+    if _yaml_rs is None or chunk[:1] in (":", "?", "&", "*") or any(s in chunk for s in _RAW_STOP):
+        return False, None
+    masked = _QUOTED_VALUE.sub(r"\1''", chunk) if ("'" in chunk or '"' in chunk) else chunk
+    if any(s in masked for s in _FAST_STOP) or _SUSPECT.search(masked) or _FLOW_KEY.search(masked):
         return False, None
     if len(chunk) // 2 >= limits.max_nodes or _depth_bound(chunk) >= limits.max_depth:
         return False, None
+    text = chunk
+    if _divergent(masked):
+        # numbers only YAML 1.2 reads as numbers: quote them, and check that this changed nothing
+        # but those values (a token inside a multi-line plain scalar would change more)
+        text = _quote_strings(chunk)
+        if text is None:
+            return False, None
     try:
-        data = _yaml_rs.loads(chunk, parse_datetime=False)
+        data = _yaml_rs.loads(text, parse_datetime=False)
+        if text is not chunk:
+            budget = [text.count("'") - chunk.count("'")]
+            budget[0] //= 2
+            if not _only_quoted_differ(_yaml_rs.loads(chunk, parse_datetime=False), data, budget) or budget[0] != 0:
+                return False, None
     except Exception:
         return False, None
     # only single mappings: several documents, empty ones and top-level scalars or sequences are

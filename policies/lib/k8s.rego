@@ -253,16 +253,16 @@ modulo(x, y) := x - (y * floor(x / y))
 floor_div(x, y) := floor(x / y)
 
 # whole_cpus(m): m millicores is a whole number of CPUs, by its digits (exact at any size).
-# format_int is native in the compiled (wasm) policies, where sprintf calls back into the host;
-# rego-cpp's format_int stops at int64 (and its % can yield a zero unequal to 0), so sprintf
-# takes the huge values.
+# format_int is native in the compiled (wasm) policies, where sprintf calls back into the host,
+# but takes only 32-bit values there (rego-cpp's stops at 64 bits, and its % can yield a zero
+# unequal to 0): sprintf takes the rest.
 whole_cpus(m) if {
-	abs(m) < 1000000000000000000
+	abs(m) < 2147483648
 	endswith(format_int(m, 10), "000")
 }
 
 whole_cpus(m) if {
-	abs(m) >= 1000000000000000000
+	abs(m) >= 2147483648
 	endswith(sprintf("%v", [m]), "000")
 }
 

@@ -84,8 +84,10 @@ test_whole_cpus_at_every_size if {
 	k8s.whole_cpus(1000)
 	k8s.whole_cpus(100000)
 	k8s.whole_cpus(-2000)
+	k8s.whole_cpus(2147483648000)
 	k8s.whole_cpus(9223372036854775807000)
 	not k8s.whole_cpus(1500)
+	not k8s.whole_cpus(2147483648500)
 	not k8s.whole_cpus(9223372036854775807500)
 	k8s.fmt_cpu(100000) == "100"
 	k8s.fmt_cpu(1500) == "1500m"

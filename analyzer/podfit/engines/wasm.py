@@ -259,12 +259,12 @@ class Instance:
 
     def _builtin(self, ident: int, _ctx: int, *args: int) -> int:
         result = self._builtins[ident](*(self._read_json(a) for a in args))
-        return self._value(json.dumps(result).encode())
+        return self._value(_json(result))
 
     # evaluation ---------------------------------------------------------------------------
     def set_data(self, data: Mapping[str, Any]) -> None:
         self._heap_set(self._store, self._base)
-        self._data = self._value(json.dumps(data).encode())
+        self._data = self._value(_json(data))
         self._free = self._heap_get(self._store)
 
     def evaluate(self, entrypoint: str, text: bytes) -> Any:
@@ -372,12 +372,23 @@ def _run_part(documents: Sequence[Mapping[str, Any]], offset: int, data: dict[st
         # the quantity memo first (one evaluation over the distinct strings), then the rules
         inst.set_data(data)
         texts = sorted(quantity_strings([chunk]))
-        memo = inst.evaluate(f"{ENTRY_PACKAGE}/quantities", json.dumps(texts).encode()) if texts else [{}, {}]
+        memo = inst.evaluate(f"{ENTRY_PACKAGE}/quantities", _json(texts)) if texts else [{}, {}]
         inst.set_data({"podfit": {**data["podfit"], "quantities": {"cpu": memo[0], "memory": memo[1]}}})
         where = f"embedded engine (documents {offset + start}-{offset + start + len(documents[start : start + CHUNK]) - 1})"
-        raw = inst.evaluate(f"{ENTRY_PACKAGE}/deny", json.dumps(chunk).encode())
+        raw = inst.evaluate(f"{ENTRY_PACKAGE}/deny", _json(chunk))
         results.extend(batch_results(raw, where))
     return results
+
+
+def _json(value: Any) -> bytes:
+    """JSON as UTF-8 (the module's parser mis-decodes the surrogate pairs of escaped characters
+    beyond U+FFFF, so nothing is escaped that need not be). A lone surrogate becomes U+FFFD, as
+    OPA's own JSON reader makes it."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
 
 
 # ------------------------------------------------------------------------------------ sprintf ---
