@@ -442,6 +442,21 @@ _FLOW_KEY = re.compile(r"[\]}][ \t]*:(?:[ \t]|$)", re.M)
 _CONTENT_START = re.compile(r"\A(?:---[ \t]*(?:#[^\n]*)?\n)?(?:[ \t]*(?:#[^\n]*)?\n)*")
 
 
+_COLON_FIRST = re.compile(r"[\s\[{,]:\S")
+
+
+def _indicators(text: str) -> bool:
+    """Some character where the two parsers may disagree (anchors, aliases, tags, block scalar
+    headers in odd places, flow keys...). Cheap tests first: most documents have none."""
+    if any(s in text for s in _FAST_STOP):
+        return True
+    if ("]" in text or "}" in text) and _FLOW_KEY.search(text):
+        return True
+    if any(c in text for c in "&*?>|"):
+        return _SUSPECT.search(text) is not None
+    return _COLON_FIRST.search(text) is not None  # the only branch of _SUSPECT left
+
+
 def _depth_bound(chunk: str) -> int:
     """An upper bound of the nesting depth: flow openers plus the longest run of block indentation
     and indicators at a line start (each block level takes at least one such character), plus one."""
@@ -454,9 +469,13 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     the same limits (without anchors, the node count is bounded by the text: see max_nodes)."""
     if _yaml_rs is None or chunk[:1] in (":", "?", "&", "*") or any(s in chunk for s in _RAW_STOP):
         return False, None
-    masked = _QUOTED_VALUE.sub(r"\1''", chunk) if ("'" in chunk or '"' in chunk) else chunk
-    if any(s in masked for s in _FAST_STOP) or _SUSPECT.search(masked) or _FLOW_KEY.search(masked):
-        return False, None
+    masked = chunk
+    if _indicators(chunk):
+        if "'" not in chunk and '"' not in chunk:
+            return False, None
+        masked = _QUOTED_VALUE.sub(r"\1''", chunk)
+        if _indicators(masked):
+            return False, None
     if len(chunk) // 2 >= limits.max_nodes or _depth_bound(chunk) >= limits.max_depth:
         return False, None
     text = chunk

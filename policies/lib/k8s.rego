@@ -48,6 +48,10 @@ name(obj) := n if {
 # describe(obj) is how messages name an object: "Deployment web".
 describe(obj) := sprintf("%v %v", [obj.kind, name(obj)])
 
+# subject(pod) starts a message about a pod record: "Deployment web: ". (concat, not sprintf: the
+# compiled policies call back into the host for sprintf, and these messages are the most common.)
+subject(pod) := concat("", [pod.kind, " ", pod.name, ": "])
+
 # annotations(obj) merges the object's annotations with its pod template's (the template wins).
 annotations(obj) := object.union(_annotations(obj), _annotations(template(obj)))
 

@@ -19,6 +19,6 @@ deny contains r if {
 	some pod in k8s.pods
 	not platform.vsphere_pods
 	pod.qos == "BestEffort"
-	msg := sprintf("%s %s: no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention", [pod.kind, pod.name])
+	msg := concat("", [k8s.subject(pod), "no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention"])
 	r := result.make(pod.obj, "PF105", "warning", msg, null, {"containers": count(pod.containers)})
 }

@@ -20,6 +20,6 @@ deny contains r if {
 	not c.has.requests.cpu
 	not c.has.limits.cpu
 	not k8s.missing_reported_elsewhere(pod, c)
-	msg := sprintf("%s %s: %s \"%s\" sets no CPU request", [pod.kind, pod.name, k8s.container_word(c), c.name])
+	msg := concat("", [k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" sets no CPU request"])
 	r := result.make(pod.obj, "PF101", "error", msg, c.name, {"init_container": c.init})
 }

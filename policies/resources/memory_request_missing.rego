@@ -20,6 +20,6 @@ deny contains r if {
 	not c.has.requests.memory
 	not c.has.limits.memory
 	not k8s.missing_reported_elsewhere(pod, c)
-	msg := sprintf("%s %s: %s \"%s\" sets no memory request", [pod.kind, pod.name, k8s.container_word(c), c.name])
+	msg := concat("", [k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" sets no memory request"])
 	r := result.make(pod.obj, "PF102", "error", msg, c.name, {"init_container": c.init})
 }
