@@ -343,7 +343,7 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]
                     docs = None  # type: ignore[assignment]
                     break
                 seen.add(doc.chunk)
-                docs.append((doc.index, doc.line, json.dumps(doc.data), doc.duplicates, doc.chunk, doc.first_line))
+                docs.append((doc.index, doc.line, json.dumps(doc.data), doc.duplicates, doc.chunk, doc.first_line, doc.lines.plain))
         except (yaml.YAMLError, YamlLimitError, RecursionError) as e:
             error = e
         out.append(None if docs is None else (docs, error))
@@ -357,8 +357,8 @@ def _documents_from_worker(text: str, shipped: Any, limits: LoaderLimits) -> Ite
 
     docs, error = shipped
     parts = chunks(text) if docs else []
-    for index, line, data, duplicates, chunk, first_line in docs:
-        lines = LineIndex(None, parts[chunk][1], first_line, limits.yaml)
+    for index, line, data, duplicates, chunk, first_line, plain in docs:
+        lines = LineIndex(None, parts[chunk][1], first_line, limits.yaml, plain)
         yield YamlDocument(index, line, json.loads(data), duplicates, lines, chunk, first_line)
     if error is not None:
         raise error

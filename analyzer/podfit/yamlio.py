@@ -23,6 +23,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 _PyLoader = yaml.SafeLoader
 # LibYAML's C parser and composer when available: same nodes, several times faster
 _CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PyBaseLoader = yaml.BaseLoader
+_CBaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 __all__ = ["chunks", "LineDict", "YamlLimits", "YamlLimitError", "YamlDocument", "iter_documents", "line_of"]
 
@@ -242,16 +244,24 @@ class LineIndex:
     document); a text with anchors or merge keys is converted once into the slow path's tree.
     """
 
-    __slots__ = ("_text", "_first_line", "_limits", "_tree")
+    __slots__ = ("_text", "_first_line", "_limits", "_tree", "_plain")
 
-    def __init__(self, tree: Any = None, text: str = "", first_line: int = 0, limits: YamlLimits | None = None):
+    def __init__(
+        self, tree: Any = None, text: str = "", first_line: int = 0, limits: YamlLimits | None = None, plain: bool = False
+    ):
         self._tree = tree
         self._text = text
         self._first_line = first_line
         self._limits = limits or YamlLimits()
+        # plain: the fast parser read the text, so it has no anchors, aliases, merge keys or tags
+        self._plain = plain
+
+    @property
+    def plain(self) -> bool:
+        return self._plain
 
     def _root(self) -> Any:
-        if self._tree is None and any(c in self._text for c in ("&", "*", "<<")):
+        if self._tree is None and not self._plain:
             try:
                 docs = list(_slow_documents(self._text, self._first_line, self._limits, 0))
                 self._tree = docs[0].data if docs else {}
@@ -262,7 +272,8 @@ class LineIndex:
             return self._tree
         graph = _RECENT.get(self)
         if graph is None:
-            loader = (_CLoader if _c_composer_safe(self._text) else _PyLoader)(self._text)
+            # no implicit tags (the walk converts only the keys it meets, and resolves those)
+            loader = (_CBaseLoader if _c_composer_safe(self._text) else _PyBaseLoader)(self._text)
             try:
                 node = loader.get_single_node()
             except Exception:
@@ -325,6 +336,8 @@ class LineIndex:
             keys = {}
             for key_node, value_node in node.value:
                 if key_node.__class__ is ScalarNode:
+                    if not key_node.style:  # a plain key: its YAML 1.1 type, as SafeLoader reads it
+                        key_node.tag = _RESOLVER.resolve(ScalarNode, key_node.value, (True, False))
                     key = conv.convert(key_node)
                     if _hashable(key):
                         keys[key] = (key_node.start_mark.line, value_node)
@@ -524,7 +537,7 @@ def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = Fal
             ok, data = _fast_document(chunk, limits)
             if ok:
                 start = first_line + _CONTENT_START.match(chunk).group().count("\n") + 1
-                yield YamlDocument(index, start, data, (), LineIndex(None, chunk, first_line, limits), chunk_no, first_line)
+                yield YamlDocument(index, start, data, (), LineIndex(None, chunk, first_line, limits, plain=True), chunk_no, first_line)
                 index += 1
                 continue
         for doc in _slow_documents(chunk, first_line, limits, index):
