@@ -160,3 +160,22 @@ def test_limits_are_configurable(tmp_path):
     cfg.write_text("limits: {max-depth: 1}\n")
     r = run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"])
     assert "nests deeper than 1" in json.loads(r.output)["findings"][0]["message"]
+
+
+def test_the_command_leaves_without_teardown_but_with_all_its_output(tmp_path):
+    """`podfit` (cli.run) ends with os._exit after flushing: the whole report reaches a pipe and
+    the --output file, and the exit status is check's own (1 findings, 0 none, 2 failure)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gen import generate, write
+
+    corpus = tmp_path / "corpus"
+    write(generate(1500, 3), corpus)
+    p = run_process(["check", str(corpus), "--format", "json", "--fail-on", "error"])
+    assert p.returncode == 1
+    report = json.loads(p.stdout)  # complete JSON: nothing lost in the pipe
+    assert report["summary"]["objects"] == 1500 and len(report["findings"]) > 500
+    out = tmp_path / "r.json"
+    p = run_process(["check", str(corpus), "--format", "json", "--output", str(out), "--fail-on", "never"])
+    assert p.returncode == 0 and p.stdout == ""
+    assert json.loads(out.read_text())["findings"] == report["findings"]
+    assert run_process(["check", str(tmp_path / "missing.yaml")]).returncode == 2

@@ -58,6 +58,33 @@ def main() -> None:
     """
 
 
+_RETAINED: list[Any] = []
+
+
+def run() -> None:
+    """The ``podfit`` command: :func:`main`, then out without tearing the heap down. A large run
+    leaves hundreds of thousands of objects (``check`` keeps them in ``_RETAINED`` rather than
+    let them be freed one by one as it returns) that the process's end frees at once: 0.3-0.4 s of
+    3.4 s at 10,000 objects. The output is flushed first; every file podfit writes is closed
+    before."""
+    try:
+        main()  # standalone: ends in SystemExit
+        code: Any = 0
+    except SystemExit as e:
+        code = e.code
+    if code is None:
+        code = EXIT_OK
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = EXIT_FAILURE
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: the output is lost, so not a pass
+            code = code or EXIT_FAILURE
+    os._exit(code)
+
+
 # ----------------------------------------------------------------------------------- helpers ---
 
 
@@ -195,6 +222,7 @@ def check(
     report = analyze(result, platform, config, rego_results, selected, engine_name)
     emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
     threshold = fail_on or config.fail_on or "error"
+    _RETAINED[:] = [result, report]  # freed by the process's end (see run), not one by one here
     sys.exit(exit_status(report, threshold))
 
 

@@ -7,7 +7,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-import jsonschema
 
 from .catalogue import resolve
 from .loader import LoaderLimits
@@ -58,6 +57,8 @@ def _ids(values: Any, source: str, what: str) -> frozenset[str]:
 
 
 def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
+    import jsonschema  # only when there is a file to validate (40 ms to import)
+
     errors = list(jsonschema.Draft202012Validator(load_schema("config.schema.json")).iter_errors(data))
     if errors:
         e = errors[0]

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-import jsonschema
 
 from .model import Location
 from .paths import load_schema
@@ -217,6 +216,8 @@ def _line_for(doc: Any, path: Sequence[Any]) -> int:
 
 def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     """Validate a parsed profile document and build the :class:`Platform`. Raises PlatformError."""
+    import jsonschema  # only when there is a file to validate (40 ms to import)
+
     validator = jsonschema.Draft202012Validator(load_schema("platform.schema.json"))
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
