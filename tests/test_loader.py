@@ -265,3 +265,32 @@ def test_helm_templates_are_skipped_with_advice():
 
 
 ROOT_DIR = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def test_container_line_is_the_workload_containers_line():
+    """loader.container_line (what the engine's workers use) gives each container's own line, as
+    build_workloads records it, and the object's line for names no container has."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(ROOT_DIR / "bench"))
+    from gen import generate
+    import yaml as _yaml
+
+    from podfit.config import Config
+    from podfit.loader import InputFile, build_workloads, container_line, load
+
+    text = _yaml.safe_dump_all(generate(300, 11), sort_keys=False)
+    text += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: twins}\nspec:\n  initContainers:\n  - name: a\n  containers:\n  - name: a\n  - {}\n"
+    res = load([InputFile("g.yaml", text.encode())], Config().limits)
+    workloads, _ = build_workloads(res.objects)
+    checked = 0
+    for w in workloads:
+        seen = set()
+        for c in w.pod.all_containers:
+            if c.name and c.name not in seen:  # the first of a name, as both look it up
+                assert container_line(w.obj, c.name) == c.location.line
+                seen.add(c.name)
+                checked += 1
+        assert container_line(w.obj, "no-such-container") == w.obj.location.line
+        assert container_line(w.obj, None) == w.obj.location.line
+    assert checked > 300

@@ -32,8 +32,9 @@ ODD_FILES = {
 }
 
 
-def _report(d: Path, jobs: int) -> str:
-    env = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "PODFIT_JOBS": str(jobs), "NO_COLOR": "1"}
+def _report(d: Path, jobs: int, engine_workers: int = 1) -> str:
+    env = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "PODFIT_JOBS": str(jobs), "NO_COLOR": "1",
+           "PODFIT_EMBEDDED_WORKERS": str(engine_workers)}  # fmt: skip
     p = subprocess.run([sys.executable, "-m", "podfit", "check", str(d), "--engine", "embedded", "--format", "json"],
                        capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)  # fmt: skip
     assert p.returncode in (0, 1), p.stderr
@@ -50,4 +51,6 @@ def test_parallel_parse_matches_serial(tmp_path):
     shutil.copytree(ROOT / "testdata" / "examples", d / "examples")
     serial = _report(d, 1)
     assert serial == _report(d, 2) == _report(d, 5)
+    # the engine split over workers, which also resolve the lines of their results
+    assert serial == _report(d, 2, engine_workers=3)
     assert '"PF905"' in serial and '"PF901"' in serial  # the odd files did reach the report

@@ -9,7 +9,7 @@ from . import __version__
 from .catalogue import load_catalogue
 from .config import Config
 from .findings import SEVERITY_RANK, Finding
-from .loader import FileRecord, LoadResult, build_workloads
+from .loader import FileRecord, LoadResult, build_workloads, container_line
 from .model import K8sObject, Location, Workload
 from .platform import Platform
 from .rules import RuleContext, python_rules
@@ -94,15 +94,6 @@ def _defaulted(workload: Workload | None, container: str | None, resource: str) 
     return False
 
 
-def _container_line(workload: Workload | None, name: str | None, default: int) -> int:
-    if workload is None or not name:
-        return default
-    for c in workload.pod.all_containers:
-        if c.name == name:
-            return c.location.line
-    return default
-
-
 def _annotation_line(obj: K8sObject, key: str) -> int:
     """Line of an annotation key on the object or on its pod template."""
     from .model import WORKLOAD_KINDS
@@ -175,7 +166,7 @@ def analyze(
         w = by_obj.get(id(obj))
         if r.rule in _DEFAULTED_BY_LIMITRANGE and _defaulted(w, r.container, _DEFAULTED_BY_LIMITRANGE[r.rule]):
             continue  # a LimitRange of the namespace supplies the request (Rego sees one object only)
-        line = _container_line(w, r.container, obj.location.line)
+        line = r.line if getattr(r, "line", None) is not None else container_line(obj, r.container)
         findings.append(
             Finding(r.rule, _strip_subject(r.msg, obj), Location(obj.location.file, line), obj.ref, r.container,
                     dict(r.details or {}))

@@ -246,7 +246,13 @@ def start_engine(engine: str, result: Any, platform: Platform, selected: list[st
     docs = [o.raw for o in result.objects]
     data = platform_data(platform, result.objects, peak_tolerance_percent=config.threshold("PF104", "tolerance-percent", None))
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
-    future = pool.submit(eng.evaluate, docs, data)
+    if getattr(eng, "locates_lines", False):  # the engine's workers resolve the results' lines
+        from .loader import container_line
+
+        objects = result.objects
+        future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
+    else:
+        future = pool.submit(eng.evaluate, docs, data)
     pool.shutdown(wait=False)
 
     def wait() -> list[Any]:

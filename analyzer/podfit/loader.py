@@ -538,6 +538,26 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
 
+def container_line(obj: K8sObject, name: str | None) -> int:
+    """Line of the container called ``name`` in the object's pod spec (init containers first, as
+    ``PodSpec.all_containers`` orders them), else the object's own line. The same answer as the
+    container's location in :func:`workload_from_object`, from the raw object alone (so that the
+    engine's workers can resolve it while the main process still builds the workloads)."""
+    path = WORKLOAD_KINDS.get(obj.kind)
+    if not name or path is None:
+        return obj.location.line
+    template = _dig(obj.raw, path) if path else obj.raw
+    spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return obj.location.line
+    sp = tuple(path) + ("spec",)
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(_list(spec.get(key))):
+            if isinstance(c, dict) and str(c.get("name") or "") == name:
+                return obj.line_at(sp + (key, i))
+    return obj.location.line
+
+
 def workload_from_object(
     obj: K8sObject, defaults: _LimitRangeDefaults, findings: list[Finding]
 ) -> Workload | None:

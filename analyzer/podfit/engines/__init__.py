@@ -52,6 +52,8 @@ class RegoResult:
     msg: str
     container: str | None
     details: Mapping[str, Any]
+    # the line of the container (or object) the result is about, when the engine resolved it
+    line: int | None = None
 
 
 class Engine(Protocol):

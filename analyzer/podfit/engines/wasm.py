@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import dataclasses
 import gc
 import hashlib
 import json
@@ -311,18 +312,28 @@ class WasmEngine:
         if not usable(self.modules):
             raise EngineError(f"{bundle_path()} was not built from {self.policy_dir} (run `make wasm`)")
 
-    def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
+    # evaluate() takes ``locate(index, container) -> line``: the workers resolve the lines of their
+    # results (the documents' texts are theirs by fork), beside the main process's other work
+    locates_lines = True
+
+    def evaluate(
+        self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any],
+        locate: Callable[[int, str | None], int] | None = None,
+    ) -> list[RegoResult]:
         if not documents:
             return []
         data = {"podfit": {"platform": normalise(platform_data)}}
         size = -(-len(documents) // _workers(len(documents)))
         parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
         if len(parts) == 1:
-            return sort_results(_run_part(parts[0][1], parts[0][0], data))
-        return sort_results(_parallel(parts, data))
+            return sort_results(_run_part(parts[0][1], parts[0][0], data))  # lines: the caller's
+        return sort_results(_parallel(parts, data, locate))
 
 
-def _parallel(parts: list[tuple[int, Sequence[Mapping[str, Any]]]], data: dict[str, Any]) -> list[RegoResult]:
+def _parallel(
+    parts: list[tuple[int, Sequence[Mapping[str, Any]]]], data: dict[str, Any],
+    locate: Callable[[int, str | None], int] | None = None,
+) -> list[RegoResult]:
     """One forked process per part. (Threads do not scale here: every ``sprintf`` of a message is
     a call back into Python, which waits for the GIL while the other threads run Python.)"""
     import multiprocessing
@@ -332,8 +343,8 @@ def _parallel(parts: list[tuple[int, Sequence[Mapping[str, Any]]]], data: dict[s
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # pragma: no cover - platforms without fork
         return [r for start, part in parts for r in _run_part(part, start, data)]
-    global _PARTS
-    _PARTS = parts  # inherited by the children: the documents are not pickled
+    global _PARTS, _LOCATE
+    _PARTS, _LOCATE = parts, locate  # inherited by the children: nothing is pickled
     try:
         with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx) as pool:
             futures = [pool.submit(_run_inherited, k, data) for k in range(len(parts))]
@@ -341,11 +352,12 @@ def _parallel(parts: list[tuple[int, Sequence[Mapping[str, Any]]]], data: dict[s
             for f in futures:
                 results.extend(f.result())
     finally:
-        _PARTS = []
+        _PARTS, _LOCATE = [], None
     return results
 
 
 _PARTS: list[tuple[int, Sequence[Mapping[str, Any]]]] = []
+_LOCATE: Callable[[int, str | None], int] | None = None
 
 
 def _run_inherited(k: int, data: dict[str, Any]) -> list[RegoResult]:
@@ -353,7 +365,13 @@ def _run_inherited(k: int, data: dict[str, Any]) -> list[RegoResult]:
     # parent's heap it shares
     gc.disable()
     start, part = _PARTS[k]
-    return _run_part(part, start, data)
+    results = _run_part(part, start, data)
+    if _LOCATE is not None:
+        try:
+            results = [dataclasses.replace(r, line=_LOCATE(r.index, r.container)) for r in results]
+        except Exception:  # lines are a courtesy here: the main process resolves what is missing
+            pass
+    return results
 
 
 def _workers(n: int, cpus: int | None = None) -> int:
