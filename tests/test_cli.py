@@ -179,3 +179,38 @@ def test_the_command_leaves_without_teardown_but_with_all_its_output(tmp_path):
     assert p.returncode == 0 and p.stdout == ""
     assert json.loads(out.read_text())["findings"] == report["findings"]
     assert run_process(["check", str(tmp_path / "missing.yaml")]).returncode == 2
+
+
+def test_status_lines_on_a_terminal_only(tmp_path):
+    """On a terminal, stderr shows parsing progress and a "checking N objects" line while the rules
+    run, each cleared afterwards; the report on stdout is the same as without a terminal."""
+    import os
+    import pty
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gen import generate, write
+
+    corpus = tmp_path / "corpus"
+    write(generate(2500, 5), corpus, per_file=10)  # 250 files: parsing progress too
+    plain = run_process(["check", str(corpus), "--format", "json"])
+    main_fd, term = pty.openpty()
+    env = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"}
+    p = subprocess.run([sys.executable, "-m", "podfit", "check", str(corpus), "--format", "json"],
+                       stdout=subprocess.PIPE, stderr=term, env=env, cwd=ROOT, timeout=300)  # fmt: skip
+    os.close(term)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main_fd)
+    assert p.returncode == plain.returncode == 1
+    assert p.stdout.decode() == plain.stdout
+    text = seen.decode(errors="replace")
+    assert "parsed 250/250 files" in text and "checking 2,500 objects" in text
+    assert text.rstrip().endswith("\x1b[K")  # the status line is cleared
+    assert "checking" not in plain.stderr

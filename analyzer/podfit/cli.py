@@ -128,6 +128,9 @@ def load_inputs(paths: Sequence[str], config: Config):  # -> LoadResult
         raise PodfitError(str(e)) from None
 
 
+_STATUS_MIN_OBJECTS = 2000
+
+
 def _progress(total: int):
     """A status line on a terminal for long inputs: `podfit: parsed 1,200/5,000 files`."""
     if total < 200 or not sys.stderr.isatty():
@@ -218,8 +221,13 @@ def check(
             raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
         selected.append(rule.id)
     result = load_inputs(paths, config)
+    status = sys.stderr.isatty() and len(result.objects) >= _STATUS_MIN_OBJECTS
+    if status:  # a status line while the rules run (seconds for large inputs)
+        click.echo(f"\rpodfit: checking {len(result.objects):,} objects", nl=False, err=True)
     engine_name, rego_results = start_engine(engine, result, platform, selected, config)
     report = analyze(result, platform, config, rego_results, selected, engine_name)
+    if status:
+        click.echo("\r\x1b[K", nl=False, err=True)
     emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
     threshold = fail_on or config.fail_on or "error"
     _RETAINED[:] = [result, report]  # freed by the process's end (see run), not one by one here
