@@ -185,3 +185,14 @@ def test_text_beyond_the_basic_plane_and_lone_surrogates_read_as_opa_reads_them(
     want = OpaEngine(policy_dir(), OPA).evaluate(docs, {})
     assert WasmEngine(policy_dir()).evaluate(docs, {}) == want
     assert want[0].msg.startswith("Pod \U00020000: ") and want[1].msg.startswith("Pod a\ufffdb: ")
+
+
+def test_a_worker_that_dies_is_an_engine_error(monkeypatch):
+    """A worker killed mid-run (the kernel's OOM killer, say) fails the run: exit 2, never a pass."""
+    import signal
+
+    monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "2")
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}}
+    with pytest.raises(EngineError, match="worker died"):
+        # locate runs in the workers (inherited by fork): here it kills the one it runs in
+        WasmEngine(policy_dir()).evaluate([pod] * 10, {}, locate=lambda i, c: os.kill(os.getpid(), signal.SIGKILL))

@@ -8,10 +8,12 @@ uses it only when that matches the policies being run, so a changed or custom po
 (``PODFIT_POLICY_DIR``) falls back to regopy (:mod:`podfit.engines.embedded`).
 
 Documents go in as the same tagged ``kind: List`` the opa engine uses
-(:func:`podfit.engines.batch_input`), a part per thread; each thread has its own wasm instance.
-wasmtime releases the GIL while wasm runs, so the parts run side by side, and beside the Python
-rules. The host implements the one built-in OPA leaves to it, ``sprintf``, for the verbs the
-policies use (``%s``, ``%v``, ``%d``, ``%%``), with Go's formatting of numbers.
+(:func:`podfit.engines.batch_input`). Large inputs are split into one part per CPU, each evaluated
+by a forked worker with its own instance, beside the main process's Python rules; given
+``locate``, the workers also resolve the lines of their results. (Threads did not scale: the
+module calls back into Python for every ``sprintf``, and each call waited for the GIL.) The host
+implements the one built-in OPA leaves to it, ``sprintf``, for the verbs the policies use (``%s``,
+``%v``, ``%d``, ``%%``), with Go's formatting of numbers.
 
 The ABI (OPA's "Wasm" docs): the module imports ``env.memory`` and ``env.opa_builtin0..4`` /
 ``env.opa_abort``; the host parses JSON into values on the module's heap (``opa_json_parse``,
@@ -49,7 +51,7 @@ _PAGE = 65536
 _MIN_PAGES = 64
 _SCRATCH = 4096
 # Documents per evaluation: the heap is reset between evaluations, so this bounds the module's
-# memory (about 25 KiB per document) while keeping the per-call cost negligible.
+# memory while keeping the per-call cost negligible.
 CHUNK = 2000
 # Below this many documents per process, a second one costs more than it saves.
 MIN_DOCUMENTS_PER_WORKER = 300
@@ -338,6 +340,7 @@ def _parallel(
     a call back into Python, which waits for the GIL while the other threads run Python.)"""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     try:
         ctx = multiprocessing.get_context("fork")
@@ -351,6 +354,8 @@ def _parallel(
             results: list[RegoResult] = []
             for f in futures:
                 results.extend(f.result())
+    except BrokenProcessPool:
+        raise EngineError("an embedded engine worker died (killed for memory?)") from None
     finally:
         _PARTS, _LOCATE = [], None
     return results
