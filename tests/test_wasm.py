@@ -196,3 +196,12 @@ def test_a_worker_that_dies_is_an_engine_error(monkeypatch):
     with pytest.raises(EngineError, match="worker died"):
         # locate runs in the workers (inherited by fork): here it kills the one it runs in
         WasmEngine(policy_dir()).evaluate([pod] * 10, {}, locate=lambda i, c: os.kill(os.getpid(), signal.SIGKILL))
+
+
+def test_large_inputs_are_halved_not_refused(monkeypatch):
+    monkeypatch.setattr(wasm, "MAX_INPUT_BYTES", 2000)
+    monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "1")
+    pods = [{"kind": "Pod", "metadata": {"name": f"p{i}", "annotations": {"x": "y" * 300}},
+             "spec": {"containers": [{"name": "a"}]}} for i in range(40)]  # fmt: skip
+    results = WasmEngine(policy_dir()).evaluate(pods, {})
+    assert [(r.index, r.rule) for r in results] == [(i, "PF105") for i in range(40)]

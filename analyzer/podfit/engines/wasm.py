@@ -53,6 +53,7 @@ _SCRATCH = 4096
 # Documents per evaluation: the heap is reset between evaluations, so this bounds the module's
 # memory while keeping the per-call cost negligible.
 CHUNK = 2000
+MAX_INPUT_BYTES = 32 * 2**20
 # Below this many documents per process, a second one costs more than it saves.
 MIN_DOCUMENTS_PER_WORKER = 300
 
@@ -390,21 +391,30 @@ def _workers(n: int, cpus: int | None = None) -> int:
 
 
 def _run_part(documents: Sequence[Mapping[str, Any]], offset: int, data: dict[str, Any]) -> list[RegoResult]:
-    from .embedded import quantity_strings
-
     inst = Instance()
     results: list[RegoResult] = []
     for start in range(0, len(documents), CHUNK):
-        chunk = batch_input(documents[start : start + CHUNK], offset + start)
-        # the quantity memo first (one evaluation over the distinct strings), then the rules
-        inst.set_data(data)
-        texts = sorted(quantity_strings([chunk]))
-        memo = inst.evaluate(f"{ENTRY_PACKAGE}/quantities", _json(texts)) if texts else [{}, {}]
-        inst.set_data({"podfit": {**data["podfit"], "quantities": {"cpu": memo[0], "memory": memo[1]}}})
-        where = f"embedded engine (documents {offset + start}-{offset + start + len(documents[start : start + CHUNK]) - 1})"
-        raw = inst.evaluate(f"{ENTRY_PACKAGE}/deny", _json(chunk))
-        results.extend(batch_results(raw, where))
+        results.extend(_run_chunk(inst, documents[start : start + CHUNK], offset + start, data))
     return results
+
+
+def _run_chunk(inst: Instance, documents: Sequence[Mapping[str, Any]], first: int, data: dict[str, Any]) -> list[RegoResult]:
+    """One evaluation; halved while its input is over ``MAX_INPUT_BYTES`` (a few huge documents
+    would otherwise ask the 32-bit module for more memory than it can have)."""
+    from .embedded import quantity_strings
+
+    chunk = batch_input(documents, first)
+    text = _json(chunk)
+    if len(text) > MAX_INPUT_BYTES and len(documents) > 1:
+        half = len(documents) // 2
+        return _run_chunk(inst, documents[:half], first, data) + _run_chunk(inst, documents[half:], first + half, data)
+    # the quantity memo first (one evaluation over the distinct strings), then the rules
+    inst.set_data(data)
+    texts = sorted(quantity_strings([chunk]))
+    memo = inst.evaluate(f"{ENTRY_PACKAGE}/quantities", _json(texts)) if texts else [{}, {}]
+    inst.set_data({"podfit": {**data["podfit"], "quantities": {"cpu": memo[0], "memory": memo[1]}}})
+    raw = inst.evaluate(f"{ENTRY_PACKAGE}/deny", text)
+    return batch_results(raw, f"embedded engine (documents {first}-{first + len(documents) - 1})")
 
 
 def _json(value: Any) -> bytes:
