@@ -9,7 +9,6 @@ testcase; a file podfit skipped is a ``<skipped>`` testcase and one it could not
 from __future__ import annotations
 
 from collections import OrderedDict
-from xml.sax.saxutils import escape, quoteattr
 
 from ..catalogue import load_catalogue
 from ..check import Report
@@ -19,12 +18,16 @@ NAME = "junit"
 
 
 def _a(value: object) -> str:
+    from xml.sax.saxutils import quoteattr  # here: every run lists the formats, few write JUnit
+
     # XML 1.0 forbids most control characters even when escaped; drop them.
     text = "".join(ch for ch in str(value) if ch in "\t\n\r" or ord(ch) >= 0x20)
     return quoteattr(text)
 
 
 def _t(value: str) -> str:
+    from xml.sax.saxutils import escape
+
     return escape("".join(ch for ch in value if ch in "\t\n\r" or ord(ch) >= 0x20))
 
 
