@@ -423,14 +423,12 @@ class SchemaSet:
         """(fast predicate or None, jsonschema validator) for a kind, or None without a schema."""
         key = (api_version, kind)
         if key not in self._validators:
-            import jsonschema
-
             schema = self.schema_for(api_version, kind)
             if schema is None:
                 self._validators[key] = None
             else:
                 fast = compile_fast(schema) if self.fast else None
-                self._validators[key] = (fast, jsonschema.Draft202012Validator(schema))
+                self._validators[key] = (fast, _LazyValidator(schema))
         return self._validators[key]
 
     def validate(self, doc: Mapping[str, Any]) -> list[Violation] | None:
@@ -447,6 +445,30 @@ class SchemaSet:
         for err in sorted(v.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
             out.extend(_violations(err))
         return out
+
+
+class _LazyValidator:
+    """A jsonschema validator built on first use: with the fast predicate, only invalid objects
+    need one (importing jsonschema and building a validator take about 70 ms)."""
+
+    __slots__ = ("_schema", "_validator")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self._schema = schema
+        self._validator: Any = None
+
+    def _get(self) -> Any:
+        if self._validator is None:
+            import jsonschema
+
+            self._validator = jsonschema.Draft202012Validator(self._schema)
+        return self._validator
+
+    def is_valid(self, doc: Any) -> bool:
+        return self._get().is_valid(doc)
+
+    def iter_errors(self, doc: Any) -> Any:
+        return self._get().iter_errors(doc)
 
 
 # ------------------------------------------------------------------- kubeconform's layout ---
