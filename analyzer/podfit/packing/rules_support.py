@@ -79,8 +79,10 @@ def facts_for(ctx, analyse: bool = True) -> PackingFacts:
     return facts
 
 
-def pool_location(inputs: PackInputs, pool_name: str, default: Location) -> tuple[Location, Any]:
-    """Where a node pool was declared (profile or cluster manifest)."""
-    src = (inputs.pool_sources or {}).get(pool_name)
-    loc = getattr(src, "location", None)
-    return (loc or default), src
+def pool_location(inputs: PackInputs, pool_name: str) -> Location:
+    """Where a node pool was declared (profile or cluster manifest); else the first workload's file."""
+    loc = getattr((inputs.pool_sources or {}).get(pool_name), "location", None)
+    if loc is not None:
+        return loc
+    first = next(iter(inputs.workloads.values()), None)
+    return Location(first.location.file if first is not None else "", 0)

@@ -5,17 +5,12 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..findings import Finding
-from ..model import Location
 from ..packing.report import fmt_mem
 from ..packing.rules_support import facts_for, pool_location
-from ..packing.rules_support import skip_reason as _skip
+from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from ..quantity import format_cpu
 
 ID = "PF603"
-
-
-def skip_reason(ctx) -> str | None:
-    return _skip(ctx)
 
 
 def check(ctx) -> Iterator[Finding]:
@@ -30,8 +25,7 @@ def check(ctx) -> Iterator[Finding]:
     if h.free_memory < h.needed_memory:
         short.append(f"memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free")
     pool = a.pools[0].name
-    default = Location(next(iter(facts.inputs.workloads.values())).location.file if facts.inputs.workloads else "", 0)
-    loc, _ = pool_location(facts.inputs, pool, default)
+    loc = pool_location(facts.inputs, pool)
     yield Finding(
         rule=ID,
         message=(f"no burst headroom: {h.share_percent}% of Σ(limit − request) does not fit the free capacity "

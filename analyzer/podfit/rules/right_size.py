@@ -6,15 +6,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..findings import Finding
-from ..model import Location
 from ..packing.rules_support import facts_for, pool_location
-from ..packing.rules_support import skip_reason as _skip
+from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 
 ID = "PF604"
-
-
-def skip_reason(ctx) -> str | None:
-    return _skip(ctx)
 
 
 def check(ctx) -> Iterator[Finding]:
@@ -35,8 +30,7 @@ def check(ctx) -> Iterator[Finding]:
     best = by_class[rec.vm_class]
     if cur is not None and cur.nodes == count and cur.waste_ppm <= best.waste_ppm:
         return  # as good as the recommendation
-    default = Location(next(iter(facts.inputs.workloads.values())).location.file if facts.inputs.workloads else "", 0)
-    loc, _ = pool_location(facts.inputs, a.pools[0].name, default)
+    loc = pool_location(facts.inputs, a.pools[0].name)
     yield Finding(
         rule=ID,
         message=(f"right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "

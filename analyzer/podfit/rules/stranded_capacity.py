@@ -5,17 +5,12 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..findings import Finding
-from ..model import Location
 from ..packing.report import fmt_mem
 from ..packing.rules_support import facts_for, pool_location
-from ..packing.rules_support import skip_reason as _skip
+from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from ..quantity import format_cpu
 
 ID = "PF602"
-
-
-def skip_reason(ctx) -> str | None:
-    return _skip(ctx)
 
 
 def check(ctx) -> Iterator[Finding]:
@@ -30,8 +25,7 @@ def check(ctx) -> Iterator[Finding]:
     if not (s.cpu * 100 > percent * total_cpu or s.memory * 100 > percent * total_mem):
         return
     pool = next(n.pool for n in a.fit.nodes if n.name in s.nodes)
-    loc, _ = pool_location(facts.inputs, pool, Location(next(iter(facts.inputs.workloads.values())).location.file
-                                                          if facts.inputs.workloads else "", 0))
+    loc = pool_location(facts.inputs, pool)
     yield Finding(
         rule=ID,
         message=(f"{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on {len(s.nodes)} node(s) "

@@ -8,13 +8,9 @@ from ..findings import Finding
 from ..packing.bounds import fits
 from ..packing.report import describe_proof
 from ..packing.rules_support import facts_for
-from ..packing.rules_support import skip_reason as _skip
+from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 
 ID = "PF601"
-
-
-def skip_reason(ctx) -> str | None:
-    return _skip(ctx)
 
 
 def check(ctx) -> Iterator[Finding]:
