@@ -236,7 +236,7 @@ def test_opa_workers(monkeypatch):
 
 
 def test_quantity_memo_candidates():
-    from podfit.engines.embedded import quantity_strings
+    from podfit.engines import quantity_strings
 
     doc = {"kind": "Pod", "spec": {"overhead": {"cpu": "250m"}, "containers": [
         {"name": "a", "resources": {"requests": {"cpu": 0.5, "memory": "1Gi"}, "limits": {"memory": 2}}},

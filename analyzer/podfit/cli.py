@@ -18,7 +18,7 @@ from .catalogue import load_catalogue, resolve
 from .check import Report, analyze
 from .config import Config, ConfigError, find_config, parse_config_text
 from .findings import SEVERITY_RANK
-from .loader import InputError, discover, load, read_files
+from .loader import InputError, container_line, discover, load, read_files
 from .platform import DEFAULT_PLATFORM, Platform, PlatformError, parse_platform
 
 EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
@@ -254,13 +254,8 @@ def start_engine(engine: str, result: Any, platform: Platform, selected: list[st
     docs = [o.raw for o in result.objects]
     data = platform_data(platform, result.objects, peak_tolerance_percent=config.threshold("PF104", "tolerance-percent", None))
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
-    if getattr(eng, "locates_lines", False):  # the engine's workers resolve the results' lines
-        from .loader import container_line
-
-        objects = result.objects
-        future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
-    else:
-        future = pool.submit(eng.evaluate, docs, data)
+    objects = result.objects
+    future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
     pool.shutdown(wait=False)
 
     def wait() -> list[Any]:

@@ -22,7 +22,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 __all__ = [
     "EngineError",
@@ -36,6 +36,9 @@ __all__ = [
     "batch_input",
     "batch_results",
     "DOCUMENT_KEY",
+    "QUANTITY_MEMO",
+    "quantity_strings",
+    "worker_count",
 ]
 
 ENGINE_NAMES = ("auto", "embedded", "opa")
@@ -59,7 +62,12 @@ class RegoResult:
 class Engine(Protocol):
     name: str
 
-    def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
+    def evaluate(
+        self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any],
+        locate: Callable[[int, str | None], int] | None = None,
+    ) -> list[RegoResult]:
+        """The results for the documents. ``locate(index, container)`` gives the line of a result;
+        an engine may use it to fill ``RegoResult.line`` (the wasm engine's workers do)."""
         ...
 
 
@@ -190,6 +198,55 @@ def to_results(index: int, raw: Any) -> list[RegoResult]:
     return out
 
 
+def worker_count(n_documents: int, env_var: str, min_per_worker: int, cpus: int | None = None) -> int:
+    """Processes for ``n_documents``: ``env_var`` if set to a positive number, else one per CPU (at
+    most 4) while each gets at least ``min_per_worker`` documents; never more than the documents."""
+    configured = os.environ.get(env_var, "")
+    if configured.isdigit() and int(configured) > 0:
+        wanted = int(configured)
+    else:
+        wanted = min(cpus if cpus is not None else (os.cpu_count() or 1), 4, n_documents // min_per_worker)
+    return max(1, min(wanted, n_documents))
+
+
+# The quantity memo (data.podfit.quantities, see policies/lib/quantity.rego): the library's own
+# parser over a list of strings given as input; values beyond 2^53 are left out (parsed per use).
+QUANTITY_MEMO = (
+    "[{s: n | some s in input; n := data.podfit.lib.quantity.cpu_millicores(s); n < 9007199254740992},"
+    " {s: n | some s in input; n := data.podfit.lib.quantity.memory_bytes(s); n < 9007199254740992}]"
+)
+
+
+_QUANTITY_KEYS = frozenset({"requests", "limits", "overhead"})
+
+
+def quantity_strings(documents: Sequence[Any]) -> set[str]:
+    """Every short string (or float, as its text) value of a mapping found under a ``requests``, ``limits`` or
+    ``overhead`` key anywhere in the documents: the candidates for the quantity memo. A superset
+    is harmless (each is parsed once), a missing string is parsed where it is used."""
+    found: set[str] = set()
+    stack: list[Any] = list(documents)
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is dict or (t is not list and isinstance(node, Mapping)):
+            for key, value in node.items():
+                vt = type(value)
+                if vt is str or vt is int or vt is bool or value is None:
+                    continue
+                if key in _QUANTITY_KEYS and (vt is dict or isinstance(value, Mapping)):
+                    for v in value.values():
+                        if type(v) is float:
+                            v = repr(v)  # as normalise() passes it
+                        if type(v) is str and len(v) <= 64:
+                            found.add(v)
+                push(value)
+        elif t is list or t is tuple:
+            extend(node)
+    return found
+
+
 def sort_results(results: list[RegoResult]) -> list[RegoResult]:
     import json
 
@@ -211,8 +268,9 @@ def embedded_engine(directory: Path) -> Engine:
     policies, else regopy (a custom or edited policy directory, or ``PODFIT_EMBEDDED_BACKEND=regopy``)."""
     from . import wasm
 
-    if wasm.usable(policy_modules(directory)):
-        return wasm.WasmEngine(directory)
+    modules = policy_modules(directory)
+    if wasm.usable(modules):
+        return wasm.WasmEngine(directory, modules)
     from .embedded import EmbeddedEngine
 
     return EmbeddedEngine(directory)
@@ -233,8 +291,9 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
         # fastest first: the compiled module in-process, then the opa binary, then regopy
         from . import wasm
 
-        if wasm.usable(policy_modules(directory)):
-            return wasm.WasmEngine(directory)
+        modules = policy_modules(directory)
+        if wasm.usable(modules):
+            return wasm.WasmEngine(directory, modules)
         binary = find_opa()
         if binary is not None:
             return OpaEngine(directory, binary, timeout)

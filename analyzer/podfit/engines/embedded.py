@@ -21,7 +21,10 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from . import EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results
+from . import (
+    QUANTITY_MEMO, EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules,
+    quantity_strings, sort_results, worker_count,
+)
 
 __all__ = ["EmbeddedEngine", "BATCH"]
 
@@ -60,7 +63,9 @@ class EmbeddedEngine:
             raise EngineError(f"embedded engine (regopy) could not compile the policies: {_first_line(e)}") from None
         return rego, bundle
 
-    def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
+    def evaluate(
+        self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any], locate: Any = None,
+    ) -> list[RegoResult]:
         if not documents:
             return []
         workers = _workers(len(documents))
@@ -94,17 +99,14 @@ class EmbeddedEngine:
     def _quantities(self, documents: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
         """The memo ``data.podfit.quantities`` (see policies/lib/quantity.rego): the library's own
         parser, run once in rego-cpp over the distinct strings under ``requests``, ``limits`` and
-        ``overhead`` keys of the documents. Values beyond 2^53 are left out (parsed per use)."""
+        ``overhead`` keys of the documents (:data:`podfit.engines.QUANTITY_MEMO`)."""
         from regopy import Interpreter
 
         texts = sorted(quantity_strings(documents))
         source = self.modules.get("lib/quantity.rego")
         if not texts or source is None:
             return {}
-        query = (
-            "x := [{s: n | some s in input; n := data.podfit.lib.quantity.cpu_millicores(s); n < 9007199254740992},"
-            " {s: n | some s in input; n := data.podfit.lib.quantity.memory_bytes(s); n < 9007199254740992}]"
-        )
+        query = "x := " + QUANTITY_MEMO
         try:
             rego = Interpreter()
             rego.add_module("lib/quantity.rego", source)
@@ -141,48 +143,13 @@ MIN_DOCUMENTS_PER_WORKER = 200
 
 
 def _workers(n: int, cpus: int | None = None) -> int:
-    """Processes to use: ``PODFIT_EMBEDDED_WORKERS`` if set (1 turns splitting off), else one per
-    CPU (at most 4) while each gets at least ``MIN_DOCUMENTS_PER_WORKER`` documents. Measured
-    here: 1,000 documents took 8.4 s in one process and 5.3 s in two on 2 CPUs."""
-    configured = os.environ.get("PODFIT_EMBEDDED_WORKERS", "")
-    if configured.isdigit() and int(configured) > 0:
-        return max(1, min(int(configured), n))
-    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
-    return max(1, min(cpus, 4, n // MIN_DOCUMENTS_PER_WORKER))
+    """Processes to use (``PODFIT_EMBEDDED_WORKERS``; see :func:`podfit.engines.worker_count`).
+    Measured here: 1,000 documents took 8.4 s in one process and 5.3 s in two on 2 CPUs."""
+    return worker_count(n, "PODFIT_EMBEDDED_WORKERS", MIN_DOCUMENTS_PER_WORKER, cpus)
 
 
 def _run_chunk(policy_dir: str, documents: list, platform_data: dict, offset: int) -> list[RegoResult]:
     return EmbeddedEngine(Path(policy_dir))._evaluate(documents, platform_data, offset)
-
-
-_QUANTITY_KEYS = frozenset({"requests", "limits", "overhead"})
-
-
-def quantity_strings(documents: Sequence[Any]) -> set[str]:
-    """Every short string (or float, as its text) value of a mapping found under a ``requests``, ``limits`` or
-    ``overhead`` key anywhere in the documents: the candidates for the quantity memo. A superset
-    is harmless (each is parsed once), a missing string is parsed where it is used."""
-    found: set[str] = set()
-    stack: list[Any] = list(documents)
-    pop, push, extend = stack.pop, stack.append, stack.extend
-    while stack:
-        node = pop()
-        t = type(node)
-        if t is dict or (t is not list and isinstance(node, Mapping)):
-            for key, value in node.items():
-                vt = type(value)
-                if vt is str or vt is int or vt is bool or value is None:
-                    continue
-                if key in _QUANTITY_KEYS and (vt is dict or isinstance(value, Mapping)):
-                    for v in value.values():
-                        if type(v) is float:
-                            v = repr(v)  # as normalise() passes it
-                        if type(v) is str and len(v) <= 64:
-                            found.add(v)
-                push(value)
-        elif t is list or t is tuple:
-            extend(node)
-    return found
 
 
 @contextlib.contextmanager

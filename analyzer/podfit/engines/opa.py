@@ -21,7 +21,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results
+from . import (
+    EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results,
+    worker_count,
+)
 
 __all__ = ["OpaEngine", "find_opa", "deny_query", "workers"]
 
@@ -50,14 +53,8 @@ def deny_query(packages: Sequence[str]) -> str:
 
 
 def workers(n_documents: int, cpus: int | None = None) -> int:
-    """``opa eval`` processes for ``n_documents``: ``PODFIT_OPA_WORKERS`` if set, else one per CPU
-    (at most 4) while each gets at least ``MIN_DOCUMENTS_PER_WORKER`` documents."""
-    configured = os.environ.get("PODFIT_OPA_WORKERS", "")
-    if configured.isdigit() and int(configured) > 0:
-        wanted = int(configured)
-    else:
-        wanted = min(cpus if cpus is not None else (os.cpu_count() or 1), 4, n_documents // MIN_DOCUMENTS_PER_WORKER)
-    return max(1, min(wanted, n_documents))
+    """``opa eval`` processes (``PODFIT_OPA_WORKERS``; see :func:`podfit.engines.worker_count`)."""
+    return worker_count(n_documents, "PODFIT_OPA_WORKERS", MIN_DOCUMENTS_PER_WORKER, cpus)
 
 
 class OpaEngine:
@@ -70,7 +67,9 @@ class OpaEngine:
         self.modules = policy_modules(self.policy_dir)
         self.packages = deny_packages(self.modules)
 
-    def evaluate(self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any]) -> list[RegoResult]:
+    def evaluate(
+        self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any], locate: Any = None,
+    ) -> list[RegoResult]:
         if not documents:
             return []
         n = workers(len(documents))

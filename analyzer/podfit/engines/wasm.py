@@ -39,7 +39,10 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results
+from . import (
+    QUANTITY_MEMO, EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules,
+    quantity_strings, sort_results, worker_count,
+)
 
 __all__ = ["WasmEngine", "bundle_path", "usable", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE"]
 
@@ -84,15 +87,9 @@ def usable(modules: Mapping[str, str]) -> bool:
 
 def entry_module(packages: Sequence[str]) -> str:
     """The entrypoints: every rule's ``deny`` in one set, and the quantity memo (see quantity.rego)."""
-    union = " | ".join(f"data.{p}.deny" for p in packages) or "set()"
-    return (
-        f"package {ENTRY_PACKAGE}\n\n"
-        f"deny := {union}\n\n"
-        "quantities := [\n"
-        "\t{s: n | some s in input; n := data.podfit.lib.quantity.cpu_millicores(s); n < 9007199254740992},\n"
-        "\t{s: n | some s in input; n := data.podfit.lib.quantity.memory_bytes(s); n < 9007199254740992},\n"
-        "]\n"
-    )
+    from .opa import deny_query
+
+    return f"package {ENTRY_PACKAGE}\n\ndeny := {deny_query(packages)}\n\nquantities := {QUANTITY_MEMO}\n"
 
 
 def build_bundle(opa: str, policy_dir: Path, out_dir: Path) -> Path:
@@ -309,15 +306,11 @@ class WasmEngine:
     name = "embedded"
     backend = "wasm"
 
-    def __init__(self, policy_dir: Path) -> None:
+    def __init__(self, policy_dir: Path, modules: Mapping[str, str] | None = None) -> None:
         self.policy_dir = Path(policy_dir)
-        self.modules = policy_modules(self.policy_dir)
+        self.modules = modules if modules is not None else policy_modules(self.policy_dir)
         if not usable(self.modules):
             raise EngineError(f"{bundle_path()} was not built from {self.policy_dir} (run `make wasm`)")
-
-    # evaluate() takes ``locate(index, container) -> line``: the workers resolve the lines of their
-    # results (the documents' texts are theirs by fork), beside the main process's other work
-    locates_lines = True
 
     def evaluate(
         self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any],
@@ -330,6 +323,8 @@ class WasmEngine:
         parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
         if len(parts) == 1:
             return sort_results(_run_part(parts[0][1], parts[0][0], data))  # lines: the caller's
+        # the workers also resolve the lines of their results (the documents' texts are theirs by
+        # fork), beside the main process's other work
         return sort_results(_parallel(parts, data, locate))
 
 
@@ -381,13 +376,8 @@ def _run_inherited(k: int, data: dict[str, Any]) -> list[RegoResult]:
 
 
 def _workers(n: int, cpus: int | None = None) -> int:
-    """Processes to run side by side: ``PODFIT_EMBEDDED_WORKERS`` if set, else one per CPU (at
-    most 4) while each gets at least ``MIN_DOCUMENTS_PER_WORKER`` documents."""
-    configured = os.environ.get("PODFIT_EMBEDDED_WORKERS", "")
-    if configured.isdigit() and int(configured) > 0:
-        return max(1, min(int(configured), n))
-    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
-    return max(1, min(cpus, 4, n // MIN_DOCUMENTS_PER_WORKER))
+    """Processes (``PODFIT_EMBEDDED_WORKERS``; see :func:`podfit.engines.worker_count`)."""
+    return worker_count(n, "PODFIT_EMBEDDED_WORKERS", MIN_DOCUMENTS_PER_WORKER, cpus)
 
 
 def _run_part(documents: Sequence[Mapping[str, Any]], offset: int, data: dict[str, Any]) -> list[RegoResult]:
@@ -401,8 +391,6 @@ def _run_part(documents: Sequence[Mapping[str, Any]], offset: int, data: dict[st
 def _run_chunk(inst: Instance, documents: Sequence[Mapping[str, Any]], first: int, data: dict[str, Any]) -> list[RegoResult]:
     """One evaluation; halved while its input is over ``MAX_INPUT_BYTES`` (a few huge documents
     would otherwise ask the 32-bit module for more memory than it can have)."""
-    from .embedded import quantity_strings
-
     chunk = batch_input(documents, first)
     text = _json(chunk)
     if len(text) > MAX_INPUT_BYTES and len(documents) > 1:
