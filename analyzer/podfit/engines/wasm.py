@@ -304,7 +304,6 @@ class Instance:
 
 class WasmEngine:
     name = "embedded"
-    backend = "wasm"
 
     def __init__(self, policy_dir: Path, modules: Mapping[str, str] | None = None) -> None:
         self.policy_dir = Path(policy_dir)
