@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from .clusters import cluster_objects, is_critical, node_pools_from_objects
+from .clusters import all_node_pools, cluster_objects, is_critical
 from .model import Container, K8sObject, Location, ObjectRef, PodSpec, Workload
 from .platform import HostGroup, NodePool, Platform
 
@@ -360,7 +360,7 @@ def reservations_of(
 ) -> tuple[VM, ...]:
     """Every powered-on VM the platform and the input describe: node VMs of the platform's pools
     and of TKC / Cluster API manifests, plus CRXs when the runtime is ``vsphere-pods``."""
-    pools = tuple(node_pools) if node_pools is not None else tuple(platform.node_pools) + tuple(node_pools_from_objects(objects))
+    pools = tuple(node_pools) if node_pools is not None else all_node_pools(platform, objects)
     vms, _ = vms_from_node_pools(pools, platform)
     if platform.runtime == "vsphere-pods":
         vms = vms + vms_from_workloads(workloads, platform)

@@ -79,7 +79,7 @@ def command(paths, platform_path, pools, overhead_cpu, overhead_memory, max_pods
       podfit pack app.yaml cluster-tkc.yaml --format json
     """
     from ..cli import PodfitError, load_config, load_inputs, load_platform
-    from ..clusters import node_pools_from_objects
+    from ..clusters import all_node_pools
     from ..loader import build_workloads
     from ..packing import Overhead, analyze
     from ..packing.adapter import inputs_from
@@ -95,7 +95,7 @@ def command(paths, platform_path, pools, overhead_cpu, overhead_memory, max_pods
     cli_pools = [_param(lambda t, i=i: parse_pool(t, i), p, "--pool") for i, p in enumerate(pools)]
     result = load_inputs(paths, load_config(None))
     workloads, _ = build_workloads(result.objects)
-    node_pools = cli_pools or (list(platform.node_pools) + node_pools_from_objects(result.objects))
+    node_pools = cli_pools or list(all_node_pools(platform, result.objects))
     inputs = inputs_from(workloads, platform, node_pools, overhead=ov, max_pods=max_pods)
     if inputs.unknown_classes:
         raise PodfitError("unknown VM class: " + ", ".join(sorted(set(inputs.unknown_classes)))

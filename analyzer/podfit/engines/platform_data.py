@@ -27,16 +27,6 @@ CFS_SLICE_US = 5_000  # kernel default sched_cfs_bandwidth_slice_us
 PEAK_TOLERANCE_PERCENT = 10
 
 
-def _pools(platform: Any, objects: Iterable[Any]) -> list[Any]:
-    pools = list(getattr(platform, "node_pools", ()) or ())
-    objects = list(objects or ())
-    if objects:
-        from ..clusters import node_pools_from_objects
-
-        pools += node_pools_from_objects(objects)
-    return pools
-
-
 def platform_data(
     platform: Any,
     objects: Iterable[Any] = (),
@@ -64,7 +54,9 @@ def platform_data(
         for c in getattr(platform, "vm_classes", ()) or ()
     }
     data["vm_classes"] = classes
-    pools = _pools(platform, objects)
+    from ..clusters import all_node_pools
+
+    pools = list(all_node_pools(platform, objects))
     data["node_pools"] = [
         {"name": p.name or p.vm_class, "vm_class": p.vm_class, "count": p.count} for p in pools
     ]  # fmt: skip

@@ -14,7 +14,7 @@ from functools import cached_property, lru_cache
 from types import ModuleType
 from typing import Any, Mapping
 
-from ..clusters import node_pools_from_objects
+from ..clusters import all_node_pools
 from ..config import Config
 from ..model import K8sObject, Workload
 from ..platform import NodePool, Platform
@@ -45,7 +45,7 @@ class RuleContext:
     @cached_property
     def node_pools(self) -> tuple[NodePool, ...]:
         """Node pools from the platform profile plus those declared by cluster manifests in the input."""
-        return tuple(self.platform.node_pools) + tuple(node_pools_from_objects(self.objects))
+        return all_node_pools(self.platform, self.objects)
 
 
 @lru_cache(maxsize=1)
