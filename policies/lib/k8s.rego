@@ -8,14 +8,11 @@ package podfit.lib.k8s
 
 import data.podfit.lib.quantity
 
-# objects contains every object of the input: the input itself, or the items of a List.
-objects contains input if not _is_list(input)
+# objects lists every object of the input: the items of a List, or the input itself. (An array,
+# not a set: a set hashes each whole object to store it, and again each time a rule iterates it.)
+objects := [item | some item in input.items; is_object(item)] if _is_list(input)
 
-objects contains item if {
-	_is_list(input)
-	some item in input.items
-	is_object(item)
-}
+objects := [input] if not _is_list(input)
 
 _is_list(doc) if {
 	doc.kind == "List"
@@ -60,11 +57,11 @@ _annotations(x) := a if {
 	is_object(a)
 } else := {}
 
-# pods contains one record per workload object of the input, computed once:
+# pods lists one record per workload object of the input, computed once (an array: see objects):
 # {"obj", "kind", "name", "containers", "invalid", "qos", "overhead"}. containers lists the init
 # containers first, then the app containers, each as a record (see _container); qos is
 # "Guaranteed", "Burstable", "BestEffort", or null when some quantity is invalid.
-pods contains pod if {
+pods := [pod |
 	some obj in objects
 	spec := pod_spec(obj)
 	cs := array.concat(
@@ -81,7 +78,7 @@ pods contains pod if {
 		"qos": _qos(invalid, sum([c.nonzero | some c in cs]), sum([c.guaranteed | some c in cs]), count(cs)),
 		"overhead": _overhead(spec),
 	}
-}
+]
 
 # app_containers(pod) leaves out init containers (sidecars included: they are init containers).
 app_containers(pod) := [c | some c in pod.containers; not c.init]
