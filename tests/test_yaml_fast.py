@@ -114,3 +114,59 @@ QUOTED = ["*/5 * * * *", "&a", "*a", "!tag", "<<", "%x", "@", "`", "it''s", "a: 
 def test_tokens_in_every_position_read_the_same_both_ways(lines, head):
     body = "".join(line.format(i=i, t=t, q=q if '"' not in line else q.replace("''", "'")) for i, (line, t, q) in enumerate(lines))
     assert_equivalent("apiVersion: v1\nkind: ConfigMap\n" + head + body)
+
+
+# The lines of plain documents come from their outline (yamlio._Outline: the block structure read
+# line by line) where it can tell, else from LibYAML's node graph; both must give the slow path's
+# lines for every path. Documents of every block layout: indented and compact sequences, indent 2
+# and 4, long values folded over lines (plain and quoted), quoted keys, flow collections, block
+# scalars, comments and blank lines anywhere.
+class _IndentedSequences(yaml.SafeDumper):
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
+_KEYS = st.sampled_from(["name", "spec", "containers", "a b", "app.kubernetes.io/name", "x-1", "on", "1", "null", "'q'", "k:v", "#h", "é"])
+_VALUES = st.one_of(
+    st.sampled_from(["", "plain", "500m", "1e3", "it's", 'say "hi"', "a: b", "x # y", "- z", "[1]", "{a: 1}", "|", "*a", "line\nbreak"]),
+    st.text(alphabet="ab :#-'\"[]{},\n", max_size=30), st.integers(), st.booleans(), st.none(),
+)
+_DATA = st.recursive(_VALUES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5), max_leaves=25)
+
+
+@settings(max_examples=int(__import__('os').environ.get('PODFIT_FUZZ_EXAMPLES', '300')), deadline=None)
+@given(st.dictionaries(_KEYS, _DATA, min_size=1, max_size=6), st.sampled_from([2, 4]), st.sampled_from([12, 40, 200]),
+       st.booleans(), st.sampled_from([None, False]), st.sampled_from([None, "'", '"']),
+       st.lists(st.tuples(st.integers(0, 200), st.integers(0, 8), st.sampled_from(["# note", "", "#"])), max_size=4))  # fmt: skip
+def test_lines_of_every_block_layout_match_the_slow_path(data, indent, width, indented, flow, style, comments):
+    dumper = _IndentedSequences if indented else yaml.SafeDumper
+    text = yaml.dump(data, Dumper=dumper, indent=indent, width=width, default_flow_style=flow, default_style=style,
+                     allow_unicode=True, sort_keys=False)  # fmt: skip
+    lines = text.split("\n")
+    for at, col, comment in comments:  # comment and blank lines (inside a scalar they become its text)
+        lines.insert(at % len(lines), " " * col + comment)
+    assert_equivalent("\n".join(lines))
+
+
+def test_outline_answers_for_the_generated_corpus():
+    """The outline places every container of block-style manifests (no LibYAML graph needed)."""
+    from gen import generate
+    from podfit.yamlio import _Outline
+
+    text = yaml.dump_all(generate(300, seed=3), sort_keys=False)
+    placed = 0
+    for doc in iter_documents(text, fast=True):
+        if not doc.lines.plain:
+            continue
+        outline = doc.lines._outline()
+        assert outline is not None
+        for key in ("containers", "initContainers"):
+            spec = doc.data.get("spec", {}).get("template", {}).get("spec", {})
+            for i, _ in enumerate(spec.get(key) or []):
+                path = ("spec", "template", "spec", key, i)
+                assert outline.line(path) is not None, path
+                placed += 1
+    assert placed > 300
+    assert _Outline.valid("a: 'open\nb: c'") is False
+    assert _Outline.valid("a: [1,\n2]") is False
+    assert _Outline.valid("a: 'closed' # c\nb: [1, {c: 'd'}]\n") is True

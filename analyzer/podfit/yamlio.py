@@ -291,6 +291,12 @@ class LineIndex:
         return graph
 
     def line(self, path: tuple[Any, ...], default: int) -> int:
+        if self._plain and self._tree is None:
+            outline = self._outline()
+            if outline is not None:
+                found = outline.line(path)
+                if found is not None:
+                    return found + self._first_line + 1
         cur = self._root()
         if type(cur) is tuple:
             return self._node_line(cur[0], cur[1], path)
@@ -307,6 +313,17 @@ class LineIndex:
             else:
                 break
         return line
+
+    def _outline(self) -> "_Outline | None":
+        """The text's outline (see :class:`_Outline`), None when it cannot be used."""
+        got = _OUTLINES.get(self)
+        if got is None:
+            got = _OUTLINES[self] = _Outline(self._text) if _Outline.valid(self._text) else False
+            if len(_OUTLINES) > _RECENT_MAX:
+                _OUTLINES.popitem(last=False)
+        else:
+            _OUTLINES.move_to_end(self)
+        return got or None
 
     def _node_line(self, cur: Node, maps: dict[int, Any], path: tuple[Any, ...]) -> int:
         """``line`` over the node graph: the same walk as over the converted tree."""
@@ -348,6 +365,8 @@ class LineIndex:
 # Node graphs of the documents whose lines were asked for last: {LineIndex: (root, key maps)}.
 _RECENT: OrderedDict[LineIndex, tuple[Node, dict[int, Any]]] = OrderedDict()
 _RECENT_MAX = 32
+# Outlines of the plain documents whose lines were asked for last (False: the text does not allow one).
+_OUTLINES: "OrderedDict[LineIndex, _Outline | bool]" = OrderedDict()
 
 
 def _hashable(key: Any) -> bool:
@@ -356,6 +375,295 @@ def _hashable(key: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+# ------------------------------------------------------------------- lines without a parser ---
+
+# A mapping key at the start of a line's content: quoted (single line) or plain, then ":" and a
+# space or the line's end. Plain keys start with no indicator; "#" only inside, after a non-space.
+_OUTLINE_KEY = re.compile(
+    r"""('(?:[^'\n]|'')*'|"[^"\\\n]*"|[^\s'"#\[\]{},&*!|>%@`?:-](?:[^:#\n]|:(?! |$)|(?<! )#)*?) *:(?: +|$)"""
+)
+_OUTLINE_SQ = re.compile(r"'(?:[^'\n]|'')*' *(?:#.*)?$")
+_OUTLINE_DQ = re.compile(r'"(?:[^"\\\n]|\\.)*" *(?:#.*)?$')
+_OUTLINE_FLOW_TOKENS = re.compile(r"""'(?:[^'\n]|'')*'|"(?:[^"\\\n]|\\.)*"|[\[\]{}]|['"#]""")
+_OUTLINE_EXPLICIT = re.compile(r"^[ -]*[?:](?: |$)", re.M)
+_OUTLINE_QUOTING = re.compile(r"['\"\[{]")
+_KEY_TAGS: dict[str, bool] = {}  # plain key text -> whether YAML 1.1 reads it as a string
+
+
+class _Outline:
+    """The block structure of a document read from its text line by line: which line holds each
+    key, sequence item and mapping, by indentation alone. Only for documents the fast path read
+    (no anchors, aliases, tags or merge keys, no tabs); anything it cannot place with certainty
+    makes :meth:`line` answer None and the caller composes the document with LibYAML instead:
+    multi-line quoted scalars and flow collections (their continuation lines may sit at any
+    indentation), values starting with an indicator, non-string keys, nested "- -" items. Block
+    scalars and multi-line plain scalars are safe: their lines are always indented deeper than
+    the block that holds them, and the outline never looks inside a value written on its key's
+    line.
+
+    Nodes are tuples: ("map", column, line), ("seq", column, line), ("scalar", line),
+    ("flow", line) for a flow collection, ("mapflow", line) for a flow mapping, ("null", line).
+    """
+
+    __slots__ = ("_lines", "_leads", "_keys", "_items", "_values", "_root")
+
+    def __init__(self, text: str) -> None:
+        self._lines = lines = text.split("\n")
+        # indentation of each line's content, or -1 for blank and comment-only lines
+        leads = []
+        for s in lines:
+            body = s.lstrip(" ")
+            leads.append(-1 if not body or body[0] == "#" else len(s) - len(body))
+        self._leads = leads
+        self._keys: dict[int, Any] = {}
+        self._items: dict[int, Any] = {}
+        self._values: dict[int, Any] = {}
+        self._root: Any = False
+
+    @staticmethod
+    def valid(text: str) -> bool:
+        """No line holds a quoted scalar or flow collection left open at its end (their next lines
+        could then stand at any indentation), an explicit key ("? ") or a bare value (": "), and
+        no line ends in a carriage return."""
+        if "\r" in text or _OUTLINE_EXPLICIT.search(text):
+            return False
+        end = -1
+        for m in _OUTLINE_QUOTING.finditer(text):
+            at = m.start()
+            if at < end:
+                continue  # that line was checked
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            if end < 0:
+                end = len(text)
+            if not _closed(text[start:end]):
+                return False
+        return True
+
+    def _next(self, i: int) -> int:
+        """The next line at or after i with content, or -1."""
+        leads = self._leads
+        while i < len(leads):
+            if leads[i] >= 0:
+                return i
+            i += 1
+        return -1
+
+    def root(self) -> Any:
+        if self._root is False:
+            self._root = self._find_root()
+        return self._root
+
+    def _find_root(self) -> Any:
+        i = self._next(0)
+        if i >= 0 and _DOC_START.match(self._lines[i]):
+            rest = self._lines[i][3:].strip(" ")
+            if rest and rest[0] != "#":
+                return None  # content on the document marker's line
+            i = self._next(i + 1)
+        if i < 0:
+            return None
+        return self._block(i, self._leads[i], 0)
+
+    def _block(self, i: int, col: int, dash_col: int) -> Any:
+        """The node that starts at line i, whose content starts at ``col`` (after a dash at
+        ``dash_col`` when the content follows one on the same line)."""
+        s = self._lines[i]
+        if s[col] == "-" and s[col + 1 : col + 2] in ("", " "):
+            return ("seq", col, i)
+        if _OUTLINE_KEY.match(s, col):
+            return ("map", col, i)
+        return None
+
+    def _value(self, i: int, rest: str, col: int, compact_ok: bool) -> Any:
+        """The value of a key (at column ``col`` of line i) whose text after the colon is ``rest``."""
+        rest = rest.strip(" ")
+        if rest and rest[0] != "#":
+            c = rest[0]
+            if c == "{":
+                return ("mapflow", i)
+            if c == "[":
+                return ("flow", i)
+            if c in "&*!?%@`" or (c == "-" and (len(rest) == 1 or rest[1] == " ")):
+                return None
+            return ("scalar", i)
+        j = self._next(i + 1)
+        if j < 0:
+            return ("null", i)
+        lead = self._leads[j]
+        if lead > col:
+            return self._block(j, lead, lead)
+        if lead == col and compact_ok and self._lines[j][col:col + 1] == "-":
+            node = self._block(j, lead, lead)
+            return node if node is not None and node[0] == "seq" else None
+        return ("null", i)
+
+    def keys(self, node: Any) -> dict[Any, int] | None:
+        """{key: line of the key} of a block mapping (the last of repeated keys)."""
+        got = self._keys.get(node[2], False)
+        if got is not False:
+            return got
+        _, col, i = node
+        lines, leads = self._lines, self._leads
+        out: dict[Any, int] | None = {}
+        n = len(lines)
+        first = True
+        while i < n:
+            lead = leads[i]
+            if not first:
+                if lead != col:
+                    if lead >= 0 and lead < col:
+                        break
+                    i += 1
+                    continue
+                if lines[i][col] == "-" and lines[i][col + 1 : col + 2] in ("", " "):
+                    i += 1  # a compact sequence: the previous key's value
+                    continue
+            first = False
+            m = _OUTLINE_KEY.match(lines[i], col)
+            key = _outline_key(m.group(1)) if m else None
+            if key is None:
+                out = None
+                break
+            out[key] = i
+            i += 1
+        self._keys[node[2]] = out
+        return out
+
+    def value(self, i: int, col: int) -> Any:
+        """The value node of the key at column ``col`` of line i."""
+        got = self._values.get(i, False)
+        if got is False:
+            m = _OUTLINE_KEY.match(self._lines[i], col)
+            got = self._values[i] = self._value(i, self._lines[i][m.end():], col, True) if m else None
+        return got
+
+    def items(self, node: Any) -> list[Any] | None:
+        """The item nodes of a block sequence."""
+        got = self._items.get(node[2], False)
+        if got is not False:
+            return got
+        _, col, i = node
+        lines, leads = self._lines, self._leads
+        out: list[Any] | None = []
+        while i < len(lines):
+            lead = leads[i]
+            if lead < 0 or lead > col:
+                i += 1
+                continue
+            s = lines[i][col:]
+            if lead < col or not (s[:1] == "-" and (len(s) == 1 or s[1] == " ")):
+                break
+            body = s[1:].lstrip(" ")
+            at = col + len(s) - len(body)
+            if not body or body[0] == "#":  # the item starts on the next line
+                item = self._value(i, "", col, False)
+            elif body[0] == "-" and (len(body) == 1 or body[1] == " "):
+                item = None  # "- - x"
+            elif _OUTLINE_KEY.match(lines[i], at):
+                item = ("map", at, i)
+            else:
+                item = self._value(i, body, col, False)
+            if item is None:
+                out = None
+                break
+            out.append(item)
+            i += 1
+        self._items[node[2]] = out
+        return out
+
+    def line(self, path: tuple[Any, ...]) -> int | None:
+        """The 0-based line :meth:`LineIndex._node_line` gives for ``path`` (before its offset), or
+        None when the outline cannot tell."""
+        node = self.root()
+        if node is None or node[0] != "map":
+            return None
+        line = node[2]
+        for key in path:
+            kind = node[0]
+            if kind == "map":
+                keys = self.keys(node)
+                if keys is None:
+                    return None
+                at = keys.get(key) if _hashable(key) else None
+                if at is None:
+                    return node[2]
+                line, node = at, self.value(at, node[1])
+                if node is None:
+                    return None
+            elif kind == "seq":
+                if not (isinstance(key, int) and key >= 0):
+                    break
+                items = self.items(node)
+                if items is None:
+                    return None
+                if key >= len(items):
+                    break
+                node = items[key]
+                if node[0] == "map":
+                    line = node[2]
+                elif node[0] == "mapflow":
+                    line = node[1]
+            elif kind in ("flow", "mapflow"):
+                return None  # inside a flow collection: LibYAML knows
+            else:
+                break
+        return line
+
+
+def _closed(s: str) -> bool:
+    """Every quoted scalar and flow collection that starts on this line ends on it (quotes inside a
+    plain scalar, like ``it's``, are plain characters and fine)."""
+    body = s.lstrip(" ")
+    while body.startswith("- "):
+        body = body[2:].lstrip(" ")
+    m = _OUTLINE_KEY.match(body)
+    if m is not None:
+        value = body[m.end():].lstrip(" ")
+    elif body[:1] in ("'", '"', "[", "{"):
+        value = body
+    elif ": " in body or body.endswith(":"):
+        return False  # a key the pattern did not take: where its value starts is unknown
+    else:
+        return True  # a plain scalar: quotes and brackets inside it are its text
+    c = value[:1]
+    if c == "'":
+        return _OUTLINE_SQ.match(value) is not None
+    if c == '"':
+        return _OUTLINE_DQ.match(value) is not None
+    if c in ("[", "{"):
+        depth = 0
+        for t in _OUTLINE_FLOW_TOKENS.finditer(value):
+            tok = t.group()
+            if tok in ("[", "{"):
+                depth += 1
+            elif tok in ("]", "}"):
+                depth -= 1
+                if depth == 0:
+                    return re.fullmatch(r" *(?:#.*)?", value[t.end():]) is not None
+            elif tok in ("'", '"'):
+                return False  # a quote left open
+            elif tok == "#" and value[t.start() - 1] == " ":
+                return False  # a comment inside an open collection
+        return False
+    return True
+
+
+def _outline_key(text: str) -> Any:
+    """A key as written → the key as SafeLoader reads it, or None when it is not a plain string
+    (numbers, booleans, null keys and escapes are left to LibYAML)."""
+    if text[0] == "'":
+        return text[1:-1].replace("''", "'")
+    if text[0] == '"':
+        return text[1:-1]
+    ok = _KEY_TAGS.get(text)
+    if ok is None:
+        ok = _RESOLVER.resolve(ScalarNode, text, (True, False)) == _STR_TAG
+        if len(_KEY_TAGS) < 10_000:
+            _KEY_TAGS[text] = ok
+    return text if ok else None
 
 
 try:  # a Rust YAML parser, much faster than LibYAML through PyYAML; used only where it agrees
