@@ -203,6 +203,25 @@ def test_compile_fast_declines_unknown_keywords():
     assert f(1) and f(None) and f(2.0) and not f(True) and not f("1")
     g = compile_fast({"enum": [1, "a"]})
     assert g(1) and g("a") and not g(True) and not g("1")
+    h = compile_fast({"enum": ["a", "b"]})  # strings only: a set lookup
+    assert h("a") and h("b") and not h("c") and not h(["a"]) and not h(None)
+
+
+def test_compiled_predicates_share_nodes_across_kinds():
+    """One generator per schema set: a subschema two kinds share is compiled once, and each
+    kind's predicate still answers for its own schema."""
+    from podfit.schemas_k8s import _Codegen
+
+    shared = {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False}
+    a = {"type": "object", "properties": {"spec": shared, "kind": {"enum": ["A"]}}, "required": ["kind"]}
+    b = {"type": "object", "properties": {"spec": shared, "kind": {"enum": ["B"]}}, "required": ["kind"]}
+    gen = _Codegen()
+    fa, fb = compile_fast(a, gen), compile_fast(b, gen)
+    # a, b, shared, its integer, two enums: six functions, shared written once
+    assert gen.memo[id(shared)] is not None and sum(1 for v in gen.memo.values() if v) == 6
+    assert fa({"kind": "A", "spec": {"n": 1}}) and not fa({"kind": "B"}) and not fa({"kind": "A", "spec": {"n": "1"}})
+    assert fb({"kind": "B", "spec": {}}) and not fb({"kind": "B", "spec": {"m": 1}}) and not fb({"spec": {}})
+    assert compile_fast({"type": "object", "properties": {"x": {"pattern": "a"}}}, gen) is None
 
 
 # ---------------------------------------------------------------------- kubeconform agreement ---
