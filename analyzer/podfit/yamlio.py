@@ -688,11 +688,29 @@ _BOOL11 = frozenset("yes Yes YES no No NO on On ON off Off OFF y Y n N".split())
 
 
 def _divergent(chunk: str) -> bool:
-    for m in _TOKEN.finditer(chunk):
-        token = m.group(1)
-        if token in _BOOL11 or not _AGREED.fullmatch(token):
+    """Some plain token of the text the two YAML versions may read differently. Token matches
+    never cross a line end, so the answer is looked up line by line: most lines of a repository's
+    manifests (``    cpu: 250m``, ``kind: Deployment``) repeat, and each is searched once."""
+    seen = _DIVERGENT_LINES
+    for line in chunk.split("\n"):
+        found = seen.get(line)
+        if found is None:
+            found = False
+            for m in _TOKEN.finditer(line):
+                token = m.group(1)
+                if token in _BOOL11 or not _AGREED.fullmatch(token):
+                    found = True
+                    break
+            if len(seen) >= _DIVERGENT_LINES_MAX:
+                seen.clear()
+            seen[line] = found
+        if found:
             return True
     return False
+
+
+_DIVERGENT_LINES: dict[str, bool] = {}
+_DIVERGENT_LINES_MAX = 200_000
 
 
 # A quoted scalar that is the whole value on its line, after "key: " or "- " (one line, closed,
@@ -778,11 +796,21 @@ def _indicators(text: str) -> bool:
     return _COLON_FIRST.search(text) is not None  # the only branch of _SUSPECT left
 
 
-def _depth_bound(chunk: str) -> int:
-    """An upper bound of the nesting depth: flow openers plus the longest run of block indentation
-    and indicators at a line start (each block level takes at least one such character), plus one."""
-    flow = chunk.count("[") + chunk.count("{")
-    return flow + max((len(m) for m in _LEADING.findall(chunk)), default=0) + 1
+def _too_deep(chunk: str, max_depth: int) -> bool:
+    """Whether an upper bound of the nesting depth reaches ``max_depth``: flow openers plus the
+    longest run of block indentation and indicators at a line start (each block level takes at
+    least one such character), plus one. (Searched for as a run of the length that would reach
+    the limit: no document nests near it, so the search fails fast.)"""
+    run = max_depth - 1 - chunk.count("[") - chunk.count("{")
+    if run <= 0:
+        return True
+    pattern = _RUNS.get(run)
+    if pattern is None:
+        pattern = _RUNS[run] = re.compile(rf"^[ \t?:-]{{{run}}}", re.M)
+    return pattern.search(chunk) is not None
+
+
+_RUNS: dict[int, re.Pattern[str]] = {}
 
 
 def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
@@ -797,7 +825,7 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
         masked = _QUOTED_VALUE.sub(r"\1''", chunk)
         if _indicators(masked):
             return False, None
-    if len(chunk) // 2 >= limits.max_nodes or _depth_bound(chunk) >= limits.max_depth:
+    if len(chunk) // 2 >= limits.max_nodes or _too_deep(chunk, limits.max_depth):
         return False, None
     text = chunk
     if _divergent(masked):
