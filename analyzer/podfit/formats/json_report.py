@@ -71,5 +71,21 @@ def report_dict(report: Report) -> dict[str, Any]:
     }
 
 
+_ENCODE = json.JSONEncoder(separators=(", ", ": ")).encode  # the C encoder (json's indenting one is Python)
+
+
 def render(report: Report, color: bool = False) -> str:
-    return json.dumps(report_dict(report), indent=2, sort_keys=False) + "\n"
+    """The report with one top-level field per line and one finding (file, skipped rule) per line:
+    a valid JSON document that stays readable and line-diffable, written by the C encoder (a
+    fully indented report of 10,000 objects took 0.15 s to write; this takes a few ms)."""
+    out = ["{"]
+    fields = list(report_dict(report).items())
+    for n, (key, value) in enumerate(fields):
+        comma = "," if n < len(fields) - 1 else ""
+        if isinstance(value, list) and value:
+            items = ",\n    ".join(_ENCODE(v) for v in value)
+            out.append(f"  {_ENCODE(key)}: [\n    {items}\n  ]{comma}")
+        else:
+            out.append(f"  {_ENCODE(key)}: {_ENCODE(value)}{comma}")
+    out.append("}")
+    return "\n".join(out) + "\n"
