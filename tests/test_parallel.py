@@ -54,3 +54,23 @@ def test_parallel_parse_matches_serial(tmp_path):
     # the engine split over workers, which also resolve the lines of their results
     assert serial == _report(d, 2, engine_workers=3)
     assert '"PF905"' in serial and '"PF901"' in serial  # the odd files did reach the report
+
+
+def test_worker_hands_over_fast_and_slow_documents():
+    """A worker's hand-over of one file (plain documents marshalled, anchored ones as JSON) reads
+    back as exactly the documents a serial parse gives, lines included."""
+    from podfit.loader import InputFile, LoaderLimits, _documents_from_worker, _worker_parse
+    from podfit.yamlio import iter_documents
+
+    text = ODD_FILES["anchors.yaml"] + "---\n" + ODD_FILES["list.yaml"] + "---\nkind: ConfigMap\ndata:\n  a: 1.5\n  b: 1e3\n  c: 7\n"
+    limits = LoaderLimits()
+    [shipped] = _worker_parse([InputFile("f.yaml", text.encode())], limits)
+    assert shipped is not None and shipped[1] is None
+    assert [plain for *_, plain in shipped[0]] == [False, True, True]
+    handed = list(_documents_from_worker(text, shipped, limits))
+    serial = list(iter_documents(text, limits.yaml, fast=True))
+    assert [d.data for d in handed] == [d.data for d in serial]
+    assert handed[2].data["data"] == {"a": 1.5, "b": "1e3", "c": 7}  # types kept: a float, a YAML 1.1 string, an int
+    for h, s in zip(handed, serial):
+        assert h.line == s.line
+        assert h.lines.line(("metadata", "name"), -1) == s.lines.line(("metadata", "name"), -1)
