@@ -32,7 +32,11 @@ deny contains r if {
 	limit * period < (cpus * slice) * 1000
 	quota := limit * period
 	slices := k8s.floor_div(quota, slice * 1000)
-	msg := sprintf("%s %s: %s \"%s\" has a CPU limit of %s: %v slices of %v µs per %v µs period, fewer than the node's %v logical CPUs, so its threads can be throttled while quota sits unused", [pod.kind, pod.name, k8s.container_word(c), c.name, k8s.fmt_cpu(limit), slices, slice, period, cpus])
+	msg := concat("", [
+		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" has a CPU limit of ", k8s.fmt_cpu(limit), ": ",
+		k8s.num(slices), " slices of ", k8s.num(slice), " µs per ", k8s.num(period), " µs period, fewer than the node's ",
+		k8s.num(cpus), " logical CPUs, so its threads can be throttled while quota sits unused",
+	])
 	r := result.make(pod.obj, "PF202", "warning", msg, c.name, {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice})
 }
 

@@ -23,6 +23,9 @@ deny contains r if {
 	cpu >= 1000
 	not k8s.whole_cpus(cpu)
 	whole := (k8s.floor_div(cpu, 1000) + 1) * 1000
-	msg := sprintf("%s %s: %s \"%s\" of a Guaranteed pod asks for %s CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to %s)", [pod.kind, pod.name, k8s.container_word(c), c.name, k8s.fmt_cpu(cpu), k8s.fmt_cpu(whole)])
+	msg := concat("", [
+		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" of a Guaranteed pod asks for ", k8s.fmt_cpu(cpu),
+		" CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to ", k8s.fmt_cpu(whole), ")",
+	])
 	r := result.make(pod.obj, "PF201", "warning", msg, c.name, {"cpu": cpu, "suggested_cpu": whole})
 }

@@ -269,18 +269,27 @@ whole_cpus(m) if {
 
 whole_cpus(0)
 
-# fmt_cpu(m) / fmt_memory(b): canonical quantity strings for messages ("1500m", "2", "512Mi").
-fmt_cpu(m) := sprintf("%v", [m / 1000]) if whole_cpus(m)
+# num(n): a number as messages write it, an integer in decimal. format_int where it can (native in
+# the compiled policies, where each sprintf is a call back into the host; 32-bit there), sprintf
+# otherwise. Messages that use it are built with concat (see docs/rego.md: rego-cpp's sprintf quotes
+# concat results).
+num(n) := format_int(n, 10) if {
+	abs(n) < 2147483648
+	n == floor(n)
+} else := sprintf("%v", [n])
 
-fmt_cpu(m) := sprintf("%vm", [m]) if not whole_cpus(m)
+# fmt_cpu(m) / fmt_memory(b): canonical quantity strings for messages ("1500m", "2", "512Mi").
+fmt_cpu(m) := num(m / 1000) if whole_cpus(m)
+
+fmt_cpu(m) := concat("", [num(m), "m"]) if not whole_cpus(m)
 
 _units := [[1152921504606846976, "Ei"], [1125899906842624, "Pi"], [1099511627776, "Ti"], [1073741824, "Gi"], [1048576, "Mi"], [1024, "Ki"]]
 
 fmt_memory(b) := s if {
 	b < 9007199254740992
-	fits := [sprintf("%v%s", [b / u[0], u[1]]) | some u in _units; b > 0; modulo(b, u[0]) == 0]
-	s := array.concat(fits, [sprintf("%v", [b])])[0]
-} else := sprintf("%v", [b])
+	fits := [concat("", [num(b / u[0]), u[1]]) | some u in _units; b > 0; modulo(b, u[0]) == 0]
+	s := array.concat(fits, [num(b)])[0]
+} else := num(b)
 
 # container_word(c) is "container" or "init container".
 container_word(c) := "init container" if c.init

@@ -59,8 +59,19 @@ test_formats if {
 	k8s.fmt_memory(1000) == "1000"
 	k8s.fmt_memory(0) == "0"
 	k8s.fmt_memory(9223372036854775807) == "9223372036854775807"
+	k8s.fmt_memory(5368709120) == "5Gi"
+	k8s.fmt_cpu(4294967296000) == "4294967296"
 	k8s.modulo(629145600, 1048576) == 0
 	k8s.floor_div(7, 2) == 3
+}
+
+test_num_on_both_sides_of_32_bits if {
+	k8s.num(0) == "0"
+	k8s.num(-7) == "-7"
+	k8s.num(2147483647) == "2147483647"
+	k8s.num(2147483648) == "2147483648"
+	k8s.num(-2147483649) == "-2147483649"
+	k8s.num(12.5) == "12.5"
 }
 
 test_name_and_describe if {

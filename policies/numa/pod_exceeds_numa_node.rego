@@ -20,7 +20,10 @@ import data.podfit.lib.result
 deny contains r if {
 	some pod in k8s.pods
 	some check in _checks(pod)
-	msg := sprintf("%s %s: the pod's %s %s is %s, more than one NUMA node (%s): scale out into smaller replicas", [pod.kind, pod.name, check.resource, check.kind, k8s.fmt(check.resource, check.value), k8s.fmt(check.resource, check.numa)])
+	msg := concat("", [
+		k8s.subject(pod), "the pod's ", check.resource, " ", check.kind, " is ", k8s.fmt(check.resource, check.value),
+		", more than one NUMA node (", k8s.fmt(check.resource, check.numa), "): scale out into smaller replicas",
+	])
 	r := result.make(pod.obj, "PF302", "warning", msg, null, check)
 }
 

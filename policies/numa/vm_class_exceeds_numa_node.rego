@@ -25,7 +25,11 @@ deny contains r if {
 	vm := platform.vm_classes[pool.vm_class]
 	some check in _checks(vm)
 	check.vm > check.numa
-	msg := sprintf("%s %s: node pool \"%s\" uses VM class %s with %s, more than one NUMA node's %s: the VM is split into NUMA clients", [obj.kind, k8s.name(obj), pool.name, pool.vm_class, _describe(check.resource, check.vm), _describe(check.resource, check.numa)])
+	msg := concat("", [
+		obj.kind, " ", k8s.name(obj), ": node pool \"", pool.name, "\" uses VM class ", pool.vm_class, " with ",
+		_describe(check.resource, check.vm), ", more than one NUMA node's ", _describe(check.resource, check.numa),
+		": the VM is split into NUMA clients",
+	])
 	r := result.make(obj, "PF301", "error", msg, null, {"pool": pool.name, "vm_class": pool.vm_class, "resource": check.resource, "vm": check.vm, "numa_node": check.numa})
 }
 
@@ -37,6 +41,6 @@ _checks(vm) := {c |
 	]
 }
 
-_describe("cpu", n) := sprintf("%v CPUs", [n])
+_describe("cpu", n) := concat("", [k8s.num(n), " CPUs"])
 
-_describe("memory", n) := sprintf("%s memory", [k8s.fmt_memory(n)])
+_describe("memory", n) := concat("", [k8s.fmt_memory(n), " memory"])

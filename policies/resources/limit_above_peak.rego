@@ -25,7 +25,10 @@ deny contains r if {
 	limit := c.limit[res]
 	tolerance := platform.peak_tolerance_percent
 	limit * 100 > peak * (100 + tolerance)
-	msg := sprintf("%s %s: %s \"%s\" has a %s limit of %s, more than %v%% above its declared peak %s", [pod.kind, pod.name, k8s.container_word(c), c.name, res, k8s.fmt(res, limit), tolerance, k8s.fmt(res, peak)])
+	msg := concat("", [
+		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" has a ", res, " limit of ", k8s.fmt(res, limit),
+		", more than ", k8s.num(tolerance), "% above its declared peak ", k8s.fmt(res, peak),
+	])
 	r := result.make(pod.obj, "PF104", "warning", msg, c.name, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
 }
 

@@ -21,6 +21,9 @@ deny contains r if {
 	request := c.request[res]
 	limit := c.limit[res]
 	request > limit
-	msg := sprintf("%s %s: %s \"%s\" requests %s %s, above its limit %s; the API server rejects the pod", [pod.kind, pod.name, k8s.container_word(c), c.name, k8s.fmt(res, request), res, k8s.fmt(res, limit)])
+	msg := concat("", [
+		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" requests ", k8s.fmt(res, request), " ", res,
+		", above its limit ", k8s.fmt(res, limit), "; the API server rejects the pod",
+	])
 	r := result.make(pod.obj, "PF103", "error", msg, c.name, {"resource": res, "request": request, "limit": limit})
 }

@@ -27,6 +27,9 @@ deny contains r if {
 	requests := sum([c.request.memory | some c in running; c.request.memory])
 	cap := k8s.max_of([3 * requests, k8s.max_of(limits)])
 	sum(limits) > cap
-	msg := sprintf("%s %s: the vSphere Pod's memory limits add up to %s, above the CRX cap max(3 × requests, largest limit) = %s; memory beyond the cap is never given", [pod.kind, pod.name, k8s.fmt_memory(sum(limits)), k8s.fmt_memory(cap)])
+	msg := concat("", [
+		k8s.subject(pod), "the vSphere Pod's memory limits add up to ", k8s.fmt_memory(sum(limits)),
+		", above the CRX cap max(3 × requests, largest limit) = ", k8s.fmt_memory(cap), "; memory beyond the cap is never given",
+	])
 	r := result.make(pod.obj, "PF403", "info", msg, null, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
 }

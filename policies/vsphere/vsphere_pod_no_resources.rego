@@ -23,6 +23,9 @@ deny contains r if {
 	some pod in k8s.pods
 	some c in pod.containers
 	c.written == 0
-	msg := sprintf("%s %s: %s \"%s\" of a vSphere Pod sets no requests or limits; a CRX sized from none gets 1 vCPU and 1 GiB", [pod.kind, pod.name, k8s.container_word(c), c.name])
+	msg := concat("", [
+		k8s.subject(pod), k8s.container_word(c), " \"", c.name,
+		"\" of a vSphere Pod sets no requests or limits; a CRX sized from none gets 1 vCPU and 1 GiB",
+	])
 	r := result.make(pod.obj, "PF401", "error", msg, c.name, {"init_container": c.init})
 }

@@ -27,7 +27,10 @@ deny contains r if {
 	not _some_limit(cs)
 	cpu := sum([x.request.cpu | some x in k8s.running(pod); x.has.requests.cpu])
 	memory := sum([x.request.memory | some x in k8s.running(pod); x.has.requests.memory])
-	msg := sprintf("%s %s: the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (%s CPU, %s memory) and cannot burst", [pod.kind, pod.name, k8s.fmt_cpu(cpu), k8s.fmt_memory(memory)])
+	msg := concat("", [
+		k8s.subject(pod), "the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (",
+		k8s.fmt_cpu(cpu), " CPU, ", k8s.fmt_memory(memory), " memory) and cannot burst",
+	])
 	r := result.make(pod.obj, "PF402", "warning", msg, null, {"cpu_requests": cpu, "memory_requests": memory})
 }
 
