@@ -86,10 +86,10 @@ def usable(modules: Mapping[str, str]) -> bool:
 
 
 def entry_module(packages: Sequence[str]) -> str:
-    """The entrypoints: every rule's ``deny`` in one set, and the quantity memo (see quantity.rego)."""
-    from .opa import deny_query
-
-    return f"package {ENTRY_PACKAGE}\n\ndeny := {deny_query(packages)}\n\nquantities := {QUANTITY_MEMO}\n"
+    """The entrypoints: every rule's ``deny`` set, in one array (a union of the sets would hash each
+    result again for every set after its own), and the quantity memo (see quantity.rego)."""
+    sets = ", ".join(f"data.{pkg}.deny" for pkg in packages)
+    return f"package {ENTRY_PACKAGE}\n\ndeny := [{sets}]\n\nquantities := {QUANTITY_MEMO}\n"
 
 
 def build_bundle(opa: str, policy_dir: Path, out_dir: Path) -> Path:
@@ -400,7 +400,10 @@ def _run_chunk(inst: Instance, documents: Sequence[Mapping[str, Any]], first: in
     texts = sorted(quantity_strings([chunk]))
     memo = inst.evaluate(f"{ENTRY_PACKAGE}/quantities", _json(texts)) if texts else [{}, {}]
     inst.set_data({"podfit": {**data["podfit"], "quantities": {"cpu": memo[0], "memory": memo[1]}}})
-    raw = inst.evaluate(f"{ENTRY_PACKAGE}/deny", text)
+    sets = inst.evaluate(f"{ENTRY_PACKAGE}/deny", text)
+    if not isinstance(sets, list) or not all(isinstance(s, list) for s in sets):
+        raise EngineError(f"the policy module returned {str(sets)[:200]} for deny")
+    raw = [r for results in sets for r in results]
     return batch_results(raw, f"embedded engine (documents {first}-{first + len(documents) - 1})")
 
 
