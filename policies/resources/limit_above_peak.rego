@@ -18,8 +18,9 @@ import data.podfit.lib.result
 
 deny contains r if {
 	some pod in k8s.pods
+	annotations := k8s.annotations(pod.obj)
 	some res in ["cpu", "memory"]
-	peaks := _peaks(pod, res)
+	peaks := _peaks(pod, res, annotations[_annotation[res]])
 	some c in pod.containers
 	peak := peaks[c.name]
 	limit := c.limit[res]
@@ -34,10 +35,9 @@ deny contains r if {
 
 _annotation := {"cpu": "podfit.io/peak-cpu", "memory": "podfit.io/peak-memory"}
 
-# "name=quantity,name=quantity" gives a peak per named container; a single quantity is the peak
-# of the only app container.
-_peaks(pod, res) := peaks if {
-	value := k8s.annotations(pod.obj)[_annotation[res]]
+# The annotation's value "name=quantity,name=quantity" gives a peak per named container; a single
+# quantity is the peak of the only app container.
+_peaks(pod, res, value) := peaks if {
 	contains(value, "=")
 	peaks := {name: peak |
 		some entry in split(value, ",")
@@ -47,7 +47,6 @@ _peaks(pod, res) := peaks if {
 		peak := k8s.parse(res, kv[1])
 	}
 } else := {apps[0].name: peak} if {
-	value := k8s.annotations(pod.obj)[_annotation[res]]
 	apps := k8s.app_containers(pod)
 	count(apps) == 1
 	peak := k8s.parse(res, value)
