@@ -57,20 +57,24 @@ def test_parallel_parse_matches_serial(tmp_path):
 
 
 def test_worker_hands_over_fast_and_slow_documents():
-    """A worker's hand-over of one file (plain documents marshalled, anchored ones as JSON) reads
-    back as exactly the documents a serial parse gives, lines included."""
+    """A worker's hand-over of one file (documents read by the fast parser and by the slow path,
+    keys that are not strings) reads back as exactly the documents a serial parse gives, lines
+    included."""
     from podfit.loader import InputFile, LoaderLimits, _documents_from_worker, _worker_parse
     from podfit.yamlio import iter_documents
 
     text = ODD_FILES["anchors.yaml"] + "---\n" + ODD_FILES["list.yaml"] + "---\nkind: ConfigMap\ndata:\n  a: 1.5\n  b: 1e3\n  c: 7\n"
+    text += "---\nkind: ConfigMap\ndata:\n  2: &x two\n  true: *x\n"
     limits = LoaderLimits()
     [shipped] = _worker_parse([InputFile("f.yaml", text.encode())], limits)
     assert shipped is not None and shipped[1] is None
-    assert [plain for *_, plain in shipped[0]] == [False, True, True]
+    assert [plain for *_, plain in shipped[0]] == [False, True, True, False]
     handed = list(_documents_from_worker(text, shipped, limits))
     serial = list(iter_documents(text, limits.yaml, fast=True))
     assert [d.data for d in handed] == [d.data for d in serial]
-    assert handed[2].data["data"] == {"a": 1.5, "b": "1e3", "c": 7}  # types kept: a float, a YAML 1.1 string, an int
+    # types kept: a float, a YAML 1.1 string, an int, and keys that are no strings
+    assert handed[2].data["data"] == {"a": 1.5, "b": "1e3", "c": 7}
+    assert handed[3].data["data"] == {2: "two", True: "two"} and [type(k) for k in handed[3].data["data"]] == [int, bool]
     for h, s in zip(handed, serial):
         assert h.line == s.line
         assert h.lines.line(("metadata", "name"), -1) == s.lines.line(("metadata", "name"), -1)

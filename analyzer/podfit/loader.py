@@ -305,13 +305,6 @@ PARALLEL_MIN_BYTES = 2 * 2**20
 # its worker (10,000 objects, two processes); with 1.12 (56 %) 0-0.03 s, and loading took 0.62-0.75 s
 # instead of 0.69-0.87 s (the bench corpus, three interleaved runs each).
 MAIN_SHARE = 1.12
-# Mapping keys that are not strings (ints, booleans, null) would not survive the JSON hand-over
-_NON_STRING_KEY = re.compile(
-    r"(?:^|[\s{,\[-])(?:-?[0-9][0-9_.]*|true|false|True|False|TRUE|FALSE|null|Null|NULL|~|yes|no|on|off)[ \t]*:(?:\s|$)",
-    re.M,
-)
-
-
 def _jobs(files: Sequence[InputFile]) -> int:
     configured = os.environ.get("PODFIT_JOBS", "")
     if configured.isdigit() and int(configured) > 0:
@@ -321,10 +314,9 @@ def _jobs(files: Sequence[InputFile]) -> int:
 
 
 def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]:
-    """In a worker process: each file's documents (what the fast parser read marshalled, four times
-    faster to write than JSON; the slow path's as JSON) with where they stand, and the error that
-    stopped parsing (or None where the parent must parse the file itself)."""
-    import json
+    """In a worker process: each file's documents, marshalled (four times faster to write than JSON,
+    and every key and scalar type survives), with where they stand, and the error that stopped
+    parsing (or None where the parent must parse the file itself)."""
     import marshal
 
     out: list[Any] = []
@@ -337,9 +329,6 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]
         except UnicodeDecodeError:
             out.append(None)
             continue
-        if _NON_STRING_KEY.search(text):
-            out.append(None)
-            continue
         docs: list[Any] = []
         error = None
         seen: set[int] = set()
@@ -349,8 +338,8 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]
                     docs = None  # type: ignore[assignment]
                     break
                 seen.add(doc.chunk)
-                # the fast parser's plain data is marshalled; the slow path's (LineDict mappings) goes as JSON
-                data = marshal.dumps(doc.data) if doc.lines.plain else json.dumps(doc.data)
+                # (the slow path's LineDict mappings become dicts: their lines are the parent's to find)
+                data = marshal.dumps(doc.data if doc.lines.plain else _plain(doc.data))
                 docs.append((doc.index, doc.line, data, doc.duplicates, doc.chunk, doc.first_line, doc.lines.plain))
         except (yaml.YAMLError, YamlLimitError, RecursionError) as e:
             error = e
@@ -358,8 +347,16 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]
     return out
 
 
+def _plain(value: Any) -> Any:
+    """Data with its mappings as plain dicts (marshal takes no subclasses)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _documents_from_worker(text: str, shipped: Any, limits: LoaderLimits) -> Iterator[Any]:
-    import json
     import marshal
 
     from .yamlio import LineIndex, YamlDocument, chunks
@@ -368,7 +365,7 @@ def _documents_from_worker(text: str, shipped: Any, limits: LoaderLimits) -> Ite
     parts = chunks(text) if docs else []
     for index, line, data, duplicates, chunk, first_line, plain in docs:
         lines = LineIndex(None, parts[chunk][1], first_line, limits.yaml, plain)
-        yield YamlDocument(index, line, marshal.loads(data) if plain else json.loads(data), duplicates, lines, chunk, first_line)
+        yield YamlDocument(index, line, marshal.loads(data), duplicates, lines, chunk, first_line)
     if error is not None:
         raise error
 
