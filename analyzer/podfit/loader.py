@@ -301,10 +301,11 @@ def parse_file(
 
 # Parsing runs in worker processes only above this much input: below it, starting them costs more.
 PARALLEL_MIN_BYTES = 2 * 2**20
-# This process's part of the input, relative to an equal split: with 1.0 it waited 0.10-0.24 s for
-# its worker (10,000 objects, two processes); with 1.12 (56 %) 0-0.03 s, and loading took 0.62-0.75 s
-# instead of 0.69-0.87 s (the bench corpus, three interleaved runs each).
-MAIN_SHARE = 1.12
+# This process's part of the input, relative to an equal split: it also builds the objects of what
+# the workers hand over. 10,000 objects, two processes, four interleaved runs of each: an equal
+# split loaded in 0.55-0.74 s (once waiting 0.19 s for the worker), 1.06 (53 %) in 0.53-0.56 s,
+# 1.12 in 0.57-0.63 s.
+MAIN_SHARE = 1.06
 def _jobs(files: Sequence[InputFile]) -> int:
     configured = os.environ.get("PODFIT_JOBS", "")
     if configured.isdigit() and int(configured) > 0:
