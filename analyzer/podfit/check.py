@@ -169,7 +169,7 @@ def analyze(
         line = r.line if getattr(r, "line", None) is not None else container_line(obj, r.container)
         findings.append(
             Finding(r.rule, _strip_subject(r.msg, obj), Location(obj.location.file, line), obj.ref, r.container,
-                    dict(r.details or {}))
+                    dict(r.details or {}), config.severity.get(r.rule) or getattr(catalogue.get(r.rule), "severity", ""))
         )  # fmt: skip
 
     if "PF301" not in skipped:
@@ -195,7 +195,10 @@ def analyze(
                 continue
         kept.append(f)
     for o in objects:
-        for rule_id, reason in _suppressions(o, by_obj.get(id(o))).items():
+        sups = sup_cache.get(id(o))
+        if sups is None:
+            sups = _suppressions(o, by_obj.get(id(o)))
+        for rule_id, reason in sups.items():
             where = Location(o.location.file, _annotation_line(o, SUPPRESS_PREFIX + rule_id))
             if not reason.strip():
                 kept.append(
@@ -208,15 +211,17 @@ def analyze(
                             details={"suppressed": rule_id})
                 )  # fmt: skip
 
-    final = []
+    keyed = []
     for f in kept:
         if not wanted(f.rule):
             continue
         sev = config.severity.get(f.rule) or catalogue[f.rule].severity
-        final.append(replace(f, severity=sev))
-    final.sort(key=Finding.sort_key)
+        if f.severity != sev:
+            f = replace(f, severity=sev)
+        keyed.append((f.sort_key(), f))
+    keyed.sort(key=lambda kf: kf[0])
     # the same finding twice (e.g. a container named in two results) is reported once
-    unique = [f for i, f in enumerate(final) if i == 0 or f.sort_key() != final[i - 1].sort_key()]
+    unique = [f for i, (k, f) in enumerate(keyed) if i == 0 or k != keyed[i - 1][0]]
     return Report(
         version=__version__,
         platform=platform,
