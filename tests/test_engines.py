@@ -298,3 +298,18 @@ def test_whole_cpu_counts_agree_at_every_size():
     assert all(a == answers[0] for a in answers), answers
     assert [c for c, _ in answers[0]] == ["100500m", "1500m", "3000000500m", "9223372036854775806500m"]
     assert "(round to 101)" in answers[0][0][1]
+
+
+def test_sort_results_orders_by_details_only_where_the_rest_ties():
+    """The engines' result order: document, rule, container, message, then canonical details."""
+    import json
+    import random
+
+    from podfit.engines import RegoResult, sort_results
+
+    rng = random.Random(7)
+    results = [RegoResult(rng.randrange(40), f"PF10{rng.randrange(3)}", f"m{rng.randrange(3)}", rng.choice([None, "", "c"]),
+                          {"z": rng.randrange(3), "a": [rng.randrange(2)]}) for _ in range(2000)]  # fmt: skip
+    expected = sorted(results, key=lambda r: (r.index, r.rule, r.container or "", r.msg, json.dumps(r.details, sort_keys=True)))
+    assert sort_results(results) == expected
+    assert sort_results([]) == []

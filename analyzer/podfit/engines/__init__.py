@@ -248,9 +248,23 @@ def quantity_strings(documents: Sequence[Any]) -> set[str]:
 
 
 def sort_results(results: list[RegoResult]) -> list[RegoResult]:
+    """Results in a fixed order: document, rule, container, message, then details (as canonical
+    JSON, written only for the results that tie on the rest: few do)."""
     import json
 
-    return sorted(results, key=lambda r: (r.index, r.rule, r.container or "", r.msg, json.dumps(r.details, sort_keys=True)))
+    keyed = sorted(((r.index, r.rule, r.container or "", r.msg), n, r) for n, r in enumerate(results))
+    out: list[RegoResult] = []
+    i = 0
+    while i < len(keyed):
+        j = i + 1
+        while j < len(keyed) and keyed[j][0] == keyed[i][0]:
+            j += 1
+        if j - i == 1:
+            out.append(keyed[i][2])
+        else:
+            out.extend(sorted((k[2] for k in keyed[i:j]), key=lambda r: json.dumps(r.details, sort_keys=True)))
+        i = j
+    return out
 
 
 def _timeout() -> float:
