@@ -141,9 +141,7 @@ def _module() -> tuple[Any, Any]:
         if _compiled.get("pid") == os.getpid():
             return _compiled["engine"], _compiled["module"]
         engine = wasmtime.Engine()
-        wasm = bundle_path().read_bytes()
-        digest = hashlib.sha256(wasm + _wasmtime_version().encode()).hexdigest()[:32]
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "podfit" / f"policies-{digest}.cwasm"
+        wasm, cache = _code_cache()
         module = None
         if cache.is_file():
             try:
@@ -169,13 +167,30 @@ def _module() -> tuple[Any, Any]:
         return engine, module
 
 
-def _wasmtime_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+def _code_cache() -> tuple[bytes, Path]:
+    """(the module's bytes, where its compiled code is cached). Worked out once per run, before the
+    workers fork: they inherit it."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "podfit"
+    key = (bundle_path(), root)
+    got = _CODE_CACHE.get(key)
+    if got is None:
+        wasm = bundle_path().read_bytes()
+        digest = hashlib.sha256(wasm + _wasmtime_version().encode()).hexdigest()[:32]
+        got = _CODE_CACHE[key] = (wasm, root / f"policies-{digest}.cwasm")
+    return got
 
-    try:
-        return version("wasmtime")
-    except PackageNotFoundError:  # pragma: no cover - imported, so installed
-        return "unknown"
+
+_CODE_CACHE: dict[tuple[Path, Path], tuple[bytes, Path]] = {}
+
+
+def _wasmtime_version() -> str:
+    """The installed wasmtime's version, from its dist-info directory's name (importlib.metadata
+    takes 25 ms to import, and each worker would)."""
+    import wasmtime
+
+    site = Path(wasmtime.__file__).resolve().parents[1]
+    names = sorted(p.name for p in site.glob("wasmtime-*.dist-info"))
+    return names[-1][len("wasmtime-") : -len(".dist-info")] if names else "unknown"
 
 
 class _Abort(Exception):
@@ -310,6 +325,7 @@ class WasmEngine:
         self.modules = modules if modules is not None else policy_modules(self.policy_dir)
         if not usable(self.modules):
             raise EngineError(f"{bundle_path()} was not built from {self.policy_dir} (run `make wasm`)")
+        _code_cache()  # here, so that forked workers inherit it
 
     def evaluate(
         self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any],
