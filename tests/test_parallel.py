@@ -78,3 +78,55 @@ def test_worker_hands_over_fast_and_slow_documents():
     for h, s in zip(handed, serial):
         assert h.line == s.line
         assert h.lines.line(("metadata", "name"), -1) == s.lines.line(("metadata", "name"), -1)
+
+
+TKC = """apiVersion: run.tanzu.vmware.com/v1alpha2
+kind: TanzuKubernetesCluster
+metadata: {name: shop, namespace: team}
+spec:
+  topology:
+    controlPlane: {replicas: 1, vmClass: best-effort-small, storageClass: vsan}
+    nodePools:
+    - {name: workers, replicas: 3, vmClass: best-effort-large, storageClass: vsan}
+"""
+
+
+def test_worker_evaluations_wrong_about_the_platform_are_redone(tmp_path):
+    """A parse worker evaluates its own objects with the platform facts it can see; a cluster in
+    the main process's files changes them (node CPUs: PF202), so the worker's results are not
+    used and its objects are evaluated again: the report is the serial one."""
+    from gen import generate, write
+
+    d = tmp_path / "corpus"
+    write(generate(400, seed=5), d, per_file=40)
+    (d / "a-cluster.yaml").write_text(TKC)  # first in order: the main process's part
+    serial = _report(d, 1)
+    assert serial == _report(d, 2)
+    import json
+
+    late = [f for f in json.loads(serial)["findings"] if f["rule"] == "PF202" and f["file"] > str(d / "corpus-0005")]
+    assert late  # the worker's part has findings only the whole input's platform facts give
+
+
+def test_start_engine_evaluates_what_a_failed_worker_left(monkeypatch):
+    """A worker's evaluation that failed (or used other platform data) is made up for here."""
+    from concurrent.futures import Future
+
+    from podfit import cli
+    from podfit.config import Config
+    from podfit.loader import LoadResult
+    from podfit.platform import DEFAULT_PLATFORM
+
+    config = Config()
+    plain = cli.load_inputs([str(ROOT / "testdata" / "examples")], config)
+    n = len(plain.objects)
+    _, expected = cli.start_engine("embedded", plain, DEFAULT_PLATFORM, [], config)
+    expected = expected()
+    broken, stale = Future(), Future()
+    broken.set_exception(RuntimeError("worker died"))
+    stale.set_result(({"not": "the platform data"}, []))
+    for fut in (broken, stale):
+        # the whole input as one worker's part: its platform data is the input's, so it is waited for
+        result = LoadResult(plain.files, plain.objects, plain.findings, prefetched=((0, n, fut),))
+        _, got = cli.start_engine("embedded", result, DEFAULT_PLATFORM, [], config)
+        assert got() == expected
