@@ -271,7 +271,7 @@ def start_engine(engine: str, result: Any, platform: Platform, selected: list[st
 
     Objects that a parse worker has evaluated itself (``result.prefetched``, see engine_for) are
     not evaluated again when the platform data it used, the profile's and that of its own objects,
-    is that of the whole input; else (a cluster in another worker's files) they are."""
+    is that of the whole input; else (a cluster among the other files) they are."""
     if not _rego_wanted(selected, config) or not result.objects:
         return "", lambda: []
     try:

@@ -309,6 +309,8 @@ PARALLEL_MIN_BYTES = 2 * 2**20
 # split loaded in 0.55-0.74 s (once waiting 0.19 s for the worker), 1.06 (53 %) in 0.53-0.56 s,
 # 1.12 in 0.57-0.63 s.
 MAIN_SHARE = 1.06
+
+
 def _jobs(files: Sequence[InputFile]) -> int:
     configured = os.environ.get("PODFIT_JOBS", "")
     if configured.isdigit() and int(configured) > 0:
