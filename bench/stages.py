@@ -1,16 +1,15 @@
 """Where one `podfit check` spends its time: the CLI's own steps run in-process and timed.
 
     python bench/stages.py bench/out/scale/corpus-10000                 # the default pipeline
-    python bench/stages.py CORPUS --variant gc-on --variant no-worker-rego --runs 10
+    python bench/stages.py CORPUS --variant gc-on --variant lines-in-main --runs 10
 
 Each run prints when imports, parsing, the engine start, the Python rules (up to the point where
 they need the Rego results), the Rego results, the analysis and the report were done, in seconds
 from the start. Variants, interleaved run by run with the default so that a busy machine affects
 both alike: ``gc-on`` keeps Python's cyclic collector on (``check`` turns it off),
-``no-worker-rego`` has the parse workers leave the Rego evaluation of their objects to the
-engine's own workers (forked after parsing), ``lines-in-main`` does that too and has the main
-process resolve the lines of the Rego results (the workers do it by default). The summary gives
-each variant's fastest and median total. A benchmark, not a test: it asserts nothing.
+``lines-in-main`` has the main process resolve the lines of the Rego results (the wasm engine's
+workers do it by default). The summary gives each variant's fastest and median total.
+A benchmark, not a test: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "analyzer"))
 
-VARIANTS = ("default", "gc-on", "lines-in-main", "no-worker-rego")
+VARIANTS = ("default", "gc-on", "lines-in-main")
 
 
 def run(corpus: str, variant: str, engine: str) -> list[tuple[str, float]]:
@@ -43,17 +42,14 @@ def run(corpus: str, variant: str, engine: str) -> list[tuple[str, float]]:
     mark("imports")
     config = cli.load_config(None)
     platform = cli.load_platform(config.platform)
-    eng, hook = cli.engine_for(engine, platform, [], config)
-    if variant in ("lines-in-main", "no-worker-rego"):
-        hook = None  # every object to the engine's own workers, after parsing
-    result = cli.load_inputs([corpus], config, hook)
+    result = cli.load_inputs([corpus], config)
     mark("parsed")
     if variant == "lines-in-main":
         from podfit.engines import wasm
 
         evaluate = wasm.WasmEngine.evaluate
-        wasm.WasmEngine.evaluate = lambda self, docs, data, locate=None, **kw: evaluate(self, docs, data, **kw)  # type: ignore[method-assign]
-    name, wait = cli.start_engine(engine, result, platform, [], config, eng)
+        wasm.WasmEngine.evaluate = lambda self, docs, data, locate=None: evaluate(self, docs, data)  # type: ignore[method-assign]
+    name, wait = cli.start_engine(engine, result, platform, [], config)
     mark("engine started")
 
     def rego():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import gc
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -116,13 +115,12 @@ def load_platform(path: str | None) -> Platform:
         raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
 
 
-def load_inputs(paths: Sequence[str], config: Config, worker_hook: Any = None):  # -> LoadResult
-    """Read and parse the inputs (exit 2 when a named path does not exist). ``worker_hook``: see
-    :func:`podfit.loader.load` (and :func:`engine_for`)."""
+def load_inputs(paths: Sequence[str], config: Config):  # -> LoadResult
+    """Read and parse the inputs (exit 2 when a named path does not exist)."""
     try:
         files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
         progress = _progress(len(files))
-        result = load(read_files(files, config.limits), config.limits, progress, worker_hook)
+        result = load(read_files(files, config.limits), config.limits, progress)
         if progress is not None:
             click.echo("\r\x1b[K", nl=False, err=True)
         return result
@@ -222,12 +220,11 @@ def check(
         if rule is None:
             raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
         selected.append(rule.id)
-    eng, hook = engine_for(engine, platform, selected, config)
-    result = load_inputs(paths, config, hook)
+    result = load_inputs(paths, config)
     status = sys.stderr.isatty() and len(result.objects) >= _STATUS_MIN_OBJECTS
     if status:  # a status line while the rules run (seconds for large inputs)
         click.echo(f"\rpodfit: checking {len(result.objects):,} objects", nl=False, err=True)
-    engine_name, rego_results = start_engine(engine, result, platform, selected, config, eng)
+    engine_name, rego_results = start_engine(engine, result, platform, selected, config)
     report = analyze(result, platform, config, rego_results, selected, engine_name)
     if status:
         click.echo("\r\x1b[K", nl=False, err=True)
@@ -237,94 +234,28 @@ def check(
     sys.exit(exit_status(report, threshold))
 
 
-def _rego_wanted(selected: list[str], config: Config) -> bool:
-    cat = load_catalogue()
-    return any(r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected) for r in cat.values())
-
-
-def engine_for(engine: str, platform: Platform, selected: list[str], config: Config) -> tuple[Any, Any]:
-    """(the Rego engine, or None when none is needed or it is not to be had yet, and the hook for
-    :func:`podfit.loader.load` that has each parse worker evaluate its own objects with the
-    compiled policies, or None). An engine that cannot start is reported by start_engine, only if
-    there are objects to evaluate."""
-    if not _rego_wanted(selected, config):
-        return None, None
-    try:
-        from .engines import EngineError, get_engine
-        from .engines.wasm import WasmEngine, evaluate_objects
-    except ImportError:
-        return None, None
-    try:
-        eng = get_engine(engine)
-    except EngineError:
-        return None, None
-    if not isinstance(eng, WasmEngine):
-        return eng, None
-    tolerance = config.threshold("PF104", "tolerance-percent", None)
-    return eng, functools.partial(evaluate_objects, platform, tolerance, eng.policy_dir)
-
-
-def start_engine(engine: str, result: Any, platform: Platform, selected: list[str], config: Config, eng: Any = None):
+def start_engine(engine: str, result: Any, platform: Platform, selected: list[str], config: Config):
     """Start the Rego evaluation in the background; returns (engine name, a function that waits for
     and returns the results). The Python rules run meanwhile: the OPA processes (or the embedded
-    engine's workers) use the other cores. Engine failures surface, as PodfitError, on the wait.
-
-    Objects that a parse worker has evaluated itself (``result.prefetched``, see engine_for) are
-    not evaluated again when the platform data it used, the profile's and that of its own objects,
-    is that of the whole input; else (a cluster among the other files) they are."""
-    if not _rego_wanted(selected, config) or not result.objects:
+    engine's workers) use the other cores. Engine failures surface, as PodfitError, on the wait."""
+    cat = load_catalogue()
+    wanted = [r for r in cat.values() if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)]
+    if not wanted or not result.objects:
         return "", lambda: []
     try:
-        from .engines import EngineError, get_engine, sort_results
+        from .engines import EngineError, get_engine
         from .engines.platform_data import platform_data
     except ImportError as e:
         raise PodfitError(f"no Rego engine available: {e}") from None
-    if eng is None:
-        try:
-            eng = get_engine(engine)
-        except EngineError as e:
-            raise PodfitError(f"Rego engine unavailable: {e}") from None
-    objects = result.objects
-    docs = [o.raw for o in objects]
-    tolerance = config.threshold("PF104", "tolerance-percent", None)
-    data = platform_data(platform, objects, peak_tolerance_percent=tolerance)
-    prefetched = [
-        (first, count, fut) for first, count, fut in result.prefetched
-        if platform_data(platform, objects[first : first + count], peak_tolerance_percent=tolerance) == data
-    ]  # fmt: skip
-
-    def part(lo: int, hi: int, workers: int | None) -> list[Any]:
-        found = eng.evaluate(docs[lo:hi], data, lambda i, name: container_line(objects[lo + i], name),
-                             **({"workers": workers} if workers else {}))  # fmt: skip
-        return [dataclasses.replace(r, index=r.index + lo) for r in found] if lo else found
-
-    def evaluate() -> list[Any]:
-        if not prefetched:
-            return eng.evaluate(docs, data, lambda i, name: container_line(objects[i], name))
-        out: list[Any] = []
-        lo = 0
-        # the rest in processes of their own (the CPUs the parse workers leave), beside the workers'
-        # evaluations and this process's Python rules, unless PODFIT_EMBEDDED_WORKERS says otherwise
-        workers = None if os.environ.get("PODFIT_EMBEDDED_WORKERS") else max(1, (os.cpu_count() or 1) - len(prefetched))
-        for first, count, _ in prefetched:
-            if first > lo:
-                out += part(lo, first, workers)
-            lo = first + count
-        if lo < len(docs):
-            out += part(lo, len(docs), workers)
-        for first, count, fut in prefetched:
-            try:
-                used, found = fut.result()
-            except Exception:  # the worker failed: evaluate its objects here
-                used, found = None, []
-            if used == data:
-                out += [dataclasses.replace(r, index=r.index + first) for r in found]
-            else:
-                out += part(first, first + count, None)
-        return sort_results(out)
-
+    try:
+        eng = get_engine(engine)
+    except EngineError as e:
+        raise PodfitError(f"Rego engine unavailable: {e}") from None
+    docs = [o.raw for o in result.objects]
+    data = platform_data(platform, result.objects, peak_tolerance_percent=config.threshold("PF104", "tolerance-percent", None))
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
-    future = pool.submit(evaluate)
+    objects = result.objects
+    future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
     pool.shutdown(wait=False)
 
     def wait() -> list[Any]:

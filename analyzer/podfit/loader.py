@@ -93,9 +93,6 @@ class LoadResult:
     files: tuple[FileRecord, ...]
     objects: tuple[K8sObject, ...]
     findings: tuple[Finding, ...]
-    # what a worker_hook (see load) made of a worker's objects: (index of its first object, how
-    # many, a future of the hook's result), one per worker process
-    prefetched: tuple[tuple[int, int, Any], ...] = field(default=(), compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------------------- I/O ---
@@ -319,22 +316,14 @@ def _jobs(files: Sequence[InputFile]) -> int:
     return min(os.cpu_count() or 1, 8) if size >= PARALLEL_MIN_BYTES else 1
 
 
-# In a worker process that a hook is to follow: its files and what it read of each (see load).
-_WORKER_STATE: dict[str, Any] = {}
-
-
-def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits, keep: bool = False) -> list[Any]:
+def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]:
     """In a worker process: each file's documents, marshalled (four times faster to write than JSON,
     and every key and scalar type survives), with where they stand, and the error that stopped
     parsing (or None where the parent must parse the file itself)."""
     import marshal
 
     out: list[Any] = []
-    kept: list[Any] = []  # per file: (its documents, the error that stopped them), or None
-    if keep:
-        _WORKER_STATE.update(files=files, limits=limits, read=kept)
     for f in files:
-        kept.append(None)
         if f.data is None or b"\x00" in f.data[:8192]:
             out.append(None)
             continue
@@ -344,7 +333,6 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits, keep: bool =
             out.append(None)
             continue
         docs: list[Any] = []
-        read: list[Any] = []
         error = None
         seen: set[int] = set()
         try:
@@ -353,33 +341,13 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits, keep: bool =
                     docs = None  # type: ignore[assignment]
                     break
                 seen.add(doc.chunk)
-                read.append(doc)
                 # (the slow path's LineDict mappings become dicts: their lines are the parent's to find)
                 data = marshal.dumps(doc.data if doc.lines.plain else _plain(doc.data))
                 docs.append((doc.index, doc.line, data, doc.duplicates, doc.chunk, doc.first_line, doc.lines.plain))
         except (yaml.YAMLError, YamlLimitError, RecursionError) as e:
             error = e
         out.append(None if docs is None else (docs, error))
-        if keep and docs is not None:
-            kept[-1] = (read, error)
     return out
-
-
-def _worker_hook(hook: Callable[[Sequence[K8sObject]], Any]) -> Any:
-    """In the worker that just parsed its files (``_worker_parse(keep=True)``): its objects, built
-    as the parent builds them from what it hands over, given to ``hook``."""
-    files, limits, kept = _WORKER_STATE.pop("files"), _WORKER_STATE.pop("limits"), _WORKER_STATE.pop("read")
-    objects: list[K8sObject] = []
-    for f, read in zip(files, kept):
-        docs = None if read is None else (lambda text, read=read: _replay(*read))
-        objects.extend(parse_file(f, limits, docs).objects)
-    return hook(objects)
-
-
-def _replay(docs: list[Any], error: BaseException | None) -> Iterator[Any]:
-    yield from docs
-    if error is not None:
-        raise error
 
 
 def _plain(value: Any) -> Any:
@@ -406,20 +374,15 @@ def _documents_from_worker(text: str, shipped: Any, limits: LoaderLimits) -> Ite
 
 
 def load(
-    files: Iterable[InputFile], limits: LoaderLimits = LoaderLimits(), progress: Callable[[int], None] | None = None,
-    worker_hook: Callable[[Sequence[K8sObject]], Any] | None = None,
+    files: Iterable[InputFile], limits: LoaderLimits = LoaderLimits(), progress: Callable[[int], None] | None = None
 ) -> LoadResult:
     """Parse every file; with enough input, across processes (one per CPU). The result is the same
     as a serial run's: workers hand back each document's data and position, the objects and their
-    (lazy) lines are built here from the same text.
-
-    ``worker_hook`` (picklable) runs in each worker after it has handed over its documents, on the
-    objects of its own files; its results come as futures in ``LoadResult.prefetched`` (a run over
-    a single process has none)."""
+    (lazy) lines are built here from the same text."""
     files = list(files)
     jobs = _jobs(files)
     shipped: dict[int, Any] = {}
-    pending = hooked = None
+    pending = None
     if jobs > 1 and len(files) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -439,24 +402,17 @@ def load(
         groups = [(bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1) if bounds[k] < bounds[k + 1]]
         if len(groups) > 1:
             try:
-                pending, hooked = [], []
-                for lo, hi in groups[1:]:
-                    # a process per group: a hook must run where its group was parsed
-                    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
-                    pending.append((lo, hi, pool.submit(_worker_parse, files[lo:hi], limits, worker_hook is not None)))
-                    if worker_hook is not None:
-                        hooked.append((lo, hi, pool.submit(_worker_hook, worker_hook)))
-                    pool.shutdown(wait=False)
+                pool = ProcessPoolExecutor(max_workers=len(groups) - 1, mp_context=multiprocessing.get_context("fork"))
+                pending = [(lo, hi, pool.submit(_worker_parse, files[lo:hi], limits)) for lo, hi in groups[1:]]
+                pool.shutdown(wait=False)
             except (OSError, ValueError):  # no processes to be had here: parse everything in this one
-                pending = hooked = None
+                pending = None
     parsed = []
-    handed_over: set[int] = set()  # the groups whose worker handed over its documents
     for i, f in enumerate(files, 1):
         if pending and i - 1 == pending[0][0]:
             lo, hi, fut = pending.pop(0)
             try:
                 results = fut.result()
-                handed_over.add(lo)
             except Exception:  # a worker died (e.g. killed for memory): this process parses its files
                 results = []
             for k, item in enumerate(results):
@@ -468,17 +424,10 @@ def load(
         parsed.append(parse_file(f, limits, docs))
         if progress is not None:
             progress(i)
-    prefetched = []
-    if hooked:
-        firsts = [0]
-        for p in parsed:
-            firsts.append(firsts[-1] + len(p.objects))
-        prefetched = [(firsts[lo], firsts[hi] - firsts[lo], fut) for lo, hi, fut in hooked if lo in handed_over]
     return LoadResult(
         files=tuple(p.record for p in parsed),
         objects=tuple(o for p in parsed for o in p.objects),
         findings=tuple(x for p in parsed for x in p.findings),
-        prefetched=tuple(prefetched),
     )
 
 

@@ -44,8 +44,7 @@ from . import (
     quantity_strings, sort_results, worker_count,
 )
 
-__all__ = ["WasmEngine", "bundle_path", "usable", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE",
-           "evaluate_objects"]
+__all__ = ["WasmEngine", "bundle_path", "usable", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE"]
 
 _DATA = Path(__file__).resolve().parents[1] / "data"
 BUNDLE = "policies.wasm"
@@ -78,12 +77,9 @@ def usable(modules: Mapping[str, str]) -> bool:
     """The committed module was built from exactly these policies, and wasmtime is installed."""
     if os.environ.get("PODFIT_EMBEDDED_BACKEND") == "regopy":
         return False
-    from importlib.util import find_spec
-
     try:
         manifest = json.loads((_DATA / MANIFEST).read_text(encoding="utf-8"))
-        if find_spec("wasmtime") is None:  # (imported where the module runs: 25 ms)
-            return False
+        import wasmtime  # noqa: F401
     except (OSError, ValueError, ImportError):
         return False
     return manifest.get("sources_sha256") == sources_digest(modules) and bundle_path().is_file()
@@ -333,37 +329,18 @@ class WasmEngine:
 
     def evaluate(
         self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any],
-        locate: Callable[[int, str | None], int] | None = None, workers: int | None = None,
+        locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
-        """``workers``: forked processes to use (default: one per CPU for large inputs, else this
-        process); given, the evaluation runs in that many forked processes even for one part."""
         if not documents:
             return []
         data = {"podfit": {"platform": normalise(platform_data)}}
-        size = -(-len(documents) // (workers or _workers(len(documents))))
+        size = -(-len(documents) // _workers(len(documents)))
         parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
-        if len(parts) == 1 and workers is None:
+        if len(parts) == 1:
             return sort_results(_run_part(parts[0][1], parts[0][0], data))  # lines: the caller's
         # the workers also resolve the lines of their results (the documents' texts are theirs by
         # fork), beside the main process's other work
         return sort_results(_parallel(parts, data, locate))
-
-
-def evaluate_objects(platform: Any, tolerance: Any, policy_dir: Path, objects: Sequence[Any]) -> tuple[Any, list[RegoResult]]:
-    """The Rego results of ``objects`` (K8sObjects) in this process, lines resolved, with the
-    platform data they were evaluated with: that of the profile and of these objects alone.
-
-    A parse worker runs this on the objects of its own files right after handing them over (see
-    :func:`podfit.cli.start_engine`): it has their documents and texts at hand, so nothing is
-    copied to another process, and the evaluation starts before the main process has finished
-    parsing. Its results hold where the platform data of the whole input is the same."""
-    from ..loader import container_line
-    from .platform_data import platform_data
-
-    data = platform_data(platform, objects, peak_tolerance_percent=tolerance)
-    WasmEngine(policy_dir)  # still the module for these policies
-    results = _run_part([o.raw for o in objects], 0, {"podfit": {"platform": normalise(data)}})
-    return data, [dataclasses.replace(r, line=container_line(objects[r.index], r.container)) for r in results]
 
 
 def _parallel(
