@@ -13,7 +13,7 @@ import dataclasses
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import yaml
 from yaml.constructor import ConstructorError
@@ -270,25 +270,23 @@ class LineIndex:
             self._text = ""
         if self._tree is not None:
             return self._tree
-        graph = _RECENT.get(self)
+        graph = _recent(_RECENT, self, self._compose)
         if graph is None:
-            # no implicit tags (the walk converts only the keys it meets, and resolves those)
-            loader = (_CBaseLoader if _c_composer_safe(self._text) else _PyBaseLoader)(self._text)
-            try:
-                node = loader.get_single_node()
-            except Exception:
-                node = None
-            finally:
-                loader.dispose()
-            if not isinstance(node, MappingNode):
-                self._tree, self._text = {}, ""
-                return self._tree
-            graph = _RECENT[self] = (node, {})
-            if len(_RECENT) > _RECENT_MAX:
-                _RECENT.popitem(last=False)
-        else:
-            _RECENT.move_to_end(self)
+            self._tree, self._text = {}, ""
+            return self._tree
         return graph
+
+    def _compose(self) -> tuple[Node, dict[int, Any]] | None:
+        """The document's node graph (and room for its key maps), or None when it is no mapping."""
+        # no implicit tags (the walk converts only the keys it meets, and resolves those)
+        loader = (_CBaseLoader if _c_composer_safe(self._text) else _PyBaseLoader)(self._text)
+        try:
+            node = loader.get_single_node()
+        except Exception:
+            node = None
+        finally:
+            loader.dispose()
+        return (node, {}) if isinstance(node, MappingNode) else None
 
     def line(self, path: tuple[Any, ...], default: int) -> int:
         if self._plain and self._tree is None:
@@ -316,14 +314,7 @@ class LineIndex:
 
     def _outline(self) -> "_Outline | None":
         """The text's outline (see :class:`_Outline`), None when it cannot be used."""
-        got = _OUTLINES.get(self)
-        if got is None:
-            got = _OUTLINES[self] = _Outline(self._text) if _Outline.valid(self._text) else False
-            if len(_OUTLINES) > _RECENT_MAX:
-                _OUTLINES.popitem(last=False)
-        else:
-            _OUTLINES.move_to_end(self)
-        return got or None
+        return _recent(_OUTLINES, self, lambda: _Outline(self._text) if _Outline.valid(self._text) else False) or None
 
     def _node_line(self, cur: Node, maps: dict[int, Any], path: tuple[Any, ...]) -> int:
         """``line`` over the node graph: the same walk as over the converted tree."""
@@ -363,10 +354,21 @@ class LineIndex:
 
 
 # Node graphs of the documents whose lines were asked for last: {LineIndex: (root, key maps)}.
-_RECENT: OrderedDict[LineIndex, tuple[Node, dict[int, Any]]] = OrderedDict()
+_RECENT: OrderedDict[LineIndex, tuple[Node, dict[int, Any]] | None] = OrderedDict()
 _RECENT_MAX = 32
 # Outlines of the plain documents whose lines were asked for last (False: the text does not allow one).
 _OUTLINES: "OrderedDict[LineIndex, _Outline | bool]" = OrderedDict()
+
+
+def _recent(cache: OrderedDict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+    """``cache[key]``, made when missing; the cache keeps the ``_RECENT_MAX`` last used."""
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    value = cache[key] = make()
+    if len(cache) > _RECENT_MAX:
+        cache.popitem(last=False)
+    return value
 
 
 def _hashable(key: Any) -> bool:
@@ -465,13 +467,12 @@ class _Outline:
             i = self._next(i + 1)
         if i < 0:
             return None
-        return self._block(i, self._leads[i], 0)
+        return self._block(i, self._leads[i])
 
-    def _block(self, i: int, col: int, dash_col: int) -> Any:
-        """The node that starts at line i, whose content starts at ``col`` (after a dash at
-        ``dash_col`` when the content follows one on the same line)."""
+    def _block(self, i: int, col: int) -> Any:
+        """The node whose content starts at column ``col`` of line i."""
         s = self._lines[i]
-        if s[col] == "-" and s[col + 1 : col + 2] in ("", " "):
+        if _dash(s, col):
             return ("seq", col, i)
         if _OUTLINE_KEY.match(s, col):
             return ("map", col, i)
@@ -486,7 +487,7 @@ class _Outline:
                 return ("mapflow", i)
             if c == "[":
                 return ("flow", i)
-            if c in "&*!?%@`" or (c == "-" and (len(rest) == 1 or rest[1] == " ")):
+            if c in "&*!?%@`" or _dash(rest, 0):
                 return None
             return ("scalar", i)
         j = self._next(i + 1)
@@ -494,10 +495,9 @@ class _Outline:
             return ("null", i)
         lead = self._leads[j]
         if lead > col:
-            return self._block(j, lead, lead)
-        if lead == col and compact_ok and self._lines[j][col:col + 1] == "-":
-            node = self._block(j, lead, lead)
-            return node if node is not None and node[0] == "seq" else None
+            return self._block(j, lead)
+        if lead == col and compact_ok and _dash(self._lines[j], col):
+            return ("seq", col, j)
         return ("null", i)
 
     def keys(self, node: Any) -> dict[Any, int] | None:
@@ -518,7 +518,7 @@ class _Outline:
                         break
                     i += 1
                     continue
-                if lines[i][col] == "-" and lines[i][col + 1 : col + 2] in ("", " "):
+                if _dash(lines[i], col):
                     i += 1  # a compact sequence: the previous key's value
                     continue
             first = False
@@ -553,14 +553,13 @@ class _Outline:
             if lead < 0 or lead > col:
                 i += 1
                 continue
-            s = lines[i][col:]
-            if lead < col or not (s[:1] == "-" and (len(s) == 1 or s[1] == " ")):
+            if lead < col or not _dash(lines[i], col):
                 break
-            body = s[1:].lstrip(" ")
-            at = col + len(s) - len(body)
+            body = lines[i][col + 1 :].lstrip(" ")
+            at = len(lines[i]) - len(body)
             if not body or body[0] == "#":  # the item starts on the next line
                 item = self._value(i, "", col, False)
-            elif body[0] == "-" and (len(body) == 1 or body[1] == " "):
+            elif _dash(body, 0):
                 item = None  # "- - x"
             elif _OUTLINE_KEY.match(lines[i], at):
                 item = ("map", at, i)
@@ -611,6 +610,11 @@ class _Outline:
             else:
                 break
         return line
+
+
+def _dash(s: str, at: int) -> bool:
+    """A block sequence's "-" at ``at``: followed by a space or the line's end."""
+    return s[at : at + 1] == "-" and s[at + 1 : at + 2] in ("", " ")
 
 
 def _closed(s: str) -> bool:
