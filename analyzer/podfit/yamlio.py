@@ -700,11 +700,7 @@ def _divergent(chunk: str) -> bool:
         found = seen.get(line)
         if found is None:
             found = False
-            for m in _TOKEN.finditer(line):
-                token = m.group(1)
-                if token in _BOOL11 or not _AGREED.fullmatch(token):
-                    found = True
-                    break
+            found = any(_diverges(m.group(1)) for m in _TOKEN.finditer(line))
             if len(seen) >= _DIVERGENT_LINES_MAX:
                 seen.clear()
             seen[line] = found
@@ -717,17 +713,23 @@ _DIVERGENT_LINES: dict[str, bool] = {}
 _DIVERGENT_LINES_MAX = 200_000
 
 
+def _diverges(token: str) -> bool:
+    """A plain token that YAML 1.1 and 1.2 may read differently."""
+    return token in _BOOL11 or not _AGREED.fullmatch(token)
+
+
 # A quoted scalar that is the whole value on its line, after "key: " or "- " (one line, closed,
 # nothing but a comment after it). Inside it, anchors, aliases, tags, directives and merge keys are
 # plain characters in both parsers, so the indicator checks look at the text with it blanked out
 # (a CronJob's schedule: '*/5 * * * *' would otherwise pass for an alias).
+# What may precede a scalar that is the whole value on its line: indentation, sequence dashes, a key.
+_VALUE_START = r"""[ \t]*(?:-[ \t]+)*(?:[^\s#'"\[\]{},&*!|>%@`?:-][^\n#'"]*?:[ \t]+)?"""
 _QUOTED_VALUE = re.compile(
-    r"""^([ \t]*(?:-[ \t]+)*(?:[^\s#'"\[\]{},&*!|>%@`?:-][^\n#'"]*?:[ \t]+)?)"""
-    r"""(?:'(?:[^'\n]|'')*'|"[^"\\\n]*")(?=[ \t]*(?:#[^\n]*)?$)""",
+    rf"""^({_VALUE_START})(?:'(?:[^'\n]|'')*'|"[^"\\\n]*")(?=[ \t]*(?:#[^\n]*)?$)""",
     re.M,
 )
 # What may precede a plain scalar that is the whole value on its line, and what may follow it.
-_VALUE_PREFIX = re.compile(r"""[ \t]*(?:-[ \t]+)*(?:[^\s#'"\[\]{},&*!|>%@`?:-][^\n#'"]*?:[ \t]+)?\Z""")
+_VALUE_PREFIX = re.compile(_VALUE_START + r"\Z")
 _VALUE_SUFFIX = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|\Z)")
 _STR_TAG = "tag:yaml.org,2002:str"
 _RESOLVER = yaml.resolver.Resolver()  # PyYAML's (YAML 1.1) implicit tags, as SafeLoader uses them
@@ -740,7 +742,7 @@ def _quote_strings(chunk: str) -> str | None:
     out, pos = [], 0
     for m in _TOKEN.finditer(chunk):
         token = m.group(1)
-        if token not in _BOOL11 and _AGREED.fullmatch(token):
+        if not _diverges(token):
             continue
         start, end = m.span(1)
         line_start = chunk.rfind("\n", 0, start) + 1
