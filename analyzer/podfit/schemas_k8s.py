@@ -233,15 +233,9 @@ def _is_integer(x: Any) -> bool:
     return (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
 
 
-_TYPE_TESTS = {
-    "object": lambda x: isinstance(x, dict),
-    "array": lambda x: isinstance(x, list),
-    "string": lambda x: isinstance(x, str),
-    "integer": _is_integer,
-    "number": lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
-    "boolean": lambda x: isinstance(x, bool),
-    "null": lambda x: x is None,
-}
+_JSON_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+# Keywords that only annotate: a schema of these alone accepts everything.
+_ANNOTATIONS = frozenset({"$schema", "title", "default", "format"})
 _PY_TYPES = {"object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,), "null": (type(None),)}
 
 
@@ -308,7 +302,7 @@ class _Codegen:
         return name
 
     def _type_test(self, names: list[str], var: str) -> str | None:
-        if any(n not in _TYPE_TESTS for n in names):
+        if any(n not in _JSON_TYPES for n in names):
             return None
         tests = []
         py = tuple(c for n in names if n in _PY_TYPES for c in _PY_TYPES[n])
@@ -324,7 +318,7 @@ class _Codegen:
     def leaf(self, schema: Any) -> Any:
         """A property's check as the property dispatch holds it: a tuple of Python types (the
         schema is only a type test on them), else a function."""
-        if isinstance(schema, dict) and set(schema) <= {"type", "format", "title", "default"}:
+        if isinstance(schema, dict) and set(schema) - _ANNOTATIONS <= {"type"}:
             t = schema.get("type")
             names = [t] if isinstance(t, str) else list(t or [])
             if names and all(n in _PY_TYPES for n in names):
@@ -333,7 +327,7 @@ class _Codegen:
 
     def node(self, schema: Any) -> str | None:
         """The name of the function (or constant) checking ``schema``; None when not compilable."""
-        if schema is True or (isinstance(schema, dict) and not (set(schema) - {"$schema", "title", "default", "format"})):
+        if schema is True or (isinstance(schema, dict) and set(schema) <= _ANNOTATIONS):
             return "_always"
         if schema is False:
             return "_never"
@@ -343,9 +337,26 @@ class _Codegen:
         if key in self.memo:
             return self.memo[key]
         self.count += 1
-        name = f"_f{self.count}"
-        self.memo[key] = name
+        name = self.memo[key] = f"_f{self.count}"
         self.keep.append(schema)
+        try:
+            body = self._body(schema)
+        except _NotFast:
+            self.memo[key] = None
+            return None
+        self.lines.append(f"def {name}(x):")
+        self.lines.extend("    " + line for line in body)
+        self.lines.append("    return True")
+        return name
+
+    def _sub(self, schema: Any) -> str:
+        name = self.node(schema)
+        if name is None:
+            raise _NotFast
+        return name
+
+    def _body(self, schema: dict[str, Any]) -> list[str]:
+        """The statements of the function checking ``schema`` (raises _NotFast)."""
         body: list[str] = []
         is_dict = False
         t = schema.get("type")
@@ -353,8 +364,7 @@ class _Codegen:
             names = [t] if isinstance(t, str) else list(t)
             test = self._type_test(names, "x")
             if test is None:
-                self.memo[key] = None
-                return None
+                raise _NotFast
             body.append(f"if not ({test}): return False")
             is_dict = names == ["object"]
         if "enum" in schema:
@@ -371,13 +381,9 @@ class _Codegen:
             for k, sub in props_schema.items():
                 check = self.leaf(sub)
                 if check is None:
-                    self.memo[key] = None
-                    return None
+                    raise _NotFast
                 props[k] = check
-            addl = self.node(addl_schema)
-            if addl is None:
-                self.memo[key] = None
-                return None
+            addl = self._sub(addl_schema)
             inner = []
             for k in required:
                 inner.append(f"if {k!r} not in x: return False")
@@ -404,28 +410,23 @@ class _Codegen:
                 body.append("if isinstance(x, dict):")
                 body.extend("    " + line for line in inner)
         if "items" in schema:
-            item = self.node(schema["items"])
-            if item is None:
-                self.memo[key] = None
-                return None
+            item = self._sub(schema["items"])
             if item != "_always":
                 body.append("if isinstance(x, list):")
                 body.append("    for v in x:")
                 body.append(f"        if not {item}(v): return False")
         for kw in ("oneOf", "allOf"):
             if kw in schema:
-                subs = [self.node(s) for s in schema[kw]]
-                if any(s is None for s in subs):
-                    self.memo[key] = None
-                    return None
+                subs = [self._sub(s) for s in schema[kw]]
                 if kw == "allOf":
                     body.extend(f"if not {s}(x): return False" for s in subs)
                 else:
                     body.append(f"if ({' + '.join(f'(1 if {s}(x) else 0)' for s in subs) or '0'}) != 1: return False")
-        self.lines.append(f"def {name}(x):")
-        self.lines.extend("    " + line for line in body)
-        self.lines.append("    return True")
-        return name
+        return body
+
+
+class _NotFast(Exception):
+    """A keyword or type the generated check does not handle: jsonschema answers for the schema."""
 
 
 # ------------------------------------------------------------------------ in-process check ---
