@@ -277,17 +277,22 @@ def _timeout() -> float:
     return value if value > 0 else 600.0
 
 
-def embedded_engine(directory: Path) -> Engine:
-    """The in-process engine: the compiled WebAssembly module when it was built from exactly these
-    policies, else regopy (a custom or edited policy directory, or ``PODFIT_EMBEDDED_BACKEND=regopy``)."""
-    from . import wasm
+def _compiled_engine(directory: Path) -> Engine | None:
+    """The compiled WebAssembly module's engine when it was built from exactly these policies (and
+    wasmtime is installed), else None."""
+    from .wasm import WasmEngine
 
-    modules = policy_modules(directory)
-    if wasm.usable(modules):
-        return wasm.WasmEngine(directory, modules)
+    try:
+        return WasmEngine(directory)
+    except EngineError:  # a custom or edited policy directory, or PODFIT_EMBEDDED_BACKEND=regopy
+        return None
+
+
+def embedded_engine(directory: Path) -> Engine:
+    """The in-process engine: the compiled module (see _compiled_engine), else regopy."""
     from .embedded import EmbeddedEngine
 
-    return EmbeddedEngine(directory)
+    return _compiled_engine(directory) or EmbeddedEngine(directory)
 
 
 def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
@@ -303,11 +308,9 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
     timeout = _timeout()
     if name == "auto":
         # fastest first: the compiled module in-process, then the opa binary, then regopy
-        from . import wasm
-
-        modules = policy_modules(directory)
-        if wasm.usable(modules):
-            return wasm.WasmEngine(directory, modules)
+        compiled = _compiled_engine(directory)
+        if compiled is not None:
+            return compiled
         binary = find_opa()
         if binary is not None:
             return OpaEngine(directory, binary, timeout)
