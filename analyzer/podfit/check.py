@@ -25,6 +25,7 @@ class RegoResultLike(Protocol):
     msg: str
     container: str | None
     details: Mapping[str, Any]
+    line: int | None  # the container's (or object's) line, when the engine resolved it
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ def analyze(
         w = by_obj.get(id(obj))
         if r.rule in _DEFAULTED_BY_LIMITRANGE and _defaulted(w, r.container, _DEFAULTED_BY_LIMITRANGE[r.rule]):
             continue  # a LimitRange of the namespace supplies the request (Rego sees one object only)
-        line = r.line if getattr(r, "line", None) is not None else container_line(obj, r.container)
+        line = r.line if r.line is not None else container_line(obj, r.container)
         findings.append(
             Finding(r.rule, _strip_subject(r.msg, obj), Location(obj.location.file, line), obj.ref, r.container,
                     dict(r.details or {}), config.severity.get(r.rule) or getattr(catalogue.get(r.rule), "severity", ""))

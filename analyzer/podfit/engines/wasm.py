@@ -347,8 +347,9 @@ def _parallel(
     parts: list[tuple[int, Sequence[Mapping[str, Any]]]], data: dict[str, Any],
     locate: Callable[[int, str | None], int] | None = None,
 ) -> list[RegoResult]:
-    """One forked process per part. (Threads do not scale here: every ``sprintf`` of a message is
-    a call back into Python, which waits for the GIL while the other threads run Python.)"""
+    """One forked process per part. (Threads did not scale when tried, before most messages stopped
+    using ``sprintf``: each call back into Python waited for the GIL. The input's preparation is
+    Python too.)"""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
