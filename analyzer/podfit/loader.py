@@ -301,11 +301,6 @@ def parse_file(
 
 # Parsing runs in worker processes only above this much input: below it, starting them costs more.
 PARALLEL_MIN_BYTES = 2 * 2**20
-# This process's part of the input, relative to an equal split: it also builds the objects of what
-# the workers hand over. 10,000 objects, two processes, four interleaved runs of each: an equal
-# split loaded in 0.55-0.74 s (once waiting 0.19 s for the worker), 1.06 (53 %) in 0.53-0.56 s,
-# 1.12 in 0.57-0.63 s.
-MAIN_SHARE = 1.06
 
 
 def _jobs(files: Sequence[InputFile]) -> int:
@@ -387,16 +382,12 @@ def load(
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # contiguous groups; group 0 stays here, the rest go to workers, of equal size. This process
-        # takes a little more than its part: the workers also write out and hand over what they
-        # read (see MAIN_SHARE)
+        # contiguous groups of about equal size; group 0 stays here, the rest go to workers
         total = sum(len(f.data or b"") for f in files) or 1
-        share = min(0.9, MAIN_SHARE / jobs)
-        cuts = [total * (share + (1 - share) * k / (jobs - 1)) for k in range(jobs - 1)]
         bounds, acc, groups = [0], 0, []
         for i, f in enumerate(files):
             acc += len(f.data or b"")
-            if len(bounds) < jobs and acc >= cuts[len(bounds) - 1]:
+            if acc >= total * len(bounds) / jobs and len(bounds) < jobs:
                 bounds.append(i + 1)
         bounds.append(len(files))
         groups = [(bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1) if bounds[k] < bounds[k + 1]]
