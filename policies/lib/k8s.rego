@@ -42,7 +42,8 @@ name(obj) := n if {
 	is_string(n)
 } else := "<unnamed>"
 
-# describe(obj) is how messages name an object: "Deployment web".
+# describe(obj) names an object in a message: "Deployment web". (The messages about pods use
+# subject(pod) instead: sprintf is a call back into the host in the compiled policies.)
 describe(obj) := sprintf("%v %v", [obj.kind, name(obj)])
 
 # subject(pod) starts a message about a pod record: "Deployment web: ". (concat, not sprintf: the
