@@ -7,7 +7,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-
 from .catalogue import resolve
 from .loader import LoaderLimits
 from .yamlio import YamlLimits
