@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -206,3 +208,22 @@ def test_large_inputs_are_halved_not_refused(monkeypatch):
              "spec": {"containers": [{"name": "a"}]}} for i in range(40)]  # fmt: skip
     results = WasmEngine(policy_dir()).evaluate(pods, {})
     assert [(r.index, r.rule) for r in results] == [(i, "PF105") for i in range(40)]
+
+
+def test_profiler_switch_names_the_module_functions_for_perf(tmp_path):
+    """PODFIT_WASM_PROFILER=perfmap (docs/benchmarks.md): wasmtime writes /tmp/perf-PID.map naming
+    the compiled Rego and runtime functions, and the module is compiled then, not taken from the
+    cache (cached code carries no such names)."""
+    code = ("import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
+            "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
+            "assert [r.rule for r in WasmEngine(policy_dir()).evaluate([pod], {})] == ['PF105']; print(os.getpid())")  # fmt: skip
+    env = dict(os.environ, PODFIT_WASM_PROFILER="perfmap", XDG_CACHE_HOME=str(tmp_path))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    perf_map = Path(f"/tmp/perf-{p.stdout.strip()}.map")
+    try:
+        names = perf_map.read_text()
+    finally:
+        perf_map.unlink(missing_ok=True)
+    assert "opa_value_hash" in names and "data.podfit.lib.k8s.pods" in names
+    assert not list(tmp_path.rglob("*.cwasm"))

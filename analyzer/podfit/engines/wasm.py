@@ -140,12 +140,18 @@ def _module() -> tuple[Any, Any]:
     with _compile_lock:
         if _compiled.get("pid") == os.getpid():
             return _compiled["engine"], _compiled["module"]
-        engine = wasmtime.Engine()
         wasm, cache = _code_cache()
+        profiler = os.environ.get("PODFIT_WASM_PROFILER")
+        if profiler:  # e.g. perfmap: `perf` then names the module's functions (compiled now, not cached)
+            config = wasmtime.Config()
+            config.profiler = profiler
+            engine, cached = wasmtime.Engine(config), None
+        else:
+            engine, cached = wasmtime.Engine(), cache
         module = None
-        if cache.is_file():
+        if cached is not None and cached.is_file():
             try:
-                module = wasmtime.Module.deserialize_file(engine, str(cache))
+                module = wasmtime.Module.deserialize_file(engine, str(cached))
             except Exception:  # stale or foreign: compile again
                 module = None
         if module is None:
@@ -153,18 +159,24 @@ def _module() -> tuple[Any, Any]:
                 module = wasmtime.Module(engine, wasm)
             except Exception as e:
                 raise EngineError(f"embedded engine could not compile {bundle_path()}: {e}") from None
-            try:
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(module.serialize())
-                os.replace(tmp, cache)
-                for old in cache.parent.glob("policies-*.cwasm"):  # other builds' code
-                    if old != cache:
-                        old.unlink(missing_ok=True)
-            except OSError:
-                pass  # no cache: compile each run
+            if cached is not None:
+                _save(module, cached)
         _compiled.update(engine=engine, module=module, pid=os.getpid())  # not reused after a fork
         return engine, module
+
+
+def _save(module: Any, cache: Path) -> None:
+    """Cache the compiled code (and drop other builds'); without a writable cache, compile each run."""
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(module.serialize())
+        os.replace(tmp, cache)
+        for old in cache.parent.glob("policies-*.cwasm"):
+            if old != cache:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _code_cache() -> tuple[bytes, Path]:
