@@ -209,10 +209,6 @@ def check(
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     config = load_config(config_path)
-    if cluster:
-        thresholds = dict(config.thresholds)
-        thresholds["PF701"] = {**thresholds.get("PF701", {}), "cluster": cluster}
-        config = dataclasses.replace(config, thresholds=thresholds)
     platform = load_platform(platform_path or config.platform)
     selected = []
     for r in rules:
@@ -224,8 +220,12 @@ def check(
     status = sys.stderr.isatty() and len(result.objects) >= _STATUS_MIN_OBJECTS
     if status:  # a status line while the rules run (seconds for large inputs)
         click.echo(f"\rpodfit: checking {len(result.objects):,} objects", nl=False, err=True)
-    engine_name, rego_results = start_engine(engine, result, platform, selected, config)
-    report = analyze(result, platform, config, rego_results, selected, engine_name)
+    from .facts import build_facts
+
+    facts = build_facts(result.objects, platform, cluster)
+    eng, rego_results = start_engine(engine, facts, selected, config)
+    notices = (eng.notice,) if eng is not None and eng.notice else ()
+    report = analyze(result, facts, config, rego_results, selected, eng.name if eng is not None else "", notices)
     if status:
         click.echo("\r\x1b[K", nl=False, err=True)
     emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
@@ -234,27 +234,30 @@ def check(
     sys.exit(exit_status(report, threshold))
 
 
-def start_engine(engine: str, result: Any, platform: Platform, selected: list[str], config: Config):
-    """Start the Rego evaluation in the background; returns (engine name, a function that waits for
-    and returns the results). The Python rules run meanwhile: the OPA processes (or the embedded
-    engine's workers) use the other cores. Engine failures surface, as PodfitError, on the wait."""
+def start_engine(engine: str, facts: Any, selected: list[str], config: Config):
+    """Start the Rego evaluation in the background; returns (the engine, or None when no Rego rule
+    runs; a function that waits for and returns the results). The Python rules run meanwhile: the
+    OPA processes (or the embedded engine's workers) use the other cores. Engine failures surface,
+    as PodfitError, on the wait."""
+    from .facts import facts_data
+
     cat = load_catalogue()
-    wanted = [r for r in cat.values() if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)]
-    if not wanted or not result.objects:
-        return "", lambda: []
+    wanted = [r.id for r in cat.values() if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)]
+    if not wanted or not facts.objects:
+        return None, lambda: []
     try:
         from .engines import EngineError, get_engine
-        from .engines.platform_data import platform_data
     except ImportError as e:
         raise PodfitError(f"no Rego engine available: {e}") from None
     try:
         eng = get_engine(engine)
     except EngineError as e:
         raise PodfitError(f"Rego engine unavailable: {e}") from None
-    docs = [o.raw for o in result.objects]
-    data = platform_data(platform, result.objects, peak_tolerance_percent=config.threshold("PF104", "tolerance-percent", None))
+    objects = facts.objects
+    docs = [o.raw for o in objects]
+    data = facts_data(facts, config.rego_options(wanted))
+    # the engine's workers fork from the main thread; the thread below only waits for them
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
-    objects = result.objects
     future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
     pool.shutdown(wait=False)
 
@@ -264,7 +267,7 @@ def start_engine(engine: str, result: Any, platform: Platform, selected: list[st
         except EngineError as e:
             raise PodfitError(f"Rego engine failed: {e}") from None
 
-    return eng.name, wait
+    return eng, wait
 
 
 def exit_status(report: Report, fail_on: str) -> int:

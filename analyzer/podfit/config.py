@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .catalogue import resolve
+from .options import OptionError, check_value
 from .loader import LoaderLimits
 from .yamlio import YamlLimits
 from .paths import load_schema
@@ -37,8 +38,9 @@ class Config:
             return False
         return self.enabled is None or rule_id in self.enabled
 
-    def threshold(self, rule_id: str, name: str, default: Any) -> Any:
-        return self.thresholds.get(rule_id, {}).get(name, default)
+    def rego_options(self, rule_ids: Any) -> dict[str, dict[str, Any]]:
+        """The configured options of these (Rego) rules, as ``data.podfit.options`` carries them."""
+        return {r: dict(v) for r, v in self.thresholds.items() if r in rule_ids and v}
 
     def ignored(self, path: str) -> bool:
         norm = path.replace(os.sep, "/")
@@ -71,8 +73,29 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         for k, v in (m or {}).items():
             rule = resolve(str(k))
             if rule is None:
-                raise ConfigError(f"{source}: {what}: unknown rule {k!r}")
+                raise ConfigError(f"{source}:{line_of(m, k, 1)}: {what}: unknown rule {k!r} (see `podfit rules`)")
             out[rule.id] = v
+        return out
+
+    def options(m: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+        """thresholds: {RULE: {option: value}}, each checked against the rule's declared options."""
+        out: dict[str, dict[str, Any]] = {}
+        for k, values in (m or {}).items():
+            rule = resolve(str(k))
+            if rule is None:
+                raise ConfigError(f"{source}:{line_of(m, k, 1)}: thresholds: unknown rule {k!r} (see `podfit rules`)")
+            checked: dict[str, Any] = {}
+            for name, value in (values or {}).items():
+                where = f"{source}:{line_of(values, name, line_of(m, k, 1))}: thresholds.{k}.{name}"
+                option = rule.option(str(name))
+                if option is None:
+                    valid = ", ".join(o.name for o in rule.options) or "none"
+                    raise ConfigError(f"{where}: {rule.id} has no option {name!r} (its options: {valid})")
+                try:
+                    checked[option.name] = check_value(option, value)
+                except OptionError as e:
+                    raise ConfigError(f"{where}: {e}") from None
+            out[rule.id] = checked
         return out
 
     platform = data.get("platform")
@@ -94,7 +117,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         disabled=_ids(data.get("disable"), source, "disable"),
         enabled=_ids(data.get("enable"), source, "enable") if "enable" in data else None,
         severity=by_id(data.get("severity"), "severity"),
-        thresholds=by_id(data.get("thresholds"), "thresholds"),
+        thresholds=options(data.get("thresholds")),
         ignore=tuple(data.get("ignore") or ()),
         platform=platform,
         fail_on=data.get("fail-on"),

@@ -43,6 +43,8 @@ __all__ = [
     "parse_file",
     "load",
     "build_workloads",
+    "limit_range_defaults",
+    "LimitRangeDefaults",
 ]
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
@@ -426,12 +428,15 @@ def load(
 
 
 @dataclass(frozen=True)
-class _LimitRangeDefaults:
+class LimitRangeDefaults:
+    """What the LimitRanger admission plugin gives a container of the namespace that sets nothing:
+    ``request`` fields hold the default requests, ``limit`` fields the default limits."""
+
     request: Resources
     limit: Resources
 
 
-_NO_DEFAULTS = _LimitRangeDefaults(Resources(), Resources())
+_NO_DEFAULTS = LimitRangeDefaults(Resources(), Resources())
 _RES_FIELDS = (("cpu", parse_cpu), ("memory", parse_memory), ("ephemeral-storage", parse_memory))
 _ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
 
@@ -464,8 +469,13 @@ def _quantities(
     return out
 
 
-def _limit_ranges(objects: Sequence[K8sObject], findings: list[Finding]) -> dict[str, _LimitRangeDefaults]:
-    by_ns: dict[str, _LimitRangeDefaults] = {}
+def limit_range_defaults(objects: Sequence[K8sObject], findings: list[Finding]) -> dict[str, LimitRangeDefaults]:
+    """The container defaults of each namespace's LimitRanges (an object without a namespace is in
+    "default"). Each ``type: Container`` item is defaulted as the API server does: an unset default
+    limit takes ``max``, an unset default request takes the default limit, then ``min``. Where a
+    namespace has several LimitRanges, the first (in input order) to default a field wins, as
+    admission applies them one after another to a container whose fields fill up."""
+    by_ns: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
     for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
         ns = obj.ref.namespace or "default"
         spec = obj.raw.get("spec")
@@ -474,19 +484,32 @@ def _limit_ranges(objects: Sequence[K8sObject], findings: list[Finding]) -> dict
             if not isinstance(item, dict) or item.get("type") != "Container":
                 continue
             at = ("spec", "limits", i)
-            req = _quantities(item.get("defaultRequest"), "request", obj, None, findings, "LimitRange defaultRequest ",
-                              at + ("defaultRequest",))
-            lim = _quantities(item.get("default"), "limit", obj, None, findings, "LimitRange default ", at + ("default",))
-            if ns not in by_ns:
-                by_ns[ns] = _LimitRangeDefaults(Resources(**req), Resources(**lim))
-    return by_ns
+
+            def q(key: str, kind: str) -> dict[str, int]:
+                vals = _quantities(item.get(key), kind, obj, None, findings, f"LimitRange {key} ", at + (key,))
+                return {k.rsplit("_", 1)[0]: v for k, v in vals.items()}
+
+            default = {**q("max", "limit"), **q("default", "limit")}
+            request = {**q("min", "request"), **default, **q("defaultRequest", "request")}
+            req, lim = by_ns.setdefault(ns, ({}, {}))
+            for res, v in request.items():
+                req.setdefault(res, v)
+            for res, v in default.items():
+                lim.setdefault(res, v)
+    return {
+        ns: LimitRangeDefaults(
+            Resources(**{f"{k}_request": v for k, v in req.items()}),
+            Resources(**{f"{k}_limit": v for k, v in lim.items()}),
+        )
+        for ns, (req, lim) in by_ns.items()
+    }
 
 
 def _container(
-    c: Mapping[str, Any], obj: K8sObject, init: bool, defaults: _LimitRangeDefaults, findings: list[Finding],
+    c: Mapping[str, Any], obj: K8sObject, init: bool, defaults: LimitRangeDefaults, findings: list[Finding],
     path: tuple[Any, ...],
 ) -> Container:
-    name = str(c.get("name") or "")
+    name = container_name(c, init, path[-1])
     res = c.get("resources")
     res = res if isinstance(res, dict) else {}
     vals = _quantities(res.get("requests"), "request", obj, name, findings, "", path + ("resources", "requests"))
@@ -542,6 +565,15 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
 
+def container_name(c: Mapping[str, Any], init: bool, index: int) -> str:
+    """A container's name; one without calls itself by its place, as the Rego library does
+    (``containers[0]``, ``initContainers[1]``)."""
+    name = c.get("name")
+    if isinstance(name, str) and name:
+        return name
+    return f"{'initContainers' if init else 'containers'}[{index}]"
+
+
 def container_line(obj: K8sObject, name: str | None) -> int:
     """Line of the container called ``name`` in the object's pod spec (init containers first, as
     ``PodSpec.all_containers`` orders them), else the object's own line. The same answer as the
@@ -557,13 +589,13 @@ def container_line(obj: K8sObject, name: str | None) -> int:
     sp = tuple(path) + ("spec",)
     for key in ("initContainers", "containers"):
         for i, c in enumerate(_list(spec.get(key))):
-            if isinstance(c, dict) and str(c.get("name") or "") == name:
+            if isinstance(c, dict) and container_name(c, key == "initContainers", i) == name:
                 return obj.line_at(sp + (key, i))
     return obj.location.line
 
 
 def workload_from_object(
-    obj: K8sObject, defaults: _LimitRangeDefaults, findings: list[Finding]
+    obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]
 ) -> Workload | None:
     path = WORKLOAD_KINDS.get(obj.kind)
     if path is None:
@@ -611,10 +643,14 @@ def workload_from_object(
     return Workload(obj=obj, pod=pod, replicas=replicas, per_node=kind == "DaemonSet")
 
 
-def build_workloads(objects: Sequence[K8sObject]) -> tuple[tuple[Workload, ...], tuple[Finding, ...]]:
-    """Workloads of every kind, with LimitRange defaults of their namespace applied. Pure."""
+def build_workloads(
+    objects: Sequence[K8sObject], ranges: Mapping[str, LimitRangeDefaults] | None = None
+) -> tuple[tuple[Workload, ...], tuple[Finding, ...]]:
+    """Workloads of every kind, with the LimitRange defaults of their namespace applied (``ranges``
+    from :func:`limit_range_defaults`, computed here when not given). Pure."""
     findings: list[Finding] = []
-    ranges = _limit_ranges(objects, findings)
+    if ranges is None:
+        ranges = limit_range_defaults(objects, findings)
     workloads = []
     for obj in objects:
         if obj.kind in WORKLOAD_KINDS:

@@ -134,27 +134,21 @@ class Resources:
         return all(v is None for v in (self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit))
 
     def with_defaults(self, default_request: "Resources", default_limit: "Resources") -> "Resources":
-        """Kubernetes defaulting: LimitRange defaults fill unset fields, then request = limit."""
-        if (
-            (self.cpu_request is not None or self.cpu_limit is None)
-            and (self.memory_request is not None or self.memory_limit is None)
-            and (self.storage_request is not None or self.storage_limit is None)
-            and default_request.is_unset
-            and default_limit.is_unset
+        """Kubernetes defaulting of one container: an unset request takes the container's own limit
+        (API defaulting, before admission), then the LimitRange defaults fill what is still unset."""
+        if default_request.is_unset and default_limit.is_unset and all(
+            getattr(self, f"{res}_request") is not None or getattr(self, f"{res}_limit") is None
+            for res in ("cpu", "memory", "storage")
         ):
             return self  # nothing to default (the common case)
         vals = {}
         for res in ("cpu", "memory", "storage"):
             lim = getattr(self, f"{res}_limit")
             req = getattr(self, f"{res}_request")
+            if req is None:
+                req = lim if lim is not None else getattr(default_request, f"{res}_request")
             if lim is None:
                 lim = getattr(default_limit, f"{res}_limit")
-            if req is None:
-                req = getattr(default_request, f"{res}_request")
-                # LimitRange: a default request is applied only to containers without a request; when
-                # no default request exists, the request defaults to the (possibly defaulted) limit.
-                if req is None:
-                    req = lim
             vals[f"{res}_request"] = req
             vals[f"{res}_limit"] = lim
         return Resources(**vals)

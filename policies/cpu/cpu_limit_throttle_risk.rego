@@ -10,14 +10,14 @@
 #   source: >-
 #     Kubernetes CPU limits vs bare metal study (2021), CFS bandwidth control
 #   requires:
-#     - node logical CPUs (platform hosts or node pools)
+#     - node-logical-cpus
 package podfit.cpu.cpu_limit_throttle_risk
 
 import data.podfit.lib.k8s
 import data.podfit.lib.platform
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some pod in k8s.pods
 	not platform.vsphere_pods
 	cpus := platform.node_logical_cpus
@@ -33,11 +33,11 @@ deny contains r if {
 	quota := limit * period
 	slices := k8s.floor_div(quota, slice * 1000)
 	msg := concat("", [
-		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" has a CPU limit of ", k8s.fmt_cpu(limit), ": ",
+		k8s.container_word(c), " \"", c.name, "\" has a CPU limit of ", k8s.fmt_cpu(limit), ": ",
 		k8s.num(slices), " slices of ", k8s.num(slice), " µs per ", k8s.num(period), " µs period, fewer than the node's ",
 		k8s.num(cpus), " logical CPUs, so its threads can be throttled while quota sits unused",
 	])
-	r := result.make(pod.obj, "PF202", "warning", msg, c.name, {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice})
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice})
 }
 
 # The static CPU Manager pins whole-CPU containers of Guaranteed pods to exclusive cores.

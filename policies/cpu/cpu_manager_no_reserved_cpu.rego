@@ -11,17 +11,16 @@
 #     Kubernetes documentation, CPU Management Policies
 package podfit.cpu.cpu_manager_no_reserved_cpu
 
-import data.podfit.lib.k8s
 import data.podfit.lib.kubelet
 import data.podfit.lib.quantity
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some obj in kubelet.configurations
 	kubelet.static_policy(obj)
 	not _reserves_cpu(obj)
-	msg := sprintf("KubeletConfiguration %s: the static CPU Manager needs CPU reserved by reservedSystemCPUs, kubeReserved or systemReserved; the kubelet will refuse to start", [k8s.name(obj)])
-	r := result.make(obj, "PF205", "error", msg, null, {"cpu_manager_policy": "static"})
+	msg := "the static CPU Manager needs CPU reserved by reservedSystemCPUs, kubeReserved or systemReserved; the kubelet will refuse to start"
+	f := result.finding(rego.metadata.chain(), obj, null, msg, {"cpu_manager_policy": "static"})
 }
 
 _reserves_cpu(obj) if {

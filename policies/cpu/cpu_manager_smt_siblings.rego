@@ -11,18 +11,17 @@
 #     Kubernetes CPU limits vs bare metal study (2021), SMT sibling placement
 package podfit.cpu.cpu_manager_smt_siblings
 
-import data.podfit.lib.k8s
 import data.podfit.lib.kubelet
 import data.podfit.lib.platform
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some obj in kubelet.configurations
 	kubelet.static_policy(obj)
 	platform.smt
 	not _full_pcpus_only(obj)
-	msg := sprintf("KubeletConfiguration %s: the static CPU Manager runs on SMT hosts without the full-pcpus-only option, so a container can get two hyper-threads of one core", [k8s.name(obj)])
-	r := result.make(obj, "PF204", "warning", msg, null, {"cpu_manager_policy": "static"})
+	msg := "the static CPU Manager runs on SMT hosts without the full-pcpus-only option, so a container can get two hyper-threads of one core"
+	f := result.finding(rego.metadata.chain(), obj, null, msg, {"cpu_manager_policy": "static"})
 }
 
 _full_pcpus_only(obj) if lower(sprintf("%v", [obj.cpuManagerPolicyOptions["full-pcpus-only"]])) == "true"

@@ -15,7 +15,7 @@ package podfit.cpu.fractional_cpu_guaranteed
 import data.podfit.lib.k8s
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some pod in k8s.pods
 	pod.qos == "Guaranteed"
 	some c in pod.containers
@@ -24,8 +24,8 @@ deny contains r if {
 	not k8s.whole_cpus(cpu)
 	whole := (k8s.floor_div(cpu, 1000) + 1) * 1000
 	msg := concat("", [
-		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" of a Guaranteed pod asks for ", k8s.fmt_cpu(cpu),
+		k8s.container_word(c), " \"", c.name, "\" of a Guaranteed pod asks for ", k8s.fmt_cpu(cpu),
 		" CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to ", k8s.fmt_cpu(whole), ")",
 	])
-	r := result.make(pod.obj, "PF201", "warning", msg, c.name, {"cpu": cpu, "suggested_cpu": whole})
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"cpu": cpu, "suggested_cpu": whole})
 }

@@ -42,14 +42,6 @@ name(obj) := n if {
 	is_string(n)
 } else := "<unnamed>"
 
-# describe(obj) names an object in a message: "Deployment web". (The messages about pods use
-# subject(pod) instead: sprintf is a call back into the host in the compiled policies.)
-describe(obj) := sprintf("%v %v", [obj.kind, name(obj)])
-
-# subject(pod) starts a message about a pod record: "Deployment web: ". (concat, not sprintf: the
-# compiled policies call back into the host for sprintf, and these messages are the most common.)
-subject(pod) := concat("", [pod.kind, " ", pod.name, ": "])
-
 # annotations(obj) merges the object's annotations with its pod template's (the template wins).
 annotations(obj) := object.union(_annotations(obj), _annotations(template(obj)))
 
@@ -65,9 +57,10 @@ _annotations(x) := a if {
 pods := [pod |
 	some obj in objects
 	spec := pod_spec(obj)
+	defaults := container_defaults(obj)
 	cs := array.concat(
-		[_container(c, true, i) | c := _list(spec, "initContainers")[i]],
-		[_container(c, false, i) | c := _list(spec, "containers")[i]],
+		[_container(c, true, i, defaults) | c := _list(spec, "initContainers")[i]],
+		[_container(c, false, i, defaults) | c := _list(spec, "containers")[i]],
 	)
 	invalid := sum([c.invalid | some c in cs])
 	pod := {
@@ -96,18 +89,34 @@ _list(spec, key) := l if {
 	is_array(l)
 } else := []
 
+# container_defaults(obj) is what the LimitRanges of the object's namespace give a container that
+# sets nothing: {"request": {"cpu": m, "memory": b}, "limit": {...}}, from the facts podfit computes
+# (data.podfit.namespaces); none without them.
+container_defaults(obj) := d if {
+	d := data.podfit.namespaces[_namespace(obj)].container_defaults
+	is_object(d)
+} else := {"request": {}, "limit": {}}
+
+_namespace(obj) := ns if {
+	ns := obj.metadata.namespace
+	is_string(ns)
+	ns != ""
+} else := "default"
+
 # A container record:
 #   name, init, index, restart_policy
-#   has:     {"requests": {"cpu", "memory"}, "limits": {...}}: the resources whose field is written
-#   request: {"cpu": m, "memory": b}: effective requests (an unset request defaults to the limit)
-#   limit:   {"cpu": m, "memory": b}: limits
+#   has:     {"requests": {"cpu", "memory"}, "limits": {...}}: the resources whose request or limit
+#            is set, written or given by the namespace's LimitRange defaults
+#   request: {"cpu": m, "memory": b}: effective requests (an unset request takes the container's own
+#            limit, then the LimitRange default request)
+#   limit:   {"cpu": m, "memory": b}: limits (written, else the LimitRange default limit)
 #   (a resource is missing from request/limit when unset or invalid)
-#   invalid: how many written CPU/memory values are not quantities; written: how many are written
+#   invalid: how many written CPU/memory values are not quantities; written: how many are set
 #   nonzero: 1 when some request or limit is not zero, else 0
 #   guaranteed: 1 when the CPU and memory limits are set and equal the (effective) requests, else 0
 # (Booleans are avoided as values: counts and sets evaluate the same in OPA and rego-cpp.)
 # A container without resources (common) takes a shortcut; the general case parses each value once.
-_container(c, init, i) := object.union(_resources(_object(_object(c, "resources"), "requests"), _object(_object(c, "resources"), "limits")), {
+_container(c, init, i, defaults) := object.union(_resources(_object(_object(c, "resources"), "requests"), _object(_object(c, "resources"), "limits"), defaults), {
 	"name": _cname(c, init, i),
 	"init": init,
 	"restart_policy": object.get(c, "restartPolicy", ""),
@@ -120,20 +129,28 @@ _no_resources := {
 	"invalid": 0, "written": 0, "nonzero": 0, "guaranteed": 0,
 }
 
-_resources(requests, limits) := _no_resources if {
+_resources(requests, limits, defaults) := _no_resources if {
 	count(requests) == 0
 	count(limits) == 0
+	count(defaults.request) == 0
+	count(defaults.limit) == 0
 } else := rec if {
-	has_requests := {res | some res in ["cpu", "memory"]; object.get(requests, res, null) != null}
-	has_limits := {res | some res in ["cpu", "memory"]; object.get(limits, res, null) != null}
-	explicit := {res: v | some res in has_requests; v := parse(res, object.get(requests, res, null))}
-	limit := {res: v | some res in has_limits; v := parse(res, object.get(limits, res, null))}
-	request := object.union({res: v | some res in has_limits; not res in has_requests; v := object.get(limit, res, null); v != null}, explicit)
+	written_requests := {res | some res in ["cpu", "memory"]; object.get(requests, res, null) != null}
+	written_limits := {res | some res in ["cpu", "memory"]; object.get(limits, res, null) != null}
+	explicit := {res: v | some res in written_requests; v := parse(res, object.get(requests, res, null))}
+	own_limit := {res: v | some res in written_limits; v := parse(res, object.get(limits, res, null))}
+	limit := object.union({res: v | some res in ["cpu", "memory"]; not res in written_limits; v := defaults.limit[res]}, own_limit)
+	request := object.union(
+		{res: v | some res in ["cpu", "memory"]; not res in written_requests; not res in written_limits; v := defaults.request[res]},
+		object.union({res: v | some res in written_limits; not res in written_requests; v := own_limit[res]}, explicit),
+	)
+	has_requests := written_requests | {res | some res, _ in request}
+	has_limits := written_limits | {res | some res, _ in limit}
 	rec := {
 		"has": {"requests": has_requests, "limits": has_limits},
 		"request": request,
 		"limit": limit,
-		"invalid": (count(has_requests) - count(explicit)) + (count(has_limits) - count(limit)),
+		"invalid": (count(written_requests) - count(explicit)) + (count(written_limits) - count(own_limit)),
 		"written": count(has_requests) + count(has_limits),
 		"nonzero": _nonzero(request, limit),
 		"guaranteed": _guaranteed(request, limit),
@@ -168,6 +185,7 @@ sidecar(c) if {
 _cname(c, init, i) := n if {
 	n := c.name
 	is_string(n)
+	n != ""
 } else := sprintf("%v[%v]", [_kind_word(init), i])
 
 _kind_word(true) := "initContainers"

@@ -74,11 +74,6 @@ test_num_on_both_sides_of_32_bits if {
 	k8s.num(12.5) == "12.5"
 }
 
-test_name_and_describe if {
-	k8s.name({"metadata": {"name": 5}}) == "<unnamed>"
-	k8s.describe({"kind": "Pod", "metadata": {"name": "x"}}) == "Pod x"
-}
-
 test_max_of_compares_numbers if {
 	k8s.max_of([805306368, 5368709120]) == 5368709120
 	k8s.max_of([5435817984, 67108864, 3]) == 5435817984
@@ -103,4 +98,26 @@ test_whole_cpus_at_every_size if {
 	k8s.fmt_cpu(100000) == "100"
 	k8s.fmt_cpu(1500) == "1500m"
 	k8s.fmt_cpu(9223372036854775807500) == "9223372036854775807500m"
+}
+
+test_limit_range_defaults_fill_what_is_unset if {
+	pod := {"kind": "Pod", "metadata": {"name": "d", "namespace": "shop"}, "spec": {"containers": [
+		{"name": "none"},
+		{"name": "own-limit", "resources": {"limits": {"cpu": "2"}}},
+		{"name": "request", "resources": {"requests": {"memory": "64Mi"}}},
+	]}}
+	defaults := {"shop": {"container_defaults": {"request": {"cpu": 100, "memory": 134217728}, "limit": {"cpu": 500}}}}
+	[[c.name, c.request, c.limit] | some c in k8s.pods[0].containers] == [
+		["none", {"cpu": 100, "memory": 134217728}, {"cpu": 500}],
+		["own-limit", {"cpu": 2000, "memory": 134217728}, {"cpu": 2000}],
+		["request", {"cpu": 100, "memory": 67108864}, {"cpu": 500}],
+	] with input as pod with data.podfit.namespaces as defaults
+	k8s.pods[0].qos == "Burstable" with input as pod with data.podfit.namespaces as defaults
+}
+
+test_limit_range_of_another_namespace_does_not_apply if {
+	pod := {"kind": "Pod", "metadata": {"name": "d"}, "spec": {"containers": [{"name": "none"}]}}
+	defaults := {"shop": {"container_defaults": {"request": {"cpu": 100}, "limit": {}}}}
+	k8s.pods[0].qos == "BestEffort" with input as pod with data.podfit.namespaces as defaults
+	k8s.pods[0].qos == "Burstable" with input as pod with data.podfit.namespaces as {"default": defaults.shop}
 }

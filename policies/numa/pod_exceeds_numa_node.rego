@@ -10,21 +10,21 @@
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021); vSphere native pods NUMA
 #     blog (2019)
 #   requires:
-#     - host cores and memory per NUMA node (platform hosts)
+#     - numa-node
 package podfit.numa.pod_exceeds_numa_node
 
 import data.podfit.lib.k8s
 import data.podfit.lib.platform
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some pod in k8s.pods
 	some check in _checks(pod)
 	msg := concat("", [
-		k8s.subject(pod), "the pod's ", check.resource, " ", check.kind, " is ", k8s.fmt(check.resource, check.value),
+		"the pod's ", check.resource, " ", check.kind, " is ", k8s.fmt(check.resource, check.value),
 		", more than one NUMA node (", k8s.fmt(check.resource, check.numa), "): scale out into smaller replicas",
 	])
-	r := result.make(pod.obj, "PF302", "warning", msg, null, check)
+	f := result.finding(rego.metadata.chain(), pod.obj, null, msg, check)
 }
 
 _numa contains ["cpu", platform.numa_cores * 1000]

@@ -4,7 +4,7 @@
 #   No container of the pod sets any request or limit, so the pod has the BestEffort QoS class.
 # custom:
 #   id: PF105
-#   severity: warning
+#   severity: error
 #   slug: best-effort-pod
 #   source: >-
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), QoS classes; Kubernetes
@@ -15,10 +15,10 @@ import data.podfit.lib.k8s
 import data.podfit.lib.platform
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some pod in k8s.pods
 	not platform.vsphere_pods
 	pod.qos == "BestEffort"
-	msg := concat("", [k8s.subject(pod), "no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention"])
-	r := result.make(pod.obj, "PF105", "warning", msg, null, {"containers": count(pod.containers)})
+	msg := concat("", ["no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention"])
+	f := result.finding(rego.metadata.chain(), pod.obj, null, msg, {"containers": count(pod.containers)})
 }

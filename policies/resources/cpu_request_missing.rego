@@ -14,12 +14,12 @@ package podfit.resources.cpu_request_missing
 import data.podfit.lib.k8s
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some pod in k8s.pods
 	some c in pod.containers
 	not c.has.requests.cpu
 	not c.has.limits.cpu
 	not k8s.missing_reported_elsewhere(pod, c)
-	msg := concat("", [k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" sets no CPU request"])
-	r := result.make(pod.obj, "PF101", "error", msg, c.name, {"init_container": c.init})
+	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no CPU request"])
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"init_container": c.init})
 }

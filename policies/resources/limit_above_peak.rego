@@ -7,16 +7,21 @@
 #   id: PF104
 #   severity: warning
 #   slug: limit-above-peak
+#   options:
+#     - name: tolerance-percent
+#       type: integer
+#       minimum: 0
+#       default: 10
+#       doc: How far above the declared peak a limit may be, in percent of the peak.
 #   source: >-
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container
 #     resource requests and limits"
 package podfit.resources.limit_above_peak
 
 import data.podfit.lib.k8s
-import data.podfit.lib.platform
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some pod in k8s.pods
 	annotations := k8s.annotations(pod.obj)
 	some res in ["cpu", "memory"]
@@ -24,13 +29,13 @@ deny contains r if {
 	some c in pod.containers
 	peak := peaks[c.name]
 	limit := c.limit[res]
-	tolerance := platform.peak_tolerance_percent
+	tolerance := result.option(rego.metadata.chain(), "tolerance-percent")
 	limit * 100 > peak * (100 + tolerance)
 	msg := concat("", [
-		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" has a ", res, " limit of ", k8s.fmt(res, limit),
+		k8s.container_word(c), " \"", c.name, "\" has a ", res, " limit of ", k8s.fmt(res, limit),
 		", more than ", k8s.num(tolerance), "% above its declared peak ", k8s.fmt(res, peak),
 	])
-	r := result.make(pod.obj, "PF104", "warning", msg, c.name, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
 }
 
 _annotation := {"cpu": "podfit.io/peak-cpu", "memory": "podfit.io/peak-memory"}

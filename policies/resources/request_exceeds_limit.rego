@@ -13,7 +13,7 @@ package podfit.resources.request_exceeds_limit
 import data.podfit.lib.k8s
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	some pod in k8s.pods
 	some c in pod.containers
 	some res in ["cpu", "memory"]
@@ -22,8 +22,8 @@ deny contains r if {
 	limit := c.limit[res]
 	request > limit
 	msg := concat("", [
-		k8s.subject(pod), k8s.container_word(c), " \"", c.name, "\" requests ", k8s.fmt(res, request), " ", res,
+		k8s.container_word(c), " \"", c.name, "\" requests ", k8s.fmt(res, request), " ", res,
 		", above its limit ", k8s.fmt(res, limit), "; the API server rejects the pod",
 	])
-	r := result.make(pod.obj, "PF103", "error", msg, c.name, {"resource": res, "request": request, "limit": limit})
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"resource": res, "request": request, "limit": limit})
 }

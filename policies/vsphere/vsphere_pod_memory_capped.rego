@@ -10,14 +10,14 @@
 #   source: >-
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), vSphere Pods memory sizing
 #   requires:
-#     - runtime vsphere-pods
+#     - runtime-vsphere-pods
 package podfit.vsphere.vsphere_pod_memory_capped
 
 import data.podfit.lib.k8s
 import data.podfit.lib.platform
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	platform.vsphere_pods
 	some pod in k8s.pods
 	pod.invalid == 0
@@ -28,8 +28,8 @@ deny contains r if {
 	cap := k8s.max_of([3 * requests, k8s.max_of(limits)])
 	sum(limits) > cap
 	msg := concat("", [
-		k8s.subject(pod), "the vSphere Pod's memory limits add up to ", k8s.fmt_memory(sum(limits)),
+		"the vSphere Pod's memory limits add up to ", k8s.fmt_memory(sum(limits)),
 		", above the CRX cap max(3 × requests, largest limit) = ", k8s.fmt_memory(cap), "; memory beyond the cap is never given",
 	])
-	r := result.make(pod.obj, "PF403", "info", msg, null, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
+	f := result.finding(rego.metadata.chain(), pod.obj, null, msg, {"memory_limits": sum(limits), "memory_requests": requests, "crx_memory": cap})
 }

@@ -10,14 +10,14 @@
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), vSphere Pods (2 CPUs →
 #     175k TPS; limit 8 → 252k)
 #   requires:
-#     - runtime vsphere-pods
+#     - runtime-vsphere-pods
 package podfit.vsphere.vsphere_pod_requests_without_limits
 
 import data.podfit.lib.k8s
 import data.podfit.lib.platform
 import data.podfit.lib.result
 
-deny contains r if {
+findings contains f if {
 	platform.vsphere_pods
 	some pod in k8s.pods
 	pod.invalid == 0
@@ -28,10 +28,10 @@ deny contains r if {
 	cpu := sum([x.request.cpu | some x in k8s.running(pod); x.has.requests.cpu])
 	memory := sum([x.request.memory | some x in k8s.running(pod); x.has.requests.memory])
 	msg := concat("", [
-		k8s.subject(pod), "the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (",
+		"the vSphere Pod sets requests but no limits, so its CRX is capped at its requests (",
 		k8s.fmt_cpu(cpu), " CPU, ", k8s.fmt_memory(memory), " memory) and cannot burst",
 	])
-	r := result.make(pod.obj, "PF402", "warning", msg, null, {"cpu_requests": cpu, "memory_requests": memory})
+	f := result.finding(rego.metadata.chain(), pod.obj, null, msg, {"cpu_requests": cpu, "memory_requests": memory})
 }
 
 _some_limit(cs) if {

@@ -171,8 +171,10 @@ def capacity_cmd(
     vms = reservations_of(objects, workloads, platform)
     report = analyze_capacity(vms, platform, time_budget=time_budget)
     critical = critical_workloads(platform, objects)
-    threshold = config.threshold("PF503", "critical-ratio-percent", 100) if critical else \
-        config.threshold("PF503", "ratio-percent", 300)  # fmt: skip
+    from ..catalogue import get_rule
+
+    name = "critical-ratio-percent" if critical else "ratio-percent"
+    threshold = config.thresholds.get("PF503", {}).get(name, get_rule("PF503").option(name).default)  # type: ignore[union-attr]
     whatifs: dict[str, Any] = {}
     if add_replicas:
         _, _, extra, extra_problems = _load((add_replicas,), config_path)

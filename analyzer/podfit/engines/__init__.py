@@ -1,19 +1,19 @@
 """Rego engines: evaluate the policy library (``policies/``) over Kubernetes documents.
 
-The engines give identical results (conformance tests hold them to it, and to plain conftest).
-Every engine takes the documents as one batched input (:func:`batch_input`: a ``kind: List`` of
-their objects, each tagged with its document's index) and one query for every rule's ``deny``:
+Both engines give identical results (tests hold them to it, and to plain conftest). Every engine
+takes the documents as one batched input (:func:`batch_input`: a ``kind: List`` of their objects,
+each tagged with its document's index), the facts as ``data.podfit`` (:func:`podfit.facts.facts_data`)
+and one query for every rule's ``findings``:
 
-* ``embedded`` runs in-process. Its fast path (:mod:`podfit.engines.wasm`) runs the policies as
-  compiled by ``opa build -t wasm`` (committed as ``podfit/data/policies.wasm``) in wasmtime, one
-  process per CPU on large inputs. When that module was not built from the policies being run (a
-  custom ``PODFIT_POLICY_DIR``, an edited checkout before ``make wasm``), it runs them in regopy
-  (Microsoft rego-cpp, :mod:`podfit.engines.embedded`), which is about 20 times slower.
-* ``opa`` runs the real ``opa eval`` binary, one process per CPU on large inputs.
+* ``embedded`` runs the policies as compiled by ``opa build -t wasm`` (committed as
+  ``podfit/data/policies.wasm``) in-process with wasmtime (:mod:`podfit.engines.wasm`), one process
+  per CPU on large inputs. It runs only the policies the module was built from.
+* ``opa`` runs the real ``opa eval`` binary, one process per CPU on large inputs: for edited or
+  custom policies (``PODFIT_POLICY_DIR``).
 
-``get_engine("auto")`` picks the compiled module when it matches, else ``opa`` when the binary is
-on PATH or in the project's ``.tools/bin``, else regopy. Any failure raises :class:`EngineError`
-(the CLI exits 2 with its message).
+``get_engine("auto")`` picks the compiled module when it was built from the policies being run,
+else ``opa`` with a notice (:attr:`Engine.notice`) saying why and how to rebuild; with neither it
+raises :class:`EngineError` (the CLI exits 2 with its message), never a silent slower engine.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ __all__ = [
     "get_engine",
     "policy_dir",
     "policy_modules",
-    "deny_packages",
+    "rule_packages",
     "to_results",
     "batch_input",
     "batch_results",
@@ -52,7 +52,8 @@ class EngineError(Exception):
 class RegoResult:
     index: int  # into the documents given to evaluate()
     rule: str
-    msg: str
+    severity: str  # as the rule's METADATA declares it
+    msg: str  # the message, without the object it is about
     container: str | None
     details: Mapping[str, Any]
     # the line of the container (or object) the result is about, when the engine resolved it
@@ -61,9 +62,10 @@ class RegoResult:
 
 class Engine(Protocol):
     name: str
+    notice: str  # why this engine runs when it is not the default one, else ""
 
     def evaluate(
-        self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any],
+        self, documents: Sequence[Mapping[str, Any]], facts: Mapping[str, Any],
         locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
         """The results for the documents. ``locate(index, container)`` gives the line of a result;
@@ -79,7 +81,7 @@ def policy_dir() -> Path:
 
 
 _PACKAGE = re.compile(r"^package\s+([\w.]+)", re.M)
-_DENY = re.compile(r"^deny\s+contains\b", re.M)
+_FINDINGS = re.compile(r"^findings\s+contains\b", re.M)
 
 
 def policy_modules(directory: Path) -> dict[str, str]:
@@ -99,12 +101,12 @@ def policy_modules(directory: Path) -> dict[str, str]:
     return modules
 
 
-def deny_packages(modules: Mapping[str, str]) -> list[str]:
-    """The packages that define ``deny`` (the rules), sorted."""
+def rule_packages(modules: Mapping[str, str]) -> list[str]:
+    """The packages that define ``findings`` (the rules), sorted."""
     packages = set()
     for source in modules.values():
         m = _PACKAGE.search(source)
-        if m and _DENY.search(source):
+        if m and _FINDINGS.search(source):
             packages.add(m.group(1))
     return sorted(packages)
 
@@ -173,24 +175,25 @@ def batch_results(raw: Any, where: str) -> list[RegoResult]:
 
 
 def to_results(index: int, raw: Any) -> list[RegoResult]:
-    """Turn one document's deny results (a list of result objects) into :class:`RegoResult`s.
-
-    ``msg`` loses the ``"PF101: "`` prefix the policies add for conftest users."""
+    """One document's findings (result objects built by ``podfit.lib.result.finding``) as
+    :class:`RegoResult`s."""
     out = []
     for r in raw or ():
-        if not isinstance(r, Mapping) or not isinstance(r.get("rule"), str) or not isinstance(r.get("msg"), str):
-            raise EngineError(f"policy returned a result podfit cannot read: {r!r}")
+        if (
+            not isinstance(r, Mapping)
+            or not isinstance(r.get("rule"), str)
+            or not isinstance(r.get("message"), str)
+            or r.get("severity") not in ("error", "warning", "info")
+        ):
+            raise EngineError(f"policy returned a result podfit cannot read: {str(r)[:300]}")
         container = r.get("container")
         details = r.get("details")
-        msg = r["msg"]
-        # the policies prefix the rule id for conftest's output; podfit's reports show it anyway
-        if msg.startswith(r["rule"] + ": "):
-            msg = msg[len(r["rule"]) + 2 :]
         out.append(
             RegoResult(
                 index=index,
                 rule=r["rule"],
-                msg=msg,
+                severity=r["severity"],
+                msg=r["message"],
                 container=container if isinstance(container, str) else None,
                 details=details if isinstance(details, Mapping) else {},
             )
@@ -277,27 +280,10 @@ def _timeout() -> float:
     return value if value > 0 else 600.0
 
 
-def _compiled_engine(directory: Path) -> Engine | None:
-    """The compiled WebAssembly module's engine when it was built from exactly these policies (and
-    wasmtime is installed), else None."""
-    from .wasm import WasmEngine
-
-    try:
-        return WasmEngine(directory)
-    except EngineError:  # a custom or edited policy directory, or PODFIT_EMBEDDED_BACKEND=regopy
-        return None
-
-
-def embedded_engine(directory: Path) -> Engine:
-    """The in-process engine: the compiled module (see _compiled_engine), else regopy."""
-    from .embedded import EmbeddedEngine
-
-    return _compiled_engine(directory) or EmbeddedEngine(directory)
-
-
 def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
     """``auto`` | ``embedded`` | ``opa``; raises :class:`EngineError` when the engine is unavailable."""
     from .opa import OpaEngine, find_opa
+    from .wasm import WasmEngine, stale_reason
 
     if policy_dir is not None:
         directory = policy_dir
@@ -305,22 +291,23 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
         directory = Path(os.environ["PODFIT_POLICY_DIR"])
     else:
         directory = globals()["policy_dir"]()
-    timeout = _timeout()
-    if name == "auto":
-        # fastest first: the compiled module in-process, then the opa binary, then regopy
-        compiled = _compiled_engine(directory)
-        if compiled is not None:
-            return compiled
-        binary = find_opa()
-        if binary is not None:
-            return OpaEngine(directory, binary, timeout)
-        name = "embedded"
-    if name == "embedded":
-        return embedded_engine(directory)
-    if name == "opa":
-        binary = find_opa()
-        if binary is None:
-            where = f"at PODFIT_OPA={os.environ['PODFIT_OPA']}" if os.environ.get("PODFIT_OPA") else "on PATH or in .tools/bin"
-            raise EngineError(f"the opa binary was not found {where} (run `make tools`)")
-        return OpaEngine(directory, binary, timeout)
-    raise EngineError(f"unknown engine {name!r} (choose from {', '.join(ENGINE_NAMES)})")
+    if name not in ENGINE_NAMES:
+        raise EngineError(f"unknown engine {name!r} (choose from {', '.join(ENGINE_NAMES)})")
+    modules = policy_modules(directory)
+    stale = stale_reason(modules, directory) if name in ("auto", "embedded") else None
+    if name == "embedded" or (name == "auto" and stale is None):
+        if stale is not None:
+            raise EngineError(f"{stale}; rebuild it with `make wasm`, or use --engine opa")
+        return WasmEngine(directory, modules)
+    binary = find_opa()
+    if binary is None:
+        where = f"at PODFIT_OPA={os.environ['PODFIT_OPA']}" if os.environ.get("PODFIT_OPA") else "on PATH"
+        hint = "install opa (https://www.openpolicyagent.org/docs/#running-opa) or set PODFIT_OPA"
+        if stale is not None:
+            raise EngineError(f"{stale}, and the opa binary that runs other policies was not found {where}: {hint}, "
+                              "or rebuild the module with `make wasm`")  # fmt: skip
+        raise EngineError(f"the opa binary was not found {where}: {hint}")
+    engine = OpaEngine(directory, binary, _timeout())
+    if stale is not None:
+        engine.notice = f"{stale}: running them with opa ({binary}), which is slower; `make wasm` rebuilds the module"
+    return engine

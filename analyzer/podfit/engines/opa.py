@@ -1,7 +1,7 @@
 """The opa engine: batched ``opa eval`` runs, in parallel on multi-core machines.
 
 All documents go into one input: a ``kind: List`` of their objects, each tagged with its document's
-index (:func:`podfit.engines.batch_input`), and one query takes the union of every rule's ``deny``.
+index (:func:`podfit.engines.batch_input`), and one query takes the union of every rule's ``findings``.
 The policies evaluate the whole batch at once, so what does not depend on a document (platform
 facts, the parse of a quantity string seen before) is computed once per run, not once per document,
 and the binary starts and compiles the policies once per process.
@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import (
-    EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules, sort_results,
+    EngineError, RegoResult, batch_input, batch_results, normalise, policy_modules, rule_packages, sort_results,
     worker_count,
 )
 
-__all__ = ["OpaEngine", "find_opa", "deny_query", "workers"]
+__all__ = ["OpaEngine", "find_opa", "findings_query", "workers"]
 
 _REPO_TOOLS = Path(__file__).resolve().parents[3] / ".tools" / "bin"
 
@@ -47,9 +47,9 @@ def find_opa() -> str | None:
     return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
-def deny_query(packages: Sequence[str]) -> str:
-    """The union of every rule's ``deny`` set: one query returns every result of the batch."""
-    return " | ".join(f"data.{pkg}.deny" for pkg in packages) or "set()"
+def findings_query(packages: Sequence[str]) -> str:
+    """The union of every rule's ``findings`` set: one query returns every result of the batch."""
+    return " | ".join(f"data.{pkg}.findings" for pkg in packages) or "set()"
 
 
 def workers(n_documents: int, cpus: int | None = None) -> int:
@@ -59,16 +59,17 @@ def workers(n_documents: int, cpus: int | None = None) -> int:
 
 class OpaEngine:
     name = "opa"
+    notice = ""
 
     def __init__(self, policy_dir: Path, binary: str, timeout: float = 600.0) -> None:
         self.policy_dir = Path(policy_dir)
         self.binary = binary
         self.timeout = timeout
         self.modules = policy_modules(self.policy_dir)
-        self.packages = deny_packages(self.modules)
+        self.packages = rule_packages(self.modules)
 
     def evaluate(
-        self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any], locate: Any = None,
+        self, documents: Sequence[Mapping[str, Any]], facts: Mapping[str, Any], locate: Any = None,
     ) -> list[RegoResult]:
         if not documents:
             return []
@@ -77,7 +78,7 @@ class OpaEngine:
         parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
         with tempfile.TemporaryDirectory(prefix="podfit-opa-") as tmp:
             data_file = Path(tmp) / "data.json"
-            data_file.write_text(json.dumps({"podfit": {"platform": normalise(platform_data)}}), encoding="utf-8")
+            data_file.write_text(json.dumps({"podfit": normalise(facts)}), encoding="utf-8")
             running = []
             try:
                 for k, (start, part) in enumerate(parts):
@@ -98,7 +99,7 @@ class OpaEngine:
         cmd = [
             self.binary, "eval", "--format", "json", "--input", str(input_file),
             "--ignore", "*_test.rego", "--data", str(self.policy_dir), "--data", str(data_file),
-            deny_query(self.packages),
+            findings_query(self.packages),
         ]  # fmt: skip
         try:
             with open(out_file, "wb") as out:

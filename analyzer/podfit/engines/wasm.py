@@ -4,8 +4,7 @@ run in-process by wasmtime.
 OPA compiles the policy library into one module (``podfit/data/policies.wasm``, built by
 ``make wasm`` with the pinned opa and committed; a test rebuilds it and compares bytes). The module
 records the SHA-256 of the policy sources it was built from (``policies.wasm.json``): the engine
-uses it only when that matches the policies being run, so a changed or custom policy directory
-(``PODFIT_POLICY_DIR``) falls back to regopy (:mod:`podfit.engines.embedded`).
+runs only when that matches the policies being run (:func:`stale_reason` says why not otherwise).
 
 Documents go in as the same tagged ``kind: List`` the opa engine uses
 (:func:`podfit.engines.batch_input`). Large inputs are split into one part per CPU, each evaluated
@@ -40,11 +39,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import (
-    QUANTITY_MEMO, EngineError, RegoResult, batch_input, batch_results, deny_packages, normalise, policy_modules,
+    QUANTITY_MEMO, EngineError, RegoResult, batch_input, batch_results, normalise, policy_modules, rule_packages,
     quantity_strings, sort_results, worker_count,
 )
 
-__all__ = ["WasmEngine", "bundle_path", "usable", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE"]
+__all__ = ["WasmEngine", "bundle_path", "stale_reason", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE"]
 
 _DATA = Path(__file__).resolve().parents[1] / "data"
 BUNDLE = "policies.wasm"
@@ -73,23 +72,27 @@ def sources_digest(modules: Mapping[str, str]) -> str:
     return h.hexdigest()
 
 
-def usable(modules: Mapping[str, str]) -> bool:
-    """The committed module was built from exactly these policies, and wasmtime is installed."""
-    if os.environ.get("PODFIT_EMBEDDED_BACKEND") == "regopy":
-        return False
+def stale_reason(modules: Mapping[str, str], directory: Path) -> str | None:
+    """Why the compiled module cannot run these policies (None when it can): it was built from
+    other sources, or it or wasmtime is missing."""
     try:
         manifest = json.loads((_DATA / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"the compiled policies ({_DATA / MANIFEST}) are missing"
+    try:
         import wasmtime  # noqa: F401
-    except (OSError, ValueError, ImportError):
-        return False
-    return manifest.get("sources_sha256") == sources_digest(modules) and bundle_path().is_file()
+    except ImportError:
+        return "wasmtime, which runs the compiled policies, is not installed"
+    if manifest.get("sources_sha256") != sources_digest(modules) or not bundle_path().is_file():
+        return f"the policies in {directory} differ from those compiled into {bundle_path().name}"
+    return None
 
 
 def entry_module(packages: Sequence[str]) -> str:
-    """The entrypoints: every rule's ``deny`` set, in one array (a union of the sets would hash each
-    result again for every set after its own), and the quantity memo (see quantity.rego)."""
-    sets = ", ".join(f"data.{pkg}.deny" for pkg in packages)
-    return f"package {ENTRY_PACKAGE}\n\ndeny := [{sets}]\n\nquantities := {QUANTITY_MEMO}\n"
+    """The entrypoints: every rule's ``findings`` set, in one array (a union of the sets would hash
+    each result again for every set after its own), and the quantity memo (see quantity.rego)."""
+    sets = ", ".join(f"data.{pkg}.findings" for pkg in packages)
+    return f"package {ENTRY_PACKAGE}\n\nfindings := [{sets}]\n\nquantities := {QUANTITY_MEMO}\n"
 
 
 def build_bundle(opa: str, policy_dir: Path, out_dir: Path) -> Path:
@@ -103,8 +106,8 @@ def build_bundle(opa: str, policy_dir: Path, out_dir: Path) -> Path:
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             (src / name).write_text(text, encoding="utf-8")
         (src / "_engine").mkdir()
-        (src / "_engine" / "entry.rego").write_text(entry_module(deny_packages(modules)), encoding="utf-8")
-        cmd = [opa, "build", "-t", "wasm", "-e", f"{ENTRY_PACKAGE}/deny", "-e", f"{ENTRY_PACKAGE}/quantities",
+        (src / "_engine" / "entry.rego").write_text(entry_module(rule_packages(modules)), encoding="utf-8")
+        cmd = [opa, "build", "-t", "wasm", "-e", f"{ENTRY_PACKAGE}/findings", "-e", f"{ENTRY_PACKAGE}/quantities",
                "-o", str(Path(tmp) / "bundle.tar.gz"), "."]  # fmt: skip
         proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -331,21 +334,23 @@ class Instance:
 
 class WasmEngine:
     name = "embedded"
+    notice = ""
 
     def __init__(self, policy_dir: Path, modules: Mapping[str, str] | None = None) -> None:
         self.policy_dir = Path(policy_dir)
         self.modules = modules if modules is not None else policy_modules(self.policy_dir)
-        if not usable(self.modules):
-            raise EngineError(f"{bundle_path()} was not built from {self.policy_dir} (run `make wasm`)")
+        stale = stale_reason(self.modules, self.policy_dir)
+        if stale is not None:
+            raise EngineError(f"{stale} (run `make wasm`)")
         _code_cache()  # here, so that forked workers inherit it
 
     def evaluate(
-        self, documents: Sequence[Mapping[str, Any]], platform_data: Mapping[str, Any],
+        self, documents: Sequence[Mapping[str, Any]], facts: Mapping[str, Any],
         locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
         if not documents:
             return []
-        data = {"podfit": {"platform": normalise(platform_data)}}
+        data = {"podfit": normalise(facts)}
         size = -(-len(documents) // _workers(len(documents)))
         parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
         if len(parts) == 1:
@@ -429,9 +434,9 @@ def _run_chunk(inst: Instance, documents: Sequence[Mapping[str, Any]], first: in
     texts = sorted(quantity_strings([chunk]))
     memo = inst.evaluate(f"{ENTRY_PACKAGE}/quantities", _json(texts)) if texts else [{}, {}]
     inst.set_data({"podfit": {**data["podfit"], "quantities": {"cpu": memo[0], "memory": memo[1]}}})
-    sets = inst.evaluate(f"{ENTRY_PACKAGE}/deny", text)
+    sets = inst.evaluate(f"{ENTRY_PACKAGE}/findings", text)
     if not isinstance(sets, list) or not all(isinstance(s, list) for s in sets):
-        raise EngineError(f"the policy module returned {str(sets)[:200]} for deny")
+        raise EngineError(f"the policy module returned {str(sets)[:200]} for findings")
     raw = [r for results in sets for r in results]
     return batch_results(raw, f"embedded engine (documents {first}-{first + len(documents) - 1})")
 

@@ -37,14 +37,11 @@ def _seconds(value: Any) -> float:
 
 
 def time_budget(ctx) -> float:
-    return _seconds(ctx.config.threshold("PF601", "time-budget", 10))
+    return float(ctx.for_rule("PF601").option("time-budget"))
 
 
 def headroom_share(ctx) -> int:
-    v = ctx.config.threshold("PF603", "headroom", 100)
-    if isinstance(v, str):
-        return int(v.strip().rstrip("%"))
-    return int(v)
+    return int(ctx.for_rule("PF603").option("headroom"))
 
 
 def _inputs(ctx) -> PackInputs:

@@ -1,8 +1,17 @@
 """Python rules: one module per rule, discovered automatically.
 
-A rule module defines ``ID`` (a catalogue id with ``engine: python``), ``check(ctx)`` yielding
-:class:`~podfit.findings.Finding`, and optionally ``skip_reason(ctx)`` returning the missing
-platform fact (a string) when the rule cannot run, or None. Severity comes from the catalogue.
+A rule module declares its identity and needs as constants, as yamllint's rule modules do::
+
+    ID = "PF601"                       # the rule id (its prose is in catalogue.yaml)
+    SLUG = "workload-does-not-fit"
+    TITLE = "Workloads do not fit the node pools"
+    SEVERITY = "error"                 # error | warning | info (see docs/rules.md)
+    REQUIRES = ("node-pools",)         # facts (podfit.facts.REQUIREMENTS) without which it is skipped
+    OPTIONS = (Option("time-budget", "duration", 10, "..."),)
+
+and ``check(ctx)`` yielding :class:`~podfit.findings.Finding`; optionally ``skip_reason(ctx)``
+returning why it cannot run (a string) beyond its REQUIRES, or None. Options are read with
+``ctx.option(name)``: the configured value, checked against the declaration, or its default.
 """
 
 from __future__ import annotations
@@ -10,12 +19,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from types import ModuleType
 from typing import Any, Mapping
 
-from ..clusters import all_node_pools
 from ..config import Config
+from ..facts import Facts
 from ..model import K8sObject, Workload
 from ..platform import NodePool, Platform
 
@@ -27,25 +36,38 @@ LOADER_RULES = frozenset({"PF901", "PF903", "PF904", "PF905"})
 
 @dataclass(frozen=True, eq=False)
 class RuleContext:
-    objects: tuple[K8sObject, ...]
-    workloads: tuple[Workload, ...]
-    platform: Platform
+    facts: Facts
     config: Config = field(default_factory=Config)
     rule_id: str = ""
 
-    def threshold(self, name: str, default: Any) -> Any:
-        return self.config.threshold(self.rule_id, name, default)
+    @property
+    def objects(self) -> tuple[K8sObject, ...]:
+        return self.facts.objects
 
-    def for_rule(self, rule_id: str) -> "RuleContext":
-        ctx = RuleContext(self.objects, self.workloads, self.platform, self.config, rule_id)
-        # share cached derived values
-        ctx.__dict__.update({k: v for k, v in self.__dict__.items() if k in ("node_pools",)})
-        return ctx
+    @property
+    def workloads(self) -> tuple[Workload, ...]:
+        return self.facts.workloads
 
-    @cached_property
+    @property
+    def platform(self) -> Platform:
+        return self.facts.platform
+
+    @property
     def node_pools(self) -> tuple[NodePool, ...]:
         """Node pools from the platform profile plus those declared by cluster manifests in the input."""
-        return all_node_pools(self.platform, self.objects)
+        return self.facts.node_pools
+
+    def option(self, name: str) -> Any:
+        """The rule's option ``name``: configured (already checked against its declaration) or its default."""
+        from ..catalogue import get_rule
+
+        declared = get_rule(self.rule_id).option(name)
+        if declared is None:
+            raise KeyError(f"{self.rule_id} declares no option {name!r}")
+        return self.config.thresholds.get(self.rule_id, {}).get(name, declared.default)
+
+    def for_rule(self, rule_id: str) -> "RuleContext":
+        return RuleContext(self.facts, self.config, rule_id)
 
 
 @lru_cache(maxsize=1)

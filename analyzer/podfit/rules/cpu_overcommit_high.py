@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..vsphere import capacity, critical_workloads, describe_vms, finding_anchor, overcommit_exceeds, reservations_of
 from . import RuleContext
 
 ID = "PF503"
+SLUG = "cpu-overcommit-high"
+TITLE = "vCPU overcommit above threshold"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ('hosts',)
+OPTIONS: tuple[Option, ...] = (
+    Option("ratio-percent", "integer", 300, "Largest vCPU : physical core ratio, in percent.", minimum=1),
+    Option("critical-ratio-percent", "integer", 100, "The ratio where critical workloads run (platform or cluster marked critical).", minimum=1),
+)
 
 
 def skip_reason(ctx: RuleContext) -> str | None:
@@ -26,7 +35,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     cores = capacity(ctx.platform).physical_cores
     vcpus = sum(v.vcpus * v.count for v in vms)
     critical = critical_workloads(ctx.platform, ctx.objects)
-    threshold = int(ctx.threshold("critical-ratio-percent", 100) if critical else ctx.threshold("ratio-percent", 300))
+    threshold = int(ctx.option("critical-ratio-percent") if critical else ctx.option("ratio-percent"))
     if not overcommit_exceeds(vcpus, cores, threshold):
         return
     key = lambda v: v.vcpus * v.count  # noqa: E731

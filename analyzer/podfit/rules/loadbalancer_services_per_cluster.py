@@ -11,19 +11,27 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..vsphere import LB_SUPERVISOR_DEFAULT, LB_TKG_DEFAULT, loadbalancer_counts
 from . import RuleContext
 
 ID = "PF701"
+SLUG = "loadbalancer-services-per-cluster"
+TITLE = "Many LoadBalancer Services in one cluster"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ()
+OPTIONS: tuple[Option, ...] = (
+    Option("max-services", "integer", 20, "LoadBalancer Services one TKG cluster's load balancer serves well.", minimum=1),
+    Option("max-services-supervisor", "integer", 100, "LoadBalancer Services per Supervisor namespace (vSphere Pods).", minimum=1),
+)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     supervisor = ctx.platform.runtime == "vsphere-pods"
-    limit = int(ctx.threshold("max-services-supervisor", LB_SUPERVISOR_DEFAULT) if supervisor
-                else ctx.threshold("max-services", LB_TKG_DEFAULT))  # fmt: skip
+    limit = int(ctx.option("max-services-supervisor") if supervisor else ctx.option("max-services"))
     groups = loadbalancer_counts(ctx.objects, ctx.platform)
-    cluster = ctx.threshold("cluster", None)  # `podfit check --cluster NAME`: all manifests go to NAME
+    cluster = ctx.facts.cluster  # `podfit check --cluster NAME`: all manifests go to NAME
     if cluster and not supervisor:
         groups = {str(cluster): [o for services in groups.values() for o in services]}
     for group, services in sorted(groups.items()):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..packing.report import fmt_mem
 from ..packing.rules_support import facts_for, pool_location
@@ -11,6 +12,13 @@ from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rule
 from ..quantity import format_cpu
 
 ID = "PF603"
+SLUG = "no-burst-headroom"
+TITLE = "No burst headroom"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ('node-pools',)
+OPTIONS: tuple[Option, ...] = (
+    Option("headroom", "integer", 100, "Share of the gap between requests and limits the nodes must absorb, in percent.", minimum=0),
+)
 
 
 def check(ctx) -> Iterator[Finding]:

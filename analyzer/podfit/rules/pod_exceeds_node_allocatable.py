@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..packing.bounds import fits
 from ..packing.report import fmt_mem
@@ -12,6 +13,11 @@ from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rule
 from ..quantity import format_cpu
 
 ID = "PF303"
+SLUG = "pod-exceeds-node-allocatable"
+TITLE = "Pod larger than any node"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ('node-pools',)
+OPTIONS: tuple[Option, ...] = ()
 
 
 def check(ctx) -> Iterator[Finding]:

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..vsphere import describe_vms, finding_anchor, place, reservations_of
 from . import RuleContext
 
 ID = "PF502"
+SLUG = "reservation-unplaceable"
+TITLE = "Reservations cannot be placed host by host"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ('hosts',)
+OPTIONS: tuple[Option, ...] = (
+    Option("time-budget", "duration", 5, "Time for the exact placement proof (seconds, or 500ms, 10s, 2m).", minimum=0),
+)
 
 
 def skip_reason(ctx: RuleContext) -> str | None:
@@ -17,7 +25,7 @@ def skip_reason(ctx: RuleContext) -> str | None:
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     vms = reservations_of(ctx.objects, ctx.workloads, ctx.platform, ctx.node_pools)
-    budget = float(ctx.threshold("time-budget-seconds", 5))
+    budget = float(ctx.option("time-budget"))
     result = place(vms, ctx.platform, budget)
     if result.feasible is not False:
         return  # placeable, or undecided within the budget (not a finding)

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..vsphere import analyze_capacity, describe_vms, finding_anchor, reservations_of
 from . import RuleContext
 
 ID = "PF501"
+SLUG = "reservations-exceed-ha-capacity"
+TITLE = "Reservations above HA-adjusted capacity"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ('hosts',)
+OPTIONS: tuple[Option, ...] = ()
 
 
 def skip_reason(ctx: RuleContext) -> str | None:

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..packing.rules_support import facts_for, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 
 ID = "PF604"
+SLUG = "right-size"
+TITLE = "Right-sizing advice"
+SEVERITY = "info"
+REQUIRES: tuple[str, ...] = ('node-pools',)
+OPTIONS: tuple[Option, ...] = ()
 
 
 def check(ctx) -> Iterator[Finding]:

@@ -18,10 +18,19 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, shipped_versions
 
 ID = "PF902"
+SLUG = "schema-invalid"
+TITLE = "Object fails its schema"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ()
+OPTIONS: tuple[Option, ...] = (
+    Option("kubernetes-version", "string", None, "Kubernetes version whose schemas apply (default: the newest bundled)."),
+    Option("strict", "boolean", True, "Report fields the schema does not know."),
+)
 MAX_PER_OBJECT = 10  # violations reported per object; the rest are counted in the last message
 
 
@@ -32,8 +41,8 @@ def schema_set(version: str | None, strict: bool) -> SchemaSet:
 
 
 def _settings(ctx: Any) -> tuple[str | None, bool]:
-    version = ctx.threshold("kubernetes-version", None)
-    strict = ctx.threshold("strict", True)
+    version = ctx.option("kubernetes-version")
+    strict = ctx.option("strict")
     if isinstance(strict, str):
         strict = strict.strip().lower() not in ("false", "no", "0", "off")
     return (str(version) if version is not None else None), bool(strict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..packing.report import fmt_mem
 from ..packing.rules_support import facts_for, pool_location
@@ -11,6 +12,13 @@ from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rule
 from ..quantity import format_cpu
 
 ID = "PF602"
+SLUG = "stranded-capacity"
+TITLE = "Stranded node capacity"
+SEVERITY = "info"
+REQUIRES: tuple[str, ...] = ('node-pools',)
+OPTIONS: tuple[Option, ...] = (
+    Option("percent", "integer", 10, "Stranded share of a pool's capacity worth reporting, in percent.", minimum=0),
+)
 
 
 def check(ctx) -> Iterator[Finding]:
@@ -18,7 +26,7 @@ def check(ctx) -> Iterator[Finding]:
     a = facts.analysis
     if a is None or not a.fit.feasible:
         return
-    percent = int(ctx.threshold("percent", 10))
+    percent = int(ctx.option("percent"))
     total_cpu = sum(n.allocatable[0] for n in a.fit.nodes)
     total_mem = sum(n.allocatable[1] for n in a.fit.nodes)
     s = a.stranded

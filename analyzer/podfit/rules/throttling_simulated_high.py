@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..platform import node_logical_cpus as platform_node_cpus
 from ..model import QOS_GUARANTEED, Container, Workload
@@ -26,6 +27,15 @@ from ..throttle import Result, Scenario, Workload as ThreadWorkload, simulate
 from ..throttle.scenario import JAVA_SERVER_THREADS
 
 ID = "PF203"
+SLUG = "throttling-simulated-high"
+TITLE = "High simulated CPU throttling"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ('node-logical-cpus',)
+OPTIONS: tuple[Option, ...] = (
+    Option("score", "integer", 50, "Throttling score (0-100) above which the rule fires.", minimum=0),
+    Option("default-threads", "integer", 200, "Threads assumed for a container without the podfit.io/threads annotation.", minimum=1),
+    Option("seconds", "integer", 2, "Simulated seconds per container.", minimum=1),
+)
 
 THREADS_ANNOTATION = "podfit.io/threads"
 DEFAULT_SCORE = 50
@@ -97,9 +107,9 @@ def check(ctx) -> Iterator[Finding]:
     cpus = node_logical_cpus(ctx)
     if cpus is None:
         return
-    threshold = int(ctx.threshold("score", DEFAULT_SCORE))
-    default_threads = int(ctx.threshold("default_threads", JAVA_SERVER_THREADS))
-    seconds = max(1, int(ctx.threshold("seconds", DEFAULT_SECONDS)))
+    threshold = int(ctx.option("score"))
+    default_threads = int(ctx.option("default-threads"))
+    seconds = int(ctx.option("seconds"))
     for w in ctx.workloads:
         for c in _containers(w):
             limit = c.resources.cpu_limit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..options import Option
 from ..findings import Finding
 from ..packing.bounds import fits
 from ..packing.report import describe_proof
@@ -11,6 +12,13 @@ from ..packing.rules_support import facts_for
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 
 ID = "PF601"
+SLUG = "workload-does-not-fit"
+TITLE = "Workloads do not fit the node pools"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ('node-pools',)
+OPTIONS: tuple[Option, ...] = (
+    Option("time-budget", "duration", 10, "Time for the packing search and exact proofs (seconds, or 500ms, 10s, 2m).", minimum=0),
+)
 
 
 def check(ctx) -> Iterator[Finding]:

@@ -1,0 +1,89 @@
+"""Typed rule options: what a rule declares it can be configured with, and their validation.
+
+A Python rule module declares ``OPTIONS = (Option(...), ...)``; a Rego rule declares the same
+fields in its METADATA (``custom.options``). The config file's ``thresholds: {RULE: {name: value}}``
+is checked against the declarations (:func:`check_value`); the defaults live only there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = ["Option", "OptionError", "TYPES", "check_value", "option_from_metadata"]
+
+TYPES = ("integer", "number", "boolean", "string", "duration")
+
+
+class OptionError(ValueError):
+    """A configured option value that does not fit its declaration."""
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    type: str  # one of TYPES; a duration is a number of seconds or "10s" / "500ms" / "2m"
+    default: Any
+    doc: str
+    minimum: int | float | None = None
+
+
+def option_from_metadata(entry: Mapping[str, Any], where: str) -> Option:
+    try:
+        option = Option(
+            name=str(entry["name"]),
+            type=str(entry["type"]),
+            default=entry.get("default"),
+            doc=str(entry.get("doc", "")),
+            minimum=entry.get("minimum"),
+        )
+    except KeyError as e:
+        raise ValueError(f"{where}: option without {e.args[0]}") from None
+    if option.type not in TYPES:
+        raise ValueError(f"{where}: option {option.name}: unknown type {option.type!r}")
+    return option
+
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0}
+
+
+def _duration(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        for unit in sorted(_UNITS, key=len, reverse=True):
+            if text.endswith(unit):
+                try:
+                    return float(text[: -len(unit)]) * _UNITS[unit]
+                except ValueError:
+                    return None
+    return None
+
+
+def check_value(option: Option, value: Any) -> Any:
+    """``value`` as the option's type (a duration as seconds); raises OptionError."""
+    kind = option.type
+    if kind == "integer":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        converted = value
+    elif kind == "number":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        converted = value
+    elif kind == "boolean":
+        ok = isinstance(value, bool)
+        converted = value
+    elif kind == "string":
+        ok = isinstance(value, str)
+        converted = value
+    else:
+        converted = _duration(value)
+        ok = converted is not None
+    if not ok:
+        example = {"duration": '"10s" or 10', "integer": "20", "number": "1.5", "boolean": "true", "string": '"x"'}[kind]
+        raise OptionError(f"{option.name} must be {'an' if kind == 'integer' else 'a'} {kind} (e.g. {example}), not {value!r}")
+    if option.minimum is not None and converted < option.minimum:
+        raise OptionError(f"{option.name} must be at least {option.minimum}, not {value!r}")
+    return converted

@@ -1,0 +1,52 @@
+"""PF301: a node pool's VM class is wider than one NUMA node of the hosts.
+
+A VM with more vCPUs than a NUMA node has physical cores, or more memory than it holds, is a "wide"
+VM: ESXi splits it into NUMA clients, and its memory accesses cross the interconnect. The pools
+come from the facts: the platform's own and those of the cluster manifests in the input.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..clusters import cluster_objects
+from ..findings import Finding
+from ..options import Option
+from ..quantity import format_memory
+from . import RuleContext
+
+ID = "PF301"
+SLUG = "vm-class-exceeds-numa-node"
+TITLE = "Node VM class wider than a NUMA node"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ("numa-node", "node-pools")
+OPTIONS: tuple[Option, ...] = ()
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    facts = ctx.facts
+    cores, memory = facts.numa_node_cores, facts.numa_node_memory
+    if cores is None or memory is None:
+        return
+    clusters = {o.ref.name: o for o in cluster_objects(facts.objects)}
+    for pool in facts.node_pools:
+        vc = facts.vm_class(pool.vm_class)
+        if vc is None or pool.location is None:
+            continue
+        wide = []
+        if vc.cpus > cores:
+            wide.append(f"{vc.cpus} vCPUs > {cores} cores")
+        if vc.memory_bytes > memory:
+            wide.append(f"{format_memory(vc.memory_bytes)} > {format_memory(memory)} of memory")
+        if not wide:
+            continue
+        owner = clusters.get(pool.cluster) if pool.cluster else None
+        yield Finding(
+            ID,
+            f"node pool {pool.name} uses VM class {vc.name}, wider than one NUMA node ({'; '.join(wide)}): "
+            "ESXi splits the VM into NUMA clients",
+            pool.location,
+            owner.ref if owner is not None else None,
+            details={"pool": pool.name, "vm_class": vc.name, "vcpus": vc.cpus, "memory": vc.memory_bytes,
+                     "numa_node_cores": cores, "numa_node_memory": memory},
+        )  # fmt: skip

@@ -1,0 +1,124 @@
+"""One computation of Kubernetes semantics: the Rego library's pod records (what per-object conftest
+use computes from the object itself, plus the LimitRange defaults the facts give it) equal the
+facts stage's workloads, container by container, on every fixture and on a generated corpus."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from podfit.facts import build_facts, facts_data
+from podfit.loader import InputFile, load
+from podfit.platform import DEFAULT_PLATFORM
+from podfit.quantity import QuantityError, parse_cpu
+
+from conftest import tool
+
+ROOT = Path(__file__).resolve().parents[1]
+OPA = tool("opa")
+pytestmark = pytest.mark.skipif(OPA is None, reason="needs opa (make tools)")
+
+# the Rego side: every container's effective request/limit, and each pod's QoS class
+QUERY = """[[obj_index, p.qos, cs] |
+  some p in data.podfit.lib.k8s.pods
+  obj_index := p.obj["podfit.io/document"]
+  cs := [[c.name, c.init, object.get(c.request, "cpu", null), object.get(c.request, "memory", null),
+          object.get(c.limit, "cpu", null), object.get(c.limit, "memory", null)] | some c in p.containers]
+]"""
+
+
+def _rego(documents: list, data: dict, tmp: Path) -> list:
+    from podfit.engines import batch_input, normalise
+
+    (tmp / "input.json").write_text(json.dumps(batch_input(documents)), encoding="utf-8")
+    (tmp / "data.json").write_text(json.dumps({"podfit": normalise(data)}), encoding="utf-8")
+    out = subprocess.run(
+        [OPA, "eval", "--format", "json", "--ignore", "*_test.rego", "--data", str(ROOT / "policies"),
+         "--data", str(tmp / "data.json"), "--input", str(tmp / "input.json"), QUERY],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout)["result"][0]["expressions"][0]["value"]
+
+
+def _python(facts) -> list:
+    index = {id(o): i for i, o in enumerate(facts.objects)}
+    rows = []
+    for w in facts.workloads:
+        r = [[c.name, c.init, c.resources.cpu_request, c.resources.memory_request, c.resources.cpu_limit,
+              c.resources.memory_limit] for c in w.pod.all_containers]  # fmt: skip
+        rows.append([index[id(w.obj)], w.pod.qos_class, r])
+    return sorted(rows, key=lambda x: x[0])
+
+
+def _valid(doc: object) -> bool:
+    """Documents whose quantities all parse (an invalid one is PF903, and Rego leaves it out)."""
+    text = json.dumps(doc)
+    return "resources" not in text or all(_parses(v) for v in _quantities(doc))
+
+
+def _quantities(node: object):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("requests", "limits") and isinstance(v, dict):
+                yield from v.values()
+            else:
+                yield from _quantities(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _quantities(v)
+
+
+def _parses(v: object) -> bool:
+    try:
+        parse_cpu(v)  # a CPU quantity's grammar is the memory one's too
+        return True
+    except QuantityError:
+        return False
+
+
+def _compare(paths: list[Path], tmp: Path) -> int:
+    files = [InputFile(str(p), p.read_bytes()) for p in paths]
+    loaded = load(files)
+    objects = tuple(o for o in loaded.objects if _valid(o.raw))
+    facts = build_facts(objects, DEFAULT_PLATFORM)
+    rego = _rego([o.raw for o in objects], facts_data(facts), tmp)
+    python = _python(facts)
+    assert sorted(rego, key=lambda x: x[0]) == python
+    return len(python)
+
+
+def test_every_fixture(tmp_path):
+    paths = sorted(p for p in (ROOT / "testdata").rglob("*.yaml") if "broken" not in str(p) and "hostile" not in str(p))
+    assert _compare(paths, tmp_path) > 50
+
+
+def test_limit_range_defaults_reach_both_sides(tmp_path):
+    manifest = tmp_path / "ns.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: d, namespace: shop}\n"
+        "spec: {limits: [{type: Container, defaultRequest: {cpu: 100m}, default: {cpu: 500m, memory: 256Mi}}]}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop}\n"
+        "spec: {containers: [{name: a, image: x}, {name: b, image: x, resources: {limits: {cpu: '2'}}}]}\n"
+    )
+    assert _compare([manifest], tmp_path) == 1
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    (pod,) = facts.workloads
+    assert [(c.resources.cpu_request, c.resources.memory_request) for c in pod.pod.containers] == [
+        (100, 256 * 2**20), (2000, 256 * 2**20)
+    ]  # fmt: skip
+    assert pod.pod.qos_class == "Burstable"
+
+
+def test_generated_corpus(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gen import generate
+
+    import yaml
+
+    corpus = tmp_path / "corpus.yaml"
+    corpus.write_text(yaml.safe_dump_all(generate(400, seed=7)), encoding="utf-8")
+    assert _compare([corpus], tmp_path) > 300
