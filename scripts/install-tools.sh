@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the pinned Go tools podfit's tests and benchmarks use into .tools/bin (no prebuilt downloads).
+# Builds the pinned Go tools podfit's tests, linters and benchmarks use into .tools/bin (no prebuilt downloads).
 # Usage: scripts/install-tools.sh [tool...]   (default: all). Skips tools already built at the pinned version.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,9 +11,10 @@ declare -A PKG=(
   [kubeconform]=github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
   [kube-score]=github.com/zegl/kube-score/cmd/kube-score@v1.20.0
   [actionlint]=github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+  [regal]=github.com/styrainc/regal@v0.35.1
 )
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint)
+[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint regal)
 for t in "${tools[@]}"; do
   pkg=${PKG[$t]:?unknown tool $t}
   stamp="$bin/.$t.version"

@@ -330,8 +330,13 @@ def explain(rule_id: str) -> None:
 @click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False), help="Repository root.")
 def docs(check_only: bool, root: str) -> None:
     """Generate docs/rules.md and the README's rule table from the catalogue."""
+    from .catalogue import catalogue_problems
     from .docs import rules_md, update_readme
 
+    problems = catalogue_problems()
+    if problems:
+        click.echo("the rule catalogue is inconsistent:\n  " + "\n  ".join(problems), err=True)
+        sys.exit(EXIT_FINDINGS)
     targets = {os.path.join(root, "docs", "rules.md"): lambda _old: rules_md()}
     readme = os.path.join(root, "README.md")
     targets[readme] = update_readme
