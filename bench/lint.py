@@ -3,10 +3,9 @@ side by side on one generated corpus (bench/gen.py). A benchmark, not a test: it
 
     python bench/lint.py --objects 10000          # make bench-lint
 
-The embedded engine runs the policies compiled to WebAssembly (the default) on the whole corpus;
-its fallback for policies the compiled module was not built from, regopy (rego-cpp), is much
-slower and runs on the first --embedded-objects objects (default 1000), its rate reported for that
-many. The engines alone run with their default process split and with one process.
+The embedded engine runs the policies compiled to WebAssembly (the default), the opa engine the
+opa binary, both on the whole corpus, then alone with their default process split and with one
+process.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from gen import generate, write  # noqa: E402
 
 from podfit.engines import get_engine  # noqa: E402
 from podfit.engines.opa import find_opa  # noqa: E402
-from podfit.engines.platform_data import platform_data  # noqa: E402
+from podfit.facts import build_facts, facts_data  # noqa: E402
 from podfit.platform import DEFAULT_PLATFORM  # noqa: E402
 
 
@@ -62,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     objects = generate(args.objects, args.seed)
     write(objects, corpus)
     write(objects[: args.embedded_objects], small)
-    data = platform_data(DEFAULT_PLATFORM)
+    data = facts_data(build_facts((), DEFAULT_PLATFORM))
     data_file = args.out / "data.json"
-    data_file.write_text(json.dumps({"podfit": {"platform": data}}))
+    data_file.write_text(json.dumps({"podfit": data}))
     print(f"corpus: {args.objects} objects ({', '.join(sorted({o['kind'] for o in objects}))}) in {corpus}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (before)")
 
@@ -80,12 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     if find_opa():
         run("podfit check --engine opa", args.objects, check + ["--engine", "opa", str(corpus)])
     run("podfit check --engine embedded (wasm)", args.objects, check + ["--engine", "embedded", str(corpus)])
-    run("podfit check --engine embedded (regopy)", args.embedded_objects,
-        check + ["--engine", "embedded", str(small)], env=dict(env, PODFIT_EMBEDDED_BACKEND="regopy"))
     conftest = tool("conftest")
     if conftest:
         run("conftest test (same policies)", args.objects,
-            [conftest, "test", "--policy", str(ROOT / "policies"), "--all-namespaces", "--no-color",
+            [conftest, "test", "--policy", str(ROOT / "policies"), "--namespace", "podfit.lib.conftest", "--no-color",
              "--data", str(data_file), "-o", "json", str(corpus)])  # fmt: skip
 
     # the engines alone (no loading, schema validation or Python rules)
@@ -98,16 +95,13 @@ def main(argv: list[str] | None = None) -> int:
             label = "opa engine alone" + (", 1 process" if workers else "")
             rows.append((f"{label} ({n_opa} results)", len(docs), time.perf_counter() - t, ""))
         os.environ.pop("PODFIT_OPA_WORKERS", None)
-    for backend, sub in (("wasm", docs), ("regopy", docs[: args.embedded_objects])):
-        os.environ["PODFIT_EMBEDDED_BACKEND"] = backend
-        for workers in ("", "1"):
-            os.environ["PODFIT_EMBEDDED_WORKERS"] = workers
-            t = time.perf_counter()
-            n_emb = len(get_engine("embedded").evaluate(sub, data))
-            label = f"embedded engine ({backend}) alone" + (", 1 process" if workers else "")
-            rows.append((f"{label} ({n_emb} results)", len(sub), time.perf_counter() - t, ""))
+    for workers in ("", "1"):
+        os.environ["PODFIT_EMBEDDED_WORKERS"] = workers
+        t = time.perf_counter()
+        n_emb = len(get_engine("embedded").evaluate(docs, data))
+        label = "embedded engine alone" + (", 1 process" if workers else "")
+        rows.append((f"{label} ({n_emb} results)", len(docs), time.perf_counter() - t, ""))
     os.environ.pop("PODFIT_EMBEDDED_WORKERS", None)
-    os.environ.pop("PODFIT_EMBEDDED_BACKEND", None)
 
     base = next((r for r in rows if r[0].startswith("conftest") and not r[3]), None)
     base_rate = base[1] / base[2] if base else None

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     from podfit.check import analyze
     from podfit.engines import normalise
     from podfit.engines import wasm
-    from podfit.engines.platform_data import platform_data
+    from podfit.facts import build_facts, facts_data
     from podfit.formats import render
     from podfit.loader import build_workloads, container_line
     from podfit.schemas_k8s import SchemaSet
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     times, invalid = timed(schema_check, args.runs)
     rows.append(("PF902 schema check (predicates built in each run)", times, f"{invalid} invalid"))
 
-    data = {"podfit": {"platform": normalise(platform_data(platform, objects))}}
+    data = {"podfit": normalise(facts_data(build_facts(objects, platform)))}
     docs = [o.raw for o in objects]
     calls = [0]
     builtin = wasm.Instance._builtin

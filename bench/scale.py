@@ -6,7 +6,6 @@ it runs, one after the other on the same files:
 
   podfit check                    the default: the embedded engine's compiled policies (wasm), in-process
   podfit check --engine opa       the whole pipeline with the OPA binary
-  podfit check, regopy            the embedded engine's fallback (PODFIT_EMBEDDED_BACKEND=regopy)
   conftest test                   the same Rego policies, plain conftest
   kube-score score                its own checks
   kubeconform -strict             schema validation only, local schemas
@@ -14,7 +13,7 @@ it runs, one after the other on the same files:
 and prints wall time, objects/s, peak RSS (from wait4) and each tool's time relative to the
 default `podfit check`. The quick ones (podfit with the compiled policies or opa, kube-score,
 kubeconform) run --repeat times, interleaved round by round so that a busy machine slows them
-alike; the table gives their median and range. The slow ones (regopy, conftest) run once, and are
+alike; the table gives their median and range. The slow one (conftest) runs once, and are
 skipped above --slow-max objects (said in the table).
 A benchmark, not a test: it asserts nothing and prints numbers.
 """
@@ -69,7 +68,7 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--slow-max", type=int, default=10_000, help="largest corpus for conftest and regopy")
+    ap.add_argument("--slow-max", type=int, default=10_000, help="largest corpus for conftest")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scale")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3, help="runs of each quick tool, interleaved (median reported)")
@@ -88,13 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         files = [str(p) for p in write(generate(n, args.seed), corpus)]
         slow = n <= args.slow_max
         skipped = f"skipped above {args.slow_max:,} objects"
-        regopy = dict(env, PODFIT_EMBEDDED_BACKEND="regopy")
         runs: list[tuple[str, list[str] | None, str, dict[str, str]]] = [
             ("podfit (default, wasm)", podfit() + ["check", "--format", "json", str(corpus)], "", env),
             ("podfit (opa)", podfit() + ["check", "--engine", "opa", "--format", "json", str(corpus)], "", env),
-            ("podfit (regopy)", podfit() + ["check", "--engine", "embedded", "--format", "json", str(corpus)]
-             if slow else None, skipped, regopy),
-            ("conftest", [tool("conftest"), "test", "--policy", str(ROOT / "policies"), "--all-namespaces",
+            ("conftest", [tool("conftest"), "test", "--policy", str(ROOT / "policies"), "--namespace", "podfit.lib.conftest",
                           "--no-color", "-o", "json", *files] if tool("conftest") and slow else None,
              "not built (make tools)" if not tool("conftest") else skipped, env),
             ("kube-score", [tool("kube-score"), "score", "--output-format", "ci", *files] if tool("kube-score") else None,
