@@ -2,7 +2,7 @@
 
 import re
 
-from podfit.catalogue import CATEGORIES, load_catalogue
+from podfit.catalogue import CATEGORIES, catalogue_problems, load_catalogue
 from podfit.docs import rules_md, rules_table
 from podfit.rules import LOADER_RULES, python_rules
 
@@ -29,7 +29,15 @@ def test_every_python_module_is_a_catalogued_python_rule():
         assert rid in cat, f"{module.__name__} defines unknown rule {rid}"
         assert cat[rid].engine == "python", f"{rid} is a {cat[rid].engine} rule in the catalogue"
         assert module.__name__.rsplit(".", 1)[1] == cat[rid].slug.replace("-", "_")
-        assert not hasattr(module, "SEVERITY"), "severity comes from the catalogue"
+        # the module declares its identity once; the catalogue takes it from there
+        assert (cat[rid].slug, cat[rid].title, cat[rid].severity) == (module.SLUG, module.TITLE, module.SEVERITY), rid
+        assert cat[rid].requires == tuple(module.REQUIRES) and cat[rid].options == tuple(module.OPTIONS), rid
+        assert cat[rid].defined_in == module.__name__
+
+
+def test_catalogue_is_consistent():
+    """No field written twice (catalogue.yaml and a rule's declaration) or missing anywhere."""
+    assert catalogue_problems() == ()
 
 
 def test_loader_rules_are_python_rules():
