@@ -224,10 +224,10 @@ def test_crx_lint_agrees_with_the_rego_policies(tmp_path):
     value = json.loads(out.stdout)["result"][0]["expressions"][0]["value"]
     rego = set()
     for pkg in value.values():
-        for r in pkg.get("deny", ()):
+        for r in pkg.get("findings", ()):
             if r["rule"] in ("PF401", "PF402", "PF403"):
-                name = r["msg"].split("Pod ", 1)[1].split(":", 1)[0]
-                rego.add((name, r["rule"]))
+                assert r["object"]["kind"] == "Pod"
+                rego.add((r["object"]["name"], r["rule"]))
     text = "---\n".join(yaml.safe_dump(p) for p in pods)
     ws, _ = build_workloads(load([InputFile("in.yaml", text.encode())]).objects)
     python = {(w.ref.name, rule) for w in ws for rule in crx_lint(w.pod)}
