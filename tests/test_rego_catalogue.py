@@ -51,10 +51,23 @@ def test_metadata_matches_catalogue(path: Path):
     slug = rule.slug.replace("-", "_")
     assert path == POLICIES / rule.category / f"{slug}.rego"
     assert package == f"podfit.{rule.category}.{slug}"
-    # the result constructor names the same id and severity
-    text = path.read_text(encoding="utf-8")
-    assert re.search(rf'result\.make\([\w.]+, "{rule.id}", "{rule.severity}",', text)
+    # id and severity are written once, in the METADATA: the rule builds its findings from its
+    # annotation chain (podfit.lib.result.finding), and its body repeats neither
+    body = path.read_text(encoding="utf-8").split(f"package {package}\n", 1)[1]
+    assert re.search(r"^findings contains \w+ if", body, re.M)
+    assert "result.finding(rego.metadata.chain()," in body
+    assert rule.id not in body
+    assert not re.search(r'"(error|warning|info)"', body)
+    assert not re.search(r"^(deny|warn|violation)\b", body, re.M), "conftest's deny/warn come from podfit.lib.conftest"
     assert (path.parent / f"{slug}_test.rego").is_file(), "every rule has a _test.rego beside it"
+
+
+def test_conftest_lib_collects_every_rule_category():
+    """podfit.lib.conftest turns the findings of data.podfit.<category>[_] into deny/warn lines:
+    a rule in a category it does not collect would be invisible to plain conftest."""
+    text = (POLICIES / "lib" / "conftest.rego").read_text(encoding="utf-8")
+    collected = set(re.findall(r"data\.podfit\.(\w+)\[_\]\.findings", text))
+    assert collected == {r.category for r in REGO.values()}
 
 
 @pytest.mark.tools
