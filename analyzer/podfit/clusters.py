@@ -3,6 +3,13 @@
 Reads TanzuKubernetesCluster (run.tanzu.vmware.com v1alpha1, v1alpha2, v1alpha3) and Cluster API
 ``Cluster`` objects with a ``topology`` (vmClass given as a cluster variable, or as a
 per-machine-deployment override) into :class:`~podfit.platform.NodePool` values. Pure.
+
+Node labels and taints: a TKC node pool's ``labels`` and ``taints``; for a Cluster API machine
+deployment, the ``nodePoolLabels`` / ``nodePoolTaints`` variables (the vSphere with Tanzu
+ClusterClass's; per machine deployment in ``variables.overrides``, else the cluster's) and those of
+its ``metadata.labels`` that Cluster API copies from Machines to Nodes (the
+``node-role.kubernetes.io/`` prefix and the ``node-restriction.kubernetes.io`` and
+``node.cluster.x-k8s.io`` domains; other Machine labels never reach the Node).
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from .model import K8sObject
-from .platform import NodePool
+from .platform import NodePool, Taint
 
 __all__ = ["node_pools_from_objects", "all_node_pools", "cluster_objects", "is_critical"]
 
@@ -37,7 +44,31 @@ def is_critical(obj: K8sObject) -> bool:
 
 
 def _labels(x: Any) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((str(k), str(v)) for k, v in _m(x).items()))
+    return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in _m(x).items()))
+
+
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _taints(x: Any) -> tuple[Taint, ...]:
+    """A list of ``{key, value, effect}`` (a Node's spec.taints); entries without a key or a known
+    effect are left out (the API server rejects them)."""
+    out = []
+    for t in x if isinstance(x, list) else ():
+        t = _m(t)
+        if t.get("key") and t.get("effect") in _EFFECTS:
+            out.append(Taint(str(t["key"]), "" if t.get("value") is None else str(t["value"]), t["effect"]))
+    return tuple(out)
+
+
+def _synced_to_node(key: str) -> bool:
+    """Whether Cluster API copies a Machine label with this key to the Node."""
+    prefix, _, _ = key.rpartition("/")
+    return (
+        key.startswith("node-role.kubernetes.io/")
+        or prefix in ("node-restriction.kubernetes.io", "node.cluster.x-k8s.io")
+        or prefix.endswith((".node-restriction.kubernetes.io", ".node.cluster.x-k8s.io"))
+    )
 
 
 def _tkc_pools(obj: K8sObject) -> list[NodePool]:
@@ -63,7 +94,8 @@ def _tkc_pools(obj: K8sObject) -> list[NodePool]:
         if cls:
             pools.append(
                 NodePool(str(cls), _count(np.get("replicas")), str(np.get("name") or f"pool-{i}"), name, "worker",
-                         _labels(np.get("labels")), obj.location_at(("spec", "topology", "nodePools", i)))
+                         _labels(np.get("labels")), obj.location_at(("spec", "topology", "nodePools", i)),
+                         taints=_taints(np.get("taints")))
             )  # fmt: skip
     return pools
 
@@ -87,14 +119,25 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
             NodePool(str(cp_class), _count(cp.get("replicas")), f"{name}-control-plane", name, "control-plane", (),
                      obj.location_at(("spec", "topology", "controlPlane")))
         )  # fmt: skip
+    cluster_labels = _var(topo.get("variables"), "nodePoolLabels")
+    cluster_taints = _var(topo.get("variables"), "nodePoolTaints")
     for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
         md = _m(md)
-        cls = _var(_m(md.get("variables")).get("overrides"), "vmClass") or default_class
+        overrides = _m(md.get("variables")).get("overrides")
+        cls = _var(overrides, "vmClass") or default_class
         if cls:
+            labels = {k: v for k, v in _labels(_m(md.get("metadata")).get("labels")) if _synced_to_node(k)}
+            var_labels = _var(overrides, "nodePoolLabels")
+            for item in var_labels if var_labels is not None else cluster_labels or ():
+                item = _m(item)
+                if item.get("key"):
+                    labels[str(item["key"])] = "" if item.get("value") is None else str(item["value"])
+            var_taints = _var(overrides, "nodePoolTaints")
             pools.append(
                 NodePool(str(cls), _count(md.get("replicas")), str(md.get("name") or f"md-{i}"), name, "worker",
-                         _labels(_m(md.get("metadata")).get("labels")),
-                         obj.location_at(("spec", "topology", "workers", "machineDeployments", i)))
+                         tuple(sorted(labels.items())),
+                         obj.location_at(("spec", "topology", "workers", "machineDeployments", i)),
+                         taints=_taints(var_taints if var_taints is not None else cluster_taints))
             )  # fmt: skip
     return pools
 

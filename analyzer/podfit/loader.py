@@ -28,6 +28,7 @@ from .model import (
     Workload,
 )
 from .quantity import QuantityError, parse_cpu, parse_memory
+from .scheduling import constraints_from_spec
 from .yamlio import YamlLimitError, YamlLimits, iter_documents, line_of
 
 __all__ = [
@@ -628,6 +629,7 @@ def workload_from_object(
         labels=_str_pairs(tmeta.get("labels")),
         annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
         runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
+        scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
     )
     kind = obj.kind
     if kind == "Pod":

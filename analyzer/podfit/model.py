@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Mapping
 
+from .scheduling import NO_CONSTRAINTS, SchedulingConstraints
+
 __all__ = [
     "Location",
     "ObjectRef",
@@ -182,6 +184,9 @@ class PodSpec:
     labels: tuple[tuple[str, str], ...] = ()
     annotations: tuple[tuple[str, str], ...] = ()
     runtime_class: str | None = None
+    # nodeSelector, required node affinity, tolerations, required pod (anti-)affinity and topology
+    # spread, fully parsed (podfit.scheduling); the three fields above are the older, partial view
+    scheduling: SchedulingConstraints = NO_CONSTRAINTS
 
     @property
     def all_containers(self) -> tuple[Container, ...]:

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from .model import Location
 from .paths import load_schema
 from .quantity import QuantityError, parse_cpu, parse_memory
+from .scheduling import Taint, pool_labels, pool_taints
 from .yamlio import iter_documents, line_of
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "HAPolicy",
     "VMClass",
     "NodePool",
+    "Taint",
     "KubeletSettings",
     "Platform",
     "PlatformError",
@@ -101,8 +103,21 @@ class NodePool:
     name: str = ""
     cluster: str = ""
     role: str = "worker"  # "worker" | "control-plane"
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()  # as declared (profile, cluster manifest, --pool-label)
     location: Location | None = None  # where it was declared (profile or TKC manifest)
+    taints: tuple[Taint, ...] = ()  # as declared
+
+    @property
+    def node_labels(self) -> tuple[tuple[str, str], ...]:
+        """The labels of every node of the pool: the well-known ones (OS, architecture, instance
+        type = VM class, control-plane role) under those declared; ``kubernetes.io/hostname`` is
+        per node and not among them (see :mod:`podfit.scheduling`)."""
+        return pool_labels(self.vm_class, self.role, self.labels)
+
+    @property
+    def node_taints(self) -> tuple[Taint, ...]:
+        """The declared taints, and the NoSchedule taint of a control-plane pool."""
+        return pool_taints(self.role, self.taints)
 
 
 @dataclass(frozen=True)
@@ -284,6 +299,7 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 role=p.get("role", "worker"),
                 labels=tuple(sorted((p.get("labels") or {}).items())),
                 location=Location(source, line_of(p, default=1)),
+                taints=tuple(Taint(t["key"], str(t.get("value") or ""), t["effect"]) for t in p.get("taints") or ()),
             )
         )
     ov = spec.get("systemOverhead") or {}

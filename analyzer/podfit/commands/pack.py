@@ -28,13 +28,74 @@ def parse_duration(text: str) -> float:
     return value / 1000 if m.group(2) == "ms" else value * 60 if m.group(2) == "m" else value
 
 
-def parse_pool(text: str, index: int):
+def parse_pool(text: str, taken: set[str] | None = None):
+    """``[NAME:]CLASS=COUNT`` → a NodePool named NAME, else after its class (``CLASS-2``, … when
+    the name is taken)."""
     from ..platform import NodePool
 
-    cls, sep, count = text.partition("=")
-    if not sep or not cls.strip() or not count.strip().isdigit():
-        raise ValueError(f"{text!r}: expected CLASS=COUNT, e.g. best-effort-xlarge=4")
-    return NodePool(vm_class=cls.strip(), count=int(count), name=f"{cls.strip()}" if index == 0 else f"{cls.strip()}-{index}")
+    spec, sep, count = text.partition("=")
+    name, colon, cls = spec.rpartition(":")
+    name, cls = name.strip(), cls.strip()
+    if not sep or not cls or not count.strip().isdigit() or (colon and not name):
+        raise ValueError(f"{text!r}: expected [NAME:]CLASS=COUNT, e.g. best-effort-xlarge=4 or gpu:guaranteed-8xlarge=2")
+    taken = taken if taken is not None else set()
+    if not name:
+        name, i = cls, 2
+        while name in taken:
+            name, i = f"{cls}-{i}", i + 1
+    elif name in taken:
+        raise ValueError(f"{text!r}: a pool named {name!r} is given twice")
+    taken.add(name)
+    return NodePool(vm_class=cls, count=int(count), name=name)
+
+
+def parse_pool_label(text: str) -> tuple[str, str, str]:
+    """``NAME:KEY=VALUE`` → (pool name, key, value); VALUE may be empty."""
+    name, colon, label = text.partition(":")
+    key, sep, value = label.partition("=")
+    if not colon or not name.strip() or not sep or not key.strip():
+        raise ValueError(f"{text!r}: expected NAME:KEY=VALUE, e.g. gpu:nvidia.com/gpu.present=true")
+    return name.strip(), key.strip(), value.strip()
+
+
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def parse_pool_taint(text: str):
+    """``NAME:KEY[=VALUE]:EFFECT`` → (pool name, Taint)."""
+    from ..platform import Taint
+
+    name, colon, rest = text.partition(":")
+    taint, colon2, effect = rest.rpartition(":")
+    key, _, value = taint.partition("=")
+    if not colon or not colon2 or not name.strip() or not key.strip() or effect.strip() not in _EFFECTS:
+        raise ValueError(f"{text!r}: expected NAME:KEY[=VALUE]:EFFECT with EFFECT one of {', '.join(_EFFECTS)}, "
+                         "e.g. gpu:nvidia.com/gpu=present:NoSchedule")
+    return name.strip(), Taint(key.strip(), value.strip(), effect.strip())
+
+
+def _pool_names(p) -> set[str]:
+    return {p.name, f"{p.cluster}/{p.name}"} if p.cluster else {p.name}
+
+
+def apply_pool_labels(pools, labels, taints):
+    """The pools with ``labels`` ((name, key, value)) and ``taints`` ((name, Taint)) added; a name
+    that no pool has is a ValueError."""
+    from dataclasses import replace
+
+    known = set().union(*(_pool_names(p) for p in pools)) if pools else set()
+    for name in [n for n, _, _ in labels] + [n for n, _ in taints]:
+        if name not in known:
+            raise ValueError(f"no node pool named {name!r} (pools: {', '.join(sorted(known)) or 'none'})")
+    out = []
+    for p in pools:
+        names = _pool_names(p)
+        extra = {k: v for n, k, v in labels if n in names}
+        more = tuple(t for n, t in taints if n in names)
+        if extra or more:
+            p = replace(p, labels=tuple(sorted({**dict(p.labels), **extra}.items())), taints=p.taints + more)
+        out.append(p)
+    return out
 
 
 def _param(parse, text: str, hint: str):
@@ -48,9 +109,16 @@ def _param(parse, text: str, hint: str):
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--platform", "platform_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Platform profile (VM classes, node pools, overhead, max pods). Default: built-in.")
-@click.option("--pool", "pools", multiple=True, metavar="CLASS=COUNT",
-              help="A node pool of COUNT nodes of VM class CLASS (repeatable); replaces the pools of the "
-                   "platform and of cluster manifests.")
+@click.option("--pool", "pools", multiple=True, metavar="[NAME:]CLASS=COUNT",
+              help="A node pool of COUNT nodes of VM class CLASS, named NAME (default: the class) "
+                   "(repeatable); replaces the pools of the platform and of cluster manifests.")
+@click.option("--pool-label", "pool_labels", multiple=True, metavar="NAME:KEY=VALUE",
+              help="A node label on every node of pool NAME (repeatable; a --pool, platform or cluster "
+                   "manifest pool). Well-known labels (kubernetes.io/os=linux, kubernetes.io/arch=amd64, "
+                   "node.kubernetes.io/instance-type=CLASS) are always there.")
+@click.option("--pool-taint", "pool_taints", multiple=True, metavar="NAME:KEY[=VALUE]:EFFECT",
+              help="A node taint on every node of pool NAME (repeatable); EFFECT is NoSchedule, "
+                   "PreferNoSchedule or NoExecute.")
 @click.option("--overhead-cpu", default=None, metavar="CPU", help="System pods' CPU per node. [default: platform's, 250m]")
 @click.option("--overhead-memory", default=None, metavar="MEM",
               help="Memory per node not allocatable. [default: platform's, 100Mi]")
@@ -60,22 +128,29 @@ def _param(parse, text: str, hint: str):
 @click.option("--time-budget", "budget_text", default="10s", show_default=True,
               help="Time for the exact solver (CP-SAT), e.g. 10s or 500ms; 0 for heuristics and bounds only.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(paths, platform_path, pools, overhead_cpu, overhead_memory, max_pods, headroom_text, budget_text, fmt):
+def command(paths, platform_path, pools, pool_labels, pool_taints, overhead_cpu, overhead_memory, max_pods,
+            headroom_text, budget_text, fmt):
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
 
     \b
     Node pools come from --pool, else from the platform profile and from TanzuKubernetesCluster /
-    Cluster API Cluster manifests among the inputs. DaemonSet pods are taken off every node they
-    select; replicas expand to pods; hostname anti-affinity and topology spread cap pods per node.
+    Cluster API Cluster manifests among the inputs; --pool-label and --pool-taint add node labels
+    and taints to them. Pods go only on pools they fit (nodeSelector, required node affinity,
+    tolerations); DaemonSet pods are taken off every node they run on; replicas expand to pods;
+    hostname anti-affinity and topology spread cap pods per node. Pods whose node selection
+    depends on a label no pool describes are left out and listed as unknown.
     \b
     The answer is a placement (fits), a proof of misfit (a lower bound above the node count, or
     CP-SAT's infeasibility proof), or "budget exhausted". Also: least nodes per VM class, stranded
     capacity, burst headroom and the recommended VM class and count (NUMA-fitting classes only).
     \b
-    Exit status: 0 fits; 1 does not fit, or undecided within the time budget; 2 usage or input error.
+    Exit status: 0 fits; 1 does not fit, undecided within the time budget, or pods left out as
+    unknown; 2 usage or input error.
     \b
     Examples:
       podfit pack k8s/ --pool best-effort-xlarge=3
+      podfit pack k8s/ --pool best-effort-xlarge=3 --pool gpu:guaranteed-8xlarge=2 \\
+          --pool-label gpu:nvidia.com/gpu.present=true --pool-taint gpu:nvidia.com/gpu=present:NoSchedule
       podfit pack app.yaml cluster-tkc.yaml --format json
     """
     from ..cli import PodfitError, load_config, load_inputs, load_platform
@@ -83,7 +158,7 @@ def command(paths, platform_path, pools, overhead_cpu, overhead_memory, max_pods
     from ..loader import build_workloads
     from ..packing import Overhead, analyze
     from ..packing.adapter import inputs_from
-    from ..packing.report import to_json, to_text
+    from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
 
     share = _param(parse_percent, headroom_text, "--headroom")
     budget = _param(parse_duration, budget_text, "--time-budget")
@@ -92,10 +167,17 @@ def command(paths, platform_path, pools, overhead_cpu, overhead_memory, max_pods
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
         _param(parse_memory, overhead_memory, "--overhead-memory") if overhead_memory is not None else platform.overhead_memory,
     )
-    cli_pools = [_param(lambda t, i=i: parse_pool(t, i), p, "--pool") for i, p in enumerate(pools)]
+    taken: set[str] = set()
+    cli_pools = [_param(lambda t: parse_pool(t, taken), p, "--pool") for p in pools]
+    labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
+    taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, load_config(None))
     workloads, _ = build_workloads(result.objects)
     node_pools = cli_pools or list(all_node_pools(platform, result.objects))
+    try:
+        node_pools = apply_pool_labels(node_pools, labels, taints)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
     inputs = inputs_from(workloads, platform, node_pools, overhead=ov, max_pods=max_pods)
     if inputs.unknown_classes:
         raise PodfitError("unknown VM class: " + ", ".join(sorted(set(inputs.unknown_classes)))
@@ -110,10 +192,13 @@ def command(paths, platform_path, pools, overhead_cpu, overhead_memory, max_pods
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     if fmt == "json":
         data = to_json(analysis)
+        data["scheduling"] = scheduling_json(inputs)
         data["platform"] = {"name": platform.name, "default": platform.is_default}
         click.echo(json.dumps(data, indent=2, sort_keys=False))
     else:
         if platform.is_default:
             click.echo("(built-in default platform profile)")
         click.echo(to_text(analysis), nl=False)
-    sys.exit(EXIT_FITS if analysis.fit.feasible else EXIT_NO_FIT)
+        for line in scheduling_notes(inputs):
+            click.echo(f"Scheduling: {line}")
+    sys.exit(EXIT_FITS if analysis.fit.feasible and not inputs.unknown else EXIT_NO_FIT)

@@ -1,28 +1,79 @@
 """From the loader's model and a platform profile to packing inputs (pure).
 
-* Every non-DaemonSet workload becomes a :class:`PodType` with ``count = replicas`` and its pod's
-  effective requests (Kubernetes semantics are already applied by the loader).
-* DaemonSets become :class:`DaemonPod` values: their requests come off every node they select.
-* Required pod anti-affinity on ``kubernetes.io/hostname`` whose selector matches the pod's own
-  labels puts the workload in an exclusive group (keyed by namespace and selector): workloads that
-  share it never share a node. Anti-affinity against pods that do not declare it back is not
-  modelled.
-* A ``DoNotSchedule`` topology spread on hostname with maxSkew s over N eligible nodes caps pods per
-  node at ⌊(count + (N − 1)·s) / N⌋ — a necessary condition of the skew (the other side, each node
-  holding at least max − s, is not modelled).
-* Control-plane pools are not used for workload pods (they are tainted).
+* Every node pool has labels and taints (:attr:`podfit.platform.NodePool.node_labels` /
+  ``node_taints``: the declared ones and the well-known ones). :func:`podfit.scheduling.decide`
+  says, per workload and pool, whether the pods fit, do not, or whether that is unknown (a selector
+  on a label key that no pool of the run describes, or on the node's name). A key described by one
+  pool is known to be absent from the others.
+* Every non-DaemonSet workload becomes a :class:`PodType` with ``count = replicas``, its pod's
+  effective requests (Kubernetes semantics are already applied by the loader) and the worker pools
+  it fits (``pools``). A workload that fits no worker pool is still packed (a ``no-matching-pool``
+  certificate proves the misfit), with the reason in ``PackInputs.unschedulable``; one that fits
+  only control-plane pools is not packed (``control_plane_only``).
+* A workload whose answer is unknown on some worker pool is left out of packing — of the fit, the
+  least node counts and the right-sizing alike — and reported once per set of label keys
+  (``PackInputs.unknown``): leaving pods out never turns a fit into a misfit, so a misfit proven
+  without them is a misfit with them, and they are never the cause of one.
+* DaemonSets become :class:`DaemonPod` values: their requests come off every node of the pools they
+  fit (their nodeSelector, node affinity and tolerations, with the DaemonSet controller's own
+  tolerations); an unknown answer counts as not running there (and is reported).
+* Required pod anti-affinity on ``kubernetes.io/hostname`` (matchLabels and matchExpressions) is
+  evaluated against the pod labels of every packed workload, in the namespaces the term selects. A
+  workload its own term selects is in an exclusive group (at most one pod of the group per node;
+  workloads declaring the same term in the same namespace share it); two workloads of which either
+  selects the other conflict (their pods never share a node). Required pod affinity and terms on
+  other topology keys are not modelled.
+* A ``DoNotSchedule`` topology spread on hostname whose selector counts the pod's own pods, with
+  maxSkew s, caps pods per node at ⌊(M + (N − 1)·s) / N⌋, where M is the number of pods the
+  selector counts (this workload's and those of other workloads it matches) and N the nodes that are
+  domains: those matching the pod's node selection (``nodeAffinityPolicy: Honor``, the default) and,
+  unless ``nodeTaintsPolicy: Honor``, tainted ones too — control planes included, as the scheduler
+  counts them. When some domain can run none of the counted pods (it stays at 0), or there are
+  fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
+  side, each node holding at least max − s, is not modelled).
+* Control-plane pools are not used for workload pods.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..model import Workload
-from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type, selector_matches
+from ..scheduling import (
+    FITS,
+    HOSTNAME,
+    NO,
+    REVISION_KEYS,
+    UNKNOWN,
+    WELL_KNOWN_KEYS,
+    Decision,
+    SchedulingConstraints,
+    decide,
+)
+from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
 
-__all__ = ["PackInputs", "pod_name", "pods_from_workloads", "vm_classes", "pools_to_node_types", "family_of",
-           "inputs_from"]
+__all__ = ["PackInputs", "UnknownPods", "pod_name", "pods_from_workloads", "vm_classes", "pools_to_node_types",
+           "family_of", "inputs_from"]
+
+
+@dataclass(frozen=True)
+class UnknownPods:
+    """Workloads whose placement depends on ``keys``, labels (or fields) no node pool describes."""
+
+    keys: tuple[str, ...]
+    pods: tuple[str, ...]  # pod type / DaemonSet names
+
+    def describe(self) -> str:
+        labels = [k for k in self.keys if k != HOSTNAME and not k.startswith("field ")]
+        names = [k.removeprefix("field ") for k in self.keys if k not in labels]
+        parts = []
+        if labels:
+            parts.append(f"label {', '.join(labels)}, which no node pool describes "
+                         "(nodePools[].labels or pack --pool-label give it)")
+        if names:
+            parts.append(f"the node's own name ({', '.join(names)}), which packing cannot know")
+        return f"unknown for these pods: {', '.join(self.pods)} — their node selection depends on " + " and on ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -39,6 +90,9 @@ class PackInputs:
     workloads: Mapping[str, Workload]  # pod type / daemon name → workload (for findings)
     unknown_classes: tuple[str, ...] = ()
     pool_sources: Mapping[str, object] = None  # type: ignore[assignment]  # node type name → NodePool
+    unknown: tuple[UnknownPods, ...] = ()  # left out of packing: their answer is unknown
+    control_plane_only: tuple[str, ...] = ()  # fit only control-plane pools: not packed
+    unschedulable: Mapping[str, str] = field(default_factory=dict)  # pod name → why no worker pool fits
 
 
 def pod_name(w: Workload) -> str:
@@ -46,39 +100,211 @@ def pod_name(w: Workload) -> str:
     return f"{w.ref.kind}/{ns + '/' if ns and ns != 'default' else ''}{w.ref.name}"
 
 
-def _exclusive_group(w: Workload) -> str | None:
-    for selector in w.pod.anti_affinity_hostname:
-        if selector and selector_matches(selector, w.pod.labels):
-            ns = w.ref.namespace or "default"
-            return f"{ns}:" + ",".join(f"{k}={v}" for k, v in selector)
-    return None
+def _names(workloads: Iterable[Workload]) -> list[tuple[str, Workload]]:
+    out: list[tuple[str, Workload]] = []
+    seen: set[str] = set()
+    for w in workloads:
+        name = base = pod_name(w)
+        i = 2
+        while name in seen:
+            name = f"{base}#{i}"
+            i += 1
+        seen.add(name)
+        out.append((name, w))
+    return out
+
+
+@dataclass(frozen=True)
+class _Pool:
+    pool: Any  # podfit.platform.NodePool
+    type_name: str | None  # the node type's name when workload pods are packed onto it
+    labels: Mapping[str, str]
+    taints: tuple
+
+
+def _node_labels(p: Any) -> tuple[tuple[str, str], ...]:
+    labels = getattr(p, "node_labels", None)
+    return labels if labels is not None else tuple(getattr(p, "labels", ()))
+
+
+class _Scheduling:
+    """Decisions of :func:`podfit.scheduling.decide` for every pool of the run, cached per constraints."""
+
+    def __init__(self, pools: Sequence[_Pool]) -> None:
+        self.pools = pools
+        self.described = WELL_KNOWN_KEYS | {k for p in pools for k, _ in getattr(p.pool, "labels", ())}
+        self._cache: dict[SchedulingConstraints, tuple[Decision, ...]] = {}
+
+    def decisions(self, c: SchedulingConstraints) -> tuple[Decision, ...]:
+        hit = self._cache.get(c)
+        if hit is None:
+            hit = self._cache[c] = tuple(decide(c, p.labels, p.taints, self.described) for p in self.pools)
+        return hit
+
+
+def _why_not(sched: _Scheduling, decisions: Sequence[Decision]) -> str:
+    reasons = {}
+    for p, d in zip(sched.pools, decisions):
+        if p.type_name is not None:
+            reasons.setdefault(d.reason, []).append(p.type_name)
+    if len(reasons) == 1:
+        return next(iter(reasons))
+    return "; ".join(f"{', '.join(names)}: {why}" for why, names in reasons.items())
+
+
+def _group_key(term: Any, ns: str, name: str) -> str:
+    scope = ns
+    if term.namespaces or term.namespace_selector is not None:
+        scope = ",".join(term.namespaces)
+        if term.namespace_selector is not None:
+            scope += f"+namespaces({term.namespace_selector})"
+    key = f"{scope}:{term.selector}"
+    if term.match_label_keys or term.mismatch_label_keys:
+        key += f" keys({','.join(term.match_label_keys)}/{','.join(term.mismatch_label_keys)})"
+        if set(term.match_label_keys + term.mismatch_label_keys) & REVISION_KEYS:
+            key += f"@{name}"
+    return key
+
+
+class _Index:
+    """Workloads by namespace and by (namespace, label, value): a selector's candidates without
+    looking at every workload (large inputs have thousands)."""
+
+    def __init__(self, named: Sequence[tuple[str, Workload]]) -> None:
+        self.all = [(name, w, w.ref.namespace or "default", dict(w.pod.labels)) for name, w in named]
+        self.by_ns: dict[str, list] = {}
+        self.by_label: dict[tuple[str, str, str], list] = {}
+        for item in self.all:
+            self.by_ns.setdefault(item[2], []).append(item)
+            for k, v in item[3].items():
+                self.by_label.setdefault((item[2], k, v), []).append(item)
+
+    def candidates(self, namespaces: Iterable[str] | None, selector: Any) -> list:
+        """Workloads of ``namespaces`` (None: every namespace) that may match ``selector``."""
+        if namespaces is None:
+            return self.all
+        pair = selector.match_labels[0] if selector is not None and selector.match_labels else None
+        out: list = []
+        for ns in namespaces:
+            out.extend(self.by_ns.get(ns, ()) if pair is None else self.by_label.get((ns, *pair), ()))
+        return out
+
+
+def _scope(term: Any, ns: str) -> tuple[str, ...] | None:
+    """The namespaces an affinity term may select (None: any)."""
+    if term.namespace_selector is not None:
+        return None
+    return term.namespaces or (ns,)
+
+
+def _anti_affinity(packed: Sequence[tuple[str, Workload]]) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Exclusive groups (name → group) and conflicts (name → names) of the packed workloads."""
+    group: dict[str, str] = {}
+    pairs: set[tuple[str, str]] = set()
+    index = _Index(packed)
+    for name, w, ns, labels in index.all:
+        for term in w.pod.scheduling.hostname_anti_affinity():
+            for other, u, u_ns, u_labels in index.candidates(_scope(term, ns), term.selector):
+                if term.matches(ns, labels, u_ns, u_labels, u is w) is not True:
+                    continue  # None (namespace labels unknown): not modelled
+                if u is w:
+                    group.setdefault(name, _group_key(term, ns, name))
+                else:
+                    pairs.add((min(name, other), max(name, other)))
+    conflicts: dict[str, set[str]] = {}
+    for a, b in pairs:
+        if a in group and group.get(a) == group.get(b):
+            continue  # the shared group already keeps them apart
+        conflicts.setdefault(a, set()).add(b)
+        conflicts.setdefault(b, set()).add(a)
+    return group, conflicts
+
+
+def _spread_cap(name: str, w: Workload, decisions: Sequence[Decision], sched: _Scheduling,
+                everyone: _Index) -> int | None:
+    caps = []
+    labels = dict(w.pod.labels)
+    ns = w.ref.namespace or "default"
+    for s in w.pod.scheduling.hostname_spread():
+        if not s.matches(labels, labels, True):
+            continue  # the constraint does not count this workload's pods: no cap on them
+        domains = [i for i, (p, d) in enumerate(zip(sched.pools, decisions))
+                   if (s.node_affinity_policy != "Honor" or d.selected is True)
+                   and (s.node_taints_policy != "Honor" or d.tolerated)]
+        n = sum(sched.pools[i].pool.count for i in domains)
+        if n <= 0:
+            continue
+        matching = [u for _, u, _, u_labels in everyone.candidates((ns,), s.selector)
+                    if s.matches(labels, u_labels, u is w)]
+        total = sum(n if u.per_node else max(u.replicas, 0) for u in matching)
+        # a domain none of the counted pods can run on stays at 0: the global minimum is 0
+        empty = any(all(sched.decisions(u.pod.scheduling)[i].answer == NO for u in matching) for i in domains)
+        if empty or (s.min_domains is not None and n < s.min_domains):
+            caps.append(s.max_skew)
+        else:
+            caps.append(max(1, (total + (n - 1) * s.max_skew) // n))
+    return min(caps) if caps else None
 
 
 def pods_from_workloads(workloads: Iterable[Workload], pools: Sequence[NodeType] = ()) -> tuple[
         tuple[PodType, ...], tuple[DaemonPod, ...], dict[str, Workload]]:
-    pods: list[PodType] = []
+    """Pod types and DaemonSet pods for workloads onto node types that carry their labels already
+    (no taints, nothing unknown); :func:`inputs_from` is the whole story with node pools."""
+    sched_pools = [_Pool(_Count(t.count, tuple(t.labels)), t.name, dict(t.labels), ()) for t in pools]
+    plan = _plan(_names(workloads), _Scheduling(sched_pools))
+    return plan.pods, plan.daemons, plan.by_name
+
+
+@dataclass(frozen=True)
+class _Count:
+    count: int
+    labels: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    pods: tuple[PodType, ...]
+    daemons: tuple[DaemonPod, ...]
+    by_name: dict[str, Workload]
+    unknown: tuple[UnknownPods, ...]
+    control_plane_only: tuple[str, ...]
+    unschedulable: dict[str, str]
+
+
+def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
+    by_name = dict(named)
     daemons: list[DaemonPod] = []
-    by_name: dict[str, Workload] = {}
-    for w in workloads:
-        name = pod_name(w)
-        base = name
-        i = 2
-        while name in by_name:
-            name = f"{base}#{i}"
-            i += 1
-        by_name[name] = w
+    unknown: dict[tuple[str, ...], list[str]] = {}
+    cp_only: list[str] = []
+    unschedulable: dict[str, str] = {}
+    packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
+    for name, w in named:
+        if not w.per_node and w.replicas <= 0:
+            continue
+        ds = sched.decisions(w.pod.scheduling)
+        fits = tuple(p.type_name for p, d in zip(sched.pools, ds) if p.type_name is not None and d.answer == FITS)
+        unknown_here = [d for p, d in zip(sched.pools, ds) if p.type_name is not None and d.answer == UNKNOWN]
+        if unknown_here:
+            keys = tuple(sorted({k for d in unknown_here for k in d.unknown_keys}))
+            unknown.setdefault(keys, []).append(name)
         p = w.pod
         if w.per_node:
-            daemons.append(DaemonPod(name, p.cpu_request, p.memory_request, p.storage_request, p.node_selector))
+            daemons.append(DaemonPod(name, p.cpu_request, p.memory_request, p.storage_request, (), fits))
             continue
-        if w.replicas <= 0:
+        if unknown_here:
             continue
-        max_per_node = None
-        skew = p.hostname_spread_max_skew
-        if skew:
-            n = sum(t.count for t in pools if selector_matches(p.node_selector, t.labels))
-            if n > 0:
-                max_per_node = max(1, (w.replicas + (n - 1) * skew) // n)
+        if not fits:
+            if any(pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
+                   for pl, d in zip(sched.pools, ds)):
+                cp_only.append(name)
+                continue
+            unschedulable[name] = _why_not(sched, ds)
+        packed.append((name, w, ds, fits))
+    group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    everyone = _Index(named) if any(w.pod.scheduling.spread for _, w, _, _ in packed) else None
+    pods = []
+    for name, w, ds, fits in packed:
+        p = w.pod
         pods.append(PodType(
             name=name,
             cpu=p.cpu_request,
@@ -87,42 +313,60 @@ def pods_from_workloads(workloads: Iterable[Workload], pools: Sequence[NodeType]
             storage=p.storage_request,
             cpu_limit=p.cpu_limit,
             memory_limit=p.memory_limit,
-            exclusive_group=_exclusive_group(w),
-            max_per_node=max_per_node,
+            exclusive_group=group.get(name),
+            max_per_node=_spread_cap(name, w, ds, sched, everyone) if p.scheduling.spread else None,
             node_selector=p.node_selector,
+            pools=fits,
+            conflicts=tuple(sorted(conflicts.get(name, ()))),
         ))
-    return tuple(pods), tuple(daemons), by_name
+    return _Plan(tuple(pods), tuple(daemons), by_name,
+                 tuple(UnknownPods(k, tuple(v)) for k, v in sorted(unknown.items())), tuple(cp_only), unschedulable)
 
 
 def vm_classes(platform) -> tuple[VMClass, ...]:
     return tuple(VMClass(c.name, c.cpus * 1000, c.memory_bytes) for c in platform.vm_classes)
 
 
+def _worker_names(node_pools, classes: Sequence[VMClass]) -> tuple[list[str | None], tuple[str, ...]]:
+    """Per pool: its node type's name (None for control planes, empty pools and unknown classes);
+    and the VM class names the catalogue lacks."""
+    by_name = {c.name for c in classes}
+    names: list[str | None] = []
+    unknown: list[str] = []
+    used: set[str] = set()
+    clusters = {getattr(q, "cluster", "") for q in node_pools}
+    for i, p in enumerate(node_pools):
+        if getattr(p, "role", "worker") == "control-plane" or p.count <= 0:
+            names.append(None)
+            continue
+        if p.vm_class not in by_name:
+            unknown.append(p.vm_class)
+            names.append(None)
+            continue
+        name = p.name or f"pool-{i}"
+        if getattr(p, "cluster", "") and len(clusters) > 1:
+            name = f"{p.cluster}/{name}"
+        while name in used:
+            name += "'"
+        used.add(name)
+        names.append(name)
+    return names, tuple(unknown)
+
+
 def pools_to_node_types(node_pools, classes: Sequence[VMClass], *, overhead: Overhead, daemons: Sequence[DaemonPod],
                         max_pods: int, sources: dict | None = None) -> tuple[tuple[NodeType, ...], tuple[str, ...]]:
     """Worker node pools → node types; returns also the VM class names the catalogue lacks."""
     by_name = {c.name: c for c in classes}
+    names, unknown = _worker_names(node_pools, classes)
     out: list[NodeType] = []
-    unknown: list[str] = []
-    used_names: set[str] = set()
-    for i, p in enumerate(node_pools):
-        if getattr(p, "role", "worker") == "control-plane" or p.count <= 0:
+    for p, name in zip(node_pools, names):
+        if name is None:
             continue
-        c = by_name.get(p.vm_class)
-        if c is None:
-            unknown.append(p.vm_class)
-            continue
-        name = p.name or f"pool-{i}"
-        if getattr(p, "cluster", "") and len({getattr(q, "cluster", "") for q in node_pools}) > 1:
-            name = f"{p.cluster}/{name}"
-        while name in used_names:
-            name += "'"
-        used_names.add(name)
         if sources is not None:
             sources[name] = p
-        out.append(node_type(name, c, p.count, labels=p.labels, overhead=overhead, daemons=daemons,
-                             max_pods=max_pods))
-    return tuple(out), tuple(unknown)
+        out.append(node_type(name, by_name[p.vm_class], p.count, labels=_node_labels(p), overhead=overhead,
+                             daemons=daemons, max_pods=max_pods))
+    return tuple(out), unknown
 
 
 def family_of(pools: Sequence[NodeType]) -> str | None:
@@ -145,10 +389,15 @@ def inputs_from(workloads: Iterable[Workload], platform, node_pools=None, *, ove
     ov = overhead or Overhead(platform.overhead_cpu, platform.overhead_memory)
     mp = platform.kubelet.max_pods if max_pods is None else max_pods
     pools_in = tuple(platform.node_pools if node_pools is None else node_pools)
-    _, daemons, _ = pods_from_workloads(workloads)
+    names, _ = _worker_names(pools_in, classes)
+    sched = _Scheduling([
+        _Pool(p, name, dict(_node_labels(p)), tuple(getattr(p, "node_taints", ())))
+        for p, name in zip(pools_in, names) if p.count > 0
+    ])  # fmt: skip
+    plan = _plan(_names(workloads), sched)
     sources: dict = {}
-    pools, unknown = pools_to_node_types(pools_in, classes, overhead=ov, daemons=daemons, max_pods=mp,
+    pools, unknown = pools_to_node_types(pools_in, classes, overhead=ov, daemons=plan.daemons, max_pods=mp,
                                          sources=sources)
-    pods, daemons, by_name = pods_from_workloads(workloads, pools)
-    return PackInputs(pods, daemons, pools, classes, ov, mp, platform.numa_node_cores, platform.numa_node_memory,
-                      family_of(pools), by_name, unknown, sources)
+    return PackInputs(plan.pods, plan.daemons, pools, classes, ov, mp, platform.numa_node_cores,
+                      platform.numa_node_memory, family_of(pools), plan.by_name, unknown, sources, plan.unknown,
+                      plan.control_plane_only, plan.unschedulable)

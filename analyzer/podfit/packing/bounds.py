@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable, Sequence
 
-from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec, selector_matches
+from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec
 
 __all__ = ["ceil_div", "fits", "l2_bound", "dff_value", "dff_bound", "DFF_KS", "node_bounds", "lower_bound", "eligible_pools", "certificates"]
 
@@ -130,9 +130,9 @@ def lower_bound(pods: Sequence[PodType], allocatable: Vec) -> tuple[int, Bound |
 
 
 def eligible_pools(pod: PodType, nodes: Sequence[NodeType]) -> tuple[int, ...]:
-    """Indices of pools whose labels satisfy the pod's nodeSelector and whose nodes can hold it."""
+    """Indices of pools the pod may run on (scheduling) and whose nodes can hold it."""
     return tuple(i for i, n in enumerate(nodes)
-                 if n.count > 0 and selector_matches(pod.node_selector, n.labels) and fits(pod.demand, n.allocatable))
+                 if n.count > 0 and pod.allowed_on(n) and fits(pod.demand, n.allocatable))
 
 
 def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bound]:
@@ -142,7 +142,7 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
     elig = {p.name: eligible_pools(p, nodes) for p in pods}
     for p in pods:
         if not elig[p.name]:
-            out.append(Bound("pod-too-large" if any(selector_matches(p.node_selector, n.labels) for n in nodes)
+            out.append(Bound("pod-too-large" if any(p.allowed_on(n) for n in nodes)
                              else "no-matching-pool", 1, 0, detail=p.name))
     # Exclusive groups and per-node caps against the nodes the pods may use.
     groups: dict[str, list[PodType]] = defaultdict(list)

@@ -28,7 +28,6 @@ from .model import (
     Stranded,
     VMClass,
     node_type,
-    selector_matches,
 )
 
 __all__ = [
@@ -166,7 +165,7 @@ MAX_MIN_NODES = 20_000  # beyond this, min_nodes reports nothing rather than sea
 
 
 def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
-    return tuple(dataclasses.replace(p, node_selector=()) for p in pods if p.count > 0)
+    return tuple(dataclasses.replace(p, node_selector=(), pools=None) for p in pods if p.count > 0)
 
 
 @dataclass(frozen=True)
@@ -177,10 +176,11 @@ class MinNodesResult:
 
 def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = DEFAULT_TIME_BUDGET, *,
               workers: int = 2, dot: bool = True) -> MinNodesResult | None:
-    """Least number of ``template`` nodes holding every pod (nodeSelectors ignored: the pool is
-    assumed to carry the labels the pods ask for). ``None`` when some pod never fits such a node,
-    or when the lower bound alone exceeds ``MAX_MIN_NODES`` (no placement is searched at a scale
-    no cluster has; the misfit itself is still proven by the bound in ``pack``)."""
+    """Least number of ``template`` nodes holding every pod (node selection ignored: the pool is
+    assumed to carry the labels the pods ask for and only taints they tolerate). ``None`` when some
+    pod never fits such a node, or when the lower bound alone exceeds ``MAX_MIN_NODES`` (no
+    placement is searched at a scale no cluster has; the misfit itself is still proven by the bound
+    in ``pack``)."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
     if any(not fits(p.demand, tmpl.allocatable) for p in pods):
@@ -222,7 +222,7 @@ def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = 
 
 def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
     """Free capacity on nodes where not even one more pod of any type (eligible there) would fit."""
-    labels = {n.name: n.labels for n in pools}
+    by_name = {n.name: n for n in pools}
     cpu = mem = free_cpu = free_mem = 0
     names = []
     live = [p for p in pods if p.count > 0]
@@ -230,7 +230,8 @@ def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequen
         free = n.free
         free_cpu += free[0]
         free_mem += free[1]
-        usable = any(selector_matches(p.node_selector, labels.get(n.pool, ())) and fits(p.demand, free) for p in live)
+        pool = by_name.get(n.pool)
+        usable = any((pool is None or p.allowed_on(pool)) and fits(p.demand, free) for p in live)
         if not usable and (free[0] > 0 or free[1] > 0):
             cpu += free[0]
             mem += free[1]
@@ -349,10 +350,13 @@ def analyze(
     headroom_ = headroom(pods, fit.nodes, share_percent)
     cands = [c for c in classes if family is None or c.name.startswith(family)]
     least: dict[str, MinNodes] = {}
+    # A DaemonSet counts on the nodes of a class when it runs on at least one of the pools (that pool
+    # is assumed replaced by nodes of the class, with its labels and taints).
+    landing = [dataclasses.replace(d, node_selector=(), pools=None) for d in daemons
+               if d.pools is None or any(d.lands_on(n.name, n.labels) for n in pools)]
     for i, c in enumerate(cands):
         left = max(time_budget - (time.monotonic() - start), 0.0)
-        t = node_type(c.name, c, 1, overhead=overhead, daemons=[dataclasses.replace(d, node_selector=()) for d in daemons],
-                      max_pods=max_pods)
+        t = node_type(c.name, c, 1, overhead=overhead, daemons=landing, max_pods=max_pods)
         r = min_nodes(pods, t, left / (len(cands) - i), workers=workers)
         if r is not None:
             least[c.name] = r.summary

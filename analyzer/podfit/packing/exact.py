@@ -2,9 +2,11 @@
 
 Variables ``x[t, j]`` = pods of type t on node j (0 where the node's pool is not eligible or too
 small). Constraints: every pod placed; per node and dimension Σ demand·x ≤ allocatable; one pod per
-node and exclusive group; per-node caps. Symmetry breaking: identical nodes (same pool) are ordered
-by CPU load (then memory load), and in the minimisation model a node is used only if the one before
-it is — any solution can be permuted into that form, so no answer is lost.
+node and exclusive group; per-node caps; conflicting types never together (a Boolean "type t is on
+node j" for the types in a conflict, at most one of each conflicting pair true). Symmetry breaking:
+identical nodes (same pool) are ordered by CPU load (then memory load), and in the minimisation
+model a node is used only if the one before it is — any solution can be permuted into that form,
+so no answer is lost.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from .model import UNBOUNDED, NodeType, PodType, selector_matches
+from .model import UNBOUNDED, NodeType, PodType
 from .bounds import fits
+from .heuristics import conflict_indices
 
 __all__ = ["ExactResult", "solve_fixed", "solve_min"]
 
@@ -44,7 +47,7 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
         check()
         for j, pi in enumerate(pool_of):
             n = pools[pi]
-            if p.count == 0 or not selector_matches(p.node_selector, n.labels) or not fits(p.demand, n.allocatable):
+            if p.count == 0 or not p.allowed_on(n) or not fits(p.demand, n.allocatable):
                 continue
             ub = min(p.count, n.pods)
             for dem, cap in ((p.cpu, n.cpu), (p.memory, n.memory), (p.storage, n.storage)):
@@ -62,6 +65,7 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
     for t, p in enumerate(pods):
         if p.exclusive_group:
             groups.setdefault(p.exclusive_group, []).append(t)
+    add_conflicts(model, x, ubs, conflict_indices(pods), range(len(pool_of)))
     loads = []
     for j, pi in enumerate(pool_of):
         if j % 16 == 0:
@@ -88,6 +92,22 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
         for (t, j), v in x.items():
             model.AddHint(v, hint.get((t, j), 0))
     return x, ubs
+
+
+def add_conflicts(model, x, ubs, conf, nodes) -> None:
+    """Conflicting pod types never share a node: y[t, j] ≥ [x[t, j] > 0], y[t, j] + y[u, j] ≤ 1."""
+    if not any(conf):
+        return
+    for j in nodes:
+        y = {}
+        for t, others in enumerate(conf):
+            if others and (t, j) in x:
+                y[t] = model.NewBoolVar(f"y{t}_{j}")
+                model.Add(x[t, j] <= ubs[t, j] * y[t])
+        for t, others in enumerate(conf):
+            for u in others:
+                if t < u and t in y and u in y:
+                    model.Add(y[t] + y[u] <= 1)
 
 
 def _solver(time_budget: float, workers: int):

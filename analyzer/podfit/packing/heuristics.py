@@ -9,9 +9,10 @@
 * Dot product (node-centric): fill one node at a time, each time with the fitting pod whose
   normalised demand has the largest dot product with the node's normalised free capacity.
 
-All of them honour nodeSelectors, exclusive (anti-affinity) groups and per-node caps. In
-"open nodes" mode (``template`` given) they open new identical nodes as needed, so the number of
-nodes they use is an upper bound on the least node count.
+All of them honour the pools each pod may use, exclusive (anti-affinity) groups, conflicts
+between pod types and per-node caps. In "open nodes" mode (``template`` given) they open new
+identical nodes as needed, so the number of nodes they use is an upper bound on the least node
+count.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .model import DIMS, UNBOUNDED, NodeType, PodType, selector_matches
+from .model import DIMS, UNBOUNDED, NodeType, PodType
 
 __all__ = ["Packing", "ORDERINGS", "BASELINE", "first_fit", "dot_product", "run_all"]
 
@@ -66,7 +67,8 @@ class _State:
             for i, n in enumerate(pools):
                 for _ in range(n.count):
                     self._add(i)
-        self.elig = [[selector_matches(p.node_selector, n.labels) for n in self.pools] for p in pods]
+        self.elig = [[p.allowed_on(n) for n in self.pools] for p in pods]
+        self.conf = conflict_indices(pods)
 
     def _add(self, pool: int) -> None:
         n = self.pools[pool]
@@ -88,6 +90,8 @@ class _State:
             return 0
         g = p.exclusive_group
         if g is not None and g in self.groups[j]:
+            return 0
+        if self.conf[t] and any(self.content[j].get(u) for u in self.conf[t]):
             return 0
         k = self.fp[j]
         if p.cpu:
@@ -113,6 +117,19 @@ class _State:
 
     def result(self, name: str, unplaced: list[int]) -> Packing:
         return Packing(name, self.pool, self.content, unplaced)
+
+
+def conflict_indices(pods: Sequence[PodType]) -> list[tuple[int, ...]]:
+    """Per pod type, the indices of the types it may not share a node with (both directions)."""
+    index = {p.name: t for t, p in enumerate(pods)}
+    out: list[set[int]] = [set() for _ in pods]
+    for t, p in enumerate(pods):
+        for name in p.conflicts:
+            u = index.get(name)
+            if u is not None and u != t:
+                out[t].add(u)
+                out[u].add(t)
+    return [tuple(sorted(c)) for c in out]
 
 
 def _reference(pods: Sequence[PodType], pools: Sequence[NodeType]) -> tuple[float, ...]:
@@ -153,7 +170,7 @@ def first_fit(pods: Sequence[PodType], pools: Sequence[NodeType], key: str, *, c
     def order_key(t: int) -> tuple:
         p = pods[t]
         if constrained_first:
-            constrained = 0 if (p.exclusive_group or p.max_per_node) else 1
+            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts) else 1
             return (eligible_nodes(t), constrained, -size(p, ref), p.name)
         return (-size(p, ref), p.name)
 
@@ -196,6 +213,7 @@ def dot_product(pods: Sequence[PodType], pools: Sequence[NodeType], *, template:
     group_ids: dict[str, int] = {}
     gid = np.array([group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1
                     for p in pods], dtype=np.int64)
+    conflicted = [t for t in range(len(pods)) if st.conf[t]]
     j = 0
     while rem.any():
         if j == len(st.pool):
@@ -210,6 +228,9 @@ def dot_product(pods: Sequence[PodType], pools: Sequence[NodeType], *, template:
             ok = base & (rem > 0) & (demand <= free).all(axis=1) & (placed_here < caps)
             if used_groups:
                 ok &= ~np.isin(gid, list(used_groups))
+            for t in conflicted:
+                if ok[t] and any(placed_here[u] for u in st.conf[t]):
+                    ok[t] = False
             if not ok.any():
                 break
             score = np.where(ok, norm @ (free / ref), -1.0)

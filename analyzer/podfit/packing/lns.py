@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .bounds import fits
-from .model import UNBOUNDED, NodeType, PodType, selector_matches
+from .exact import add_conflicts
+from .heuristics import conflict_indices
+from .model import UNBOUNDED, NodeType, PodType
 
 __all__ = ["Search", "fill", "descend"]
 
@@ -76,8 +78,8 @@ def fill(pods: Sequence[PodType], pools: Sequence[NodeType], state: Search, dead
     if n_nodes == 0:
         return Search(content, left, list(state.pool_of), False, 0)
     w = _weights(pods, pools)
-    elig = [[selector_matches(p.node_selector, n.labels) and fits(p.demand, n.allocatable) for n in pools]
-            for p in pods]
+    elig = [[p.allowed_on(n) and fits(p.demand, n.allocatable) for n in pools] for p in pods]
+    conf = conflict_indices(pods)
     ub = [[_upper(p, n) for n in pools] for p in pods]
     groups: dict[str, list[int]] = {}
     for t, p in enumerate(pods):
@@ -122,6 +124,7 @@ def fill(pods: Sequence[PodType], pools: Sequence[NodeType], state: Search, dead
             vs = [x[t, j] for j in nodes if (t, j) in x]
             if len(vs) > 1:
                 m.Add(sum(vs) <= avail[t])
+        add_conflicts(m, x, {(t, j): min(ub[t][state.pool_of[j]], avail[t]) for (t, j) in x}, conf, nodes)
         for j in nodes:
             n = pools[state.pool_of[j]]
             here = [t for t in range(T) if (t, j) in x]

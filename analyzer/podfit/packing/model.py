@@ -55,9 +55,13 @@ class PodType:
     """``count`` identical pods (the replicas of one workload, usually).
 
     ``exclusive_group``: pods of every type with the same group go to different nodes (required pod
-    anti-affinity on ``kubernetes.io/hostname``). ``max_per_node``: at most that many pods of this
-    type per node (hostname topology spread). ``cpu_limit`` / ``memory_limit`` of ``None`` mean no
-    limit (the pod may burst to whatever the node has).
+    anti-affinity on ``kubernetes.io/hostname``). ``conflicts``: names of other pod types none of
+    whose pods may share a node with a pod of this one (anti-affinity between workloads, declared on
+    either side; the relation is symmetric). ``max_per_node``: at most that many pods of this type
+    per node (hostname topology spread). ``pools``: the node types (by name) the pods may run on, as
+    the scheduling semantics decided (None: every pool whose labels match ``node_selector``).
+    ``cpu_limit`` / ``memory_limit`` of ``None`` mean no limit (the pod may burst to whatever the
+    node has).
     """
 
     name: str
@@ -70,6 +74,12 @@ class PodType:
     exclusive_group: str | None = None
     max_per_node: int | None = None
     node_selector: tuple[tuple[str, str], ...] = ()
+    pools: tuple[str, ...] | None = None
+    conflicts: tuple[str, ...] = ()
+
+    def allowed_on(self, node: "NodeType") -> bool:
+        """Whether the pods may run on ``node``'s pool (labels and scheduling; not capacity)."""
+        return (self.pools is None or node.name in self.pools) and selector_matches(self.node_selector, node.labels)
 
     def __post_init__(self) -> None:
         for name in ("cpu", "memory", "storage", "count"):
@@ -92,13 +102,18 @@ class PodType:
 
 @dataclass(frozen=True)
 class DaemonPod:
-    """A DaemonSet's pod: it takes its requests on every node its selector matches."""
+    """A DaemonSet's pod: it takes its requests on every node it runs on — the pools in ``pools``
+    (None: every pool) whose labels match ``node_selector``."""
 
     name: str
     cpu: int
     memory: int
     storage: int = 0
     node_selector: tuple[tuple[str, str], ...] = ()
+    pools: tuple[str, ...] | None = None
+
+    def lands_on(self, pool: str, labels: Iterable[tuple[str, str]]) -> bool:
+        return (self.pools is None or pool in self.pools) and selector_matches(self.node_selector, labels)
 
 
 @dataclass(frozen=True)
@@ -172,7 +187,7 @@ def node_type(
     Pod slots = max-pods − those DaemonSet pods. A value that would go negative is 0 (nothing fits).
     """
     labels = tuple(sorted(labels))
-    landing = [d for d in daemons if selector_matches(d.node_selector, labels)]
+    landing = [d for d in daemons if d.lands_on(name, labels)]
     cpu = vm_class.cpu - overhead.cpu - sum(d.cpu for d in landing)
     mem = vm_class.memory - overhead.memory - sum(d.memory for d in landing)
     storage = UNBOUNDED if vm_class.storage is None else vm_class.storage - sum(d.storage for d in landing)

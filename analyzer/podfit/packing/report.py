@@ -9,7 +9,7 @@ from ..quantity import format_cpu
 from .engine import Analysis
 from .model import GI, UNBOUNDED, MI, Bound, NodeType
 
-__all__ = ["to_json", "to_text", "fmt_mem", "describe_proof"]
+__all__ = ["to_json", "to_text", "fmt_mem", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
 
 
 def _vec(v) -> dict[str, Any]:
@@ -42,7 +42,9 @@ def to_json(a: Analysis) -> dict[str, Any]:
         "pods": [{"name": p.name, "count": p.count, "cpu": p.cpu, "memory": p.memory, "storage": p.storage,
                   "cpu_limit": p.cpu_limit, "memory_limit": p.memory_limit,
                   "anti_affinity_group": p.exclusive_group, "max_per_node": p.max_per_node,
-                  "node_selector": dict(p.node_selector)} for p in a.pods],
+                  "node_selector": dict(p.node_selector),
+                  "pools": None if p.pools is None else list(p.pools),
+                  "anti_affinity_conflicts": list(p.conflicts)} for p in a.pods],
         "nodes": [{"name": n.name, "pool": n.pool, "vm_class": n.vm_class, "pods": dict(n.pods),
                    "used": _vec(n.used), "free": _vec(n.free), "allocatable": _vec(n.allocatable)}
                   for n in fit.nodes],
@@ -72,6 +74,24 @@ def to_json(a: Analysis) -> dict[str, Any]:
     }
 
 
+def scheduling_notes(inputs: Any) -> list[str]:
+    """What the scheduling semantics kept out of packing or proved unschedulable, one line each
+    (``inputs``: :class:`podfit.packing.adapter.PackInputs`)."""
+    lines = [u.describe() + "; left out of packing" for u in inputs.unknown]
+    if inputs.control_plane_only:
+        lines.append("not packed, they run only on control-plane pools: " + ", ".join(inputs.control_plane_only))
+    lines.extend(f"no worker pool can run {name}: {why}" for name, why in inputs.unschedulable.items())
+    return lines
+
+
+def scheduling_json(inputs: Any) -> dict[str, Any]:
+    return {
+        "unknown": [{"keys": list(u.keys), "pods": list(u.pods), "message": u.describe()} for u in inputs.unknown],
+        "control_plane_only": list(inputs.control_plane_only),
+        "unschedulable": dict(inputs.unschedulable),
+    }
+
+
 def fmt_mem(b: int) -> str:
     if abs(b) >= GI:
         return f"{b / GI:.1f}Gi"
@@ -85,14 +105,18 @@ def _bar(used: int, total: int, width: int = 20) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
+def describe_bound(b: Bound) -> str:
+    need = "more than any node holds" if b.needed >= UNBOUNDED else str(b.needed)
+    detail = f"; {b.detail}" if b.detail else ""
+    return f"proven by a lower bound ({b.kind}: needs {need}, {b.available} available{detail})"
+
+
 def describe_proof(a: Analysis) -> str:
     fit = a.fit
     if fit.proof == "placement":
         return f"yes: a placement exists (found by {fit.method})"
     if fit.proof == "lower-bound":
-        b = fit.violated_bounds[0]
-        need = "more than any node holds" if b.needed >= UNBOUNDED else str(b.needed)
-        return f"no: proven by a lower bound ({b.kind}: needs {need}, {b.available} available; {b.detail})".rstrip("; )") + ")"
+        return "no: " + describe_bound(fit.violated_bounds[0])
     if fit.proof == "solver":
         return "no: CP-SAT proved that no placement exists"
     return f"unknown: no placement found and no proof within the time budget ({fit.solver_status})"

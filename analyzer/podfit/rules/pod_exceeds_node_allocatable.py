@@ -23,17 +23,18 @@ OPTIONS: tuple[Option, ...] = ()
 def check(ctx) -> Iterator[Finding]:
     inputs = facts_for(ctx, analyse=False).inputs
     for p in inputs.pods:
-        if any(fits(p.demand, n.allocatable) for n in inputs.pools):
-            continue
+        allowed = [n for n in inputs.pools if p.allowed_on(n)]
+        if not allowed or any(fits(p.demand, n.allocatable) for n in allowed):
+            continue  # no pool it may use at all is PF601's (no-matching-pool)
         w = inputs.workloads[p.name]
-        best = max(inputs.pools, key=lambda n: (n.cpu, n.memory))
+        best = max(allowed, key=lambda n: (n.cpu, n.memory))
         yield Finding(
             rule=ID,
             message=(f"pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest node "
-                     f"({best.vm_class}) has {format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable "
+                     f"{'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has {format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable "
                      "after system overhead and DaemonSets: it can never be scheduled"),
             location=w.location,
             object=w.ref,
             details={"cpu_request": p.cpu, "memory_request": p.memory,
-                     "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in inputs.pools}},
+                     "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in allowed}},
         )

@@ -1,15 +1,24 @@
-"""PF601: the pods cannot be packed onto the node pools (proven by a lower bound or by CP-SAT)."""
+"""PF601: the pods cannot be packed onto the node pools (proven by a lower bound or by CP-SAT).
+
+The finding points at what the proof is about: the workload a certificate names (no pool can run
+it, its anti-affinity group or spread cap needs more nodes than it may use), else each workload that
+alone does not fit the pools it may use, else the node pool that the pods together do not fit (its
+cluster manifest or platform profile). Pods whose scheduling answer is unknown were left out of packing
+(see podfit.packing.adapter): they never cause this finding; its details list them.
+"""
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from ..options import Option
+from ..clusters import cluster_objects
 from ..findings import Finding
-from ..packing.bounds import fits
-from ..packing.report import describe_proof
-from ..packing.rules_support import facts_for
+from ..packing.bounds import certificates, eligible_pools, fits
+from ..packing.model import Bound
+from ..packing.report import describe_bound, describe_proof
+from ..packing.rules_support import facts_for, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
+from ..options import Option
 
 ID = "PF601"
 SLUG = "workload-does-not-fit"
@@ -20,6 +29,44 @@ OPTIONS: tuple[Option, ...] = (
     Option("time-budget", "duration", 10, "Time for the packing search and exact proofs (seconds, or 500ms, 10s, 2m).", minimum=0),
 )
 
+# Certificates that are about one pod type (named in ``detail``) or one anti-affinity group.
+_ABOUT_A_POD = ("no-matching-pool", "pod-too-large", "max-per-node")
+
+
+def _pods_of(b: Bound, inputs) -> list[str]:
+    """The pod types a violated certificate is about (empty: about the pools as a whole)."""
+    names = [p.name for p in inputs.pods]
+    if b.kind in _ABOUT_A_POD:
+        return [b.detail] if b.detail in names else []
+    if b.kind == "anti-affinity":
+        group = b.detail.removeprefix("group ")
+        return [p.name for p in inputs.pods if p.exclusive_group == group]
+    scope = set(b.scope)
+    inside = []
+    for p in inputs.pods:
+        elig = {inputs.pools[i].name for i in eligible_pools(p, inputs.pools)}
+        if elig and elig <= scope:
+            inside.append(p.name)
+    return inside or names
+
+
+def _message(b: Bound, name: str, inputs) -> str:
+    p = next(p for p in inputs.pods if p.name == name)
+    if b.kind == "no-matching-pool":
+        why = inputs.unschedulable.get(name, "its node selection matches no pool")
+        return f"no node pool can run its {p.count} pods: {why}"
+    if b.kind == "anti-affinity":
+        return (f"{b.needed} pods that must run on different nodes (required pod anti-affinity on hostname, "
+                f"{b.detail}) and only {b.available} nodes they may use")
+    if b.kind == "max-per-node":
+        return (f"{p.count} pods at most {p.max_per_node} per node (topology spread on hostname) need "
+                f"{b.needed} nodes and only {b.available} nodes they may use")
+    return f"{p.count} pods larger than the allocatable of every node they may use"
+
+
+def _unknown(inputs) -> list[dict]:
+    return [{"keys": list(u.keys), "pods": list(u.pods)} for u in inputs.unknown]
+
 
 def check(ctx) -> Iterator[Finding]:
     facts = facts_for(ctx)
@@ -28,23 +75,57 @@ def check(ctx) -> Iterator[Finding]:
         # True: fits. None: undecided within the time budget — not a proven misfit, so no finding.
         return
     inputs = facts.inputs
-    too_large = {p.name for p in inputs.pods if not any(fits(p.demand, n.allocatable) for n in inputs.pools)}
+    too_large = {p.name for p in inputs.pods
+                 if any(p.allowed_on(n) for n in inputs.pools)
+                 and not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)}
     unplaced = [name for name, _ in a.fit.unplaced]
     if unplaced and all(name in too_large for name in unplaced) and set(unplaced) == too_large:
         return  # PF303 already says it, pod by pod
-    first = (unplaced or [p.name for p in inputs.pods])[0]
-    w = inputs.workloads[first]
+    details = {"proof": a.fit.proof, "lower_bound": a.fit.lower_bound, "unplaced": dict(a.fit.unplaced),
+               "violated": [b.kind for b in a.fit.violated_bounds],
+               "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()}, "unknown": _unknown(inputs)}
+    # 1. Certificates about one workload: a finding on each such workload.
+    about: dict[str, Bound] = {}
+    for b in a.fit.violated_bounds:
+        if b.kind in _ABOUT_A_POD or b.kind == "anti-affinity":
+            for name in _pods_of(b, inputs):
+                if not (b.kind == "pod-too-large" and name in too_large):  # PF303's
+                    about.setdefault(name, b)
+    for name, b in about.items():
+        w = inputs.workloads[name]
+        yield Finding(rule=ID, message=_message(b, name, inputs), location=w.location, object=w.ref,
+                      details={**details, "certificate": b.kind})
+    if about:
+        return
+    # 2. The pools as a whole: the one workload concerned, else the pools' declaration.
     nodes = sum(n.count for n in inputs.pools)
     pods = sum(p.count for p in inputs.pods)
     rec = a.recommendation
     fix = f"; recommended: {rec.nodes} × {rec.vm_class} (PF604)" if rec.vm_class else ""
-    yield Finding(
-        rule=ID,
-        message=f"{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
-                f"{describe_proof(a).removeprefix('no: ')}{fix}",
-        location=w.location,
-        object=w.ref,
-        details={"proof": a.fit.proof, "lower_bound": a.fit.lower_bound, "unplaced": dict(a.fit.unplaced),
-                 "violated": [b.kind for b in a.fit.violated_bounds],
-                 "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()}},
-    )
+    message = (f"{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
+               f"{describe_proof(a).removeprefix('no: ')}{fix}")
+    violated = [b for b in a.fit.violated_bounds if b.kind != "pod-too-large"]
+    concerned = _pods_of(violated[0], inputs) if violated else [p.name for p in inputs.pods]
+    alone = False
+    for p in inputs.pods:
+        if p.name not in concerned or p.name in too_large:
+            continue
+        own = [b for b in certificates([p], inputs.pools) if b.violated]
+        if own:
+            alone = True
+            w = inputs.workloads[p.name]
+            yield Finding(rule=ID, message=f"its {p.count} pods alone do not fit the {nodes} nodes: {describe_bound(own[0])}",
+                          location=w.location, object=w.ref, details={**details, "certificate": own[0].kind})
+    if alone:
+        return
+    if len(concerned) == 1:
+        w = inputs.workloads[concerned[0]]
+        yield Finding(rule=ID, message=message, location=w.location, object=w.ref, details=details)
+        return
+    scope = violated[0].scope if violated and violated[0].scope else tuple(n.name for n in inputs.pools)
+    source = (inputs.pool_sources or {}).get(scope[0])
+    cluster = getattr(source, "cluster", "")
+    obj = next((o for o in cluster_objects(ctx.objects) if cluster and o.ref.name == cluster
+                and source.location is not None and o.location.file == source.location.file), None)
+    yield Finding(rule=ID, message=message, location=pool_location(inputs, scope[0]),
+                  object=obj.ref if obj is not None else None, details=details)
