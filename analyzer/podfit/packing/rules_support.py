@@ -83,3 +83,13 @@ def pool_location(inputs: PackInputs, pool_name: str) -> Location:
         return loc
     first = next(iter(inputs.workloads.values()), None)
     return Location(first.location.file if first is not None else "", 0)
+
+
+def advice_withheld(inputs: PackInputs) -> str | None:
+    """Why sizing advice (PF602, PF604) would mislead, or None: pods left out of packing because
+    their node selection is unknown, or pods that request nothing (every class would look idle)."""
+    if inputs.unknown:
+        return "some pods were left out of packing (PF605)"
+    if inputs.pods and not any(p.cpu or p.memory for p in inputs.pods):
+        return "no pod requests CPU or memory (PF101, PF102, PF105)"
+    return None

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from ..options import Option
 from ..findings import Finding
-from ..packing.rules_support import facts_for, pool_location
+from ..packing.rules_support import advice_withheld, facts_for, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 
 ID = "PF604"
@@ -21,7 +21,7 @@ OPTIONS: tuple[Option, ...] = ()
 def check(ctx) -> Iterator[Finding]:
     facts = facts_for(ctx)
     a = facts.analysis
-    if a is None or a.recommendation.vm_class is None:
+    if a is None or a.recommendation.vm_class is None or advice_withheld(facts.inputs):
         return
     classes = {n.vm_class for n in a.pools}
     if len(classes) != 1:

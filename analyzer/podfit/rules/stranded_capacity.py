@@ -7,7 +7,7 @@ from typing import Iterator
 from ..options import Option
 from ..findings import Finding
 from ..packing.report import fmt_mem
-from ..packing.rules_support import facts_for, pool_location
+from ..packing.rules_support import advice_withheld, facts_for, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from ..quantity import format_cpu
 
@@ -24,7 +24,7 @@ OPTIONS: tuple[Option, ...] = (
 def check(ctx) -> Iterator[Finding]:
     facts = facts_for(ctx)
     a = facts.analysis
-    if a is None or not a.fit.feasible:
+    if a is None or not a.fit.feasible or advice_withheld(facts.inputs):
         return
     percent = int(ctx.option("percent"))
     total_cpu = sum(n.allocatable[0] for n in a.fit.nodes)

@@ -1,0 +1,35 @@
+"""PF605: packing cannot tell where some pods may run, because their node selection depends on a
+label no node pool describes; they are left out of packing (never a proof of misfit)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..options import Option
+from ..packing.rules_support import facts_for
+from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
+from . import RuleContext
+
+ID = "PF605"
+SLUG = "scheduling-unknown"
+TITLE = "Node selection on labels the platform does not describe"
+SEVERITY = "info"
+REQUIRES: tuple[str, ...] = ("node-pools",)
+OPTIONS: tuple[Option, ...] = ()
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    inputs = facts_for(ctx, analyse=False).inputs
+    for group in inputs.unknown:
+        workloads = [w for name in group.pods if (w := inputs.workloads.get(name)) is not None]
+        if not workloads:
+            continue
+        first = min(workloads, key=lambda w: w.location)
+        yield Finding(
+            ID,
+            group.describe() + "; they are left out of packing",
+            first.location,
+            first.ref,
+            details={"labels": list(group.keys), "pods": list(group.pods)},
+        )
