@@ -30,6 +30,14 @@ delays but not the group's CPU use or throttling); a waking thread stays on its 
 that CPU has no other thread of the group, otherwise goes to a random CPU without one (the kernel's
 idle-sibling search), or stays if there is none; nothing else competes for the CPUs; ticks of all
 CPUs are aligned with the period timer.
+
+Structure: the state lives in slotted dataclasses, ``_Params`` (the scenario in nanoseconds),
+``_Cpu`` (one CPU's ``cfs_rq``), ``_Thread``, ``_Bandwidth`` (``cfs_bandwidth``) and ``_Stats``
+(cpu.stat and the timeline), held by ``_Sim`` with the event heap. Each step above is a method of
+``_Sim`` (``refill``, ``take_slice``, ``account``, ``charge``, ``return_runtime``,
+``arm_slack_timer``, ``throttle``, ``unthrottle``, ``distribute``, ``dispatch``, ``burst_done``),
+called from the four event handlers (``on_cpu``, ``on_wake``, ``on_period``, ``on_slack``).
+``simulate`` builds a fresh ``_Sim`` per call: its result depends on the scenario alone.
 """
 
 from __future__ import annotations
@@ -37,14 +45,15 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from dataclasses import dataclass, field
 
 from .scenario import CPU_BOUND, PeriodStats, Result, Scenario
 from .score import score_result
 
 __all__ = ["simulate"]
 
-# Event priorities at equal times: the period timer first (a tick at the period boundary sees the
-# new period), then the slack timer, then per-CPU accounting, then wake-ups.
+# Event kinds, also their priorities at equal times: the period timer first (a tick at the period
+# boundary sees the new period), then the slack timer, then per-CPU accounting, then wake-ups.
 _PERIOD, _SLACK, _CPU, _WAKE = 0, 1, 2, 3
 
 
@@ -56,380 +65,510 @@ def _percentile(sorted_vals: list[int], p: float) -> int | None:
     return sorted_vals[k]
 
 
-def simulate(sc: Scenario) -> Result:
-    """Run the scenario; deterministic for a given ``sc.seed``."""
-    rng = random.Random(sc.seed)
-    C, T = sc.cpus, sc.threads
-    P = sc.period_us * 1000
-    END = sc.seconds_us * 1000
-    TICK = 1_000_000_000 // sc.hz
-    SLICE = sc.slice_us * 1000
-    MINRT = sc.min_runtime_us * 1000
-    SLACK = sc.slack_us * 1000
-    MINEXP = sc.min_expiration_us * 1000
-    limited = sc.quota_us is not None
-    QUOTA = sc.quota_us * 1000 if limited else 0
-    CAP = QUOTA + sc.burst_us * 1000
-    pre54 = sc.pre_5_4_expiry
-    count_empty = sc.account_empty_throttled
-    wl = sc.workload
-    cpu_bound = wl.kind == CPU_BOUND
-    spread = wl.wake_spread and not cpu_bound
+@dataclass(frozen=True, slots=True)
+class _Params:
+    """The scenario in the simulator's units (ns), and the workload's rates."""
 
-    # --- workload parameters (ns) ---
-    burst_mean = wl.burst_us * 1000
-    demand = max(1, wl.demand_for(sc.limit_millicores))
-    think_mean = 0.0 if demand >= T * 1000 else burst_mean * (T * 1000 / demand - 1)
-    expo = rng.expovariate
-    fixed = wl.fixed_bursts
-    inv_burst = 1.0 / burst_mean
-    inv_think = 1.0 / think_mean if think_mean > 0 else 0.0
+    cpus: int
+    threads: int
+    period: int
+    end: int
+    tick: int
+    slice: int  # sched_cfs_bandwidth_slice
+    min_runtime: int  # min_cfs_rq_runtime
+    slack_period: int  # cfs_bandwidth_slack_period
+    min_expiration: int  # min_bandwidth_expiration
+    limited: bool  # a quota is set
+    quota: int
+    cap: int  # quota + burst: the most the pool holds after a refill
+    pre54: bool
+    count_empty: bool  # throttled time counts while no thread waits (before 6.6)
+    cpu_bound: bool
+    spread: bool  # waking threads move to a CPU without a thread of the group
+    burst_mean: int
+    fixed_bursts: bool
+    inv_burst: float  # rate of the exponential burst length
+    inv_think: float  # rate of the exponential sleep; 0: threads never sleep
 
-    # --- per-CPU state (the group's cfs_rq on each CPU) ---
-    rq: list[list[int]] = [[] for _ in range(C)]  # queued threads, rq[c][0] runs unless throttled
-    rem = [0] * C  # runtime_remaining (ns); may be negative (debt)
-    thr = [False] * C  # throttled
-    thr_start = [-1] * C  # throttled_clock, -1 when not counting
-    run_start = [-1] * C  # time of the last update_curr while running, -1 when not running
-    ver = [0] * C  # invalidates a CPU's pending event
-    exp_seq = [0] * C  # pre-5.4: the period whose runtime the CPU holds
-    idle = list(range(C))  # CPUs with no thread of the group (for wake placement)
-    idle_pos = list(range(C))
+    @classmethod
+    def of(cls, sc: Scenario) -> _Params:
+        wl = sc.workload
+        cpu_bound = wl.kind == CPU_BOUND
+        quota = sc.quota_us * 1000 if sc.quota_us is not None else 0
+        burst_mean = wl.burst_us * 1000
+        demand = max(1, wl.demand_for(sc.limit_millicores))
+        t = sc.threads
+        think_mean = 0.0 if demand >= t * 1000 else burst_mean * (t * 1000 / demand - 1)
+        return cls(
+            cpus=sc.cpus,
+            threads=t,
+            period=sc.period_us * 1000,
+            end=sc.seconds_us * 1000,
+            tick=1_000_000_000 // sc.hz,
+            slice=sc.slice_us * 1000,
+            min_runtime=sc.min_runtime_us * 1000,
+            slack_period=sc.slack_us * 1000,
+            min_expiration=sc.min_expiration_us * 1000,
+            limited=sc.quota_us is not None,
+            quota=quota,
+            cap=quota + sc.burst_us * 1000,
+            pre54=sc.pre_5_4_expiry,
+            count_empty=sc.account_empty_throttled,
+            cpu_bound=cpu_bound,
+            spread=wl.wake_spread and not cpu_bound,
+            burst_mean=burst_mean,
+            fixed_bursts=wl.fixed_bursts,
+            inv_burst=1.0 / burst_mean,
+            inv_think=1.0 / think_mean if think_mean > 0 else 0.0,
+        )
 
-    # --- per-thread state ---
-    work_left = [0] * T
-    work = [0] * T
-    arrival = [0] * T
-    tcpu = [t % C for t in range(T)]
 
-    # --- group state (cfs_bandwidth) ---
-    g = {
-        "pool": QUOTA,  # setting the quota refills the pool
-        "snap": QUOTA,
-        "idle": False,
-        "active": False,
-        "slack": False,
-        "seq": 0,
-        "next_period": P,
-        "used": 0,
-        "throttled_time": 0,
-        "throttle_events": 0,
-    }
-    throttled: dict[int, None] = {}  # ordered set: throttled_cfs_rq list, oldest first
-    heap: list[tuple[int, int, int, int]] = []
-    _hpush = heapq.heappush
-    pop = heapq.heappop
-    delays: list[int] = []
+@dataclass(slots=True, eq=False)
+class _Thread:
+    """One thread of the group: its current burst and the CPU it last ran on."""
 
-    def push(item: tuple[int, int, int, int]) -> None:
-        _hpush(heap, item)
+    index: int
+    cpu: _Cpu  # where it last ran
+    work: int = 0  # CPU work of the current burst (ns)
+    work_left: int = 0
+    arrival: int = 0  # when the current burst arrived
 
-    def idle_remove(c: int) -> None:
-        i = idle_pos[c]
+
+@dataclass(slots=True, eq=False)
+class _Cpu:
+    """The group's run queue (``cfs_rq``) on one CPU."""
+
+    index: int
+    queue: list[_Thread] = field(default_factory=list)  # queue[0] runs unless throttled
+    runtime: int = 0  # runtime_remaining (ns); negative: a debt
+    throttled: bool = False
+    throttled_since: int = -1  # throttled_clock; -1 when not counting
+    running_since: int = -1  # the last update_curr while running; -1 when not running
+    version: int = 0  # bumped to cancel the CPU's pending event
+    period_seq: int = 0  # pre-5.4: the period whose runtime the CPU holds
+
+
+@dataclass(slots=True, eq=False)
+class _Bandwidth:
+    """The group's ``cfs_bandwidth``."""
+
+    pool: int  # cfs_b->runtime
+    snap: int  # runtime_snap: the pool after the last refill
+    next_period: int  # when the period timer fires next
+    idle: bool = False  # no runtime was asked for since the last period
+    active: bool = False  # the period timer runs
+    slack_armed: bool = False  # slack_started
+    seq: int = 0  # pre-5.4: periods refilled (expires_seq)
+    throttled: dict[_Cpu, None] = field(default_factory=dict)  # throttled_cfs_rq, oldest first
+
+
+@dataclass(slots=True, eq=False)
+class _Stats:
+    """What cpu.stat and the timeline report, as the simulation goes."""
+
+    used: int = 0  # CPU time charged
+    throttled_time: int = 0  # closed throttled intervals, summed over CPUs
+    throttle_events: int = 0
+    nr_periods: int = 0
+    nr_throttled: int = 0
+    nr_bursts: int = 0
+    burst_time: int = 0
+    max_throttled: int = 0
+    events: int = 0
+    delays: list[int] = field(default_factory=list)  # one per completed burst
+    periods: list[PeriodStats] = field(default_factory=list)
+    period_start: int = 0
+    used_before: int = 0  # used and throttled time at the start of the current period
+    throttled_before: int = 0
+
+
+class _Sim:
+    """The simulation's state and its steps; :func:`simulate` builds one per scenario and runs it."""
+
+    __slots__ = ("bw", "cpus", "heap", "idle", "idle_pos", "p", "rng", "stats", "threads")
+
+    def __init__(self, sc: Scenario) -> None:
+        p = self.p = _Params.of(sc)
+        self.rng = random.Random(sc.seed)
+        self.cpus = [_Cpu(c) for c in range(p.cpus)]
+        self.threads = [_Thread(t, self.cpus[t % p.cpus]) for t in range(p.threads)]
+        # setting the quota fills the pool
+        self.bw = _Bandwidth(pool=p.quota, snap=p.quota, next_period=p.period)
+        self.stats = _Stats()
+        self.heap: list[tuple[int, int, int, int]] = []  # (time, kind, CPU or thread, CPU version)
+        # CPUs with no thread of the group (for wake placement), and each CPU's place in that list
+        self.idle = list(range(p.cpus))
+        self.idle_pos = list(range(p.cpus))
+
+    # --- wake placement: the CPUs without a thread of the group ---
+
+    def idle_remove(self, cpu: _Cpu) -> None:
+        idle, pos = self.idle, self.idle_pos
+        c = cpu.index
+        i = pos[c]
         last = idle[-1]
         idle[i] = last
-        idle_pos[last] = i
+        pos[last] = i
         idle.pop()
-        idle_pos[c] = -1
+        pos[c] = -1
 
-    def idle_add(c: int) -> None:
-        idle_pos[c] = len(idle)
-        idle.append(c)
+    def idle_add(self, cpu: _Cpu) -> None:
+        self.idle_pos[cpu.index] = len(self.idle)
+        self.idle.append(cpu.index)
 
-    def assign(c: int) -> None:
+    # --- runtime: the pool and each CPU's local runtime ---
+
+    def refill(self) -> None:
+        """__refill_cfs_bandwidth_runtime: the pool gains a quota, up to quota + burst."""
+        p, bw, st = self.p, self.bw, self.stats
+        pool = bw.pool + p.quota
+        d = bw.snap - pool  # more than a quota used: carried-over quota (cfs burst) was spent
+        if d > 0:
+            st.nr_bursts += 1
+            st.burst_time += d
+        if pool > p.cap:
+            pool = p.cap
+        bw.pool = bw.snap = pool
+        if p.pre54:
+            bw.seq += 1
+
+    def take_slice(self, cpu: _Cpu) -> None:
         """assign_cfs_rq_runtime: top the CPU up to one slice from the pool (pays debt first)."""
-        if not limited:
-            rem[c] = SLICE
+        p = self.p
+        if not p.limited:
+            cpu.runtime = p.slice
             return
-        g["active"] = True  # start_cfs_bandwidth
-        pool = g["pool"]
+        bw = self.bw
+        bw.active = True  # start_cfs_bandwidth
+        pool = bw.pool
         if pool > 0:
-            amt = SLICE - rem[c]
+            amt = p.slice - cpu.runtime
             if amt > pool:
                 amt = pool
-            g["pool"] = pool - amt
-            g["idle"] = False
-            rem[c] += amt
-        if pre54:
-            exp_seq[c] = g["seq"]
+            bw.pool = pool - amt
+            bw.idle = False
+            cpu.runtime += amt
+        if p.pre54:
+            cpu.period_seq = bw.seq
 
-    def account(c: int) -> None:
-        """The tail of __account_cfs_rq_runtime after charging."""
-        if pre54 and rem[c] > 0 and exp_seq[c] != g["seq"]:
-            rem[c] = 0  # expire_cfs_rq_runtime: the period this runtime belonged to is over
-        if rem[c] <= 0 and not thr[c]:
-            assign(c)
+    def account(self, cpu: _Cpu) -> None:
+        """The tail of __account_cfs_rq_runtime after charging: expire (pre-5.4), then refill if used up."""
+        if self.p.pre54 and cpu.runtime > 0 and cpu.period_seq != self.bw.seq:
+            cpu.runtime = 0  # expire_cfs_rq_runtime: the period this runtime belonged to is over
+        if cpu.runtime <= 0 and not cpu.throttled:
+            self.take_slice(cpu)
 
-    def charge(c: int, now: int) -> None:
-        """update_curr: charge the running thread up to now, then account."""
-        s = run_start[c]
+    def charge(self, cpu: _Cpu, now: int) -> None:
+        """update_curr: the running burst uses CPU time up to now, charged to the CPU's runtime."""
+        s = cpu.running_since
         if s >= 0 and now > s:
             d = now - s
-            g["used"] += d
-            rem[c] -= d
-            work_left[rq[c][0]] -= d
-            run_start[c] = now
-        account(c)
+            self.stats.used += d
+            cpu.runtime -= d
+            cpu.queue[0].work_left -= d
+            cpu.running_since = now
+        self.account(cpu)
 
-    def dispatch(c: int, now: int) -> None:
-        """Pick what runs on c and schedule its next accounting point (tick or end of burst)."""
-        ver[c] += 1
-        q = rq[c]
-        if thr[c] or not q:
-            run_start[c] = -1
+    def return_runtime(self, cpu: _Cpu, now: int) -> None:
+        """__return_cfs_rq_runtime: an emptied CPU gives back all but min_cfs_rq_runtime; maybe arm the
+        slack timer."""
+        p = self.p
+        if not p.limited:
             return
-        if run_start[c] < 0:
-            run_start[c] = now
-        r = rem[c]
-        due = now + (r if r > 0 else 1)
-        nt = -(-due // TICK) * TICK  # the first tick at which the runtime is found used up
-        if pre54 and r > 0 and g["active"]:
-            pe = -(-g["next_period"] // TICK) * TICK
-            if pe < nt:
-                nt = pe
-        done = now + work_left[q[0]]
-        when = done if done <= nt else nt
-        if when <= END:
-            push((when, _CPU, c, ver[c]))
-
-    def throttle(c: int, now: int) -> None:
-        thr[c] = True
-        run_start[c] = -1
-        ver[c] += 1
-        throttled[c] = None
-        g["active"] = True
-        g["throttle_events"] += 1
-        if count_empty or rq[c]:
-            thr_start[c] = now
-
-    def unthrottle(c: int, now: int) -> None:
-        thr[c] = False
-        s = thr_start[c]
-        if s >= 0:
-            g["throttled_time"] += now - s
-            thr_start[c] = -1
-        dispatch(c, now)
-
-    def distribute(now: int) -> None:
-        """distribute_cfs_runtime: pay each throttled CPU's debt (+1 ns), oldest first."""
-        for c in list(throttled):
-            pool = g["pool"]
-            if pool <= 0:
-                break
-            amt = 1 - rem[c]
-            if amt > pool:
-                amt = pool
-            g["pool"] = pool - amt
-            rem[c] += amt
-            if pre54:
-                exp_seq[c] = g["seq"]
-            if rem[c] > 0:
-                del throttled[c]
-                unthrottle(c, now)
-
-    def return_runtime(c: int, now: int) -> None:
-        """__return_cfs_rq_runtime: give back all but min_cfs_rq_runtime; maybe arm the slack timer."""
-        if not limited:
-            return
-        slack = rem[c] - MINRT
+        slack = cpu.runtime - p.min_runtime
         if slack <= 0:
             return
-        if not pre54 or exp_seq[c] == g["seq"]:
-            g["pool"] += slack
-            if g["pool"] > SLICE and throttled:
-                # start_cfs_slack_bandwidth: not when a refresh is near, not twice
-                if g["active"] and g["next_period"] - now >= SLACK + MINEXP and not g["slack"]:
-                    g["slack"] = True
-                    push((now + SLACK, _SLACK, 0, 0))
-        rem[c] -= slack
+        bw = self.bw
+        if not p.pre54 or cpu.period_seq == bw.seq:
+            bw.pool += slack
+            if bw.pool > p.slice and bw.throttled:
+                self.arm_slack_timer(now)
+        cpu.runtime -= slack
 
-    def new_burst(t: int, now: int) -> None:
-        w = burst_mean if fixed else max(1, int(expo(inv_burst)))
-        work[t] = w
-        work_left[t] = w
-        arrival[t] = now
+    def arm_slack_timer(self, now: int) -> None:
+        """start_cfs_slack_bandwidth: not when a refresh is near, not twice."""
+        p, bw = self.p, self.bw
+        if bw.active and bw.next_period - now >= p.slack_period + p.min_expiration and not bw.slack_armed:
+            bw.slack_armed = True
+            heapq.heappush(self.heap, (now + p.slack_period, _SLACK, 0, 0))
 
-    def sleep(t: int, now: int) -> None:
-        d = int(expo(inv_think)) if inv_think else 0
-        if now + d <= END:
-            push((now + d, _WAKE, t, 0))
+    # --- throttling ---
 
-    # --- initial state ---
-    if cpu_bound:
-        for t in range(T):
-            c = tcpu[t]
-            work[t] = work_left[t] = 4 * END + 1  # never completes
-            if not rq[c]:
-                idle_remove(c)
-            rq[c].append(t)
-        for c in range(C):
-            if rq[c]:
-                account(c)
-                if rem[c] <= 0:
-                    throttle(c, 0)
-                else:
-                    dispatch(c, 0)
-    else:
-        for t in range(T):
-            sleep(t, 0)
-    if limited:
-        push((P, _PERIOD, 0, 0))
+    def throttle(self, cpu: _Cpu, now: int) -> None:
+        """throttle_cfs_rq: the CPU's threads of the group stop until runtime is handed to it."""
+        cpu.throttled = True
+        cpu.running_since = -1
+        cpu.version += 1
+        bw = self.bw
+        bw.throttled[cpu] = None
+        bw.active = True
+        self.stats.throttle_events += 1
+        if self.p.count_empty or cpu.queue:
+            cpu.throttled_since = now
 
-    # --- timeline ---
-    periods: list[PeriodStats] = []
-    last_used = 0
-    last_thr = 0
-    nr_periods = nr_throttled = 0
-    nr_bursts = burst_time = 0
-    max_thr = 0
-    events = 0
-    period_start = 0
-
-    while heap:
-        now, kind, x, v = pop(heap)
-        if now > END:
-            break
-        events += 1
-        if kind == _CPU:
-            if v != ver[x]:
-                continue
-            c = x
-            charge(c, now)
-            q = rq[c]
-            t = q[0]
-            if work_left[t] <= 0:
-                # the burst is done: the thread sleeps (dequeue_entity, then put_prev_entity)
-                delays.append(now - arrival[t] - work[t])
-                q.pop(0)
-                if not q:
-                    idle_add(c)
-                    return_runtime(c, now)
-                if limited and rem[c] <= 0:
-                    throttle(c, now)
-                sleep(t, now)
-            elif limited and rem[c] <= 0:
-                throttle(c, now)  # the tick found the runtime used up and the pool empty
-            dispatch(c, now)
-        elif kind == _WAKE:
-            t = x
-            new_burst(t, now)
-            c = tcpu[t]
-            if spread and rq[c] and idle:
-                c = idle[rng.randrange(len(idle))]
-                tcpu[t] = c
-            q = rq[c]
-            if q:
-                if run_start[c] >= 0:
-                    charge(c, now)  # enqueue_entity's update_curr on a busy CPU
-                    q.append(t)
-                    if limited and rem[c] <= 0:
-                        throttle(c, now)
-                    dispatch(c, now)
-                else:
-                    q.append(t)
-                    if thr[c] and thr_start[c] < 0:
-                        thr_start[c] = now
-            else:
-                idle_remove(c)
-                q.append(t)
-                if thr[c]:
-                    if thr_start[c] < 0:
-                        thr_start[c] = now
-                else:
-                    account(c)  # check_enqueue_throttle
-                    if limited and rem[c] <= 0:
-                        throttle(c, now)
-                    else:
-                        dispatch(c, now)
-        elif kind == _PERIOD:
-            # snapshot of the period that ends now
-            used_now = g["used"]
-            for c in range(C):
-                s = run_start[c]
-                if s >= 0:
-                    used_now += now - s
-            thr_now = g["throttled_time"]
-            for c in throttled:
-                s = thr_start[c]
-                if s >= 0:
-                    thr_now += now - s
-            was_active = g["active"]
-            had_throttled = bool(throttled)
-            nthr = len(throttled)
-            if nthr > max_thr:
-                max_thr = nthr
-            pool_left = g["pool"]
-            counted_throttled = False
-            if was_active:
-                nr_periods += 1
-                pool = g["pool"] + QUOTA
-                d = g["snap"] - pool
-                if d > 0:
-                    nr_bursts += 1
-                    burst_time += d
-                if pool > CAP:
-                    pool = CAP
-                g["pool"] = g["snap"] = pool
-                if pre54:
-                    g["seq"] += 1
-                if not had_throttled:
-                    if g["idle"]:
-                        g["active"] = False
-                    else:
-                        g["idle"] = True
-            g["next_period"] = now + P
-            if was_active and had_throttled:
-                nr_throttled += 1
-                counted_throttled = True
-                distribute(now)
-                g["idle"] = False
-            periods.append(
-                PeriodStats(
-                    index=len(periods),
-                    start_ns=period_start,
-                    cpu_used_ns=used_now - last_used,
-                    throttled_ns=thr_now - last_thr,
-                    throttled=counted_throttled,
-                    throttled_cpus=nthr,
-                    pool_left_ns=pool_left,
-                    active=was_active,
-                )
-            )
-            last_used, last_thr, period_start = used_now, thr_now, now
-            push((now + P, _PERIOD, 0, 0))
-        else:  # _SLACK
-            g["slack"] = False
-            if g["active"] and g["next_period"] - now >= MINEXP and g["pool"] > SLICE:
-                distribute(now)
-
-    # close the books at END: running CPUs are charged, throttled intervals counted up to END
-    used = g["used"]
-    for c in range(C):
-        s = run_start[c]
-        if s >= 0 and END > s:
-            used += END - s
-    throttled_time = g["throttled_time"]
-    for c in throttled:
-        s = thr_start[c]
+    def unthrottle(self, cpu: _Cpu, now: int) -> None:
+        cpu.throttled = False
+        s = cpu.throttled_since
         if s >= 0:
-            throttled_time += END - s
+            self.stats.throttled_time += now - s
+            cpu.throttled_since = -1
+        self.dispatch(cpu, now)
 
-    delays.sort()
-    res = Result(
-        scenario=sc,
-        nr_periods=nr_periods,
-        nr_throttled=nr_throttled,
-        throttled_time_ns=throttled_time,
-        cpu_used_ns=used,
-        nr_bursts=nr_bursts,
-        burst_time_ns=burst_time,
-        bursts_done=len(delays),
-        burst_delay_p50_ns=_percentile(delays, 0.50),
-        burst_delay_p99_ns=_percentile(delays, 0.99),
-        throttle_events=g["throttle_events"],
-        max_throttled_cpus=max_thr,
-        periods=tuple(periods),
-        score=0,
-        events=events,
-    )
-    return score_result(res)
+    def distribute(self, now: int) -> None:
+        """distribute_cfs_runtime: pay each throttled CPU's debt (+1 ns), oldest first."""
+        bw = self.bw
+        throttled = bw.throttled
+        pre54 = self.p.pre54
+        for cpu in list(throttled):
+            pool = bw.pool
+            if pool <= 0:
+                break
+            amt = 1 - cpu.runtime
+            if amt > pool:
+                amt = pool
+            bw.pool = pool - amt
+            cpu.runtime += amt
+            if pre54:
+                cpu.period_seq = bw.seq
+            if cpu.runtime > 0:
+                del throttled[cpu]
+                self.unthrottle(cpu, now)
+
+    # --- running threads ---
+
+    def dispatch(self, cpu: _Cpu, now: int) -> None:
+        """Pick what runs on the CPU and schedule its next accounting point (tick or end of burst)."""
+        cpu.version += 1
+        q = cpu.queue
+        if cpu.throttled or not q:
+            cpu.running_since = -1
+            return
+        if cpu.running_since < 0:
+            cpu.running_since = now
+        p = self.p
+        tick = p.tick
+        r = cpu.runtime
+        due = now + (r if r > 0 else 1)
+        nt = -(-due // tick) * tick  # the first tick at which the runtime is found used up
+        if p.pre54 and r > 0 and self.bw.active:
+            pe = -(-self.bw.next_period // tick) * tick  # the first tick of the next period: expiry
+            if pe < nt:
+                nt = pe
+        done = now + q[0].work_left
+        when = done if done <= nt else nt
+        if when <= p.end:
+            heapq.heappush(self.heap, (when, _CPU, cpu.index, cpu.version))
+
+    def new_burst(self, t: _Thread, now: int) -> None:
+        p = self.p
+        w = p.burst_mean if p.fixed_bursts else max(1, int(self.rng.expovariate(p.inv_burst)))
+        t.work = w
+        t.work_left = w
+        t.arrival = now
+
+    def sleep(self, t: _Thread, now: int) -> None:
+        p = self.p
+        d = int(self.rng.expovariate(p.inv_think)) if p.inv_think else 0
+        if now + d <= p.end:
+            heapq.heappush(self.heap, (now + d, _WAKE, t.index, 0))
+
+    def burst_done(self, cpu: _Cpu, t: _Thread, now: int) -> None:
+        """The running thread finished its burst and sleeps (dequeue_entity, then put_prev_entity)."""
+        self.stats.delays.append(now - t.arrival - t.work)
+        q = cpu.queue
+        q.pop(0)
+        if not q:
+            self.idle_add(cpu)
+            self.return_runtime(cpu, now)
+        if self.p.limited and cpu.runtime <= 0:
+            self.throttle(cpu, now)
+        self.sleep(t, now)
+
+    # --- events ---
+
+    def on_cpu(self, cpu: _Cpu, now: int) -> None:
+        """A CPU's accounting point: a tick that finds its runtime used up, or the end of a burst."""
+        self.charge(cpu, now)
+        t = cpu.queue[0]
+        if t.work_left <= 0:
+            self.burst_done(cpu, t, now)
+        elif self.p.limited and cpu.runtime <= 0:
+            self.throttle(cpu, now)  # the tick found the runtime used up and the pool empty
+        self.dispatch(cpu, now)
+
+    def on_wake(self, t: _Thread, now: int) -> None:
+        """A sleeping thread wakes with a new burst and is queued on a CPU."""
+        p = self.p
+        self.new_burst(t, now)
+        cpu = t.cpu
+        idle = self.idle
+        if p.spread and cpu.queue and idle:
+            cpu = t.cpu = self.cpus[idle[self.rng.randrange(len(idle))]]
+        q = cpu.queue
+        if q:
+            if cpu.running_since >= 0:
+                self.charge(cpu, now)  # enqueue_entity's update_curr on a busy CPU
+                q.append(t)
+                if p.limited and cpu.runtime <= 0:
+                    self.throttle(cpu, now)
+                self.dispatch(cpu, now)
+            else:
+                q.append(t)
+                if cpu.throttled and cpu.throttled_since < 0:
+                    cpu.throttled_since = now
+        else:
+            self.idle_remove(cpu)
+            q.append(t)
+            if cpu.throttled:
+                if cpu.throttled_since < 0:
+                    cpu.throttled_since = now
+            else:
+                self.account(cpu)  # check_enqueue_throttle
+                if p.limited and cpu.runtime <= 0:
+                    self.throttle(cpu, now)
+                else:
+                    self.dispatch(cpu, now)
+
+    def on_period(self, now: int) -> None:
+        """do_sched_cfs_period_timer: close the period's books, refill the pool, stop the timer after an
+        idle period, hand runtime to throttled CPUs."""
+        p, bw, st = self.p, self.bw, self.stats
+        used_now, throttled_now = self.totals(now)
+        was_active = bw.active
+        nthr = len(bw.throttled)
+        if nthr > st.max_throttled:
+            st.max_throttled = nthr
+        pool_left = bw.pool
+        if was_active:
+            st.nr_periods += 1
+            self.refill()
+            if not nthr:
+                if bw.idle:
+                    bw.active = False
+                else:
+                    bw.idle = True
+        bw.next_period = now + p.period
+        counted = was_active and nthr > 0
+        if counted:
+            st.nr_throttled += 1
+            self.distribute(now)
+            bw.idle = False
+        st.periods.append(
+            PeriodStats(
+                index=len(st.periods),
+                start_ns=st.period_start,
+                cpu_used_ns=used_now - st.used_before,
+                throttled_ns=throttled_now - st.throttled_before,
+                throttled=counted,
+                throttled_cpus=nthr,
+                pool_left_ns=pool_left,
+                active=was_active,
+            )
+        )
+        st.used_before, st.throttled_before, st.period_start = used_now, throttled_now, now
+        heapq.heappush(self.heap, (now + p.period, _PERIOD, 0, 0))
+
+    def on_slack(self, now: int) -> None:
+        """do_sched_cfs_slack_timer: unless the period ends soon, hand returned runtime to throttled CPUs."""
+        p, bw = self.p, self.bw
+        bw.slack_armed = False
+        if bw.active and bw.next_period - now >= p.min_expiration and bw.pool > p.slice:
+            self.distribute(now)
+
+    # --- accounting ---
+
+    def totals(self, now: int) -> tuple[int, int]:
+        """CPU used and throttled time up to now, counting the intervals still open."""
+        used = self.stats.used
+        for cpu in self.cpus:
+            s = cpu.running_since
+            if s >= 0 and now > s:
+                used += now - s
+        throttled_time = self.stats.throttled_time
+        for cpu in self.bw.throttled:
+            s = cpu.throttled_since
+            if s >= 0:
+                throttled_time += now - s
+        return used, throttled_time
+
+    def result(self, sc: Scenario) -> Result:
+        """Close the books at the end: running CPUs are charged, throttled intervals counted up to it."""
+        st = self.stats
+        used, throttled_time = self.totals(self.p.end)
+        delays = sorted(st.delays)
+        res = Result(
+            scenario=sc,
+            nr_periods=st.nr_periods,
+            nr_throttled=st.nr_throttled,
+            throttled_time_ns=throttled_time,
+            cpu_used_ns=used,
+            nr_bursts=st.nr_bursts,
+            burst_time_ns=st.burst_time,
+            bursts_done=len(delays),
+            burst_delay_p50_ns=_percentile(delays, 0.50),
+            burst_delay_p99_ns=_percentile(delays, 0.99),
+            throttle_events=st.throttle_events,
+            max_throttled_cpus=st.max_throttled,
+            periods=tuple(st.periods),
+            score=0,
+            events=st.events,
+        )
+        return score_result(res)
+
+    # --- the run ---
+
+    def start(self) -> None:
+        """CPU-bound threads are queued and running at time 0; request threads start asleep."""
+        p = self.p
+        if p.cpu_bound:
+            for t in self.threads:
+                cpu = t.cpu
+                t.work = t.work_left = 4 * p.end + 1  # never completes
+                if not cpu.queue:
+                    self.idle_remove(cpu)
+                cpu.queue.append(t)
+            for cpu in self.cpus:
+                if cpu.queue:
+                    self.account(cpu)
+                    if cpu.runtime <= 0:
+                        self.throttle(cpu, 0)
+                    else:
+                        self.dispatch(cpu, 0)
+        else:
+            for t in self.threads:
+                self.sleep(t, 0)
+        if p.limited:
+            heapq.heappush(self.heap, (p.period, _PERIOD, 0, 0))
+
+    def run(self) -> None:
+        """Process events in time order up to the end."""
+        heap = self.heap
+        pop = heapq.heappop
+        end = self.p.end
+        cpus, threads = self.cpus, self.threads
+        on_cpu, on_wake = self.on_cpu, self.on_wake
+        events = 0
+        while heap:
+            now, kind, x, v = pop(heap)
+            if now > end:
+                break
+            events += 1
+            if kind == _CPU:
+                cpu = cpus[x]
+                if v == cpu.version:  # else superseded
+                    on_cpu(cpu, now)
+            elif kind == _WAKE:
+                on_wake(threads[x], now)
+            elif kind == _PERIOD:
+                self.on_period(now)
+            else:
+                self.on_slack(now)
+        self.stats.events = events
+
+
+def simulate(sc: Scenario) -> Result:
+    """Run the scenario; a pure function of it (deterministic for a given ``sc.seed``)."""
+    sim = _Sim(sc)
+    sim.start()
+    sim.run()
+    return sim.result(sc)
