@@ -1,11 +1,20 @@
-# CFS throttling simulator (issue 5): benchmark, tests, kernel calibration.
-.PHONY: bench-throttle test-throttle calibrate-throttle
+# CFS throttling simulator (issue 5): benchmark, tests, kernel calibration, lint.
+.PHONY: bench-throttle test-throttle calibrate-throttle lint-throttle
 
 bench-throttle: venv  ## throttling benchmark: 256 CPUs, 200 threads, 10 simulated s (target < 0.5 s)
 	$(PY) bench/throttle.py
 
 test-throttle: venv-test  ## simulator, `podfit throttle`, PF203 fixtures, kernel calibration (needs root for cgroups)
-	$(PY) -m pytest -q tests/test_throttle.py tests/test_throttle_rule.py tests/test_throttle_calibration.py
+	$(PY) -m pytest -q tests/test_throttle.py tests/test_throttle_golden.py tests/test_throttle_rule.py \
+	  tests/test_throttle_calibration.py
 
 calibrate-throttle: venv  ## run the kernel calibration table (root: creates and removes a cpu cgroup)
 	PYTHONPATH=analyzer $(PY) -m podfit.throttle.calibrate
+
+$(VENV)/.installed-lint: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e '.[lint]'
+	touch $@
+
+lint-throttle: $(VENV)/.installed-lint  ## ruff check and ruff format --check on the throttle package (ruff pinned in the lint extra)
+	$(VENV)/bin/ruff check analyzer/podfit/throttle/
+	$(VENV)/bin/ruff format --check analyzer/podfit/throttle/

@@ -183,7 +183,10 @@ class _Stats:
 
 
 class _Sim:
-    """The simulation's state and its steps; :func:`simulate` builds one per scenario and runs it."""
+    """The simulation's state and its steps; :func:`simulate` builds one per scenario and runs it.
+
+    The steps compare rather than call ``min()``/``max()``: the calls cost 10-25% of make bench-throttle.
+    """
 
     __slots__ = ("bw", "cpus", "heap", "idle", "idle_pos", "p", "rng", "stats", "threads")
 
