@@ -42,10 +42,10 @@ called from the four event handlers (``on_cpu``, ``on_wake``, ``on_period``, ``o
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
 
 from .scenario import CPU_BOUND, PeriodStats, Result, Scenario
 from .score import score_result
@@ -188,11 +188,12 @@ class _Sim:
     The steps compare rather than call ``min()``/``max()``: the calls cost 10-25% of make bench-throttle.
     """
 
-    __slots__ = ("bw", "cpus", "heap", "idle", "idle_pos", "p", "rng", "stats", "threads")
+    __slots__ = ("bw", "cpus", "expo", "heap", "idle", "idle_pos", "p", "rng", "stats", "threads")
 
     def __init__(self, sc: Scenario) -> None:
         p = self.p = _Params.of(sc)
         self.rng = random.Random(sc.seed)
+        self.expo = self.rng.expovariate
         self.cpus = [_Cpu(c) for c in range(p.cpus)]
         self.threads = [_Thread(t, self.cpus[t % p.cpus]) for t in range(p.threads)]
         # setting the quota fills the pool
@@ -293,7 +294,7 @@ class _Sim:
         p, bw = self.p, self.bw
         if bw.active and bw.next_period - now >= p.slack_period + p.min_expiration and not bw.slack_armed:
             bw.slack_armed = True
-            heapq.heappush(self.heap, (now + p.slack_period, _SLACK, 0, 0))
+            heappush(self.heap, (now + p.slack_period, _SLACK, 0, 0))
 
     # --- throttling ---
 
@@ -360,20 +361,20 @@ class _Sim:
         done = now + q[0].work_left
         when = done if done <= nt else nt
         if when <= p.end:
-            heapq.heappush(self.heap, (when, _CPU, cpu.index, cpu.version))
+            heappush(self.heap, (when, _CPU, cpu.index, cpu.version))
 
     def new_burst(self, t: _Thread, now: int) -> None:
         p = self.p
-        w = p.burst_mean if p.fixed_bursts else max(1, int(self.rng.expovariate(p.inv_burst)))
+        w = p.burst_mean if p.fixed_bursts else max(1, int(self.expo(p.inv_burst)))
         t.work = w
         t.work_left = w
         t.arrival = now
 
     def sleep(self, t: _Thread, now: int) -> None:
         p = self.p
-        d = int(self.rng.expovariate(p.inv_think)) if p.inv_think else 0
+        d = int(self.expo(p.inv_think)) if p.inv_think else 0
         if now + d <= p.end:
-            heapq.heappush(self.heap, (now + d, _WAKE, t.index, 0))
+            heappush(self.heap, (now + d, _WAKE, t.index, 0))
 
     def burst_done(self, cpu: _Cpu, t: _Thread, now: int) -> None:
         """The running thread finished its burst and sleeps (dequeue_entity, then put_prev_entity)."""
@@ -469,7 +470,7 @@ class _Sim:
             )
         )
         st.used_before, st.throttled_before, st.period_start = used_now, throttled_now, now
-        heapq.heappush(self.heap, (now + p.period, _PERIOD, 0, 0))
+        heappush(self.heap, (now + p.period, _PERIOD, 0, 0))
 
     def on_slack(self, now: int) -> None:
         """do_sched_cfs_slack_timer: unless the period ends soon, hand returned runtime to throttled CPUs."""
@@ -541,12 +542,12 @@ class _Sim:
             for t in self.threads:
                 self.sleep(t, 0)
         if p.limited:
-            heapq.heappush(self.heap, (p.period, _PERIOD, 0, 0))
+            heappush(self.heap, (p.period, _PERIOD, 0, 0))
 
     def run(self) -> None:
         """Process events in time order up to the end."""
         heap = self.heap
-        pop = heapq.heappop
+        pop = heappop
         end = self.p.end
         cpus, threads = self.cpus, self.threads
         on_cpu, on_wake = self.on_cpu, self.on_wake
