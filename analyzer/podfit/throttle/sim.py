@@ -256,7 +256,7 @@ class _Sim:
             cpu.period_seq = bw.seq
 
     def account(self, cpu: _Cpu) -> None:
-        """The tail of __account_cfs_rq_runtime after charging: expire (pre-5.4), then refill if used up."""
+        """The tail of __account_cfs_rq_runtime after charging: expire (pre-5.4), then take a slice if used up."""
         if self.p.pre54 and cpu.runtime > 0 and cpu.period_seq != self.bw.seq:
             cpu.runtime = 0  # expire_cfs_rq_runtime: the period this runtime belonged to is over
         if cpu.runtime <= 0 and not cpu.throttled:
