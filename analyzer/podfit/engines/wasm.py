@@ -158,6 +158,14 @@ def _module() -> tuple[Any, Any]:
             except Exception:  # stale or foreign: compile again
                 module = None
         if module is None:
+            if "pid" in _compiled:
+                # a forked worker (no or no usable cache): wasmtime's parallel compilation would
+                # queue work for the parent's compiler threads, which do not exist here, and hang
+                config = wasmtime.Config()
+                config.parallel_compilation = False
+                if profiler:
+                    config.profiler = profiler
+                engine = wasmtime.Engine(config)
             try:
                 module = wasmtime.Module(engine, wasm)
             except Exception as e:
