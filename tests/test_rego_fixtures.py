@@ -1,6 +1,7 @@
 """Every Rego rule's fixtures: each fail_*.yaml raises its own rule and no other, each pass_*.yaml
-raises nothing. Fixtures run on the platform in testdata/<RULE>/platform.yaml when there is one,
-else on podfit's built-in default profile (as `podfit check` would)."""
+raises nothing. Fixtures run on the facts of the platform in testdata/<RULE>/platform.yaml when
+there is one, else of podfit's built-in default profile (as `podfit check` would): data.podfit is
+facts_data(build_facts(objects, platform))."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import yaml
 
 from podfit.catalogue import load_catalogue
 from podfit.engines import get_engine
-from podfit.engines.platform_data import platform_data
+from podfit.facts import build_facts, facts_data
 from podfit.loader import make_object
 from podfit.platform import DEFAULT_PLATFORM, parse_platform
 
@@ -29,7 +30,7 @@ def fixture_platform(rule_dir: Path):
 def fixture_inputs(path: Path) -> tuple[list[dict], dict]:
     docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
     objects = [make_object(d, str(path)) for d in docs]
-    return docs, platform_data(fixture_platform(path.parent), objects)
+    return docs, facts_data(build_facts(objects, fixture_platform(path.parent)))
 
 
 def fixtures() -> list[Path]:
@@ -55,5 +56,7 @@ def test_fixture(path: Path, engine):
     rules = {r.rule for r in results}
     if path.name.startswith("fail_"):
         assert rules == {path.parent.name}, [r.msg for r in results]
+        # the severity each result carries is the one its METADATA declares
+        assert {r.severity for r in results} == {load_catalogue()[path.parent.name].severity}
     else:
         assert results == [], [r.msg for r in results]

@@ -1,5 +1,6 @@
-"""The embedded engine's compiled module (podfit/data/policies.wasm): current with policies/, the
-same results as regopy and opa, its sprintf like OPA's, and its failures reported."""
+"""The embedded engine's compiled module (podfit/data/policies.wasm): current with policies/, run
+only for the policies it was built from, the same results as opa, its sprintf like OPA's, and its
+failures reported."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import pytest
 
 from podfit.engines import EngineError, get_engine, policy_dir, policy_modules
 from podfit.engines import wasm
-from podfit.engines.embedded import EmbeddedEngine
 from podfit.engines.wasm import WasmEngine, go_sprintf
 
 from conftest import tool
@@ -30,26 +30,37 @@ def test_committed_module_is_built_from_the_policies(tmp_path):
     assert built.read_bytes() == wasm.bundle_path().read_bytes(), "policies changed: run `make wasm` and commit the result"
     manifest = json.loads((tmp_path / wasm.MANIFEST).read_text())
     assert manifest["sources_sha256"] == wasm.sources_digest(policy_modules(policy_dir()))
-    assert wasm.usable(policy_modules(policy_dir()))
+    assert wasm.stale_reason(policy_modules(policy_dir()), policy_dir()) is None
 
 
 def test_embedded_engine_uses_the_module_only_for_the_policies_it_was_built_from(tmp_path, monkeypatch):
     assert isinstance(get_engine("embedded"), WasmEngine)
-    # an edited copy of the policies: regopy runs them
+    # an edited copy of the policies: the module was not built from them
     edited = tmp_path / "policies"
     for name, text in policy_modules(policy_dir()).items():
         (edited / name).parent.mkdir(parents=True, exist_ok=True)
         (edited / name).write_text(text + ("\n# edited\n" if name == "lib/k8s.rego" else ""))
-    assert not wasm.usable(policy_modules(edited))
-    assert isinstance(get_engine("embedded", edited), EmbeddedEngine)
+    reason = wasm.stale_reason(policy_modules(edited), edited)
+    assert reason is not None and str(edited) in reason and "policies.wasm" in reason
+    with pytest.raises(EngineError, match="make wasm"):
+        get_engine("embedded", edited)
     with pytest.raises(EngineError, match="make wasm"):
         WasmEngine(edited)
-    monkeypatch.setenv("PODFIT_EMBEDDED_BACKEND", "regopy")
-    assert isinstance(get_engine("embedded"), EmbeddedEngine)
+    # without the manifest the module is not trusted either
+    monkeypatch.setattr(wasm, "_DATA", tmp_path / "nowhere")
+    assert "missing" in wasm.stale_reason(policy_modules(policy_dir()), policy_dir())
 
 
-def test_module_and_regopy_agree_on_every_fixture(groups):  # noqa: F811
-    assert per_file(WasmEngine(policy_dir()), groups) == per_file(EmbeddedEngine(policy_dir()), groups)
+@pytest.mark.tools
+@pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
+def test_module_in_parallel_and_opa_agree_on_every_fixture(groups, monkeypatch):  # noqa: F811
+    """The fixtures once more, each group split over worker processes (test_engines runs them serially)."""
+    from podfit.engines.opa import OpaEngine
+
+    want = per_file(OpaEngine(policy_dir(), OPA), groups)
+    monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "3")
+    assert per_file(WasmEngine(policy_dir()), groups) == want
+    assert any(want.values())
 
 
 def test_every_rego_rule_fires_in_the_module(groups):  # noqa: F811
@@ -98,9 +109,9 @@ def test_bad_input_is_an_engine_error():
     inst = wasm.Instance()
     inst.set_data({})
     with pytest.raises(EngineError, match="could not read|failed|aborted"):
-        inst.evaluate(f"{wasm.ENTRY_PACKAGE}/deny", b'{"kind": "List", "items": [')
+        inst.evaluate(f"{wasm.ENTRY_PACKAGE}/findings", b'{"kind": "List", "items": [')
     with pytest.raises(EngineError, match="no entrypoint"):
-        inst.evaluate("nope/deny", b"{}")
+        inst.evaluate(f"{wasm.ENTRY_PACKAGE}/deny", b"{}")  # rules return findings; conftest's deny is not built in
 
 
 def test_a_module_needing_an_unknown_builtin_is_refused(monkeypatch):
@@ -163,12 +174,13 @@ def test_module_and_opa_agree_on_generated_documents(docs, runtime):
     """Junk quantities (huge, negative, floats, NaN), unnamed containers, odd kinds: the compiled
     module gives exactly the opa binary's results, or both fail."""
     from podfit.engines.opa import OpaEngine
-    from podfit.engines.platform_data import platform_data
+    from podfit.facts import build_facts, facts_data
     from podfit.platform import DEFAULT_PLATFORM
 
-    data = platform_data(DEFAULT_PLATFORM) | {"runtime": runtime}
+    data = facts_data(build_facts((), DEFAULT_PLATFORM))
+    data["platform"] |= {"runtime": runtime}
     if runtime == "bare-metal":
-        data |= {"node_logical_cpus": 256, "kubelet": {"cpu_manager_policy": "static"}}
+        data["platform"] |= {"node_logical_cpus": 256, "kubelet": {"cpu_manager_policy": "static"}}
     try:
         want = OpaEngine(policy_dir(), OPA).evaluate(docs, data)
     except EngineError:
@@ -183,11 +195,13 @@ def test_module_and_opa_agree_on_generated_documents(docs, runtime):
 def test_text_beyond_the_basic_plane_and_lone_surrogates_read_as_opa_reads_them():
     from podfit.engines.opa import OpaEngine
 
-    docs = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [{"name": name}]}}
+    docs = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+             "spec": {"containers": [{"name": name, "resources": {"requests": {"memory": "1Gi"}}}]}}
             for name in ("\U00020000", "a\ud800b", "\u00e9\U0001f600")]  # fmt: skip
     want = OpaEngine(policy_dir(), OPA).evaluate(docs, {})
     assert WasmEngine(policy_dir()).evaluate(docs, {}) == want
-    assert want[0].msg.startswith("Pod \U00020000: ") and want[1].msg.startswith("Pod a\ufffdb: ")
+    assert [(r.rule, r.container) for r in want] == [("PF101", "\U00020000"), ("PF101", "a\ufffdb"), ("PF101", "\u00e9\U0001f600")]
+    assert want[0].msg == 'container "\U00020000" sets no CPU request'
 
 
 def test_a_worker_that_dies_is_an_engine_error(monkeypatch):
@@ -227,3 +241,19 @@ def test_profiler_switch_names_the_module_functions_for_perf(tmp_path):
         perf_map.unlink(missing_ok=True)
     assert "opa_value_hash" in names and "data.podfit.lib.k8s.pods" in names
     assert not list(tmp_path.rglob("*.cwasm"))
+
+
+def test_workers_that_must_compile_the_module_do_not_hang(tmp_path):
+    """Forked workers find no compiled code to load when the cache cannot be written (or another
+    podfit build replaced it; or under PODFIT_WASM_PROFILER): each compiles the module itself, after
+    the parent compiled it with wasmtime's compiler threads, which a forked child does not have."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")  # XDG_CACHE_HOME/podfit cannot be created
+    code = ("import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
+            "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
+            "e = WasmEngine(policy_dir()); serial = e.evaluate([pod] * 8, {}); "
+            "os.environ['PODFIT_EMBEDDED_WORKERS'] = '2'; "
+            "assert e.evaluate([pod] * 8, {}) == serial and len(serial) == 8")  # fmt: skip
+    env = dict(os.environ, XDG_CACHE_HOME=str(blocker))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
