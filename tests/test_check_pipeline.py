@@ -91,3 +91,35 @@ def test_pf202_is_listed_as_skipped_when_only_a_control_plane_is_known(tmp_path)
                    "spec:\n  topology:\n    controlPlane: {replicas: 3, vmClass: best-effort-small}\n")  # fmt: skip
     _, report = check(str(tkc), "--rule", "PF202", "--engine", "embedded")
     assert [s["rule"] for s in report["skipped_rules"]] == ["PF202"]
+
+
+CLUSTER_RULES = ("PF301", "PF304")  # Python rules over the facts' node pools (Rego rules before the facts stage)
+CLUSTER_FIXTURES = sorted(p for r in CLUSTER_RULES for p in (ROOT / "testdata" / r).glob("*.yaml") if p.name != "platform.yaml")
+
+
+def test_every_cluster_rule_has_pass_and_fail_fixtures():
+    for rule in CLUSTER_RULES:
+        names = [p.name for p in (ROOT / "testdata" / rule).glob("*.yaml")]
+        assert any(n.startswith("fail_") for n in names) and any(n.startswith("pass_") for n in names), rule
+
+
+@pytest.mark.parametrize("path", CLUSTER_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_cluster_rule_fixture(path):
+    """Each fail_ fixture raises its own rule (and not the other), at its node pool's line and
+    about its cluster object; each pass_ fixture raises neither."""
+    from podfit.catalogue import get_rule
+
+    rule = path.parent.name
+    args = [str(path), "--fail-on", "never"] + [a for r in CLUSTER_RULES for a in ("--rule", r)]
+    if (path.parent / "platform.yaml").is_file():
+        args += ["--platform", str(path.parent / "platform.yaml")]
+    code, report = check(*args)
+    assert code == 0
+    assert not [s for s in report["skipped_rules"] if s["rule"] == rule], report["skipped_rules"]
+    if path.name.startswith("fail_"):
+        assert report["findings"] and {f["rule"] for f in report["findings"]} == {rule}
+        for f in report["findings"]:
+            assert f["file"] == str(path) and f["line"] > 1 and f["severity"] == get_rule(rule).severity
+            assert f["object"]["kind"] in ("TanzuKubernetesCluster", "Cluster")
+    else:
+        assert report["findings"] == []

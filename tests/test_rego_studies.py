@@ -1,14 +1,16 @@
-"""The studies' cases, run through the Rego rules (embedded engine; the conformance test holds the
-opa engine and conftest to the same results)."""
+"""The studies' cases, run through the rules: the Rego rules on the embedded engine (the conformance
+test holds the opa engine and conftest to the same results) with data.podfit built by the facts
+stage, and PF301, a Python rule over the facts' node pools since the facts stage."""
 
 from __future__ import annotations
 
 import pytest
 
 from podfit.engines import get_engine
-from podfit.engines.platform_data import platform_data
+from podfit.facts import build_facts, facts_data
 from podfit.loader import make_object
 from podfit.platform import DEFAULT_PLATFORM, HostGroup, NodePool, Platform
+from podfit.rules import RuleContext, vm_class_exceeds_numa_node
 
 GiB = 2**30
 
@@ -32,6 +34,11 @@ def app_server(cpu: str) -> dict:
 
 def rules(results, rule):
     return [(r.rule, r.container) for r in results if r.rule == rule]
+
+
+def platform_data(platform: Platform, docs: list[dict] = ()) -> dict:
+    """data.podfit for the documents on the platform, as `podfit check` gives it to the engine."""
+    return facts_data(build_facts([make_object(d, "study.yaml") for d in docs], platform))
 
 
 def test_fractional_guaranteed_app_server(engine):
@@ -61,7 +68,7 @@ def test_cfs_slices_on_256_cpus(engine):
 
 def test_cfs_slices_on_4_vcpu_tkg_nodes(engine):
     tkg = Platform(node_pools=(NodePool("best-effort-xlarge", 4, "workers"),))  # 4 vCPUs per node
-    assert platform_data(tkg)["node_logical_cpus"] == 4
+    assert platform_data(tkg)["platform"]["node_logical_cpus"] == 4
     assert engine.evaluate([limited("1.5")], platform_data(tkg)) == []
 
 
@@ -103,21 +110,32 @@ def with_class(doc: dict, cls: str) -> dict:
     return json.loads(json.dumps(doc).replace("CLASS", cls))
 
 
+def pf301(docs: list[dict], platform: Platform = DEFAULT_PLATFORM) -> list:
+    facts = build_facts([make_object(d, "cluster.yaml") for d in docs], platform)
+    return list(vm_class_exceeds_numa_node.check(RuleContext(facts, rule_id="PF301")))
+
+
 @pytest.mark.parametrize("shape", [TKC_V1ALPHA1, TKC_V1ALPHA3, CAPI], ids=["v1alpha1", "v1alpha3", "capi"])
 def test_node_class_wider_than_numa_node(engine, shape):
     # the study's hosts: 2 sockets × 16 cores, one NUMA node per socket
-    data = platform_data(DEFAULT_PLATFORM)
-    wide = engine.evaluate([with_class(shape, "best-effort-8xlarge")], data)
-    assert [(r.rule, r.details["resource"], r.details["vm"], r.details["numa_node"]) for r in wide] == [
-        ("PF301", "cpu", 32, 16)
+    doc = with_class(shape, "best-effort-8xlarge")
+    wide = pf301([doc])
+    assert [(f.rule, f.details["vm_class"], f.details["vcpus"], f.details["numa_node_cores"]) for f in wide] == [
+        ("PF301", "best-effort-8xlarge", 32, 16)
     ]
-    assert engine.evaluate([with_class(shape, "best-effort-xlarge")], data) == []
+    (f,) = wide
+    assert "32 vCPUs > 16 cores" in f.message and "memory" not in f.message  # the memory fits
+    assert f.object is not None and (f.object.kind, f.object.name) == (doc["kind"], doc["metadata"]["name"])
+    assert pf301([with_class(shape, "best-effort-xlarge")]) == []
+    # the Rego rules see no node pool at all: nothing about the cluster object from them
+    assert engine.evaluate([doc], platform_data(DEFAULT_PLATFORM, [doc])) == []
 
 
 def test_tkc_node_pools_set_the_node_size_for_pf202():
-    """A TKC in the input tells platform_data the node size (largest pool's vCPUs)."""
-    obj = make_object(with_class(TKC_V1ALPHA3, "best-effort-2xlarge"), "tkc.yaml")
-    assert platform_data(DEFAULT_PLATFORM, [obj])["node_logical_cpus"] == 8
+    """A TKC in the input tells the facts the node size (largest pool's vCPUs)."""
+    doc = with_class(TKC_V1ALPHA3, "best-effort-2xlarge")
+    assert platform_data(DEFAULT_PLATFORM, [doc])["platform"]["node_logical_cpus"] == 8
+    assert platform_data(DEFAULT_PLATFORM)["platform"].get("node_logical_cpus") is None
 
 
 def test_missing_facts_keep_rules_silent(engine):
@@ -126,3 +144,6 @@ def test_missing_facts_keep_rules_silent(engine):
     docs = [with_class(TKC_V1ALPHA1, "best-effort-8xlarge"), limited("1.5")]
     assert engine.evaluate(docs, platform_data(bare)) == []
     assert engine.evaluate(docs, {}) == []
+    assert pf301(docs, bare) == []
+    # the cluster's pools do give the node size: PF202 then runs (32 vCPUs > 30 slices)
+    assert rules(engine.evaluate(docs, platform_data(bare, docs)), "PF202") == [("PF202", "tomcat")]
