@@ -1,6 +1,8 @@
 """GitOps without podfit: `make bundle` builds an OPA bundle of policies/, a local HTTP server serves
-it, `conftest pull` fetches it, and `conftest test` with a platform profile passed by `--data` gives
-every Rego rule's fixtures the verdict podfit's own engine gives them."""
+it, `conftest pull` fetches it, and `conftest test --namespace podfit.lib.conftest` with the facts
+(`podfit platform-data`'s document) passed by `--data` gives every Rego rule's fixtures podfit's own
+verdict: a failure for each of podfit's error findings, a warning for each of the others, with the
+same message."""
 
 from __future__ import annotations
 
@@ -76,30 +78,56 @@ def test_bundle_holds_policies_without_tests(bundle):
 
 def test_pull_unpacks_the_bundle(pulled):
     files = sorted(str(p.relative_to(pulled)) for p in pulled.rglob("*.rego"))
-    assert "resources/cpu_request_missing.rego" in files and "lib/k8s.rego" in files
+    assert "resources/cpu_request_missing.rego" in files and "lib/k8s.rego" in files and "lib/conftest.rego" in files
 
 
 def _platform_data(rule_dir: Path, fixture: Path) -> dict:
-    from podfit.engines.platform_data import platform_data
+    """What `podfit platform-data --platform <rule_dir>/platform.yaml <fixture>` writes."""
+    from podfit.facts import build_facts, facts_data
     from podfit.loader import make_object
     from podfit.platform import DEFAULT_PLATFORM, parse_platform
 
     profile = rule_dir / "platform.yaml"
     platform = parse_platform(profile.read_text(), str(profile)) if profile.is_file() else DEFAULT_PLATFORM
     docs = [d for d in yaml.safe_load_all(fixture.read_text()) if d is not None]
-    return {"podfit": {"platform": platform_data(platform, [make_object(d, str(fixture)) for d in docs])}}
+    return {"podfit": facts_data(build_facts([make_object(d, str(fixture)) for d in docs], platform))}
 
 
-def _conftest(pulled: Path, files: list[Path], data_file: Path) -> dict[str, set[str]]:
-    """conftest test with the pulled bundle: rule ids of the failures/warnings per file."""
-    p = subprocess.run([_need("conftest"), "test", "--policy", str(pulled), "--namespace", "podfit.*", "--data", str(data_file),
-                        "--output", "json", "--no-color", *map(str, files)], capture_output=True, text=True, timeout=120)  # fmt: skip
+def _conftest(pulled: Path, files: list[Path], data_file: Path) -> dict[str, dict[str, set[str]]]:
+    """conftest test with the pulled bundle: {file: {"failures": lines, "warnings": lines}}."""
+    p = subprocess.run([_need("conftest"), "test", "--policy", str(pulled), "--namespace", "podfit.lib.conftest",
+                        "--data", str(data_file), "--output", "json", "--no-color", *map(str, files)],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
     assert p.returncode in (0, 1), p.stdout + p.stderr
-    out: dict[str, set[str]] = {str(f): set() for f in files}
+    assert p.returncode == (1 if '"failures"' in p.stdout else 0)  # failures fail the run, warnings alone do not
+    out: dict[str, dict[str, set[str]]] = {str(f): {"failures": set(), "warnings": set()} for f in files}
     for entry in json.loads(p.stdout):
         for kind in ("failures", "warnings"):
             for r in entry.get(kind) or ():
-                out[entry["filename"]].add(r.get("metadata", {}).get("rule") or r["msg"].split(":", 1)[0])
+                out[entry["filename"]][kind].add(r["msg"])
+    return out
+
+
+def _rules(lines: set[str]) -> set[str]:
+    return {line.split(" ", 1)[0] for line in lines}
+
+
+def _podfit(fixture: Path) -> dict[str, set[str]]:
+    """podfit check's Rego findings on the fixture as conftest lines: errors, and the others."""
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+
+    args = ["check", str(fixture), "--format", "json", "--fail-on", "never"] + [a for r in REGO_RULES for a in ("--rule", r)]
+    if (fixture.parent / "platform.yaml").is_file():
+        args += ["--platform", str(fixture.parent / "platform.yaml")]
+    res = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    out: dict[str, set[str]] = {"failures": set(), "warnings": set()}
+    for f in json.loads(res.output)["findings"]:
+        ref = f["object"]
+        subject = f"{ref['kind']} {ref['namespace']}/{ref['name']}" if ref["namespace"] else f"{ref['kind']} {ref['name']}"
+        out["failures" if f["severity"] == "error" else "warnings"].add(f"{f['rule']} {subject}: {f['message']}")
     return out
 
 
@@ -111,9 +139,13 @@ def fixtures():
 def test_conftest_with_pulled_bundle_and_platform_data(pulled, tmp_path, fixture):
     data = tmp_path / "platform.json"
     data.write_text(json.dumps(_platform_data(fixture.parent, fixture)))
-    rules = _conftest(pulled, [fixture], data)[str(fixture)]
+    found = _conftest(pulled, [fixture], data)[str(fixture)]
+    assert found == _podfit(fixture)  # errors as failures, warnings and advice as warnings, same lines
+    rules = _rules(found["failures"] | found["warnings"])
     if fixture.name.startswith("fail_"):
         assert rules == {fixture.parent.name}
+        kind = "failures" if load_catalogue()[fixture.parent.name].severity == "error" else "warnings"
+        assert found[kind] and not found["warnings" if kind == "failures" else "failures"]
     else:
         assert rules == set()
 
@@ -126,6 +158,8 @@ def test_platform_data_changes_the_verdict(pulled, tmp_path):
     default = tmp_path / "default.json"
     default.write_text(json.dumps(_platform_data(tmp_path, fixture)))  # no platform.yaml there: the default
     assert json.loads(with_profile.read_text())["podfit"]["platform"]["runtime"] == "vsphere-pods"
-    assert _conftest(pulled, [fixture], with_profile)[str(fixture)] == {"PF401"}
+    on_vsphere = _conftest(pulled, [fixture], with_profile)[str(fixture)]
+    assert _rules(on_vsphere["failures"]) == {"PF401"} and not on_vsphere["warnings"]
     on_tkg = _conftest(pulled, [fixture], default)[str(fixture)]
-    assert "PF401" not in on_tkg and on_tkg  # on TKG nodes the same pod is a plain BestEffort pod
+    # on TKG nodes the same pod is a plain BestEffort pod (PF105, an error)
+    assert "PF401" not in _rules(on_tkg["failures"] | on_tkg["warnings"]) and _rules(on_tkg["failures"]) == {"PF105"}
