@@ -229,6 +229,8 @@ def check(
     if status:
         click.echo("\r\x1b[K", nl=False, err=True)
     emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
+    for notice in report.notices:  # on stderr: every format's output stays what it is
+        click.echo(f"podfit: notice: {notice}", err=True)
     threshold = fail_on or config.fail_on or "error"
     _RETAINED[:] = [result, report]  # freed by the process's end (see run), not one by one here
     sys.exit(exit_status(report, threshold))
