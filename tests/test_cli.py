@@ -127,6 +127,30 @@ def test_invalid_config_and_platform_exit_2_with_line(tmp_path):
     assert r.returncode == 2 and f"{plat}:4: spec/runtime" in r.stderr
 
 
+def test_rule_options_are_checked_against_their_declarations(tmp_path):
+    """thresholds are typed rule options: an unknown name or a value of the wrong type is exit 2 at
+    its line, naming what is valid, before anything is checked."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("fail-on: error\nthresholds:\n  PF104: {tolerance: 500}\n")
+    r = run_process(["check", "-", "--config", str(cfg)], input="")
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert f"{cfg}:3: thresholds.PF104.tolerance: PF104 has no option 'tolerance'" in r.stderr
+    assert "(its options: tolerance-percent)" in r.stderr
+    cfg.write_text('thresholds:\n  PF104:\n    tolerance-percent: "lots"\n')
+    r = run_process(["check", "-", "--config", str(cfg)], input="")
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert f"{cfg}:3: thresholds.PF104.tolerance-percent: tolerance-percent must be an integer" in r.stderr and "'lots'" in r.stderr
+    cfg.write_text("thresholds:\n  PF104: {tolerance-percent: -5}\n")
+    r = run_process(["check", "-", "--config", str(cfg)], input="")
+    assert r.returncode == 2 and "must be at least 0" in r.stderr
+    cfg.write_text("thresholds:\n  PF999: {x: 1}\n")
+    r = run_process(["check", "-", "--config", str(cfg)], input="")
+    assert r.returncode == 2 and f"{cfg}:2: thresholds: unknown rule 'PF999'" in r.stderr
+    # the rule's slug names it too, and a valid value is taken
+    cfg.write_text("thresholds:\n  limit-above-peak: {tolerance-percent: 500}\n")
+    assert run_process(["check", "-", "--config", str(cfg)], input="").returncode == 0
+
+
 def test_rules_and_explain():
     r = run(["rules", "--format", "json"])
     ids = [x["id"] for x in json.loads(r.output)]

@@ -71,3 +71,39 @@ def test_embedded_engine_error():
 def test_bad_timeout_setting_is_a_usage_failure():
     p = podfit("check", MANIFEST, "--engine", "opa", env={"PODFIT_OPA_TIMEOUT": "soon"})
     assert_failure(p, "PODFIT_OPA_TIMEOUT")
+
+
+@pytest.fixture
+def stale_policies(tmp_path) -> Path:
+    """The policies with one edit: not what the committed module was built from."""
+    out = tmp_path / "policies"
+    for path in (ROOT / "policies").rglob("*.rego"):
+        target = out / path.relative_to(ROOT / "policies")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text() + ("\n# edited\n" if path.name == "k8s.rego" else ""))
+    return out
+
+
+def test_stale_policies_without_opa_fail_naming_make_wasm(stale_policies, tmp_path):
+    p = podfit("check", MANIFEST, env={"PODFIT_POLICY_DIR": str(stale_policies), "PODFIT_OPA": str(tmp_path / "no-opa")})
+    assert_failure(p, "Rego engine unavailable", str(stale_policies), "`make wasm`", "opa binary")
+    # asked for the embedded engine: the same answer, opa or not
+    p = podfit("check", MANIFEST, "--engine", "embedded", env={"PODFIT_POLICY_DIR": str(stale_policies), "PODFIT_OPA": str(OPA)})
+    assert_failure(p, "`make wasm`", "--engine opa")
+
+
+@needs_opa
+def test_stale_policies_run_with_opa_and_a_notice(stale_policies):
+    """auto with policies the module was not built from: opa runs them (the same findings as the
+    module gives the committed policies), and stderr says so and how to rebuild; stdout is the report."""
+    import json
+
+    env = {"PODFIT_POLICY_DIR": str(stale_policies), "PODFIT_OPA": str(OPA)}
+    p = podfit("check", MANIFEST, "--format", "json", env=env)
+    assert p.returncode == 1, p.stderr  # the manifest has errors
+    report = json.loads(p.stdout)
+    assert report["engine"] == "opa"
+    assert "podfit: notice:" in p.stderr and str(stale_policies) in p.stderr and "`make wasm`" in p.stderr
+    fresh = podfit("check", MANIFEST, "--format", "json")
+    assert json.loads(fresh.stdout)["engine"] == "embedded" and "notice" not in fresh.stderr
+    assert report["findings"] == json.loads(fresh.stdout)["findings"]
