@@ -123,3 +123,21 @@ def test_cluster_rule_fixture(path):
             assert f["object"]["kind"] in ("TanzuKubernetesCluster", "Cluster")
     else:
         assert report["findings"] == []
+
+
+def test_unnamed_containers_are_reported_by_their_place(tmp_path):
+    """A container without a name is initContainers[i] / containers[i] in the Rego findings, at its
+    own line, as in the Python facts (test_facts_agree holds the two sides to the same names)."""
+    manifest = tmp_path / "unnamed.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n    - image: x\n"
+        "      resources: {requests: {memory: 64Mi}}\n  containers:\n    - name: app\n      image: x\n"
+        "      resources: {requests: {cpu: 100m, memory: 64Mi}}\n    - image: y\n      resources: {requests: {memory: 64Mi}}\n"
+    )  # fmt: skip
+    for engine in ("embedded",) + (("opa",) if (ROOT / ".tools/bin/opa").exists() else ()):
+        code, report = check(str(manifest), "--rule", "PF101", "--engine", engine)
+        assert code == 1
+        assert [(f["container"], f["line"], f["message"]) for f in report["findings"]] == [
+            ("initContainers[0]", 6, 'init container "initContainers[0]" sets no CPU request'),
+            ("containers[1]", 12, 'container "containers[1]" sets no CPU request'),
+        ], engine

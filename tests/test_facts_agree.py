@@ -122,3 +122,28 @@ def test_generated_corpus(tmp_path):
     corpus = tmp_path / "corpus.yaml"
     corpus.write_text(yaml.safe_dump_all(generate(400, seed=7)), encoding="utf-8")
     assert _compare([corpus], tmp_path) > 300
+
+
+UNNAMED = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  initContainers:
+    - image: x
+      resources: {requests: {memory: 64Mi}}
+  containers:
+    - name: app
+      image: x
+      resources: {requests: {cpu: 100m, memory: 64Mi}}
+    - image: y
+      resources: {requests: {memory: 64Mi}}
+"""
+
+
+def test_unnamed_containers_are_named_by_their_place_on_both_sides(tmp_path):
+    manifest = tmp_path / "unnamed.yaml"
+    manifest.write_text(UNNAMED)
+    assert _compare([manifest], tmp_path) == 1
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    assert [c.name for c in facts.workloads[0].pod.all_containers] == ["initContainers[0]", "app", "containers[1]"]
