@@ -329,3 +329,16 @@ def test_removing_a_pod_never_turns_a_fit_into_a_misfit(pods, count, cpu, which)
     after = pack(Problem(fewer, (pool,)), time_budget=5, workers=1)
     if before.feasible is True:
         assert after.feasible is True
+
+
+def test_burst_counts_up_to_the_node_a_pod_runs_on():
+    """A pod bursts on its own node: a 1,000-CPU limit on 3,750m nodes needs at most 2,750m of
+    headroom, not 999 CPUs (which once made right-sizing ask for 127 of the largest class)."""
+    from podfit.packing.engine import burst
+    from podfit.packing.model import PodType
+
+    pod = PodType("api", 1000, 2 * 2**30, 2, cpu_limit=1_000_000, memory_limit=2 * 2**30)
+    assert burst([pod]) == (2 * 999_000, 0, 0)
+    assert burst([pod], 3750, 8 * 2**30) == (2 * 2750, 0, 0)
+    # a node smaller than the request: nothing to burst into
+    assert burst([pod], 500, 2**30) == (0, 0, 0)

@@ -239,17 +239,30 @@ def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequen
     return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
 
 
-def burst(pods: Sequence[PodType]) -> tuple[int, int, int]:
-    """Σ(limit − request) for CPU and memory over pods with a limit, and the pods without one."""
-    b_cpu = sum((p.cpu_limit - p.cpu) * p.count for p in pods if p.cpu_limit is not None and p.cpu_limit > p.cpu)
-    b_mem = sum((p.memory_limit - p.memory) * p.count for p in pods
-                if p.memory_limit is not None and p.memory_limit > p.memory)
+def burst(pods: Sequence[PodType], node_cpu: int | None = None, node_memory: int | None = None) -> tuple[int, int, int]:
+    """Σ(limit − request) for CPU and memory over pods with a limit, and the pods without one.
+
+    A pod bursts on its own node only: with ``node_cpu`` / ``node_memory`` (a node's allocatable),
+    a limit above it counts as the node's size (a 1,000-CPU limit on 4-CPU nodes bursts to 4 CPUs).
+    """
+
+    def gap(limit: int | None, request: int, cap: int | None) -> int:
+        if limit is None:
+            return 0
+        if cap is not None:
+            limit = min(limit, max(cap, request))
+        return max(limit - request, 0)
+
+    b_cpu = sum(gap(p.cpu_limit, p.cpu, node_cpu) * p.count for p in pods)
+    b_mem = sum(gap(p.memory_limit, p.memory, node_memory) * p.count for p in pods)
     unbounded = sum(p.count for p in pods if p.cpu_limit is None or p.memory_limit is None)
     return b_cpu, b_mem, unbounded
 
 
 def headroom(pods: Sequence[PodType], nodes: Sequence[NodeResult], share_percent: int = 100) -> Headroom:
-    b_cpu, b_mem, unbounded = burst(pods)
+    largest_cpu = max((n.allocatable[0] for n in nodes), default=None)
+    largest_mem = max((n.allocatable[1] for n in nodes), default=None)
+    b_cpu, b_mem, unbounded = burst(pods, largest_cpu, largest_mem)
     return Headroom(
         share_percent=share_percent,
         burst_cpu=b_cpu,
@@ -277,9 +290,6 @@ def right_size(
     Waste = provisioned capacity − requests − headroom, scored as the mean of the CPU and memory
     shares of provisioned capacity left idle (parts per million); ties go to fewer nodes, then the name.
     """
-    b_cpu, b_mem, _ = burst(pods)
-    need_cpu = ceil_div(b_cpu * share_percent, 100)
-    need_mem = ceil_div(b_mem * share_percent, 100)
     req_cpu = sum(p.cpu * p.count for p in pods)
     req_mem = sum(p.memory * p.count for p in pods)
     excluded: dict[str, str] = {}
@@ -295,6 +305,9 @@ def right_size(
             continue
         t = mn.node_type
         n = mn.nodes
+        b_cpu, b_mem, _ = burst(pods, t.cpu, t.memory)  # each pod bursts within one node of this class
+        need_cpu = ceil_div(b_cpu * share_percent, 100)
+        need_mem = ceil_div(b_mem * share_percent, 100)
         if t.cpu > 0 and need_cpu:
             n = max(n, ceil_div(req_cpu + need_cpu, t.cpu))
         if t.memory > 0 and need_mem:
