@@ -92,8 +92,9 @@ _pow10 := [
 
 # data.podfit.quantities, when given, is a memo of parsed strings: {"cpu": {text: millicores},
 # "memory": {text: bytes}}. The embedded engine fills it by running this parser once over the
-# distinct quantity strings of a run (rego-cpp does not cache function results, and parsing was a
-# third of its time per document); a string it does not hold is parsed as usual.
+# distinct quantity strings of a run (the compiled policies do not cache function results); a
+# string it does not hold is parsed as usual. Only strings are looked up: object.get reads an
+# array key as a path.
 
 _zeros := "000000000000000000000000000000000000"
 
@@ -105,6 +106,7 @@ _max_digits := 30
 
 # cpu_millicores(v) is the CPU quantity v in integer millicores, rounded up like Quantity.MilliValue.
 cpu_millicores(v) := n if {
+	is_string(v)
 	n := object.get(object.get(data.podfit.quantities, "cpu", {}), v, null)
 	n != null
 } else := n if {
@@ -119,6 +121,7 @@ cpu_millicores(v) := n if {
 
 # memory_bytes(v) is the memory quantity v in integer bytes, rounded up like Quantity.Value.
 memory_bytes(v) := n if {
+	is_string(v)
 	n := object.get(object.get(data.podfit.quantities, "memory", {}), v, null)
 	n != null
 } else := n if {

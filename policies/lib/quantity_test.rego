@@ -33,3 +33,10 @@ test_memo_is_read_first if {
 	quantity.memory_bytes("2") == 9 with data.podfit.quantities as {"cpu": {}, "memory": {"2": 9}}
 	quantity.memory_bytes("3") == 3 with data.podfit.quantities as {"cpu": {}, "memory": {"2": 9}}
 }
+
+test_memo_is_looked_up_for_strings_only if {
+	memo := {"cpu": {"1": 1000}, "memory": {"1Gi": 1073741824}}
+	not quantity.memory_bytes([]) with data.podfit.quantities as memo
+	not quantity.cpu_millicores([]) with data.podfit.quantities as memo
+	quantity.memory_bytes("1Gi") == 1073741824 with data.podfit.quantities as memo
+}
