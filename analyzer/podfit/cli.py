@@ -174,7 +174,9 @@ def _format_choices() -> list[str]:
               help="Rego engine: in-process (embedded), the opa binary, or opa when found.")  # fmt: skip
 @click.option("--rule", "rules", multiple=True, metavar="ID",
               help="Run only this rule (id or slug); repeatable.")  # fmt: skip
-@click.option("--cluster", metavar="NAME", help="The TKG cluster these manifests deploy to (PF701 counts per cluster).")
+@click.option("--cluster", metavar="NAME",
+              help="The cluster all these manifests deploy to. Default: from the config's clusters: mapping, the "
+                   "platform, or the TanzuKubernetesCluster / Cluster beside them.")  # fmt: skip
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
 def check(
     paths: tuple[str, ...],
@@ -222,7 +224,7 @@ def check(
         click.echo(f"\rpodfit: checking {len(result.objects):,} objects", nl=False, err=True)
     from .facts import build_facts
 
-    facts = build_facts(result.objects, platform, cluster)
+    facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
     eng, rego_results = start_engine(engine, facts, selected, config)
     notices = (eng.notice,) if eng is not None and eng.notice else ()
     report = analyze(result, facts, config, rego_results, selected, eng.name if eng is not None else "", notices)

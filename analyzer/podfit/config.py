@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping
 
 from .catalogue import resolve
@@ -14,7 +16,7 @@ from .yamlio import YamlLimits
 from .paths import load_schema
 from .yamlio import iter_documents, line_of
 
-__all__ = ["Config", "ConfigError", "config_from_mapping", "parse_config_text", "find_config"]
+__all__ = ["Config", "ConfigError", "config_from_mapping", "parse_config_text", "find_config", "glob_matches"]
 
 
 class ConfigError(Exception):
@@ -32,6 +34,7 @@ class Config:
     platform: str | None = None
     fail_on: str | None = None
     limits: LoaderLimits = field(default_factory=LoaderLimits)
+    clusters: tuple[tuple[str, str], ...] = ()  # (path glob, cluster name), first match wins
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disabled:
@@ -42,9 +45,75 @@ class Config:
         """The configured options of these (Rego) rules, as ``data.podfit.options`` carries them."""
         return {r: dict(v) for r, v in self.thresholds.items() if r in rule_ids and v}
 
+    def cluster_for_path(self, path: str) -> str | None:
+        """The cluster the ``clusters:`` mapping gives the file ``path``: the first pattern that
+        matches the path as given, or its path relative to the config file's directory (when the
+        file lies under it). A pattern matches a file when it matches the file's path or one of
+        its parent directories (``deploy/prod`` and ``deploy/prod/**`` are the same)."""
+        if not self.clusters:
+            return None
+        candidates = [_norm(path)]
+        base = os.path.dirname(self.source) if self.source else ""
+        if base and path != "<stdin>":
+            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(base))
+            if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+                candidates.append(_norm(rel))
+        for pattern, name in self.clusters:
+            if any(glob_matches(pattern, c) for c in candidates):
+                return name
+        return None
+
     def ignored(self, path: str) -> bool:
         norm = path.replace(os.sep, "/")
         return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in self.ignore)
+
+
+def _norm(path: str) -> str:
+    path = path.replace(os.sep, "/")
+    return path if path in ("", "/") else os.path.normpath(path).replace(os.sep, "/")
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regex: ``**`` any number of directories, ``*`` and ``?`` within one path
+    component, ``[...]`` a character class."""
+    pattern = _norm(pattern.rstrip("/")) if pattern.strip("/") else pattern
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and (j := pattern.find("]", i + 2 if pattern[i + 1: i + 2] in ("!", "]") else i + 1)) != -1:
+            body = pattern[i + 1: j]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_matches(pattern: str, path: str) -> bool:
+    """Does the path glob ``pattern`` match ``path`` or one of its parent directories?"""
+    regex = _glob_regex(pattern)
+    path = _norm(path)
+    while True:
+        if regex.match(path):
+            return True
+        parent = os.path.dirname(path)
+        if not parent or parent == path:
+            return False
+        path = parent
 
 
 def _ids(values: Any, source: str, what: str) -> frozenset[str]:
@@ -119,6 +188,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         severity=by_id(data.get("severity"), "severity"),
         thresholds=options(data.get("thresholds")),
         ignore=tuple(data.get("ignore") or ()),
+        clusters=tuple((str(k), str(v)) for k, v in (data.get("clusters") or {}).items()),
         platform=platform,
         fail_on=data.get("fail-on"),
     )

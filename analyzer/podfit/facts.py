@@ -1,10 +1,30 @@
 """The facts stage: what every rule reads, computed once.
 
-``build_facts(objects, platform, config)`` is a pure function from the loaded objects, the
-Platform profile and the config to a frozen :class:`Facts`: the workloads with every Kubernetes
-defaulting applied (LimitRange defaults, request = limit, sidecar init containers, pod overhead),
-the node pools of the platform and of the cluster manifests in the input, their VM classes, the
-hosts' NUMA node size and the logical CPUs of the nodes pods land on.
+``build_facts(objects, platform, cluster, cluster_for_path)`` is a pure function from the loaded
+objects, the Platform profile, ``--cluster`` and the config's ``clusters:`` mapping to a frozen
+:class:`Facts`: the workloads with every Kubernetes defaulting applied (LimitRange defaults,
+request = limit, sidecar init containers, pod overhead), the node pools of the platform and of the
+cluster manifests in the input, their VM classes, the hosts' NUMA node size, the logical CPUs of
+the nodes pods land on, and the cluster each object deploys to (:class:`ClusterScope`).
+
+Clusters. Rules over several objects (packing, PF303, PF5xx, PF701) look at one cluster at a time.
+The cluster of an object is, first that applies:
+
+1. ``--cluster NAME``: every object;
+2. the config's ``clusters: {glob: name}``: the first pattern matching the object's file;
+3. the platform, when the profile describes one Kubernetes cluster (it has node pools, or its
+   runtime is ``bare-metal`` or ``vsphere-pods``): named after its node pools' one ``cluster``, else
+   the profile's name;
+4. a TanzuKubernetesCluster / Cluster API ``Cluster`` manifest: a cluster manifest belongs to the
+   cluster it declares; any other object to the cluster declared in its own file, else in the
+   nearest directory above it holding cluster manifests (a file or directory declaring several
+   clusters decides nothing);
+5. the one cluster the input's manifests declare, if exactly one; else the unnamed cluster ""
+   (the whole input taken as one cluster).
+
+Within a cluster, the same apiVersion/kind/namespace/name twice is one object applied twice: the
+second replaces the first. The first counts (``ClusterScope.objects``/``workloads``), the pair is
+listed in ``ClusterScope.duplicates`` (PF910 reports it).
 
 Python rules read the :class:`Facts` directly. Rego rules read the same facts as ``data.podfit``,
 serialised by :func:`facts_data`; ``podfit platform-data`` writes exactly that document for plain
@@ -14,20 +34,48 @@ object it is given, which per-object conftest use needs without podfit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import posixpath
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from .clusters import node_pools_from_objects
+from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
-from .loader import LimitRangeDefaults, build_workloads, limit_range_defaults
-from .model import K8sObject, Workload
+from .loader import STDIN_NAME, LimitRangeDefaults, build_workloads, limit_range_defaults
+from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
 
-__all__ = ["Facts", "build_facts", "facts_data", "missing_fact", "REQUIREMENTS", "CFS_PERIOD_US", "CFS_SLICE_US"]
+__all__ = ["Facts", "ClusterScope", "build_facts", "facts_data", "missing_fact", "REQUIREMENTS", "CFS_PERIOD_US",
+           "CFS_SLICE_US"]
 
 CFS_PERIOD_US = 100_000  # the kernel's default cfs_period_us
 CFS_SLICE_US = 5_000  # the kernel's default sched_cfs_bandwidth_slice_us
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterScope:
+    """One Kubernetes cluster of the run and what deploys to it.
+
+    ``source`` says where the assignment came from: ``option`` (``--cluster``), ``config`` (the
+    ``clusters:`` mapping), ``platform``, ``manifest`` (a TanzuKubernetesCluster / Cluster API
+    Cluster) or ``input`` (nothing named a cluster: the whole input is one, named ""). ``objects``
+    and ``workloads`` hold each apiVersion/kind/namespace/name once (the first in input order);
+    ``duplicates`` pairs each later copy with the object it would replace, as (first, second).
+    ``node_pools`` are the pools its workloads land on.
+    """
+
+    name: str
+    source: str
+    objects: tuple[K8sObject, ...]
+    workloads: tuple[Workload, ...]
+    node_pools: tuple[NodePool, ...] = ()
+    duplicates: tuple[tuple[K8sObject, K8sObject], ...] = ()
+    location: Location | None = None  # where the cluster is declared (manifest, config or profile)
+
+    @property
+    def label(self) -> str:
+        """How a message names it."""
+        return f"cluster {self.name}" if self.name else "the input (one cluster)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +90,25 @@ class Facts:
     limit_ranges: tuple[tuple[str, LimitRangeDefaults], ...]
     findings: tuple[Finding, ...] = ()
     cluster: str | None = None  # `--cluster`: every object of the run deploys to this cluster
+    clusters: tuple[ClusterScope, ...] = ()  # the clusters of the run, each object in exactly one
+    _scope_of: Mapping[int, int] = field(default_factory=dict, repr=False)  # id(object) → index in clusters
+
+    def cluster_of(self, obj: K8sObject) -> ClusterScope | None:
+        """The cluster ``obj`` (one of ``objects``) deploys to."""
+        i = self._scope_of.get(id(obj))
+        return self.clusters[i] if i is not None else None
+
+    @cached_property
+    def unique_objects(self) -> tuple[K8sObject, ...]:
+        """Every object once per cluster (duplicates within a cluster left out), in input order."""
+        keep = {id(o) for c in self.clusters for o in c.objects}
+        return tuple(o for o in self.objects if id(o) in keep)
+
+    @cached_property
+    def unique_workloads(self) -> tuple[Workload, ...]:
+        """The workloads of :attr:`unique_objects`, in input order."""
+        keep = {id(o) for c in self.clusters for o in c.objects}
+        return tuple(w for w in self.workloads if id(w.obj) in keep)
 
     def vm_class(self, name: str) -> VMClass | None:
         return self.platform.vm_class(name)
@@ -78,13 +145,17 @@ class Facts:
         return any(h.threads_per_core > 1 for h in hosts) if hosts else None
 
 
-def build_facts(objects: Sequence[K8sObject], platform: Platform, cluster: str | None = None) -> Facts:
-    """The facts of ``objects`` on ``platform``. Pure."""
+def build_facts(
+    objects: Sequence[K8sObject], platform: Platform, cluster: str | None = None,
+    cluster_for_path: Callable[[str], str | None] | None = None,
+) -> Facts:
+    """The facts of ``objects`` on ``platform``. ``cluster`` is ``--cluster``; ``cluster_for_path``
+    the config's ``clusters:`` mapping (a file path → its cluster, or None). Pure."""
     objects = tuple(objects)
     findings: list[Finding] = []
     ranges = limit_range_defaults(objects, findings)
     workloads, workload_findings = build_workloads(objects, ranges)
-    pools = tuple(platform.node_pools) + tuple(node_pools_from_objects(objects))
+    scopes, scope_of, pools = _cluster_scopes(objects, workloads, platform, cluster, cluster_for_path)
     return Facts(
         objects=objects,
         workloads=workloads,
@@ -93,7 +164,180 @@ def build_facts(objects: Sequence[K8sObject], platform: Platform, cluster: str |
         limit_ranges=tuple(sorted(ranges.items())),
         findings=tuple(findings) + tuple(workload_findings),
         cluster=cluster,
+        clusters=scopes,
+        _scope_of=scope_of,
     )
+
+
+# ---------------------------------------------------------------------------------- clusters ---
+
+
+def platform_cluster(platform: Platform) -> str | None:
+    """The cluster the profile itself describes, or None when it describes only vSphere hosts
+    (runtime tkg without node pools: the TKG clusters are declared elsewhere)."""
+    if not (platform.node_pools or platform.runtime in ("bare-metal", "vsphere-pods")):
+        return None
+    named = {p.cluster for p in platform.node_pools if p.cluster}
+    return next(iter(named)) if len(named) == 1 else platform.name
+
+
+def _manifest_clusters(objects: Sequence[K8sObject]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Cluster names declared per file and per directory (a directory also holds what its
+    subdirectories declare only through the search upwards, not here)."""
+    by_file: dict[str, set[str]] = {}
+    by_dir: dict[str, set[str]] = {}
+    for o in cluster_objects(objects):
+        f = o.location.file
+        by_file.setdefault(f, set()).add(o.ref.name)
+        if f != STDIN_NAME:
+            by_dir.setdefault(_dir(f), set()).add(o.ref.name)
+    return by_file, by_dir
+
+
+def _dir(path: str) -> str:
+    return posixpath.dirname(posixpath.normpath(path.replace("\\", "/")))
+
+
+def _manifest_cluster_of(file: str, by_file: Mapping[str, set[str]], by_dir: Mapping[str, set[str]]) -> str | None:
+    """The cluster declared in ``file``, else in the nearest directory above it that declares any;
+    None when that place declares several (ambiguous) or none does."""
+    names = by_file.get(file)
+    if names:
+        return next(iter(names)) if len(names) == 1 else None
+    if file == STDIN_NAME or not by_dir:
+        return None
+    d = _dir(file)
+    while True:
+        names = by_dir.get(d)
+        if names:
+            return next(iter(names)) if len(names) == 1 else None
+        if d in ("", "/", "."):
+            return None
+        parent = posixpath.dirname(d)
+        d = "" if parent == d else parent
+
+
+def _cluster_scopes(
+    objects: Sequence[K8sObject], workloads: Sequence[Workload], platform: Platform, option: str | None,
+    cluster_for_path: Callable[[str], str | None] | None,
+) -> tuple[tuple[ClusterScope, ...], dict[int, int], tuple[NodePool, ...]]:
+    """Each object's cluster (the order in the module docstring), then each cluster's objects
+    with duplicates set aside and the node pools its workloads land on."""
+    of_platform = platform_cluster(platform)
+    manifests = cluster_objects(objects)
+    declared = sorted({o.ref.name for o in manifests})
+    by_file, by_dir = _manifest_clusters(objects)
+    only = declared[0] if len(declared) == 1 else None
+    path_cache: dict[str, tuple[str, str]] = {}
+
+    def assign(o: K8sObject) -> tuple[str, str]:
+        if option is not None:
+            return option, "option"
+        f = o.location.file
+        hit = path_cache.get(f)
+        if hit is None:
+            hit = _assign_file(f)
+            path_cache[f] = hit
+        if hit[1] in ("option", "config", "platform"):
+            return hit
+        if o in manifests_set:
+            return o.ref.name, "manifest"
+        return hit
+
+    def _assign_file(f: str) -> tuple[str, str]:
+        name = cluster_for_path(f) if cluster_for_path is not None else None
+        if name is not None:
+            return name, "config"
+        if of_platform is not None:
+            return of_platform, "platform"
+        name = _manifest_cluster_of(f, by_file, by_dir) or only
+        if name is not None:
+            return name, "manifest"
+        return "", "input"
+
+    manifests_set = set(manifests) if manifests else set()
+    members: dict[str, list[K8sObject]] = {}
+    sources: dict[str, str] = {}
+    for o in objects:
+        name, source = assign(o)
+        members.setdefault(name, []).append(o)
+        # a cluster named both ways keeps the stronger source (option > config > platform > manifest)
+        if name not in sources or _SOURCE_RANK[source] < _SOURCE_RANK[sources[name]]:
+            sources[name] = source
+
+    scope_of: dict[int, int] = {}
+    drafts: list[tuple[str, list[K8sObject], list[tuple[K8sObject, K8sObject]]]] = []
+    for i, name in enumerate(sorted(members)):
+        first: dict[ObjectRef, K8sObject] = {}
+        unique: list[K8sObject] = []
+        dups: list[tuple[K8sObject, K8sObject]] = []
+        for o in members[name]:
+            scope_of[id(o)] = i
+            meta = o.raw.get("metadata")
+            if not (isinstance(meta, Mapping) and meta.get("name")):  # generateName: a new object every time
+                unique.append(o)
+                continue
+            seen = first.get(o.ref)
+            if seen is None:
+                first[o.ref] = o
+                unique.append(o)
+            elif seen.location.file != o.location.file or seen.location.line != o.location.line:
+                dups.append((seen, o))
+        drafts.append((name, unique, dups))
+
+    # node pools: those of each cluster's unique cluster manifests (in input order), to the cluster
+    # the manifest declares, else to the one holding it; the platform's to the cluster they name,
+    # else the platform's cluster, else every cluster that has no pools of its own
+    index = {d[0]: i for i, d in enumerate(drafts)}
+    unique_ids = {id(o) for d in drafts for o in d[1]}
+    pools_of: list[list[NodePool]] = [[] for _ in drafts]
+    manifest_pools: list[NodePool] = []
+    for o in manifests:
+        if id(o) not in unique_ids:
+            continue
+        for p in node_pools_from_objects((o,)):
+            manifest_pools.append(p)
+            pools_of[index.get(p.cluster, scope_of[id(o)])].append(p)
+    from_platform: list[list[NodePool]] = [[] for _ in drafts]
+    unplaced: list[NodePool] = []
+    for p in platform.node_pools:
+        if p.cluster and p.cluster in index:
+            from_platform[index[p.cluster]].append(p)
+        elif of_platform is not None and of_platform in index:
+            from_platform[index[of_platform]].append(p)
+        else:
+            unplaced.append(p)
+    for i in range(len(drafts)):
+        if len(drafts) == 1:  # one cluster: every pool of the run
+            pools_of[i] = list(platform.node_pools) + manifest_pools
+        else:
+            pools_of[i] = from_platform[i] + pools_of[i] or list(unplaced)
+
+    workloads_of: list[list[Workload]] = [[] for _ in drafts]
+    for w in workloads:
+        if id(w.obj) in unique_ids:
+            workloads_of[scope_of[id(w.obj)]].append(w)
+    by_name: dict[str, K8sObject] = {}
+    for o in manifests:
+        by_name.setdefault(o.ref.name, o)
+    scopes = []
+    for i, (name, unique, dups) in enumerate(drafts):
+        source = sources[name]
+        where = (by_name[name].location if source == "manifest" and name in by_name
+                 else Location(platform.source) if source == "platform" else None)  # fmt: skip
+        scopes.append(ClusterScope(
+            name=name,
+            source=source,
+            objects=tuple(unique),
+            workloads=tuple(workloads_of[i]),
+            node_pools=tuple(pools_of[i]),
+            duplicates=tuple(dups),
+            location=where,
+        ))  # fmt: skip
+    return tuple(scopes), scope_of, tuple(platform.node_pools) + tuple(manifest_pools)
+
+
+_SOURCE_RANK = {"option": 0, "config": 1, "platform": 2, "manifest": 3, "input": 4}
 
 
 def _resources(r: Any, kind: str) -> dict[str, int]:

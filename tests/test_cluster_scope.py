@@ -1,0 +1,183 @@
+"""Clusters as a fact: which cluster each object deploys to, and duplicates within a cluster."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from podfit.config import Config, ConfigError, glob_matches, parse_config_text
+from podfit.facts import build_facts
+from podfit.loader import InputFile, load
+from podfit.platform import DEFAULT_PLATFORM, NodePool
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+        - name: c
+          resources: {{requests: {{cpu: 500m, memory: 1Gi}}}}
+"""
+
+TKC = """\
+apiVersion: run.tanzu.vmware.com/v1alpha3
+kind: TanzuKubernetesCluster
+metadata: {{name: {name}, namespace: team}}
+spec:
+  topology:
+    controlPlane: {{replicas: 1, vmClass: best-effort-small, storageClass: vsan}}
+    nodePools:
+      - {{name: workers, replicas: 2, vmClass: best-effort-large, storageClass: vsan}}
+"""
+
+
+def facts_of(files: dict[str, str], platform=DEFAULT_PLATFORM, cluster=None, config: Config | None = None):
+    objects = load([InputFile(path, text.encode()) for path, text in files.items()]).objects
+    mapping = config.cluster_for_path if config is not None and config.clusters else None
+    return build_facts(objects, platform, cluster, mapping)
+
+
+def summary(facts):
+    return {c.name: (c.source, sorted(f"{o.location.file}:{o.kind}/{o.ref.name}" for o in c.objects)) for c in facts.clusters}
+
+
+def test_without_any_hint_the_input_is_one_unnamed_cluster():
+    f = facts_of({"a/x.yaml": DEPLOY.format(name="web", ns="shop"), "b/y.yaml": DEPLOY.format(name="db", ns="shop")})
+    assert [(c.name, c.source, len(c.objects), len(c.workloads)) for c in f.clusters] == [("", "input", 2, 2)]
+    assert all(f.cluster_of(o) is f.clusters[0] for o in f.objects)
+
+
+def test_cluster_option_takes_every_object():
+    files = {"prod/tkc.yaml": TKC.format(name="prod"), "prod/app.yaml": DEPLOY.format(name="web", ns="shop")}
+    f = facts_of(files, cluster="mine")
+    assert [(c.name, c.source, len(c.objects)) for c in f.clusters] == [("mine", "option", 2)]
+    assert [p.vm_class for p in f.clusters[0].node_pools] == ["best-effort-small", "best-effort-large"]
+
+
+def test_cluster_manifests_claim_their_directory_tree_and_their_file():
+    files = {
+        "k8s/prod/cluster.yaml": TKC.format(name="prod"),
+        "k8s/prod/apps/web.yaml": DEPLOY.format(name="web", ns="shop"),
+        "k8s/staging/cluster.yaml": TKC.format(name="staging"),
+        "k8s/staging/web.yaml": DEPLOY.format(name="web", ns="shop"),
+        "k8s/shared/mixed.yaml": TKC.format(name="tools") + "---\n" + DEPLOY.format(name="ci", ns="tools"),
+        "elsewhere/orphan.yaml": DEPLOY.format(name="orphan", ns="x"),
+    }
+    f = facts_of(files)
+    assert summary(f) == {
+        "": ("input", ["elsewhere/orphan.yaml:Deployment/orphan"]),
+        "prod": ("manifest", ["k8s/prod/apps/web.yaml:Deployment/web", "k8s/prod/cluster.yaml:TanzuKubernetesCluster/prod"]),
+        "staging": ("manifest", ["k8s/staging/cluster.yaml:TanzuKubernetesCluster/staging", "k8s/staging/web.yaml:Deployment/web"]),
+        "tools": ("manifest", ["k8s/shared/mixed.yaml:Deployment/ci", "k8s/shared/mixed.yaml:TanzuKubernetesCluster/tools"]),
+    }
+    # the same Deployment in prod and in staging is no clash
+    assert all(not c.duplicates for c in f.clusters)
+    pools = {c.name: [(p.cluster, p.name) for p in c.node_pools] for c in f.clusters}
+    assert pools["prod"] == [("prod", "prod-control-plane"), ("prod", "workers")]
+    assert pools[""] == []  # no pools of its own, and the platform has none
+    assert f.clusters[1].location.file == "k8s/prod/cluster.yaml"
+
+
+def test_the_one_declared_cluster_takes_objects_outside_its_directory():
+    f = facts_of({"clusters/shop.yaml": TKC.format(name="shop"), "apps/web.yaml": DEPLOY.format(name="web", ns="shop")})
+    assert [(c.name, c.source, len(c.objects)) for c in f.clusters] == [("shop", "manifest", 2)]
+
+
+def test_a_directory_declaring_two_clusters_decides_nothing():
+    files = {
+        "clusters/a.yaml": TKC.format(name="a"),
+        "clusters/b.yaml": TKC.format(name="b"),
+        "clusters/apps.yaml": DEPLOY.format(name="web", ns="shop"),
+    }
+    f = facts_of(files)
+    assert summary(f)[""] == ("input", ["clusters/apps.yaml:Deployment/web"])
+    assert {c.name for c in f.clusters} == {"", "a", "b"}
+
+
+def test_a_profile_with_node_pools_is_one_cluster():
+    profile = replace(DEFAULT_PLATFORM, name="lab", is_default=False,
+                      node_pools=(NodePool("best-effort-large", 3, "workers"),))  # fmt: skip
+    files = {"k8s/a/tkc.yaml": TKC.format(name="a"), "k8s/a/web.yaml": DEPLOY.format(name="web", ns="shop")}
+    f = facts_of(files, platform=profile)
+    assert [(c.name, c.source, len(c.objects)) for c in f.clusters] == [("lab", "platform", 2)]
+    assert [p.name for p in f.clusters[0].node_pools] == ["workers", "a-control-plane", "workers"]
+    named = replace(profile, node_pools=(NodePool("best-effort-large", 3, "workers", cluster="prod"),))
+    assert [c.name for c in facts_of(files, platform=named).clusters] == ["prod"]
+    assert [(c.name, c.source) for c in facts_of(files, platform=replace(DEFAULT_PLATFORM, runtime="bare-metal")).clusters] == [
+        ("default", "platform")
+    ]
+
+
+def test_config_mapping_comes_before_platform_and_manifests(tmp_path):
+    cfg = parse_config_text('clusters:\n  "provider/aws/**": aws\n  provider/baremetal: metal\n', str(tmp_path / ".podfit.yaml"))
+    files = {
+        "provider/aws/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
+        "provider/baremetal/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
+        "provider/kind/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
+    }
+    f = facts_of(files, config=cfg)
+    assert {c.name: (c.source, len(c.objects), len(c.duplicates)) for c in f.clusters} == {
+        "aws": ("config", 1, 0), "metal": ("config", 1, 0), "": ("input", 1, 0),
+    }
+    # paths relative to the config file's directory match too
+    absolute = {str(tmp_path / k): v for k, v in files.items()}
+    assert {c.name for c in facts_of(absolute, config=cfg).clusters} == {"aws", "metal", ""}
+
+
+def test_duplicates_within_a_cluster_count_once_and_pair_with_the_first():
+    files = {
+        "provider/aws/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
+        "provider/baremetal/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
+        "provider/kind/deploy.yaml": DEPLOY.format(name="controller", ns="ingress")
+        + "---\n" + DEPLOY.format(name="controller", ns="other"),
+    }
+    f = facts_of(files)
+    (c,) = f.clusters
+    assert [o.location.file for o in c.objects] == ["provider/aws/deploy.yaml", "provider/kind/deploy.yaml"]
+    assert [(a.location.file, b.location.file) for a, b in c.duplicates] == [
+        ("provider/aws/deploy.yaml", "provider/baremetal/deploy.yaml"),
+        ("provider/aws/deploy.yaml", "provider/kind/deploy.yaml"),
+    ]
+    assert len(f.workloads) == 4 and len(f.unique_workloads) == 2 and len(c.workloads) == 2
+    assert len(f.unique_objects) == 2
+
+
+def test_a_duplicated_cluster_manifest_declares_its_pools_once():
+    files = {"a/tkc.yaml": TKC.format(name="shop"), "b/tkc.yaml": TKC.format(name="shop")}
+    f = facts_of(files)
+    assert [c.name for c in f.clusters] == ["shop"] and len(f.clusters[0].duplicates) == 1
+    assert len(f.node_pools) == 2 and len(f.clusters[0].node_pools) == 2
+
+
+def test_objects_without_a_name_are_never_duplicates():
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {generateName: job-}\nspec: {containers: [{name: c}]}\n"
+    f = facts_of({"a.yaml": pod, "b.yaml": pod})
+    assert len(f.clusters[0].objects) == 2 and not f.clusters[0].duplicates
+
+
+def test_glob_matching():
+    assert glob_matches("deploy/prod/**", "deploy/prod/a/b.yaml")
+    assert glob_matches("deploy/prod", "./deploy/prod/x.yaml")
+    assert not glob_matches("deploy/prod", "deploy/production/x.yaml")
+    assert glob_matches("**/aws/**", "provider/aws/deploy.yaml")
+    assert glob_matches("**/aws", "x/y/aws/deploy.yaml")
+    assert not glob_matches("*/aws", "x/y/aws/deploy.yaml")
+    assert glob_matches("provider/*/deploy.yaml", "provider/aws/deploy.yaml")
+    assert not glob_matches("provider/*.yaml", "provider/aws/deploy.yaml")
+    assert glob_matches("p/[ab]ws", "p/aws/x.yaml") and not glob_matches("p/[!a]ws", "p/aws/x.yaml")
+
+
+def test_first_matching_pattern_wins_and_bad_values_are_config_errors():
+    cfg = parse_config_text('clusters: {"deploy/prod/canary/**": canary, "deploy/prod/**": prod}\n', "c.yaml")
+    assert cfg.cluster_for_path("deploy/prod/canary/a.yaml") == "canary"
+    assert cfg.cluster_for_path("deploy/prod/a.yaml") == "prod"
+    assert cfg.cluster_for_path("deploy/dev/a.yaml") is None
+    with pytest.raises(ConfigError, match="clusters/a"):
+        parse_config_text("clusters: {a: 3}\n", "c.yaml")
