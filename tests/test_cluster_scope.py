@@ -181,3 +181,85 @@ def test_first_matching_pattern_wins_and_bad_values_are_config_errors():
     assert cfg.cluster_for_path("deploy/dev/a.yaml") is None
     with pytest.raises(ConfigError, match="clusters/a"):
         parse_config_text("clusters: {a: 3}\n", "c.yaml")
+
+
+# ----------------------------------------------------------------------- fixtures, through the CLI ---
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from click.testing import CliRunner  # noqa: E402
+
+from podfit.cli import main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fixtures(rule: str, dirs_only: bool = False) -> list[Path]:
+    return sorted(p for p in (ROOT / "testdata" / rule).iterdir()
+                  if p.name.startswith(("pass_", "fail_")) and (p.is_dir() or not dirs_only))  # fmt: skip
+
+
+def check_fixture(path: Path, rule: str, monkeypatch, *extra: str) -> tuple[int, list[dict]]:
+    """A file fixture is checked as it is; a directory fixture is a repository: podfit runs in it on
+    ``deploy/`` with its ``.podfit.yaml`` and ``platform.yaml`` when present."""
+    args = ["check", "--format", "json", "--fail-on", "warning", "--rule", rule, *extra]
+    if path.is_dir():
+        monkeypatch.chdir(path)
+        args += ["--config", ".podfit.yaml"] if (path / ".podfit.yaml").exists() else ["--config", str(EMPTY_CONFIG)]
+        if (path / "platform.yaml").exists():
+            args += ["--platform", "platform.yaml"]
+        args.append("deploy")
+    else:
+        args += ["--config", str(EMPTY_CONFIG), str(path)]
+    r = CliRunner().invoke(main, args, catch_exceptions=False)
+    return r.exit_code, json.loads(r.output)["findings"]
+
+
+EMPTY_CONFIG = ROOT / "tests" / "data" / "empty-config.yaml"
+
+
+@pytest.mark.parametrize("path", fixtures("PF910") + fixtures("PF701", dirs_only=True),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")  # fmt: skip
+def test_fixture(path: Path, monkeypatch):
+    rule = path.parent.name
+    code, findings = check_fixture(path, rule, monkeypatch)
+    fired = [f for f in findings if f["rule"] == rule]
+    if path.name.startswith("fail_"):
+        assert fired and code == 1, findings
+        assert all(f["line"] > 1 for f in fired)
+    else:
+        assert not fired and code == 0, findings
+
+
+def test_every_rule_has_pass_and_fail_fixtures():
+    for rule in ("PF910", "PF701"):
+        names = [p.name for p in fixtures(rule)]
+        assert any(n.startswith("pass_") for n in names) and any(n.startswith("fail_") for n in names), rule
+
+
+def test_pf910_points_at_the_second_copy_with_the_first_in_the_message(monkeypatch):
+    code, findings = check_fixture(ROOT / "testdata/PF910/fail_provider_variants", "PF910", monkeypatch)
+    second = "deploy/static/provider/baremetal/deploy.yaml"
+    first = "deploy/static/provider/aws/deploy.yaml"
+    assert [(f["file"], f["line"], f["object"]["kind"], f["details"]["first"]["file"], f["details"]["first"]["line"])
+            for f in findings] == [(second, 2, "Namespace", first, 2), (second, 7, "Service", first, 7),
+                                   (second, 19, "Deployment", first, 19)]  # fmt: skip
+    assert all(f["severity"] == "warning" and f"already declared at {first}:" in f["message"] for f in findings)
+    assert {f["details"]["cluster"] for f in findings} == {""}
+
+
+def test_pf910_silent_under_the_cluster_option_only_when_the_mapping_separates(monkeypatch):
+    # --cluster puts everything in one cluster: the provider copies clash again
+    path = ROOT / "testdata/PF910/pass_provider_variants_mapped"
+    _, findings = check_fixture(path, "PF910", monkeypatch, "--cluster", "one")
+    assert len(findings) == 3 and {f["details"]["cluster"] for f in findings} == {"one"}
+
+
+def test_pf910_can_be_suppressed_on_the_second_object(tmp_path):
+    doc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\n{extra}data: {{a: '1'}}\n"
+    (tmp_path / "a.yaml").write_text(doc.format(extra=""))
+    (tmp_path / "b.yaml").write_text(doc.format(extra="  annotations: {ignore.podfit.io/PF910: 'kind overlay'}\n"))
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "--format", "json", "--rule", "PF910", "--config",
+                                  str(EMPTY_CONFIG)], catch_exceptions=False)  # fmt: skip
+    assert json.loads(r.output)["findings"] == []

@@ -22,8 +22,9 @@ The cluster of an object is, first that applies:
 5. the one cluster the input's manifests declare, if exactly one; else the unnamed cluster ""
    (the whole input taken as one cluster).
 
-Within a cluster, the same apiVersion/kind/namespace/name twice is one object applied twice: the
-second replaces the first. The first counts (``ClusterScope.objects``/``workloads``), the pair is
+Within a cluster, the same API group/kind/namespace/name twice is one object applied twice (the
+version of the apiVersion does not matter, the namespace is compared as written): the second
+replaces the first. The first counts (``ClusterScope.objects``/``workloads``), the pair is
 listed in ``ClusterScope.duplicates`` (PF910 reports it).
 
 Python rules read the :class:`Facts` directly. Rego rules read the same facts as ``data.podfit``,
@@ -59,7 +60,7 @@ class ClusterScope:
     ``source`` says where the assignment came from: ``option`` (``--cluster``), ``config`` (the
     ``clusters:`` mapping), ``platform``, ``manifest`` (a TanzuKubernetesCluster / Cluster API
     Cluster) or ``input`` (nothing named a cluster: the whole input is one, named ""). ``objects``
-    and ``workloads`` hold each apiVersion/kind/namespace/name once (the first in input order);
+    and ``workloads`` hold each object (API group/kind/namespace/name) once, the first in input order;
     ``duplicates`` pairs each later copy with the object it would replace, as (first, second).
     ``node_pools`` are the pools its workloads land on.
     """
@@ -75,7 +76,7 @@ class ClusterScope:
     @property
     def label(self) -> str:
         """How a message names it."""
-        return f"cluster {self.name}" if self.name else "the input (one cluster)"
+        return f"cluster {self.name}" if self.name else "one cluster (the whole input: nothing names a cluster)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,7 +269,7 @@ def _cluster_scopes(
     scope_of: dict[int, int] = {}
     drafts: list[tuple[str, list[K8sObject], list[tuple[K8sObject, K8sObject]]]] = []
     for i, name in enumerate(sorted(members)):
-        first: dict[ObjectRef, K8sObject] = {}
+        first: dict[tuple[str, str, str, str], K8sObject] = {}
         unique: list[K8sObject] = []
         dups: list[tuple[K8sObject, K8sObject]] = []
         for o in members[name]:
@@ -277,9 +278,10 @@ def _cluster_scopes(
             if not (isinstance(meta, Mapping) and meta.get("name")):  # generateName: a new object every time
                 unique.append(o)
                 continue
-            seen = first.get(o.ref)
+            key = _identity(o.ref)
+            seen = first.get(key)
             if seen is None:
-                first[o.ref] = o
+                first[key] = o
                 unique.append(o)
             elif seen.location.file != o.location.file or seen.location.line != o.location.line:
                 dups.append((seen, o))
@@ -335,6 +337,13 @@ def _cluster_scopes(
             location=where,
         ))  # fmt: skip
     return tuple(scopes), scope_of, tuple(platform.node_pools) + tuple(manifest_pools)
+
+
+def _identity(ref: ObjectRef) -> tuple[str, str, str, str]:
+    """What the API server keys an object by: API group (not version: apps/v1 and apps/v1beta2
+    name the same object), kind, namespace (as written) and name."""
+    group = ref.api_version.rpartition("/")[0]
+    return group, ref.kind, ref.namespace, ref.name
 
 
 _SOURCE_RANK = {"option": 0, "config": 1, "platform": 2, "manifest": 3, "input": 4}

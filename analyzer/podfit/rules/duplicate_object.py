@@ -1,0 +1,46 @@
+"""PF910: the same object (API group, kind, namespace, name) twice in one cluster.
+
+Applied together, the second object silently replaces the first. Most often the files are
+alternative manifests of one application (one per cloud provider, one per environment) that never
+deploy to the same cluster; sometimes it is a real clash. Either way the rules over several objects
+(packing, PF303, PF5xx, PF701) count the object once: the first in input order, from
+``Facts.clusters`` (see :mod:`podfit.facts`). The finding points at the second object and names
+the first's file and line.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..findings import Finding
+from ..options import Option
+from . import RuleContext
+
+ID = "PF910"
+SLUG = "duplicate-object"
+TITLE = "Same object twice in one cluster"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ()
+OPTIONS: tuple[Option, ...] = ()
+
+
+_FROM = {"option": "--cluster", "config": "the config's clusters: mapping", "platform": "the platform",
+         "manifest": "its cluster manifest"}
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    for scope in ctx.facts.clusters:
+        where = scope.label + (f" (from {_FROM[scope.source]})" if scope.source in _FROM else "")
+        for first, second in scope.duplicates:
+            yield Finding(
+                ID,
+                f"already declared at {first.location.file}:{first.location.line} (same API group, kind, namespace "
+                f"and name), in {where}: applied together, this one replaces it. Alternative manifests or a real "
+                "clash: counted once. If they deploy to different clusters, map their paths to clusters in the "
+                "config (clusters: {glob: name})",
+                second.location,
+                second.ref,
+                details={"cluster": scope.name, "cluster_source": scope.source,
+                         "first": {"file": first.location.file, "line": first.location.line,
+                                   "api_version": first.ref.api_version}},
+            )  # fmt: skip
