@@ -263,3 +263,51 @@ def test_pf910_can_be_suppressed_on_the_second_object(tmp_path):
     r = CliRunner().invoke(main, ["check", str(tmp_path), "--format", "json", "--rule", "PF910", "--config",
                                   str(EMPTY_CONFIG)], catch_exceptions=False)  # fmt: skip
     assert json.loads(r.output)["findings"] == []
+
+
+# ------------------------------------------------------------------ rules over several objects ---
+
+
+def run_check(tmp_path, files: dict[str, str], *args: str, config: str | None = None) -> list[dict]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    cfg = tmp_path / ".podfit.yaml"
+    cfg.write_text(config or "# no settings\n")
+    r = CliRunner().invoke(main, ["check", "--format", "json", "--config", str(cfg), "--engine", "embedded",
+                                  *args, str(tmp_path / "deploy")], catch_exceptions=False)  # fmt: skip
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.output)["findings"]
+
+
+BIG = DEPLOY.replace("replicas: 2", "replicas: 3").replace("cpu: 500m, memory: 1Gi", "cpu: '2', memory: 4Gi")
+SMALL_TKC = TKC.replace("replicas: 2, vmClass: best-effort-large", "replicas: 3, vmClass: best-effort-large")
+
+
+def test_packing_counts_provider_copies_once(tmp_path):
+    # 3 nodes of 4 CPUs (3.75 after overhead) hold 3 pods of 2 CPUs; 9 copies of the Deployment would not fit
+    files = {"deploy/cluster.yaml": SMALL_TKC.format(name="edge")}
+    for provider in ("aws", "gcp", "azure", "kind", "baremetal", "do", "exoscale", "oracle", "scw"):
+        files[f"deploy/provider/{provider}/deploy.yaml"] = BIG.format(name="controller", ns="edge")
+    findings = run_check(tmp_path, files, "--rule", "PF601", "--rule", "PF303", "--rule", "PF910")
+    assert [f["rule"] for f in findings] == ["PF910"] * 8
+
+
+def test_packing_works_per_cluster_and_names_the_cluster(tmp_path):
+    files = {
+        "deploy/prod/cluster.yaml": SMALL_TKC.format(name="prod"),
+        "deploy/prod/app.yaml": BIG.format(name="api", ns="shop"),
+        "deploy/dev/cluster.yaml": TKC.format(name="dev").replace("best-effort-large", "best-effort-medium"),
+        "deploy/dev/app.yaml": BIG.format(name="api", ns="shop"),
+    }
+    findings = run_check(tmp_path, files, "--rule", "PF601", "--rule", "PF303", "--rule", "PF910")
+    # dev's medium nodes (2 CPUs, 1.75 allocatable) take no 2-CPU pod; prod's large nodes take them all
+    assert [(f["rule"], f["file"].rsplit("deploy/", 1)[1], f["details"]["cluster"]) for f in findings] == [
+        ("PF303", "dev/app.yaml", "dev")
+    ]
+    assert findings[0]["message"].startswith("cluster dev: pod requests 2 CPU")
+    # one cluster for both (--cluster): the same Deployment twice is PF910, and prod's large nodes serve it
+    findings = run_check(tmp_path, files, "--rule", "PF601", "--rule", "PF303", "--rule", "PF910", "--cluster", "all")
+    assert [(f["rule"], f["file"].rsplit("deploy/", 1)[1], f["details"]["cluster"]) for f in findings] == [
+        ("PF910", "prod/app.yaml", "all")
+    ]

@@ -1,7 +1,8 @@
-"""Glue between the packing analyzer and the Python rules PF303, PF601–PF604.
+"""Glue between the packing analyzer and the Python rules PF303, PF601–PF605.
 
-The analysis runs once per check (cached on the rule context's objects and platform) and every
-packing rule reads from it.
+Packing works per cluster (``Facts.clusters``): each cluster's workloads, every object once
+(duplicates within a cluster left out), onto that cluster's node pools. The analysis runs once
+per check and cluster (cached on the run's facts and config) and every packing rule reads from it.
 """
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..facts import ClusterScope
 from ..model import Location
 from .adapter import PackInputs, inputs_from
 from .engine import Analysis, analyze
 
-__all__ = ["MISSING_POOLS", "PackingFacts", "facts_for", "skip_reason", "time_budget", "headroom_share",
+__all__ = ["MISSING_POOLS", "PackingFacts", "per_cluster", "skip_reason", "time_budget", "headroom_share",
            "pool_location"]
 
 MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
@@ -23,6 +25,16 @@ MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a C
 class PackingFacts:
     inputs: PackInputs
     analysis: Analysis | None
+    cluster: ClusterScope | None = None
+    several: bool = False  # the run has several clusters: findings name theirs
+
+    @property
+    def prefix(self) -> str:
+        """``cluster NAME: `` when the run has several clusters, else nothing."""
+        return f"{self.cluster.label}: " if self.several and self.cluster is not None else ""
+
+    def details(self, values: dict) -> dict:
+        return {"cluster": self.cluster.name, **values} if self.several and self.cluster is not None else values
 
 
 _cache: dict[str, Any] = {}
@@ -44,36 +56,61 @@ def headroom_share(ctx) -> int:
     return int(ctx.for_rule("PF603").option("headroom"))
 
 
-def _inputs(ctx) -> PackInputs:
-    return inputs_from(ctx.workloads, ctx.platform, ctx.node_pools)
+def _clusters(ctx) -> list[ClusterScope]:
+    """The clusters packing looks at: those with node pools and workloads (or the only one)."""
+    scopes = list(ctx.facts.clusters)
+    if len(scopes) <= 1:
+        return [c for c in scopes if c.node_pools]
+    return [c for c in scopes if c.node_pools and c.workloads]
 
 
 def skip_reason(ctx) -> str | None:
     if not ctx.node_pools:
         return MISSING_POOLS  # before building the pod inputs: that costs on large corpora
-    inputs = facts_for(ctx, analyse=False).inputs
-    if not inputs.pools:
-        if ctx.node_pools and inputs.unknown_classes:
-            return "VM classes " + ", ".join(sorted(set(inputs.unknown_classes))) + " in the platform's vmClasses"
+    found = per_cluster(ctx, analyse=False)
+    if not found:
+        unknown = sorted({c for f in _cache_inputs(ctx) for c in f.unknown_classes})
+        if unknown:
+            return "VM classes " + ", ".join(unknown) + " in the platform's vmClasses"
         return MISSING_POOLS
     return None
 
 
-def facts_for(ctx, analyse: bool = True) -> PackingFacts:
-    key = (id(ctx.objects), id(ctx.platform), id(ctx.config))
-    hit = _cache.get("facts")
-    if hit is not None and hit[0] == key and hit[1] is ctx.objects and (hit[2].analysis is not None or not analyse):
-        return hit[2]
-    inputs = hit[2].inputs if hit is not None and hit[0] == key and hit[1] is ctx.objects else _inputs(ctx)
-    analysis = None
-    if analyse and inputs.pools:
-        analysis = analyze(inputs.pods, inputs.pools, inputs.classes, overhead=inputs.overhead,
-                           daemons=inputs.daemons, max_pods=inputs.max_pods, numa_cores=inputs.numa_cores,
-                           numa_memory=inputs.numa_memory, share_percent=headroom_share(ctx),
-                           time_budget=time_budget(ctx), family=inputs.family)
-    facts = PackingFacts(inputs, analysis)
-    _cache["facts"] = (key, ctx.objects, facts)
-    return facts
+def _cache_inputs(ctx) -> list[PackInputs]:
+    _fill(ctx, analyse=False)
+    return [f.inputs for f in _cache["all"]]
+
+
+def _fill(ctx, analyse: bool) -> None:
+    key = (id(ctx.facts), id(ctx.config))
+    if _cache.get("key") != key or _cache.get("facts") is not ctx.facts:
+        scopes = _clusters(ctx)
+        several = len(ctx.facts.clusters) > 1
+        _cache.clear()
+        _cache.update(key=key, facts=ctx.facts, analysed=False,
+                      all=[PackingFacts(inputs_from(c.workloads, ctx.platform, c.node_pools), None, c, several)
+                           for c in scopes])  # fmt: skip
+    if analyse and not _cache["analysed"]:
+        _cache["all"] = [_analyse(ctx, f) for f in _cache["all"]]
+        _cache["analysed"] = True
+
+
+def _analyse(ctx, f: PackingFacts) -> PackingFacts:
+    inputs = f.inputs
+    if not inputs.pools:
+        return f
+    analysis = analyze(inputs.pods, inputs.pools, inputs.classes, overhead=inputs.overhead,
+                       daemons=inputs.daemons, max_pods=inputs.max_pods, numa_cores=inputs.numa_cores,
+                       numa_memory=inputs.numa_memory, share_percent=headroom_share(ctx),
+                       time_budget=time_budget(ctx), family=inputs.family)
+    return PackingFacts(inputs, analysis, f.cluster, f.several)
+
+
+def per_cluster(ctx, analyse: bool = True) -> list[PackingFacts]:
+    """The packing facts of each cluster whose workloads have node pools to land on, in the
+    clusters' order; with ``analyse`` the packing analysis too."""
+    _fill(ctx, analyse)
+    return [f for f in _cache["all"] if f.inputs.pools]
 
 
 def pool_location(inputs: PackInputs, pool_name: str) -> Location:

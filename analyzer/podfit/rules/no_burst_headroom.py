@@ -7,7 +7,7 @@ from typing import Iterator
 from ..options import Option
 from ..findings import Finding
 from ..packing.report import fmt_mem
-from ..packing.rules_support import facts_for, pool_location
+from ..packing.rules_support import PackingFacts, per_cluster, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from ..quantity import format_cpu
 
@@ -22,7 +22,11 @@ OPTIONS: tuple[Option, ...] = (
 
 
 def check(ctx) -> Iterator[Finding]:
-    facts = facts_for(ctx)
+    for facts in per_cluster(ctx):
+        yield from _check(facts)
+
+
+def _check(facts: PackingFacts) -> Iterator[Finding]:
     a = facts.analysis
     if a is None or not a.fit.feasible or a.headroom.ok:
         return
@@ -36,10 +40,11 @@ def check(ctx) -> Iterator[Finding]:
     loc = pool_location(facts.inputs, pool)
     yield Finding(
         rule=ID,
-        message=(f"no burst headroom: {h.share_percent}% of Σ(limit − request) does not fit the free capacity "
-                 f"after packing ({'; '.join(short)})"),
+        message=(f"{facts.prefix}no burst headroom: {h.share_percent}% of Σ(limit − request) does not fit the free "
+                 f"capacity after packing ({'; '.join(short)})"),
         location=loc,
-        details={"share_percent": h.share_percent, "burst_cpu": h.burst_cpu, "burst_memory": h.burst_memory,
-                 "needed_cpu": h.needed_cpu, "needed_memory": h.needed_memory, "free_cpu": h.free_cpu,
-                 "free_memory": h.free_memory},
-    )
+        details=facts.details({"share_percent": h.share_percent, "burst_cpu": h.burst_cpu,
+                               "burst_memory": h.burst_memory, "needed_cpu": h.needed_cpu,
+                               "needed_memory": h.needed_memory, "free_cpu": h.free_cpu,
+                               "free_memory": h.free_memory}),
+    )  # fmt: skip

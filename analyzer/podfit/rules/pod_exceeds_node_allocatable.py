@@ -1,4 +1,4 @@
-"""PF303: a pod larger than every node's allocatable (after system overhead and DaemonSets)."""
+"""PF303: a pod larger than every node's allocatable (after system overhead and DaemonSets), per cluster."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..options import Option
 from ..findings import Finding
 from ..packing.bounds import fits
 from ..packing.report import fmt_mem
-from ..packing.rules_support import facts_for
+from ..packing.rules_support import per_cluster
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from ..quantity import format_cpu
 
@@ -21,20 +21,24 @@ OPTIONS: tuple[Option, ...] = ()
 
 
 def check(ctx) -> Iterator[Finding]:
-    inputs = facts_for(ctx, analyse=False).inputs
-    for p in inputs.pods:
-        allowed = [n for n in inputs.pools if p.allowed_on(n)]
-        if not allowed or any(fits(p.demand, n.allocatable) for n in allowed):
-            continue  # no pool it may use at all is PF601's (no-matching-pool)
-        w = inputs.workloads[p.name]
-        best = max(allowed, key=lambda n: (n.cpu, n.memory))
-        yield Finding(
-            rule=ID,
-            message=(f"pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest node "
-                     f"{'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has {format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable "
-                     "after system overhead and DaemonSets: it can never be scheduled"),
-            location=w.location,
-            object=w.ref,
-            details={"cpu_request": p.cpu, "memory_request": p.memory,
-                     "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in allowed}},
-        )
+    for facts in per_cluster(ctx, analyse=False):
+        inputs = facts.inputs
+        for p in inputs.pods:
+            allowed = [n for n in inputs.pools if p.allowed_on(n)]
+            if not allowed or any(fits(p.demand, n.allocatable) for n in allowed):
+                continue  # no pool it may use at all is PF601's (no-matching-pool)
+            w = inputs.workloads[p.name]
+            best = max(allowed, key=lambda n: (n.cpu, n.memory))
+            yield Finding(
+                rule=ID,
+                message=(f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest "
+                         f"node {'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has "
+                         f"{format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable after system overhead and "
+                         "DaemonSets: it can never be scheduled"),
+                location=w.location,
+                object=w.ref,
+                details=facts.details({
+                    "cpu_request": p.cpu, "memory_request": p.memory,
+                    "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in allowed},
+                }),
+            )  # fmt: skip

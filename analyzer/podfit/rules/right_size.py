@@ -7,7 +7,7 @@ from typing import Iterator
 
 from ..options import Option
 from ..findings import Finding
-from ..packing.rules_support import advice_withheld, facts_for, pool_location
+from ..packing.rules_support import PackingFacts, advice_withheld, per_cluster, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 
 ID = "PF604"
@@ -19,7 +19,11 @@ OPTIONS: tuple[Option, ...] = ()
 
 
 def check(ctx) -> Iterator[Finding]:
-    facts = facts_for(ctx)
+    for facts in per_cluster(ctx):
+        yield from _check(facts)
+
+
+def _check(facts: PackingFacts) -> Iterator[Finding]:
     a = facts.analysis
     if a is None or a.recommendation.vm_class is None or advice_withheld(facts.inputs):
         return
@@ -39,11 +43,11 @@ def check(ctx) -> Iterator[Finding]:
     loc = pool_location(facts.inputs, a.pools[0].name)
     yield Finding(
         rule=ID,
-        message=(f"right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
+        message=(f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
                  f"({best.waste_ppm / 10_000:.1f}% idle) and the burst headroom; the pools use {count} × {current}"),
         location=loc,
-        details={"recommended": {"vm_class": rec.vm_class, "nodes": rec.nodes},
-                 "current": {"vm_class": current, "nodes": count},
-                 "candidates": [{"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm}
-                                for c in rec.candidates]},
-    )
+        details=facts.details({"recommended": {"vm_class": rec.vm_class, "nodes": rec.nodes},
+                               "current": {"vm_class": current, "nodes": count},
+                               "candidates": [{"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm}
+                                              for c in rec.candidates]}),
+    )  # fmt: skip

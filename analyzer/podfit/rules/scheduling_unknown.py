@@ -7,7 +7,7 @@ from typing import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.rules_support import facts_for
+from ..packing.rules_support import per_cluster
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from . import RuleContext
 
@@ -20,16 +20,17 @@ OPTIONS: tuple[Option, ...] = ()
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    inputs = facts_for(ctx, analyse=False).inputs
-    for group in inputs.unknown:
-        workloads = [w for name in group.pods if (w := inputs.workloads.get(name)) is not None]
-        if not workloads:
-            continue
-        first = min(workloads, key=lambda w: w.location)
-        yield Finding(
-            ID,
-            group.describe() + "; they are left out of packing",
-            first.location,
-            first.ref,
-            details={"labels": list(group.keys), "pods": list(group.pods)},
-        )
+    for facts in per_cluster(ctx, analyse=False):
+        inputs = facts.inputs
+        for group in inputs.unknown:
+            workloads = [w for name in group.pods if (w := inputs.workloads.get(name)) is not None]
+            if not workloads:
+                continue
+            first = min(workloads, key=lambda w: w.location)
+            yield Finding(
+                ID,
+                facts.prefix + group.describe() + "; they are left out of packing",
+                first.location,
+                first.ref,
+                details=facts.details({"labels": list(group.keys), "pods": list(group.pods)}),
+            )

@@ -7,7 +7,7 @@ from typing import Iterator
 from ..options import Option
 from ..findings import Finding
 from ..packing.report import fmt_mem
-from ..packing.rules_support import advice_withheld, facts_for, pool_location
+from ..packing.rules_support import PackingFacts, advice_withheld, per_cluster, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from ..quantity import format_cpu
 
@@ -22,11 +22,15 @@ OPTIONS: tuple[Option, ...] = (
 
 
 def check(ctx) -> Iterator[Finding]:
-    facts = facts_for(ctx)
+    percent = int(ctx.option("percent"))
+    for facts in per_cluster(ctx):
+        yield from _check(facts, percent)
+
+
+def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
     a = facts.analysis
     if a is None or not a.fit.feasible or advice_withheld(facts.inputs):
         return
-    percent = int(ctx.option("percent"))
     total_cpu = sum(n.allocatable[0] for n in a.fit.nodes)
     total_mem = sum(n.allocatable[1] for n in a.fit.nodes)
     s = a.stranded
@@ -36,10 +40,12 @@ def check(ctx) -> Iterator[Finding]:
     loc = pool_location(facts.inputs, pool)
     yield Finding(
         rule=ID,
-        message=(f"{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on {len(s.nodes)} node(s) "
-                 f"({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits what is left there"
+        message=(f"{facts.prefix}{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on "
+                 f"{len(s.nodes)} node(s) ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
+                 "what is left there"
                  + (f"; consider {a.recommendation.nodes} × {a.recommendation.vm_class}" if a.recommendation.vm_class else "")),
         location=loc,
-        details={"stranded_cpu": s.cpu, "stranded_memory": s.memory, "nodes": list(s.nodes),
-                 "allocatable_cpu": total_cpu, "allocatable_memory": total_mem, "threshold_percent": percent},
-    )
+        details=facts.details({"stranded_cpu": s.cpu, "stranded_memory": s.memory, "nodes": list(s.nodes),
+                               "allocatable_cpu": total_cpu, "allocatable_memory": total_mem,
+                               "threshold_percent": percent}),
+    )  # fmt: skip

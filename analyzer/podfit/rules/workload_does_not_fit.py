@@ -1,4 +1,5 @@
-"""PF601: the pods cannot be packed onto the node pools (proven by a lower bound or by CP-SAT).
+"""PF601: the pods cannot be packed onto the node pools (proven by a lower bound or by CP-SAT), per
+cluster (each cluster's workloads onto its own pools; see podfit.packing.rules_support).
 
 The finding points at what the proof is about: the workload a certificate names (no pool can run
 it, its anti-affinity group or spread cap needs more nodes than it may use), else each workload that
@@ -16,7 +17,7 @@ from ..findings import Finding
 from ..packing.bounds import certificates, eligible_pools, fits
 from ..packing.model import Bound
 from ..packing.report import describe_bound, describe_proof
-from ..packing.rules_support import facts_for, pool_location
+from ..packing.rules_support import PackingFacts, per_cluster, pool_location
 from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
 from ..options import Option
 
@@ -69,7 +70,11 @@ def _unknown(inputs) -> list[dict]:
 
 
 def check(ctx) -> Iterator[Finding]:
-    facts = facts_for(ctx)
+    for facts in per_cluster(ctx):
+        yield from _check(ctx, facts)
+
+
+def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     a = facts.analysis
     if a is None or a.fit.feasible is not False:
         # True: fits. None: undecided within the time budget — not a proven misfit, so no finding.
@@ -81,9 +86,9 @@ def check(ctx) -> Iterator[Finding]:
     unplaced = [name for name, _ in a.fit.unplaced]
     if unplaced and all(name in too_large for name in unplaced) and set(unplaced) == too_large:
         return  # PF303 already says it, pod by pod
-    details = {"proof": a.fit.proof, "lower_bound": a.fit.lower_bound, "unplaced": dict(a.fit.unplaced),
-               "violated": [b.kind for b in a.fit.violated_bounds],
-               "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()}, "unknown": _unknown(inputs)}
+    details = facts.details({"proof": a.fit.proof, "lower_bound": a.fit.lower_bound, "unplaced": dict(a.fit.unplaced),
+                             "violated": [b.kind for b in a.fit.violated_bounds],
+                             "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()}, "unknown": _unknown(inputs)})
     # 1. Certificates about one workload: a finding on each such workload.
     about: dict[str, Bound] = {}
     for b in a.fit.violated_bounds:
@@ -93,7 +98,7 @@ def check(ctx) -> Iterator[Finding]:
                     about.setdefault(name, b)
     for name, b in about.items():
         w = inputs.workloads[name]
-        yield Finding(rule=ID, message=_message(b, name, inputs), location=w.location, object=w.ref,
+        yield Finding(rule=ID, message=facts.prefix + _message(b, name, inputs), location=w.location, object=w.ref,
                       details={**details, "certificate": b.kind})
     if about:
         return
@@ -102,7 +107,7 @@ def check(ctx) -> Iterator[Finding]:
     pods = sum(p.count for p in inputs.pods)
     rec = a.recommendation
     fix = f"; recommended: {rec.nodes} × {rec.vm_class} (PF604)" if rec.vm_class else ""
-    message = (f"{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
+    message = (f"{facts.prefix}{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
                f"{describe_proof(a).removeprefix('no: ')}{fix}")
     violated = [b for b in a.fit.violated_bounds if b.kind != "pod-too-large"]
     concerned = _pods_of(violated[0], inputs) if violated else [p.name for p in inputs.pods]
@@ -114,7 +119,8 @@ def check(ctx) -> Iterator[Finding]:
         if own:
             alone = True
             w = inputs.workloads[p.name]
-            yield Finding(rule=ID, message=f"its {p.count} pods alone do not fit the {nodes} nodes: {describe_bound(own[0])}",
+            yield Finding(rule=ID, message=f"{facts.prefix}its {p.count} pods alone do not fit the {nodes} nodes: "
+                                           f"{describe_bound(own[0])}",
                           location=w.location, object=w.ref, details={**details, "certificate": own[0].kind})
     if alone:
         return
@@ -125,7 +131,8 @@ def check(ctx) -> Iterator[Finding]:
     scope = violated[0].scope if violated and violated[0].scope else tuple(n.name for n in inputs.pools)
     source = (inputs.pool_sources or {}).get(scope[0])
     cluster = getattr(source, "cluster", "")
-    obj = next((o for o in cluster_objects(ctx.objects) if cluster and o.ref.name == cluster
+    objects = facts.cluster.objects if facts.cluster is not None else ctx.objects
+    obj = next((o for o in cluster_objects(objects) if cluster and o.ref.name == cluster
                 and source.location is not None and o.location.file == source.location.file), None)
     yield Finding(rule=ID, message=message, location=pool_location(inputs, scope[0]),
                   object=obj.ref if obj is not None else None, details=details)
