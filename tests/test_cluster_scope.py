@@ -311,3 +311,29 @@ def test_packing_works_per_cluster_and_names_the_cluster(tmp_path):
     assert [(f["rule"], f["file"].rsplit("deploy/", 1)[1], f["details"]["cluster"]) for f in findings] == [
         ("PF910", "prod/app.yaml", "all")
     ]
+
+
+def test_vsphere_capacity_counts_every_cluster_once(tmp_path):
+    # the TKC at the HA limit, copied into a second directory: one cluster (db), so its node VMs count once
+    at_limit = (ROOT / "testdata/PF501/pass_at_ha_limit.yaml").read_text()
+    files = {"deploy/a/cluster.yaml": at_limit, "deploy/b/cluster.yaml": at_limit}
+    findings = run_check(tmp_path, files, "--rule", "PF501", "--rule", "PF502", "--rule", "PF503", "--rule", "PF910")
+    assert [(f["rule"], f["file"].rsplit("deploy/", 1)[1]) for f in findings] == [("PF910", "b/cluster.yaml")]
+    # two clusters of that size share the one vSphere cluster: over HA capacity
+    other = at_limit.replace("name: db", "name: db2")
+    files = {"deploy/a/cluster.yaml": at_limit, "deploy/b/cluster.yaml": other}
+    findings = run_check(tmp_path, files, "--rule", "PF501", "--rule", "PF910")
+    assert [f["rule"] for f in findings] == ["PF501"]
+
+
+def test_crx_reservations_count_each_vsphere_pod_workload_once(tmp_path):
+    sup = ROOT / "testdata/platforms/vsphere-pods.yaml"
+    # after HA, 3 hosts × 41,600 MHz = 124,800 MHz; 10 pods of 4 CPUs reserve 104,000 MHz: they fit once,
+    # not twice
+    pod = DEPLOY.replace("replicas: 2", "replicas: 10").replace("cpu: 500m, memory: 1Gi", "cpu: '4', memory: 1Gi")
+    files = {"deploy/aws/app.yaml": pod.format(name="api", ns="shop"), "deploy/kind/app.yaml": pod.format(name="api", ns="shop")}
+    findings = run_check(tmp_path, files, "--platform", str(sup), "--rule", "PF501", "--rule", "PF910")
+    assert [f["rule"] for f in findings] == ["PF910"]
+    config = 'clusters: {"deploy/aws": one, "deploy/kind": two}\n'
+    findings = run_check(tmp_path, files, "--platform", str(sup), "--rule", "PF501", "--rule", "PF910", config=config)
+    assert [f["rule"] for f in findings] == ["PF501"]  # two Supervisors' worth of CRXs on the same hosts
