@@ -337,3 +337,70 @@ def test_crx_reservations_count_each_vsphere_pod_workload_once(tmp_path):
     config = 'clusters: {"deploy/aws": one, "deploy/kind": two}\n'
     findings = run_check(tmp_path, files, "--platform", str(sup), "--rule", "PF501", "--rule", "PF910", config=config)
     assert [f["rule"] for f in findings] == ["PF501"]  # two Supervisors' worth of CRXs on the same hosts
+
+
+# ---------------------------------------------------------------------------------------- PF701 ---
+
+
+def test_pf701_counts_unique_services_of_one_cluster(monkeypatch):
+    code, findings = check_fixture(ROOT / "testdata/PF701/fail_unique_over_small", "PF701", monkeypatch)
+    assert code == 1
+    assert [(f["file"], f["object"]["name"], f["details"]) for f in findings] == [
+        ("deploy/provider/gcp/deploy.yaml", "gcp-tenant-08",
+         {"cluster": "", "services": 23, "threshold": 20, "size": "small", "copies": 1, "scope": "tkg-cluster"}),
+    ]  # fmt: skip
+    assert findings[0]["message"].startswith(
+        "23 Services of type LoadBalancer in one cluster (the whole input), with 1 copy counted once (PF910), "
+        "above the 20 virtual servers of its small NSX-T load balancer (one per TKG cluster)")
+
+
+def test_pf701_names_the_vsphere_namespace(monkeypatch):
+    code, findings = check_fixture(ROOT / "testdata/PF701/fail_vsphere_namespace", "PF701", monkeypatch)
+    assert [(f["object"]["name"], f["details"]) for f in findings] == [
+        ("shop-20", {"cluster": "supervisor", "namespace": "shop", "services": 21, "threshold": 20, "size": "small",
+                     "copies": 0, "scope": "vsphere-namespace"}),
+    ]  # fmt: skip
+    assert "in vSphere Namespace shop of cluster supervisor" in findings[0]["message"]
+
+
+def test_pf701_is_skipped_without_an_nsx_t_load_balancer(monkeypatch):
+    monkeypatch.chdir(ROOT / "testdata/PF701/pass_bare_metal")
+    r = CliRunner().invoke(main, ["check", "deploy", "--platform", "platform.yaml", "--config", str(EMPTY_CONFIG),
+                                  "--rule", "PF701", "--format", "json"], catch_exceptions=False)  # fmt: skip
+    report = json.loads(r.output)
+    assert report["findings"] == [] and r.exit_code == 0
+    assert [(s["rule"], s["reason"]) for s in report["skipped_rules"]] == [
+        ("PF701", "an NSX-T load balancer: runtime tkg or vsphere-pods in the platform (spec.runtime); bare-metal has none")
+    ]
+
+
+SERVICES = "---\n".join(
+    f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i:03d}, namespace: web}}\nspec: {{type: LoadBalancer}}\n"
+    for i in range(101)
+)
+
+
+@pytest.mark.parametrize(("runtime", "config", "expected"), [
+    ("tkg", "", (20, "small")),
+    ("vsphere-pods", "", (100, "medium")),  # the study: vSphere Pods' Services get a medium load balancer
+    ("tkg", "thresholds: {PF701: {size: medium}}\n", (100, "medium")),
+    ("tkg", "thresholds: {PF701: {size: large}}\n", None),
+    ("vsphere-pods", "thresholds: {PF701: {size: large, max-services: 50}}\n", (50, "large")),
+])  # fmt: skip
+def test_pf701_size_and_max_services(tmp_path, runtime, config, expected):
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(f"apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {{name: p}}\nspec: {{runtime: {runtime}}}\n")
+    findings = run_check(tmp_path, {"deploy/services.yaml": SERVICES}, "--rule", "PF701", "--platform", str(platform),
+                         config=config or None)  # fmt: skip
+    got = [(f["details"]["threshold"], f["details"]["size"]) for f in findings]
+    assert got == ([expected] if expected else [])
+    if expected and "max-services" in config:
+        assert "above max-services 50 for its large NSX-T load balancer" in findings[0]["message"]
+
+
+def test_pf701_size_must_be_a_known_size(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("thresholds: {PF701: {size: huge}}\n")
+    (tmp_path / "s.yaml").write_text(SERVICES)
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "s.yaml"), "--config", str(cfg)])
+    assert r.exit_code == 2 and "size must be one of auto, small, medium, large, not 'huge'" in r.output

@@ -21,7 +21,7 @@ from podfit.vsphere import (
     critical_workloads,
     crx_lint,
     crx_size,
-    loadbalancer_counts,
+    loadbalancer_groups,
     mhz,
     overcommit_exceeds,
     place,
@@ -360,18 +360,27 @@ def test_critical_from_platform_or_cluster_annotation():
 
 
 def test_loadbalancers_grouped_per_namespace_on_supervisor_and_per_cluster_on_tkg():
+    from podfit.facts import build_facts
+
     svc = "apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}, namespace: {ns}}}\nspec: {{type: {t}}}\n"
     text = "---\n".join(
         [svc.format(i=i, ns="a", t="LoadBalancer") for i in range(3)]
         + [svc.format(i=i, ns="b", t="LoadBalancer") for i in range(3, 5)]
         + [svc.format(i=9, ns="b", t="NodePort")]
     )
+
+    def groups(objs, platform):
+        facts = build_facts(objs, platform)
+        return {k: len(v) for k, v in loadbalancer_groups(facts.clusters, platform.runtime).items()}
+
     objs = objects_of(text)
-    sup = replace(DEFAULT_PLATFORM, runtime="vsphere-pods")
-    assert {k: len(v) for k, v in loadbalancer_counts(objs, sup).items()} == {"a": 3, "b": 2}
-    assert {k: len(v) for k, v in loadbalancer_counts(objs, DEFAULT_PLATFORM).items()} == {"": 5}
-    named = objects_of(text + "---\n" + tkc("shop", 1, "best-effort-small"))
-    assert {k: len(v) for k, v in loadbalancer_counts(named, DEFAULT_PLATFORM).items()} == {"shop": 5}
+    sup = replace(DEFAULT_PLATFORM, name="sup", runtime="vsphere-pods")
+    assert groups(objs, sup) == {("sup", "a"): 3, ("sup", "b"): 2}
+    assert groups(objs, DEFAULT_PLATFORM) == {("", ""): 5}
+    assert groups(objects_of(text + "---\n" + tkc("shop", 1, "best-effort-small")), DEFAULT_PLATFORM) == {("shop", ""): 5}
+    assert groups(objs, replace(DEFAULT_PLATFORM, runtime="bare-metal")) == {}  # no NSX-T load balancer
+    # a Service copied into a second file of the same cluster counts once
+    assert groups(objs + objects_of(text, "copy.yaml"), DEFAULT_PLATFORM) == {("", ""): 5}
 
 
 # --------------------------------------------------------------------------- property tests ---

@@ -29,7 +29,7 @@ def explain(rule: Rule, heading: str = "#") -> str:
     if rule.options:
         lines += [f"{heading}# Options", f"Set in the config file under `thresholds: {{{rule.id}: {{...}}}}`.", ""]
         lines += ["| option | type | default | meaning |", "|---|---|---|---|"]
-        lines += [f"| `{o.name}` | {o.type} | {_default(o.default)} | {o.doc} |" for o in rule.options]
+        lines += [f"| `{o.name}` | {_type(o)} | {_default(o.default)} | {o.doc} |" for o in rule.options]
         lines.append("")
     if rule.requires:
         from .facts import REQUIREMENTS
@@ -45,6 +45,10 @@ def explain(rule: Rule, heading: str = "#") -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _type(option) -> str:
+    return f"{option.type}: {', '.join(f'`{c}`' for c in option.choices)}" if option.choices else option.type
 
 
 def _default(value: object) -> str:

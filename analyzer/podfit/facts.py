@@ -76,7 +76,7 @@ class ClusterScope:
     @property
     def label(self) -> str:
         """How a message names it."""
-        return f"cluster {self.name}" if self.name else "one cluster (the whole input: nothing names a cluster)"
+        return f"cluster {self.name}" if self.name else "one cluster (the whole input)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -415,6 +415,10 @@ REQUIREMENTS: Mapping[str, tuple[Any, str]] = {
     "runtime-vsphere-pods": (
         lambda f: f.platform.runtime == "vsphere-pods",
         "runtime vsphere-pods in the platform (spec.runtime)",
+    ),
+    "nsx-t-load-balancer": (
+        lambda f: f.platform.runtime in ("tkg", "vsphere-pods"),
+        "an NSX-T load balancer: runtime tkg or vsphere-pods in the platform (spec.runtime); bare-metal has none",
     ),
     "runtime-nodes": (
         lambda f: f.platform.runtime != "vsphere-pods",

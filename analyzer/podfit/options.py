@@ -26,6 +26,7 @@ class Option:
     default: Any
     doc: str
     minimum: int | float | None = None
+    choices: tuple[str, ...] | None = None  # the values a string option may take
 
 
 def option_from_metadata(entry: Mapping[str, Any], where: str) -> Option:
@@ -36,6 +37,7 @@ def option_from_metadata(entry: Mapping[str, Any], where: str) -> Option:
             default=entry.get("default"),
             doc=str(entry.get("doc", "")),
             minimum=entry.get("minimum"),
+            choices=tuple(str(c) for c in entry["choices"]) if entry.get("choices") else None,
         )
     except KeyError as e:
         raise ValueError(f"{where}: option without {e.args[0]}") from None
@@ -84,6 +86,8 @@ def check_value(option: Option, value: Any) -> Any:
     if not ok:
         example = {"duration": '"10s" or 10', "integer": "20", "number": "1.5", "boolean": "true", "string": '"x"'}[kind]
         raise OptionError(f"{option.name} must be {'an' if kind == 'integer' else 'a'} {kind} (e.g. {example}), not {value!r}")
+    if option.choices is not None and converted not in option.choices:
+        raise OptionError(f"{option.name} must be one of {', '.join(option.choices)}, not {value!r}")
     if option.minimum is not None and converted < option.minimum:
         raise OptionError(f"{option.name} must be at least {option.minimum}, not {value!r}")
     return converted

@@ -38,9 +38,10 @@ __all__ = [
     "what_if",
     "critical_workloads",
     "crx_lint",
-    "loadbalancer_counts",
-    "LB_TKG_DEFAULT",
-    "LB_SUPERVISOR_DEFAULT",
+    "loadbalancer_groups",
+    "is_loadbalancer_service",
+    "LB_VIRTUAL_SERVERS",
+    "LB_DEFAULT_SIZE",
     "object_at",
     "finding_anchor",
     "describe_vms",
@@ -618,33 +619,32 @@ def crx_lint(pod: PodSpec) -> frozenset[str]:
 
 # ------------------------------------------------------------------------------ load balancers ---
 
-# Virtual servers of the NSX-T load balancers vSphere with Tanzu allocates (NSX-T 3.x
-# configuration maximums; the study names the sizes but gives no count): a TKG cluster gets a
-# small load balancer (20 virtual servers), the Supervisor a medium one (100).
-LB_TKG_DEFAULT = 20
-LB_SUPERVISOR_DEFAULT = 100
+# Virtual servers of the NSX-T load balancer sizes (vSphere Automation API, NSX-T load balancer
+# sizes): one LoadBalancer Service takes at least one virtual server. The study: each TKG cluster
+# gets a small load balancer, LoadBalancer Services of vSphere Pods a medium one; NCP allocates the
+# latter per vSphere Namespace.
+LB_VIRTUAL_SERVERS: Mapping[str, int] = {"small": 20, "medium": 100, "large": 1000}
+LB_DEFAULT_SIZE: Mapping[str, str] = {"tkg": "small", "vsphere-pods": "medium"}
 
 
-def loadbalancer_counts(objects: Iterable[K8sObject], platform: Platform) -> dict[str, list[K8sObject]]:
-    """Services of type LoadBalancer grouped by the load balancer that serves them.
+def is_loadbalancer_service(obj: K8sObject) -> bool:
+    spec = obj.raw.get("spec")
+    return obj.kind == "Service" and isinstance(spec, Mapping) and spec.get("type") == "LoadBalancer"
 
-    vSphere Pods: one group per Supervisor namespace. TKG: one group per cluster; the cluster is
-    the only cluster named by the platform's node pools or by a TKC / Cluster API manifest in the
-    input; with none or several, every Service is counted in one group named "" (the input is
-    taken as one cluster).
-    """
-    objects = list(objects)
-    services = [o for o in objects if o.kind == "Service" and isinstance(o.raw.get("spec"), Mapping)
-                and o.raw["spec"].get("type") == "LoadBalancer"]  # fmt: skip
-    groups: dict[str, list[K8sObject]] = {}
-    if platform.runtime == "vsphere-pods":
-        for s in services:
-            groups.setdefault(s.ref.namespace or "default", []).append(s)
+
+def loadbalancer_groups(clusters: Iterable, runtime: str) -> dict[tuple[str, str], list[K8sObject]]:
+    """Services of type LoadBalancer grouped by the NSX-T load balancer that serves them, keyed
+    (cluster name, vSphere Namespace): on ``vsphere-pods`` one per vSphere Namespace (the Service's
+    namespace) of each cluster; on ``tkg`` one per cluster (namespace ""); none elsewhere.
+    ``clusters`` are the run's :class:`~podfit.facts.ClusterScope` values, each object once."""
+    groups: dict[tuple[str, str], list[K8sObject]] = {}
+    if runtime not in LB_DEFAULT_SIZE:
         return groups
-    names = {p.cluster for p in platform.node_pools if p.cluster} | {o.ref.name for o in cluster_objects(objects)}
-    cluster = next(iter(names)) if len(names) == 1 else ""
-    if services:
-        groups[cluster] = services
+    for c in clusters:
+        for o in c.objects:
+            if is_loadbalancer_service(o):
+                ns = (o.ref.namespace or "default") if runtime == "vsphere-pods" else ""
+                groups.setdefault((c.name, ns), []).append(o)
     return groups
 
 

@@ -25,12 +25,13 @@ OPTIONS: tuple[Option, ...] = ()
 
 
 _FROM = {"option": "--cluster", "config": "the config's clusters: mapping", "platform": "the platform",
-         "manifest": "its cluster manifest"}
+         "manifest": "its cluster manifest", "input": "nothing names a cluster"}
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for scope in ctx.facts.clusters:
-        where = scope.label + (f" (from {_FROM[scope.source]})" if scope.source in _FROM else "")
+        where = scope.label.removesuffix(")") + f": {_FROM[scope.source]})" if not scope.name else (
+            f"{scope.label} (from {_FROM[scope.source]})")
         for first, second in scope.duplicates:
             yield Finding(
                 ID,

@@ -1,54 +1,81 @@
-"""PF701: more Services of type LoadBalancer in one cluster than its NSX-T load balancer serves well.
+"""PF701: more Services of type LoadBalancer than the NSX-T load balancer serving them handles well.
 
-Counted per TKG cluster (each gets a small NSX-T load balancer) or, for vSphere Pods, per
-Supervisor namespace. Thresholds: ``max-services`` (default 20) for TKG clusters and
-``max-services-supervisor`` (default 100) for vSphere Pods: the virtual servers of the small and
-medium NSX-T load balancers (NSX-T 3.x configuration maximums; the study names the sizes but no
-count). See docs/vsphere.md.
+Where an NSX-T load balancer exists (runtime ``tkg`` or ``vsphere-pods``; REQUIRES), counted
+against its real scope: on ``tkg`` one load balancer per TKG cluster (``Facts.clusters``), on
+``vsphere-pods`` one per vSphere Namespace (NCP allocates it per namespace). Each Service counts
+once per cluster (copies are PF910). The threshold is the load balancer's virtual servers:
+``size`` small 20, medium 100, large 1000 (vSphere Automation API); ``auto`` is the study's sizes,
+small for a TKG cluster and medium for vSphere Pods. ``max-services`` overrides the size's count.
+See docs/vsphere.md.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from ..options import Option
 from ..findings import Finding
-from ..vsphere import LB_SUPERVISOR_DEFAULT, LB_TKG_DEFAULT, loadbalancer_counts
+from ..options import Option
+from ..vsphere import LB_DEFAULT_SIZE, LB_VIRTUAL_SERVERS, is_loadbalancer_service, loadbalancer_groups
 from . import RuleContext
 
 ID = "PF701"
 SLUG = "loadbalancer-services-per-cluster"
-TITLE = "Many LoadBalancer Services in one cluster"
+TITLE = "Many LoadBalancer Services on one load balancer"
 SEVERITY = "warning"
-REQUIRES: tuple[str, ...] = ()
+REQUIRES: tuple[str, ...] = ("nsx-t-load-balancer",)
 OPTIONS: tuple[Option, ...] = (
-    Option("max-services", "integer", 20, "LoadBalancer Services one TKG cluster's load balancer serves well.", minimum=1),
-    Option("max-services-supervisor", "integer", 100, "LoadBalancer Services per Supervisor namespace (vSphere Pods).", minimum=1),
-)
+    Option("size", "string", "auto",
+           "The NSX-T load balancer's size: small (20 virtual servers), medium (100), large (1000); auto: small "
+           "for a TKG cluster, medium for vSphere Pods (the study's allocation).",
+           choices=("auto", "small", "medium", "large")),
+    Option("max-services", "integer", None, "LoadBalancer Services one load balancer serves well, instead of the "
+           "size's virtual servers.", minimum=1),
+)  # fmt: skip
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    supervisor = ctx.platform.runtime == "vsphere-pods"
-    limit = int(ctx.option("max-services-supervisor") if supervisor else ctx.option("max-services"))
-    groups = loadbalancer_counts(ctx.objects, ctx.platform)
-    cluster = ctx.facts.cluster  # `podfit check --cluster NAME`: all manifests go to NAME
-    if cluster and not supervisor:
-        groups = {str(cluster): [o for services in groups.values() for o in services]}
-    for group, services in sorted(groups.items()):
+    runtime = ctx.platform.runtime
+    size = str(ctx.option("size"))
+    if size == "auto":
+        size = LB_DEFAULT_SIZE[runtime]
+    override = ctx.option("max-services")
+    limit = int(override) if override is not None else LB_VIRTUAL_SERVERS[size]
+    clusters = ctx.facts.clusters
+    several = len(clusters) > 1
+    copies: dict[tuple[str, str], int] = {}
+    pods = runtime == "vsphere-pods"
+    for c in clusters:
+        for _, second in c.duplicates:
+            if is_loadbalancer_service(second):
+                key = (c.name, (second.ref.namespace or "default") if pods else "")
+                copies[key] = copies.get(key, 0) + 1
+    by_name = {c.name: c for c in clusters}
+    for (cluster, ns), services in sorted(loadbalancer_groups(clusters, runtime).items()):
         if len(services) <= limit:
             continue
+        scope = by_name[cluster]
         services = sorted(services, key=lambda o: (o.location.file, o.location.line))
         first_over = services[limit]
-        where = (f"Supervisor namespace {group}" if supervisor
-                 else f"TKG cluster {group}" if group else "one cluster")  # fmt: skip
-        lb = "medium" if supervisor else "small"
+        if pods:
+            where = f"vSphere Namespace {ns}" + (f" of {scope.label}" if several or scope.name else "")
+            owner = "one per vSphere Namespace"
+            split = "Spread them over vSphere Namespaces (each gets its own load balancer)"
+        else:
+            where = scope.label
+            owner = "one per TKG cluster"
+            split = "Split them across TKG clusters (each gets its own load balancer)"
+        against = (f"above max-services {limit} for its {size} NSX-T load balancer" if override is not None
+                   else f"above the {limit} virtual servers of its {size} NSX-T load balancer")
+        dup = copies.get((cluster, ns), 0)
+        counted = f", with {dup} cop{'y' if dup == 1 else 'ies'} counted once (PF910)" if dup else ""
         yield Finding(
             ID,
-            f"{len(services)} Services of type LoadBalancer in {where}, above {limit}: they share its {lb} NSX-T "
-            f"load balancer, which can become the bottleneck. Split them across clusters (each TKG cluster gets its "
-            f"own load balancer) or use an Ingress, and watch the load balancer alarms in NSX-T",
+            f"{len(services)} Services of type LoadBalancer in {where}{counted}, {against} ({owner}): it can "
+            f"become the bottleneck. {split} or put them behind an Ingress, and watch the load balancer alarms in "
+            "NSX-T",
             first_over.location,
             first_over.ref,
-            details={"cluster": group, "services": len(services), "threshold": limit,
-                     "scope": "supervisor-namespace" if supervisor else "tkg-cluster"},
+            details={"cluster": cluster, **({"namespace": ns} if pods else {}), "services": len(services),
+                     "threshold": limit, "size": size, "copies": dup,
+                     "scope": "vsphere-namespace" if pods else "tkg-cluster"},
         )  # fmt: skip
