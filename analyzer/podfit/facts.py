@@ -182,12 +182,12 @@ def platform_cluster(platform: Platform) -> str | None:
     return next(iter(named)) if len(named) == 1 else platform.name
 
 
-def _manifest_clusters(objects: Sequence[K8sObject]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """Cluster names declared per file and per directory (a directory also holds what its
-    subdirectories declare only through the search upwards, not here)."""
+def _manifest_clusters(manifests: Sequence[K8sObject]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Cluster names declared per file and per directory (only where a manifest stands: the
+    search for an object's cluster goes upwards from its file)."""
     by_file: dict[str, set[str]] = {}
     by_dir: dict[str, set[str]] = {}
-    for o in cluster_objects(objects):
+    for o in manifests:
         f = o.location.file
         by_file.setdefault(f, set()).add(o.ref.name)
         if f != STDIN_NAME:
@@ -227,25 +227,10 @@ def _cluster_scopes(
     of_platform = platform_cluster(platform)
     manifests = cluster_objects(objects)
     declared = sorted({o.ref.name for o in manifests})
-    by_file, by_dir = _manifest_clusters(objects)
+    by_file, by_dir = _manifest_clusters(manifests)
     only = declared[0] if len(declared) == 1 else None
-    path_cache: dict[str, tuple[str, str]] = {}
 
-    def assign(o: K8sObject) -> tuple[str, str]:
-        if option is not None:
-            return option, "option"
-        f = o.location.file
-        hit = path_cache.get(f)
-        if hit is None:
-            hit = _assign_file(f)
-            path_cache[f] = hit
-        if hit[1] in ("option", "config", "platform"):
-            return hit
-        if o in manifests_set:
-            return o.ref.name, "manifest"
-        return hit
-
-    def _assign_file(f: str) -> tuple[str, str]:
+    def assign_file(f: str) -> tuple[str, str]:
         name = cluster_for_path(f) if cluster_for_path is not None else None
         if name is not None:
             return name, "config"
@@ -256,15 +241,31 @@ def _cluster_scopes(
             return name, "manifest"
         return "", "input"
 
-    manifests_set = set(manifests) if manifests else set()
     members: dict[str, list[K8sObject]] = {}
     sources: dict[str, str] = {}
-    for o in objects:
-        name, source = assign(o)
-        members.setdefault(name, []).append(o)
+
+    def note(name: str, source: str) -> None:
         # a cluster named both ways keeps the stronger source (option > config > platform > manifest)
         if name not in sources or _SOURCE_RANK[source] < _SOURCE_RANK[sources[name]]:
             sources[name] = source
+
+    if option is not None:
+        if objects:
+            members[option] = list(objects)
+            note(option, "option")
+    else:
+        own = {id(o) for o in manifests}  # a cluster manifest belongs to the cluster it declares
+        by_path: dict[str, tuple[str, str]] = {}
+        for o in objects:
+            f = o.location.file
+            hit = by_path.get(f)
+            if hit is None:
+                hit = by_path[f] = assign_file(f)
+                note(*hit)
+            if own and hit[1] in ("manifest", "input") and id(o) in own:
+                hit = (o.ref.name, "manifest")
+                note(*hit)
+            members.setdefault(hit[0], []).append(o)
 
     scope_of: dict[int, int] = {}
     drafts: list[tuple[str, list[K8sObject], list[tuple[K8sObject, K8sObject]]]] = []
@@ -275,7 +276,7 @@ def _cluster_scopes(
         for o in members[name]:
             scope_of[id(o)] = i
             meta = o.raw.get("metadata")
-            if not (isinstance(meta, Mapping) and meta.get("name")):  # generateName: a new object every time
+            if not (isinstance(meta, dict) and meta.get("name")):  # generateName: a new object every time
                 unique.append(o)
                 continue
             key = _identity(o.ref)
