@@ -242,18 +242,19 @@ def test_pf910_points_at_the_second_copy_with_the_first_in_the_message(monkeypat
     code, findings = check_fixture(ROOT / "testdata/PF910/fail_provider_variants", "PF910", monkeypatch)
     second = "deploy/static/provider/baremetal/deploy.yaml"
     first = "deploy/static/provider/aws/deploy.yaml"
-    assert [(f["file"], f["line"], f["object"]["kind"], f["details"]["first"]["file"], f["details"]["first"]["line"])
-            for f in findings] == [(second, 2, "Namespace", first, 2), (second, 7, "Service", first, 7),
-                                   (second, 19, "Deployment", first, 19)]  # fmt: skip
-    assert all(f["severity"] == "warning" and f"already declared at {first}:" in f["message"] for f in findings)
-    assert {f["details"]["cluster"] for f in findings} == {""}
+    # one finding for the pair of files, at the first repeated object, listing all three
+    assert [(f["file"], f["line"], f["object"]["kind"], f["details"]["first"]["file"], f["details"]["first"]["line"],
+             f["details"]["count"]) for f in findings] == [(second, 2, "Namespace", first, 2, 3)]  # fmt: skip
+    (f,) = findings
+    assert f["severity"] == "warning" and f"3 objects of this file are already declared in {first}" in f["message"]
+    assert len(f["details"]["objects"]) == 3 and f["details"]["cluster"] == ""
 
 
 def test_pf910_silent_under_the_cluster_option_only_when_the_mapping_separates(monkeypatch):
     # --cluster puts everything in one cluster: the provider copies clash again
     path = ROOT / "testdata/PF910/pass_provider_variants_mapped"
     _, findings = check_fixture(path, "PF910", monkeypatch, "--cluster", "one")
-    assert len(findings) == 3 and {f["details"]["cluster"] for f in findings} == {"one"}
+    assert [(f["details"]["count"], f["details"]["cluster"]) for f in findings] == [(3, "one")]
 
 
 def test_pf910_can_be_suppressed_on_the_second_object(tmp_path):

@@ -29,19 +29,31 @@ _FROM = {"option": "--cluster", "config": "the config's clusters: mapping", "pla
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
+    """One finding per pair of files: alternative manifests repeat many objects (a controller's
+    manifests per cloud provider), and one line that says so is worth more than one per object.
+    A single repeated object keeps its own line; more point at the first repeated object."""
     for scope in ctx.facts.clusters:
         where = scope.label.removesuffix(")") + f": {_FROM[scope.source]})" if not scope.name else (
             f"{scope.label} (from {_FROM[scope.source]})")
+        pairs: dict[tuple[str, str], list] = {}
         for first, second in scope.duplicates:
+            pairs.setdefault((second.location.file, first.location.file), []).append((first, second))
+        for (_, first_file), dups in pairs.items():
+            first, second = min(dups, key=lambda d: d[1].location)
+            if len(dups) == 1:
+                what = f"already declared at {first.location.file}:{first.location.line} (same API group, kind, namespace and name)"
+            else:
+                names = ", ".join(f"{s.ref.kind} {s.ref.name}" for _, s in dups[:3]) + (", …" if len(dups) > 3 else "")
+                what = f"{len(dups)} objects of this file are already declared in {first_file} ({names})"
             yield Finding(
                 ID,
-                f"already declared at {first.location.file}:{first.location.line} (same API group, kind, namespace "
-                f"and name), in {where}: applied together, this one replaces it. Alternative manifests or a real "
+                f"{what}, in {where}: applied together, these replace them. Alternative manifests or a real "
                 "clash: counted once. If they deploy to different clusters, map their paths to clusters in the "
                 "config (clusters: {glob: name})",
                 second.location,
                 second.ref,
-                details={"cluster": scope.name, "cluster_source": scope.source,
+                details={"cluster": scope.name, "cluster_source": scope.source, "count": len(dups),
+                         "objects": [str(s.ref) for _, s in dups],
                          "first": {"file": first.location.file, "line": first.location.line,
                                    "api_version": first.ref.api_version}},
             )  # fmt: skip
