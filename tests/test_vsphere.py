@@ -300,6 +300,18 @@ def test_no_hosts_means_mhz_unknown():
     assert s.cpu_reservation_mhz is None and s.vcpus == 1
 
 
+def test_a_sidecar_declared_before_an_init_container_runs_beside_it():
+    side = container("envoy", cpu_req=1000, mem_req=512 * MiB, init=True, sidecar=True)
+    migrate = container("migrate", cpu_req=2000, mem_req=2 * GiB, init=True)
+    app = container("app", cpu_req=1000, mem_req=GiB)
+    s = crx_size(pod(app, inits=(side, migrate)), 2600)
+    # while migrate runs: 2 + 1 CPUs, 2Gi + 512Mi; afterwards app + sidecar: 2 CPUs, 1.5Gi
+    assert (s.vcpus, s.cpu_reservation_mhz, s.memory_bytes) == (3, 7800, 2560 * MiB)
+    # declared after the init container, the sidecar starts once it is done
+    s = crx_size(pod(app, inits=(migrate, side)), 2600)
+    assert (s.vcpus, s.cpu_reservation_mhz, s.memory_bytes) == (2, 5200, 2 * GiB)
+
+
 def test_crx_lint_matches_the_rego_rule_statements():
     assert crx_lint(pod(container())) == {"PF401"}
     assert crx_lint(pod(container(cpu_req=2000))) == {"PF402"}
@@ -434,6 +446,19 @@ def test_a_larger_request_never_lowers_a_reservation(specs, which, more_cpu, mor
     after = crx_size(_pod_from(bigger), 2600)
     assert after.cpu_reservation_mhz >= before.cpu_reservation_mhz
     assert after.memory_reservation_bytes >= before.memory_reservation_bytes
+
+
+@settings(max_examples=300, deadline=None)
+@given(containers_st, st.lists(st.tuples(quantity, quantity, quantity, quantity, st.booleans()), max_size=3))
+def test_crx_reserves_the_kubernetes_effective_pod_request(specs, init_specs):
+    inits = tuple(container(f"i{i}", a, b, None if c is None else c * MiB, None if d is None else d * MiB,
+                            init=True, sidecar=side)
+                  for i, (a, b, c, d, side) in enumerate(init_specs))  # fmt: skip
+    p = replace(_pod_from(specs), init_containers=inits)
+    s = crx_size(p, 2600)
+    # the Kubernetes effective pod request as the model computes it (no overhead here)
+    assert s.cpu_request_millicores == p.cpu_request
+    assert s.memory_reservation_bytes == p.memory_request
 
 
 @settings(max_examples=300, deadline=None)

@@ -96,16 +96,19 @@ def _running(pod: PodSpec) -> tuple[Container, ...]:
     return pod.containers + tuple(c for c in pod.init_containers if c.sidecar)
 
 
-def _one_shot_inits(pod: PodSpec) -> tuple[Container, ...]:
-    return tuple(c for c in pod.init_containers if not c.sidecar)
-
-
 def _sum_and_init(pod: PodSpec, value) -> int:
-    """max(Σ over running containers, largest one-shot init container): init containers run alone
-    in the same CRX before the app containers, so the CRX must hold the largest of them."""
-    total = sum(value(c) or 0 for c in _running(pod))
-    inits = [value(c) or 0 for c in _one_shot_inits(pod)]
-    return max([total] + inits)
+    """max(Σ over running containers, each one-shot init container + the sidecars started before
+    it): init containers run one at a time in the same CRX before the app containers, beside the
+    sidecars declared ahead of them, so the CRX must hold the largest of these (Kubernetes'
+    effective pod request, without overhead)."""
+    best = sum(value(c) or 0 for c in _running(pod))
+    sidecars = 0
+    for c in pod.init_containers:
+        if c.sidecar:
+            sidecars += value(c) or 0
+        else:
+            best = max(best, (value(c) or 0) + sidecars)
+    return best
 
 
 def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
