@@ -21,6 +21,7 @@ from podfit.vsphere import (
     critical_workloads,
     crx_lint,
     crx_size,
+    describe_crx,
     loadbalancer_groups,
     mhz,
     overcommit_exceeds,
@@ -310,6 +311,25 @@ def test_a_sidecar_declared_before_an_init_container_runs_beside_it():
     # declared after the init container, the sidecar starts once it is done
     s = crx_size(pod(app, inits=(migrate, side)), 2600)
     assert (s.vcpus, s.cpu_reservation_mhz, s.memory_bytes) == (2, 5200, 2 * GiB)
+
+
+def test_what_sized_the_crx():
+    s = crx_size(pod(container()), 2600)
+    assert (s.cpu_from, s.memory_from, s.memory_limits_bytes, s.memory_cap_bytes) == ("none", "none", None, None)
+    s = crx_size(pod(container(cpu_req=2000, mem_req=GiB)), 2600)
+    assert (s.cpu_from, s.memory_from, s.memory_capped) == ("requests", "requests", False)
+    s = crx_size(pod(container(cpu_req=500, cpu_lim=1000, mem_req=GiB, mem_lim=8 * GiB),
+                     container("b", cpu_req=500, cpu_lim=1000, mem_req=GiB, mem_lim=8 * GiB)), 2600)  # fmt: skip
+    assert (s.cpu_from, s.memory_from) == ("limits", "limits")
+    assert (s.memory_limits_bytes, s.memory_cap_bytes, s.memory_bytes, s.memory_capped) == (16 * GiB, 8 * GiB, 8 * GiB, True)
+    assert "capped" in s.why["memory_bytes"]
+
+
+def test_describe_crx_gives_the_figures_of_podfit_vsphere_crx():
+    assert describe_crx(crx_size(pod(container()), 2600)) == "1 vCPU (0 MHz reserved) and 1Gi of memory"
+    s = crx_size(pod(container(cpu_req=2000, cpu_lim=8000, mem_req=4 * GiB)), 2600)
+    assert describe_crx(s) == "8 vCPUs (CPU limit 20,800 MHz, 5,200 MHz reserved) and 4Gi of memory"
+    assert describe_crx(crx_size(pod(container(cpu_req=1500, mem_req=GiB)), None)) == "2 vCPUs and 1Gi of memory"
 
 
 def test_crx_lint_matches_the_rego_rule_statements():

@@ -19,6 +19,9 @@ __all__ = [
     "GiB",
     "CrxSize",
     "crx_size",
+    "describe_crx",
+    "fmt_memory",
+    "fmt_mhz",
     "mhz",
     "reference_mhz",
     "HostCapacity",
@@ -79,7 +82,13 @@ def mhz(millicores: int, base_mhz: int) -> int:
 @dataclass(frozen=True)
 class CrxSize:
     """The CRX VM of one vSphere Pod. MHz figures are ``None`` when the base clock is unknown;
-    ``cpu_limit_mhz`` is ``None`` when the CRX has no vSphere CPU limit."""
+    ``cpu_limit_mhz`` is ``None`` when the CRX has no vSphere CPU limit.
+
+    ``cpu_from`` / ``memory_from`` name what sized each resource: ``"none"`` (no container sets a
+    request or limit: the default), ``"requests"`` (requests, no limit) or ``"limits"``.
+    ``memory_limits_bytes`` is the memory the limits add up to before the cap and
+    ``memory_cap_bytes`` the cap max(3 × Σ requests, largest limit); both ``None`` without a
+    memory limit."""
 
     vcpus: int
     cpu_limit_mhz: int | None
@@ -88,7 +97,52 @@ class CrxSize:
     memory_reservation_bytes: int
     cpu_request_millicores: int
     cpu_limit_millicores: int | None
+    cpu_from: str = "none"
+    memory_from: str = "none"
+    memory_limits_bytes: int | None = None
+    memory_cap_bytes: int | None = None
     why: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def memory_capped(self) -> bool:
+        """The memory limits add up to more than the CRX is given."""
+        return self.memory_cap_bytes is not None and (self.memory_limits_bytes or 0) > self.memory_cap_bytes
+
+    def figures(self) -> dict[str, int | None]:
+        """The CRX's figures as ``podfit vsphere crx --format json`` writes them."""
+        return {
+            "vcpus": self.vcpus, "cpu_limit_mhz": self.cpu_limit_mhz, "cpu_reservation_mhz": self.cpu_reservation_mhz,
+            "memory_bytes": self.memory_bytes, "memory_reservation_bytes": self.memory_reservation_bytes,
+        }  # fmt: skip
+
+
+def fmt_memory(n: int | None) -> str:
+    """Memory as ``podfit vsphere`` prints it: a quantity when whole MiB ("4Gi", "640Mi"), else GiB
+    with two decimals; "-" for unknown."""
+    from .quantity import format_memory
+
+    if n is None:
+        return "-"
+    if n % 2**20 == 0 or n < 2**20:
+        return format_memory(n) if n else "0"
+    return f"{n / 2**30:.2f}Gi"
+
+
+def fmt_mhz(n: int | None) -> str:
+    """MHz as ``podfit vsphere`` prints them ("5,200 MHz"); "-" for unknown."""
+    return "-" if n is None else f"{n:,} MHz"
+
+
+def describe_crx(size: CrxSize) -> str:
+    """The CRX in words, with the figures ``podfit vsphere crx`` prints: "2 vCPUs (CPU limit 5,200 MHz,
+    2,600 MHz reserved) and 8Gi of memory". MHz figures appear only when the base clock is known."""
+    cpu = []
+    if size.cpu_limit_mhz is not None:
+        cpu.append(f"CPU limit {fmt_mhz(size.cpu_limit_mhz)}")
+    if size.cpu_reservation_mhz is not None:
+        cpu.append(f"{fmt_mhz(size.cpu_reservation_mhz)} reserved")
+    vcpus = f"{size.vcpus} vCPU{'s' if size.vcpus != 1 else ''}"
+    return f"{vcpus}{' (' + ', '.join(cpu) + ')' if cpu else ''} and {fmt_memory(size.memory_bytes)} of memory"
 
 
 def _running(pod: PodSpec) -> tuple[Container, ...]:
@@ -138,15 +192,18 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
     cpu_req = _sum_and_init(pod, req("cpu"))
     cpu_limit_mc: int | None = None
     if any_set("cpu", "limit"):
+        cpu_from = "limits"
         cpu_limit_mc = max(_sum_and_init(pod, lim_or_req("cpu")), cpu_req)
         vcpus = _ceil_div(cpu_limit_mc, 1000)
         why["vcpus"] = WHY_CPU_LIMITS
         why["cpu_limit_mhz"] = WHY_CPU_LIMIT_MHZ
     elif any_set("cpu", "request"):
+        cpu_from = "requests"
         vcpus = _ceil_div(cpu_req, 1000)
         why["vcpus"] = WHY_CPU_REQUESTS
         why["cpu_limit_mhz"] = WHY_CPU_NO_LIMIT
     else:
+        cpu_from = "none"
         vcpus = 1
         why["vcpus"] = WHY_CPU_NONE
         why["cpu_limit_mhz"] = WHY_CPU_NO_LIMIT
@@ -164,17 +221,22 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
 
     # memory
     mem_req = _sum_and_init(pod, req("memory"))
+    mem_total: int | None = None
+    mem_cap: int | None = None
     if any_set("memory", "limit"):
-        total = _sum_and_init(pod, lim_or_req("memory"))
+        memory_from = "limits"
+        mem_total = _sum_and_init(pod, lim_or_req("memory"))
         largest = max((c.resources.memory_limit or 0) for c in everyone)
-        cap = max(3 * mem_req, largest)
-        memory = min(total, cap)
-        why["memory_bytes"] = WHY_MEM_CAPPED if total > cap else WHY_MEM_LIMITS
+        mem_cap = max(3 * mem_req, largest)
+        memory = min(mem_total, mem_cap)
+        why["memory_bytes"] = WHY_MEM_CAPPED if mem_total > mem_cap else WHY_MEM_LIMITS
         memory = max(memory, mem_req)  # never below what is reserved
     elif any_set("memory", "request"):
+        memory_from = "requests"
         memory = mem_req
         why["memory_bytes"] = WHY_MEM_REQUESTS
     else:
+        memory_from = "none"
         memory = GiB
         why["memory_bytes"] = WHY_MEM_NONE
     if memory <= 0:
@@ -189,6 +251,10 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
         memory_reservation_bytes=mem_req,
         cpu_request_millicores=cpu_req,
         cpu_limit_millicores=cpu_limit_mc,
+        cpu_from=cpu_from,
+        memory_from=memory_from,
+        memory_limits_bytes=mem_total,
+        memory_cap_bytes=mem_cap,
         why=why,
     )
 

@@ -34,13 +34,9 @@ def _thousands(n: int | None, unit: str = "") -> str:
 
 
 def _mem(n: int | None) -> str:
-    from ..quantity import format_memory
+    from ..vsphere import fmt_memory
 
-    if n is None:
-        return "-"
-    if n % 2**20 == 0 or n < 2**20:
-        return format_memory(n) if n else "0"
-    return f"{n / 2**30:.2f}Gi"
+    return fmt_memory(n)
 
 
 def _load(paths: tuple[str, ...], config_path: str | None):
@@ -70,7 +66,7 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
     and memory reservation, with the rule of the best-practices study that gave each.
     """
     from ..cli import PodfitError, load_platform
-    from ..vsphere import crx_size, reference_mhz
+    from ..vsphere import crx_size, fmt_mhz, reference_mhz
 
     platform = load_platform(platform_path)
     _, _, workloads, problems = _load(paths, None)
@@ -81,9 +77,7 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
         rows.append({
             "name": w.ref.name, "namespace": w.ref.namespace, "kind": w.ref.kind,
             "file": w.location.file, "line": w.location.line, "replicas": w.replicas,
-            "vcpus": s.vcpus, "cpu_limit_mhz": s.cpu_limit_mhz, "cpu_reservation_mhz": s.cpu_reservation_mhz,
-            "memory_bytes": s.memory_bytes, "memory_reservation_bytes": s.memory_reservation_bytes,
-            "why": dict(s.why),
+            **s.figures(), "why": dict(s.why),
         })  # fmt: skip
     if not rows and problems:
         raise PodfitError("no pods could be read:\n  " + "\n  ".join(problems))
@@ -102,9 +96,9 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
         click.echo(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']})")
         table = [
             ("vCPUs", str(r["vcpus"]), r["why"]["vcpus"]),
-            ("CPU limit", _thousands(r["cpu_limit_mhz"], " MHz") if r["cpu_limit_mhz"] is not None else "none",
+            ("CPU limit", fmt_mhz(r["cpu_limit_mhz"]) if r["cpu_limit_mhz"] is not None else "none",
              r["why"]["cpu_limit_mhz"]),
-            ("CPU reservation", _thousands(r["cpu_reservation_mhz"], " MHz"), r["why"]["cpu_reservation_mhz"]),
+            ("CPU reservation", fmt_mhz(r["cpu_reservation_mhz"]), r["why"]["cpu_reservation_mhz"]),
             ("memory", _mem(r["memory_bytes"]), r["why"]["memory_bytes"]),
             ("memory reservation", _mem(r["memory_reservation_bytes"]), r["why"]["memory_reservation_bytes"]),
         ]  # fmt: skip
