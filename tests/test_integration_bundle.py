@@ -151,15 +151,14 @@ def test_conftest_with_pulled_bundle_and_platform_data(pulled, tmp_path, fixture
 
 
 def test_platform_data_changes_the_verdict(pulled, tmp_path):
-    """The same pod: PF401 with the vsphere-pods profile, not with the default (tkg) one."""
-    fixture = next((ROOT / "testdata" / "PF401").glob("fail_*.yaml"))
-    with_profile = tmp_path / "vsphere.json"
+    """The same pod: PF202 with the profile's 256-CPU nodes, nothing with the default profile (which
+    gives no node size)."""
+    fixture = next((ROOT / "testdata" / "PF202").glob("fail_*.yaml"))
+    with_profile = tmp_path / "nodes.json"
     with_profile.write_text(json.dumps(_platform_data(fixture.parent, fixture)))
     default = tmp_path / "default.json"
     default.write_text(json.dumps(_platform_data(tmp_path, fixture)))  # no platform.yaml there: the default
-    assert json.loads(with_profile.read_text())["podfit"]["platform"]["runtime"] == "vsphere-pods"
-    on_vsphere = _conftest(pulled, [fixture], with_profile)[str(fixture)]
-    assert _rules(on_vsphere["failures"]) == {"PF401"} and not on_vsphere["warnings"]
-    on_tkg = _conftest(pulled, [fixture], default)[str(fixture)]
-    # on TKG nodes the same pod is a plain BestEffort pod (PF105, an error)
-    assert "PF401" not in _rules(on_tkg["failures"] | on_tkg["warnings"]) and _rules(on_tkg["failures"]) == {"PF105"}
+    assert json.loads(with_profile.read_text())["podfit"]["platform"]["node_logical_cpus"] == 256
+    on_nodes = _conftest(pulled, [fixture], with_profile)[str(fixture)]
+    assert _rules(on_nodes["warnings"]) == {"PF202"} and not on_nodes["failures"]
+    assert _conftest(pulled, [fixture], default)[str(fixture)] == {"failures": set(), "warnings": set()}

@@ -19,7 +19,6 @@ from podfit.vsphere import (
     analyze_capacity,
     capacity,
     critical_workloads,
-    crx_lint,
     crx_size,
     describe_crx,
     loadbalancer_groups,
@@ -330,14 +329,6 @@ def test_describe_crx_gives_the_figures_of_podfit_vsphere_crx():
     s = crx_size(pod(container(cpu_req=2000, cpu_lim=8000, mem_req=4 * GiB)), 2600)
     assert describe_crx(s) == "8 vCPUs (CPU limit 20,800 MHz, 5,200 MHz reserved) and 4Gi of memory"
     assert describe_crx(crx_size(pod(container(cpu_req=1500, mem_req=GiB)), None)) == "2 vCPUs and 1Gi of memory"
-
-
-def test_crx_lint_matches_the_rego_rule_statements():
-    assert crx_lint(pod(container())) == {"PF401"}
-    assert crx_lint(pod(container(cpu_req=2000))) == {"PF402"}
-    assert crx_lint(pod(container(cpu_req=2000, cpu_lim=8000))) == set()
-    assert crx_lint(pod(container(mem_req=GiB, mem_lim=8 * GiB), container("b", mem_req=GiB, mem_lim=2 * GiB))) == {"PF403"}
-    assert crx_lint(pod(container(mem_req=GiB, mem_lim=2 * GiB))) == set()
 
 
 # --------------------------------------------------------------------------------- placement ---

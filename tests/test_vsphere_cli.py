@@ -1,24 +1,28 @@
-"""`podfit vsphere crx|capacity` through the real CLI, the PF501–PF503/PF701 fixtures through
-`podfit check`, and the analyzer side of PF401–PF403 against the Rego policies (opa)."""
+"""`podfit vsphere crx|capacity` through the real CLI, the PF401–PF403 and PF501–PF503/PF701
+fixtures through `podfit check`, and PF401–PF403 against the CRX sizes `podfit vsphere crx`
+prints."""
 
 from __future__ import annotations
 
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import ROOT, tool
+from conftest import ROOT
 from podfit.cli import main
-from podfit.loader import InputFile, build_workloads, load
-from podfit.vsphere import crx_lint
+from podfit.facts import build_facts
+from podfit.loader import InputFile, load
+from podfit.platform import parse_platform
+from podfit.vsphere import fmt_memory, fmt_mhz
 
 RULES = ("PF501", "PF502", "PF503", "PF701")
 FIXTURES = sorted(p for r in RULES for p in (ROOT / "testdata" / r).glob("*_*.yaml"))
+POD_RULES = ("PF401", "PF402", "PF403")
+POD_FIXTURES = sorted(p for r in POD_RULES for p in (ROOT / "testdata" / r).glob("*_*.yaml"))
 
 
 def run(args, **kw):
@@ -26,7 +30,7 @@ def run(args, **kw):
 
 
 def test_every_rule_has_pass_and_fail_fixtures():
-    for r in RULES:
+    for r in RULES + POD_RULES:
         names = [p.name for p in (ROOT / "testdata" / r).glob("*.yaml")]
         assert any(n.startswith("pass_") for n in names) and any(n.startswith("fail_") for n in names), r
 
@@ -50,6 +54,19 @@ def test_fixture(path: Path):
         assert all(f["file"] == str(path) and f["line"] > 1 for f in mine)
     else:
         assert not fired & set(RULES), report["findings"]
+        assert res.exit_code == 0
+
+
+@pytest.mark.parametrize("path", POD_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_vsphere_pod_fixture(path: Path):
+    """Every rule runs: a fail_ fixture raises its own rule and no other, a pass_ fixture nothing."""
+    res = run(["check", path, "--format", "json", "--platform", path.parent / "platform.yaml"])
+    findings = json.loads(res.output)["findings"]
+    if path.name.startswith("fail_"):
+        assert {f["rule"] for f in findings} == {path.parent.name}, findings
+        assert all(f["file"] == str(path) and f["line"] > 1 for f in findings)
+    else:
+        assert findings == []
         assert res.exit_code == 0
 
 
@@ -180,7 +197,9 @@ def test_capacity_infeasible_placement_is_reported():
     assert d["placement"]["feasible"] is False and d["placement"]["proof"] in ("lower-bound", "solver")
 
 
-# ------------------------------------------------------------ PF401–PF403: Python against Rego ---
+# --------------------------------------------------- PF401–PF403 against `podfit vsphere crx` ---
+
+SUPERVISOR = ROOT / "testdata" / "PF401" / "platform.yaml"
 
 
 def _random_pod(rng: random.Random, i: int) -> dict:
@@ -197,42 +216,106 @@ def _random_pod(rng: random.Random, i: int) -> dict:
         r = res()
         if r:
             c["resources"] = r
-        if init and rng.random() < 0.3:
+        if init and rng.random() < 0.4:
             c["restartPolicy"] = "Always"
         return c
 
     spec = {"containers": [cont(f"c{j}") for j in range(rng.randint(1, 3))]}
-    if rng.random() < 0.3:
-        spec["initContainers"] = [cont("init", init=True)]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"}, "spec": spec}
+    if rng.random() < 0.4:
+        spec["initContainers"] = [cont(f"init{j}", init=True) for j in range(rng.randint(1, 3))]
+    ns = rng.choice(["plain", "default-requests", "default-limits"])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": ns}, "spec": spec}
 
 
-@pytest.mark.tools
-def test_crx_lint_agrees_with_the_rego_policies(tmp_path):
-    opa = tool("opa")
-    if opa is None:
-        pytest.skip("opa not built (make tools)")
+LIMIT_RANGES = [
+    {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default-requests"},
+     "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "250m"}}]}},
+    {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default-limits"},
+     "spec": {"limits": [{"type": "Container", "default": {"memory": "1Gi"}}]}},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """150 generated pods (init containers, sidecars, LimitRange defaults) as `podfit check` and
+    `podfit vsphere crx` see them on a Supervisor, and their facts."""
     rng = random.Random(8)
-    pods = [_random_pod(rng, i) for i in range(150)]
-    (tmp_path / "in.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
-    (tmp_path / "data.json").write_text(json.dumps({"podfit": {"platform": {"runtime": "vsphere-pods"}}}))
-    out = subprocess.run(
-        [opa, "eval", "--format", "json", "-d", ROOT / "policies/lib", "-d", ROOT / "policies/vsphere",
-         "-d", tmp_path / "data.json", "-i", tmp_path / "in.json", "data.podfit.vsphere"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    value = json.loads(out.stdout)["result"][0]["expressions"][0]["value"]
-    rego = set()
-    for pkg in value.values():
-        for r in pkg.get("findings", ()):
-            if r["rule"] in ("PF401", "PF402", "PF403"):
-                assert r["object"]["kind"] == "Pod"
-                rego.add((r["object"]["name"], r["rule"]))
-    text = "---\n".join(yaml.safe_dump(p) for p in pods)
-    ws, _ = build_workloads(load([InputFile("in.yaml", text.encode())]).objects)
-    python = {(w.ref.name, rule) for w in ws for rule in crx_lint(w.pod)}
-    assert python == rego
-    assert {r for _, r in rego} == {"PF401", "PF402", "PF403"}  # every rule exercised
+    docs = LIMIT_RANGES + [_random_pod(rng, i) for i in range(150)]
+    path = tmp_path_factory.mktemp("crx") / "pods.yaml"
+    path.write_text("---\n".join(yaml.safe_dump(d) for d in docs))
+    check = json.loads(run(["check", path, "--platform", SUPERVISOR, "--format", "json"]).output)
+    crx = json.loads(run(["vsphere", "crx", path, "--platform", SUPERVISOR, "--format", "json"]).output)
+    facts = build_facts(load([InputFile(str(path), path.read_bytes())]).objects, parse_platform(SUPERVISOR.read_text(), str(SUPERVISOR)))
+    return check["findings"], {r["name"]: r for r in crx["pods"]}, {w.ref.name: w for w in facts.workloads}
+
+
+def _by_rule(findings, rule):
+    return [f for f in findings if f["rule"] == rule]
+
+
+def test_vsphere_pod_rules_fire_on_the_facts_conditions(corpus):
+    findings, _, workloads = corpus
+    pf401 = {(f["object"]["name"], f["container"]) for f in _by_rule(findings, "PF401")}
+    pf402 = {f["object"]["name"] for f in _by_rule(findings, "PF402")}
+    pf403 = {f["object"]["name"] for f in _by_rule(findings, "PF403")}
+    # on the facts' containers (LimitRange defaults and request = limit applied)
+    assert pf401 == {(n, c.name) for n, w in workloads.items() for c in w.pod.all_containers if c.resources.is_empty}
+    requests_only = set()
+    for n, w in workloads.items():
+        rs = [c.resources for c in w.pod.all_containers]
+        if any(r.cpu_request is not None or r.memory_request is not None for r in rs) and all(
+            r.cpu_limit is None and r.memory_limit is None for r in rs
+        ):
+            requests_only.add(n)
+    assert pf402 == requests_only
+    assert pf401 and pf402 and pf403  # every rule exercised
+    # and LimitRange defaults decided some of it
+    assert any(c.declared.is_empty and not c.resources.is_empty for w in workloads.values() for c in w.pod.all_containers)
+
+
+def test_vsphere_pod_rules_give_the_numbers_of_podfit_vsphere_crx(corpus):
+    findings, crx, _ = corpus
+    keys = ("vcpus", "cpu_limit_mhz", "cpu_reservation_mhz", "memory_bytes", "memory_reservation_bytes")
+    for f in _by_rule(findings, "PF401") + _by_rule(findings, "PF402") + _by_rule(findings, "PF403"):
+        row = crx[f["object"]["name"]]
+        assert {k: f["details"][k] for k in keys} == {k: row[k] for k in keys}, f
+        vcpus = f"{row['vcpus']} vCPU{'s' if row['vcpus'] != 1 else ''}"
+        assert f"{vcpus} (" in f["message"] and f"{fmt_memory(row['memory_bytes'])} of memory" in f["message"]
+        assert f"{fmt_mhz(row['cpu_reservation_mhz'])} reserved" in f["message"]
+        if row["cpu_limit_mhz"] is not None:
+            assert f"CPU limit {fmt_mhz(row['cpu_limit_mhz'])}" in f["message"]
+    # PF403 fires exactly where `podfit vsphere crx` says the memory is capped
+    capped = {n for n, r in crx.items() if "capped" in r["why"]["memory_bytes"]}
+    assert {f["object"]["name"] for f in _by_rule(findings, "PF403")} == capped
+    for f in _by_rule(findings, "PF403"):
+        assert f["details"]["memory_limits_bytes"] > f["details"]["memory_cap_bytes"] == crx[f["object"]["name"]]["memory_bytes"]
+
+
+def test_a_container_without_resources_is_reported_once(corpus):
+    """PF101/PF102 (Rego) leave a vSphere Pod's containers without any resources to PF401: each
+    container missing a request is reported by exactly one of them."""
+    findings, _, workloads = corpus
+    by = {}
+    for f in findings:
+        by.setdefault((f["object"]["name"], f["container"]), set()).add(f["rule"])
+    for n, w in workloads.items():
+        for c in w.pod.all_containers:
+            rules = by.get((n, c.name), set())
+            if c.resources.cpu_request is None:
+                assert len(rules & {"PF101", "PF401"}) == 1, (n, c.name, rules)
+            if c.resources.memory_request is None:
+                assert len(rules & {"PF102", "PF401"}) == 1, (n, c.name, rules)
+
+
+def test_pods_with_unreadable_quantities_are_left_to_pf903(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                    "    - {name: a, image: x, resources: {requests: {cpu: 2x}}}\n"
+                    "    - {name: b, image: x}\n")  # fmt: skip
+    findings = json.loads(run(["check", path, "--platform", SUPERVISOR, "--format", "json"]).output)["findings"]
+    assert sorted((f["rule"], f["container"]) for f in findings if f["rule"] in ("PF401", "PF402", "PF903")) == [
+        ("PF401", "b"), ("PF903", "a")
+    ]
 
 
 def test_thresholds_come_from_the_config(tmp_path):

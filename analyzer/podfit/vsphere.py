@@ -40,7 +40,6 @@ __all__ = [
     "WhatIf",
     "what_if",
     "critical_workloads",
-    "crx_lint",
     "loadbalancer_groups",
     "is_loadbalancer_service",
     "LB_VIRTUAL_SERVERS",
@@ -652,38 +651,6 @@ def what_if(
                 proven = False
             hi = mid
     return WhatIf(admitted=lo, proven=proven, **common)
-
-
-# ---------------------------------------------------------------- analyzer side of PF401-PF403 ---
-
-
-def crx_lint(pod: PodSpec) -> frozenset[str]:
-    """The vSphere Pod rules PF401–PF403 as the Rego policies state them, for comparison in tests.
-
-    PF401: some container (init included) declares no request and no limit. PF402: some container
-    declares a request and no container declares a limit. PF403: over the running containers, the
-    memory limits add up to more than max(3 × Σ memory requests, largest limit). Uses the
-    as-written ``declared`` values, with request = limit for unset requests.
-    """
-    out = set()
-    everyone = pod.all_containers
-    if any(c.declared.is_empty for c in everyone):
-        out.add("PF401")
-    app = everyone
-    if any(c.declared.cpu_request is not None or c.declared.memory_request is not None for c in app) and all(
-        c.declared.cpu_limit is None and c.declared.memory_limit is None for c in app
-    ):
-        out.add("PF402")
-    running = _running(pod)
-    limits = [c.declared.memory_limit for c in running if c.declared.memory_limit is not None]
-    if limits:
-        requests = sum(
-            (c.declared.memory_request if c.declared.memory_request is not None else (c.declared.memory_limit or 0))
-            for c in running
-        )
-        if sum(limits) > max(3 * requests, max(limits)):
-            out.add("PF403")
-    return frozenset(out)
 
 
 # ------------------------------------------------------------------------------ load balancers ---

@@ -12,8 +12,6 @@ _findings contains f if some f in data.podfit.cpu[_].findings
 
 _findings contains f if some f in data.podfit.numa[_].findings
 
-_findings contains f if some f in data.podfit.vsphere[_].findings
-
 deny contains line(f) if {
 	some f in _findings
 	f.severity == "error"

@@ -250,7 +250,8 @@ _overhead_value(o, res) := v if {
 } else := 0
 
 # missing_reported_elsewhere(obj, c): a container's missing requests are already reported for the
-# whole pod by PF105 (BestEffort pod), or on vSphere Pods by PF401 (container without resources).
+# whole pod by PF105 (BestEffort pod), or on vSphere Pods by PF401 (container without resources,
+# LimitRange defaults included: a Python rule of `podfit check`, which plain conftest does not run).
 missing_reported_elsewhere(pod, _) if {
 	not data.podfit.lib.platform.vsphere_pods
 	pod.qos == "BestEffort"
