@@ -1,8 +1,8 @@
 """PF902 schema-invalid: an object that fails its Kubernetes, CRD or Platform schema, offline.
 
-Schemas: Kubernetes' from the kubernetes-validate package (inlined into standalone schemas in
-memory), podfit's own under ``schemas/crds/`` and ``schemas/platform.schema.json``; see
-:mod:`podfit.schemas_k8s`. Kinds without a schema are not validated.
+Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` and
+``schemas/platform.schema.json``, validated by jsonschema-rs; see :mod:`podfit.schemas_k8s`. Kinds
+without a schema are not validated.
 
 Thresholds (``.podfit.yaml``)::
 
