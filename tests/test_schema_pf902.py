@@ -157,6 +157,17 @@ EXPECTED = {
         (15, "fails the apps/v1 StatefulSet schema (Kubernetes {v}): "
              "spec.template.spec.containers[0]: 'name' is a required property"),
     ],
+    "fail_negative_counts.yaml": [
+        (7, "fails the API server's validation of apps/v1 Deployment: "
+            "spec.replicas: invalid value -2: must be greater than or equal to 0"),
+        (23, "fails the apps/v1 StatefulSet schema (Kubernetes {v}): spec.replicas: 1.5 is not of type integer or null"),
+        (40, "fails the API server's validation of batch/v1 Job: "
+             "spec.parallelism: invalid value -1: must be greater than or equal to 0"),
+        (41, "fails the API server's validation of batch/v1 Job: "
+             "spec.completions: invalid value -3: must be greater than or equal to 0"),
+        (57, "fails the API server's validation of batch/v1 CronJob: "
+             "spec.jobTemplate.spec.parallelism: invalid value -4: must be greater than or equal to 0"),
+    ],
 }  # fmt: skip
 
 
@@ -206,6 +217,56 @@ def test_messages_name_the_value_the_types_and_the_line(tmp_path):
         (15, "spec.containers[0].resources.requests.memory: NaN is not a number JSON can hold"),
         (18, 'kind: "pod" is not one of "Pod"'),
     }, got
+
+
+# --------------------------------------------------- the API server's rules beside the schema ---
+
+COUNTS = [
+    ("apps/v1", "Deployment", ("spec", "replicas")),
+    ("apps/v1", "ReplicaSet", ("spec", "replicas")),
+    ("apps/v1", "StatefulSet", ("spec", "replicas")),
+    ("v1", "ReplicationController", ("spec", "replicas")),
+    ("batch/v1", "Job", ("spec", "parallelism")),
+    ("batch/v1", "Job", ("spec", "completions")),
+    ("batch/v1", "CronJob", ("spec", "jobTemplate", "spec", "parallelism")),
+    ("batch/v1", "CronJob", ("spec", "jobTemplate", "spec", "completions")),
+]
+
+
+def _with(doc, path, value):
+    d = doc
+    for k in path[:-1]:
+        d = d.setdefault(k, {})
+    d[path[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize("api,kind,path", COUNTS, ids=lambda x: ".".join(x) if isinstance(x, tuple) else x)
+def test_negative_counts_are_rejected_as_the_api_server_does(api, kind, path):
+    from podfit.schemas_k8s import api_server_violations
+
+    base = {"apiVersion": api, "kind": kind, "metadata": {"name": "x"}}
+    (v,) = api_server_violations(_with(copy.deepcopy(base), path, -2))
+    assert v.path == path and v.source == "api-server"
+    assert v.message == f"{'.'.join(path)}: invalid value -2: must be greater than or equal to 0"
+    assert api_server_violations(_with(copy.deepcopy(base), path, -0.5))  # negative, whatever its type
+    for fine in (0, 3, "-2", True, None):  # strings, booleans, null: the schema's business
+        assert api_server_violations(_with(copy.deepcopy(base), path, fine)) == []
+    # the same field of another kind, or another version of the kind, is not this rule's
+    assert api_server_violations(_with({"apiVersion": "apps/v1", "kind": "DaemonSet"}, path, -2)) == []
+    assert api_server_violations(_with({"apiVersion": api + "beta1", "kind": kind}, path, -2)) == []
+
+
+def test_negative_and_fractional_replicas_fail_pf902_at_their_line(tmp_path):
+    f = tmp_path / "deploy.yaml"
+    for value, check in (("-2", "api-server"), ("1.5", "schema"), ("'2'", "schema")):
+        f.write_text(f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  replicas: {value}\n"
+                     "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+                     "    spec:\n      containers: [{name: web, image: web:1}]\n")  # fmt: skip
+        code, report = check_json([str(f)])
+        ((finding),) = report["findings"]
+        assert code == 1 and finding["line"] == 5 and finding["details"]["check"] == check, finding
+        assert finding["details"]["path"] == ["spec", "replicas"]
 
 
 # ------------------------------------------- jsonschema-rs agrees with jsonschema on the same schemas ---
@@ -311,11 +372,12 @@ def test_standalone_schemas_have_no_refs(schema_tree):
 
 
 def _inprocess_invalid(paths, version, strict=True):
+    """Objects failing their schema (kubeconform checks schemas only, not the API server's rules)."""
     s = SchemaSet(version, strict)
     out = set()
     for o in load_objects(paths):
         v = s.validate(o.raw)
-        if v:
+        if v and any(x.source == "schema" for x in v):
             out.add((Path(o.location.file).resolve(), o.kind, o.ref.name))
     return out
 

@@ -9,7 +9,9 @@ Where the schemas come from
     named as kubeconform names schemas: ``<kind>-<group prefix>-<version>.json``.
   * the Platform profile schema ``schemas/platform.schema.json`` (kind Platform, podfit.io).
 
-Validation is jsonschema-rs (:class:`SchemaSet`, used by ``podfit check``). The ``kubeconform`` binary validates against the same schemas written standalone by
+Validation is jsonschema-rs (:class:`SchemaSet`, used by ``podfit check``), plus the few rules the
+API server enforces that the OpenAPI schemas do not state (:func:`api_server_violations`). The
+``kubeconform`` binary validates against the same schemas written standalone by
 ``scripts/build-schemas.py`` (:func:`build_schema_tree`, :func:`run_kubeconform`); a test shows the
 two agree on ``testdata/``. Neither reads anything but local files. Kinds without a schema are not
 validated.
@@ -37,6 +39,7 @@ __all__ = [
     "standalone",
     "SchemaSet",
     "Violation",
+    "api_server_violations",
     "build_schema_tree",
     "kubeconform_locations",
     "run_kubeconform",
@@ -207,10 +210,13 @@ def _prune(node: Any) -> Any:
 
 @dataclass(frozen=True)
 class Violation:
-    """One schema violation: where in the object (JSON path) and what is wrong."""
+    """One violation: where in the object (JSON path), what is wrong, and which check found it:
+    ``schema`` (the JSON Schema) or ``api-server`` (a rule of the API server's validation that the
+    OpenAPI schema does not state)."""
 
     path: tuple[Any, ...]  # into the object; the line is looked up by the rule
     message: str
+    source: str = "schema"
 
 
 def _dotted(path: Sequence[Any]) -> str:
@@ -308,6 +314,36 @@ def _violations(error: Any, doc: Any) -> Iterator[Violation]:
     yield Violation(path, f"{where}: {msg}")
 
 
+# ----------------------------------------------------------- the API server's own rules ---
+
+# Rules of the API server's validation that the OpenAPI schemas do not state: counts it rejects
+# when negative ("must be greater than or equal to 0"). Non-integer values are type errors of the
+# schema already.
+_NON_NEGATIVE: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("apps/v1", "Deployment"): (("spec", "replicas"),),
+    ("apps/v1", "ReplicaSet"): (("spec", "replicas"),),
+    ("apps/v1", "StatefulSet"): (("spec", "replicas"),),
+    ("v1", "ReplicationController"): (("spec", "replicas"),),
+    ("batch/v1", "Job"): (("spec", "parallelism"), ("spec", "completions")),
+    ("batch/v1", "CronJob"): (("spec", "jobTemplate", "spec", "parallelism"), ("spec", "jobTemplate", "spec", "completions")),
+}
+
+
+def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
+    """What the API server's validation rejects in ``doc`` beyond its schema."""
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    if not isinstance(api, str) or not isinstance(kind, str):
+        return []
+    out = []
+    for path in _NON_NEGATIVE.get((api, kind), ()):
+        value: Any = doc
+        for step in path:
+            value = value.get(step) if isinstance(value, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            out.append(Violation(path, f"{_dotted(path)}: invalid value {_show(value)}: must be greater than or equal to 0", "api-server"))
+    return out
+
+
 # ------------------------------------------------------------------------ in-process check ---
 
 
@@ -315,7 +351,8 @@ class SchemaSet:
     """jsonschema-rs validators for one Kubernetes version, built lazily per kind and cached.
 
     ``validate(doc)`` returns None when the kind has no schema (not validated), else the
-    violations (empty when valid).
+    violations (empty when valid): the schema's, then for Kubernetes kinds the API server's own
+    rules (:func:`api_server_violations`).
     """
 
     def __init__(self, version: str | None = None, strict: bool = True, root: Path | None = None) -> None:
@@ -375,6 +412,8 @@ class SchemaSet:
             instance = _jsonable(doc)
             valid = v.is_valid(instance)
         out = [] if valid else [x for err in v.iter_errors(instance) for x in _violations(err, doc)]
+        if (api, kind) not in self._own:
+            out.extend(api_server_violations(doc))
         out.sort(key=lambda x: [str(p) for p in x.path])
         return out
 
