@@ -34,12 +34,16 @@ __all__ = [
     "SchemaError",
     "kubernetes_schema_root",
     "shipped_versions",
+    "parse_version",
     "pick_version",
     "schema_file_name",
     "standalone",
     "SchemaSet",
     "Violation",
     "api_server_violations",
+    "Removal",
+    "REMOVED_APIS",
+    "removed_api",
     "build_schema_tree",
     "kubeconform_locations",
     "run_kubeconform",
@@ -99,7 +103,8 @@ def shipped_versions(root: Path | None = None) -> list[str]:
     return [f"{a}.{b}" for a, b in sorted(found)]
 
 
-def _mm(version: str) -> tuple[int, int]:
+def parse_version(version: str) -> tuple[int, int]:
+    """(major, minor) of a Kubernetes version such as "1.30" or "v1.30.4"; SchemaError otherwise."""
     m = re.match(r"^v?(\d+)\.(\d+)", str(version).strip())
     if not m:
         raise SchemaError(f"not a Kubernetes version: {version!r} (expected e.g. 1.30)")
@@ -112,8 +117,8 @@ def pick_version(wanted: str | None, shipped: Sequence[str]) -> str:
         raise SchemaError("no Kubernetes JSON schemas found (install the kubernetes-validate package)")
     if wanted in (None, "", "latest"):
         return shipped[-1]
-    want = _mm(str(wanted))
-    older = [v for v in shipped if _mm(v) <= want]
+    want = parse_version(str(wanted))
+    older = [v for v in shipped if parse_version(v) <= want]
     if not older:
         raise SchemaError(f"no Kubernetes schemas for {wanted} (shipped: {shipped[0]}–{shipped[-1]})")
     return older[-1]
@@ -342,6 +347,87 @@ def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
             out.append(Violation(path, f"{_dotted(path)}: invalid value {_show(value)}: must be greater than or equal to 0", "api-server"))
     return out
+
+
+# -------------------------------------------------------------------------- removed APIs ---
+
+
+@dataclass(frozen=True)
+class Removal:
+    """An apiVersion of a kind that the API server no longer serves."""
+
+    api_version: str
+    kind: str
+    removed_in: str  # the release that stopped serving it, e.g. "1.16"
+    replacement: str | None  # the apiVersion serving the kind now; None: the kind itself is gone
+    since: str | None  # the release that first served the replacement
+    note: str = ""  # what else changes on the way (from the migration guide)
+
+
+_SELECTOR = "spec.selector is required there"
+_INGRESS = "spec.backend becomes spec.defaultBackend, serviceName/servicePort become service.name/service.port, pathType is required"
+_PSP = ("PodSecurityPolicy has no successor API (Kubernetes 1.25 removed the kind): enforce pod security with "
+        "Pod Security Admission, the namespace label pod-security.kubernetes.io/enforce")  # fmt: skip
+
+# The Kubernetes Deprecated API Migration Guide ("Removed APIs by release"): release that stopped
+# serving the apiVersion, the apiVersion, its kinds, the replacement and the release serving it first.
+_REMOVED = (
+    ("1.16", "extensions/v1beta1", ("NetworkPolicy",), "networking.k8s.io/v1", "1.8", ""),
+    ("1.16", "extensions/v1beta1", ("PodSecurityPolicy",), None, None, _PSP),
+    ("1.16", "extensions/v1beta1", ("DaemonSet", "Deployment", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
+    ("1.16", "apps/v1beta1", ("Deployment", "StatefulSet", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
+    ("1.16", "apps/v1beta2", ("DaemonSet", "Deployment", "StatefulSet", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
+    ("1.22", "admissionregistration.k8s.io/v1beta1", ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"),
+     "admissionregistration.k8s.io/v1", "1.16", "webhooks[].sideEffects and admissionReviewVersions are required"),
+    ("1.22", "apiextensions.k8s.io/v1beta1", ("CustomResourceDefinition",), "apiextensions.k8s.io/v1", "1.16",
+     "spec.scope and spec.versions[].schema.openAPIV3Schema are required"),
+    ("1.22", "apiregistration.k8s.io/v1beta1", ("APIService",), "apiregistration.k8s.io/v1", "1.10", ""),
+    ("1.22", "authentication.k8s.io/v1beta1", ("TokenReview",), "authentication.k8s.io/v1", "1.6", ""),
+    ("1.22", "authorization.k8s.io/v1beta1", ("LocalSubjectAccessReview", "SelfSubjectAccessReview", "SubjectAccessReview"),
+     "authorization.k8s.io/v1", "1.6", "spec.group becomes spec.groups"),
+    ("1.22", "certificates.k8s.io/v1beta1", ("CertificateSigningRequest",), "certificates.k8s.io/v1", "1.19",
+     "spec.signerName and spec.usages are required"),
+    ("1.22", "coordination.k8s.io/v1beta1", ("Lease",), "coordination.k8s.io/v1", "1.14", ""),
+    ("1.22", "extensions/v1beta1", ("Ingress",), "networking.k8s.io/v1", "1.19", _INGRESS),
+    ("1.22", "networking.k8s.io/v1beta1", ("Ingress",), "networking.k8s.io/v1", "1.19", _INGRESS),
+    ("1.22", "networking.k8s.io/v1beta1", ("IngressClass",), "networking.k8s.io/v1", "1.19", ""),
+    ("1.22", "rbac.authorization.k8s.io/v1beta1", ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"),
+     "rbac.authorization.k8s.io/v1", "1.8", ""),
+    ("1.22", "scheduling.k8s.io/v1beta1", ("PriorityClass",), "scheduling.k8s.io/v1", "1.14", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("CSIDriver",), "storage.k8s.io/v1", "1.19", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("CSINode",), "storage.k8s.io/v1", "1.17", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("StorageClass",), "storage.k8s.io/v1", "1.6", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("VolumeAttachment",), "storage.k8s.io/v1", "1.13", ""),
+    ("1.25", "batch/v1beta1", ("CronJob",), "batch/v1", "1.21", ""),
+    ("1.25", "discovery.k8s.io/v1beta1", ("EndpointSlice",), "discovery.k8s.io/v1", "1.21",
+     "topology gives way to each endpoint's nodeName and zone"),
+    ("1.25", "events.k8s.io/v1beta1", ("Event",), "events.k8s.io/v1", "1.19", ""),
+    ("1.25", "autoscaling/v2beta1", ("HorizontalPodAutoscaler",), "autoscaling/v2", "1.23",
+     "targetAverageUtilization becomes target.averageUtilization with target.type: Utilization"),
+    ("1.25", "policy/v1beta1", ("PodDisruptionBudget",), "policy/v1", "1.21", "an empty spec.selector selects every pod of the namespace"),
+    ("1.25", "policy/v1beta1", ("PodSecurityPolicy",), None, None, _PSP),
+    ("1.25", "node.k8s.io/v1beta1", ("RuntimeClass",), "node.k8s.io/v1", "1.20", ""),
+    ("1.26", "flowcontrol.apiserver.k8s.io/v1beta1", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29", ""),
+    ("1.26", "autoscaling/v2beta2", ("HorizontalPodAutoscaler",), "autoscaling/v2", "1.23", ""),
+    ("1.27", "storage.k8s.io/v1beta1", ("CSIStorageCapacity",), "storage.k8s.io/v1", "1.24", ""),
+    ("1.29", "flowcontrol.apiserver.k8s.io/v1beta2", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29", ""),
+    ("1.32", "flowcontrol.apiserver.k8s.io/v1beta3", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29",
+     "spec.limited.nominalConcurrencyShares defaults to 30 only when unset"),
+)  # fmt: skip
+REMOVED_APIS: Mapping[tuple[str, str], Removal] = {
+    (api, kind): Removal(api, kind, release, replacement, since, note)
+    for release, api, kinds, replacement, since, note in _REMOVED
+    for kind in kinds
+}
+
+
+def removed_api(api_version: str, kind: str, version: str | None = None) -> Removal | None:
+    """The removal of ``api_version`` ``kind`` by Kubernetes ``version`` (default: any release so
+    far), or None while that release still serves it. Raises SchemaError for a malformed version."""
+    removal = REMOVED_APIS.get((api_version, kind))
+    if removal is None or (version not in (None, "", "latest") and parse_version(str(version)) < parse_version(removal.removed_in)):
+        return None
+    return removal
 
 
 # ------------------------------------------------------------------------ in-process check ---

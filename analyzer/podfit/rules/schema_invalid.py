@@ -3,7 +3,8 @@
 Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` and
 ``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
 server's rules that their schemas do not state (negative replicas, parallelism, completions). See
-:mod:`podfit.schemas_k8s`. Kinds without a schema are not validated.
+:mod:`podfit.schemas_k8s`. Kinds without a schema are not validated, nor objects whose apiVersion
+Kubernetes no longer serves (PF906 reports those).
 
 Thresholds (``.podfit.yaml``)::
 
@@ -21,7 +22,7 @@ from typing import Any, Iterator
 
 from ..options import Option
 from ..findings import Finding
-from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, shipped_versions
+from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, removed_api, shipped_versions
 
 ID = "PF902"
 SLUG = "schema-invalid"
@@ -64,6 +65,8 @@ def check(ctx: Any) -> Iterator[Finding]:
     version, strict = _settings(ctx)
     schemas = schema_set(version, strict)
     for obj in ctx.objects:
+        if removed_api(obj.ref.api_version, obj.kind, schemas.version) is not None:
+            continue
         violations = schemas.validate(obj.raw)
         if not violations:
             continue
