@@ -91,7 +91,8 @@ def main() -> int:
         objs = load(read_inputs(discover([str(data)]), LoaderLimits())).objects
         n = len(objs)
         files = sum(1 for _ in data.rglob("*.y*ml"))
-        print(f"corpus: {n} objects" + (f" ({bad} invalid Deployments)" if bad is not None else "") + f" in {files} files")
+        what = f" ({bad} invalid Deployments)" if bad is not None else ""
+        print(f"corpus: {n} objects{what} in {files} files")
         version = shipped_versions()[-1]
         kinds = sorted({(o.raw["apiVersion"], o.raw["kind"]) for o in objs if isinstance(o.raw.get("kind"), str)})
 
@@ -118,7 +119,8 @@ def main() -> int:
                                env=env, capture_output=True, text=True)  # fmt: skip
             walls.append(time.perf_counter() - t0)
         wall = min(walls)
-        print(f"podfit check --rule PF902 (process): {wall:.2f} s ({n / wall:,.0f} objects/s, start, load and YAML parse included) exit={p.returncode}")
+        print(f"podfit check --rule PF902 (process): {wall:.2f} s ({n / wall:,.0f} objects/s, "
+              f"start, load and YAML parse included) exit={p.returncode}")  # fmt: skip
 
         kc = ROOT / ".tools" / "bin" / "kubeconform"
         if kc.exists():

@@ -315,7 +315,8 @@ def _reference_validator(s, api, kind):
         return jsonschema.Draft202012Validator(schema)
     defs = json.loads((s._dir / "_definitions.json").read_text())
     registry = Registry().with_resource("file:///api/_definitions.json", Resource.from_contents(defs, DRAFT202012))
-    return jsonschema.Draft202012Validator({**schema, "$id": "file:///api/" + schema_file_name(api, kind)}, registry=registry)
+    base = "file:///api/" + schema_file_name(api, kind)
+    return jsonschema.Draft202012Validator({**schema, "$id": base}, registry=registry)
 
 
 def test_jsonschema_rs_agrees_with_jsonschema():

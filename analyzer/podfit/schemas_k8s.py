@@ -330,7 +330,10 @@ _NON_NEGATIVE: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
     ("apps/v1", "StatefulSet"): (("spec", "replicas"),),
     ("v1", "ReplicationController"): (("spec", "replicas"),),
     ("batch/v1", "Job"): (("spec", "parallelism"), ("spec", "completions")),
-    ("batch/v1", "CronJob"): (("spec", "jobTemplate", "spec", "parallelism"), ("spec", "jobTemplate", "spec", "completions")),
+    ("batch/v1", "CronJob"): (
+        ("spec", "jobTemplate", "spec", "parallelism"),
+        ("spec", "jobTemplate", "spec", "completions"),
+    ),
 }
 
 
@@ -345,7 +348,8 @@ def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
         for step in path:
             value = value.get(step) if isinstance(value, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-            out.append(Violation(path, f"{_dotted(path)}: invalid value {_show(value)}: must be greater than or equal to 0", "api-server"))
+            msg = f"{_dotted(path)}: invalid value {_show(value)}: must be greater than or equal to 0"
+            out.append(Violation(path, msg, "api-server"))
     return out
 
 
@@ -425,7 +429,9 @@ def removed_api(api_version: str, kind: str, version: str | None = None) -> Remo
     """The removal of ``api_version`` ``kind`` by Kubernetes ``version`` (default: any release so
     far), or None while that release still serves it. Raises SchemaError for a malformed version."""
     removal = REMOVED_APIS.get((api_version, kind))
-    if removal is None or (version not in (None, "", "latest") and parse_version(str(version)) < parse_version(removal.removed_in)):
+    if removal is None:
+        return None
+    if version not in (None, "", "latest") and parse_version(str(version)) < parse_version(removal.removed_in):
         return None
     return removal
 
@@ -482,7 +488,8 @@ class SchemaSet:
             return jsonschema_rs.validator_for(schema, offline=True)
         if self._registry is None:
             self._registry = _registry(self._dir)
-        return jsonschema_rs.Draft202012Validator(schema, registry=self._registry, base_uri=_BASE + schema_file_name(api_version, kind), offline=True)
+        base_uri = _BASE + schema_file_name(api_version, kind)
+        return jsonschema_rs.Draft202012Validator(schema, registry=self._registry, base_uri=base_uri, offline=True)
 
     def validate(self, doc: Mapping[str, Any]) -> list[Violation] | None:
         api, kind = doc.get("apiVersion"), doc.get("kind")

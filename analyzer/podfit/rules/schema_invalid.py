@@ -85,5 +85,10 @@ def check(ctx: Any) -> Iterator[Finding]:
                 f"{what}: {msg}",
                 obj.location_at(tuple(v.path)),
                 obj.ref,
-                details={"path": list(v.path), "check": v.source, "kubernetesVersion": schemas.version, "strict": strict},
+                details={
+                    "path": list(v.path),
+                    "check": v.source,
+                    "kubernetesVersion": schemas.version,
+                    "strict": strict,
+                },
             )
