@@ -3,28 +3,28 @@
 Where the schemas come from
   * Kubernetes: the JSON Schemas the ``kubernetes-validate`` package ships, one directory per
     Kubernetes version (``v1.37.0-local`` and ``v1.37.0-local-strict``). Their ``$ref``s point at a
-    shared ``/api/_definitions.json``; :func:`standalone` inlines them so that each kind's schema
-    stands alone (kubeconform cannot resolve those references, and inlined schemas also validate
-    faster in-process).
+    shared ``/api/_definitions.json``, which jsonschema-rs resolves from a registry holding that
+    one document (``offline=True``: nothing is ever fetched).
   * podfit's CRD schemas under ``schemas/crds/`` (TanzuKubernetesCluster, VirtualMachineClass),
     named as kubeconform names schemas: ``<kind>-<group prefix>-<version>.json``.
   * the Platform profile schema ``schemas/platform.schema.json`` (kind Platform, podfit.io).
 
-Two ways to validate, which agree (a test proves it on ``testdata/``):
-  * in-process with ``jsonschema`` (:class:`SchemaSet`), used by ``podfit check``;
-  * the ``kubeconform`` binary over schemas written by ``scripts/build-schemas.py`` in kubeconform's
-    ``-schema-location`` template layout (:func:`run_kubeconform`).
-Neither reads anything but local files. Kinds without a schema are not validated.
+Validation is jsonschema-rs (:class:`SchemaSet`, used by ``podfit check``), plus the few rules the
+API server enforces that the OpenAPI schemas do not state (:func:`api_server_violations`). The
+``kubeconform`` binary validates against the same schemas written standalone by
+``scripts/build-schemas.py`` (:func:`build_schema_tree`, :func:`run_kubeconform`); a test shows the
+two agree on ``testdata/``. Neither reads anything but local files. Kinds without a schema are not
+validated.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -34,11 +34,16 @@ __all__ = [
     "SchemaError",
     "kubernetes_schema_root",
     "shipped_versions",
+    "parse_version",
     "pick_version",
     "schema_file_name",
     "standalone",
     "SchemaSet",
     "Violation",
+    "api_server_violations",
+    "Removal",
+    "REMOVED_APIS",
+    "removed_api",
     "build_schema_tree",
     "kubeconform_locations",
     "run_kubeconform",
@@ -46,6 +51,13 @@ __all__ = [
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 PLATFORM_API = ("podfit.io/v1alpha1", "Platform")
+# The base URI given to each Kubernetes kind's schema, and where its "$ref":
+# "/api/_definitions.json#/$defs/..." then lands: the URI the registry holds the definitions under.
+_BASE = "file:///api/"
+_DEFS_URI = _BASE + "_definitions.json"
+# names that may become part of a schema file's name
+_API_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(/[A-Za-z0-9.-]+)?")
+_KIND = re.compile(r"[A-Za-z0-9]+")
 
 
 class SchemaError(Exception):
@@ -91,7 +103,8 @@ def shipped_versions(root: Path | None = None) -> list[str]:
     return [f"{a}.{b}" for a, b in sorted(found)]
 
 
-def _mm(version: str) -> tuple[int, int]:
+def parse_version(version: str) -> tuple[int, int]:
+    """(major, minor) of a Kubernetes version such as "1.30" or "v1.30.4"; SchemaError otherwise."""
     m = re.match(r"^v?(\d+)\.(\d+)", str(version).strip())
     if not m:
         raise SchemaError(f"not a Kubernetes version: {version!r} (expected e.g. 1.30)")
@@ -104,8 +117,8 @@ def pick_version(wanted: str | None, shipped: Sequence[str]) -> str:
         raise SchemaError("no Kubernetes JSON schemas found (install the kubernetes-validate package)")
     if wanted in (None, "", "latest"):
         return shipped[-1]
-    want = _mm(str(wanted))
-    older = [v for v in shipped if _mm(v) <= want]
+    want = parse_version(str(wanted))
+    older = [v for v in shipped if parse_version(v) <= want]
     if not older:
         raise SchemaError(f"no Kubernetes schemas for {wanted} (shipped: {shipped[0]}–{shipped[-1]})")
     return older[-1]
@@ -127,79 +140,7 @@ def _version_dir(root: Path, version: str, strict: bool) -> Path:
     return d
 
 
-# -------------------------------------------------------------------------------- inlining ---
-
-# keys whose value maps names to schemas (names must not be mistaken for keywords)
-_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_DROP = ("description", "$id", "$schema", "example", "examples")
-
-
-class _Inliner:
-    """Inline ``$ref``s into ``#/$defs/…`` of one definitions document; cycles become ``{}``."""
-
-    def __init__(self, defs: Mapping[str, Any]) -> None:
-        self.defs = defs
-        self.done: dict[str, Any] = {}
-        self.stack: list[str] = []
-        self.cut = False
-
-    def ref(self, ref: str) -> Any:
-        name = ref.rsplit("/", 1)[-1]
-        if name in self.done:
-            return self.done[name]
-        if name not in self.defs:
-            raise SchemaError(f"unresolvable $ref {ref}")
-        if name in self.stack:  # a recursive type (e.g. JSONSchemaProps): accept anything below
-            self.cut = True
-            return {}
-        self.stack.append(name)
-        outer_cut, self.cut = self.cut, False
-        out = self.walk(self.defs[name])
-        if not self.cut:  # a subtree cut short by an ancestor's cycle depends on context: no memo
-            self.done[name] = out
-        self.cut = self.cut or outer_cut
-        self.stack.pop()
-        return out
-
-    def walk(self, node: Any) -> Any:
-        if isinstance(node, list):
-            return [self.walk(v) for v in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            target = self.ref(node["$ref"])
-            rest = {k: v for k, v in node.items() if k != "$ref" and k not in _DROP and not k.startswith("x-")}
-            if not rest:
-                return target
-            return {"allOf": [target], **{k: self.walk(v) for k, v in rest.items()}}
-        out: dict[str, Any] = {}
-        for k, v in node.items():
-            if k in _DROP or k.startswith("x-"):
-                continue
-            if k in _NAMED and isinstance(v, dict):
-                out[k] = {name: self.walk(s) for name, s in v.items()}
-            else:
-                out[k] = self.walk(v)
-        return out
-
-
-@lru_cache(maxsize=4)
-def _definitions(directory: str) -> Mapping[str, Any]:
-    with open(os.path.join(directory, "_definitions.json"), encoding="utf-8") as fh:
-        return json.load(fh)["$defs"]
-
-
-@lru_cache(maxsize=4)
-def _inliner(directory: str) -> _Inliner:
-    return _Inliner(_definitions(directory))
-
-
-def standalone(schema: Mapping[str, Any], defs: Mapping[str, Any] | _Inliner) -> dict[str, Any]:
-    """``schema`` with every ``$ref`` into ``defs`` inlined, descriptions dropped: self-contained."""
-    inl = defs if isinstance(defs, _Inliner) else _Inliner(defs)
-    out = inl.walk(dict(schema))
-    out["$schema"] = DRAFT_2020_12
-    return out
+# ------------------------------------------------------------------------------- the schemas ---
 
 
 def _read_json(path: Path) -> Any:
@@ -219,225 +160,68 @@ def podfit_schema(api_version: str, kind: str) -> dict[str, Any] | None:
     return _read_json(p) if p.is_file() else None
 
 
-# ----------------------------------------------------------------------- fast boolean check ---
-
-# The keywords the standalone Kubernetes schemas use. A schema using only these is compiled into
-# Python functions that answer "valid?" far faster than jsonschema's interpreter; the
-# detailed messages of an invalid object still come from jsonschema (so both always agree on the
-# message text), and a test checks the two agree on valid/invalid.
-_FAST_KEYWORDS = frozenset({"type", "properties", "additionalProperties", "items", "required", "enum",
-                            "oneOf", "allOf", "format", "$schema", "title", "default"})  # fmt: skip
-
-
-def _is_integer(x: Any) -> bool:
-    return (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
-
-
-_JSON_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
-# Keywords that only annotate: a schema of these alone accepts everything.
-_ANNOTATIONS = frozenset({"$schema", "title", "default", "format"})
-_PY_TYPES = {"object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,), "null": (type(None),)}
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    return isinstance(a, str) and isinstance(b, str) and a == b if isinstance(a, str) or isinstance(b, str) else a == b
-
-
-def _always(_: Any) -> bool:
-    return True
-
-
-def _never(_: Any) -> bool:
-    return False
-
-
-def compile_fast(schema: Any, gen: "_Codegen | None" = None) -> Any:
-    """A predicate ``f(instance) -> bool`` equivalent to the schema, or None when it uses other
-    keywords. Give the same ``gen`` for schemas that share subschemas (the inlined definitions of
-    one Kubernetes version): each shared node is compiled once."""
-    gen = gen or _Codegen()
-    name = gen.node(schema)
-    if name is None:
+def _kind_schema(directory: Path, api_version: str, kind: str) -> dict[str, Any] | None:
+    """A Kubernetes kind's schema as shipped (its ``$ref``s into the definitions left as they are)."""
+    p = directory / schema_file_name(api_version, kind)
+    if not p.is_file():
         return None
-    gen.flush()
-    return gen.namespace[name]
+    raw = _read_json(p)
+    if "x-kubernetes-group-version-kind" not in raw:  # a sub-type file (e.g. container-v1), not a kind
+        return None
+    return raw
 
 
-class _Codegen:
-    """Python source for a schema's boolean check: one function per schema node (a node reached
-    twice, as inlined references are, is written once), type tests inlined, properties dispatched
-    through a dict of their checks or of the Python types they need. Compiled once per kind."""
+def _registry(directory: Path) -> Any:
+    """A jsonschema-rs registry holding one version's shared definitions document."""
+    import jsonschema_rs
 
-    def __init__(self) -> None:
-        self.lines: list[str] = []  # generated, not yet compiled
-        self.namespace: dict[str, Any] = {"_is_integer": _is_integer, "_json_equal": _json_equal, "_always": _always, "_never": _never}
-        self.memo: dict[int, str | None] = {}
-        self.keep: list[Any] = []  # the schemas memo names by id() stay alive with it
-        self.tables: list[dict[str, Any]] = []  # property dispatch tables whose names need binding
-        self.count = 0
-
-    def flush(self) -> None:
-        """Compile what was generated since the last flush and bind the new tables' names."""
-        if self.lines:
-            exec(compile("\n".join(self.lines), "<podfit schema predicate>", "exec"), self.namespace)
-            self.lines = []
-        for table in self.tables:
-            for k, v in table.items():
-                if isinstance(v, str):
-                    table[k] = self.namespace[v]
-        self.tables = []
-
-    def const(self, value: Any) -> str:
-        self.count += 1
-        name = f"_c{self.count}"
-        self.namespace[name] = value
-        return name
-
-    def _type_test(self, names: list[str], var: str) -> str | None:
-        if any(n not in _JSON_TYPES for n in names):
-            return None
-        tests = []
-        py = tuple(c for n in names if n in _PY_TYPES for c in _PY_TYPES[n])
-        if py:
-            # bool is an int in Python: only "boolean" takes it
-            tests.append(f"isinstance({var}, {self.const(py)})")
-        if "integer" in names:
-            tests.append(f"_is_integer({var})")
-        if "number" in names:
-            tests.append(f"(isinstance({var}, (int, float)) and not isinstance({var}, bool))")
-        return " or ".join(tests) if tests else "False"
-
-    def leaf(self, schema: Any) -> Any:
-        """A property's check as the property dispatch holds it: a tuple of Python types (the
-        schema is only a type test on them), else a function."""
-        if isinstance(schema, dict) and set(schema) - _ANNOTATIONS <= {"type"}:
-            t = schema.get("type")
-            names = [t] if isinstance(t, str) else list(t or [])
-            if names and all(n in _PY_TYPES for n in names):
-                return tuple(c for n in names for c in _PY_TYPES[n])
-        return self.node(schema)
-
-    def node(self, schema: Any) -> str | None:
-        """The name of the function (or constant) checking ``schema``; None when not compilable."""
-        if schema is True or (isinstance(schema, dict) and set(schema) <= _ANNOTATIONS):
-            return "_always"
-        if schema is False:
-            return "_never"
-        if not isinstance(schema, dict) or not set(schema) <= _FAST_KEYWORDS:
-            return None
-        key = id(schema)
-        if key in self.memo:
-            return self.memo[key]
-        self.count += 1
-        name = self.memo[key] = f"_f{self.count}"
-        self.keep.append(schema)
-        try:
-            body = self._body(schema)
-        except _NotFast:
-            self.memo[key] = None
-            return None
-        self.lines.append(f"def {name}(x):")
-        self.lines.extend("    " + line for line in body)
-        self.lines.append("    return True")
-        return name
-
-    def _sub(self, schema: Any) -> str:
-        name = self.node(schema)
-        if name is None:
-            raise _NotFast
-        return name
-
-    def _body(self, schema: dict[str, Any]) -> list[str]:
-        """The statements of the function checking ``schema`` (raises _NotFast)."""
-        body: list[str] = []
-        is_dict = False
-        t = schema.get("type")
-        if t is not None:
-            names = [t] if isinstance(t, str) else list(t)
-            test = self._type_test(names, "x")
-            if test is None:
-                raise _NotFast
-            body.append(f"if not ({test}): return False")
-            is_dict = names == ["object"]
-        if "enum" in schema:
-            enum = list(schema["enum"])
-            if enum and all(isinstance(v, str) for v in enum):  # the common case: a set lookup
-                body.append(f"if not (isinstance(x, str) and x in {self.const(frozenset(enum))}): return False")
-            else:
-                body.append(f"if not any(_json_equal(x, v) for v in {self.const(enum)}): return False")
-        props_schema = schema.get("properties") or {}
-        addl_schema = schema.get("additionalProperties", True)
-        required = tuple(schema.get("required") or ())
-        if props_schema or addl_schema is not True or required:
-            props: dict[str, Any] = {}
-            for k, sub in props_schema.items():
-                check = self.leaf(sub)
-                if check is None:
-                    raise _NotFast
-                props[k] = check
-            addl = self._sub(addl_schema)
-            inner = []
-            for k in required:
-                inner.append(f"if {k!r} not in x: return False")
-            if props or addl != "_always":
-                # {key: types, or the name of a function: bound by flush()}
-                table = self.const(props)
-                self.tables.append(props)
-                inner.append("for k, v in x.items():")
-                inner.append(f"    c = {table}.get(k)")
-                inner.append("    if c is None:")
-                if addl == "_always":
-                    inner.append("        continue")
-                elif addl == "_never":
-                    inner.append("        return False")
-                else:
-                    inner.append(f"        if not {addl}(v): return False")
-                    inner.append("        continue")
-                inner.append("    if c.__class__ is tuple:")
-                inner.append("        if not isinstance(v, c): return False")
-                inner.append("    elif not c(v): return False")
-            if is_dict:
-                body.extend(inner)
-            elif inner:
-                body.append("if isinstance(x, dict):")
-                body.extend("    " + line for line in inner)
-        if "items" in schema:
-            item = self._sub(schema["items"])
-            if item != "_always":
-                body.append("if isinstance(x, list):")
-                body.append("    for v in x:")
-                body.append(f"        if not {item}(v): return False")
-        for kw in ("oneOf", "allOf"):
-            if kw in schema:
-                subs = [self._sub(s) for s in schema[kw]]
-                if kw == "allOf":
-                    body.extend(f"if not {s}(x): return False" for s in subs)
-                else:
-                    body.append(f"if ({' + '.join(f'(1 if {s}(x) else 0)' for s in subs) or '0'}) != 1: return False")
-        return body
+    return jsonschema_rs.Registry([(_DEFS_URI, _read_json(directory / "_definitions.json"))])
 
 
-class _NotFast(Exception):
-    """A keyword or type the generated check does not handle: jsonschema answers for the schema."""
+# keys whose value maps names to schemas (names must not be mistaken for keywords)
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_DROP = ("description", "$id", "$schema", "example", "examples")
 
 
-# ------------------------------------------------------------------------ in-process check ---
+def standalone(schema: Mapping[str, Any], registry: Any, base_uri: str) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` inlined by jsonschema-rs, for a validator that cannot resolve
+    the shared definitions (kubeconform). Descriptions and ``x-`` extensions are dropped; the
+    references dereferencing leaves in place (a recursive type such as JSONSchemaProps, below its
+    first level) accept anything."""
+    import jsonschema_rs
+
+    out = _prune(jsonschema_rs.dereference(dict(schema), registry=registry, base_uri=base_uri, offline=True))
+    out["$schema"] = DRAFT_2020_12
+    return out
+
+
+def _prune(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_prune(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:  # a cycle: dereference() left the reference
+        return {}
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in _DROP or k.startswith("x-"):
+            continue
+        out[k] = {name: _prune(s) for name, s in v.items()} if k in _NAMED and isinstance(v, dict) else _prune(v)
+    return out
+
+
+# ---------------------------------------------------------------------------- violations ---
 
 
 @dataclass(frozen=True)
 class Violation:
-    """One schema violation: where in the object (JSON path) and what is wrong."""
+    """One violation: where in the object (JSON path), what is wrong, and which check found it:
+    ``schema`` (the JSON Schema) or ``api-server`` (a rule of the API server's validation that the
+    OpenAPI schema does not state)."""
 
     path: tuple[Any, ...]  # into the object; the line is looked up by the rule
     message: str
+    source: str = "schema"
 
 
 def _dotted(path: Sequence[Any]) -> str:
@@ -447,117 +231,284 @@ def _dotted(path: Sequence[Any]) -> str:
     return out or "(object)"
 
 
-def _violations(error: Any) -> Iterator[Violation]:
-    """Human-sized messages from a jsonschema error (the unexpected key itself for strict schemas)."""
-    path = tuple(error.absolute_path)
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set((error.schema.get("properties") or {}).keys())
-        patterns = list((error.schema.get("patternProperties") or {}).keys())
-        extra = [k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)]
-        if extra and error.schema.get("additionalProperties") is False:
-            for k in extra:
-                yield Violation(path + (k,), f"{_dotted(path + (k,))}: unknown field {k!r}")
-            return
-    if error.validator in ("oneOf", "anyOf") and error.context:
-        # the alternatives failed; the message names the value and the expected types
-        types = sorted({str(t) for sub in error.context if sub.validator == "type" for t in
-                        (sub.validator_value if isinstance(sub.validator_value, list) else [sub.validator_value])})  # fmt: skip
-        if types:
-            yield Violation(path, f"{_dotted(path)}: {error.instance!r} is not of type {' or '.join(types)}")
-            return
+def _show(value: Any) -> str:
+    """A value as JSON (as the API server would read it), cut to a readable length."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _types(names: Iterable[str]) -> str:
+    names = list(dict.fromkeys(names))
+    return " or ".join([n for n in names if n != "null"] + (["null"] if "null" in names else []))
+
+
+def _json_key(key: Any) -> str:
+    """A mapping key as the YAML-to-JSON conversion of kubectl writes it."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    return str(key)
+
+
+def _jsonable(value: Any) -> Any:
+    """A copy JSON can hold: non-string keys as strings, other values as their text."""
+    if isinstance(value, dict):
+        return {_json_key(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _locate(doc: Any, path: Sequence[Any]) -> tuple[tuple[Any, ...], Any]:
+    """The path into the original object (its own keys, not their JSON text) and the value there."""
+    out: list[Any] = []
+    node = doc
+    for step in path:
+        if isinstance(node, dict):
+            key = step if step in node else next((k for k in node if _json_key(k) == str(step)), step)
+            node = node.get(key)
+            out.append(key)
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+            out.append(step)
+        else:
+            node = None
+            out.append(step)
+    return tuple(out), node
+
+
+def _violations(error: Any, doc: Any) -> Iterator[Violation]:
+    """Human-sized messages from a jsonschema-rs error: the unexpected key itself for strict schemas,
+    the expected types of a union, the value as JSON."""
+    path, value = _locate(doc, error.instance_path)
+    where = _dotted(path)
+    kind = error.kind
+    detail = kind.as_dict()
+    if kind.name == "additionalProperties" and isinstance(value, dict):
+        for name in detail.get("unexpected") or ():
+            key = _locate(value, [name])[0][0]
+            yield Violation(path + (key,), f"{_dotted(path + (key,))}: unknown field {key!r}")
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        yield Violation(path, f"{where}: {_show(value)} is not a number JSON can hold")
+        return
+    if kind.name == "type":
+        yield Violation(path, f"{where}: {_show(value)} is not of type {_types(detail['types'])}")
+        return
+    branches = detail.get("context") if kind.name in ("oneOf", "anyOf") else None
+    if branches and all(b and all(e.kind.name == "type" for e in b) for b in branches):
+        # no alternative took the value (IntOrString, Quantity): name the types they accept
+        types = [t for b in branches for e in b for t in e.kind.as_dict()["types"]]
+        yield Violation(path, f"{where}: {_show(value)} is not of type {_types(types)}")
+        return
+    if kind.name == "required":
+        yield Violation(path, f"{where}: {detail['property']!r} is a required property")
+        return
+    if kind.name == "enum":
+        yield Violation(path, f"{where}: {_show(value)} is not one of {', '.join(_show(o) for o in detail['options'])}")
+        return
     msg = error.message
     if len(msg) > 200:
         msg = msg[:197] + "..."
-    yield Violation(path, f"{_dotted(path)}: {msg}")
+    yield Violation(path, f"{where}: {msg}")
+
+
+# ----------------------------------------------------------- the API server's own rules ---
+
+# Rules of the API server's validation that the OpenAPI schemas do not state: counts it rejects
+# when negative ("must be greater than or equal to 0"). Non-integer values are type errors of the
+# schema already.
+_NON_NEGATIVE: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("apps/v1", "Deployment"): (("spec", "replicas"),),
+    ("apps/v1", "ReplicaSet"): (("spec", "replicas"),),
+    ("apps/v1", "StatefulSet"): (("spec", "replicas"),),
+    ("v1", "ReplicationController"): (("spec", "replicas"),),
+    ("batch/v1", "Job"): (("spec", "parallelism"), ("spec", "completions")),
+    ("batch/v1", "CronJob"): (
+        ("spec", "jobTemplate", "spec", "parallelism"),
+        ("spec", "jobTemplate", "spec", "completions"),
+    ),
+}
+
+
+def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
+    """What the API server's validation rejects in ``doc`` beyond its schema."""
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    if not isinstance(api, str) or not isinstance(kind, str):
+        return []
+    out = []
+    for path in _NON_NEGATIVE.get((api, kind), ()):
+        value: Any = doc
+        for step in path:
+            value = value.get(step) if isinstance(value, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            msg = f"{_dotted(path)}: invalid value {_show(value)}: must be greater than or equal to 0"
+            out.append(Violation(path, msg, "api-server"))
+    return out
+
+
+# -------------------------------------------------------------------------- removed APIs ---
+
+
+@dataclass(frozen=True)
+class Removal:
+    """An apiVersion of a kind that the API server no longer serves."""
+
+    api_version: str
+    kind: str
+    removed_in: str  # the release that stopped serving it, e.g. "1.16"
+    replacement: str | None  # the apiVersion serving the kind now; None: the kind itself is gone
+    since: str | None  # the release that first served the replacement
+    note: str = ""  # what else changes on the way (from the migration guide)
+
+
+_SELECTOR = "spec.selector is required there"
+_INGRESS = "spec.backend becomes spec.defaultBackend, serviceName/servicePort become service.name/service.port, pathType is required"
+_PSP = ("PodSecurityPolicy has no successor API (Kubernetes 1.25 removed the kind): enforce pod security with "
+        "Pod Security Admission, the namespace label pod-security.kubernetes.io/enforce")  # fmt: skip
+
+# The Kubernetes Deprecated API Migration Guide ("Removed APIs by release"): release that stopped
+# serving the apiVersion, the apiVersion, its kinds, the replacement and the release serving it first.
+_REMOVED = (
+    ("1.16", "extensions/v1beta1", ("NetworkPolicy",), "networking.k8s.io/v1", "1.8", ""),
+    ("1.16", "extensions/v1beta1", ("PodSecurityPolicy",), None, None, _PSP),
+    ("1.16", "extensions/v1beta1", ("DaemonSet", "Deployment", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
+    ("1.16", "apps/v1beta1", ("Deployment", "StatefulSet", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
+    ("1.16", "apps/v1beta2", ("DaemonSet", "Deployment", "StatefulSet", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
+    ("1.22", "admissionregistration.k8s.io/v1beta1", ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"),
+     "admissionregistration.k8s.io/v1", "1.16", "webhooks[].sideEffects and admissionReviewVersions are required"),
+    ("1.22", "apiextensions.k8s.io/v1beta1", ("CustomResourceDefinition",), "apiextensions.k8s.io/v1", "1.16",
+     "spec.scope and spec.versions[].schema.openAPIV3Schema are required"),
+    ("1.22", "apiregistration.k8s.io/v1beta1", ("APIService",), "apiregistration.k8s.io/v1", "1.10", ""),
+    ("1.22", "authentication.k8s.io/v1beta1", ("TokenReview",), "authentication.k8s.io/v1", "1.6", ""),
+    ("1.22", "authorization.k8s.io/v1beta1", ("LocalSubjectAccessReview", "SelfSubjectAccessReview", "SubjectAccessReview"),
+     "authorization.k8s.io/v1", "1.6", "spec.group becomes spec.groups"),
+    ("1.22", "certificates.k8s.io/v1beta1", ("CertificateSigningRequest",), "certificates.k8s.io/v1", "1.19",
+     "spec.signerName and spec.usages are required"),
+    ("1.22", "coordination.k8s.io/v1beta1", ("Lease",), "coordination.k8s.io/v1", "1.14", ""),
+    ("1.22", "extensions/v1beta1", ("Ingress",), "networking.k8s.io/v1", "1.19", _INGRESS),
+    ("1.22", "networking.k8s.io/v1beta1", ("Ingress",), "networking.k8s.io/v1", "1.19", _INGRESS),
+    ("1.22", "networking.k8s.io/v1beta1", ("IngressClass",), "networking.k8s.io/v1", "1.19", ""),
+    ("1.22", "rbac.authorization.k8s.io/v1beta1", ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"),
+     "rbac.authorization.k8s.io/v1", "1.8", ""),
+    ("1.22", "scheduling.k8s.io/v1beta1", ("PriorityClass",), "scheduling.k8s.io/v1", "1.14", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("CSIDriver",), "storage.k8s.io/v1", "1.19", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("CSINode",), "storage.k8s.io/v1", "1.17", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("StorageClass",), "storage.k8s.io/v1", "1.6", ""),
+    ("1.22", "storage.k8s.io/v1beta1", ("VolumeAttachment",), "storage.k8s.io/v1", "1.13", ""),
+    ("1.25", "batch/v1beta1", ("CronJob",), "batch/v1", "1.21", ""),
+    ("1.25", "discovery.k8s.io/v1beta1", ("EndpointSlice",), "discovery.k8s.io/v1", "1.21",
+     "topology gives way to each endpoint's nodeName and zone"),
+    ("1.25", "events.k8s.io/v1beta1", ("Event",), "events.k8s.io/v1", "1.19", ""),
+    ("1.25", "autoscaling/v2beta1", ("HorizontalPodAutoscaler",), "autoscaling/v2", "1.23",
+     "targetAverageUtilization becomes target.averageUtilization with target.type: Utilization"),
+    ("1.25", "policy/v1beta1", ("PodDisruptionBudget",), "policy/v1", "1.21", "an empty spec.selector selects every pod of the namespace"),
+    ("1.25", "policy/v1beta1", ("PodSecurityPolicy",), None, None, _PSP),
+    ("1.25", "node.k8s.io/v1beta1", ("RuntimeClass",), "node.k8s.io/v1", "1.20", ""),
+    ("1.26", "flowcontrol.apiserver.k8s.io/v1beta1", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29", ""),
+    ("1.26", "autoscaling/v2beta2", ("HorizontalPodAutoscaler",), "autoscaling/v2", "1.23", ""),
+    ("1.27", "storage.k8s.io/v1beta1", ("CSIStorageCapacity",), "storage.k8s.io/v1", "1.24", ""),
+    ("1.29", "flowcontrol.apiserver.k8s.io/v1beta2", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29", ""),
+    ("1.32", "flowcontrol.apiserver.k8s.io/v1beta3", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29",
+     "spec.limited.nominalConcurrencyShares defaults to 30 only when unset"),
+)  # fmt: skip
+REMOVED_APIS: Mapping[tuple[str, str], Removal] = {
+    (api, kind): Removal(api, kind, release, replacement, since, note)
+    for release, api, kinds, replacement, since, note in _REMOVED
+    for kind in kinds
+}
+
+
+def removed_api(api_version: str, kind: str, version: str | None = None) -> Removal | None:
+    """The removal of ``api_version`` ``kind`` by Kubernetes ``version`` (default: any release so
+    far), or None while that release still serves it. Raises SchemaError for a malformed version."""
+    removal = REMOVED_APIS.get((api_version, kind))
+    if removal is None:
+        return None
+    if version not in (None, "", "latest") and parse_version(str(version)) < parse_version(removal.removed_in):
+        return None
+    return removal
+
+
+# ------------------------------------------------------------------------ in-process check ---
 
 
 class SchemaSet:
-    """Compiled validators for one Kubernetes version, built lazily per kind and cached.
+    """jsonschema-rs validators for one Kubernetes version, built lazily per kind and cached.
 
     ``validate(doc)`` returns None when the kind has no schema (not validated), else the
-    violations (empty when valid).
+    violations (empty when valid): the schema's, then for Kubernetes kinds the API server's own
+    rules (:func:`api_server_violations`).
     """
 
-    def __init__(self, version: str | None = None, strict: bool = True, root: Path | None = None, fast: bool = True) -> None:
-        self.fast = fast
+    def __init__(self, version: str | None = None, strict: bool = True, root: Path | None = None) -> None:
         self.root = root or kubernetes_schema_root()
         self.versions = shipped_versions(self.root) if self.root else []
         self.version = pick_version(version, self.versions) if self.root else None
         self.strict = strict
-        self._dir = str(_version_dir(self.root, self.version, strict)) if self.root and self.version else None
+        self._dir = _version_dir(self.root, self.version, strict) if self.root and self.version else None
         self._validators: dict[tuple[str, str], Any] = {}
         self._own: set[tuple[str, str]] = set()
-        self._codegen = _Codegen()  # the kinds' schemas share their inlined definitions
+        self._registry: Any = None  # the version's definitions, read on first use
 
     def is_podfit_schema(self, api_version: str, kind: str) -> bool:
         """True when the kind is validated by one of podfit's own schemas (not Kubernetes')."""
         return (api_version, kind) in self._own
 
     def schema_for(self, api_version: str, kind: str) -> dict[str, Any] | None:
+        """The kind's schema: podfit's own, or Kubernetes' as shipped (with ``$ref``s), or None."""
+        if not _API_VERSION.fullmatch(api_version) or not _KIND.fullmatch(kind):
+            return None
         own = podfit_schema(api_version, kind)
         if own is not None:
             self._own.add((api_version, kind))
             return own
-        if self._dir is None:
-            return None
-        p = Path(self._dir) / schema_file_name(api_version, kind)
-        if not p.is_file():
-            return None
-        raw = _read_json(p)
-        if "x-kubernetes-group-version-kind" not in raw:  # a sub-type file (e.g. container-v1), not a kind
-            return None
-        return standalone(raw, _inliner(self._dir))
+        return _kind_schema(self._dir, api_version, kind) if self._dir is not None else None
 
     def validator(self, api_version: str, kind: str) -> Any:
-        """(fast predicate or None, jsonschema validator) for a kind, or None without a schema."""
+        """The kind's jsonschema-rs validator, or None without a schema."""
         key = (api_version, kind)
         if key not in self._validators:
-            schema = self.schema_for(api_version, kind)
-            if schema is None:
-                self._validators[key] = None
-            else:
-                fast = compile_fast(schema, self._codegen) if self.fast else None
-                self._validators[key] = (fast, _LazyValidator(schema))
+            self._validators[key] = self._build(api_version, kind)
         return self._validators[key]
+
+    def _build(self, api_version: str, kind: str) -> Any:
+        import jsonschema_rs
+
+        schema = self.schema_for(api_version, kind)
+        if schema is None:
+            return None
+        if (api_version, kind) in self._own:
+            return jsonschema_rs.validator_for(schema, offline=True)
+        if self._registry is None:
+            self._registry = _registry(self._dir)
+        base_uri = _BASE + schema_file_name(api_version, kind)
+        return jsonschema_rs.Draft202012Validator(schema, registry=self._registry, base_uri=base_uri, offline=True)
 
     def validate(self, doc: Mapping[str, Any]) -> list[Violation] | None:
         api, kind = doc.get("apiVersion"), doc.get("kind")
         if not isinstance(api, str) or not isinstance(kind, str):
             return None
-        pair = self.validator(api, kind)
-        if pair is None:
+        v = self.validator(api, kind)
+        if v is None:
             return None
-        fast, v = pair
-        if fast(doc) if fast is not None else v.is_valid(doc):
-            return []
-        out: list[Violation] = []
-        for err in sorted(v.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
-            out.extend(_violations(err))
+        instance: Any = doc
+        try:
+            valid = v.is_valid(instance)
+        except ValueError:  # a key or value JSON cannot hold: validate what kubectl would send
+            instance = _jsonable(doc)
+            valid = v.is_valid(instance)
+        out = [] if valid else [x for err in v.iter_errors(instance) for x in _violations(err, doc)]
+        if (api, kind) not in self._own:
+            out.extend(api_server_violations(doc))
+        out.sort(key=lambda x: [str(p) for p in x.path])
         return out
-
-
-class _LazyValidator:
-    """A jsonschema validator built on first use: with the fast predicate, only invalid objects
-    need one (importing jsonschema and building a validator take about 70 ms)."""
-
-    __slots__ = ("_schema", "_validator")
-
-    def __init__(self, schema: Mapping[str, Any]) -> None:
-        self._schema = schema
-        self._validator: Any = None
-
-    def _get(self) -> Any:
-        if self._validator is None:
-            import jsonschema
-
-            self._validator = jsonschema.Draft202012Validator(self._schema)
-        return self._validator
-
-    def is_valid(self, doc: Any) -> bool:
-        return self._get().is_valid(doc)
-
-    def iter_errors(self, doc: Any) -> Any:
-        return self._get().iter_errors(doc)
 
 
 # ------------------------------------------------------------------- kubeconform's layout ---
@@ -579,7 +530,7 @@ def build_schema_tree(out: Path, versions: Iterable[str] | None = None, root: Pa
             src = _version_dir(root, ver, strict)
             dst = out / f"v{ver}.0-standalone{'-strict' if strict else ''}"
             dst.mkdir(parents=True, exist_ok=True)
-            inl = _Inliner(_definitions(str(src)))
+            registry = _registry(src)
             n = 0
             for f in sorted(src.glob("*.json")):
                 if f.name in ("_definitions.json", "all.json"):
@@ -587,7 +538,7 @@ def build_schema_tree(out: Path, versions: Iterable[str] | None = None, root: Pa
                 raw = _read_json(f)
                 if "x-kubernetes-group-version-kind" not in raw:
                     continue
-                _write_json(dst / f.name, standalone(raw, inl))
+                _write_json(dst / f.name, standalone(raw, registry, _BASE + f.name))
                 n += 1
             counts[dst.name] = n
     own = out / "podfit"

@@ -1,8 +1,10 @@
 """PF902 schema-invalid: an object that fails its Kubernetes, CRD or Platform schema, offline.
 
-Schemas: Kubernetes' from the kubernetes-validate package (inlined into standalone schemas in
-memory), podfit's own under ``schemas/crds/`` and ``schemas/platform.schema.json``; see
-:mod:`podfit.schemas_k8s`. Kinds without a schema are not validated.
+Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` and
+``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
+server's rules that their schemas do not state (negative replicas, parallelism, completions). See
+:mod:`podfit.schemas_k8s`. Kinds without a schema are not validated, nor objects whose apiVersion
+Kubernetes no longer serves (PF906 reports those).
 
 Thresholds (``.podfit.yaml``)::
 
@@ -20,7 +22,7 @@ from typing import Any, Iterator
 
 from ..options import Option
 from ..findings import Finding
-from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, shipped_versions
+from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, removed_api, shipped_versions
 
 ID = "PF902"
 SLUG = "schema-invalid"
@@ -63,20 +65,30 @@ def check(ctx: Any) -> Iterator[Finding]:
     version, strict = _settings(ctx)
     schemas = schema_set(version, strict)
     for obj in ctx.objects:
+        if removed_api(obj.ref.api_version, obj.kind, schemas.version) is not None:
+            continue
         violations = schemas.validate(obj.raw)
         if not violations:
             continue
-        what = f"{obj.ref.api_version} {obj.kind} schema"
-        if not schemas.is_podfit_schema(obj.ref.api_version, obj.kind):
-            what += f" (Kubernetes {schemas.version})"
+        api = obj.ref.api_version
+        own = schemas.is_podfit_schema(api, obj.kind)
         for i, v in enumerate(violations[:MAX_PER_OBJECT]):
             msg = v.message
             if i == MAX_PER_OBJECT - 1 and len(violations) > MAX_PER_OBJECT:
                 msg += f" (and {len(violations) - MAX_PER_OBJECT} more)"
+            if v.source == "api-server":
+                what = f"fails the API server's validation of {api} {obj.kind}"
+            else:
+                what = f"fails the {api} {obj.kind} schema" + ("" if own else f" (Kubernetes {schemas.version})")
             yield Finding(
                 ID,
-                f"fails the {what}: {msg}",
+                f"{what}: {msg}",
                 obj.location_at(tuple(v.path)),
                 obj.ref,
-                details={"path": list(v.path), "kubernetesVersion": schemas.version, "strict": strict},
+                details={
+                    "path": list(v.path),
+                    "check": v.source,
+                    "kubernetesVersion": schemas.version,
+                    "strict": strict,
+                },
             )

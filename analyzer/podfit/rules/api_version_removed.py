@@ -1,0 +1,81 @@
+"""PF906 api-version-removed: an object whose apiVersion Kubernetes no longer serves for its kind.
+
+The API server rejects such an object outright (extensions/v1beta1 Deployment, policy/v1beta1
+PodDisruptionBudget, batch/v1beta1 CronJob, ...). The finding names the replacement apiVersion and
+the release that removed the old one, from the table of the Kubernetes Deprecated API Migration
+Guide in :data:`podfit.schemas_k8s.REMOVED_APIS`.
+
+Thresholds (``.podfit.yaml``)::
+
+    thresholds:
+      PF906: {kubernetes-version: "1.25"}
+
+``kubernetes-version``: the release the manifests target (an apiVersion removed after it still
+passes); default PF902's ``kubernetes-version``, else every removal so far.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..findings import Finding
+from ..options import Option
+from ..schemas_k8s import SchemaError, parse_version, removed_api
+
+ID = "PF906"
+SLUG = "api-version-removed"
+TITLE = "apiVersion removed from Kubernetes"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ()
+OPTIONS: tuple[Option, ...] = (
+    Option("kubernetes-version", "string", None,
+           "Kubernetes version the manifests target (default: PF902's kubernetes-version, else every removal so far)."),
+)  # fmt: skip
+
+
+def _version(ctx: Any) -> str | None:
+    version = ctx.option("kubernetes-version")
+    if version is None:
+        version = ctx.config.thresholds.get("PF902", {}).get("kubernetes-version")
+    return None if version is None else str(version)
+
+
+def skip_reason(ctx: Any) -> str | None:
+    version = _version(ctx)
+    if version in (None, "", "latest"):
+        return None
+    try:
+        parse_version(version)
+    except SchemaError as e:
+        return str(e)
+    return None
+
+
+def check(ctx: Any) -> Iterator[Finding]:
+    version = _version(ctx)
+    for obj in ctx.objects:
+        removal = removed_api(obj.ref.api_version, obj.kind, version)
+        if removal is None:
+            continue
+        msg = (f"apiVersion {removal.api_version} of {removal.kind} was removed in Kubernetes {removal.removed_in}: "
+               f"the API server rejects the object")  # fmt: skip
+        if removal.replacement:
+            msg += f". Use apiVersion {removal.replacement} (served since {removal.since})"
+            if removal.note:
+                msg += f"; {removal.note}"
+        else:
+            msg += f". {removal.note}"
+        yield Finding(
+            ID,
+            msg,
+            obj.location_at(("apiVersion",)),
+            obj.ref,
+            details={
+                "apiVersion": removal.api_version,
+                "kind": removal.kind,
+                "removedIn": removal.removed_in,
+                "replacement": removal.replacement,
+                "servedSince": removal.since,
+                "kubernetesVersion": version,
+            },
+        )
