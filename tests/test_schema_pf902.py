@@ -389,8 +389,12 @@ def _kubeconform_invalid(resources):
 
 def testdata_manifests() -> list[str]:
     """The YAML files under testdata/ that hold objects: podfit config files (.podfit.yaml, in the
-    fixtures that are repositories) are left out, kubeconform would call them objects without a kind."""
-    return sorted(str(p) for p in (ROOT / "testdata").rglob("*.y*ml") if p.name not in (".podfit.yaml", ".podfit.yml"))
+    fixtures that are repositories) are left out, kubeconform would call them objects without a kind,
+    and so is the regression corpus testdata/repos/, whose charts and kustomize inputs are not
+    manifests on purpose."""
+    repos = ROOT / "testdata" / "repos"
+    return sorted(str(p) for p in (ROOT / "testdata").rglob("*.y*ml")
+                  if p.name not in (".podfit.yaml", ".podfit.yml") and repos not in p.parents)
 
 
 @pytest.mark.tools
@@ -403,7 +407,7 @@ def test_kubeconform_and_inprocess_agree_on_testdata(schema_tree, strict):
     resources = run_kubeconform(kc, testdata_manifests(), schema_tree, version, strict=strict)
     assert any(r["status"] == "statusValid" and r["kind"] == "TanzuKubernetesCluster" for r in resources)
     assert any(r["status"] == "statusValid" and r["kind"] == "Platform" for r in resources)
-    ours = _inprocess_invalid([ROOT / "testdata"], version, strict)
+    ours = _inprocess_invalid([Path(p) for p in testdata_manifests()], version, strict)
     theirs = _kubeconform_invalid(resources)
     assert ours == theirs
     names = {(p.name, k) for p, k, _ in ours}
@@ -489,7 +493,7 @@ except SystemExit as e:
 
 def test_inprocess_validation_runs_with_sockets_disabled():
     """A fresh interpreter whose socket module refuses every use: PF902 still finds every fixture's error."""
-    p = subprocess.run([sys.executable, "-c", NO_NET, str(ROOT / "testdata")], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-c", NO_NET, str(FIXTURES)], capture_output=True, text=True,
                        timeout=120, env={"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert "exit=1" in p.stderr, p.stderr
     report = json.loads(p.stdout)
