@@ -99,7 +99,8 @@ class LoadResult:
 
 
 def discover(paths: Sequence[str]) -> list[str]:
-    """Expand directories (recursively, YAML/JSON files only, sorted) and check that paths exist.
+    """Expand directories (recursively, YAML/JSON files only, any case of the suffix, sorted) and
+    check that paths exist.
 
     Raises :class:`InputError` for a path given explicitly that does not exist. Symbolic links to
     directories are not followed (no loops); links to files are.
@@ -114,7 +115,7 @@ def discover(paths: Sequence[str]) -> list[str]:
             for root, dirs, files in os.walk(p, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in files:
-                    if name.endswith(YAML_SUFFIXES):
+                    if name.lower().endswith(YAML_SUFFIXES):
                         found.append(os.path.join(root, name))
             out.extend(sorted(found))
         elif os.path.lexists(p):
