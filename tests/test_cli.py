@@ -60,10 +60,13 @@ def test_unknown_rule_option_is_usage_error():
 
 def test_fail_on_controls_exit_code(tmp_path):
     f = tmp_path / "dup.yaml"
-    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {}\ndata: {}\n")  # PF905 = warning
-    assert run(["check", str(f), "--rule", "PF905"]).exit_code == 0
-    assert run(["check", str(f), "--rule", "PF905", "--fail-on", "warning"]).exit_code == 1
+    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {}\ndata: {}\n")  # PF905 = error
+    assert run(["check", str(f), "--rule", "PF905"]).exit_code == 1
     assert run(["check", str(f), "--rule", "PF905", "--fail-on", "never"]).exit_code == 0
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("severity: {PF905: warning}\n")
+    assert run(["check", str(f), "--rule", "PF905", "--config", str(cfg)]).exit_code == 0
+    assert run(["check", str(f), "--rule", "PF905", "--config", str(cfg), "--fail-on", "warning"]).exit_code == 1
 
 
 def test_text_report_has_file_line_rule_and_fix(tmp_path):

@@ -255,7 +255,7 @@ def parse_file(
             ndocs += 1
             for dup in doc.duplicates:
                 findings.append(
-                    _finding("PF905", f"duplicate key {dup.key!r}: the last value wins", path, dup.line, dup.column)
+                    _finding("PF905", f"duplicate key {dup.key!r}: kubectl rejects the manifest (tools that accept it keep the last value)", path, dup.line, dup.column)
                 )
             data = doc.data
             if data is None:
