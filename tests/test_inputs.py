@@ -10,10 +10,11 @@ from click.testing import CliRunner
 
 from podfit.catalogue import load_catalogue
 from podfit.cli import main
+from podfit.loader import InputFile, parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 # rules raised by the loader about files and documents (no Rego engine, no platform facts needed)
-INPUT_RULES = ["PF901", "PF905"]
+INPUT_RULES = ["PF901", "PF905", "PF907"]
 FIXTURES = sorted(p for r in INPUT_RULES for p in (ROOT / "testdata" / r).iterdir() if p.name.startswith(("pass_", "fail_")))
 
 
@@ -44,3 +45,83 @@ def test_input_fixture(path):
     else:
         assert found == set(), report["findings"]
         assert r.exit_code == 0
+
+
+# ------------------------------------------------------------------- files that were not read ---
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: ok, namespace: shop}
+spec:
+  containers:
+    - name: a
+      image: a:1
+      resources: {requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1, memory: 1Gi}}
+"""
+
+
+@pytest.fixture
+def unread_tree(tmp_path, monkeypatch):
+    """A directory with one good manifest and every kind of file podfit does not read."""
+    d = tmp_path / "k8s"
+    d.mkdir()
+    (d / "ok.yaml").write_text(POD)
+    (d / "big.yaml").write_text(POD + "".join(f"# padding {i}\n" for i in range(100)))  # over the limit below
+    (d / "bin.yaml").write_bytes(b"\x1f\x8b\x08\x00\x00\x00")
+    (d / "loop.yaml").symlink_to(d / "loop.yaml")
+    (d / "empty.yaml").write_text("")
+    (tmp_path / ".podfit.yaml").write_text("limits: {max-file-bytes: 1000}\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+NOT_READ = {"k8s/big.yaml": "larger than 1,000 bytes", "k8s/bin.yaml": "binary file", "k8s/loop.yaml": "symbolic link loop"}
+
+
+def test_files_not_read_are_pf907_errors_in_json_and_text(unread_tree):
+    r = run(["check", "k8s", "--format", "json"])
+    assert r.exit_code == 1
+    report = json.loads(r.output)
+    pf907 = {f["file"]: f for f in report["findings"] if f["rule"] == "PF907"}
+    assert sorted(pf907) == sorted(NOT_READ)
+    for path, why in NOT_READ.items():
+        assert why in pf907[path]["message"] and pf907[path]["severity"] == "error" and pf907[path]["line"] == 0
+    assert report["summary"]["skipped"] == 4  # the empty file too, which is no finding
+    text = run(["check", "k8s", "--no-color"]).output
+    for path, why in NOT_READ.items():
+        assert f"{path}\n        -  error    PF907 file-not-checked  not checked: {why}" in text
+    assert "skipped: k8s/empty.yaml: empty file" in text
+
+
+def test_files_not_read_show_in_sarif_junit_and_github(unread_tree):
+    import xml.etree.ElementTree as ET
+
+    log = json.loads(run(["check", "k8s", "--format", "sarif"]).output)
+    results = log["runs"][0]["results"]
+    assert sorted(x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in results if x["ruleId"] == "PF907") == sorted(NOT_READ)
+    assert all(x["level"] == "error" for x in results if x["ruleId"] == "PF907")
+    root = ET.fromstring(run(["check", "k8s", "--format", "junit"]).output)
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    for path in NOT_READ:
+        failure = suites[path].find("testcase/failure")
+        assert failure is not None and "PF907" in failure.get("message")
+    assert suites["k8s/empty.yaml"].find("testcase/skipped").get("message") == "empty file"
+    gh = run(["check", "k8s", "--format", "github"]).output.splitlines()
+    for path, why in NOT_READ.items():
+        assert any(l.startswith(f"::error file={path},title=PF907 file-not-checked::not checked: {why}") for l in gh), gh
+    assert "::notice file=k8s/empty.yaml,title=podfit::skipped: empty file" in gh
+    assert gh[-1].startswith("podfit: 5 files (4 skipped), 1 objects: 3 errors")
+
+
+def test_files_not_read_count_towards_fail_on(unread_tree):
+    assert run(["check", "k8s", "--fail-on", "never"]).exit_code == 0
+    Path(".podfit.yaml").write_text("limits: {max-file-bytes: 1000}\nseverity: {PF907: warning}\n")
+    assert run(["check", "k8s"]).exit_code == 0
+    assert run(["check", "k8s", "--fail-on", "warning"]).exit_code == 1
+
+
+def test_unreadable_file_is_pf907_with_the_reason():
+    r = parse_file(InputFile("secret.yaml", None, error="Permission denied"))
+    assert (r.record.status, r.record.reason) == ("failed", "Permission denied")
+    assert [(f.rule, f.message, f.location.line) for f in r.findings] == [("PF907", "not checked: cannot be read: Permission denied", 0)]

@@ -215,6 +215,11 @@ def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = N
 _GO_TEMPLATE = re.compile(r"^[ \t]*\{\{-?[ \t]*(?:if|else|end|range|with|define|include|template|/\*)\b", re.M)
 
 
+def _not_checked(path: str, why: str) -> Finding:
+    """PF907 for a file that was not parsed at all (line 0: the whole file)."""
+    return _finding("PF907", f"not checked: {why}", path, 0)
+
+
 def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -229,18 +234,19 @@ def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
 def parse_file(
     f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: Callable[[str], Iterable[Any]] | None = None
 ) -> ParsedFile:
-    """Parse one input into objects and loader findings (PF901 and duplicate keys). Pure.
+    """Parse one input into objects and loader findings (PF901, PF905 duplicate keys, PF907 files
+    not parsed at all). Pure.
 
     ``documents`` (a worker process's work, see :func:`load`) replaces parsing: given the decoded
     text, it yields the file's YamlDocuments and may raise the parse error where parsing stopped."""
     path = f.path
     if f.error is not None:
-        return ParsedFile(FileRecord(path, "failed", f.error), (), ())
+        return ParsedFile(FileRecord(path, "failed", f.error), (), (_not_checked(path, f"cannot be read: {f.error}"),))
     if f.skip is not None:
-        return ParsedFile(FileRecord(path, "skipped", f.skip), (), ())
+        return ParsedFile(FileRecord(path, "skipped", f.skip), (), (_not_checked(path, f.skip),))
     assert f.data is not None
     if b"\x00" in f.data[:8192]:
-        return ParsedFile(FileRecord(path, "skipped", "binary file"), (), ())
+        return ParsedFile(FileRecord(path, "skipped", "binary file"), (), (_not_checked(path, "binary file"),))
     text, bad = _decode(f.data, path)
     if bad is not None:
         return ParsedFile(FileRecord(path, "failed", f"invalid UTF-8 at line {bad.location.line}"), (), (bad,))
