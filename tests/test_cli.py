@@ -114,7 +114,7 @@ def test_config_disables_overrides_and_ignores(tmp_path):
     cfg.write_text("disable: [PF903]\n")
     assert json.loads(run(["check", str(f), "--config", str(cfg), "--rule", "PF903", "--format", "json"]).output)["findings"] == []
     cfg.write_text("ignore: ['q.yaml']\n")
-    out = json.loads(run(["check", str(tmp_path), "--config", str(cfg), "--rule", "PF903", "--format", "json"]).output)
+    out = json.loads(run(["check", str(tmp_path), "--config", str(cfg), "--rule", "PF903", "--format", "json", "--allow-empty"]).output)
     assert [x["path"] for x in out["files"]] == [str(cfg)]  # q.yaml ignored; the config itself is read
     assert out["findings"] == []
 
@@ -155,8 +155,10 @@ def test_limits_are_configurable(tmp_path):
     f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: " + "x" * 5000 + "}\n")
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("limits: {max-file-bytes: 1000}\n")
-    report = json.loads(run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"]).output)
+    r = run(["check", str(f), "--config", str(cfg), "--rule", "PF907", "--format", "json"])
+    report = json.loads(r.output)
     assert report["files"][0]["status"] == "skipped" and "larger than 1,000 bytes" in report["files"][0]["reason"]
+    assert r.exit_code == 1 and report["findings"][0]["message"].startswith("not checked: larger than 1,000 bytes")
     cfg.write_text("limits: {max-document-bytes: 1000}\n")
     r = run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"])
     assert r.exit_code == 1 and json.loads(r.output)["findings"][0]["message"].startswith("document larger than 1,000 bytes")

@@ -125,3 +125,72 @@ def test_unreadable_file_is_pf907_with_the_reason():
     r = parse_file(InputFile("secret.yaml", None, error="Permission denied"))
     assert (r.record.status, r.record.reason) == ("failed", "Permission denied")
     assert [(f.rule, f.message, f.location.line) for f in r.findings] == [("PF907", "not checked: cannot be read: Permission denied", 0)]
+
+
+# ------------------------------------------------------------------------- nothing checked ---
+
+
+def _error_line(r):
+    lines = [l for l in r.output.splitlines() if l.startswith("podfit: error: ")]
+    assert len(lines) == 1, r.output
+    return lines[0]
+
+
+def test_empty_stdin_exits_2_naming_it():
+    r = run(["check", "-"], input="")
+    assert r.exit_code == 2
+    assert _error_line(r) == (
+        "podfit: error: no Kubernetes object found in <stdin> (empty file); pass --allow-empty if that is expected"
+    )
+    assert run(["check", "-", "--fail-on", "never"], input="").exit_code == 2  # nothing checked is no pass either
+    assert run(["check", "-", "--allow-empty"], input="").exit_code == 0
+
+
+def test_directory_without_manifests_exits_2(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.md").write_text("# not a manifest\n")
+    r = run(["check", str(tmp_path)])
+    assert r.exit_code == 2
+    assert f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {tmp_path};" in _error_line(r)
+    assert run(["check", str(tmp_path), "--allow-empty"]).exit_code == 0
+
+
+def test_yaml_without_kubernetes_objects_exits_2_with_an_account_of_each_file(tmp_path):
+    (tmp_path / "ci.yaml").write_text("on: push\njobs: {}\n")
+    (tmp_path / "empty.yml").write_text("# nothing\n")
+    (tmp_path / "two.yaml").write_text("a: 1\n---\nb: 2\n")
+    (tmp_path / "z1.yaml").write_text("c: 3\n")
+    r = run(["check", str(tmp_path), "--format", "json", "--output", str(tmp_path / "report.json")])
+    assert r.exit_code == 2
+    assert _error_line(r) == (
+        f"podfit: error: no Kubernetes object found in 4 files: {tmp_path}/ci.yaml (1 document without a kind), "
+        f"{tmp_path}/empty.yml (empty file), {tmp_path}/two.yaml (2 documents without a kind), and 1 more; "
+        "pass --allow-empty if that is expected"
+    )
+    report = json.loads((tmp_path / "report.json").read_text())  # the report is written all the same
+    assert report["summary"]["files"] == 4 and report["summary"]["objects"] == 0
+
+
+def test_inputs_all_ignored_by_the_config_exit_2_and_say_so(tmp_path):
+    (tmp_path / "pod.yaml").write_text(POD)
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text("ignore: ['*.yaml', '*.yml']\n")
+    r = run(["check", str(tmp_path), "--config", str(cfg)])
+    assert r.exit_code == 2 and "(2 left out by the config's ignore)" in _error_line(r)
+
+
+def test_findings_that_fail_the_run_win_over_nothing_checked(tmp_path):
+    """A lone broken file: the PF901 error already fails the run (exit 1) and says why; only a run
+    that would otherwise pass is turned into exit 2."""
+    f = tmp_path / "broken.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n")
+    r = run(["check", str(f)])
+    assert r.exit_code == 1 and "podfit: error:" not in r.output
+    r = run(["check", str(f), "--fail-on", "never"])
+    assert r.exit_code == 2 and f"no Kubernetes object found in {f} (failed: YAML error at line 3" in _error_line(r)
+
+
+def test_allow_empty_is_documented():
+    assert "--allow-empty" in run(["check", "--help"]).output
+    assert "--allow-empty" in (ROOT / "README.md").read_text()
+    assert "podfit check --allow-empty" in (ROOT / ".pre-commit-hooks.yaml").read_text()

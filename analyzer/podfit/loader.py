@@ -43,6 +43,7 @@ __all__ = [
     "parse_file",
     "load",
     "build_workloads",
+    "nothing_found",
 ]
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
@@ -304,6 +305,25 @@ def parse_file(
         status = "parsed"
     record = FileRecord(path, status, failure, ndocs, len(objects))
     return ParsedFile(record, tuple(objects), tuple(findings))
+
+
+def nothing_found(paths: Sequence[str], files: Sequence[FileRecord], ignored: int = 0) -> str:
+    """Why a run found no Kubernetes object to check, naming what was read (the CLI exits 2 with it)."""
+    if not files:
+        where = ", ".join(paths)
+        why = f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {where}"
+        return why + (f" ({ignored} left out by the config's ignore)" if ignored else "")
+
+    def account(f: FileRecord) -> str:
+        if f.status != "parsed":
+            return f"{f.path} ({f.status}: {f.reason})" if f.status == "failed" else f"{f.path} ({f.reason})"
+        return f"{f.path} ({f.documents} document{'s' if f.documents != 1 else ''} without a kind)"
+
+    shown = [account(f) for f in files[:3]]
+    more = f", and {len(files) - 3} more" if len(files) > 3 else ""
+    if len(files) == 1:
+        return f"no Kubernetes object found in {shown[0]}"
+    return f"no Kubernetes object found in {len(files)} files: " + ", ".join(shown) + more
 
 
 # Parsing runs in worker processes only above this much input: below it, starting them costs more.
