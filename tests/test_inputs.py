@@ -10,11 +10,11 @@ from click.testing import CliRunner
 
 from podfit.catalogue import load_catalogue
 from podfit.cli import main
-from podfit.loader import InputFile, parse_file
+from podfit.loader import InputFile, load, parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 # rules raised by the loader about files and documents (no Rego engine, no platform facts needed)
-INPUT_RULES = ["PF901", "PF905", "PF907"]
+INPUT_RULES = ["PF901", "PF905", "PF907", "PF908"]
 FIXTURES = sorted(p for r in INPUT_RULES for p in (ROOT / "testdata" / r).iterdir() if p.name.startswith(("pass_", "fail_")))
 
 
@@ -194,3 +194,98 @@ def test_allow_empty_is_documented():
     assert "--allow-empty" in run(["check", "--help"]).output
     assert "--allow-empty" in (ROOT / "README.md").read_text()
     assert "podfit check --allow-empty" in (ROOT / ".pre-commit-hooks.yaml").read_text()
+
+
+# -------------------------------------------------------------------- unrendered templates ---
+
+TEMPLATES = sorted((ROOT / "testdata" / "PF908").glob("fail_*.yaml"))
+NO_REQUESTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: api, image: "registry.example/api:1"}]
+"""
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_a_template_is_one_finding_and_nothing_else_with_every_rule(path):
+    """Every rule, the Rego ones through the embedded engine: the template file gets exactly one
+    finding, PF908, never PF901/PF902/PF903 or a Rego finding on its template text."""
+    r = run(["check", str(path), "--engine", "embedded", "--format", "json"])
+    report = json.loads(r.output)
+    assert [f["rule"] for f in report["findings"]] == ["PF908"]
+    assert report["findings"][0]["severity"] == "error" and r.exit_code == 1
+    assert "render it first: helm template" in report["findings"][0]["message"]
+    assert report["files"][0]["status"] == "skipped" and report["summary"]["objects"] == 0
+
+
+def test_templates_beside_manifests_leave_the_manifests_checked(tmp_path, monkeypatch):
+    chart = tmp_path / "deploy" / "charts" / "shop"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "templates" / "deployment.yaml").write_text((ROOT / "testdata/PF908/fail_chart_template.yaml").read_text())
+    (tmp_path / "deploy" / "api.yaml").write_text(NO_REQUESTS)
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(run(["check", "deploy", "--engine", "embedded", "--format", "json"]).output)
+    by_file = {}
+    for f in report["findings"]:
+        by_file.setdefault(f["file"], set()).add(f["rule"])
+    assert by_file["deploy/charts/shop/templates/deployment.yaml"] == {"PF908"}
+    assert by_file["deploy/api.yaml"] & {"PF101", "PF102", "PF105"}  # the manifest beside it is checked
+    (finding,) = [f for f in report["findings"] if f["rule"] == "PF908"]
+    assert finding["line"] == 5
+    assert finding["message"] == (
+        'unrendered Go/Helm template {{ include "shop.fullname" . }}: the file is not checked; '
+        "render it first: helm template deploy/charts/shop | podfit check -"
+    )
+
+
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-web\n", 4),
+        ('apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n'
+         '      resources: {requests: {cpu: "{{ .Values.cpu }}"}}\n', 7),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n"
+         "      resources: {requests: {cpu: '{{ cpu }}'}}\n", 7),
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{{ name }}\n", 4),
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ name }}\n", 4),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n{{- if x }}\ndata: {a: b}\n{{- end }}\n", 4),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n      args: [{{ x }}]\n", 7),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.yaml: |\n    replicas: {{ .Values.n }}\n", 6),
+    ],
+    ids=["unquoted-helm", "quoted-helm-quantity", "quoted-other-quantity", "name-in-plain-scalar", "unquoted-name",
+         "control-lines", "flow-sequence", "helm-in-block-scalar"],
+)
+def test_template_forms_on_stdin(text, line):
+    r = run(["check", "-", "--format", "json", "--engine", "embedded"], input=text)
+    findings = json.loads(r.output)["findings"]
+    assert [(f["rule"], f["line"], f["file"]) for f in findings] == [("PF908", line, "<stdin>")]
+    assert "helm template CHART | podfit check -" in findings[0]["message"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: "{{ x }}", b: [\n',  # braces in a string, a real syntax error
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # {{ .Values.x }}\ndata: {a: [\n",  # in a comment
+    ],
+)
+def test_braces_that_are_no_template_leave_a_syntax_error_pf901(text):
+    assert [f.rule for f in parse_file(InputFile("x.yaml", text.encode())).findings] == ["PF901"]
+
+
+def test_templates_read_the_same_in_parse_workers(monkeypatch):
+    files = [InputFile(p.name, p.read_bytes()) for p in sorted((ROOT / "testdata" / "PF908").glob("*.yaml"))]
+    files += [InputFile("api.yaml", NO_REQUESTS.encode())]
+
+    def summary(jobs):
+        monkeypatch.setenv("PODFIT_JOBS", str(jobs))
+        res = load(files)
+        return res.files, [(f.rule, f.location.file, f.location.line, f.message) for f in res.findings], len(res.objects)
+
+    assert summary(1) == summary(3)

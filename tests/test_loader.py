@@ -265,7 +265,7 @@ def test_helm_templates_are_skipped_with_advice():
     text = (ROOT_DIR / "tests/data/helm-chart/templates/deployment.yaml").read_text()
     r = parse(text, "deployment.yaml")
     assert r.record.status == "skipped" and "helm template" in r.record.reason
-    assert r.findings == () and r.objects == ()
+    assert [(f.rule, f.location.line) for f in r.findings] == [("PF908", 5)] and r.objects == ()
     # a plain syntax error with braces in a string is still PF901
     r = parse('apiVersion: v1\nkind: ConfigMap\ndata: {a: "{{ x }}", b: [\n')
     assert [f.rule for f in r.findings] == ["PF901"]

@@ -212,8 +212,113 @@ def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = N
     )
 
 
-# Template actions on lines of their own: `{{- if …}}`, `{{ range … }}`, `{{ include … }}`, `{{- end }}`
-_GO_TEMPLATE = re.compile(r"^[ \t]*\{\{-?[ \t]*(?:if|else|end|range|with|define|include|template|/\*)\b", re.M)
+# ------------------------------------------------------------------- unrendered templates ---
+# Rendered manifests may keep `{{ … }}` in string values that another program fills in later
+# (Prometheus and Alertmanager annotations, Argo Workflows parameters, ApplicationSet generators), so
+# braces alone do not make a template. A file is an unrendered Go/Helm template when an action
+# - names Helm's built-in objects or functions (`.Values`, `.Release`, `include`, `toYaml`, …), or
+# - is the value of a field read as a number, quantity or type (`cpu: "{{ … }}"`, `replicas: {{ … }}`), or
+# - stands where a YAML node starts (`name: {{ … }}-web`, `{{- end }}` on its own line) and the YAML
+#   does not parse, or parses only into mappings keyed by mappings: the template broke the structure.
+# Comments and the contents of block scalars (`key: |`) are text, not structure (Helm names excepted).
+
+_ACTION = re.compile(r"\{\{(?:.*?\}\}|.*)")
+_HELM_ACTION = re.compile(
+    r"\{\{(?:(?!\}\}).)*?(?:\.(?:Values|Release|Chart|Capabilities|Files|Template)\b"
+    r"|\b(?:include|tpl|toYaml|fromYaml|nindent|required|lookup)\b)"
+)
+_TYPED_ACTION = re.compile(
+    r"(?:^|[\s{,])(?:cpu|memory|ephemeral-storage|replicas|parallelism|completions|apiVersion|kind)\s*:\s*[\"']?\{\{"
+)
+_NODE_ACTION = re.compile(r"(?:^|:\s|-\s|[\[{,])\s*\{\{")
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'")
+_COMMENT = re.compile(r"(?:^|\s)#")
+_BLOCK_SCALAR = re.compile(r"(?:^|\s)[|>][0-9+-]*\s*$")
+
+
+def _blank_quoted(m: re.Match[str]) -> str:
+    return m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1]
+
+
+def _template_evidence(text: str, broken: bool) -> tuple[int, str] | None:
+    """The line and action that show ``text`` to be an unrendered Go/Helm template, or None.
+    ``broken``: the YAML did not parse (or parsed into mappings keyed by mappings), so an action
+    where a node starts counts too."""
+    block = -1  # indentation of the line that opened the block scalar we are in; -1: none
+    at_node = None
+    for n, line in enumerate(text.splitlines(), 1):
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        in_block = block >= 0 and (not body.strip() or indent > block)
+        if not in_block:
+            block = -1
+        plain = _QUOTED.sub(_blank_quoted, line) if ("'" in line or '"' in line) else line
+        comment = _COMMENT.search(plain)
+        if comment is not None:
+            plain, line = plain[: comment.start()], line[: comment.start()]
+        if "{{" in line:
+            m = _HELM_ACTION.search(line) or (None if in_block else _TYPED_ACTION.search(line))
+            if m is None and broken and at_node is None and not in_block:
+                node = _NODE_ACTION.search(plain)
+                if node is not None:
+                    at_node = (n, _ACTION.search(line, node.end() - 2).group(0))  # type: ignore[union-attr]
+            elif m is not None:
+                return n, _ACTION.search(line, m.start()).group(0)  # type: ignore[union-attr]
+        if not in_block and _BLOCK_SCALAR.search(plain):
+            block = indent
+    return at_node
+
+
+def _templated_identity(doc: Any) -> tuple[int, str] | None:
+    """The line and action of a `{{ … }}` in the document's own name, namespace or labels: Kubernetes
+    names and label values cannot hold braces, so no rendered manifest has one there."""
+    data = doc.data
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    labels = meta.get("labels")
+    fields = [(("metadata", k), meta.get(k)) for k in ("name", "namespace", "generateName")]
+    if isinstance(labels, dict):
+        fields += [(("metadata", "labels", k), f"{k} {v}") for k, v in labels.items() if isinstance(k, str)]
+    for path, value in fields:
+        if isinstance(value, str) and "{{" in value:
+            return doc.lines.line(path, doc.line) if doc.lines is not None else doc.line, _ACTION.search(value).group(0)  # type: ignore[union-attr]
+    return None
+
+
+def _odd_keys(value: Any, depth: int = 0) -> bool:
+    """Whether a mapping in ``value`` has a mapping or a sequence for a key (`{{ x }}: …` read as YAML)."""
+    if isinstance(value, dict):
+        return any(
+            not isinstance(k, (str, int, float, bool)) and k is not None or _odd_keys(v, depth + 1)
+            for k, v in value.items()
+        ) if depth < 100 else False  # fmt: skip
+    if isinstance(value, list):
+        return depth < 100 and any(_odd_keys(v, depth + 1) for v in value)
+    return False
+
+
+def _chart_of(path: str) -> str | None:
+    """The chart directory of a file under a Helm chart's templates/ directory, from its path alone."""
+    parts = path.replace(os.sep, "/").split("/")
+    if "templates" in parts[:-1]:
+        i = len(parts) - 1 - parts[::-1].index("templates")
+        return "/".join(parts[:i]) or "."
+    return None
+
+
+def _unrendered(path: str, f: InputFile, evidence: tuple[int, str], ndocs: int) -> ParsedFile:
+    line, action = evidence
+    if len(action) > 60:
+        action = action[:57] + "..."
+    chart = getattr(f, "chart", None) or _chart_of(path) or "CHART"
+    render = f"helm template {chart} | podfit check -"
+    finding = _finding(
+        "PF908", f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
+        path, line, details={"action": action, "render": render},
+    )  # fmt: skip
+    reason = f"unrendered Go/Helm template (line {line}): render it first: {render}"
+    return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), (finding,))
 
 
 def _not_checked(path: str, why: str) -> Finding:
@@ -236,7 +341,7 @@ def parse_file(
     f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: Callable[[str], Iterable[Any]] | None = None
 ) -> ParsedFile:
     """Parse one input into objects and loader findings (PF901, PF905 duplicate keys, PF907 files
-    not parsed at all). Pure.
+    not parsed at all, PF908 unrendered templates, whose documents are not analysed). Pure.
 
     ``documents`` (a worker process's work, see :func:`load`) replaces parsing: given the decoded
     text, it yields the file's YamlDocuments and may raise the parse error where parsing stopped."""
@@ -252,14 +357,25 @@ def parse_file(
     if bad is not None:
         return ParsedFile(FileRecord(path, "failed", f"invalid UTF-8 at line {bad.location.line}"), (), (bad,))
     assert text is not None
+    braces = "{{" in text
+    if braces:
+        evidence = _template_evidence(text, broken=False)
+        if evidence is not None:
+            return _unrendered(path, f, evidence, 0)
     objects: list[K8sObject] = []
     findings: list[Finding] = []
     ndocs = 0
     failure = ""
+    odd = False
     try:
         docs = documents(text) if documents is not None else iter_documents(text, limits.yaml, fast=True)
         for doc in docs:
             ndocs += 1
+            if braces:
+                evidence = _templated_identity(doc)
+                if evidence is not None:
+                    return _unrendered(path, f, evidence, ndocs)
+                odd = odd or _odd_keys(doc.data)
             for dup in doc.duplicates:
                 findings.append(
                     _finding("PF905", f"duplicate key {dup.key!r}: kubectl rejects the manifest (tools that accept it keep the last value)", path, dup.line, dup.column)
@@ -280,10 +396,9 @@ def parse_file(
         failure = str(e)
         findings.append(_finding("PF901", str(e), path, e.line))
     except yaml.YAMLError as e:
-        if _GO_TEMPLATE.search(text):
-            # a Helm chart's template is not YAML until rendered: say so instead of a syntax error
-            reason = "a Go/Helm template, not YAML until rendered: helm template CHART | podfit check -"
-            return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), ())
+        evidence = _template_evidence(text, broken=True) if braces else None
+        if evidence is not None:  # the template's actions broke the YAML: no syntax error to report
+            return _unrendered(path, f, evidence, ndocs)
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 0)
         last = text.count("\n") + (0 if text.endswith("\n") else 1)
@@ -297,6 +412,10 @@ def parse_file(
     except RecursionError:
         failure = "nesting too deep"
         findings.append(_finding("PF901", "cannot parse: nesting too deep", path, 1))
+    if odd and not failure:
+        evidence = _template_evidence(text, broken=True)
+        if evidence is not None:
+            return _unrendered(path, f, evidence, ndocs)
     if failure:
         status = "failed"
     elif ndocs == 0 or not text.strip():
