@@ -14,7 +14,7 @@ from podfit.loader import InputFile, load, parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 # rules raised by the loader about files and documents (no Rego engine, no platform facts needed)
-INPUT_RULES = ["PF901", "PF905", "PF907", "PF908"]
+INPUT_RULES = ["PF901", "PF905", "PF907", "PF908", "PF909"]
 FIXTURES = sorted(p for r in INPUT_RULES for p in (ROOT / "testdata" / r).iterdir() if p.name.startswith(("pass_", "fail_")))
 
 
@@ -23,7 +23,8 @@ def run(args, input=None):
 
 
 def check_json(*args):
-    r = run(["check", *args, "--format", "json", *[x for rule in INPUT_RULES for x in ("--rule", rule)]])
+    # --allow-empty: a fixture may hold no Kubernetes object (a kustomization, a values file)
+    r = run(["check", *args, "--format", "json", "--allow-empty", *[x for rule in INPUT_RULES for x in ("--rule", rule)]])
     return r, json.loads(r.output)
 
 
@@ -35,6 +36,8 @@ def test_every_input_rule_has_pass_and_fail_fixtures():
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_input_fixture(path):
+    """A fail_ fixture (a file, or a directory where the rule goes by file names) raises its rule
+    and no other input rule; a pass_ one raises none."""
     rule = path.parent.name
     r, report = check_json(str(path))
     found = {f["rule"] for f in report["findings"]}
@@ -289,3 +292,74 @@ def test_templates_read_the_same_in_parse_workers(monkeypatch):
         return res.files, [(f.rule, f.location.file, f.location.line, f.message) for f in res.findings], len(res.objects)
 
     assert summary(1) == summary(3)
+
+
+# ------------------------------------------------------------------ kustomize and Helm sources ---
+
+
+def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_checked(tmp_path, monkeypatch):
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text("resources: [api.yaml]\n")
+    (base / "api.yaml").write_text(NO_REQUESTS)
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
+    (pf909,) = [f for f in report["findings"] if f["rule"] == "PF909"]
+    assert (pf909["file"], pf909["severity"], pf909["line"]) == ("base/kustomization.yaml", "info", 0)
+    assert pf909["message"] == "a Kustomize kustomization, not a manifest: render first: kustomize build base | podfit check -"
+    assert any(f["file"] == "base/api.yaml" for f in report["findings"] if f["rule"] != "PF909")
+    assert report["summary"]["objects"] == 1
+
+
+def test_only_a_kustomization_exits_2_naming_the_command(tmp_path, monkeypatch):
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yml").write_text("resources: [../base]\n")
+    monkeypatch.chdir(tmp_path)
+    r = run(["check", "overlay"])
+    assert r.exit_code == 2
+    assert _error_line(r) == (
+        "podfit: error: no Kubernetes object found in overlay/kustomization.yml (a Kustomize kustomization: "
+        "render first: kustomize build overlay | podfit check -); pass --allow-empty if that is expected"
+    )
+    assert "info     PF909 render-first" in r.output  # the report itself says so too
+    assert run(["check", "overlay", "--allow-empty"]).exit_code == 0
+    assert run(["check", "overlay", "--allow-empty", "--fail-on", "info"]).exit_code == 1
+
+
+def test_a_chart_directory_gives_render_first_and_template_findings(tmp_path, monkeypatch):
+    chart = tmp_path / "shop"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("replicaCount: 2\nannotations: {note: '{{ .Release.Name }}'}\n")  # tpl-style value
+    (chart / "environments" / "prod").mkdir(parents=True)
+    (chart / "environments" / "prod" / "values.yaml").write_text("replicaCount: 6\n")
+    (chart / "templates" / "deployment.yaml").write_text((ROOT / "testdata/PF908/fail_chart_template.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    r = run(["check", "shop", "--format", "json", "--engine", "embedded"])
+    assert r.exit_code == 1  # the template was not checked: an error
+    got = sorted((f["file"], f["rule"], f["severity"]) for f in json.loads(r.output)["findings"])
+    assert got == [
+        ("shop/Chart.yaml", "PF909", "info"),
+        ("shop/environments/prod/values.yaml", "PF909", "info"),
+        ("shop/templates/deployment.yaml", "PF908", "error"),
+        ("shop/values.yaml", "PF909", "info"),
+    ]
+    messages = {f["file"]: f["message"] for f in json.loads(r.output)["findings"]}
+    assert messages["shop/environments/prod/values.yaml"].endswith(
+        "render first: helm template shop -f shop/environments/prod/values.yaml | podfit check -"
+    )
+    assert messages["shop/templates/deployment.yaml"].endswith("render it first: helm template shop | podfit check -")
+
+
+def test_values_files_count_as_chart_files_only_in_a_chart():
+    assert parse_file(InputFile("deploy/values.yaml", b"a: 1\n")).findings == ()
+    assert [f.rule for f in parse_file(InputFile("charts/web/values-dev.yaml", b"a: 1\n")).findings] == ["PF909"]
+    assert [f.rule for f in parse_file(InputFile("deploy/values.yaml", b"a: 1\n", chart="deploy")).findings] == ["PF909"]
+
+
+def test_discover_finds_files_named_kustomization(tmp_path):
+    from podfit.loader import discover
+
+    (tmp_path / "Kustomization").write_text("resources: []\n")
+    (tmp_path / "README").write_text("no\n")
+    assert [p.rsplit("/", 1)[1] for p in discover([str(tmp_path)])] == ["Kustomization"]

@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 
@@ -69,6 +70,7 @@ class InputFile:
     data: bytes | None
     error: str | None = None  # could not be read at all (permissions, vanished, …)
     skip: str | None = None  # deliberately not parsed (too large, binary, symlink loop)
+    chart: str | None = None  # the Helm chart directory of a values file (Chart.yaml beside or above it)
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,8 @@ class LoadResult:
 
 
 def discover(paths: Sequence[str]) -> list[str]:
-    """Expand directories (recursively, YAML/JSON files only, any case of the suffix, sorted) and
-    check that paths exist.
+    """Expand directories (recursively, YAML/JSON files in any case of the suffix, and files named
+    Kustomization; sorted) and check that paths exist.
 
     Raises :class:`InputError` for a path given explicitly that does not exist. Symbolic links to
     directories are not followed (no loops); links to files are.
@@ -116,7 +118,7 @@ def discover(paths: Sequence[str]) -> list[str]:
             for root, dirs, files in os.walk(p, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in files:
-                    if name.lower().endswith(YAML_SUFFIXES):
+                    if name.lower().endswith(YAML_SUFFIXES) or name == "Kustomization":
                         found.append(os.path.join(root, name))
             out.extend(sorted(found))
         elif os.path.lexists(p):
@@ -151,7 +153,9 @@ def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdi
                 files.append(InputFile(path, None, skip=f"larger than {limits.max_file_bytes:,} bytes ({size:,})"))
                 continue
             with open(path, "rb") as fh:
-                files.append(InputFile(path, fh.read(limits.max_file_bytes + 1)))
+                data = fh.read(limits.max_file_bytes + 1)
+            chart = _chart_above(path) if _VALUES_FILE.match(os.path.basename(path)) else None
+            files.append(InputFile(path, data, chart=chart))
         except OSError as e:
             reason = e.strerror or str(e)
             if e.errno == 40:  # ELOOP
@@ -159,6 +163,19 @@ def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdi
             else:
                 files.append(InputFile(path, None, error=reason))
     return files
+
+
+def _chart_above(path: str, levels: int = 3) -> str | None:
+    """The directory with a Chart.yaml that holds ``path``: its own or one of the next two above
+    (a chart's values.yaml, ci/values-*.yaml, environments/prod/values.yaml)."""
+    here = os.path.dirname(path)
+    for _ in range(levels):
+        if os.path.isfile(os.path.join(here, "Chart.yaml")):
+            return here or "."
+        if not here or here == os.path.dirname(here):
+            break
+        here = os.path.dirname(here)
+    return None
 
 
 # ------------------------------------------------------------------------------------ parsing ---
@@ -326,6 +343,31 @@ def _not_checked(path: str, why: str) -> Finding:
     return _finding("PF907", f"not checked: {why}", path, 0)
 
 
+_VALUES_FILE = re.compile(r"values[^/]*\.ya?ml$")
+
+
+def _render_first(f: InputFile) -> tuple[str, str] | None:
+    """What a kustomization, a Chart.yaml or a chart's values file is, and the command that renders
+    the manifests it stands for; None for any other file."""
+    path = f.path.replace(os.sep, "/")
+    where, _, name = path.rpartition("/")
+    where = where or "."
+    if name in KUSTOMIZATION_NAMES:
+        return "a Kustomize kustomization", f"kustomize build {where} | podfit check -"
+    if name == "Chart.yaml":
+        return "a Helm chart's Chart.yaml", f"helm template {where} | podfit check -"
+    if _VALUES_FILE.match(name):
+        chart = f.chart
+        parts = path.split("/")
+        if chart is None and "charts" in parts[:-2]:  # charts/NAME/…/values*.yaml
+            i = len(parts) - 1 - parts[::-1].index("charts")
+            chart = "/".join(parts[: i + 2]) if i + 2 < len(parts) else None
+        if chart is not None:
+            values = "" if path == f"{chart}/values.yaml" or (chart == "." and path == "values.yaml") else f" -f {path}"
+            return f"Helm values of the chart {chart}", f"helm template {chart}{values} | podfit check -"
+    return None
+
+
 def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -341,7 +383,8 @@ def parse_file(
     f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: Callable[[str], Iterable[Any]] | None = None
 ) -> ParsedFile:
     """Parse one input into objects and loader findings (PF901, PF905 duplicate keys, PF907 files
-    not parsed at all, PF908 unrendered templates, whose documents are not analysed). Pure.
+    not parsed at all, PF908 unrendered templates, whose documents are not analysed, PF909
+    kustomizations and Helm chart files, which are not parsed). Pure.
 
     ``documents`` (a worker process's work, see :func:`load`) replaces parsing: given the decoded
     text, it yields the file's YamlDocuments and may raise the parse error where parsing stopped."""
@@ -353,6 +396,12 @@ def parse_file(
     assert f.data is not None
     if b"\x00" in f.data[:8192]:
         return ParsedFile(FileRecord(path, "skipped", "binary file"), (), (_not_checked(path, "binary file"),))
+    render = _render_first(f)
+    if render is not None:
+        what, command = render
+        finding = _finding("PF909", f"{what}, not a manifest: render first: {command}", path, 0,
+                           details={"render": command})  # fmt: skip
+        return ParsedFile(FileRecord(path, "skipped", f"{what}: render first: {command}"), (), (finding,))
     text, bad = _decode(f.data, path)
     if bad is not None:
         return ParsedFile(FileRecord(path, "failed", f"invalid UTF-8 at line {bad.location.line}"), (), (bad,))
