@@ -235,8 +235,10 @@ def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = N
 # braces alone do not make a template. A file is an unrendered Go/Helm template when an action
 # - names Helm's built-in objects or functions (`.Values`, `.Release`, `include`, `toYaml`, …), or
 # - is the value of a field read as a number, quantity or type (`cpu: "{{ … }}"`, `replicas: {{ … }}`), or
-# - stands where a YAML node starts (`name: {{ … }}-web`, `{{- end }}` on its own line) and the YAML
-#   does not parse, or parses only into mappings keyed by mappings: the template broke the structure.
+# - stands where a YAML node starts (`name: {{ … }}`, `{{- end }}` on its own line) and the YAML does
+#   not parse (`{{ x }}` is a flow mapping keyed by a mapping, which YAML loaders refuse): the template
+#   broke the structure, or
+# - stands in the object's own name, namespace or labels, which cannot hold braces.
 # Comments and the contents of block scalars (`key: |`) are text, not structure (Helm names excepted).
 
 _ACTION = re.compile(r"\{\{(?:.*?\}\}|.*)")
@@ -259,8 +261,7 @@ def _blank_quoted(m: re.Match[str]) -> str:
 
 def _template_evidence(text: str, broken: bool) -> tuple[int, str] | None:
     """The line and action that show ``text`` to be an unrendered Go/Helm template, or None.
-    ``broken``: the YAML did not parse (or parsed into mappings keyed by mappings), so an action
-    where a node starts counts too."""
+    ``broken``: the YAML did not parse, so an action where a node starts counts too."""
     block = -1  # indentation of the line that opened the block scalar we are in; -1: none
     at_node = None
     for n, line in enumerate(text.splitlines(), 1):
@@ -303,18 +304,6 @@ def _templated_identity(doc: Any) -> tuple[int, str] | None:
     return None
 
 
-def _odd_keys(value: Any, depth: int = 0) -> bool:
-    """Whether a mapping in ``value`` has a mapping or a sequence for a key (`{{ x }}: …` read as YAML)."""
-    if isinstance(value, dict):
-        return any(
-            not isinstance(k, (str, int, float, bool)) and k is not None or _odd_keys(v, depth + 1)
-            for k, v in value.items()
-        ) if depth < 100 else False  # fmt: skip
-    if isinstance(value, list):
-        return depth < 100 and any(_odd_keys(v, depth + 1) for v in value)
-    return False
-
-
 def _chart_of(path: str) -> str | None:
     """The chart directory of a file under a Helm chart's templates/ directory, from its path alone."""
     parts = path.replace(os.sep, "/").split("/")
@@ -328,7 +317,7 @@ def _unrendered(path: str, f: InputFile, evidence: tuple[int, str], ndocs: int) 
     line, action = evidence
     if len(action) > 60:
         action = action[:57] + "..."
-    chart = getattr(f, "chart", None) or _chart_of(path) or "CHART"
+    chart = f.chart or _chart_of(path) or "CHART"
     render = f"helm template {chart} | podfit check -"
     finding = _finding(
         "PF908", f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
@@ -415,7 +404,6 @@ def parse_file(
     findings: list[Finding] = []
     ndocs = 0
     failure = ""
-    odd = False
     try:
         docs = documents(text) if documents is not None else iter_documents(text, limits.yaml, fast=True)
         for doc in docs:
@@ -424,7 +412,6 @@ def parse_file(
                 evidence = _templated_identity(doc)
                 if evidence is not None:
                     return _unrendered(path, f, evidence, ndocs)
-                odd = odd or _odd_keys(doc.data)
             for dup in doc.duplicates:
                 findings.append(
                     _finding("PF905", f"duplicate key {dup.key!r}: kubectl rejects the manifest (tools that accept it keep the last value)", path, dup.line, dup.column)
@@ -461,10 +448,6 @@ def parse_file(
     except RecursionError:
         failure = "nesting too deep"
         findings.append(_finding("PF901", "cannot parse: nesting too deep", path, 1))
-    if odd and not failure:
-        evidence = _template_evidence(text, broken=True)
-        if evidence is not None:
-            return _unrendered(path, f, evidence, ndocs)
     if failure:
         status = "failed"
     elif ndocs == 0 or not text.strip():
