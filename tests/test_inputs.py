@@ -363,3 +363,22 @@ def test_discover_finds_files_named_kustomization(tmp_path):
     (tmp_path / "Kustomization").write_text("resources: []\n")
     (tmp_path / "README").write_text("no\n")
     assert [p.rsplit("/", 1)[1] for p in discover([str(tmp_path)])] == ["Kustomization"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: '" + "{{" * 400_000 + "'\n",  # braces that never close, on one line
+        'a: "' + "{{ x " * 200_000 + '"\n',
+        "- " + "{{ .Values.x }} " * 50_000 + "\n",
+        "".join(f'k{i}: "{{{{ v }}}}"\n' for i in range(20_000)),
+    ],
+    ids=["unclosed", "unclosed-spaced", "many-actions", "many-lines"],
+)
+def test_template_detection_is_linear_in_hostile_input(text):
+    import time
+
+    t0 = time.perf_counter()
+    r = parse_file(InputFile("hostile.yaml", text.encode()))
+    assert time.perf_counter() - t0 < 10  # a scan per action start would take minutes here
+    assert r.record.status in ("parsed", "skipped", "failed")

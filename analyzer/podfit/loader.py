@@ -241,10 +241,8 @@ def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = N
 # - stands in the object's own name, namespace or labels, which cannot hold braces.
 # Comments and the contents of block scalars (`key: |`) are text, not structure (Helm names excepted).
 
-_ACTION = re.compile(r"\{\{(?:.*?\}\}|.*)")
-_HELM_ACTION = re.compile(
-    r"\{\{(?:(?!\}\}).)*?(?:\.(?:Values|Release|Chart|Capabilities|Files|Template)\b"
-    r"|\b(?:include|tpl|toYaml|fromYaml|nindent|required|lookup)\b)"
+_HELM_NAMES = re.compile(
+    r"\.(?:Values|Release|Chart|Capabilities|Files|Template)\b|\b(?:include|tpl|toYaml|fromYaml|nindent|required|lookup)\b"
 )
 _TYPED_ACTION = re.compile(
     r"(?:^|[\s{,])(?:cpu|memory|ephemeral-storage|replicas|parallelism|completions|apiVersion|kind)\s*:\s*[\"']?\{\{"
@@ -259,6 +257,19 @@ def _blank_quoted(m: re.Match[str]) -> str:
     return m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1]
 
 
+def _actions(line: str, start: int = 0) -> Iterator[str]:
+    """The actions of a line from ``start`` on, `{{ … }}` (the last may run on to the next line), at
+    most 300 characters of each: one pass over the line, however many braces it holds."""
+    pos = line.find("{{", start)
+    while pos >= 0:
+        end = line.find("}}", pos + 2)
+        if end < 0:
+            yield line[pos : pos + 300]
+            return
+        yield line[pos : min(end + 2, pos + 300)]
+        pos = line.find("{{", end + 2)
+
+
 def _template_evidence(text: str, broken: bool) -> tuple[int, str] | None:
     """The line and action that show ``text`` to be an unrendered Go/Helm template, or None.
     ``broken``: the YAML did not parse, so an action where a node starts counts too."""
@@ -270,18 +281,23 @@ def _template_evidence(text: str, broken: bool) -> tuple[int, str] | None:
         in_block = block >= 0 and (not body.strip() or indent > block)
         if not in_block:
             block = -1
+        if "{{" not in line and "|" not in line and ">" not in line:
+            continue  # neither an action nor a block scalar's start
         plain = _QUOTED.sub(_blank_quoted, line) if ("'" in line or '"' in line) else line
         comment = _COMMENT.search(plain)
         if comment is not None:
             plain, line = plain[: comment.start()], line[: comment.start()]
         if "{{" in line:
-            m = _HELM_ACTION.search(line) or (None if in_block else _TYPED_ACTION.search(line))
-            if m is None and broken and at_node is None and not in_block:
+            hit = next((a for a in _actions(line) if _HELM_NAMES.search(a)), None)
+            if hit is None and not in_block:
+                typed = _TYPED_ACTION.search(line)
+                hit = next(_actions(line, typed.end() - 2)) if typed is not None else None
+            if hit is not None:
+                return n, hit
+            if broken and at_node is None and not in_block:
                 node = _NODE_ACTION.search(plain)
                 if node is not None:
-                    at_node = (n, _ACTION.search(line, node.end() - 2).group(0))  # type: ignore[union-attr]
-            elif m is not None:
-                return n, _ACTION.search(line, m.start()).group(0)  # type: ignore[union-attr]
+                    at_node = (n, next(_actions(line, node.end() - 2)))
         if not in_block and _BLOCK_SCALAR.search(plain):
             block = indent
     return at_node
@@ -300,7 +316,7 @@ def _templated_identity(doc: Any) -> tuple[int, str] | None:
         fields += [(("metadata", "labels", k), f"{k} {v}") for k, v in labels.items() if isinstance(k, str)]
     for path, value in fields:
         if isinstance(value, str) and "{{" in value:
-            return doc.lines.line(path, doc.line) if doc.lines is not None else doc.line, _ACTION.search(value).group(0)  # type: ignore[union-attr]
+            return doc.lines.line(path, doc.line) if doc.lines is not None else doc.line, next(_actions(value))
     return None
 
 
