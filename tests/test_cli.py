@@ -60,10 +60,13 @@ def test_unknown_rule_option_is_usage_error():
 
 def test_fail_on_controls_exit_code(tmp_path):
     f = tmp_path / "dup.yaml"
-    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {}\ndata: {}\n")  # PF905 = warning
-    assert run(["check", str(f), "--rule", "PF905"]).exit_code == 0
-    assert run(["check", str(f), "--rule", "PF905", "--fail-on", "warning"]).exit_code == 1
+    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {}\ndata: {}\n")  # PF905 = error
+    assert run(["check", str(f), "--rule", "PF905"]).exit_code == 1
     assert run(["check", str(f), "--rule", "PF905", "--fail-on", "never"]).exit_code == 0
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("severity: {PF905: warning}\n")
+    assert run(["check", str(f), "--rule", "PF905", "--config", str(cfg)]).exit_code == 0
+    assert run(["check", str(f), "--rule", "PF905", "--config", str(cfg), "--fail-on", "warning"]).exit_code == 1
 
 
 def test_text_report_has_file_line_rule_and_fix(tmp_path):
@@ -111,7 +114,7 @@ def test_config_disables_overrides_and_ignores(tmp_path):
     cfg.write_text("disable: [PF903]\n")
     assert json.loads(run(["check", str(f), "--config", str(cfg), "--rule", "PF903", "--format", "json"]).output)["findings"] == []
     cfg.write_text("ignore: ['q.yaml']\n")
-    out = json.loads(run(["check", str(tmp_path), "--config", str(cfg), "--rule", "PF903", "--format", "json"]).output)
+    out = json.loads(run(["check", str(tmp_path), "--config", str(cfg), "--rule", "PF903", "--format", "json", "--allow-empty"]).output)
     assert [x["path"] for x in out["files"]] == [str(cfg)]  # q.yaml ignored; the config itself is read
     assert out["findings"] == []
 
@@ -148,7 +151,7 @@ def test_rule_options_are_checked_against_their_declarations(tmp_path):
     assert r.returncode == 2 and f"{cfg}:2: thresholds: unknown rule 'PF999'" in r.stderr
     # the rule's slug names it too, and a valid value is taken
     cfg.write_text("thresholds:\n  limit-above-peak: {tolerance-percent: 500}\n")
-    assert run_process(["check", "-", "--config", str(cfg)], input="").returncode == 0
+    assert run_process(["check", "-", "--allow-empty", "--config", str(cfg)], input="").returncode == 0
 
 
 def test_rules_and_explain():
@@ -176,8 +179,10 @@ def test_limits_are_configurable(tmp_path):
     f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: " + "x" * 5000 + "}\n")
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("limits: {max-file-bytes: 1000}\n")
-    report = json.loads(run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"]).output)
+    r = run(["check", str(f), "--config", str(cfg), "--rule", "PF907", "--format", "json"])
+    report = json.loads(r.output)
     assert report["files"][0]["status"] == "skipped" and "larger than 1,000 bytes" in report["files"][0]["reason"]
+    assert r.exit_code == 1 and report["findings"][0]["message"].startswith("not checked: larger than 1,000 bytes")
     cfg.write_text("limits: {max-document-bytes: 1000}\n")
     r = run(["check", str(f), "--config", str(cfg), "--rule", "PF901", "--format", "json"])
     assert r.exit_code == 1 and json.loads(r.output)["findings"][0]["message"].startswith("document larger than 1,000 bytes")

@@ -1,6 +1,7 @@
 """The pre-commit hook, through the real pre-commit: the manifest validates, and `try-repo` installs
 this repository (committed state) into pre-commit's own environment and runs it on a temporary git
-repository, failing a Deployment without requests (with its rule id) and passing a well-sized one.
+repository, failing a Deployment without requests (with its rule id) and passing a well-sized one
+and a commit of YAML without Kubernetes objects.
 
 Slow (about 30 s per try-repo call here): try-repo builds its environment in a fresh temporary store
 each time, pip-installing podfit and its dependencies (from pip's cache after the first run).
@@ -90,6 +91,7 @@ def test_try_repo_fails_missing_requests_and_passes_well_sized(tmp_path):
     (ws / "no-requests.yaml").write_text(NO_REQUESTS)
     (ws / "well-sized.yaml").write_text(WELL_SIZED)
     (ws / "notes.txt").write_text("not a manifest: the hook's file types leave it out\n")
+    (ws / "ci.yaml").write_text("on: push\njobs: {lint: {runs-on: ubuntu-latest, steps: []}}\n")
     subprocess.run(["git", "add", "."], cwd=ws, check=True)
 
     def try_repo(*files: str) -> subprocess.CompletedProcess:
@@ -108,3 +110,9 @@ def test_try_repo_fails_missing_requests_and_passes_well_sized(tmp_path):
     out = good.stdout + good.stderr
     assert good.returncode == 0, out
     assert "Passed" in out and "no findings" in out
+
+    # a commit that touches only YAML without a Kubernetes object: nothing to check, and the hook says so
+    other = try_repo("ci.yaml")
+    out = other.stdout + other.stderr
+    assert other.returncode == 0, out
+    assert "Passed" in out and "0 objects" in out

@@ -217,6 +217,13 @@ def test_discover_recurses_sorted_yaml_only(tmp_path):
     assert got == ["a.yml", "b/a.yaml", "b/z.yaml", "c.json"]
 
 
+def test_discover_finds_uppercase_suffixes(tmp_path):
+    for name in ("A.YAML", "b.Yml", "c.JSON", "d.yaml", "e.TXT"):
+        (tmp_path / name).write_text("{}\n")
+    got = [p[len(str(tmp_path)) + 1 :] for p in discover([str(tmp_path)])]
+    assert got == ["A.YAML", "b.Yml", "c.JSON", "d.yaml"]
+
+
 def test_summary_accounts_for_every_file(tmp_path):
     (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n")
     (tmp_path / "empty.yaml").write_text("")
@@ -258,7 +265,7 @@ def test_helm_templates_are_skipped_with_advice():
     text = (ROOT_DIR / "tests/data/helm-chart/templates/deployment.yaml").read_text()
     r = parse(text, "deployment.yaml")
     assert r.record.status == "skipped" and "helm template" in r.record.reason
-    assert r.findings == () and r.objects == ()
+    assert [(f.rule, f.location.line) for f in r.findings] == [("PF908", 5)] and r.objects == ()
     # a plain syntax error with braces in a string is still PF901
     r = parse('apiVersion: v1\nkind: ConfigMap\ndata: {a: "{{ x }}", b: [\n')
     assert [f.rule for f in r.findings] == ["PF901"]

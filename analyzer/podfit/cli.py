@@ -18,7 +18,7 @@ from .catalogue import load_catalogue, resolve
 from .check import Report, analyze
 from .config import Config, ConfigError, find_config, parse_config_text
 from .findings import SEVERITY_RANK
-from .loader import InputError, container_line, discover, load, read_files
+from .loader import InputError, container_line, discover, load, nothing_found, read_files
 from .platform import DEFAULT_PLATFORM, Platform, PlatformError, parse_platform
 
 EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
@@ -178,6 +178,9 @@ def _format_choices() -> list[str]:
               help="The cluster all these manifests deploy to. Default: from the config's clusters: mapping, the "
                    "platform, or the TanzuKubernetesCluster / Cluster beside them.")  # fmt: skip
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
+@click.option("--allow-empty", is_flag=True,
+              help="Let inputs without any Kubernetes object (empty stdin, no manifest files) exit by the "
+                   "findings; without it such a run exits 2, since nothing was checked.")  # fmt: skip
 def check(
     paths: tuple[str, ...],
     platform_path: str | None,
@@ -189,12 +192,14 @@ def check(
     rules: tuple[str, ...],
     cluster: str | None,
     color: bool | None,
+    allow_empty: bool,
 ) -> None:
     """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
 
     \b
     Exit status: 0 no finding at or above --fail-on; 1 findings at or above it;
-    2 usage, input/output or engine failure (never reported as a pass).
+    2 usage, input/output or engine failure (never reported as a pass), or no
+    Kubernetes object in the inputs at all (unless --allow-empty).
     \b
     Examples:
       podfit check k8s/
@@ -235,7 +240,12 @@ def check(
         click.echo(f"podfit: notice: {notice}", err=True)
     threshold = fail_on or config.fail_on or "error"
     _RETAINED[:] = [result, report]  # freed by the process's end (see run), not one by one here
-    sys.exit(exit_status(report, threshold))
+    code = exit_status(report, threshold)
+    if code == EXIT_OK and not result.objects and not allow_empty:
+        # nothing was checked: never a pass (findings at or above --fail-on already fail the run)
+        ignored = len(discover(paths)) - len(result.files)
+        raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
+    sys.exit(code)
 
 
 def start_engine(engine: str, facts: Any, selected: list[str], config: Config):

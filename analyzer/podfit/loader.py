@@ -46,9 +46,11 @@ __all__ = [
     "build_workloads",
     "limit_range_defaults",
     "LimitRangeDefaults",
+    "nothing_found",
 ]
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 
@@ -71,6 +73,7 @@ class InputFile:
     data: bytes | None
     error: str | None = None  # could not be read at all (permissions, vanished, …)
     skip: str | None = None  # deliberately not parsed (too large, binary, symlink loop)
+    chart: str | None = None  # the Helm chart directory of a values file (Chart.yaml beside or above it)
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,8 @@ class LoadResult:
 
 
 def discover(paths: Sequence[str]) -> list[str]:
-    """Expand directories (recursively, YAML/JSON files only, sorted) and check that paths exist.
+    """Expand directories (recursively, YAML/JSON files in any case of the suffix, and files named
+    Kustomization; sorted) and check that paths exist.
 
     Raises :class:`InputError` for a path given explicitly that does not exist. Symbolic links to
     directories are not followed (no loops); links to files are.
@@ -117,7 +121,7 @@ def discover(paths: Sequence[str]) -> list[str]:
             for root, dirs, files in os.walk(p, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in files:
-                    if name.endswith(YAML_SUFFIXES):
+                    if name.lower().endswith(YAML_SUFFIXES) or name == "Kustomization":
                         found.append(os.path.join(root, name))
             out.extend(sorted(found))
         elif os.path.lexists(p):
@@ -152,7 +156,9 @@ def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdi
                 files.append(InputFile(path, None, skip=f"larger than {limits.max_file_bytes:,} bytes ({size:,})"))
                 continue
             with open(path, "rb") as fh:
-                files.append(InputFile(path, fh.read(limits.max_file_bytes + 1)))
+                data = fh.read(limits.max_file_bytes + 1)
+            chart = _chart_above(path) if _VALUES_FILE.match(os.path.basename(path)) else None
+            files.append(InputFile(path, data, chart=chart))
         except OSError as e:
             reason = e.strerror or str(e)
             if e.errno == 40:  # ELOOP
@@ -160,6 +166,19 @@ def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdi
             else:
                 files.append(InputFile(path, None, error=reason))
     return files
+
+
+def _chart_above(path: str, levels: int = 3) -> str | None:
+    """The directory with a Chart.yaml that holds ``path``: its own or one of the next two above
+    (a chart's values.yaml, ci/values-*.yaml, environments/prod/values.yaml)."""
+    here = os.path.dirname(path)
+    for _ in range(levels):
+        if os.path.isfile(os.path.join(here, "Chart.yaml")):
+            return here or "."
+        if not here or here == os.path.dirname(here):
+            break
+        here = os.path.dirname(here)
+    return None
 
 
 # ------------------------------------------------------------------------------------ parsing ---
@@ -213,8 +232,148 @@ def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = N
     )
 
 
-# Template actions on lines of their own: `{{- if …}}`, `{{ range … }}`, `{{ include … }}`, `{{- end }}`
-_GO_TEMPLATE = re.compile(r"^[ \t]*\{\{-?[ \t]*(?:if|else|end|range|with|define|include|template|/\*)\b", re.M)
+# ------------------------------------------------------------------- unrendered templates ---
+# Rendered manifests may keep `{{ … }}` in string values that another program fills in later
+# (Prometheus and Alertmanager annotations, Argo Workflows parameters, ApplicationSet generators), so
+# braces alone do not make a template. A file is an unrendered Go/Helm template when an action
+# - names Helm's built-in objects or functions (`.Values`, `.Release`, `include`, `toYaml`, …), or
+# - is the value of a field read as a number, quantity or type (`cpu: "{{ … }}"`, `replicas: {{ … }}`), or
+# - stands where a YAML node starts (`name: {{ … }}`, `{{- end }}` on its own line) and the YAML does
+#   not parse (`{{ x }}` is a flow mapping keyed by a mapping, which YAML loaders refuse): the template
+#   broke the structure, or
+# - stands in the object's own name, namespace or labels, which cannot hold braces.
+# Comments and the contents of block scalars (`key: |`) are text, not structure (Helm names excepted).
+
+_HELM_NAMES = re.compile(
+    r"\.(?:Values|Release|Chart|Capabilities|Files|Template)\b|\b(?:include|tpl|toYaml|fromYaml|nindent|required|lookup)\b"
+)
+_TYPED_ACTION = re.compile(
+    r"(?:^|[\s{,])(?:cpu|memory|ephemeral-storage|replicas|parallelism|completions|apiVersion|kind)\s*:\s*[\"']?\{\{"
+)
+_NODE_ACTION = re.compile(r"(?:^|:\s|-\s|[\[{,])\s*\{\{")
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'")
+_COMMENT = re.compile(r"(?:^|\s)#")
+_BLOCK_SCALAR = re.compile(r"(?:^|\s)[|>][0-9+-]*\s*$")
+
+
+def _blank_quoted(m: re.Match[str]) -> str:
+    return m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1]
+
+
+def _actions(line: str, start: int = 0) -> Iterator[str]:
+    """The actions of a line from ``start`` on, `{{ … }}` (the last may run on to the next line), at
+    most 300 characters of each: one pass over the line, however many braces it holds."""
+    pos = line.find("{{", start)
+    while pos >= 0:
+        end = line.find("}}", pos + 2)
+        if end < 0:
+            yield line[pos : pos + 300]
+            return
+        yield line[pos : min(end + 2, pos + 300)]
+        pos = line.find("{{", end + 2)
+
+
+def _template_evidence(text: str, broken: bool) -> tuple[int, str] | None:
+    """The line and action that show ``text`` to be an unrendered Go/Helm template, or None.
+    ``broken``: the YAML did not parse, so an action where a node starts counts too."""
+    block = -1  # indentation of the line that opened the block scalar we are in; -1: none
+    at_node = None
+    for n, line in enumerate(text.splitlines(), 1):
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        in_block = block >= 0 and (not body.strip() or indent > block)
+        if not in_block:
+            block = -1
+        if "{{" not in line and "|" not in line and ">" not in line:
+            continue  # neither an action nor a block scalar's start
+        plain = _QUOTED.sub(_blank_quoted, line) if ("'" in line or '"' in line) else line
+        comment = _COMMENT.search(plain)
+        if comment is not None:
+            plain, line = plain[: comment.start()], line[: comment.start()]
+        if "{{" in line:
+            hit = next((a for a in _actions(line) if _HELM_NAMES.search(a)), None)
+            if hit is None and not in_block:
+                typed = _TYPED_ACTION.search(line)
+                hit = next(_actions(line, typed.end() - 2)) if typed is not None else None
+            if hit is not None:
+                return n, hit
+            if broken and at_node is None and not in_block:
+                node = _NODE_ACTION.search(plain)
+                if node is not None:
+                    at_node = (n, next(_actions(line, node.end() - 2)))
+        if not in_block and _BLOCK_SCALAR.search(plain):
+            block = indent
+    return at_node
+
+
+def _templated_identity(doc: Any) -> tuple[int, str] | None:
+    """The line and action of a `{{ … }}` in the document's own name, namespace or labels: Kubernetes
+    names and label values cannot hold braces, so no rendered manifest has one there."""
+    data = doc.data
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    labels = meta.get("labels")
+    fields = [(("metadata", k), meta.get(k)) for k in ("name", "namespace", "generateName")]
+    if isinstance(labels, dict):
+        fields += [(("metadata", "labels", k), f"{k} {v}") for k, v in labels.items() if isinstance(k, str)]
+    for path, value in fields:
+        if isinstance(value, str) and "{{" in value:
+            return doc.lines.line(path, doc.line) if doc.lines is not None else doc.line, next(_actions(value))
+    return None
+
+
+def _chart_of(path: str) -> str | None:
+    """The chart directory of a file under a Helm chart's templates/ directory, from its path alone."""
+    parts = path.replace(os.sep, "/").split("/")
+    if "templates" in parts[:-1]:
+        i = len(parts) - 1 - parts[::-1].index("templates")
+        return "/".join(parts[:i]) or "."
+    return None
+
+
+def _unrendered(path: str, f: InputFile, evidence: tuple[int, str], ndocs: int) -> ParsedFile:
+    line, action = evidence
+    if len(action) > 60:
+        action = action[:57] + "..."
+    chart = f.chart or _chart_of(path) or "CHART"
+    render = f"helm template {chart} | podfit check -"
+    finding = _finding(
+        "PF908", f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
+        path, line, details={"action": action, "render": render},
+    )  # fmt: skip
+    reason = f"unrendered Go/Helm template (line {line}): render it first: {render}"
+    return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), (finding,))
+
+
+def _not_checked(path: str, why: str) -> Finding:
+    """PF907 for a file that was not parsed at all (line 0: the whole file)."""
+    return _finding("PF907", f"not checked: {why}", path, 0)
+
+
+_VALUES_FILE = re.compile(r"values[^/]*\.ya?ml$")
+
+
+def _render_first(f: InputFile) -> tuple[str, str] | None:
+    """What a kustomization, a Chart.yaml or a chart's values file is, and the command that renders
+    the manifests it stands for; None for any other file."""
+    path = f.path.replace(os.sep, "/")
+    where, _, name = path.rpartition("/")
+    where = where or "."
+    if name in KUSTOMIZATION_NAMES:
+        return "a Kustomize kustomization", f"kustomize build {where} | podfit check -"
+    if name == "Chart.yaml":
+        return "a Helm chart's Chart.yaml", f"helm template {where} | podfit check -"
+    if _VALUES_FILE.match(name):
+        chart = f.chart
+        parts = path.split("/")
+        if chart is None and "charts" in parts[:-2]:  # charts/NAME/…/values*.yaml
+            i = len(parts) - 1 - parts[::-1].index("charts")
+            chart = "/".join(parts[: i + 2]) if i + 2 < len(parts) else None
+        if chart is not None:
+            values = "" if path == f"{chart}/values.yaml" or (chart == "." and path == "values.yaml") else f" -f {path}"
+            return f"Helm values of the chart {chart}", f"helm template {chart}{values} | podfit check -"
+    return None
 
 
 def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
@@ -231,22 +390,35 @@ def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
 def parse_file(
     f: InputFile, limits: LoaderLimits = LoaderLimits(), documents: Callable[[str], Iterable[Any]] | None = None
 ) -> ParsedFile:
-    """Parse one input into objects and loader findings (PF901 and duplicate keys). Pure.
+    """Parse one input into objects and loader findings (PF901, PF905 duplicate keys, PF907 files
+    not parsed at all, PF908 unrendered templates, whose documents are not analysed, PF909
+    kustomizations and Helm chart files, which are not parsed). Pure.
 
     ``documents`` (a worker process's work, see :func:`load`) replaces parsing: given the decoded
     text, it yields the file's YamlDocuments and may raise the parse error where parsing stopped."""
     path = f.path
     if f.error is not None:
-        return ParsedFile(FileRecord(path, "failed", f.error), (), ())
+        return ParsedFile(FileRecord(path, "failed", f.error), (), (_not_checked(path, f"cannot be read: {f.error}"),))
     if f.skip is not None:
-        return ParsedFile(FileRecord(path, "skipped", f.skip), (), ())
+        return ParsedFile(FileRecord(path, "skipped", f.skip), (), (_not_checked(path, f.skip),))
     assert f.data is not None
     if b"\x00" in f.data[:8192]:
-        return ParsedFile(FileRecord(path, "skipped", "binary file"), (), ())
+        return ParsedFile(FileRecord(path, "skipped", "binary file"), (), (_not_checked(path, "binary file"),))
+    render = _render_first(f)
+    if render is not None:
+        what, command = render
+        finding = _finding("PF909", f"{what}, not a manifest: render first: {command}", path, 0,
+                           details={"render": command})  # fmt: skip
+        return ParsedFile(FileRecord(path, "skipped", f"{what}: render first: {command}"), (), (finding,))
     text, bad = _decode(f.data, path)
     if bad is not None:
         return ParsedFile(FileRecord(path, "failed", f"invalid UTF-8 at line {bad.location.line}"), (), (bad,))
     assert text is not None
+    braces = "{{" in text
+    if braces:
+        evidence = _template_evidence(text, broken=False)
+        if evidence is not None:
+            return _unrendered(path, f, evidence, 0)
     objects: list[K8sObject] = []
     findings: list[Finding] = []
     ndocs = 0
@@ -255,9 +427,13 @@ def parse_file(
         docs = documents(text) if documents is not None else iter_documents(text, limits.yaml, fast=True)
         for doc in docs:
             ndocs += 1
+            if braces:
+                evidence = _templated_identity(doc)
+                if evidence is not None:
+                    return _unrendered(path, f, evidence, ndocs)
             for dup in doc.duplicates:
                 findings.append(
-                    _finding("PF905", f"duplicate key {dup.key!r}: the last value wins", path, dup.line, dup.column)
+                    _finding("PF905", f"duplicate key {dup.key!r}: kubectl rejects the manifest (tools that accept it keep the last value)", path, dup.line, dup.column)
                 )
             data = doc.data
             if data is None:
@@ -275,10 +451,9 @@ def parse_file(
         failure = str(e)
         findings.append(_finding("PF901", str(e), path, e.line))
     except yaml.YAMLError as e:
-        if _GO_TEMPLATE.search(text):
-            # a Helm chart's template is not YAML until rendered: say so instead of a syntax error
-            reason = "a Go/Helm template, not YAML until rendered: helm template CHART | podfit check -"
-            return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), ())
+        evidence = _template_evidence(text, broken=True) if braces else None
+        if evidence is not None:  # the template's actions broke the YAML: no syntax error to report
+            return _unrendered(path, f, evidence, ndocs)
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 0)
         last = text.count("\n") + (0 if text.endswith("\n") else 1)
@@ -300,6 +475,25 @@ def parse_file(
         status = "parsed"
     record = FileRecord(path, status, failure, ndocs, len(objects))
     return ParsedFile(record, tuple(objects), tuple(findings))
+
+
+def nothing_found(paths: Sequence[str], files: Sequence[FileRecord], ignored: int = 0) -> str:
+    """Why a run found no Kubernetes object to check, naming what was read (the CLI exits 2 with it)."""
+    if not files:
+        where = ", ".join(paths)
+        why = f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {where}"
+        return why + (f" ({ignored} left out by the config's ignore)" if ignored else "")
+
+    def account(f: FileRecord) -> str:
+        if f.status != "parsed":
+            return f"{f.path} ({f.status}: {f.reason})" if f.status == "failed" else f"{f.path} ({f.reason})"
+        return f"{f.path} ({f.documents} document{'s' if f.documents != 1 else ''} without a kind)"
+
+    shown = [account(f) for f in files[:3]]
+    more = f", and {len(files) - 3} more" if len(files) > 3 else ""
+    if len(files) == 1:
+        return f"no Kubernetes object found in {shown[0]}"
+    return f"no Kubernetes object found in {len(files)} files: " + ", ".join(shown) + more
 
 
 # Parsing runs in worker processes only above this much input: below it, starting them costs more.

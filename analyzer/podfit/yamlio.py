@@ -784,6 +784,9 @@ _FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "!
 _RAW_STOP = ("\t", "\\", "...")  # looked for in the whole text, quoted values included
 # A flow collection used as a key: the Rust parser makes it a tuple, PyYAML refuses it.
 _FLOW_KEY = re.compile(r"[\]}][ \t]*:(?:[ \t]|$)", re.M)
+# ... also as the implicit key of a flow mapping's entry (`{{ x }}`, an unrendered template): the
+# Rust parser makes it a frozenset, PyYAML refuses it
+_FLOW_IN_FLOW_MAP = re.compile(r"\{[ \t]*[\[{]")
 _CONTENT_START = re.compile(r"\A(?:---[ \t]*(?:#[^\n]*)?\n)?(?:[ \t]*(?:#[^\n]*)?\n)*")
 
 
@@ -796,6 +799,8 @@ def _indicators(text: str) -> bool:
     if any(s in text for s in _FAST_STOP):
         return True
     if ("]" in text or "}" in text) and _FLOW_KEY.search(text):
+        return True
+    if "{" in text and _FLOW_IN_FLOW_MAP.search(text):
         return True
     if any(c in text for c in "&*?>|"):
         return _SUSPECT.search(text) is not None

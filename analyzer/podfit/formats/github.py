@@ -43,11 +43,26 @@ def annotations(report: Report, base: str) -> list[str]:
     return out
 
 
+def unparsed_notices(report: Report, base: str) -> list[str]:
+    """A notice for each file that was not parsed and has no finding of its own (an empty file):
+    every file the summary does not count as parsed shows up in the annotations."""
+    flagged = {f.location.file for f in report.findings}
+    return [
+        f"::notice file={escape_property(relative_path(fr.path, base))},title=podfit::"
+        + escape_data(f"{fr.status}: {fr.reason}")
+        for fr in report.files if fr.status != "parsed" and fr.path not in flagged
+    ]  # fmt: skip
+
+
 def render(report: Report, color: bool = False) -> str:
-    lines = annotations(report, os.getcwd())
+    base = os.getcwd()
+    lines = annotations(report, base) + unparsed_notices(report, base)
     e, w, i = report.count("error"), report.count("warning"), report.count("info")
+    unparsed = [
+        f"{n} {status}" for status in ("skipped", "failed") if (n := sum(1 for f in report.files if f.status == status))
+    ]
     lines.append(
-        f"podfit: {len(report.files)} files, {report.objects} objects: "
+        f"podfit: {len(report.files)} files" + (f" ({', '.join(unparsed)})" if unparsed else "") + f", {report.objects} objects: "
         f"{e} errors, {w} warnings, {i} info" + (f" ({report.suppressed} suppressed)" if report.suppressed else "")
     )
     return "\n".join(lines) + "\n"

@@ -3,7 +3,8 @@
 Inside a file's suite, each object with findings is a ``<testcase>`` with one ``<failure>`` listing
 them (``type`` is the worst severity, the text one line per finding); findings not tied to an object
 (a file that does not parse) form a testcase named after the file. A clean file is one passing
-testcase; a file podfit skipped is a ``<skipped>`` testcase and one it could not read an ``<error>``.
+testcase. A file podfit skipped or could not read carries a finding saying why (PF907, PF901, ...); one
+that has none (an empty file) is a ``<skipped>`` testcase, or an ``<error>`` one when it failed.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def render(report: Report, color: bool = False) -> str:
                 f"      <failure type={_a(worst)} message={_a(message)}>{_t(text)}</failure>\n"
                 f"    </testcase>"
             )
-        if rec is not None and rec.status == "skipped":
+        if rec is not None and rec.status == "skipped" and not cases:
             tests += 1
             skipped += 1
             body.append(f"    <testcase classname={_a(path)} name={_a(path)}>\n"

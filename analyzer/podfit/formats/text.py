@@ -27,7 +27,7 @@ def render(report: Report, color: bool = False) -> str:
         out.append(_c(file, "bold", color))
         for f in group:
             rule = cat[f.rule]
-            where = f"{f.location.line}" + (f":{f.location.column}" if f.location.column else "")
+            where = f"{f.location.line}" + (f":{f.location.column}" if f.location.column else "") if f.location.line else "-"
             subject = ""
             if f.object is not None:
                 subject = f"{f.object}" + (f" container {f.container}" if f.container else "") + ": "

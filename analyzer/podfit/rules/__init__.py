@@ -31,7 +31,7 @@ from ..platform import NodePool, Platform
 __all__ = ["RuleContext", "python_rules", "LOADER_RULES"]
 
 # Rules raised by the loader and the check pipeline rather than by a module here.
-LOADER_RULES = frozenset({"PF901", "PF903", "PF904", "PF905"})
+LOADER_RULES = frozenset({"PF901", "PF903", "PF904", "PF905", "PF907", "PF908", "PF909"})
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,384 @@
+"""What podfit is given and what it makes of it: input rules (PF9xx) on their fixtures, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from podfit.catalogue import load_catalogue
+from podfit.cli import main
+from podfit.loader import InputFile, load, parse_file
+
+ROOT = Path(__file__).resolve().parents[1]
+# rules raised by the loader about files and documents (no Rego engine, no platform facts needed)
+INPUT_RULES = ["PF901", "PF905", "PF907", "PF908", "PF909"]
+FIXTURES = sorted(p for r in INPUT_RULES for p in (ROOT / "testdata" / r).iterdir() if p.name.startswith(("pass_", "fail_")))
+
+
+def run(args, input=None):
+    return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
+
+
+def check_json(*args):
+    # --allow-empty: a fixture may hold no Kubernetes object (a kustomization, a values file)
+    r = run(["check", *args, "--format", "json", "--allow-empty", *[x for rule in INPUT_RULES for x in ("--rule", rule)]])
+    return r, json.loads(r.output)
+
+
+def test_every_input_rule_has_pass_and_fail_fixtures():
+    for rule in INPUT_RULES:
+        names = [p.name for p in (ROOT / "testdata" / rule).iterdir()]
+        assert any(n.startswith("fail_") for n in names) and any(n.startswith("pass_") for n in names), rule
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_input_fixture(path):
+    """A fail_ fixture (a file, or a directory where the rule goes by file names) raises its rule
+    and no other input rule; a pass_ one raises none."""
+    rule = path.parent.name
+    r, report = check_json(str(path))
+    found = {f["rule"] for f in report["findings"]}
+    if path.name.startswith("fail_"):
+        assert found == {rule}, report["findings"]
+        severity = load_catalogue()[rule].severity
+        assert r.exit_code == (1 if severity == "error" else 0)
+    else:
+        assert found == set(), report["findings"]
+        assert r.exit_code == 0
+
+
+# ------------------------------------------------------------------- files that were not read ---
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: ok, namespace: shop}
+spec:
+  containers:
+    - name: a
+      image: a:1
+      resources: {requests: {cpu: 1, memory: 1Gi}, limits: {cpu: 1, memory: 1Gi}}
+"""
+
+
+@pytest.fixture
+def unread_tree(tmp_path, monkeypatch):
+    """A directory with one good manifest and every kind of file podfit does not read."""
+    d = tmp_path / "k8s"
+    d.mkdir()
+    (d / "ok.yaml").write_text(POD)
+    (d / "big.yaml").write_text(POD + "".join(f"# padding {i}\n" for i in range(100)))  # over the limit below
+    (d / "bin.yaml").write_bytes(b"\x1f\x8b\x08\x00\x00\x00")
+    (d / "loop.yaml").symlink_to(d / "loop.yaml")
+    (d / "empty.yaml").write_text("")
+    (tmp_path / ".podfit.yaml").write_text("limits: {max-file-bytes: 1000}\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+NOT_READ = {"k8s/big.yaml": "larger than 1,000 bytes", "k8s/bin.yaml": "binary file", "k8s/loop.yaml": "symbolic link loop"}
+
+
+def test_files_not_read_are_pf907_errors_in_json_and_text(unread_tree):
+    r = run(["check", "k8s", "--format", "json"])
+    assert r.exit_code == 1
+    report = json.loads(r.output)
+    pf907 = {f["file"]: f for f in report["findings"] if f["rule"] == "PF907"}
+    assert sorted(pf907) == sorted(NOT_READ)
+    for path, why in NOT_READ.items():
+        assert why in pf907[path]["message"] and pf907[path]["severity"] == "error" and pf907[path]["line"] == 0
+    assert report["summary"]["skipped"] == 4  # the empty file too, which is no finding
+    text = run(["check", "k8s", "--no-color"]).output
+    for path, why in NOT_READ.items():
+        assert f"{path}\n        -  error    PF907 file-not-checked  not checked: {why}" in text
+    assert "skipped: k8s/empty.yaml: empty file" in text
+
+
+def test_files_not_read_show_in_sarif_junit_and_github(unread_tree):
+    import xml.etree.ElementTree as ET
+
+    log = json.loads(run(["check", "k8s", "--format", "sarif"]).output)
+    results = log["runs"][0]["results"]
+    assert sorted(x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in results if x["ruleId"] == "PF907") == sorted(NOT_READ)
+    assert all(x["level"] == "error" for x in results if x["ruleId"] == "PF907")
+    root = ET.fromstring(run(["check", "k8s", "--format", "junit"]).output)
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    for path in NOT_READ:
+        failure = suites[path].find("testcase/failure")
+        assert failure is not None and "PF907" in failure.get("message")
+    assert suites["k8s/empty.yaml"].find("testcase/skipped").get("message") == "empty file"
+    gh = run(["check", "k8s", "--format", "github"]).output.splitlines()
+    for path, why in NOT_READ.items():
+        assert any(l.startswith(f"::error file={path},title=PF907 file-not-checked::not checked: {why}") for l in gh), gh
+    assert "::notice file=k8s/empty.yaml,title=podfit::skipped: empty file" in gh
+    assert gh[-1].startswith("podfit: 5 files (4 skipped), 1 objects: 3 errors")
+
+
+def test_files_not_read_count_towards_fail_on(unread_tree):
+    assert run(["check", "k8s", "--fail-on", "never"]).exit_code == 0
+    Path(".podfit.yaml").write_text("limits: {max-file-bytes: 1000}\nseverity: {PF907: warning}\n")
+    assert run(["check", "k8s"]).exit_code == 0
+    assert run(["check", "k8s", "--fail-on", "warning"]).exit_code == 1
+
+
+def test_unreadable_file_is_pf907_with_the_reason():
+    r = parse_file(InputFile("secret.yaml", None, error="Permission denied"))
+    assert (r.record.status, r.record.reason) == ("failed", "Permission denied")
+    assert [(f.rule, f.message, f.location.line) for f in r.findings] == [("PF907", "not checked: cannot be read: Permission denied", 0)]
+
+
+# ------------------------------------------------------------------------- nothing checked ---
+
+
+def _error_line(r):
+    lines = [l for l in r.output.splitlines() if l.startswith("podfit: error: ")]
+    assert len(lines) == 1, r.output
+    return lines[0]
+
+
+def test_empty_stdin_exits_2_naming_it():
+    r = run(["check", "-"], input="")
+    assert r.exit_code == 2
+    assert _error_line(r) == (
+        "podfit: error: no Kubernetes object found in <stdin> (empty file); pass --allow-empty if that is expected"
+    )
+    assert run(["check", "-", "--fail-on", "never"], input="").exit_code == 2  # nothing checked is no pass either
+    assert run(["check", "-", "--allow-empty"], input="").exit_code == 0
+
+
+def test_directory_without_manifests_exits_2(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.md").write_text("# not a manifest\n")
+    r = run(["check", str(tmp_path)])
+    assert r.exit_code == 2
+    assert f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {tmp_path};" in _error_line(r)
+    assert run(["check", str(tmp_path), "--allow-empty"]).exit_code == 0
+
+
+def test_yaml_without_kubernetes_objects_exits_2_with_an_account_of_each_file(tmp_path):
+    (tmp_path / "ci.yaml").write_text("on: push\njobs: {}\n")
+    (tmp_path / "empty.yml").write_text("# nothing\n")
+    (tmp_path / "two.yaml").write_text("a: 1\n---\nb: 2\n")
+    (tmp_path / "z1.yaml").write_text("c: 3\n")
+    r = run(["check", str(tmp_path), "--format", "json", "--output", str(tmp_path / "report.json")])
+    assert r.exit_code == 2
+    assert _error_line(r) == (
+        f"podfit: error: no Kubernetes object found in 4 files: {tmp_path}/ci.yaml (1 document without a kind), "
+        f"{tmp_path}/empty.yml (empty file), {tmp_path}/two.yaml (2 documents without a kind), and 1 more; "
+        "pass --allow-empty if that is expected"
+    )
+    report = json.loads((tmp_path / "report.json").read_text())  # the report is written all the same
+    assert report["summary"]["files"] == 4 and report["summary"]["objects"] == 0
+
+
+def test_inputs_all_ignored_by_the_config_exit_2_and_say_so(tmp_path):
+    (tmp_path / "pod.yaml").write_text(POD)
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text("ignore: ['*.yaml', '*.yml']\n")
+    r = run(["check", str(tmp_path), "--config", str(cfg)])
+    assert r.exit_code == 2 and "(2 left out by the config's ignore)" in _error_line(r)
+
+
+def test_findings_that_fail_the_run_win_over_nothing_checked(tmp_path):
+    """A lone broken file: the PF901 error already fails the run (exit 1) and says why; only a run
+    that would otherwise pass is turned into exit 2."""
+    f = tmp_path / "broken.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n")
+    r = run(["check", str(f)])
+    assert r.exit_code == 1 and "podfit: error:" not in r.output
+    r = run(["check", str(f), "--fail-on", "never"])
+    assert r.exit_code == 2 and f"no Kubernetes object found in {f} (failed: YAML error at line 3" in _error_line(r)
+
+
+def test_allow_empty_is_documented():
+    assert "--allow-empty" in run(["check", "--help"]).output
+    assert "--allow-empty" in (ROOT / "README.md").read_text()
+    assert "podfit check --allow-empty" in (ROOT / ".pre-commit-hooks.yaml").read_text()
+
+
+# -------------------------------------------------------------------- unrendered templates ---
+
+TEMPLATES = sorted((ROOT / "testdata" / "PF908").glob("fail_*.yaml"))
+NO_REQUESTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: api, image: "registry.example/api:1"}]
+"""
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_a_template_is_one_finding_and_nothing_else_with_every_rule(path):
+    """Every rule, the Rego ones through the embedded engine: the template file gets exactly one
+    finding, PF908, never PF901/PF902/PF903 or a Rego finding on its template text."""
+    r = run(["check", str(path), "--engine", "embedded", "--format", "json"])
+    report = json.loads(r.output)
+    assert [f["rule"] for f in report["findings"]] == ["PF908"]
+    assert report["findings"][0]["severity"] == "error" and r.exit_code == 1
+    assert "render it first: helm template" in report["findings"][0]["message"]
+    assert report["files"][0]["status"] == "skipped" and report["summary"]["objects"] == 0
+
+
+def test_templates_beside_manifests_leave_the_manifests_checked(tmp_path, monkeypatch):
+    chart = tmp_path / "deploy" / "charts" / "shop"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "templates" / "deployment.yaml").write_text((ROOT / "testdata/PF908/fail_chart_template.yaml").read_text())
+    (tmp_path / "deploy" / "api.yaml").write_text(NO_REQUESTS)
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(run(["check", "deploy", "--engine", "embedded", "--format", "json"]).output)
+    by_file = {}
+    for f in report["findings"]:
+        by_file.setdefault(f["file"], set()).add(f["rule"])
+    assert by_file["deploy/charts/shop/templates/deployment.yaml"] == {"PF908"}
+    assert by_file["deploy/api.yaml"] & {"PF101", "PF102", "PF105"}  # the manifest beside it is checked
+    (finding,) = [f for f in report["findings"] if f["rule"] == "PF908"]
+    assert finding["line"] == 5
+    assert finding["message"] == (
+        'unrendered Go/Helm template {{ include "shop.fullname" . }}: the file is not checked; '
+        "render it first: helm template deploy/charts/shop | podfit check -"
+    )
+
+
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-web\n", 4),
+        ('apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n'
+         '      resources: {requests: {cpu: "{{ .Values.cpu }}"}}\n', 7),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n"
+         "      resources: {requests: {cpu: '{{ cpu }}'}}\n", 7),
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{{ name }}\n", 4),
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ name }}\n", 4),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n{{- if x }}\ndata: {a: b}\n{{- end }}\n", 4),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n      args: [{{ x }}]\n", 7),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.yaml: |\n    replicas: {{ .Values.n }}\n", 6),
+    ],
+    ids=["unquoted-helm", "quoted-helm-quantity", "quoted-other-quantity", "name-in-plain-scalar", "unquoted-name",
+         "control-lines", "flow-sequence", "helm-in-block-scalar"],
+)
+def test_template_forms_on_stdin(text, line):
+    r = run(["check", "-", "--format", "json", "--engine", "embedded"], input=text)
+    findings = json.loads(r.output)["findings"]
+    assert [(f["rule"], f["line"], f["file"]) for f in findings] == [("PF908", line, "<stdin>")]
+    assert "helm template CHART | podfit check -" in findings[0]["message"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: "{{ x }}", b: [\n',  # braces in a string, a real syntax error
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # {{ .Values.x }}\ndata: {a: [\n",  # in a comment
+    ],
+)
+def test_braces_that_are_no_template_leave_a_syntax_error_pf901(text):
+    assert [f.rule for f in parse_file(InputFile("x.yaml", text.encode())).findings] == ["PF901"]
+
+
+def test_templates_read_the_same_in_parse_workers(monkeypatch):
+    files = [InputFile(p.name, p.read_bytes()) for p in sorted((ROOT / "testdata" / "PF908").glob("*.yaml"))]
+    files += [InputFile("api.yaml", NO_REQUESTS.encode())]
+
+    def summary(jobs):
+        monkeypatch.setenv("PODFIT_JOBS", str(jobs))
+        res = load(files)
+        return res.files, [(f.rule, f.location.file, f.location.line, f.message) for f in res.findings], len(res.objects)
+
+    assert summary(1) == summary(3)
+
+
+# ------------------------------------------------------------------ kustomize and Helm sources ---
+
+
+def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_checked(tmp_path, monkeypatch):
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text("resources: [api.yaml]\n")
+    (base / "api.yaml").write_text(NO_REQUESTS)
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
+    (pf909,) = [f for f in report["findings"] if f["rule"] == "PF909"]
+    assert (pf909["file"], pf909["severity"], pf909["line"]) == ("base/kustomization.yaml", "info", 0)
+    assert pf909["message"] == "a Kustomize kustomization, not a manifest: render first: kustomize build base | podfit check -"
+    assert any(f["file"] == "base/api.yaml" for f in report["findings"] if f["rule"] != "PF909")
+    assert report["summary"]["objects"] == 1
+
+
+def test_only_a_kustomization_exits_2_naming_the_command(tmp_path, monkeypatch):
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yml").write_text("resources: [../base]\n")
+    monkeypatch.chdir(tmp_path)
+    r = run(["check", "overlay"])
+    assert r.exit_code == 2
+    assert _error_line(r) == (
+        "podfit: error: no Kubernetes object found in overlay/kustomization.yml (a Kustomize kustomization: "
+        "render first: kustomize build overlay | podfit check -); pass --allow-empty if that is expected"
+    )
+    assert "info     PF909 render-first" in r.output  # the report itself says so too
+    assert run(["check", "overlay", "--allow-empty"]).exit_code == 0
+    assert run(["check", "overlay", "--allow-empty", "--fail-on", "info"]).exit_code == 1
+
+
+def test_a_chart_directory_gives_render_first_and_template_findings(tmp_path, monkeypatch):
+    chart = tmp_path / "shop"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("replicaCount: 2\nannotations: {note: '{{ .Release.Name }}'}\n")  # tpl-style value
+    (chart / "environments" / "prod").mkdir(parents=True)
+    (chart / "environments" / "prod" / "values.yaml").write_text("replicaCount: 6\n")
+    (chart / "templates" / "deployment.yaml").write_text((ROOT / "testdata/PF908/fail_chart_template.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    r = run(["check", "shop", "--format", "json", "--engine", "embedded"])
+    assert r.exit_code == 1  # the template was not checked: an error
+    got = sorted((f["file"], f["rule"], f["severity"]) for f in json.loads(r.output)["findings"])
+    assert got == [
+        ("shop/Chart.yaml", "PF909", "info"),
+        ("shop/environments/prod/values.yaml", "PF909", "info"),
+        ("shop/templates/deployment.yaml", "PF908", "error"),
+        ("shop/values.yaml", "PF909", "info"),
+    ]
+    messages = {f["file"]: f["message"] for f in json.loads(r.output)["findings"]}
+    assert messages["shop/environments/prod/values.yaml"].endswith(
+        "render first: helm template shop -f shop/environments/prod/values.yaml | podfit check -"
+    )
+    assert messages["shop/templates/deployment.yaml"].endswith("render it first: helm template shop | podfit check -")
+
+
+def test_values_files_count_as_chart_files_only_in_a_chart():
+    assert parse_file(InputFile("deploy/values.yaml", b"a: 1\n")).findings == ()
+    assert [f.rule for f in parse_file(InputFile("charts/web/values-dev.yaml", b"a: 1\n")).findings] == ["PF909"]
+    assert [f.rule for f in parse_file(InputFile("deploy/values.yaml", b"a: 1\n", chart="deploy")).findings] == ["PF909"]
+
+
+def test_discover_finds_files_named_kustomization(tmp_path):
+    from podfit.loader import discover
+
+    (tmp_path / "Kustomization").write_text("resources: []\n")
+    (tmp_path / "README").write_text("no\n")
+    assert [p.rsplit("/", 1)[1] for p in discover([str(tmp_path)])] == ["Kustomization"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: '" + "{{" * 400_000 + "'\n",  # braces that never close, on one line
+        'a: "' + "{{ x " * 200_000 + '"\n',
+        "- " + "{{ .Values.x }} " * 50_000 + "\n",
+        "".join(f'k{i}: "{{{{ v }}}}"\n' for i in range(20_000)),
+    ],
+    ids=["unclosed", "unclosed-spaced", "many-actions", "many-lines"],
+)
+def test_template_detection_is_linear_in_hostile_input(text):
+    import time
+
+    t0 = time.perf_counter()
+    r = parse_file(InputFile("hostile.yaml", text.encode()))
+    assert time.perf_counter() - t0 < 10  # a scan per action start would take minutes here
+    assert r.record.status in ("parsed", "skipped", "failed")
