@@ -382,3 +382,19 @@ def test_template_detection_is_linear_in_hostile_input(text):
     r = parse_file(InputFile("hostile.yaml", text.encode()))
     assert time.perf_counter() - t0 < 10  # a scan per action start would take minutes here
     assert r.record.status in ("parsed", "skipped", "failed")
+
+
+def test_kustomize_patches_are_render_first_not_objects(tmp_path, monkeypatch):
+    """Files a kustomization names as patches are partial objects: no schema, request or packing
+    finding on them, one PF909 each naming the kustomization and the command."""
+    monkeypatch.chdir(ROOT / "testdata" / "PF909")
+    report = json.loads(run(["check", "fail_kustomize_patches", "--format", "json", "--allow-empty"]).output)
+    assert sorted((f["rule"], f["file"]) for f in report["findings"]) == [
+        ("PF909", "fail_kustomize_patches/kustomization.yaml"),
+        ("PF909", "fail_kustomize_patches/replicas.yaml"),
+        ("PF909", "fail_kustomize_patches/resources.yaml"),
+    ]
+    patch = next(f for f in report["findings"] if f["file"].endswith("replicas.yaml"))
+    assert patch["message"] == ("a Kustomize patch of fail_kustomize_patches/kustomization.yaml, not a manifest: "
+                                "render first: kustomize build fail_kustomize_patches | podfit check -")
+    assert report["summary"]["objects"] == 0

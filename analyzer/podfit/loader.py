@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import yaml
@@ -74,6 +74,7 @@ class InputFile:
     error: str | None = None  # could not be read at all (permissions, vanished, …)
     skip: str | None = None  # deliberately not parsed (too large, binary, symlink loop)
     chart: str | None = None  # the Helm chart directory of a values file (Chart.yaml beside or above it)
+    patch_of: str | None = None  # the kustomization that uses this file as a patch (not a manifest)
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,36 @@ def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdi
                 files.append(InputFile(path, None, skip="symbolic link loop"))
             else:
                 files.append(InputFile(path, None, error=reason))
-    return files
+    return _mark_patches(files)
+
+
+def _kustomize_patches(f: InputFile) -> list[str]:
+    """The files a kustomization names as patches (patchesStrategicMerge, patches[].path,
+    patchesJson6902[].path), as paths relative to the kustomization's directory."""
+    try:
+        doc = yaml.safe_load(f.data or b"")
+    except yaml.YAMLError:
+        return []
+    if not isinstance(doc, dict):
+        return []
+    out = [p for p in doc.get("patchesStrategicMerge") or () if isinstance(p, str)]
+    for key in ("patches", "patchesJson6902"):
+        out += [p["path"] for p in doc.get(key) or () if isinstance(p, dict) and isinstance(p.get("path"), str)]
+    return out
+
+
+def _mark_patches(files: list[InputFile]) -> list[InputFile]:
+    """Files that a kustomization among the inputs uses as patches: partial objects that only
+    kustomize build turns into manifests, so they are reported as such rather than checked."""
+    patches: dict[str, str] = {}
+    for f in files:
+        if f.data is not None and os.path.basename(f.path) in KUSTOMIZATION_NAMES:
+            base = os.path.dirname(f.path)
+            for rel in _kustomize_patches(f):
+                patches.setdefault(os.path.normpath(os.path.join(base, rel)), f.path)
+    if not patches:
+        return files
+    return [replace(f, patch_of=patches[key]) if (key := os.path.normpath(f.path)) in patches else f for f in files]
 
 
 def _chart_above(path: str, levels: int = 3) -> str | None:
@@ -405,6 +435,9 @@ def parse_file(
     if b"\x00" in f.data[:8192]:
         return ParsedFile(FileRecord(path, "skipped", "binary file"), (), (_not_checked(path, "binary file"),))
     render = _render_first(f)
+    if render is None and f.patch_of is not None:
+        where = os.path.dirname(f.patch_of) or "."
+        render = f"a Kustomize patch of {f.patch_of}", f"kustomize build {where} | podfit check -"
     if render is not None:
         what, command = render
         finding = _finding("PF909", f"{what}, not a manifest: render first: {command}", path, 0,
