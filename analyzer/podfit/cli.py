@@ -270,7 +270,8 @@ def start_engine(engine: str, facts: Any, selected: list[str], config: Config):
     objects = facts.objects
     docs = [o.raw for o in objects]
     data = facts_data(facts, config.rego_options(wanted))
-    # the engine's workers fork from the main thread; the thread below only waits for them
+    # evaluated in a thread while the Python rules run here (the wasm engine forks its workers from
+    # that thread: see docs/architecture.md, a known gap on Python 3.12+)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
     future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
     pool.shutdown(wait=False)
