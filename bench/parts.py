@@ -20,8 +20,9 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "analyzer"))
@@ -46,8 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from podfit import cli, yamlio
     from podfit.check import analyze
-    from podfit.engines import normalise
-    from podfit.engines import wasm
+    from podfit.engines import normalise, wasm
     from podfit.facts import build_facts, facts_data
     from podfit.formats import render
     from podfit.loader import build_workloads, container_line

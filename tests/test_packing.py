@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +16,7 @@ from podfit.packing import (
     Problem,
     VMClass,
     analyze,
+    exact,
     headroom,
     l2_bound,
     lower_bound,
@@ -26,7 +25,6 @@ from podfit.packing import (
     pack,
     stranded,
 )
-from podfit.packing import exact
 from podfit.packing.adapter import vm_classes
 from podfit.platform import DEFAULT_PLATFORM
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import random
 import time
 
-from podfit.packing import GI, MI, NodeType, PodType, dff_bound, l2_bound, lower_bound, min_nodes
-from podfit.packing import lns
+from podfit.packing import GI, MI, NodeType, PodType, dff_bound, l2_bound, lns, lower_bound, min_nodes
 from podfit.packing.bounds import dff_value
-
 from test_packing import brute_force_fits, random_instance
 
 

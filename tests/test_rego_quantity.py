@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from podfit.quantity import QuantityError, parse_cpu, parse_memory
-
 from conftest import tool
+from podfit.quantity import QuantityError, parse_cpu, parse_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "policies" / "lib" / "quantity.rego"

@@ -9,8 +9,9 @@ node per socket, HA tolerating one host failure, runtime ``tkg`` and no node poo
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .model import Location
 from .paths import load_schema
@@ -173,7 +174,7 @@ class Platform:
     def numa_node_memory(self) -> int | None:
         return min((h.numa_node_memory for h in self.hosts), default=None)
 
-    def with_node_pools(self, pools: Sequence[NodePool]) -> "Platform":
+    def with_node_pools(self, pools: Sequence[NodePool]) -> Platform:
         return replace(self, node_pools=tuple(self.node_pools) + tuple(pools))
 
 

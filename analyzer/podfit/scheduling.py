@@ -30,8 +30,9 @@ This module imports nothing of podfit's, so the model and the platform can both 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 __all__ = [
     "FITS",

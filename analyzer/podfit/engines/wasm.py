@@ -35,12 +35,22 @@ import subprocess
 import tarfile
 import tempfile
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from . import (
-    QUANTITY_MEMO, EngineError, RegoResult, batch_input, batch_results, normalise, policy_modules, rule_packages,
-    quantity_strings, sort_results, worker_count,
+    QUANTITY_MEMO,
+    EngineError,
+    RegoResult,
+    batch_input,
+    batch_results,
+    normalise,
+    policy_modules,
+    quantity_strings,
+    rule_packages,
+    sort_results,
+    worker_count,
 )
 
 __all__ = ["WasmEngine", "bundle_path", "stale_reason", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE"]

@@ -17,7 +17,7 @@ checks per set of eligible pools (a Hall-type condition) and per-pool bounds.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec
 

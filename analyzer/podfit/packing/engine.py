@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from . import exact, lns
 from .bounds import ceil_div, certificates, fits, lower_bound

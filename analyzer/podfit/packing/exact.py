@@ -12,12 +12,12 @@ so no answer is lost.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from .model import UNBOUNDED, NodeType, PodType
 from .bounds import fits
 from .heuristics import conflict_indices
+from .model import UNBOUNDED, NodeType, PodType
 
 __all__ = ["ExactResult", "solve_fixed", "solve_min"]
 

@@ -18,8 +18,8 @@ count.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from .model import DIMS, UNBOUNDED, NodeType, PodType
 

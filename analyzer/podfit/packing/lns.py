@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .bounds import fits
 from .exact import add_conflicts

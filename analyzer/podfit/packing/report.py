@@ -7,7 +7,7 @@ from typing import Any
 
 from ..quantity import format_cpu
 from .engine import Analysis
-from .model import GI, UNBOUNDED, MI, Bound, NodeType
+from .model import GI, MI, UNBOUNDED, Bound, NodeType
 
 __all__ = ["to_json", "to_text", "fmt_mem", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
 

@@ -3,12 +3,17 @@ the pools in use."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..options import Option
 from ..findings import Finding
-from ..packing.rules_support import PackingFacts, advice_withheld, per_cluster, pool_location
-from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
+from ..options import Option
+from ..packing.rules_support import (
+    PackingFacts,
+    advice_withheld,
+    per_cluster,
+    pool_location,
+    skip_reason,  # noqa: F401 - the packing rules' shared test
+)
 
 ID = "PF604"
 SLUG = "right-size"

@@ -10,16 +10,20 @@ cluster manifest or platform profile). Pods whose scheduling answer is unknown w
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..clusters import cluster_objects
 from ..findings import Finding
+from ..options import Option
 from ..packing.bounds import certificates, eligible_pools, fits
 from ..packing.model import Bound
 from ..packing.report import describe_bound, describe_proof
-from ..packing.rules_support import PackingFacts, per_cluster, pool_location
-from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
-from ..options import Option
+from ..packing.rules_support import (
+    PackingFacts,
+    per_cluster,
+    pool_location,
+    skip_reason,  # noqa: F401 - the packing rules' shared test
+)
 
 ID = "PF601"
 SLUG = "workload-does-not-fit"
