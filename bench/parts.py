@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     yamlio.LineIndex._outline = outline  # type: ignore[method-assign]
     rows.append(("lines of the Rego results (LibYAML node graph)", times, "same lines" if by_graph == by_outline else "LINES DIFFER"))
 
-    located = [dataclasses.replace(r, line=line) for r, line in zip(results, by_outline)]
+    located = [dataclasses.replace(r, line=line) for r, line in zip(results, by_outline, strict=True)]
     times, report = timed(lambda: analyze(result, platform, config, located, [], "embedded"), args.runs)
     rows.append(("analyze: Python rules and the findings of the results", times, f"{len(report.findings):,} findings"))
     times, text = timed(lambda: render(report, "json"), args.runs)

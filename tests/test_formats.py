@@ -90,7 +90,7 @@ def test_sarif_validates_against_official_schema_and_mirrors_findings(tree):
     expected = json_findings(["check", "k8s", *RULES])
     got = run_["results"]
     assert len(got) == len(expected) >= 2
-    for res, f in zip(got, expected):
+    for res, f in zip(got, expected, strict=True):
         assert res["ruleId"] == f["rule"]
         assert rules[res["ruleIndex"]]["id"] == f["rule"]
         loc = res["locations"][0]["physicalLocation"]
@@ -174,7 +174,7 @@ def test_github_annotations_escape_and_round_trip(tree):
     cmds = [parse_command(l) for l in lines if l.startswith("::")]
     assert len(cmds) == len(findings)
     cat = load_catalogue()
-    for (kind, props, msg), f in zip(cmds, findings):
+    for (kind, props, msg), f in zip(cmds, findings, strict=True):
         assert kind == {"error": "error", "warning": "warning", "info": "notice"}[f["severity"]]
         assert props["file"] == f["file"] and int(props["line"]) == f["line"]
         assert props["title"] == f"{f['rule']} {cat[f['rule']].slug}"

@@ -145,7 +145,7 @@ class _Scheduling:
 
 def _why_not(sched: _Scheduling, decisions: Sequence[Decision]) -> str:
     reasons = {}
-    for p, d in zip(sched.pools, decisions):
+    for p, d in zip(sched.pools, decisions, strict=True):
         if p.type_name is not None:
             reasons.setdefault(d.reason, []).append(p.type_name)
     if len(reasons) == 1:
@@ -229,7 +229,7 @@ def _spread_cap(name: str, w: Workload, decisions: Sequence[Decision], sched: _S
     for s in w.pod.scheduling.hostname_spread():
         if not s.matches(labels, labels, True):
             continue  # the constraint does not count this workload's pods: no cap on them
-        domains = [i for i, (p, d) in enumerate(zip(sched.pools, decisions))
+        domains = [i for i, (p, d) in enumerate(zip(sched.pools, decisions, strict=True))
                    if (s.node_affinity_policy != "Honor" or d.selected is True)
                    and (s.node_taints_policy != "Honor" or d.tolerated)]
         n = sum(sched.pools[i].pool.count for i in domains)
@@ -283,8 +283,8 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         if not w.per_node and w.replicas <= 0:
             continue
         ds = sched.decisions(w.pod.scheduling)
-        fits = tuple(p.type_name for p, d in zip(sched.pools, ds) if p.type_name is not None and d.answer == FITS)
-        unknown_here = [d for p, d in zip(sched.pools, ds) if p.type_name is not None and d.answer == UNKNOWN]
+        fits = tuple(p.type_name for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == FITS)
+        unknown_here = [d for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == UNKNOWN]
         if unknown_here:
             keys = tuple(sorted({k for d in unknown_here for k in d.unknown_keys}))
             unknown.setdefault(keys, []).append(name)
@@ -296,7 +296,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             continue
         if not fits:
             if any(pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
-                   for pl, d in zip(sched.pools, ds)):
+                   for pl, d in zip(sched.pools, ds, strict=True)):
                 cp_only.append(name)
                 continue
             unschedulable[name] = _why_not(sched, ds)
@@ -360,7 +360,7 @@ def pools_to_node_types(node_pools, classes: Sequence[VMClass], *, overhead: Ove
     by_name = {c.name: c for c in classes}
     names, unknown = _worker_names(node_pools, classes)
     out: list[NodeType] = []
-    for p, name in zip(node_pools, names):
+    for p, name in zip(node_pools, names, strict=True):
         if name is None:
             continue
         if sources is not None:
@@ -393,7 +393,7 @@ def inputs_from(workloads: Iterable[Workload], platform, node_pools=None, *, ove
     names, _ = _worker_names(pools_in, classes)
     sched = _Scheduling([
         _Pool(p, name, dict(_node_labels(p)), tuple(getattr(p, "node_taints", ())))
-        for p, name in zip(pools_in, names) if p.count > 0
+        for p, name in zip(pools_in, names, strict=True) if p.count > 0
     ])  # fmt: skip
     plan = _plan(_names(workloads), sched)
     sources: dict = {}

@@ -29,7 +29,7 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def fits(demand: Vec, capacity: Vec) -> bool:
-    return all(d <= c for d, c in zip(demand, capacity))
+    return all(d <= c for d, c in zip(demand, capacity, strict=True))
 
 
 def l2_bound(items: Iterable[tuple[int, int]], capacity: int) -> int:

@@ -165,7 +165,7 @@ def first_fit(pods: Sequence[PodType], pools: Sequence[NodeType], key: str, *, c
     size = ORDERINGS[key]
 
     def eligible_nodes(t: int) -> int:
-        return sum(n.count for n, ok in zip(st.pools, st.elig[t]) if ok) if template is None else 0
+        return sum(n.count for n, ok in zip(st.pools, st.elig[t], strict=True) if ok) if template is None else 0
 
     def order_key(t: int) -> tuple:
         p = pods[t]

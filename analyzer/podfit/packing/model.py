@@ -232,7 +232,7 @@ class NodeResult:
 
     @property
     def free(self) -> Vec:
-        return tuple(a - u for a, u in zip(self.allocatable, self.used))  # type: ignore[return-value]
+        return tuple(a - u for a, u in zip(self.allocatable, self.used, strict=True))  # type: ignore[return-value]
 
     @property
     def name(self) -> str:
