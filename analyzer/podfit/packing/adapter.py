@@ -144,7 +144,7 @@ class _Scheduling:
 
 
 def _why_not(sched: _Scheduling, decisions: Sequence[Decision]) -> str:
-    reasons = {}
+    reasons: dict[str, list[str]] = {}
     for p, d in zip(sched.pools, decisions, strict=True):
         if p.type_name is not None:
             reasons.setdefault(d.reason, []).append(p.type_name)
@@ -302,6 +302,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unschedulable[name] = _why_not(sched, ds)
         packed.append((name, w, ds, fits))
     group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    # only built when some workload spreads (and so never None where _spread_cap needs it)
     everyone = _Index(named) if any(w.pod.scheduling.spread for _, w, _, _ in packed) else None
     pods = []
     for name, w, ds, fits in packed:
@@ -315,7 +316,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             cpu_limit=p.cpu_limit,
             memory_limit=p.memory_limit,
             exclusive_group=group.get(name),
-            max_per_node=_spread_cap(name, w, ds, sched, everyone) if p.scheduling.spread else None,
+            max_per_node=_spread_cap(name, w, ds, sched, everyone) if everyone is not None and p.scheduling.spread else None,
             node_selector=p.node_selector,
             pools=fits,
             conflicts=tuple(sorted(conflicts.get(name, ()))),

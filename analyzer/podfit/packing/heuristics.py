@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from .model import DIMS, UNBOUNDED, NodeType, PodType
 
@@ -255,7 +256,7 @@ def run_all(pods: Sequence[PodType], pools: Sequence[NodeType], *, template: Nod
     baseline = first_fit(pods, pools, "sum", constrained_first=False, template=template, max_open=max_open)
     best = baseline
     runs: list[Callable[[], Packing]] = [
-        lambda k=k: first_fit(pods, pools, k, template=template, max_open=max_open) for k in ORDERINGS
+        partial(first_fit, pods, pools, k, template=template, max_open=max_open) for k in ORDERINGS
     ]
     if dot:
         runs.append(lambda: dot_product(pods, pools, template=template, max_open=max_open))
