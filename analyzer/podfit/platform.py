@@ -236,11 +236,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     validator = jsonschema.Draft202012Validator(load_schema("platform.schema.json"))
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        problems = []
+        messages = []
         for e in errors:
             where = "/".join(map(str, e.absolute_path)) or "(top level)"
-            problems.append(f"{source}:{_line_for(doc, list(e.absolute_path))}: {where}: {e.message}")
-        raise PlatformError(problems)
+            messages.append(f"{source}:{_line_for(doc, list(e.absolute_path))}: {where}: {e.message}")
+        raise PlatformError(messages)
     spec = doc.get("spec") or {}
     problems: list[str] = []
 
