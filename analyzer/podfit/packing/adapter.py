@@ -90,7 +90,7 @@ class PackInputs:
     family: str | None
     workloads: Mapping[str, Workload]  # pod type / daemon name → workload (for findings)
     unknown_classes: tuple[str, ...] = ()
-    pool_sources: Mapping[str, object] = None  # type: ignore[assignment]  # node type name → NodePool
+    pool_sources: Mapping[str, object] | None = None  # node type name → NodePool
     unknown: tuple[UnknownPods, ...] = ()  # left out of packing: their answer is unknown
     control_plane_only: tuple[str, ...] = ()  # fit only control-plane pools: not packed
     unschedulable: Mapping[str, str] = field(default_factory=dict)  # pod name → why no worker pool fits
