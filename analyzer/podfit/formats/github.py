@@ -25,7 +25,7 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotations(report: Report, base: str) -> list[str]:
+def workflow_annotations(report: Report, base: str) -> list[str]:
     cat = load_catalogue()
     out = []
     for f in report.findings:
@@ -44,7 +44,7 @@ def annotations(report: Report, base: str) -> list[str]:
 
 
 def render(report: Report, color: bool = False) -> str:
-    lines = annotations(report, os.getcwd())
+    lines = workflow_annotations(report, os.getcwd())
     e, w, i = report.count("error"), report.count("warning"), report.count("info")
     lines.append(
         f"podfit: {len(report.files)} files, {report.objects} objects: "
