@@ -23,10 +23,11 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from .paths import schemas_dir
 
@@ -245,7 +246,7 @@ def _json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     return isinstance(a, str) and isinstance(b, str) and a == b if isinstance(a, str) or isinstance(b, str) else a == b
@@ -259,7 +260,7 @@ def _never(_: Any) -> bool:
     return False
 
 
-def compile_fast(schema: Any, gen: "_Codegen | None" = None) -> Any:
+def compile_fast(schema: Any, gen: _Codegen | None = None) -> Any:
     """A predicate ``f(instance) -> bool`` equivalent to the schema, or None when it uses other
     keywords. Give the same ``gen`` for schemas that share subschemas (the inlined definitions of
     one Kubernetes version): each shared node is compiled once."""
