@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import random
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 

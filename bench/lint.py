@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "analyzer"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import yaml  # noqa: E402
-from gen import generate, write  # noqa: E402
 
+from gen import generate, write  # noqa: E402
 from podfit.engines import get_engine  # noqa: E402
 from podfit.engines.opa import find_opa  # noqa: E402
 from podfit.facts import build_facts, facts_data  # noqa: E402

@@ -20,8 +20,9 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "analyzer"))
@@ -46,8 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from podfit import cli, yamlio
     from podfit.check import analyze
-    from podfit.engines import normalise
-    from podfit.engines import wasm
+    from podfit.engines import normalise, wasm
     from podfit.facts import build_facts, facts_data
     from podfit.formats import render
     from podfit.loader import build_workloads, container_line
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     yamlio.LineIndex._outline = outline  # type: ignore[method-assign]
     rows.append(("lines of the Rego results (LibYAML node graph)", times, "same lines" if by_graph == by_outline else "LINES DIFFER"))
 
-    located = [dataclasses.replace(r, line=line) for r, line in zip(results, by_outline)]
+    located = [dataclasses.replace(r, line=line) for r, line in zip(results, by_outline, strict=True)]
     times, report = timed(lambda: analyze(result, platform, config, located, [], "embedded"), args.runs)
     rows.append(("analyze: Python rules and the findings of the results", times, f"{len(report.findings):,} findings"))
     times, text = timed(lambda: render(report, "json"), args.runs)

@@ -1,8 +1,19 @@
-# Linters. regal (the Rego linter) is built from the pinned module in scripts/tools/regal: the Go
-# proxy refuses `go install github.com/styrainc/regal@v0.35.1` (it will not list the versions), but
-# builds it as a dependency. Not yet part of `make test`: `regal lint policies` still reports
-# line-length and reference findings to work through (see .regal/config.yaml).
-.PHONY: regal lint-rego
+# Linters. Python: ruff and mypy, pinned in the `lint` extra (pyproject.toml holds their settings);
+# lint-python is part of `make test`. regal (the Rego linter) is built from the pinned module in
+# scripts/tools/regal: the Go proxy refuses `go install github.com/styrainc/regal@v0.35.1` (it will
+# not list the versions), but builds it as a dependency. Not yet part of `make test`: `regal lint
+# policies` still reports line-length and reference findings to work through (see .regal/config.yaml).
+.PHONY: regal lint-rego lint-python
+
+$(VENV)/.installed-lint: $(VENV)/.installed-test pyproject.toml
+	$(PY) -m pip install -q -e '.[test,lint]'
+	touch $@
+
+lint-python: $(VENV)/.installed-lint  ## ruff check on analyzer, tests, bench and scripts; mypy on the podfit package
+	$(VENV)/bin/ruff check analyzer tests bench scripts
+	$(VENV)/bin/mypy
+
+TEST_TARGETS += lint-python
 
 $(TOOLS)/regal: scripts/tools/regal/go.mod scripts/tools/regal/go.sum
 	mkdir -p $(TOOLS)

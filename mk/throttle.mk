@@ -11,10 +11,6 @@ test-throttle: venv-test  ## simulator, `podfit throttle`, PF203 fixtures, kerne
 calibrate-throttle: venv  ## run the kernel calibration table (root: creates and removes a cpu cgroup)
 	PYTHONPATH=analyzer $(PY) -m podfit.throttle.calibrate
 
-$(VENV)/.installed-lint: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install -q -e '.[lint]'
-	touch $@
-
 lint-throttle: $(VENV)/.installed-lint  ## ruff check and ruff format --check on the throttle package (ruff pinned in the lint extra)
 	$(VENV)/bin/ruff check analyzer/podfit/throttle/
 	$(VENV)/bin/ruff format --check analyzer/podfit/throttle/

@@ -3,7 +3,6 @@ with the reason, and never a report that could be read as a pass."""
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 import sys

@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import tool
 from podfit.catalogue import load_catalogue
 from podfit.engines import EngineError, RegoResult, get_engine, policy_dir, policy_modules
 from podfit.engines.opa import OpaEngine, find_opa
 from podfit.engines.wasm import WasmEngine
-
-from conftest import tool
 from test_rego_fixtures import fixture_inputs, fixtures
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import tool
 from podfit.facts import build_facts, facts_data
 from podfit.loader import InputFile, load
 from podfit.platform import DEFAULT_PLATFORM
 from podfit.quantity import QuantityError, parse_cpu
-
-from conftest import tool
 
 ROOT = Path(__file__).resolve().parents[1]
 OPA = tool("opa")
@@ -115,9 +114,9 @@ def test_limit_range_defaults_reach_both_sides(tmp_path):
 
 def test_generated_corpus(tmp_path):
     sys.path.insert(0, str(ROOT / "bench"))
-    from gen import generate
-
     import yaml
+
+    from gen import generate
 
     corpus = tmp_path / "corpus.yaml"
     corpus.write_text(yaml.safe_dump_all(generate(400, seed=7)), encoding="utf-8")

@@ -90,7 +90,7 @@ def test_sarif_validates_against_official_schema_and_mirrors_findings(tree):
     expected = json_findings(["check", "k8s", *RULES])
     got = run_["results"]
     assert len(got) == len(expected) >= 2
-    for res, f in zip(got, expected):
+    for res, f in zip(got, expected, strict=True):
         assert res["ruleId"] == f["rule"]
         assert rules[res["ruleIndex"]]["id"] == f["rule"]
         loc = res["locations"][0]["physicalLocation"]
@@ -161,7 +161,10 @@ def parse_command(line):
     """Parse a workflow command back as the Actions runner does."""
     m = re.fullmatch(r"::(\w+) ([^:]*)::(.*)", line)
     assert m, line
-    unesc = lambda s: s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+
+    def unesc(s: str) -> str:
+        return s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+
     props = dict(p.split("=", 1) for p in m.group(2).split(","))
     return m.group(1), {k: unesc(v) for k, v in props.items()}, unesc(m.group(3))
 
@@ -171,10 +174,10 @@ def test_github_annotations_escape_and_round_trip(tree):
     assert r.exit_code == 1
     lines = r.output.splitlines()
     findings = json_findings(["check", "k8s", *RULES])
-    cmds = [parse_command(l) for l in lines if l.startswith("::")]
+    cmds = [parse_command(line) for line in lines if line.startswith("::")]
     assert len(cmds) == len(findings)
     cat = load_catalogue()
-    for (kind, props, msg), f in zip(cmds, findings):
+    for (kind, props, msg), f in zip(cmds, findings, strict=True):
         assert kind == {"error": "error", "warning": "warning", "info": "notice"}[f["severity"]]
         assert props["file"] == f["file"] and int(props["line"]) == f["line"]
         assert props["title"] == f"{f['rule']} {cat[f['rule']].slug}"
@@ -209,7 +212,7 @@ def test_full_run_on_examples_all_formats_agree(monkeypatch):
     got = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
             r["locations"][0]["physicalLocation"].get("region", {}).get("startLine", 0)) for r in log["runs"][0]["results"]]  # fmt: skip
     assert got == [(f["rule"], f["file"], f["line"]) for f in expected]
-    gh = [parse_command(l) for l in run([*args, "--format", "github"]).output.splitlines() if l.startswith("::")]
+    gh = [parse_command(line) for line in run([*args, "--format", "github"]).output.splitlines() if line.startswith("::")]
     assert [(p["title"].split()[0], p["file"], int(p.get("line", 0))) for _, p, _ in gh] == got
     root = ET.fromstring(run([*args, "--format", "junit"]).output)
     text = "\n".join(f.text or "" for f in root.iter("failure"))

@@ -112,7 +112,7 @@ def test_files_not_read_show_in_sarif_junit_and_github(unread_tree):
     assert suites["k8s/empty.yaml"].find("testcase/skipped").get("message") == "empty file"
     gh = run(["check", "k8s", "--format", "github"]).output.splitlines()
     for path, why in NOT_READ.items():
-        assert any(l.startswith(f"::error file={path},title=PF907 file-not-checked::not checked: {why}") for l in gh), gh
+        assert any(line.startswith(f"::error file={path},title=PF907 file-not-checked::not checked: {why}") for line in gh), gh
     assert "::notice file=k8s/empty.yaml,title=podfit::skipped: empty file" in gh
     assert gh[-1].startswith("podfit: 5 files (4 skipped), 1 objects: 3 errors")
 
@@ -134,7 +134,7 @@ def test_unreadable_file_is_pf907_with_the_reason():
 
 
 def _error_line(r):
-    lines = [l for l in r.output.splitlines() if l.startswith("podfit: error: ")]
+    lines = [line for line in r.output.splitlines() if line.startswith("podfit: error: ")]
     assert len(lines) == 1, r.output
     return lines[0]
 

@@ -5,7 +5,6 @@ write a schema-valid SARIF report, a job summary, annotations, and fail per fail
 from __future__ import annotations
 
 import json
-import os
 import re
 import stat
 import subprocess

@@ -280,9 +280,9 @@ def test_container_line_is_the_workload_containers_line():
     import sys as _sys
 
     _sys.path.insert(0, str(ROOT_DIR / "bench"))
-    from gen import generate
     import yaml as _yaml
 
+    from gen import generate
     from podfit.config import Config
     from podfit.loader import InputFile, build_workloads, container_line, load
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +16,7 @@ from podfit.packing import (
     Problem,
     VMClass,
     analyze,
+    exact,
     headroom,
     l2_bound,
     lower_bound,
@@ -26,7 +25,6 @@ from podfit.packing import (
     pack,
     stranded,
 )
-from podfit.packing import exact
 from podfit.packing.adapter import vm_classes
 from podfit.platform import DEFAULT_PLATFORM
 
@@ -54,7 +52,7 @@ def check_placement(problem: Problem, result) -> None:
             if p.max_per_node:
                 assert k <= p.max_per_node
         assert tuple(used) == n.used
-        assert all(u <= a for u, a in zip(n.used, n.allocatable)), n
+        assert all(u <= a for u, a in zip(n.used, n.allocatable, strict=True)), n
     assert placed == {p.name: p.count for p in problem.pods if p.count}
 
 
@@ -221,7 +219,7 @@ def brute_force_fits(pods: tuple[PodType, ...], pool: NodeType) -> bool:
                 if seen_empty:
                     continue  # identical empty nodes: trying one is enough
                 seen_empty = True
-            if any(d > f for d, f in zip(p.demand, free[j])):
+            if any(d > f for d, f in zip(p.demand, free[j], strict=True)):
                 continue
             if p.exclusive_group and p.exclusive_group in groups[j]:
                 continue

@@ -6,10 +6,8 @@ from __future__ import annotations
 import random
 import time
 
-from podfit.packing import GI, MI, NodeType, PodType, dff_bound, l2_bound, lower_bound, min_nodes
-from podfit.packing import lns
+from podfit.packing import GI, MI, NodeType, PodType, dff_bound, l2_bound, lns, lower_bound, min_nodes
 from podfit.packing.bounds import dff_value
-
 from test_packing import brute_force_fits, random_instance
 
 
@@ -126,7 +124,7 @@ def check_content(pods, pool: NodeType, content) -> None:
                 groups.add(g)
             if pods[t].max_per_node:
                 assert k <= pods[t].max_per_node
-        assert all(u <= a for u, a in zip(used, pool.allocatable))
+        assert all(u <= a for u, a in zip(used, pool.allocatable, strict=True))
     assert placed == [p.count for p in pods]
 
 
@@ -178,7 +176,7 @@ def test_min_nodes_reaches_the_bound_on_a_mixed_instance():
     assert m.exact == (m.nodes == m.lower_bound)
     total = {p.name: 0 for p in pods}
     for n in r.nodes:
-        assert all(u <= a for u, a in zip(n.used, n.allocatable))
+        assert all(u <= a for u, a in zip(n.used, n.allocatable, strict=True))
         for name, k in n.pods:
             total[name] += k
     assert total == {p.name: p.count for p in pods}

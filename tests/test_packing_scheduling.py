@@ -252,7 +252,7 @@ def _brute(pods, pool) -> bool:
 
     def ok(p, j):
         c = content[j]
-        if any(d > f for d, f in zip(p.demand, free[j])):
+        if any(d > f for d, f in zip(p.demand, free[j], strict=True)):
             return False
         if p.exclusive_group and any(q.exclusive_group == p.exclusive_group for q in c):
             return False

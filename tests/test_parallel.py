@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -23,7 +20,7 @@ ODD_FILES = {
     "broken-late.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c}]}\n---\n"
     "apiVersion: v1\nkind: Pod\nmetadata: {name: [\n",
     "bomb.yaml": "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh")
+        f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True)
     ),
     "bad-utf8.yaml": b"apiVersion: v1\nkind: Pod\nmetadata: {name: \xff}\n",
     "anchors.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: an, labels: &l {app: an}}\n"
@@ -75,6 +72,6 @@ def test_worker_hands_over_fast_and_slow_documents():
     # types kept: a float, a YAML 1.1 string, an int, and keys that are no strings
     assert handed[2].data["data"] == {"a": 1.5, "b": "1e3", "c": 7}
     assert handed[3].data["data"] == {2: "two", True: "two"} and [type(k) for k in handed[3].data["data"]] == [int, bool]
-    for h, s in zip(handed, serial):
+    for h, s in zip(handed, serial, strict=True):
         assert h.line == s.line
         assert h.lines.line(("metadata", "name"), -1) == s.lines.line(("metadata", "name"), -1)

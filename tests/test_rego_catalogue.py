@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podfit.catalogue import load_catalogue
-
 from conftest import tool
+from podfit.catalogue import load_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICIES = ROOT / "policies"

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from podfit.quantity import QuantityError, parse_cpu, parse_memory
-
 from conftest import tool
+from podfit.quantity import QuantityError, parse_cpu, parse_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "policies" / "lib" / "quantity.rego"
@@ -66,7 +65,7 @@ def test_embedded_engine_parses_like_python():
     inst = wasm.Instance()
     inst.set_data({})
     cpu, memory = inst.evaluate(f"{wasm.ENTRY_PACKAGE}/quantities", wasm._json(texts))
-    want = dict(zip(texts, expected(texts)))
+    want = dict(zip(texts, expected(texts), strict=True))
     assert cpu == {t: c for t, (c, _) in want.items() if c is not None and c < 2**53}
     assert memory == {t: m for t, (_, m) in want.items() if m is not None and m < 2**53}
     assert len(cpu) > 200 and len(memory) > 200

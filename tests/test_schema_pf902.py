@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import random
-import socket
 import subprocess
 import sys
 import time

@@ -14,8 +14,8 @@ from podfit.loader import InputFile, build_workloads, load
 from podfit.model import Container, Location, PodSpec, Resources
 from podfit.platform import DEFAULT_PLATFORM, HAPolicy, HostGroup, NodePool, Platform
 from podfit.vsphere import (
-    GiB,
     VM,
+    GiB,
     analyze_capacity,
     capacity,
     critical_workloads,
@@ -337,10 +337,10 @@ def test_describe_crx_gives_the_figures_of_podfit_vsphere_crx():
 def brute_force_placeable(items: list[tuple[int, int]], hosts: list[tuple[int, int]]) -> bool:
     for assign in itertools.product(range(len(hosts)), repeat=len(items)):
         used = [[0, 0] for _ in hosts]
-        for (c, m), h in zip(items, assign):
+        for (c, m), h in zip(items, assign, strict=True):
             used[h][0] += c
             used[h][1] += m
-        if all(u[0] <= h[0] and u[1] <= h[1] for u, h in zip(used, hosts)):
+        if all(u[0] <= h[0] and u[1] <= h[1] for u, h in zip(used, hosts, strict=True)):
             return True
     return False
 

@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from podfit.engines import EngineError, get_engine, policy_dir, policy_modules
-from podfit.engines import wasm
-from podfit.engines.wasm import WasmEngine, go_sprintf
-
 from conftest import tool
+from podfit.engines import EngineError, get_engine, policy_dir, policy_modules, wasm
+from podfit.engines.wasm import WasmEngine, go_sprintf
 from test_engines import groups, per_file  # noqa: F401  (groups is a fixture)
 
 OPA = tool("opa")

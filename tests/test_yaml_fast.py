@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podfit.yamlio import _fast_document, iter_documents, YamlLimits
+from podfit.yamlio import YamlLimits, _fast_document, iter_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -37,7 +37,7 @@ def _same(a, b):
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -50,7 +50,7 @@ def assert_equivalent(text: str):
         return
     fast = list(iter_documents(text, fast=True))
     assert len(fast) == len(slow)
-    for f, s in zip(fast, slow):
+    for f, s in zip(fast, slow, strict=True):
         assert _same(f.data, s.data), (f.data, s.data)
         assert f.line == s.line
         for path in _walk_paths(s.data):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from . import __version__
 from .catalogue import Rule, load_catalogue
@@ -11,7 +12,7 @@ from .config import Config
 from .facts import Facts, missing_fact
 from .findings import SEVERITY_RANK, Finding
 from .loader import FileRecord, LoadResult, container_line
-from .model import K8sObject, Location, Workload
+from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import Platform
 from .rules import RuleContext, python_rules
 
@@ -133,15 +134,15 @@ def analyze(
     suppressed = 0
     kept: list[Finding] = []
     sup_cache: dict[int, dict[str, str]] = {}
-    objects_by_ref = {}
+    objects_by_ref: dict[tuple[str, ObjectRef], K8sObject] = {}
     for o in objects:
         objects_by_ref.setdefault((o.location.file, o.ref), o)
     for f in findings:
-        obj = objects_by_ref.get((f.location.file, f.object)) if f.object is not None else None
-        if obj is not None:
-            sups = sup_cache.get(id(obj))
+        owner = objects_by_ref.get((f.location.file, f.object)) if f.object is not None else None
+        if owner is not None:
+            sups = sup_cache.get(id(owner))
             if sups is None:
-                sups = sup_cache[id(obj)] = _suppressions(obj, by_obj.get(id(obj)))
+                sups = sup_cache[id(owner)] = _suppressions(owner, by_obj.get(id(owner)))
             if f.rule in sups:
                 suppressed += 1
                 continue

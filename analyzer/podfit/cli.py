@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
-from concurrent.futures import ThreadPoolExecutor
 import os
 import sys
 import traceback
-from typing import Any, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import click
 

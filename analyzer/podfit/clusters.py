@@ -14,7 +14,8 @@ its ``metadata.labels`` that Cluster API copies from Machines to Nodes (the
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .model import K8sObject
 from .platform import NodePool, Taint

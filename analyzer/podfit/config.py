@@ -5,16 +5,16 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 from .catalogue import resolve
-from .options import OptionError, check_value
 from .loader import LoaderLimits
-from .yamlio import YamlLimits
+from .options import OptionError, check_value
 from .paths import load_schema
-from .yamlio import iter_documents, line_of
+from .yamlio import YamlLimits, iter_documents, line_of
 
 __all__ = ["Config", "ConfigError", "config_from_mapping", "parse_config_text", "find_config", "glob_matches"]
 

@@ -36,9 +36,10 @@ object it is given, which per-object conftest use needs without podfit.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -130,8 +131,7 @@ def discover(paths: Sequence[str]) -> list[str]:
         else:
             raise InputError(f"{p}: no such file or directory")
     # the same file named twice is read once
-    seen: set[str] = set()
-    return [p for p in out if not (p in seen or seen.add(p))]
+    return list(dict.fromkeys(out))
 
 
 def read_inputs(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdin: Any = None) -> list[InputFile]:
@@ -344,7 +344,7 @@ def _templated_identity(doc: Any) -> tuple[int, str] | None:
     if not isinstance(meta, dict):
         return None
     labels = meta.get("labels")
-    fields = [(("metadata", k), meta.get(k)) for k in ("name", "namespace", "generateName")]
+    fields: list[tuple[tuple[str, ...], Any]] = [(("metadata", k), meta.get(k)) for k in ("name", "namespace", "generateName")]
     if isinstance(labels, dict):
         fields += [(("metadata", "labels", k), f"{k} {v}") for k, v in labels.items() if isinstance(k, str)]
     for path, value in fields:
@@ -560,18 +560,20 @@ def _worker_parse(files: Sequence[InputFile], limits: LoaderLimits) -> list[Any]
         docs: list[Any] = []
         error = None
         seen: set[int] = set()
+        shared_chunk = False
         try:
             for doc in iter_documents(text, limits.yaml, fast=True):
                 if doc.chunk in seen:  # several documents in one chunk: lines need the parent's parse
-                    docs = None  # type: ignore[assignment]
+                    shared_chunk = True
                     break
                 seen.add(doc.chunk)
                 # (the slow path's LineDict mappings become dicts: their lines are the parent's to find)
-                data = marshal.dumps(doc.data if doc.lines.plain else _plain(doc.data))
-                docs.append((doc.index, doc.line, data, doc.duplicates, doc.chunk, doc.first_line, doc.lines.plain))
+                plain = doc.lines is not None and doc.lines.plain
+                data = marshal.dumps(doc.data if plain else _plain(doc.data))
+                docs.append((doc.index, doc.line, data, doc.duplicates, doc.chunk, doc.first_line, plain))
         except (yaml.YAMLError, YamlLimitError, RecursionError) as e:
             error = e
-        out.append(None if docs is None else (docs, error))
+        out.append(None if shared_chunk else (docs, error))
     return out
 
 
@@ -713,7 +715,7 @@ def limit_range_defaults(objects: Sequence[K8sObject], findings: list[Finding]) 
                 continue
             at = ("spec", "limits", i)
 
-            def q(key: str, kind: str) -> dict[str, int]:
+            def q(key: str, kind: str, item: dict = item, obj: K8sObject = obj, at: tuple = at) -> dict[str, int]:
                 vals = _quantities(item.get(key), kind, obj, None, findings, f"LimitRange {key} ", at + (key,))
                 return {k.rsplit("_", 1)[0]: v for k, v in vals.items()}
 
@@ -834,7 +836,9 @@ def workload_from_object(
     spec = template.get("spec")
     if not isinstance(spec, dict):
         return None
-    tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    tmeta = template.get("metadata")
+    if not isinstance(tmeta, dict):
+        tmeta = {}
     sp = tuple(path) + ("spec",)
     containers = tuple(
         _container(c, obj, False, defaults, findings, sp + ("containers", i))

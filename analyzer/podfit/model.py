@@ -8,9 +8,10 @@ this model is :mod:`podfit.loader`'s job; these types know nothing about files b
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .scheduling import NO_CONSTRAINTS, SchedulingConstraints
 
@@ -63,7 +64,7 @@ class Location:
         self._resolve = _resolve
 
     @classmethod
-    def lazy(cls, file: str, resolve: Callable[[], int]) -> "Location":
+    def lazy(cls, file: str, resolve: Callable[[], int]) -> Location:
         return cls(file, 0, 0, resolve)
 
     @property
@@ -79,10 +80,10 @@ class Location:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Location) and self._key() == other._key()
 
-    def __lt__(self, other: "Location") -> bool:
+    def __lt__(self, other: Location) -> bool:
         return self._key() < other._key()
 
-    def __le__(self, other: "Location") -> bool:
+    def __le__(self, other: Location) -> bool:
         return self._key() <= other._key()
 
     def __hash__(self) -> int:
@@ -135,7 +136,7 @@ class Resources:
     def is_empty(self) -> bool:
         return all(v is None for v in (self.cpu_request, self.cpu_limit, self.memory_request, self.memory_limit))
 
-    def with_defaults(self, default_request: "Resources", default_limit: "Resources") -> "Resources":
+    def with_defaults(self, default_request: Resources, default_limit: Resources) -> Resources:
         """Kubernetes defaulting of one container: an unset request takes the container's own limit
         (API defaulting, before admission), then the LimitRange defaults fill what is still unset."""
         if default_request.is_unset and default_limit.is_unset and all(

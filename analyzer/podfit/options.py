@@ -7,8 +7,9 @@ is checked against the declarations (:func:`check_value`); the defaults live onl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Option", "OptionError", "TYPES", "check_value", "option_from_metadata"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,6 @@ def schemas_dir() -> Path:
     return _from_repo("schemas") or _PACKAGE / "_schemas"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> Any:
     return json.loads((schemas_dir() / name).read_text(encoding="utf-8"))

@@ -9,8 +9,9 @@ node per socket, HA tolerating one host failure, runtime ``tkg`` and no node poo
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .model import Location
 from .paths import load_schema
@@ -173,7 +174,7 @@ class Platform:
     def numa_node_memory(self) -> int | None:
         return min((h.numa_node_memory for h in self.hosts), default=None)
 
-    def with_node_pools(self, pools: Sequence[NodePool]) -> "Platform":
+    def with_node_pools(self, pools: Sequence[NodePool]) -> Platform:
         return replace(self, node_pools=tuple(self.node_pools) + tuple(pools))
 
 
@@ -235,11 +236,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     validator = jsonschema.Draft202012Validator(load_schema("platform.schema.json"))
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        problems = []
+        messages = []
         for e in errors:
             where = "/".join(map(str, e.absolute_path)) or "(top level)"
-            problems.append(f"{source}:{_line_for(doc, list(e.absolute_path))}: {where}: {e.message}")
-        raise PlatformError(problems)
+            messages.append(f"{source}:{_line_for(doc, list(e.absolute_path))}: {where}: {e.message}")
+        raise PlatformError(messages)
     spec = doc.get("spec") or {}
     problems: list[str] = []
 

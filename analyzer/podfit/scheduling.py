@@ -30,8 +30,9 @@ This module imports nothing of podfit's, so the model and the platform can both 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 __all__ = [
     "FITS",
@@ -301,16 +302,16 @@ class Decision:
 def pool_labels(vm_class: str = "", role: str = "worker",
                 declared: Iterable[tuple[str, str]] = ()) -> tuple[tuple[str, str], ...]:
     """Every label a pool's nodes carry, except the per-node ``kubernetes.io/hostname``."""
-    declared = dict(declared)
+    given = dict(declared)
     out = {OS: "linux", ARCH: "amd64"}
     if vm_class:
         out[INSTANCE_TYPE] = vm_class
     if role == "control-plane":
         out[CONTROL_PLANE] = ""
-    out.update(declared)
-    if BETA_OS not in declared:
+    out.update(given)
+    if BETA_OS not in given:
         out[BETA_OS] = out[OS]
-    if BETA_ARCH not in declared:
+    if BETA_ARCH not in given:
         out[BETA_ARCH] = out[ARCH]
     out.pop(HOSTNAME, None)  # a pool cannot give every node the same name
     return tuple(sorted(out.items()))
@@ -374,7 +375,7 @@ def _and(values: Iterable[bool | None]) -> bool | None:
 def _term(term: NodeSelectorTerm, labels: Mapping[str, str], described: frozenset[str]) -> bool | None:
     if not term.match_expressions and not term.match_fields:
         return False  # an empty term matches no node
-    fields = [None for _ in term.match_fields]  # metadata.name: the node's name, unknown here
+    fields: list[bool | None] = [None for _ in term.match_fields]  # metadata.name: the node's name, unknown here
     return _and([_node_requirement(r, labels, described) for r in term.match_expressions] + fields)
 
 

@@ -24,9 +24,10 @@ import math
 import os
 import re
 import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from .paths import schemas_dir
 
@@ -487,6 +488,8 @@ class SchemaSet:
         if (api_version, kind) in self._own:
             return jsonschema_rs.validator_for(schema, offline=True)
         if self._registry is None:
+            if self._dir is None:
+                return None
             self._registry = _registry(self._dir)
         base_uri = _BASE + schema_file_name(api_version, kind)
         return jsonschema_rs.Draft202012Validator(schema, registry=self._registry, base_uri=base_uri, offline=True)

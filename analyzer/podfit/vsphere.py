@@ -8,8 +8,9 @@ The formulas, and how the cases the best-practices study leaves open are decided
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from functools import partial
 
 from .clusters import all_node_pools, cluster_objects, is_critical
 from .model import Container, K8sObject, Location, ObjectRef, PodSpec, Workload
@@ -483,7 +484,7 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
         types.setdefault(key, []).append(v)
     pods = []
     names = {}
-    for i, ((cpu, mem), members) in enumerate(sorted(types.items(), reverse=True)):
+    for (cpu, mem), members in sorted(types.items(), reverse=True):
         name = members[0].name if len(members) == 1 else f"{members[0].name} (+{len(members) - 1} alike)"
         names[name] = members
         pods.append(PodType(name, cpu=cpu, memory=mem, count=sum(m.count for m in members)))
@@ -619,11 +620,11 @@ def what_if(
         oc_limit = max(overcommit_threshold_percent * cores - b_vcpus * 100, -1) // (u_vcpus * 100)
         oc_limit = max(oc_limit, 0)
     name = unit[0].source if unit else ""
-    common = dict(unit=name, unit_vms=sum(v.count for v in unit), unit_vcpus=u_vcpus, unit_cpu_reservation_mhz=u_cpu,
-                  unit_memory_reservation_bytes=u_mem, ha_limit=ha_limit, overcommit_limit=oc_limit,
-                  overcommit_threshold_percent=overcommit_threshold_percent)  # fmt: skip
+    result = partial(WhatIf, unit=name, unit_vms=sum(v.count for v in unit), unit_vcpus=u_vcpus,
+                     unit_cpu_reservation_mhz=u_cpu, unit_memory_reservation_bytes=u_mem, ha_limit=ha_limit,
+                     overcommit_limit=oc_limit, overcommit_threshold_percent=overcommit_threshold_percent)  # fmt: skip
     if ha_limit is None:  # reserves nothing: admission control never refuses it
-        return WhatIf(admitted=None, proven=True, **common)
+        return result(admitted=None, proven=True)
 
     def with_k(k: int) -> list[VM]:
         from dataclasses import replace
@@ -636,10 +637,10 @@ def what_if(
     hi = min(ha_limit, max_units)
     now = feasible(0)
     if now is not True:  # the base itself cannot be placed: nothing more is admitted
-        return WhatIf(admitted=0, proven=now is False, **common)
+        return result(admitted=0, proven=now is False)
     lo, proven = 0, True
     if feasible(hi) is True:
-        return WhatIf(admitted=hi, proven=hi == ha_limit, **common)
+        return result(admitted=hi, proven=hi == ha_limit)
     # invariant: lo placeable; hi not (or unknown)
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -650,7 +651,7 @@ def what_if(
             if f is None:
                 proven = False
             hi = mid
-    return WhatIf(admitted=lo, proven=proven, **common)
+    return result(admitted=lo, proven=proven)
 
 
 # ------------------------------------------------------------------------------ load balancers ---
@@ -705,7 +706,7 @@ def finding_anchor(vms: Sequence[VM], objects: Sequence[K8sObject], platform_sou
     in the input over the platform profile's pools."""
     input_files = {o.location.file for o in objects}
     located = [v for v in vms if v.location is not None]
-    from_input = [v for v in located if v.location.file in input_files]
+    from_input = [v for v in vms if v.location is not None and v.location.file in input_files]
     pool = from_input or located
     if not pool:
         return Location(platform_source), None

@@ -12,12 +12,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from types import ModuleType
+from typing import Any
 
 import yaml
-from yaml.constructor import ConstructorError
-from yaml.constructor import SafeConstructor
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 _PyLoader = yaml.SafeLoader
@@ -35,6 +36,8 @@ class LineDict(dict):
     """A dict that knows its source line and the line of each key."""
 
     __slots__ = ("line", "lines")  # set by whoever makes one (no __init__: it is made per mapping)
+    line: int
+    lines: dict[Any, int]
 
 
 def line_of(obj: Any, key: Any = None, default: int = 0) -> int:
@@ -77,7 +80,7 @@ class YamlDocument:
     line: int  # 1-based line where the document starts
     data: Any
     duplicates: tuple[DuplicateKey, ...] = ()
-    lines: "LineIndex | None" = None
+    lines: LineIndex | None = None
     chunk: int = -1  # which document chunk of the text it came from (see _chunks)
     first_line: int = 0  # the chunk's first line, 0-based
 
@@ -312,7 +315,7 @@ class LineIndex:
                 break
         return line
 
-    def _outline(self) -> "_Outline | None":
+    def _outline(self) -> _Outline | None:
         """The text's outline (see :class:`_Outline`), None when it cannot be used."""
         return _recent(_OUTLINES, self, lambda: _Outline(self._text) if _Outline.valid(self._text) else False) or None
 
@@ -357,7 +360,7 @@ class LineIndex:
 _RECENT: OrderedDict[LineIndex, tuple[Node, dict[int, Any]] | None] = OrderedDict()
 _RECENT_MAX = 32
 # Outlines of the plain documents whose lines were asked for last (False: the text does not allow one).
-_OUTLINES: "OrderedDict[LineIndex, _Outline | bool]" = OrderedDict()
+_OUTLINES: OrderedDict[LineIndex, _Outline | bool] = OrderedDict()
 
 
 def _recent(cache: OrderedDict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
@@ -507,7 +510,7 @@ class _Outline:
             return got
         _, col, i = node
         lines, leads = self._lines, self._leads
-        out: dict[Any, int] | None = {}
+        out: dict[Any, int] = {}
         n = len(lines)
         first = True
         while i < n:
@@ -525,8 +528,8 @@ class _Outline:
             m = _OUTLINE_KEY.match(lines[i], col)
             key = _outline_key(m.group(1)) if m else None
             if key is None:
-                out = None
-                break
+                self._keys[node[2]] = None
+                return None
             out[key] = i
             i += 1
         self._keys[node[2]] = out
@@ -547,7 +550,7 @@ class _Outline:
             return got
         _, col, i = node
         lines, leads = self._lines, self._leads
-        out: list[Any] | None = []
+        out: list[Any] = []
         while i < len(lines):
             lead = leads[i]
             if lead < 0 or lead > col:
@@ -566,8 +569,8 @@ class _Outline:
             else:
                 item = self._value(i, body, col, False)
             if item is None:
-                out = None
-                break
+                self._items[node[2]] = None
+                return None
             out.append(item)
             i += 1
         self._items[node[2]] = out
@@ -670,6 +673,7 @@ def _outline_key(text: str) -> Any:
     return text if ok else None
 
 
+_yaml_rs: ModuleType | None
 try:  # a Rust YAML parser, much faster than LibYAML through PyYAML; used only where it agrees
     import yaml_rs as _yaml_rs
 except ImportError:  # pragma: no cover - optional speed-up
@@ -764,12 +768,12 @@ def _only_quoted_differ(plain: Any, quoted: Any, budget: list[int]) -> bool:
     if type(plain) is dict and type(quoted) is dict:
         if len(plain) != len(quoted):
             return False
-        for (k1, v1), (k2, v2) in zip(plain.items(), quoted.items()):
+        for (k1, v1), (k2, v2) in zip(plain.items(), quoted.items(), strict=True):
             if k1 != k2 or type(k1) is not type(k2) or not _only_quoted_differ(v1, v2, budget):
                 return False
         return True
     if type(plain) is list and type(quoted) is list:
-        return len(plain) == len(quoted) and all(_only_quoted_differ(a, b, budget) for a, b in zip(plain, quoted))
+        return len(plain) == len(quoted) and all(_only_quoted_differ(a, b, budget) for a, b in zip(plain, quoted, strict=True))
     if type(plain) is type(quoted) and plain == quoted:
         return True
     if type(quoted) is str and type(plain) in (int, float):
@@ -842,9 +846,10 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     if _divergent(masked):
         # numbers only YAML 1.2 reads as numbers: quote them, and check that this changed nothing
         # but those values (a token inside a multi-line plain scalar would change more)
-        text = _quote_strings(chunk)
-        if text is None:
+        quoted = _quote_strings(chunk)
+        if quoted is None:
             return False, None
+        text = quoted
     try:
         data = _yaml_rs.loads(text, parse_datetime=False)
         if text is not chunk:
@@ -883,7 +888,8 @@ def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = Fal
         if fast:
             ok, data = _fast_document(chunk, limits)
             if ok:
-                start = first_line + _CONTENT_START.match(chunk).group().count("\n") + 1
+                head = _CONTENT_START.match(chunk)  # always matches (perhaps nothing)
+                start = first_line + (head.group().count("\n") if head else 0) + 1
                 yield YamlDocument(index, start, data, (), LineIndex(None, chunk, first_line, limits, plain=True), chunk_no, first_line)
                 index += 1
                 continue
@@ -911,7 +917,9 @@ def _slow_documents(chunk: str, first_line: int, limits: YamlLimits, index: int)
         for attr in ("problem_mark", "context_mark"):
             mark = getattr(e, attr)
             if mark is not None:
-                setattr(e, attr, yaml.Mark(mark.name, mark.index, mark.line + first_line, mark.column, None, None))
+                # types-PyYAML declares pointer an int, but PyYAML's C parser makes its marks with
+                # buffer and pointer None, as here (pointer is read only with a buffer)
+                setattr(e, attr, yaml.Mark(mark.name, mark.index, mark.line + first_line, mark.column, None, None))  # type: ignore[arg-type]
         raise
     finally:
         loader.dispose()

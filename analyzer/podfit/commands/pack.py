@@ -128,8 +128,9 @@ def _param(parse, text: str, hint: str):
 @click.option("--time-budget", "budget_text", default="10s", show_default=True,
               help="Time for the exact solver (CP-SAT), e.g. 10s or 500ms; 0 for heuristics and bounds only.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(paths, platform_path, pools, pool_labels, pool_taints, overhead_cpu, overhead_memory, max_pods,
-            headroom_text, budget_text, fmt):
+def command(paths: tuple[str, ...], platform_path: str | None, pools: tuple[str, ...], pool_labels: tuple[str, ...],
+            pool_taints: tuple[str, ...], overhead_cpu: str | None, overhead_memory: str | None, max_pods: int | None,
+            headroom_text: str, budget_text: str, fmt: str) -> None:
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
 
     \b

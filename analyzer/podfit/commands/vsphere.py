@@ -155,7 +155,12 @@ def capacity_cmd(
     from ..cli import PodfitError, load_platform
     from ..platform import NodePool
     from ..vsphere import (
-        VM, analyze_capacity, critical_workloads, reservations_of, vms_from_node_pools, vms_from_workloads, what_if,
+        analyze_capacity,
+        critical_workloads,
+        reservations_of,
+        vms_from_node_pools,
+        vms_from_workloads,
+        what_if,
     )  # fmt: skip
 
     config, objects, workloads, problems = _load(paths, config_path)
@@ -187,6 +192,7 @@ def capacity_cmd(
                                    time_budget=time_budget)  # fmt: skip
     cap = report.capacity
     pl = report.placement
+    assert pl is not None  # analyze_capacity places the VMs unless told not to
     data = {
         "platform": platform.name,
         "runtime": platform.runtime,

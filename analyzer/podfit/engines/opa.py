@@ -18,11 +18,19 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from . import (
-    EngineError, RegoResult, batch_input, batch_results, normalise, policy_modules, rule_packages, sort_results,
+    EngineError,
+    RegoResult,
+    batch_input,
+    batch_results,
+    normalise,
+    policy_modules,
+    rule_packages,
+    sort_results,
     worker_count,
 )
 

@@ -35,12 +35,22 @@ import subprocess
 import tarfile
 import tempfile
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from . import (
-    QUANTITY_MEMO, EngineError, RegoResult, batch_input, batch_results, normalise, policy_modules, rule_packages,
-    quantity_strings, sort_results, worker_count,
+    QUANTITY_MEMO,
+    EngineError,
+    RegoResult,
+    batch_input,
+    batch_results,
+    normalise,
+    policy_modules,
+    quantity_strings,
+    rule_packages,
+    sort_results,
+    worker_count,
 )
 
 __all__ = ["WasmEngine", "bundle_path", "stale_reason", "sources_digest", "build_bundle", "go_sprintf", "ENTRY_PACKAGE"]
@@ -245,24 +255,33 @@ class Instance:
                 imports.append(wt.Func(store, wt.FuncType([i32] * (arity + 2), [i32]), self._builtin))
             else:
                 raise EngineError(f"the policy module imports {imp.module}.{imp.name}, which podfit does not provide")
+        if memory is None:
+            raise EngineError("the policy module does not import env.memory, which podfit's wasm host provides")
         self._memory = memory
         try:
             instance = wt.Instance(store, module, imports)
         except Exception as e:
             raise EngineError(f"embedded engine could not start the policy module: {e}") from None
         ex = instance.exports(store)
-        self._malloc, self._json_parse, self._json_dump = ex["opa_malloc"], ex["opa_json_parse"], ex["opa_json_dump"]
-        self._heap_get, self._heap_set = ex["opa_heap_ptr_get"], ex["opa_heap_ptr_set"]
-        self._ctx_new, self._ctx_eval, self._ctx_get_result = ex["opa_eval_ctx_new"], ex["eval"], ex["opa_eval_ctx_get_result"]
-        self._ctx_set_input, self._ctx_set_data = ex["opa_eval_ctx_set_input"], ex["opa_eval_ctx_set_data"]
-        self._ctx_set_entrypoint = ex["opa_eval_ctx_set_entrypoint"]
-        names = self._read_json(ex["builtins"](store))
+
+        def func(name: str) -> wt.Func:
+            f = ex.get(name)
+            if not isinstance(f, wt.Func):
+                raise EngineError(f"the policy module does not export the function {name}")
+            return f
+
+        self._malloc, self._json_parse, self._json_dump = func("opa_malloc"), func("opa_json_parse"), func("opa_json_dump")
+        self._heap_get, self._heap_set = func("opa_heap_ptr_get"), func("opa_heap_ptr_set")
+        self._ctx_new, self._ctx_eval, self._ctx_get_result = func("opa_eval_ctx_new"), func("eval"), func("opa_eval_ctx_get_result")
+        self._ctx_set_input, self._ctx_set_data = func("opa_eval_ctx_set_input"), func("opa_eval_ctx_set_data")
+        self._ctx_set_entrypoint = func("opa_eval_ctx_set_entrypoint")
+        names = self._read_json(func("builtins")(store))
         self._builtins: dict[int, Callable[..., Any]] = {}
         for name, ident in names.items():
             if name not in _HOST_BUILTINS:
                 raise EngineError(f"the policy module needs the built-in {name}, which podfit's wasm host lacks")
             self._builtins[ident] = _HOST_BUILTINS[name]
-        self.entrypoints: dict[str, int] = self._read_json(ex["entrypoints"](store))
+        self.entrypoints: dict[str, int] = self._read_json(func("entrypoints")(store))
         self._scratch = self._malloc(store, _SCRATCH)  # below the heap base: kept across resets
         self._base = self._heap_get(store)
         self._data = 0

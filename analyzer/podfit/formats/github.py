@@ -25,7 +25,7 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotations(report: Report, base: str) -> list[str]:
+def workflow_annotations(report: Report, base: str) -> list[str]:
     cat = load_catalogue()
     out = []
     for f in report.findings:
@@ -56,7 +56,7 @@ def unparsed_notices(report: Report, base: str) -> list[str]:
 
 def render(report: Report, color: bool = False) -> str:
     base = os.getcwd()
-    lines = annotations(report, base) + unparsed_notices(report, base)
+    lines = workflow_annotations(report, base) + unparsed_notices(report, base)
     e, w, i = report.count("error"), report.count("warning"), report.count("info")
     unparsed = [
         f"{n} {status}" for status in ("skipped", "failed") if (n := sum(1 for f in report.files if f.status == status))

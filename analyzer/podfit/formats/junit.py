@@ -40,7 +40,7 @@ def _line(f: Finding, slug: str) -> str:
 
 def render(report: Report, color: bool = False) -> str:
     cat = load_catalogue()
-    by_file: "OrderedDict[str, OrderedDict[str, list[Finding]]]" = OrderedDict()
+    by_file: OrderedDict[str, OrderedDict[str, list[Finding]]] = OrderedDict()
     for fr in report.files:
         by_file.setdefault(fr.path, OrderedDict())
     for f in report.findings:

@@ -48,8 +48,8 @@ def render(report: Report, color: bool = False) -> str:
         line += f", {len(failed)} failed"
     line += f"), {_plural(report.objects, 'object')}"
     out.append(line)
-    for f in skipped + failed:
-        out.append(_c(f"  {f.status}: {f.path}: {f.reason}", "dim", color))
+    for record in skipped + failed:
+        out.append(_c(f"  {record.status}: {record.path}: {record.reason}", "dim", color))
     plat = report.platform
     desc = "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1)" if plat.is_default else plat.source
     out.append(f"platform: {desc}, runtime {plat.runtime}" + (f"; engine: {report.engine}" if report.engine else ""))

@@ -4,9 +4,7 @@ Pure: plain frozen inputs (:mod:`.model`) in, frozen results out. :mod:`.adapter
 from the loader's workloads and a platform profile; only the CLI does I/O.
 """
 
-from .model import *  # noqa: F401,F403
-from .model import __all__ as _model_all
-from .bounds import dff_bound, l2_bound, lower_bound, certificates, node_bounds
+from .bounds import certificates, dff_bound, l2_bound, lower_bound, node_bounds
 from .engine import (
     DEFAULT_TIME_BUDGET,
     Analysis,
@@ -18,6 +16,8 @@ from .engine import (
     right_size,
     stranded,
 )
+from .model import *  # noqa: F401,F403
+from .model import __all__ as _model_all
 
 __all__ = list(_model_all) + [
     "dff_bound", "l2_bound", "lower_bound", "certificates", "node_bounds",

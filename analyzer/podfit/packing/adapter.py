@@ -36,8 +36,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..model import Workload
 from ..scheduling import (
@@ -89,7 +90,7 @@ class PackInputs:
     family: str | None
     workloads: Mapping[str, Workload]  # pod type / daemon name → workload (for findings)
     unknown_classes: tuple[str, ...] = ()
-    pool_sources: Mapping[str, object] = None  # type: ignore[assignment]  # node type name → NodePool
+    pool_sources: Mapping[str, object] | None = None  # node type name → NodePool
     unknown: tuple[UnknownPods, ...] = ()  # left out of packing: their answer is unknown
     control_plane_only: tuple[str, ...] = ()  # fit only control-plane pools: not packed
     unschedulable: Mapping[str, str] = field(default_factory=dict)  # pod name → why no worker pool fits
@@ -143,8 +144,8 @@ class _Scheduling:
 
 
 def _why_not(sched: _Scheduling, decisions: Sequence[Decision]) -> str:
-    reasons = {}
-    for p, d in zip(sched.pools, decisions):
+    reasons: dict[str, list[str]] = {}
+    for p, d in zip(sched.pools, decisions, strict=True):
         if p.type_name is not None:
             reasons.setdefault(d.reason, []).append(p.type_name)
     if len(reasons) == 1:
@@ -228,7 +229,7 @@ def _spread_cap(name: str, w: Workload, decisions: Sequence[Decision], sched: _S
     for s in w.pod.scheduling.hostname_spread():
         if not s.matches(labels, labels, True):
             continue  # the constraint does not count this workload's pods: no cap on them
-        domains = [i for i, (p, d) in enumerate(zip(sched.pools, decisions))
+        domains = [i for i, (p, d) in enumerate(zip(sched.pools, decisions, strict=True))
                    if (s.node_affinity_policy != "Honor" or d.selected is True)
                    and (s.node_taints_policy != "Honor" or d.tolerated)]
         n = sum(sched.pools[i].pool.count for i in domains)
@@ -282,8 +283,8 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         if not w.per_node and w.replicas <= 0:
             continue
         ds = sched.decisions(w.pod.scheduling)
-        fits = tuple(p.type_name for p, d in zip(sched.pools, ds) if p.type_name is not None and d.answer == FITS)
-        unknown_here = [d for p, d in zip(sched.pools, ds) if p.type_name is not None and d.answer == UNKNOWN]
+        fits = tuple(p.type_name for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == FITS)
+        unknown_here = [d for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == UNKNOWN]
         if unknown_here:
             keys = tuple(sorted({k for d in unknown_here for k in d.unknown_keys}))
             unknown.setdefault(keys, []).append(name)
@@ -295,12 +296,13 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             continue
         if not fits:
             if any(pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
-                   for pl, d in zip(sched.pools, ds)):
+                   for pl, d in zip(sched.pools, ds, strict=True)):
                 cp_only.append(name)
                 continue
             unschedulable[name] = _why_not(sched, ds)
         packed.append((name, w, ds, fits))
     group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    # only built when some workload spreads (and so never None where _spread_cap needs it)
     everyone = _Index(named) if any(w.pod.scheduling.spread for _, w, _, _ in packed) else None
     pods = []
     for name, w, ds, fits in packed:
@@ -314,7 +316,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             cpu_limit=p.cpu_limit,
             memory_limit=p.memory_limit,
             exclusive_group=group.get(name),
-            max_per_node=_spread_cap(name, w, ds, sched, everyone) if p.scheduling.spread else None,
+            max_per_node=_spread_cap(name, w, ds, sched, everyone) if everyone is not None and p.scheduling.spread else None,
             node_selector=p.node_selector,
             pools=fits,
             conflicts=tuple(sorted(conflicts.get(name, ()))),
@@ -359,7 +361,7 @@ def pools_to_node_types(node_pools, classes: Sequence[VMClass], *, overhead: Ove
     by_name = {c.name: c for c in classes}
     names, unknown = _worker_names(node_pools, classes)
     out: list[NodeType] = []
-    for p, name in zip(node_pools, names):
+    for p, name in zip(node_pools, names, strict=True):
         if name is None:
             continue
         if sources is not None:
@@ -392,7 +394,7 @@ def inputs_from(workloads: Iterable[Workload], platform, node_pools=None, *, ove
     names, _ = _worker_names(pools_in, classes)
     sched = _Scheduling([
         _Pool(p, name, dict(_node_labels(p)), tuple(getattr(p, "node_taints", ())))
-        for p, name in zip(pools_in, names) if p.count > 0
+        for p, name in zip(pools_in, names, strict=True) if p.count > 0
     ])  # fmt: skip
     plan = _plan(_names(workloads), sched)
     sources: dict = {}

@@ -17,7 +17,7 @@ checks per set of eligible pools (a Hall-type condition) and per-pool bounds.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec
 
@@ -29,7 +29,7 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def fits(demand: Vec, capacity: Vec) -> bool:
-    return all(d <= c for d, c in zip(demand, capacity))
+    return all(d <= c for d, c in zip(demand, capacity, strict=True))
 
 
 def l2_bound(items: Iterable[tuple[int, int]], capacity: int) -> int:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from functools import partial
 
 from . import exact, lns
 from .bounds import ceil_div, certificates, fits, lower_bound
@@ -103,24 +104,24 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
     best, _ = run_all(pods, pools, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME))
     nodes = to_nodes(best, pods, pools, skip_empty=False)
     unplaced = tuple(sorted((pods[t].name, k) for t, k in enumerate(best.unplaced) if k))
-    common = dict(bounds=certs, lower_bound=lb)
+    result = partial(PackResult, bounds=certs, lower_bound=lb)
     if best.complete:
-        return PackResult(True, "placement", nodes, method=best.name, **common)
+        return result(True, "placement", nodes, method=best.name)
     if any(b.violated for b in certs):
-        return PackResult(False, "lower-bound", nodes, unplaced, method="bounds", **common)
+        return result(False, "lower-bound", nodes, unplaced, method="bounds")
     cells = len(pods) * problem.node_count
     remaining = time_budget - (time.monotonic() - start)
     if remaining <= 0 or cells > MAX_EXACT_CELLS:
         status = "not-run: model too large" if cells > MAX_EXACT_CELLS else "not-run: no time left"
-        return PackResult(None, "budget-exhausted", nodes, unplaced, method=best.name, solver_status=status, **common)
+        return result(None, "budget-exhausted", nodes, unplaced, method=best.name, solver_status=status)
     res = exact.solve_fixed(pods, pools, remaining, workers=workers)
     if res.status == "feasible":
         found = _packing_from_exact(res, len(pods), "cp-sat")
-        return PackResult(True, "placement", to_nodes(found, pods, pools, skip_empty=False), method="cp-sat",
-                          solver_status=res.status, **common)
+        return result(True, "placement", to_nodes(found, pods, pools, skip_empty=False), method="cp-sat",
+                      solver_status=res.status)
     if res.status == "infeasible":
-        return PackResult(False, "solver", nodes, unplaced, method="cp-sat", solver_status=res.status, **common)
-    return PackResult(None, "budget-exhausted", nodes, unplaced, method="cp-sat", solver_status=res.status, **common)
+        return result(False, "solver", nodes, unplaced, method="cp-sat", solver_status=res.status)
+    return result(None, "budget-exhausted", nodes, unplaced, method="cp-sat", solver_status=res.status)
 
 
 def _take_min(res: exact.ExactResult, packing: Packing, upper: int, lb: int, method: str, n_types: int):

@@ -12,12 +12,16 @@ so no answer is lost.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING
 
-from .model import UNBOUNDED, NodeType, PodType
 from .bounds import fits
 from .heuristics import conflict_indices
+from .model import UNBOUNDED, NodeType, PodType
+
+if TYPE_CHECKING:
+    from ortools.sat.python.cp_model import IntVar
 
 __all__ = ["ExactResult", "solve_fixed", "solve_min"]
 
@@ -41,7 +45,7 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
         if deadline is not None and time.monotonic() >= deadline:
             raise OutOfTime()
 
-    x: dict[tuple[int, int], object] = {}
+    x: dict[tuple[int, int], IntVar] = {}
     ubs: dict[tuple[int, int], int] = {}
     for t, p in enumerate(pods):
         check()
@@ -56,11 +60,11 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
             if p.per_node_cap is not None:
                 ub = min(ub, p.per_node_cap)
             if ub > 0:
-                x[t, j] = model.NewIntVar(0, ub, f"x{t}_{j}")
+                x[t, j] = model.new_int_var(0, ub, f"x{t}_{j}")
                 ubs[t, j] = ub
     for t, p in enumerate(pods):
         vs = [x[t, j] for j in range(len(pool_of)) if (t, j) in x]
-        model.Add(sum(vs) == p.count)
+        model.add(sum(vs) == p.count)
     groups: dict[str, list[int]] = {}
     for t, p in enumerate(pods):
         if p.exclusive_group:
@@ -75,22 +79,22 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
         for attr, cap in (("cpu", n.cpu), ("memory", n.memory), ("storage", n.storage)):
             terms = [getattr(pods[t], attr) * x[t, j] for t in here if getattr(pods[t], attr)]
             if terms and cap < UNBOUNDED:
-                model.Add(sum(terms) <= cap)
+                model.add(sum(terms) <= cap)
         if here:
-            model.Add(sum(x[t, j] for t in here) <= n.pods)
+            model.add(sum(x[t, j] for t in here) <= n.pods)
         for members in groups.values():
             vs = [x[t, j] for t in members if (t, j) in x]
             if len(vs) > 1:
-                model.Add(sum(vs) <= 1)
+                model.add(sum(vs) <= 1)
         loads.append((sum(pods[t].cpu * x[t, j] for t in here) if here else 0,
                       sum(pods[t].memory * x[t, j] for t in here) if here else 0))
     # Symmetry breaking between consecutive identical nodes: CPU load non-increasing.
     for j in range(len(pool_of) - 1):
         if pool_of[j] == pool_of[j + 1] and not isinstance(loads[j][0], int):
-            model.Add(loads[j][0] >= loads[j + 1][0])
+            model.add(loads[j][0] >= loads[j + 1][0])
     if hint is not None:
         for (t, j), v in x.items():
-            model.AddHint(v, hint.get((t, j), 0))
+            model.add_hint(v, hint.get((t, j), 0))
     return x, ubs
 
 
@@ -102,12 +106,12 @@ def add_conflicts(model, x, ubs, conf, nodes) -> None:
         y = {}
         for t, others in enumerate(conf):
             if others and (t, j) in x:
-                y[t] = model.NewBoolVar(f"y{t}_{j}")
-                model.Add(x[t, j] <= ubs[t, j] * y[t])
+                y[t] = model.new_bool_var(f"y{t}_{j}")
+                model.add(x[t, j] <= ubs[t, j] * y[t])
         for t, others in enumerate(conf):
             for u in others:
                 if t < u and t in y and u in y:
-                    model.Add(y[t] + y[u] <= 1)
+                    model.add(y[t] + y[u] <= 1)
 
 
 def _solver(time_budget: float, workers: int):
@@ -169,27 +173,27 @@ def solve_min(pods: Sequence[PodType], template: NodeType, upper: int, lower: in
     pool_of = [0] * upper
     model = cp_model.CpModel()
     hint = None
+    n_hint = 0  # nodes the hint uses
     if hint_content is not None:
         nonempty = [c for c in hint_content if c][:upper]
         # in the order the symmetry breaking asks for (CPU load non-increasing), so the hint is feasible
         nonempty.sort(key=lambda c: -sum(pods[t].cpu * k for t, k in c.items()))
-        hint_content = nonempty
+        n_hint = len(nonempty)
         hint = _hint_from(nonempty)
     try:
         x, ubs = _build(model, pods, pools, pool_of, hint, deadline)
     except OutOfTime:
         return ExactResult("unknown", bound=lower)
-    used = [model.NewBoolVar(f"u{j}") for j in range(upper)]
+    used = [model.new_bool_var(f"u{j}") for j in range(upper)]
     for (t, j), v in x.items():
-        model.Add(v <= ubs[t, j] * used[j])
+        model.add(v <= ubs[t, j] * used[j])
     for j in range(upper - 1):
-        model.AddImplication(used[j + 1], used[j])
-    model.Add(sum(used) >= lower)
+        model.add_implication(used[j + 1], used[j])
+    model.add(sum(used) >= lower)
     if hint is not None:
-        n_hint = len([c for c in hint_content if c])
         for j, u in enumerate(used):
-            model.AddHint(u, 1 if j < n_hint else 0)
-    model.Minimize(sum(used))
+            model.add_hint(u, 1 if j < n_hint else 0)
+    model.minimize(sum(used))
     left = deadline - time.monotonic()
     if left <= 0:
         return ExactResult("unknown", bound=lower)

@@ -18,8 +18,9 @@ count.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from functools import partial
 
 from .model import DIMS, UNBOUNDED, NodeType, PodType
 
@@ -165,7 +166,7 @@ def first_fit(pods: Sequence[PodType], pools: Sequence[NodeType], key: str, *, c
     size = ORDERINGS[key]
 
     def eligible_nodes(t: int) -> int:
-        return sum(n.count for n, ok in zip(st.pools, st.elig[t]) if ok) if template is None else 0
+        return sum(n.count for n, ok in zip(st.pools, st.elig[t], strict=True) if ok) if template is None else 0
 
     def order_key(t: int) -> tuple:
         p = pods[t]
@@ -255,7 +256,7 @@ def run_all(pods: Sequence[PodType], pools: Sequence[NodeType], *, template: Nod
     baseline = first_fit(pods, pools, "sum", constrained_first=False, template=template, max_open=max_open)
     best = baseline
     runs: list[Callable[[], Packing]] = [
-        lambda k=k: first_fit(pods, pools, k, template=template, max_open=max_open) for k in ORDERINGS
+        partial(first_fit, pods, pools, k, template=template, max_open=max_open) for k in ORDERINGS
     ]
     if dot:
         runs.append(lambda: dot_product(pods, pools, template=template, max_open=max_open))

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING
 
 from .bounds import fits
 from .exact import add_conflicts
 from .heuristics import conflict_indices
 from .model import UNBOUNDED, NodeType, PodType
+
+if TYPE_CHECKING:
+    from ortools.sat.python.cp_model import IntVar
 
 __all__ = ["Search", "fill", "descend"]
 
@@ -112,18 +116,18 @@ def fill(pods: Sequence[PodType], pools: Sequence[NodeType], state: Search, dead
             for t, v in content[j].items():
                 avail[t] += v
         m = cp_model.CpModel()
-        x: dict[tuple[int, int], object] = {}
+        x: dict[tuple[int, int], IntVar] = {}
         for t in range(T):
             if not avail[t]:
                 continue
             for j in nodes:
                 pi = state.pool_of[j]
                 if elig[t][pi] and ub[t][pi] > 0:
-                    x[t, j] = m.NewIntVar(0, min(ub[t][pi], avail[t]), "")
+                    x[t, j] = m.new_int_var(0, min(ub[t][pi], avail[t]), "")
         for t in range(T):
             vs = [x[t, j] for j in nodes if (t, j) in x]
             if len(vs) > 1:
-                m.Add(sum(vs) <= avail[t])
+                m.add(sum(vs) <= avail[t])
         add_conflicts(m, x, {(t, j): min(ub[t][state.pool_of[j]], avail[t]) for (t, j) in x}, conf, nodes)
         for j in nodes:
             n = pools[state.pool_of[j]]
@@ -133,16 +137,16 @@ def fill(pods: Sequence[PodType], pools: Sequence[NodeType], state: Search, dead
             for attr, cap in (("cpu", n.cpu), ("memory", n.memory), ("storage", n.storage)):
                 terms = [getattr(pods[t], attr) * x[t, j] for t in here if getattr(pods[t], attr)]
                 if terms and cap < UNBOUNDED:
-                    m.Add(sum(terms) <= cap)
-            m.Add(sum(x[t, j] for t in here) <= n.pods)
+                    m.add(sum(terms) <= cap)
+            m.add(sum(x[t, j] for t in here) <= n.pods)
             for members in groups.values():
                 vs = [x[t, j] for t in members if (t, j) in x]
                 if len(vs) > 1:
-                    m.Add(sum(vs) <= 1)
+                    m.add(sum(vs) <= 1)
             for t in here:
-                m.AddHint(x[t, j], content[j].get(t, 0))
+                m.add_hint(x[t, j], content[j].get(t, 0))
         current = sum(w[t] * v for j in nodes for t, v in content[j].items())
-        m.Maximize(sum(w[t] * v for (t, _), v in x.items()))
+        m.maximize(sum(w[t] * v for (t, _), v in x.items()))
         left_time = deadline - time.monotonic()
         if left_time <= 0:
             break
@@ -158,8 +162,8 @@ def fill(pods: Sequence[PodType], pools: Sequence[NodeType], state: Search, dead
             for j in nodes:
                 content[j] = {}
             left = avail
-            for (t, j), v in x.items():
-                c = solver.Value(v)
+            for (t, j), var in x.items():
+                c = solver.Value(var)
                 if c:
                     content[j][t] = c
                     left[t] -= c

@@ -8,8 +8,8 @@ the loader's model.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 __all__ = [
     "DIMS",
@@ -77,7 +77,7 @@ class PodType:
     pools: tuple[str, ...] | None = None
     conflicts: tuple[str, ...] = ()
 
-    def allowed_on(self, node: "NodeType") -> bool:
+    def allowed_on(self, node: NodeType) -> bool:
         """Whether the pods may run on ``node``'s pool (labels and scheduling; not capacity)."""
         return (self.pools is None or node.name in self.pools) and selector_matches(self.node_selector, node.labels)
 
@@ -167,7 +167,7 @@ class NodeType:
     def allocatable(self) -> Vec:
         return (self.cpu, self.memory, self.pods, self.storage)
 
-    def with_count(self, count: int) -> "NodeType":
+    def with_count(self, count: int) -> NodeType:
         return NodeType(self.name, self.vm_class, count, self.cpu, self.memory, self.pods, self.storage,
                         self.labels, self.capacity_cpu, self.capacity_memory, self.daemon_pods)
 
@@ -232,7 +232,7 @@ class NodeResult:
 
     @property
     def free(self) -> Vec:
-        return tuple(a - u for a, u in zip(self.allocatable, self.used))  # type: ignore[return-value]
+        return tuple(a - u for a, u in zip(self.allocatable, self.used, strict=True))  # type: ignore[return-value]
 
     @property
     def name(self) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..quantity import format_cpu
 from .engine import Analysis
-from .model import GI, UNBOUNDED, MI, Bound, NodeType
+from .model import GI, MI, UNBOUNDED, Bound, NodeType
 
 __all__ = ["to_json", "to_text", "fmt_mem", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
 
@@ -135,12 +135,12 @@ def to_text(a: Analysis) -> str:
     lines.append("")
     w = max([len(n.name) for n in fit.nodes] + [4])
     lines.append(f"{'node':<{w}}  {'pods':>4}  {'CPU used':<36}  memory used")
-    for n in fit.nodes:
+    for node in fit.nodes:
         lines.append(
-            f"{n.name:<{w}}  {n.used[2]:>4}  {_bar(n.used[0], n.allocatable[0])} {format_cpu(n.used[0]):>6}/{format_cpu(n.allocatable[0]):<6}"
-            f"  {_bar(n.used[1], n.allocatable[1])} {fmt_mem(n.used[1])}/{fmt_mem(n.allocatable[1])}"
+            f"{node.name:<{w}}  {node.used[2]:>4}  {_bar(node.used[0], node.allocatable[0])} {format_cpu(node.used[0]):>6}/{format_cpu(node.allocatable[0]):<6}"
+            f"  {_bar(node.used[1], node.allocatable[1])} {fmt_mem(node.used[1])}/{fmt_mem(node.allocatable[1])}"
         )
-        for name, k in n.pods:
+        for name, k in node.pods:
             lines.append(f"{'':<{w}}    {k} × {name}")
     if fit.unplaced:
         lines.append("not placed: " + ", ".join(f"{k} × {name}" for name, k in fit.unplaced))
@@ -171,6 +171,6 @@ def to_text(a: Analysis) -> str:
             lines.append("  * least count not proven (a count that fits; the lower bound is in the JSON output)")
     else:
         lines.append("Recommendation: none (no NUMA-fitting class holds the largest pod)")
-    for k, why in r.excluded.items():
-        lines.append(f"  not considered: {k} ({why})")
+    for vm_class, why in r.excluded.items():
+        lines.append(f"  not considered: {vm_class} ({why})")
     return "\n".join(lines) + "\n"

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any
 
 from ..config import Config
 from ..facts import Facts
@@ -66,7 +67,7 @@ class RuleContext:
             raise KeyError(f"{self.rule_id} declares no option {name!r}")
         return self.config.thresholds.get(self.rule_id, {}).get(name, declared.default)
 
-    def for_rule(self, rule_id: str) -> "RuleContext":
+    def for_rule(self, rule_id: str) -> RuleContext:
         return RuleContext(self.facts, self.config, rule_id)
 
 

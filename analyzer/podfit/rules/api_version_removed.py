@@ -16,7 +16,8 @@ passes); default PF902's ``kubernetes-version``, else every removal so far.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..findings import Finding
 from ..options import Option

@@ -8,10 +8,10 @@ input is annotated ``podfit.io/critical``.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..options import Option
 from ..findings import Finding
+from ..options import Option
 from ..vsphere import capacity, critical_workloads, describe_vms, finding_anchor, overcommit_exceeds, reservations_of
 from . import RuleContext
 

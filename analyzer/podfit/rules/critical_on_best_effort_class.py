@@ -7,7 +7,7 @@ annotation ``podfit.io/critical: "true"`` on a TanzuKubernetesCluster or Cluster
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..clusters import cluster_objects, is_critical
 from ..findings import Finding

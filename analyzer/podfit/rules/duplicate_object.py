@@ -10,7 +10,7 @@ the first's file and line.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option

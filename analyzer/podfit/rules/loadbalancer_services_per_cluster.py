@@ -11,7 +11,7 @@ See docs/vsphere.md.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..options import Option
 from ..findings import Finding
+from ..options import Option
 from ..packing.report import fmt_mem
-from ..packing.rules_support import PackingFacts, per_cluster, pool_location
-from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
+from ..packing.rules_support import (
+    PackingFacts,
+    per_cluster,
+    pool_location,
+    skip_reason,  # noqa: F401 - the packing rules' shared test
+)
 from ..quantity import format_cpu
 
 ID = "PF603"

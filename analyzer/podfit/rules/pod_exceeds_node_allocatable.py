@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..options import Option
 from ..findings import Finding
+from ..options import Option
 from ..packing.bounds import fits
 from ..packing.report import fmt_mem
-from ..packing.rules_support import per_cluster
-from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
+from ..packing.rules_support import (
+    per_cluster,
+    skip_reason,  # noqa: F401 - the packing rules' shared test
+)
 from ..quantity import format_cpu
 
 ID = "PF303"

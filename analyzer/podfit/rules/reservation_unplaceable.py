@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..options import Option
 from ..findings import Finding
+from ..options import Option
 from ..vsphere import describe_vms, finding_anchor, place, reservations_of
 from . import RuleContext
 

@@ -3,12 +3,17 @@ the pools in use."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..options import Option
 from ..findings import Finding
-from ..packing.rules_support import PackingFacts, advice_withheld, per_cluster, pool_location
-from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
+from ..options import Option
+from ..packing.rules_support import (
+    PackingFacts,
+    advice_withheld,
+    per_cluster,
+    pool_location,
+    skip_reason,  # noqa: F401 - the packing rules' shared test
+)
 
 ID = "PF604"
 SLUG = "right-size"
@@ -25,14 +30,16 @@ def check(ctx) -> Iterator[Finding]:
 
 def _check(facts: PackingFacts) -> Iterator[Finding]:
     a = facts.analysis
-    if a is None or a.recommendation.vm_class is None or advice_withheld(facts.inputs):
+    if a is None:
+        return
+    rec = a.recommendation
+    if rec.vm_class is None or advice_withheld(facts.inputs):
         return
     classes = {n.vm_class for n in a.pools}
     if len(classes) != 1:
         return  # mixed pools: the single-class recommendation is not comparable (see `podfit pack`)
     (current,) = classes
     count = sum(n.count for n in a.pools)
-    rec = a.recommendation
     if rec.vm_class == current and rec.nodes == count:
         return
     by_class = {c.vm_class: c for c in rec.candidates}

@@ -3,12 +3,14 @@ label no node pool describes; they are left out of packing (never a proof of mis
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.rules_support import per_cluster
-from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
+from ..packing.rules_support import (
+    per_cluster,
+    skip_reason,  # noqa: F401 - the packing rules' shared test
+)
 from . import RuleContext
 
 ID = "PF605"

@@ -17,11 +17,12 @@ unknown fields, which is how a misspelt ``request:`` for ``requests:`` is caught
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
-from ..options import Option
 from ..findings import Finding
+from ..options import Option
 from ..schemas_k8s import SchemaError, SchemaSet, kubernetes_schema_root, pick_version, removed_api, shipped_versions
 
 ID = "PF902"

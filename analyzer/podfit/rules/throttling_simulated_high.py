@@ -15,16 +15,16 @@ Thresholds (``.podfit.yaml`` ``thresholds: {PF203: {...}}``): ``score`` (default
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator
 
-from ..options import Option
 from ..findings import Finding
-from ..platform import node_logical_cpus as platform_node_cpus
 from ..model import QOS_GUARANTEED, Container, Workload
+from ..options import Option
+from ..platform import node_logical_cpus as platform_node_cpus
 from ..quantity import format_cpu
-from ..throttle import Result, Scenario, Workload as ThreadWorkload, simulate
-from ..throttle.scenario import JAVA_SERVER_THREADS
+from ..throttle import Result, Scenario, simulate
+from ..throttle import Workload as ThreadWorkload
 
 ID = "PF203"
 SLUG = "throttling-simulated-high"

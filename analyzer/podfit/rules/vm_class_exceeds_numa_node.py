@@ -7,7 +7,7 @@ come from the facts: the platform's own and those of the cluster manifests in th
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..clusters import cluster_objects
 from ..findings import Finding

@@ -10,16 +10,20 @@ cluster manifest or platform profile). Pods whose scheduling answer is unknown w
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..clusters import cluster_objects
 from ..findings import Finding
+from ..options import Option
 from ..packing.bounds import certificates, eligible_pools, fits
 from ..packing.model import Bound
 from ..packing.report import describe_bound, describe_proof
-from ..packing.rules_support import PackingFacts, per_cluster, pool_location
-from ..packing.rules_support import skip_reason  # noqa: F401 - the packing rules' shared test
-from ..options import Option
+from ..packing.rules_support import (
+    PackingFacts,
+    per_cluster,
+    pool_location,
+    skip_reason,  # noqa: F401 - the packing rules' shared test
+)
 
 ID = "PF601"
 SLUG = "workload-does-not-fit"
@@ -131,8 +135,9 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     scope = violated[0].scope if violated and violated[0].scope else tuple(n.name for n in inputs.pools)
     source = (inputs.pool_sources or {}).get(scope[0])
     cluster = getattr(source, "cluster", "")
+    source_location = getattr(source, "location", None)
     objects = facts.cluster.objects if facts.cluster is not None else ctx.objects
     obj = next((o for o in cluster_objects(objects) if cluster and o.ref.name == cluster
-                and source.location is not None and o.location.file == source.location.file), None)
+                and source_location is not None and o.location.file == source_location.file), None)
     yield Finding(rule=ID, message=message, location=pool_location(inputs, scope[0]),
                   object=obj.ref if obj is not None else None, details=details)

@@ -235,7 +235,10 @@ def measure(cfg: Config, exe: str) -> Measurement:
         elapsed = time.monotonic() - t0
         if proc.returncode != 0:
             raise RuntimeError(f"workload failed: {proc.stderr.strip()}")
-        cpu_us = int(re.search(r"cpu_us (\d+)", proc.stdout).group(1))
+        m = re.search(r"cpu_us (\d+)", proc.stdout)
+        if m is None:
+            raise RuntimeError(f"workload printed no cpu_us: {proc.stdout.strip()[:200]!r}")
+        cpu_us = int(m.group(1))
         st = _read_stat(os.path.join(group, "cpu.stat"))
         if version == 1:
             thr_ns = st.get("throttled_time", 0)
