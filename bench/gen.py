@@ -16,8 +16,16 @@ from typing import Any
 import yaml
 
 KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "CronJob", "Pod")
-API = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1",
-       "ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1", "Pod": "v1"}  # fmt: skip
+API = {
+    "Deployment": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "DaemonSet": "apps/v1",
+    "ReplicaSet": "apps/v1",
+    "ReplicationController": "v1",
+    "Job": "batch/v1",
+    "CronJob": "batch/v1",
+    "Pod": "v1",
+}
 
 # The same amounts written in every legal form (strings, YAML ints and floats, exponents, suffixes).
 CPU_FORMS = {
@@ -64,11 +72,15 @@ def _resources(rng: random.Random) -> dict | None:
     if shape == "limits":
         return {"limits": {"cpu": req_cpu, "memory": req_mem}}
     if shape == "guaranteed":
-        return {"requests": {"cpu": req_cpu, "memory": req_mem},
-                "limits": {"cpu": _pick(rng, CPU_FORMS, cpu), "memory": _pick(rng, MEM_FORMS, mem)}}  # fmt: skip
+        return {
+            "requests": {"cpu": req_cpu, "memory": req_mem},
+            "limits": {"cpu": _pick(rng, CPU_FORMS, cpu), "memory": _pick(rng, MEM_FORMS, mem)},
+        }
     big = max(c for c in CPU_FORMS if c >= cpu)
-    return {"requests": {"cpu": req_cpu, "memory": req_mem},
-            "limits": {"cpu": _pick(rng, CPU_FORMS, big), "memory": _pick(rng, MEM_FORMS, max(MEM_FORMS))}}  # fmt: skip
+    return {
+        "requests": {"cpu": req_cpu, "memory": req_mem},
+        "limits": {"cpu": _pick(rng, CPU_FORMS, big), "memory": _pick(rng, MEM_FORMS, max(MEM_FORMS))},
+    }
 
 
 def _container(rng: random.Random, name: str) -> dict:

@@ -81,9 +81,24 @@ def main(argv: list[str] | None = None) -> int:
     run("podfit check --engine embedded (wasm)", args.objects, check + ["--engine", "embedded", str(corpus)])
     conftest = tool("conftest")
     if conftest:
-        run("conftest test (same policies)", args.objects,
-            [conftest, "test", "--policy", str(ROOT / "policies"), "--namespace", "podfit.lib.conftest", "--no-color",
-             "--data", str(data_file), "-o", "json", str(corpus)])  # fmt: skip
+        run(
+            "conftest test (same policies)",
+            args.objects,
+            [
+                conftest,
+                "test",
+                "--policy",
+                str(ROOT / "policies"),
+                "--namespace",
+                "podfit.lib.conftest",
+                "--no-color",
+                "--data",
+                str(data_file),
+                "-o",
+                "json",
+                str(corpus),
+            ],
+        )
 
     # the engines alone (no loading, schema validation or Python rules)
     docs = [d for p in sorted(corpus.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text())]

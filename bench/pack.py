@@ -66,9 +66,11 @@ def run(label: str, pods: tuple[PodType, ...], budget: float) -> tuple[bool, flo
     assert r is not None
     s = r.summary
     ok = s.nodes <= base.used_nodes
-    print(f"{label:<34} pods={total:>6} types={len(pods):>3} nodes={s.nodes:>5} lower_bound={s.lower_bound:>5} "
-          f"baseline_ffd_sum={base.used_nodes:>5} proven={'yes' if s.exact else 'no ':<3} method={s.method:<14} "
-          f"time={dt:7.3f}s baseline_time={t_base:6.3f}s {'OK' if ok else 'WORSE THAN BASELINE'}")
+    print(
+        f"{label:<34} pods={total:>6} types={len(pods):>3} nodes={s.nodes:>5} lower_bound={s.lower_bound:>5} "
+        f"baseline_ffd_sum={base.used_nodes:>5} proven={'yes' if s.exact else 'no ':<3} method={s.method:<14} "
+        f"time={dt:7.3f}s baseline_time={t_base:6.3f}s {'OK' if ok else 'WORSE THAN BASELINE'}"
+    )
     return ok, dt, s.exact
 
 

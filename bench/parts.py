@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     chunks = [c for t in texts for _, c in yamlio.chunks(t)]
     limits = yamlio.YamlLimits()
     times, fast = timed(lambda: [yamlio._fast_document(c, limits)[0] for c in chunks], args.runs)
-    rows.append(("  of which the fast path (checks and yaml-rs)", times, f"{sum(fast):,} of {len(chunks):,} documents fast"))
+    rows.append(
+        ("  of which the fast path (checks and yaml-rs)", times, f"{sum(fast):,} of {len(chunks):,} documents fast")
+    )
 
     times, _ = timed(lambda: build_workloads(objects), args.runs)
     rows.append(("build the workloads", times, ""))
@@ -89,8 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     wasm.Instance._builtin = counting  # type: ignore[method-assign]
     times, results = timed(lambda: wasm._run_part(docs, 0, data), args.runs)
     wasm.Instance._builtin = builtin  # type: ignore[method-assign]
-    rows.append(("Rego: the compiled policies (input, evaluation, results)", times,
-                 f"{len(results):,} results, {calls[0] // args.runs:,} sprintf calls to Python"))  # fmt: skip
+    rows.append(
+        (
+            "Rego: the compiled policies (input, evaluation, results)",
+            times,
+            f"{len(results):,} results, {calls[0] // args.runs:,} sprintf calls to Python",
+        )
+    )
 
     def lines() -> list[int]:
         yamlio._OUTLINES.clear()
@@ -103,7 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     yamlio.LineIndex._outline = lambda self: None  # type: ignore[method-assign]
     times, by_graph = timed(lines, args.runs)
     yamlio.LineIndex._outline = outline  # type: ignore[method-assign]
-    rows.append(("lines of the Rego results (LibYAML node graph)", times, "same lines" if by_graph == by_outline else "LINES DIFFER"))
+    rows.append(
+        (
+            "lines of the Rego results (LibYAML node graph)",
+            times,
+            "same lines" if by_graph == by_outline else "LINES DIFFER",
+        )
+    )
 
     located = [dataclasses.replace(r, line=line) for r, line in zip(results, by_outline, strict=True)]
     times, report = timed(lambda: analyze(result, platform, config, located, [], "embedded"), args.runs)

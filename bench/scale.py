@@ -90,15 +90,47 @@ def main(argv: list[str] | None = None) -> int:
         runs: list[tuple[str, list[str] | None, str, dict[str, str]]] = [
             ("podfit (default, wasm)", podfit() + ["check", "--format", "json", str(corpus)], "", env),
             ("podfit (opa)", podfit() + ["check", "--engine", "opa", "--format", "json", str(corpus)], "", env),
-            ("conftest", [tool("conftest"), "test", "--policy", str(ROOT / "policies"), "--namespace", "podfit.lib.conftest",
-                          "--no-color", "-o", "json", *files] if tool("conftest") and slow else None,
-             "not built (make tools)" if not tool("conftest") else skipped, env),
-            ("kube-score", [tool("kube-score"), "score", "--output-format", "ci", *files] if tool("kube-score") else None,
-             "not built (make tools)", env),
-            ("kubeconform", [tool("kubeconform"), "-strict", "-summary", "-ignore-missing-schemas",
-                             *[a for loc in kubeconform_locations(schemas) for a in ("-schema-location", loc)], *files]
-             if tool("kubeconform") and (schemas / "podfit").is_dir() else None, "no local schemas (make schemas)", env),
-        ]  # fmt: skip
+            (
+                "conftest",
+                [
+                    tool("conftest"),
+                    "test",
+                    "--policy",
+                    str(ROOT / "policies"),
+                    "--namespace",
+                    "podfit.lib.conftest",
+                    "--no-color",
+                    "-o",
+                    "json",
+                    *files,
+                ]
+                if tool("conftest") and slow
+                else None,
+                "not built (make tools)" if not tool("conftest") else skipped,
+                env,
+            ),
+            (
+                "kube-score",
+                [tool("kube-score"), "score", "--output-format", "ci", *files] if tool("kube-score") else None,
+                "not built (make tools)",
+                env,
+            ),
+            (
+                "kubeconform",
+                [
+                    tool("kubeconform"),
+                    "-strict",
+                    "-summary",
+                    "-ignore-missing-schemas",
+                    *[a for loc in kubeconform_locations(schemas) for a in ("-schema-location", loc)],
+                    *files,
+                ]
+                if tool("kubeconform") and (schemas / "podfit").is_dir()
+                else None,
+                "no local schemas (make schemas)",
+                env,
+            ),
+        ]
         quick = {"podfit (default, wasm)", "podfit (opa)", "kube-score", "kubeconform"}
         times: dict[str, list[float]] = {name: [] for name, cmd, _, _ in runs if cmd is not None}
         peaks: dict[str, int] = {}
@@ -116,10 +148,21 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append((n, name, None, None, None, None, why))
             else:
                 ts = times[name]
-                rows.append((n, name, statistics.median(ts), (min(ts), max(ts)) if len(ts) > 1 else None, peaks[name],
-                             statistics.median(ts) / base, ""))  # fmt: skip
+                rows.append(
+                    (
+                        n,
+                        name,
+                        statistics.median(ts),
+                        (min(ts), max(ts)) if len(ts) > 1 else None,
+                        peaks[name],
+                        statistics.median(ts) / base,
+                        "",
+                    )
+                )
     print()
-    print(f"| objects | tool | seconds (median of {args.repeat} for the quick tools) | range | objects/s | peak RSS (MiB) | time vs podfit (default) |")
+    print(
+        f"| objects | tool | seconds (median of {args.repeat} for the quick tools) | range | objects/s | peak RSS (MiB) | time vs podfit (default) |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|")
     for n, name, seconds, spread, rss, ratio, why in rows:
         if seconds is None:

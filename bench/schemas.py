@@ -68,7 +68,11 @@ def corpus(directory: Path, n: int, invalid_every: int) -> int:
                 req = "requests"
                 if invalid_every and i % invalid_every == 0:
                     req, bad = "request", bad + 1
-                docs.append(DEPLOY.format(i=i, ns=i % 20, r=1 + i % 5, cpu=100 + i % 900, lim=1000 + i % 900, mem=128 + i % 512, req=req))
+                docs.append(
+                    DEPLOY.format(
+                        i=i, ns=i % 20, r=1 + i % 5, cpu=100 + i % 900, lim=1000 + i % 900, mem=128 + i % 512, req=req
+                    )
+                )
             fh.write("---\n".join(docs))
     return bad
 
@@ -108,19 +112,39 @@ def main() -> int:
             runs.append((t1 - t0, t2 - t1, c1 - c0, c2 - c1))
         for label, (b, v) in (("wall", (0, 1)), ("CPU", (2, 3))):
             best = min(runs, key=lambda r: r[b] + r[v])
-            print(f"jsonschema-rs, {len(kinds)} kinds, {label}: build {best[b]:.3f} s + validate {best[v]:.3f} s = "
-                  f"{best[b] + best[v]:.3f} s ({n / (best[b] + best[v]):,.0f} objects/s)  invalid={invalid}")
+            print(
+                f"jsonschema-rs, {len(kinds)} kinds, {label}: build {best[b]:.3f} s + validate {best[v]:.3f} s = "
+                f"{best[b] + best[v]:.3f} s ({n / (best[b] + best[v]):,.0f} objects/s)  invalid={invalid}"
+            )
 
         env = dict(os.environ, PYTHONPATH=str(ROOT / "analyzer"))
         walls = []
         for _ in range(min(args.runs, 3)):
             t0 = time.perf_counter()
-            p = subprocess.run([sys.executable, "-m", "podfit", "check", str(data), "--rule", "PF902", "--format", "json", "-o", os.devnull],
-                               env=env, capture_output=True, text=True)  # fmt: skip
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "podfit",
+                    "check",
+                    str(data),
+                    "--rule",
+                    "PF902",
+                    "--format",
+                    "json",
+                    "-o",
+                    os.devnull,
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             walls.append(time.perf_counter() - t0)
         wall = min(walls)
-        print(f"podfit check --rule PF902 (process): {wall:.2f} s ({n / wall:,.0f} objects/s, "
-              f"start, load and YAML parse included) exit={p.returncode}")  # fmt: skip
+        print(
+            f"podfit check --rule PF902 (process): {wall:.2f} s ({n / wall:,.0f} objects/s, "
+            f"start, load and YAML parse included) exit={p.returncode}"
+        )
 
         kc = ROOT / ".tools" / "bin" / "kubeconform"
         if kc.exists():

@@ -81,8 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(args.runs):
         for variant in totals:
             # a fresh process per run: imports, caches and the heap start from nothing each time
-            out = subprocess.run([sys.executable, __file__, "--one", variant, args.engine, args.corpus],
-                                 capture_output=True, text=True, check=True).stdout  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", variant, args.engine, args.corpus],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             print(f"run {k + 1}, {variant}:\n{out}", end="")
             totals[variant].append(float(out.strip().splitlines()[-1].split()[0]))
     print("\ntotal seconds (report written):")

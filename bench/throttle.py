@@ -24,11 +24,13 @@ TARGET_S = 0.5
 def scenarios():
     q = Scenario.quota_for_limit(1500)
     yield "256 CPUs, 200 request threads, 1.5-CPU limit, 10 s (target)", Scenario(cpus=256, threads=200, quota_us=q)
-    yield "256 CPUs, 200 CPU-bound threads, 1.5-CPU limit, 10 s", Scenario(
-        cpus=256, threads=200, quota_us=q, workload=Workload(kind=CPU_BOUND)
+    yield (
+        "256 CPUs, 200 CPU-bound threads, 1.5-CPU limit, 10 s",
+        Scenario(cpus=256, threads=200, quota_us=q, workload=Workload(kind=CPU_BOUND)),
     )
-    yield "256 CPUs, 200 CPU-bound threads, 64-CPU limit, 10 s", Scenario(
-        cpus=256, threads=200, quota_us=Scenario.quota_for_limit(64_000), workload=Workload(kind=CPU_BOUND)
+    yield (
+        "256 CPUs, 200 CPU-bound threads, 64-CPU limit, 10 s",
+        Scenario(cpus=256, threads=200, quota_us=Scenario.quota_for_limit(64_000), workload=Workload(kind=CPU_BOUND)),
     )
     yield "256 CPUs, 200 request threads, no limit, 10 s", Scenario(cpus=256, threads=200, quota_us=None)
     yield "4 CPUs, 200 request threads, 1.5-CPU limit, 10 s", Scenario(cpus=4, threads=200, quota_us=q)
@@ -48,10 +50,14 @@ def main() -> int:
             best = min(best, time.perf_counter() - t0)
         if i == 0:
             worst_target = best
-        print(f"{name:<62} {best:>8.3f} {best / TARGET_S:>8.2f} {r.events:>8} "
-              f"{r.throttled_per_period_ns / 1e9:>13.3f} {r.score:>6}")
-    print(f"target scenario: {worst_target:.3f} s = {worst_target / TARGET_S:.2f} x the {TARGET_S} s target "
-          f"({'met' if worst_target < TARGET_S else 'MISSED'})")
+        print(
+            f"{name:<62} {best:>8.3f} {best / TARGET_S:>8.2f} {r.events:>8} "
+            f"{r.throttled_per_period_ns / 1e9:>13.3f} {r.score:>6}"
+        )
+    print(
+        f"target scenario: {worst_target:.3f} s = {worst_target / TARGET_S:.2f} x the {TARGET_S} s target "
+        f"({'met' if worst_target < TARGET_S else 'MISSED'})"
+    )
     return 0
 
 

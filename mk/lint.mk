@@ -9,8 +9,9 @@ $(VENV)/.installed-lint: $(VENV)/.installed-test pyproject.toml
 	$(PY) -m pip install -q -e '.[test,lint]'
 	touch $@
 
-lint-python: $(VENV)/.installed-lint  ## ruff check on analyzer, tests, bench and scripts; mypy on the podfit package
+lint-python: $(VENV)/.installed-lint  ## ruff check and ruff format --check on analyzer, tests, bench and scripts; mypy on the podfit package
 	$(VENV)/bin/ruff check analyzer tests bench scripts
+	$(VENV)/bin/ruff format --check analyzer tests bench scripts
 	$(VENV)/bin/mypy
 
 TEST_TARGETS += lint-python

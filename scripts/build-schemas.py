@@ -32,8 +32,13 @@ from podfit.schemas_k8s import SchemaError, build_schema_tree, kubeconform_locat
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=".tools/schemas", help="output directory (default: .tools/schemas)")
-    ap.add_argument("--version", action="append", dest="versions", metavar="X.Y",
-                    help="Kubernetes version (repeatable; 'all' for every shipped one; default: the newest)")
+    ap.add_argument(
+        "--version",
+        action="append",
+        dest="versions",
+        metavar="X.Y",
+        help="Kubernetes version (repeatable; 'all' for every shipped one; default: the newest)",
+    )
     args = ap.parse_args()
     versions = args.versions
     if versions == ["all"]:

@@ -38,16 +38,28 @@ def test_fixtures(path):
 def test_messages_compared_whole():
     _, report = check_json([str(FIXTURES / "fail_extensions_v1beta1.yaml"), "--rule", "PF906"])
     assert [(f["line"], f["message"]) for f in report["findings"]] == [
-        (2, "apiVersion extensions/v1beta1 of Deployment was removed in Kubernetes 1.16: the API server rejects the "
-            "object. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there"),
-        (18, "apiVersion extensions/v1beta1 of DaemonSet was removed in Kubernetes 1.16: the API server rejects the "
-             "object. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there"),
-        (31, "apiVersion extensions/v1beta1 of Ingress was removed in Kubernetes 1.22: the API server rejects the "
-             "object. Use apiVersion networking.k8s.io/v1 (served since 1.19); spec.backend becomes "
-             "spec.defaultBackend, serviceName/servicePort become service.name/service.port, pathType is required"),
-    ]  # fmt: skip
-    (f,) = [f for f in check_json([str(FIXTURES / "fail_policy_batch_autoscaling.yaml"), "--rule", "PF906"])[1]["findings"]
-            if f["object"]["kind"] == "PodSecurityPolicy"]  # fmt: skip
+        (
+            2,
+            "apiVersion extensions/v1beta1 of Deployment was removed in Kubernetes 1.16: the API server rejects the "
+            "object. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there",
+        ),
+        (
+            18,
+            "apiVersion extensions/v1beta1 of DaemonSet was removed in Kubernetes 1.16: the API server rejects the "
+            "object. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there",
+        ),
+        (
+            31,
+            "apiVersion extensions/v1beta1 of Ingress was removed in Kubernetes 1.22: the API server rejects the "
+            "object. Use apiVersion networking.k8s.io/v1 (served since 1.19); spec.backend becomes "
+            "spec.defaultBackend, serviceName/servicePort become service.name/service.port, pathType is required",
+        ),
+    ]
+    (f,) = [
+        f
+        for f in check_json([str(FIXTURES / "fail_policy_batch_autoscaling.yaml"), "--rule", "PF906"])[1]["findings"]
+        if f["object"]["kind"] == "PodSecurityPolicy"
+    ]
     assert f["details"]["replacement"] is None and "Pod Security Admission" in f["message"]
 
 
@@ -75,9 +87,16 @@ def test_target_version_from_pf906_or_pf902(tmp_path):
         p.write_text(cfg)
         _, report = check_json([fixture, "--rule", "PF906", "--config", str(p)])
         removed[name] = sorted(f["object"]["apiVersion"] + " " + f["object"]["kind"] for f in report["findings"])
-    assert removed["1.25 (PF906)"] == removed["1.25 (PF902)"] == [
-        "autoscaling/v2beta1 HorizontalPodAutoscaler", "batch/v1beta1 CronJob",
-        "policy/v1beta1 PodDisruptionBudget", "policy/v1beta1 PodSecurityPolicy"]  # fmt: skip
+    assert (
+        removed["1.25 (PF906)"]
+        == removed["1.25 (PF902)"]
+        == [
+            "autoscaling/v2beta1 HorizontalPodAutoscaler",
+            "batch/v1beta1 CronJob",
+            "policy/v1beta1 PodDisruptionBudget",
+            "policy/v1beta1 PodSecurityPolicy",
+        ]
+    )
     assert removed["v1.24.3"] == []
     assert len(removed["latest"]) == 5
 

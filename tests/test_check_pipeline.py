@@ -19,7 +19,9 @@ def check(*args):
 def test_limitrange_default_request_silences_pf101_in_its_namespace_only(engine):
     if engine == "opa" and not (ROOT / ".tools/bin/opa").exists():
         pytest.skip("opa not built (make tools)")
-    code, report = check(str(ROOT / "testdata/pipeline/limitrange-defaults.yaml"), "--engine", engine, "--rule", "PF101")
+    code, report = check(
+        str(ROOT / "testdata/pipeline/limitrange-defaults.yaml"), "--engine", engine, "--rule", "PF101"
+    )
     assert [(f["rule"], f["object"]["namespace"], f["line"]) for f in report["findings"]] == [("PF101", "other", 32)]
     assert code == 1
 
@@ -62,13 +64,22 @@ def test_cluster_option_groups_loadbalancers_under_one_cluster(tmp_path):
     (tmp_path / "a.yaml").write_text(services("a", 11))
     (tmp_path / "b.yaml").write_text(services("b", 10))
     _, report = check(str(tmp_path), "--rule", "PF701", "--cluster", "prod")
-    assert [(f["rule"], f["details"]["cluster"], f["details"]["services"]) for f in report["findings"]] == [("PF701", "prod", 21)]
+    assert [(f["rule"], f["details"]["cluster"], f["details"]["services"]) for f in report["findings"]] == [
+        ("PF701", "prod", 21)
+    ]
 
 
 def test_pf301_for_pools_declared_only_in_the_platform_profile():
     profile = ROOT / "tests/data/platform-wide-pool.yaml"
-    code, report = check(str(ROOT / "testdata/examples/cache.yaml"), "--platform", str(profile), "--rule", "PF301",
-                         "--engine", "embedded")  # fmt: skip
+    code, report = check(
+        str(ROOT / "testdata/examples/cache.yaml"),
+        "--platform",
+        str(profile),
+        "--rule",
+        "PF301",
+        "--engine",
+        "embedded",
+    )
     assert code == 1
     assert [(f["rule"], f["file"], f["line"], f["details"]["pool"]) for f in report["findings"]] == [
         ("PF301", str(profile), 11, "too-wide")
@@ -77,24 +88,36 @@ def test_pf301_for_pools_declared_only_in_the_platform_profile():
 
 def test_pf304_for_a_critical_profile_with_best_effort_pools():
     profile = ROOT / "tests/data/platform-critical.yaml"
-    _, report = check(str(ROOT / "testdata/examples/cache.yaml"), "--platform", str(profile), "--rule", "PF304",
-                      "--engine", "embedded")  # fmt: skip
+    _, report = check(
+        str(ROOT / "testdata/examples/cache.yaml"),
+        "--platform",
+        str(profile),
+        "--rule",
+        "PF304",
+        "--engine",
+        "embedded",
+    )
     assert [(f["rule"], f["line"], f["details"]["pool"]) for f in report["findings"]] == [
-        ("PF304", 9, "small-ok"), ("PF304", 12, "too-wide")
+        ("PF304", 9, "small-ok"),
+        ("PF304", 12, "too-wide"),
     ]
 
 
 def test_pf202_is_listed_as_skipped_when_only_a_control_plane_is_known(tmp_path):
     # the Rego data gets no node CPUs from control planes, so the report must not claim PF202 ran
     tkc = tmp_path / "tkc.yaml"
-    tkc.write_text("apiVersion: run.tanzu.vmware.com/v1alpha3\nkind: TanzuKubernetesCluster\nmetadata: {name: c}\n"
-                   "spec:\n  topology:\n    controlPlane: {replicas: 3, vmClass: best-effort-small}\n")  # fmt: skip
+    tkc.write_text(
+        "apiVersion: run.tanzu.vmware.com/v1alpha3\nkind: TanzuKubernetesCluster\nmetadata: {name: c}\n"
+        "spec:\n  topology:\n    controlPlane: {replicas: 3, vmClass: best-effort-small}\n"
+    )
     _, report = check(str(tkc), "--rule", "PF202", "--engine", "embedded")
     assert [s["rule"] for s in report["skipped_rules"]] == ["PF202"]
 
 
 CLUSTER_RULES = ("PF301", "PF304")  # Python rules over the facts' node pools (Rego rules before the facts stage)
-CLUSTER_FIXTURES = sorted(p for r in CLUSTER_RULES for p in (ROOT / "testdata" / r).glob("*.yaml") if p.name != "platform.yaml")
+CLUSTER_FIXTURES = sorted(
+    p for r in CLUSTER_RULES for p in (ROOT / "testdata" / r).glob("*.yaml") if p.name != "platform.yaml"
+)
 
 
 def test_every_cluster_rule_has_pass_and_fail_fixtures():
@@ -133,7 +156,7 @@ def test_unnamed_containers_are_reported_by_their_place(tmp_path):
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n    - image: x\n"
         "      resources: {requests: {memory: 64Mi}}\n  containers:\n    - name: app\n      image: x\n"
         "      resources: {requests: {cpu: 100m, memory: 64Mi}}\n    - image: y\n      resources: {requests: {memory: 64Mi}}\n"
-    )  # fmt: skip
+    )
     for engine in ("embedded",) + (("opa",) if (ROOT / ".tools/bin/opa").exists() else ()):
         code, report = check(str(manifest), "--rule", "PF101", "--engine", engine)
         assert code == 1

@@ -45,7 +45,10 @@ def facts_of(files: dict[str, str], platform=DEFAULT_PLATFORM, cluster=None, con
 
 
 def summary(facts):
-    return {c.name: (c.source, sorted(f"{o.location.file}:{o.kind}/{o.ref.name}" for o in c.objects)) for c in facts.clusters}
+    return {
+        c.name: (c.source, sorted(f"{o.location.file}:{o.kind}/{o.ref.name}" for o in c.objects))
+        for c in facts.clusters
+    }
 
 
 def test_without_any_hint_the_input_is_one_unnamed_cluster():
@@ -73,9 +76,18 @@ def test_cluster_manifests_claim_their_directory_tree_and_their_file():
     f = facts_of(files)
     assert summary(f) == {
         "": ("input", ["elsewhere/orphan.yaml:Deployment/orphan"]),
-        "prod": ("manifest", ["k8s/prod/apps/web.yaml:Deployment/web", "k8s/prod/cluster.yaml:TanzuKubernetesCluster/prod"]),
-        "staging": ("manifest", ["k8s/staging/cluster.yaml:TanzuKubernetesCluster/staging", "k8s/staging/web.yaml:Deployment/web"]),
-        "tools": ("manifest", ["k8s/shared/mixed.yaml:Deployment/ci", "k8s/shared/mixed.yaml:TanzuKubernetesCluster/tools"]),
+        "prod": (
+            "manifest",
+            ["k8s/prod/apps/web.yaml:Deployment/web", "k8s/prod/cluster.yaml:TanzuKubernetesCluster/prod"],
+        ),
+        "staging": (
+            "manifest",
+            ["k8s/staging/cluster.yaml:TanzuKubernetesCluster/staging", "k8s/staging/web.yaml:Deployment/web"],
+        ),
+        "tools": (
+            "manifest",
+            ["k8s/shared/mixed.yaml:Deployment/ci", "k8s/shared/mixed.yaml:TanzuKubernetesCluster/tools"],
+        ),
     }
     # the same Deployment in prod and in staging is no clash
     assert all(not c.duplicates for c in f.clusters)
@@ -102,21 +114,24 @@ def test_a_directory_declaring_two_clusters_decides_nothing():
 
 
 def test_a_profile_with_node_pools_is_one_cluster():
-    profile = replace(DEFAULT_PLATFORM, name="lab", is_default=False,
-                      node_pools=(NodePool("best-effort-large", 3, "workers"),))  # fmt: skip
+    profile = replace(
+        DEFAULT_PLATFORM, name="lab", is_default=False, node_pools=(NodePool("best-effort-large", 3, "workers"),)
+    )
     files = {"k8s/a/tkc.yaml": TKC.format(name="a"), "k8s/a/web.yaml": DEPLOY.format(name="web", ns="shop")}
     f = facts_of(files, platform=profile)
     assert [(c.name, c.source, len(c.objects)) for c in f.clusters] == [("lab", "platform", 2)]
     assert [p.name for p in f.clusters[0].node_pools] == ["workers", "a-control-plane", "workers"]
     named = replace(profile, node_pools=(NodePool("best-effort-large", 3, "workers", cluster="prod"),))
     assert [c.name for c in facts_of(files, platform=named).clusters] == ["prod"]
-    assert [(c.name, c.source) for c in facts_of(files, platform=replace(DEFAULT_PLATFORM, runtime="bare-metal")).clusters] == [
-        ("default", "platform")
-    ]
+    assert [
+        (c.name, c.source) for c in facts_of(files, platform=replace(DEFAULT_PLATFORM, runtime="bare-metal")).clusters
+    ] == [("default", "platform")]
 
 
 def test_config_mapping_comes_before_platform_and_manifests(tmp_path):
-    cfg = parse_config_text('clusters:\n  "provider/aws/**": aws\n  provider/baremetal: metal\n', str(tmp_path / ".podfit.yaml"))
+    cfg = parse_config_text(
+        'clusters:\n  "provider/aws/**": aws\n  provider/baremetal: metal\n', str(tmp_path / ".podfit.yaml")
+    )
     files = {
         "provider/aws/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
         "provider/baremetal/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
@@ -124,7 +139,9 @@ def test_config_mapping_comes_before_platform_and_manifests(tmp_path):
     }
     f = facts_of(files, config=cfg)
     assert {c.name: (c.source, len(c.objects), len(c.duplicates)) for c in f.clusters} == {
-        "aws": ("config", 1, 0), "metal": ("config", 1, 0), "": ("input", 1, 0),
+        "aws": ("config", 1, 0),
+        "metal": ("config", 1, 0),
+        "": ("input", 1, 0),
     }
     # paths relative to the config file's directory match too
     absolute = {str(tmp_path / k): v for k, v in files.items()}
@@ -136,7 +153,8 @@ def test_duplicates_within_a_cluster_count_once_and_pair_with_the_first():
         "provider/aws/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
         "provider/baremetal/deploy.yaml": DEPLOY.format(name="controller", ns="ingress"),
         "provider/kind/deploy.yaml": DEPLOY.format(name="controller", ns="ingress")
-        + "---\n" + DEPLOY.format(name="controller", ns="other"),
+        + "---\n"
+        + DEPLOY.format(name="controller", ns="other"),
     }
     f = facts_of(files)
     (c,) = f.clusters
@@ -196,8 +214,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def fixtures(rule: str, dirs_only: bool = False) -> list[Path]:
-    return sorted(p for p in (ROOT / "testdata" / rule).iterdir()
-                  if p.name.startswith(("pass_", "fail_")) and (p.is_dir() or not dirs_only))  # fmt: skip
+    return sorted(
+        p
+        for p in (ROOT / "testdata" / rule).iterdir()
+        if p.name.startswith(("pass_", "fail_")) and (p.is_dir() or not dirs_only)
+    )
 
 
 def check_fixture(path: Path, rule: str, monkeypatch, *extra: str) -> tuple[int, list[dict]]:
@@ -219,8 +240,9 @@ def check_fixture(path: Path, rule: str, monkeypatch, *extra: str) -> tuple[int,
 EMPTY_CONFIG = ROOT / "tests" / "data" / "empty-config.yaml"
 
 
-@pytest.mark.parametrize("path", fixtures("PF910") + fixtures("PF701", dirs_only=True),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")  # fmt: skip
+@pytest.mark.parametrize(
+    "path", fixtures("PF910") + fixtures("PF701", dirs_only=True), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_fixture(path: Path, monkeypatch):
     rule = path.parent.name
     code, findings = check_fixture(path, rule, monkeypatch)
@@ -243,8 +265,17 @@ def test_pf910_points_at_the_second_copy_with_the_first_in_the_message(monkeypat
     second = "deploy/static/provider/baremetal/deploy.yaml"
     first = "deploy/static/provider/aws/deploy.yaml"
     # one finding for the pair of files, at the first repeated object, listing all three
-    assert [(f["file"], f["line"], f["object"]["kind"], f["details"]["first"]["file"], f["details"]["first"]["line"],
-             f["details"]["count"]) for f in findings] == [(second, 2, "Namespace", first, 2, 3)]  # fmt: skip
+    assert [
+        (
+            f["file"],
+            f["line"],
+            f["object"]["kind"],
+            f["details"]["first"]["file"],
+            f["details"]["first"]["line"],
+            f["details"]["count"],
+        )
+        for f in findings
+    ] == [(second, 2, "Namespace", first, 2, 3)]
     (f,) = findings
     assert f["severity"] == "warning" and f"3 objects of this file are already declared in {first}" in f["message"]
     assert len(f["details"]["objects"]) == 3 and f["details"]["cluster"] == ""
@@ -261,8 +292,11 @@ def test_pf910_can_be_suppressed_on_the_second_object(tmp_path):
     doc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\n{extra}data: {{a: '1'}}\n"
     (tmp_path / "a.yaml").write_text(doc.format(extra=""))
     (tmp_path / "b.yaml").write_text(doc.format(extra="  annotations: {ignore.podfit.io/PF910: 'kind overlay'}\n"))
-    r = CliRunner().invoke(main, ["check", str(tmp_path), "--format", "json", "--rule", "PF910", "--config",
-                                  str(EMPTY_CONFIG)], catch_exceptions=False)  # fmt: skip
+    r = CliRunner().invoke(
+        main,
+        ["check", str(tmp_path), "--format", "json", "--rule", "PF910", "--config", str(EMPTY_CONFIG)],
+        catch_exceptions=False,
+    )
     assert json.loads(r.output)["findings"] == []
 
 
@@ -275,8 +309,11 @@ def run_check(tmp_path, files: dict[str, str], *args: str, config: str | None = 
         (tmp_path / name).write_text(text)
     cfg = tmp_path / ".podfit.yaml"
     cfg.write_text(config or "# no settings\n")
-    r = CliRunner().invoke(main, ["check", "--format", "json", "--config", str(cfg), "--engine", "embedded",
-                                  *args, str(tmp_path / "deploy")], catch_exceptions=False)  # fmt: skip
+    r = CliRunner().invoke(
+        main,
+        ["check", "--format", "json", "--config", str(cfg), "--engine", "embedded", *args, str(tmp_path / "deploy")],
+        catch_exceptions=False,
+    )
     assert r.exit_code in (0, 1), r.output
     return json.loads(r.output)["findings"]
 
@@ -332,7 +369,10 @@ def test_crx_reservations_count_each_vsphere_pod_workload_once(tmp_path):
     # after HA, 3 hosts × 41,600 MHz = 124,800 MHz; 10 pods of 4 CPUs reserve 104,000 MHz: they fit once,
     # not twice
     pod = DEPLOY.replace("replicas: 2", "replicas: 10").replace("cpu: 500m, memory: 1Gi", "cpu: '4', memory: 1Gi")
-    files = {"deploy/aws/app.yaml": pod.format(name="api", ns="shop"), "deploy/kind/app.yaml": pod.format(name="api", ns="shop")}
+    files = {
+        "deploy/aws/app.yaml": pod.format(name="api", ns="shop"),
+        "deploy/kind/app.yaml": pod.format(name="api", ns="shop"),
+    }
     findings = run_check(tmp_path, files, "--platform", str(sup), "--rule", "PF501", "--rule", "PF910")
     assert [f["rule"] for f in findings] == ["PF910"]
     config = 'clusters: {"deploy/aws": one, "deploy/kind": two}\n'
@@ -347,31 +387,62 @@ def test_pf701_counts_unique_services_of_one_cluster(monkeypatch):
     code, findings = check_fixture(ROOT / "testdata/PF701/fail_unique_over_small", "PF701", monkeypatch)
     assert code == 1
     assert [(f["file"], f["object"]["name"], f["details"]) for f in findings] == [
-        ("deploy/provider/gcp/deploy.yaml", "gcp-tenant-08",
-         {"cluster": "", "services": 23, "threshold": 20, "size": "small", "copies": 1, "scope": "tkg-cluster"}),
-    ]  # fmt: skip
+        (
+            "deploy/provider/gcp/deploy.yaml",
+            "gcp-tenant-08",
+            {"cluster": "", "services": 23, "threshold": 20, "size": "small", "copies": 1, "scope": "tkg-cluster"},
+        ),
+    ]
     assert findings[0]["message"].startswith(
         "23 Services of type LoadBalancer in one cluster (the whole input), with 1 copy counted once (PF910), "
-        "above the 20 virtual servers of its small NSX-T load balancer (one per TKG cluster)")
+        "above the 20 virtual servers of its small NSX-T load balancer (one per TKG cluster)"
+    )
 
 
 def test_pf701_names_the_vsphere_namespace(monkeypatch):
     code, findings = check_fixture(ROOT / "testdata/PF701/fail_vsphere_namespace", "PF701", monkeypatch)
     assert [(f["object"]["name"], f["details"]) for f in findings] == [
-        ("shop-20", {"cluster": "supervisor", "namespace": "shop", "services": 21, "threshold": 20, "size": "small",
-                     "copies": 0, "scope": "vsphere-namespace"}),
-    ]  # fmt: skip
+        (
+            "shop-20",
+            {
+                "cluster": "supervisor",
+                "namespace": "shop",
+                "services": 21,
+                "threshold": 20,
+                "size": "small",
+                "copies": 0,
+                "scope": "vsphere-namespace",
+            },
+        ),
+    ]
     assert "in vSphere Namespace shop of cluster supervisor" in findings[0]["message"]
 
 
 def test_pf701_is_skipped_without_an_nsx_t_load_balancer(monkeypatch):
     monkeypatch.chdir(ROOT / "testdata/PF701/pass_bare_metal")
-    r = CliRunner().invoke(main, ["check", "deploy", "--platform", "platform.yaml", "--config", str(EMPTY_CONFIG),
-                                  "--rule", "PF701", "--format", "json"], catch_exceptions=False)  # fmt: skip
+    r = CliRunner().invoke(
+        main,
+        [
+            "check",
+            "deploy",
+            "--platform",
+            "platform.yaml",
+            "--config",
+            str(EMPTY_CONFIG),
+            "--rule",
+            "PF701",
+            "--format",
+            "json",
+        ],
+        catch_exceptions=False,
+    )
     report = json.loads(r.output)
     assert report["findings"] == [] and r.exit_code == 0
     assert [(s["rule"], s["reason"]) for s in report["skipped_rules"]] == [
-        ("PF701", "an NSX-T load balancer: runtime tkg or vsphere-pods in the platform (spec.runtime); bare-metal has none")
+        (
+            "PF701",
+            "an NSX-T load balancer: runtime tkg or vsphere-pods in the platform (spec.runtime); bare-metal has none",
+        )
     ]
 
 
@@ -381,18 +452,30 @@ SERVICES = "---\n".join(
 )
 
 
-@pytest.mark.parametrize(("runtime", "config", "expected"), [
-    ("tkg", "", (20, "small")),
-    ("vsphere-pods", "", (100, "medium")),  # the study: vSphere Pods' Services get a medium load balancer
-    ("tkg", "thresholds: {PF701: {size: medium}}\n", (100, "medium")),
-    ("tkg", "thresholds: {PF701: {size: large}}\n", None),
-    ("vsphere-pods", "thresholds: {PF701: {size: large, max-services: 50}}\n", (50, "large")),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("runtime", "config", "expected"),
+    [
+        ("tkg", "", (20, "small")),
+        ("vsphere-pods", "", (100, "medium")),  # the study: vSphere Pods' Services get a medium load balancer
+        ("tkg", "thresholds: {PF701: {size: medium}}\n", (100, "medium")),
+        ("tkg", "thresholds: {PF701: {size: large}}\n", None),
+        ("vsphere-pods", "thresholds: {PF701: {size: large, max-services: 50}}\n", (50, "large")),
+    ],
+)
 def test_pf701_size_and_max_services(tmp_path, runtime, config, expected):
     platform = tmp_path / "platform.yaml"
-    platform.write_text(f"apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {{name: p}}\nspec: {{runtime: {runtime}}}\n")
-    findings = run_check(tmp_path, {"deploy/services.yaml": SERVICES}, "--rule", "PF701", "--platform", str(platform),
-                         config=config or None)  # fmt: skip
+    platform.write_text(
+        f"apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {{name: p}}\nspec: {{runtime: {runtime}}}\n"
+    )
+    findings = run_check(
+        tmp_path,
+        {"deploy/services.yaml": SERVICES},
+        "--rule",
+        "PF701",
+        "--platform",
+        str(platform),
+        config=config or None,
+    )
     got = [(f["details"]["threshold"], f["details"]["size"]) for f in findings]
     assert got == ([expected] if expected else [])
     if expected and "max-services" in config:

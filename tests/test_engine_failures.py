@@ -19,8 +19,9 @@ needs_opa = pytest.mark.skipif(not OPA.exists(), reason="opa not built (make too
 
 def podfit(*args, env=None, timeout=120):
     full = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "NO_COLOR": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "podfit", *args], capture_output=True, text=True, env=full,
-                          timeout=timeout, cwd=ROOT)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "podfit", *args], capture_output=True, text=True, env=full, timeout=timeout, cwd=ROOT
+    )
 
 
 def assert_failure(p, *needles):
@@ -39,7 +40,7 @@ def test_opa_missing(tmp_path):
 def test_opa_crashing(tmp_path):
     # the real opa, started with too little address space for the Go runtime: it dies at start-up
     wrapper = tmp_path / "opa"
-    wrapper.write_text(f"#!/bin/sh\nulimit -v 50000\nexec {OPA} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nulimit -v 50000\nexec {OPA} "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
     p = podfit("check", MANIFEST, "--engine", "opa", env={"PODFIT_OPA": str(wrapper)})
     assert_failure(p, "Rego engine failed")
@@ -57,13 +58,20 @@ def test_opa_timing_out_is_killed():
 
 @needs_opa
 def test_opa_rejecting_a_broken_policy():
-    p = podfit("check", MANIFEST, "--engine", "opa",
-               env={"PODFIT_OPA": str(OPA), "PODFIT_POLICY_DIR": str(ROOT / "testdata/broken-policies")})  # fmt: skip
+    p = podfit(
+        "check",
+        MANIFEST,
+        "--engine",
+        "opa",
+        env={"PODFIT_OPA": str(OPA), "PODFIT_POLICY_DIR": str(ROOT / "testdata/broken-policies")},
+    )
     assert_failure(p, "Rego engine failed")
 
 
 def test_embedded_engine_error():
-    p = podfit("check", MANIFEST, "--engine", "embedded", env={"PODFIT_POLICY_DIR": str(ROOT / "testdata/broken-policies")})
+    p = podfit(
+        "check", MANIFEST, "--engine", "embedded", env={"PODFIT_POLICY_DIR": str(ROOT / "testdata/broken-policies")}
+    )
     assert_failure(p, "Rego engine")
 
 
@@ -84,10 +92,18 @@ def stale_policies(tmp_path) -> Path:
 
 
 def test_stale_policies_without_opa_fail_naming_make_wasm(stale_policies, tmp_path):
-    p = podfit("check", MANIFEST, env={"PODFIT_POLICY_DIR": str(stale_policies), "PODFIT_OPA": str(tmp_path / "no-opa")})
+    p = podfit(
+        "check", MANIFEST, env={"PODFIT_POLICY_DIR": str(stale_policies), "PODFIT_OPA": str(tmp_path / "no-opa")}
+    )
     assert_failure(p, "Rego engine unavailable", str(stale_policies), "`make wasm`", "opa binary")
     # asked for the embedded engine: the same answer, opa or not
-    p = podfit("check", MANIFEST, "--engine", "embedded", env={"PODFIT_POLICY_DIR": str(stale_policies), "PODFIT_OPA": str(OPA)})
+    p = podfit(
+        "check",
+        MANIFEST,
+        "--engine",
+        "embedded",
+        env={"PODFIT_POLICY_DIR": str(stale_policies), "PODFIT_OPA": str(OPA)},
+    )
     assert_failure(p, "`make wasm`", "--engine opa")
 
 

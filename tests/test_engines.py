@@ -78,7 +78,11 @@ def subject(doc: dict) -> str:
     """How podfit.lib.conftest names an object: "Deployment shop/web", or "Pod web" without a namespace."""
     meta = doc.get("metadata") or {}
     name = meta.get("name") or meta.get("generateName") or ""
-    return f"{doc.get('kind', '')} {meta['namespace']}/{name}" if meta.get("namespace") else f"{doc.get('kind', '')} {name}"
+    return (
+        f"{doc.get('kind', '')} {meta['namespace']}/{name}"
+        if meta.get("namespace")
+        else f"{doc.get('kind', '')} {name}"
+    )
 
 
 @pytest.mark.tools
@@ -101,8 +105,18 @@ def test_plain_conftest_matches_embedded(groups, tmp_path):
         for r in engine.evaluate(docs, data):
             kind = "failures" if r.severity == "error" else "warnings"
             want[owner[r.index]].add((kind, f"{r.rule} {subject(docs[r.index])}: {r.msg}"))
-        cmd = [CONFTEST, "test", "--policy", str(ROOT / "policies"), "--all-namespaces", "--no-color",
-               "--data", str(data_file), "-o", "json"] + [str(p) for p, _ in files]  # fmt: skip
+        cmd = [
+            CONFTEST,
+            "test",
+            "--policy",
+            str(ROOT / "policies"),
+            "--all-namespaces",
+            "--no-color",
+            "--data",
+            str(data_file),
+            "-o",
+            "json",
+        ] + [str(p) for p, _ in files]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert proc.returncode in (0, 1), proc.stderr
         for entry in json.loads(proc.stdout):
@@ -192,7 +206,11 @@ def test_opa_engine_reports_a_broken_policy(broken_policies):
 
 
 def test_empty_policy_dir_is_an_error(tmp_path):
-    for make in (lambda: WasmEngine(tmp_path), lambda: get_engine("auto", tmp_path), lambda: OpaEngine(tmp_path, "opa")):
+    for make in (
+        lambda: WasmEngine(tmp_path),
+        lambda: get_engine("auto", tmp_path),
+        lambda: OpaEngine(tmp_path, "opa"),
+    ):
         with pytest.raises(EngineError, match="no Rego policies"):
             make()
 
@@ -214,8 +232,12 @@ def test_non_json_yaml_values_do_not_break_the_engines():
     """YAML timestamps and non-finite floats reach the engines as text, as conftest passes them."""
     import datetime
 
-    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t", "creationTimestamp": datetime.date(2020, 1, 1)},
-           "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": float("inf"), "memory": "1Gi"}}}]}}  # fmt: skip
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "t", "creationTimestamp": datetime.date(2020, 1, 1)},
+        "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": float("inf"), "memory": "1Gi"}}}]},
+    }
     engines = [WasmEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
     for engine in engines:
         # an invalid CPU quantity: PF101 stays silent (PF903 is Python's), nothing else applies
@@ -225,7 +247,11 @@ def test_non_json_yaml_values_do_not_break_the_engines():
 def test_batch_input_tags_the_objects_of_each_document():
     from podfit.engines import DOCUMENT_KEY, batch_input
 
-    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": 0.5}}}]}}
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": 0.5}}}]},
+    }
     lst = {"kind": "List", "items": [pod, "not-an-object", {"kind": "Service"}]}
     broken_list = {"kind": "List", "items": "x"}  # not a List podfit.lib.k8s opens: an object itself
     batch = batch_input([pod, lst, ["not", "an", "object"], broken_list], offset=10)
@@ -239,20 +265,29 @@ def test_batch_input_tags_the_objects_of_each_document():
 def test_result_without_its_document_is_an_error():
     from podfit.engines import batch_results
 
-    finding = {"rule": "PF101", "severity": "error", "message": "m", "container": "a", "details": {},
-               "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"}}  # fmt: skip
+    finding = {
+        "rule": "PF101",
+        "severity": "error",
+        "message": "m",
+        "container": "a",
+        "details": {},
+        "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+    }
     (r,) = batch_results([{**finding, "document": 3}], "test")
     assert (r.index, r.rule, r.severity, r.msg, r.container) == (3, "PF101", "error", "m", "a")
     with pytest.raises(EngineError, match="without its document"):
         batch_results([finding], "test")
 
 
-@pytest.mark.parametrize("bad", [
-    {"rule": "PF101", "message": "m", "document": 0},  # no severity
-    {"rule": "PF101", "severity": "fatal", "message": "m", "document": 0},
-    {"rule": "PF101", "severity": "error", "msg": "m", "document": 0},  # the old shape
-    "PF101 Pod p: m",  # a conftest line, not a finding
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"rule": "PF101", "message": "m", "document": 0},  # no severity
+        {"rule": "PF101", "severity": "fatal", "message": "m", "document": 0},
+        {"rule": "PF101", "severity": "error", "msg": "m", "document": 0},  # the old shape
+        "PF101 Pod p: m",  # a conftest line, not a finding
+    ],
+)
 def test_a_result_that_is_not_a_finding_is_an_error(bad):
     from podfit.engines import batch_results
 
@@ -271,8 +306,12 @@ def _corpus_and_platforms():
     base = facts_data(build_facts((), DEFAULT_PLATFORM))
     p = base["platform"]
     vsphere = {k: v for k, v in p.items() if k != "node_logical_cpus"} | {"runtime": "vsphere-pods"}
-    bare = p | {"runtime": "bare-metal", "node_logical_cpus": 256, "numa_node": {"cores": 2, "memory": 2 * 2**30},
-                "kubelet": {"cpu_manager_policy": "static"}}  # fmt: skip
+    bare = p | {
+        "runtime": "bare-metal",
+        "node_logical_cpus": 256,
+        "numa_node": {"cores": 2, "memory": 2 * 2**30},
+        "kubelet": {"cpu_manager_policy": "static"},
+    }
     platforms = {"tkg": p, "vsphere-pods": vsphere, "bare-metal": bare}
     return generate(120, 3), {name: base | {"platform": q} for name, q in platforms.items()}
 
@@ -313,9 +352,16 @@ def test_opa_workers(monkeypatch):
 def test_quantity_memo_candidates():
     from podfit.engines import quantity_strings
 
-    doc = {"kind": "Pod", "spec": {"overhead": {"cpu": "250m"}, "containers": [
-        {"name": "a", "resources": {"requests": {"cpu": 0.5, "memory": "1Gi"}, "limits": {"memory": 2}}},
-        {"name": "b", "resources": {"limits": {"cpu": "x" * 65}}}]}}  # fmt: skip
+    doc = {
+        "kind": "Pod",
+        "spec": {
+            "overhead": {"cpu": "250m"},
+            "containers": [
+                {"name": "a", "resources": {"requests": {"cpu": 0.5, "memory": "1Gi"}, "limits": {"memory": 2}}},
+                {"name": "b", "resources": {"limits": {"cpu": "x" * 65}}},
+            ],
+        },
+    }
     assert quantity_strings([doc, {"kind": "List", "items": [doc]}]) == {"250m", "0.5", "1Gi"}
 
 
@@ -330,7 +376,10 @@ def test_embedded_quantity_memo_matches_the_parser():
     rng = random.Random(5)
     texts = ["1", "1.5", "500m", "2Gi", "0.004k", "1e3", "+1", "bogus", "-1", "9223372036854775807"]
     texts += [f"{rng.randint(0, 5000)}{rng.choice(['', 'm', 'Mi', 'Gi', 'k', 'e-2'])}" for _ in range(50)]
-    doc = {"kind": "Pod", "spec": {"containers": [{"name": "a", "resources": {"requests": {str(i): t for i, t in enumerate(texts)}}}]}}
+    doc = {
+        "kind": "Pod",
+        "spec": {"containers": [{"name": "a", "resources": {"requests": {str(i): t for i, t in enumerate(texts)}}}]},
+    }
     assert quantity_strings([doc]) == set(texts)
     inst = wasm.Instance()
     inst.set_data({})
@@ -350,8 +399,12 @@ def test_embedded_quantity_memo_matches_the_parser():
 
 def test_names_with_control_characters_and_quotes_survive_both_engines():
     name = 'a\x1fb"c\\d\u00e9'
-    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-           "spec": {"containers": [{"name": name, "resources": {"requests": {"memory": "1Gi"}}}]}}  # fmt: skip
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": name, "resources": {"requests": {"memory": "1Gi"}}}]},
+    }
     # the same text as a (bogus) quantity: it reaches the embedded engine's quantity memo pass
     doc["spec"]["overhead"] = {"cpu": name}
     engines = [WasmEngine(policy_dir())] + ([OpaEngine(policy_dir(), OPA)] if OPA else [])
@@ -365,10 +418,15 @@ def test_whole_cpu_counts_agree_at_every_size():
     """PF201 decides "whole CPUs" by the digits of the millicores: the same answer in every engine
     for ordinary and huge values (rego-cpp's % and format_int fail on some of them). (The "round
     to" hint of a fractional count near 2^63 CPUs differs: the engines' division is inexact there.)"""
+
     def pod(cpu: str) -> dict:
         res = {"cpu": cpu, "memory": "1Gi"}
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{cpu}"},
-                "spec": {"containers": [{"name": "a", "resources": {"requests": res, "limits": res}}]}}  # fmt: skip
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{cpu}"},
+            "spec": {"containers": [{"name": "a", "resources": {"requests": res, "limits": res}}]},
+        }
 
     cpus = ["100", "100500m", "2", "1500m", "3000000", "3000000500m", "9223372036854775807", "9223372036854775806500m"]
     docs = [pod(c) for c in cpus]
@@ -390,9 +448,19 @@ def test_sort_results_orders_by_details_only_where_the_rest_ties():
     from podfit.engines import RegoResult, sort_results
 
     rng = random.Random(7)
-    results = [RegoResult(rng.randrange(40), f"PF10{rng.randrange(3)}", "warning", f"m{rng.randrange(3)}",
-                          rng.choice([None, "", "c"]), {"z": rng.randrange(3), "a": [rng.randrange(2)]})
-               for _ in range(2000)]  # fmt: skip
-    expected = sorted(results, key=lambda r: (r.index, r.rule, r.container or "", r.msg, json.dumps(r.details, sort_keys=True)))
+    results = [
+        RegoResult(
+            rng.randrange(40),
+            f"PF10{rng.randrange(3)}",
+            "warning",
+            f"m{rng.randrange(3)}",
+            rng.choice([None, "", "c"]),
+            {"z": rng.randrange(3), "a": [rng.randrange(2)]},
+        )
+        for _ in range(2000)
+    ]
+    expected = sorted(
+        results, key=lambda r: (r.index, r.rule, r.container or "", r.msg, json.dumps(r.details, sort_keys=True))
+    )
     assert sort_results(results) == expected
     assert sort_results([]) == []

@@ -36,10 +36,25 @@ def _rego(documents: list, data: dict, tmp: Path) -> list:
     (tmp / "input.json").write_text(json.dumps(batch_input(documents)), encoding="utf-8")
     (tmp / "data.json").write_text(json.dumps({"podfit": normalise(data)}), encoding="utf-8")
     out = subprocess.run(
-        [OPA, "eval", "--format", "json", "--ignore", "*_test.rego", "--data", str(ROOT / "policies"),
-         "--data", str(tmp / "data.json"), "--input", str(tmp / "input.json"), QUERY],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            OPA,
+            "eval",
+            "--format",
+            "json",
+            "--ignore",
+            "*_test.rego",
+            "--data",
+            str(ROOT / "policies"),
+            "--data",
+            str(tmp / "data.json"),
+            "--input",
+            str(tmp / "input.json"),
+            QUERY,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)["result"][0]["expressions"][0]["value"]
 
 
@@ -47,8 +62,17 @@ def _python(facts) -> list:
     index = {id(o): i for i, o in enumerate(facts.objects)}
     rows = []
     for w in facts.workloads:
-        r = [[c.name, c.init, c.resources.cpu_request, c.resources.memory_request, c.resources.cpu_limit,
-              c.resources.memory_limit] for c in w.pod.all_containers]  # fmt: skip
+        r = [
+            [
+                c.name,
+                c.init,
+                c.resources.cpu_request,
+                c.resources.memory_request,
+                c.resources.cpu_limit,
+                c.resources.memory_limit,
+            ]
+            for c in w.pod.all_containers
+        ]
         rows.append([index[id(w.obj)], w.pod.qos_class, r])
     return sorted(rows, key=lambda x: x[0])
 
@@ -107,8 +131,9 @@ def test_limit_range_defaults_reach_both_sides(tmp_path):
     facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
     (pod,) = facts.workloads
     assert [(c.resources.cpu_request, c.resources.memory_request) for c in pod.pod.containers] == [
-        (100, 256 * 2**20), (2000, 256 * 2**20)
-    ]  # fmt: skip
+        (100, 256 * 2**20),
+        (2000, 256 * 2**20),
+    ]
     assert pod.pod.qos_class == "Burstable"
 
 

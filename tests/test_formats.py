@@ -86,7 +86,10 @@ def test_sarif_validates_against_official_schema_and_mirrors_findings(tree):
         assert d["fullDescription"]["text"] == rule.summary
         assert rule.fix in d["help"]["text"] and d["help"]["markdown"].startswith(f"# {rule.id}")
         assert d["helpUri"].endswith(f"#{rule.id.lower()}-{rule.slug}")
-        assert d["defaultConfiguration"]["level"] == {"error": "error", "warning": "warning", "info": "note"}[rule.severity]
+        assert (
+            d["defaultConfiguration"]["level"]
+            == {"error": "error", "warning": "warning", "info": "note"}[rule.severity]
+        )
     expected = json_findings(["check", "k8s", *RULES])
     got = run_["results"]
     assert len(got) == len(expected) >= 2
@@ -97,7 +100,9 @@ def test_sarif_validates_against_official_schema_and_mirrors_findings(tree):
         assert loc["region"]["startLine"] == f["line"] >= 1
         # relative to the current directory, '/'-separated, percent-encoded
         assert not loc["artifactLocation"]["uri"].startswith("/")
-        assert loc["artifactLocation"]["uri"].replace("%20", " ").replace("%2C", ",").replace("%3A", ":") == f["file"].replace("\\", "/")
+        assert loc["artifactLocation"]["uri"].replace("%20", " ").replace("%2C", ",").replace("%3A", ":") == f[
+            "file"
+        ].replace("\\", "/")
     uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in got}
     assert "k8s/broken.yaml" in uris
     assert any(u.startswith("k8s/apps/") for u in uris)
@@ -105,7 +110,9 @@ def test_sarif_validates_against_official_schema_and_mirrors_findings(tree):
 
 def test_sarif_paths_from_absolute_input_are_made_relative(tree):
     log = json.loads(run(["check", str(tree / "k8s" / "broken.yaml"), *RULES, "--format", "sarif"]).output)
-    assert log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "k8s/broken.yaml"
+    assert (
+        log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "k8s/broken.yaml"
+    )
 
 
 def test_sarif_stdin_and_clean_run(tree):
@@ -151,7 +158,9 @@ def test_junit_is_well_formed_and_counts_match(tree):
 
 def test_junit_escapes_markup(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "a&b<c>.yaml").write_text('apiVersion: v1\nkind: Pod\nmetadata: {name: "x"}\nspec:\n  containers:\n    - name: "<&>"\n      resources: {requests: {cpu: "1<2"}}\n')
+    (tmp_path / "a&b<c>.yaml").write_text(
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: "x"}\nspec:\n  containers:\n    - name: "<&>"\n      resources: {requests: {cpu: "1<2"}}\n'
+    )
     root = ET.fromstring(run(["check", ".", *RULES, "--format", "junit"]).output)
     assert root.find("testsuite").get("name").endswith("a&b<c>.yaml")
     assert "1<2" in root.find("testsuite/testcase/failure").text
@@ -209,10 +218,18 @@ def test_full_run_on_examples_all_formats_agree(monkeypatch):
     assert any(f["rule"] == "PF101" for f in expected)
     log = json.loads(run([*args, "--format", "sarif"]).output)
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
-    got = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-            r["locations"][0]["physicalLocation"].get("region", {}).get("startLine", 0)) for r in log["runs"][0]["results"]]  # fmt: skip
+    got = [
+        (
+            r["ruleId"],
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"].get("region", {}).get("startLine", 0),
+        )
+        for r in log["runs"][0]["results"]
+    ]
     assert got == [(f["rule"], f["file"], f["line"]) for f in expected]
-    gh = [parse_command(line) for line in run([*args, "--format", "github"]).output.splitlines() if line.startswith("::")]
+    gh = [
+        parse_command(line) for line in run([*args, "--format", "github"]).output.splitlines() if line.startswith("::")
+    ]
     assert [(p["title"].split()[0], p["file"], int(p.get("line", 0))) for _, p, _ in gh] == got
     root = ET.fromstring(run([*args, "--format", "junit"]).output)
     text = "\n".join(f.text or "" for f in root.iter("failure"))

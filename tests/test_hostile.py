@@ -93,16 +93,24 @@ def hostile_dir(tmp_path_factory) -> Path:
 
 
 def _run(args, unprivileged=False, timeout=300):
-    env = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "NO_COLOR": "1",
-           "HOME": os.environ.get("HOME", "/tmp")}  # fmt: skip
+    env = {
+        "PYTHONPATH": str(ROOT / "analyzer"),
+        "PATH": "/usr/bin:/bin",
+        "NO_COLOR": "1",
+        "HOME": os.environ.get("HOME", "/tmp"),
+    }
 
     # root reads every file; in a new user namespace it keeps no capability over the host's files,
     # so a mode-000 file is unreadable as for any user
     prefix = ["unshare", "--user"] if unprivileged else []
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "podfit", *args], capture_output=True, text=True, timeout=timeout, env=env,
+        [*prefix, sys.executable, "-m", "podfit", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
         cwd=ROOT,
-    )  # fmt: skip
+    )
 
 
 def test_every_hostile_file_is_accounted_for_and_the_good_one_still_checked(hostile_dir):

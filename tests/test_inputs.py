@@ -15,7 +15,9 @@ from podfit.loader import InputFile, load, parse_file
 ROOT = Path(__file__).resolve().parents[1]
 # rules raised by the loader about files and documents (no Rego engine, no platform facts needed)
 INPUT_RULES = ["PF901", "PF905", "PF907", "PF908", "PF909"]
-FIXTURES = sorted(p for r in INPUT_RULES for p in (ROOT / "testdata" / r).iterdir() if p.name.startswith(("pass_", "fail_")))
+FIXTURES = sorted(
+    p for r in INPUT_RULES for p in (ROOT / "testdata" / r).iterdir() if p.name.startswith(("pass_", "fail_"))
+)
 
 
 def run(args, input=None):
@@ -24,7 +26,9 @@ def run(args, input=None):
 
 def check_json(*args):
     # --allow-empty: a fixture may hold no Kubernetes object (a kustomization, a values file)
-    r = run(["check", *args, "--format", "json", "--allow-empty", *[x for rule in INPUT_RULES for x in ("--rule", rule)]])
+    r = run(
+        ["check", *args, "--format", "json", "--allow-empty", *[x for rule in INPUT_RULES for x in ("--rule", rule)]]
+    )
     return r, json.loads(r.output)
 
 
@@ -79,7 +83,11 @@ def unread_tree(tmp_path, monkeypatch):
     return tmp_path
 
 
-NOT_READ = {"k8s/big.yaml": "larger than 1,000 bytes", "k8s/bin.yaml": "binary file", "k8s/loop.yaml": "symbolic link loop"}
+NOT_READ = {
+    "k8s/big.yaml": "larger than 1,000 bytes",
+    "k8s/bin.yaml": "binary file",
+    "k8s/loop.yaml": "symbolic link loop",
+}
 
 
 def test_files_not_read_are_pf907_errors_in_json_and_text(unread_tree):
@@ -102,7 +110,9 @@ def test_files_not_read_show_in_sarif_junit_and_github(unread_tree):
 
     log = json.loads(run(["check", "k8s", "--format", "sarif"]).output)
     results = log["runs"][0]["results"]
-    assert sorted(x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in results if x["ruleId"] == "PF907") == sorted(NOT_READ)
+    assert sorted(
+        x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in results if x["ruleId"] == "PF907"
+    ) == sorted(NOT_READ)
     assert all(x["level"] == "error" for x in results if x["ruleId"] == "PF907")
     root = ET.fromstring(run(["check", "k8s", "--format", "junit"]).output)
     suites = {s.get("name"): s for s in root.iter("testsuite")}
@@ -112,7 +122,9 @@ def test_files_not_read_show_in_sarif_junit_and_github(unread_tree):
     assert suites["k8s/empty.yaml"].find("testcase/skipped").get("message") == "empty file"
     gh = run(["check", "k8s", "--format", "github"]).output.splitlines()
     for path, why in NOT_READ.items():
-        assert any(line.startswith(f"::error file={path},title=PF907 file-not-checked::not checked: {why}") for line in gh), gh
+        assert any(
+            line.startswith(f"::error file={path},title=PF907 file-not-checked::not checked: {why}") for line in gh
+        ), gh
     assert "::notice file=k8s/empty.yaml,title=podfit::skipped: empty file" in gh
     assert gh[-1].startswith("podfit: 5 files (4 skipped), 1 objects: 3 errors")
 
@@ -127,7 +139,9 @@ def test_files_not_read_count_towards_fail_on(unread_tree):
 def test_unreadable_file_is_pf907_with_the_reason():
     r = parse_file(InputFile("secret.yaml", None, error="Permission denied"))
     assert (r.record.status, r.record.reason) == ("failed", "Permission denied")
-    assert [(f.rule, f.message, f.location.line) for f in r.findings] == [("PF907", "not checked: cannot be read: Permission denied", 0)]
+    assert [(f.rule, f.message, f.location.line) for f in r.findings] == [
+        ("PF907", "not checked: cannot be read: Permission denied", 0)
+    ]
 
 
 # ------------------------------------------------------------------------- nothing checked ---
@@ -251,18 +265,38 @@ def test_templates_beside_manifests_leave_the_manifests_checked(tmp_path, monkey
     "text,line",
     [
         ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-web\n", 4),
-        ('apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n'
-         '      resources: {requests: {cpu: "{{ .Values.cpu }}"}}\n', 7),
-        ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n"
-         "      resources: {requests: {cpu: '{{ cpu }}'}}\n", 7),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n"
+            '      resources: {requests: {cpu: "{{ .Values.cpu }}"}}\n',
+            7,
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n"
+            "      resources: {requests: {cpu: '{{ cpu }}'}}\n",
+            7,
+        ),
         ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{{ name }}\n", 4),
         ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ name }}\n", 4),
         ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n{{- if x }}\ndata: {a: b}\n{{- end }}\n", 4),
-        ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n      args: [{{ x }}]\n", 7),
-        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.yaml: |\n    replicas: {{ .Values.n }}\n", 6),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n      args: [{{ x }}]\n",
+            7,
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.yaml: |\n    replicas: {{ .Values.n }}\n",
+            6,
+        ),
     ],
-    ids=["unquoted-helm", "quoted-helm-quantity", "quoted-other-quantity", "name-in-plain-scalar", "unquoted-name",
-         "control-lines", "flow-sequence", "helm-in-block-scalar"],
+    ids=[
+        "unquoted-helm",
+        "quoted-helm-quantity",
+        "quoted-other-quantity",
+        "name-in-plain-scalar",
+        "unquoted-name",
+        "control-lines",
+        "flow-sequence",
+        "helm-in-block-scalar",
+    ],
 )
 def test_template_forms_on_stdin(text, line):
     r = run(["check", "-", "--format", "json", "--engine", "embedded"], input=text)
@@ -289,7 +323,11 @@ def test_templates_read_the_same_in_parse_workers(monkeypatch):
     def summary(jobs):
         monkeypatch.setenv("PODFIT_JOBS", str(jobs))
         res = load(files)
-        return res.files, [(f.rule, f.location.file, f.location.line, f.message) for f in res.findings], len(res.objects)
+        return (
+            res.files,
+            [(f.rule, f.location.file, f.location.line, f.message) for f in res.findings],
+            len(res.objects),
+        )
 
     assert summary(1) == summary(3)
 
@@ -306,7 +344,10 @@ def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_chec
     report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
     (pf909,) = [f for f in report["findings"] if f["rule"] == "PF909"]
     assert (pf909["file"], pf909["severity"], pf909["line"]) == ("base/kustomization.yaml", "info", 0)
-    assert pf909["message"] == "a Kustomize kustomization, not a manifest: render first: kustomize build base | podfit check -"
+    assert (
+        pf909["message"]
+        == "a Kustomize kustomization, not a manifest: render first: kustomize build base | podfit check -"
+    )
     assert any(f["file"] == "base/api.yaml" for f in report["findings"] if f["rule"] != "PF909")
     assert report["summary"]["objects"] == 1
 
@@ -330,7 +371,9 @@ def test_a_chart_directory_gives_render_first_and_template_findings(tmp_path, mo
     chart = tmp_path / "shop"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 0.1.0\n")
-    (chart / "values.yaml").write_text("replicaCount: 2\nannotations: {note: '{{ .Release.Name }}'}\n")  # tpl-style value
+    (chart / "values.yaml").write_text(
+        "replicaCount: 2\nannotations: {note: '{{ .Release.Name }}'}\n"
+    )  # tpl-style value
     (chart / "environments" / "prod").mkdir(parents=True)
     (chart / "environments" / "prod" / "values.yaml").write_text("replicaCount: 6\n")
     (chart / "templates" / "deployment.yaml").write_text((ROOT / "testdata/PF908/fail_chart_template.yaml").read_text())
@@ -354,7 +397,9 @@ def test_a_chart_directory_gives_render_first_and_template_findings(tmp_path, mo
 def test_values_files_count_as_chart_files_only_in_a_chart():
     assert parse_file(InputFile("deploy/values.yaml", b"a: 1\n")).findings == ()
     assert [f.rule for f in parse_file(InputFile("charts/web/values-dev.yaml", b"a: 1\n")).findings] == ["PF909"]
-    assert [f.rule for f in parse_file(InputFile("deploy/values.yaml", b"a: 1\n", chart="deploy")).findings] == ["PF909"]
+    assert [f.rule for f in parse_file(InputFile("deploy/values.yaml", b"a: 1\n", chart="deploy")).findings] == [
+        "PF909"
+    ]
 
 
 def test_discover_finds_files_named_kustomization(tmp_path):
@@ -395,6 +440,8 @@ def test_kustomize_patches_are_render_first_not_objects(tmp_path, monkeypatch):
         ("PF909", "fail_kustomize_patches/resources.yaml"),
     ]
     patch = next(f for f in report["findings"] if f["file"].endswith("replicas.yaml"))
-    assert patch["message"] == ("a Kustomize patch of fail_kustomize_patches/kustomization.yaml, not a manifest: "
-                                "render first: kustomize build fail_kustomize_patches | podfit check -")
+    assert patch["message"] == (
+        "a Kustomize patch of fail_kustomize_patches/kustomization.yaml, not a manifest: "
+        "render first: kustomize build fail_kustomize_patches | podfit check -"
+    )
     assert report["summary"]["objects"] == 0

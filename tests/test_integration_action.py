@@ -106,7 +106,7 @@ class Runner:
         def one(m: re.Match) -> str:
             e = m.group(1).strip()
             if e.startswith("inputs."):
-                return self.inputs[e[len("inputs."):]]
+                return self.inputs[e[len("inputs.") :]]
             if e == "github.action_path":
                 return str(ROOT)
             m2 = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", e)
@@ -127,16 +127,29 @@ class Runner:
                 continue
             if "steps.check.outputs.sarif-file != ''" in cond and not self.outputs.get("check", {}).get("sarif-file"):
                 continue
-            env = {"PATH": self.path, "HOME": str(self.tmp), "RUNNER_TEMP": str(self.tmp), "GITHUB_ACTIONS": "true",
-                   "GITHUB_OUTPUT": str(self.files["output"]), "GITHUB_STEP_SUMMARY": str(self.files["summary"]),
-                   "GITHUB_PATH": str(self.files["path"]), "GITHUB_ENV": str(self.files["env"]),
-                   "GITHUB_ACTION_PATH": str(ROOT)}  # fmt: skip
+            env = {
+                "PATH": self.path,
+                "HOME": str(self.tmp),
+                "RUNNER_TEMP": str(self.tmp),
+                "GITHUB_ACTIONS": "true",
+                "GITHUB_OUTPUT": str(self.files["output"]),
+                "GITHUB_STEP_SUMMARY": str(self.files["summary"]),
+                "GITHUB_PATH": str(self.files["path"]),
+                "GITHUB_ENV": str(self.files["env"]),
+                "GITHUB_ACTION_PATH": str(ROOT),
+            }
             env |= {k: self.expr(str(v)) for k, v in (step.get("env") or {}).items()}
             before = self.files["output"].read_text()
             # exactly how the runner invokes `shell: bash`
-            p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                               cwd=self.cwd, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
-            new = self.files["output"].read_text()[len(before):]
+            p = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                cwd=self.cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            new = self.files["output"].read_text()[len(before) :]
             if step.get("id"):
                 self.outputs[step["id"]] = dict(line.split("=", 1) for line in new.splitlines() if "=" in line)
             self.log.append((step.get("name", ""), p.returncode, p.stdout + p.stderr))
@@ -191,15 +204,24 @@ def test_action_passes_with_fail_on_never_and_on_clean_input(tmp_path, repo):
 def test_multiple_paths_and_platform_and_config_inputs(tmp_path, repo):
     (repo / "other.podfit.yaml").write_text("enable: [PF901]\n")
     (repo / "bad.yaml").write_text("kind: [\n")
-    r = Runner(tmp_path, {"paths": "k8s/fail_wrong_types.yaml\n  bad.yaml", "config": "other.podfit.yaml",
-                          "platform": str(ROOT / "testdata" / "platforms" / "study-4-hosts.yaml")}, repo)  # fmt: skip
+    r = Runner(
+        tmp_path,
+        {
+            "paths": "k8s/fail_wrong_types.yaml\n  bad.yaml",
+            "config": "other.podfit.yaml",
+            "platform": str(ROOT / "testdata" / "platforms" / "study-4-hosts.yaml"),
+        },
+        repo,
+    )
     assert r.run() == 1
     sarif = json.loads(Path(r.outputs["check"]["sarif-file"]).read_text())
     assert [x["ruleId"] for x in sarif["runs"][0]["results"]] == ["PF901"]  # only the config's rule ran
     assert sarif["runs"][0]["properties"]["platformDefault"] is False
 
 
-@pytest.mark.parametrize("evil", ['k8s/"; touch PWNED; echo "', "$(touch PWNED)", "`touch PWNED`", "k8s/ ; touch PWNED"])
+@pytest.mark.parametrize(
+    "evil", ['k8s/"; touch PWNED; echo "', "$(touch PWNED)", "`touch PWNED`", "k8s/ ; touch PWNED"]
+)
 def test_inputs_cannot_inject_shell(tmp_path, repo, evil):
     r = Runner(tmp_path, {"paths": evil, "format": "text;touch PWNED"}, repo)
     code = r.run()

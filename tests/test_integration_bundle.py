@@ -60,7 +60,9 @@ def served(bundle):
 def pulled(served, tmp_path_factory) -> Path:
     conftest = _need("conftest")
     work = tmp_path_factory.mktemp("pull")
-    p = subprocess.run([conftest, "pull", "--policy", "policy", served], cwd=work, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [conftest, "pull", "--policy", "policy", served], cwd=work, capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     return work / "policy"
 
@@ -70,7 +72,11 @@ def test_bundle_holds_policies_without_tests(bundle):
         names = [n.lstrip("/") for n in tar.getnames()]
         manifest = json.load(tar.extractfile(next(m for m in tar.getmembers() if m.name.lstrip("/") == ".manifest")))
     rego = sorted(n for n in names if n.endswith(".rego"))
-    source = sorted(str(p.relative_to(ROOT / "policies")) for p in (ROOT / "policies").rglob("*.rego") if not p.name.endswith("_test.rego"))
+    source = sorted(
+        str(p.relative_to(ROOT / "policies"))
+        for p in (ROOT / "policies").rglob("*.rego")
+        if not p.name.endswith("_test.rego")
+    )
     assert rego == source and rego
     assert not any(n.endswith("_test.rego") for n in names)
     assert manifest["revision"] and manifest["rego_version"] == 1
@@ -95,9 +101,25 @@ def _platform_data(rule_dir: Path, fixture: Path) -> dict:
 
 def _conftest(pulled: Path, files: list[Path], data_file: Path) -> dict[str, dict[str, set[str]]]:
     """conftest test with the pulled bundle: {file: {"failures": lines, "warnings": lines}}."""
-    p = subprocess.run([_need("conftest"), "test", "--policy", str(pulled), "--namespace", "podfit.lib.conftest",
-                        "--data", str(data_file), "--output", "json", "--no-color", *map(str, files)],
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [
+            _need("conftest"),
+            "test",
+            "--policy",
+            str(pulled),
+            "--namespace",
+            "podfit.lib.conftest",
+            "--data",
+            str(data_file),
+            "--output",
+            "json",
+            "--no-color",
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode in (0, 1), p.stdout + p.stderr
     assert p.returncode == (1 if '"failures"' in p.stdout else 0)  # failures fail the run, warnings alone do not
     out: dict[str, dict[str, set[str]]] = {str(f): {"failures": set(), "warnings": set()} for f in files}
@@ -118,7 +140,9 @@ def _podfit(fixture: Path) -> dict[str, set[str]]:
 
     from podfit.cli import main
 
-    args = ["check", str(fixture), "--format", "json", "--fail-on", "never"] + [a for r in REGO_RULES for a in ("--rule", r)]
+    args = ["check", str(fixture), "--format", "json", "--fail-on", "never"] + [
+        a for r in REGO_RULES for a in ("--rule", r)
+    ]
     if (fixture.parent / "platform.yaml").is_file():
         args += ["--platform", str(fixture.parent / "platform.yaml")]
     res = CliRunner().invoke(main, args, catch_exceptions=False)
@@ -126,7 +150,9 @@ def _podfit(fixture: Path) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {"failures": set(), "warnings": set()}
     for f in json.loads(res.output)["findings"]:
         ref = f["object"]
-        subject = f"{ref['kind']} {ref['namespace']}/{ref['name']}" if ref["namespace"] else f"{ref['kind']} {ref['name']}"
+        subject = (
+            f"{ref['kind']} {ref['namespace']}/{ref['name']}" if ref["namespace"] else f"{ref['kind']} {ref['name']}"
+        )
         out["failures" if f["severity"] == "error" else "warnings"].add(f"{f['rule']} {subject}: {f['message']}")
     return out
 

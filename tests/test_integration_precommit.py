@@ -70,8 +70,12 @@ def env() -> dict[str, str]:
 
 
 def test_validate_manifest():
-    p = subprocess.run([*PRE_COMMIT, "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [*PRE_COMMIT, "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
 
 
@@ -84,7 +88,9 @@ def test_validate_manifest_rejects_a_broken_one(tmp_path):
 
 @pytest.mark.slow
 def test_try_repo_fails_missing_requests_and_passes_well_sized(tmp_path):
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     ws = tmp_path / "ws"
     ws.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
@@ -96,9 +102,25 @@ def test_try_repo_fails_missing_requests_and_passes_well_sized(tmp_path):
 
     def try_repo(*files: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [*PRE_COMMIT, "try-repo", str(ROOT), "podfit", "--ref", head, "--verbose", "--color", "never", "--files", *files],
-            cwd=ws, env=env(), capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
+            [
+                *PRE_COMMIT,
+                "try-repo",
+                str(ROOT),
+                "podfit",
+                "--ref",
+                head,
+                "--verbose",
+                "--color",
+                "never",
+                "--files",
+                *files,
+            ],
+            cwd=ws,
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
 
     bad = try_repo("no-requests.yaml", "notes.txt")
     out = bad.stdout + bad.stderr

@@ -65,9 +65,14 @@ def test_container_and_object_lines():
         ("ReplicationController", "replicas: 7\n  template: {spec: {containers: [{name: c}]}}", 7, False),
         ("DaemonSet", "template: {spec: {containers: [{name: c}]}}", 0, True),
         ("Job", "parallelism: 4\n  template: {spec: {containers: [{name: c}]}}", 4, False),
-        ("CronJob", "schedule: '* * * * *'\n  jobTemplate: {spec: {parallelism: 3, template: {spec: {containers: [{name: c}]}}}}", 3, False),
+        (
+            "CronJob",
+            "schedule: '* * * * *'\n  jobTemplate: {spec: {parallelism: 3, template: {spec: {containers: [{name: c}]}}}}",
+            3,
+            False,
+        ),
     ],
-)  # fmt: skip
+)
 def test_every_workload_kind(kind, body, replicas, per_node):
     (w,), _ = workloads(f"apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: x}}\nspec:\n  {body}\n")
     assert (w.replicas, w.per_node) == (replicas, per_node)
@@ -242,7 +247,9 @@ def test_summary_accounts_for_every_file(tmp_path):
 
 
 def test_errors_in_later_documents_report_lines_from_file_start():
-    r = parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: !!python/name:os.system {}\n")
+    r = parse(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: !!python/name:os.system {}\n"
+    )
     assert [(f.rule, f.location.line) for f in r.findings] == [("PF901", 7)]
     assert [o.ref.name for o in r.objects] == ["a"]
 

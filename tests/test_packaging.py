@@ -15,8 +15,10 @@ def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = (tmp / "dist").glob("podfit-*.whl")
     target = tmp / "site"
     with zipfile.ZipFile(wheel) as z:
@@ -37,7 +39,9 @@ def test_wheel_contains_policies_schemas_and_catalogue(installed):
 def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
     site, _ = installed
     manifest = tmp_path / "m.yaml"
-    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: a, resources: {requests: {cpu: lots}}}\n")
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: a, resources: {requests: {cpu: lots}}}\n"
+    )
     code = (
         "import podfit.paths as p, sys; "
         "assert str(p.policies_dir()).startswith(sys.argv[1]), p.policies_dir(); "
@@ -49,7 +53,11 @@ def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
     r = subprocess.run(
         [sys.executable, "-c", code, str(site), "check", str(manifest), "--rule", "PF903", "--format", "json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 1, r.stderr
     assert [f["rule"] for f in json.loads(r.stdout)["findings"]] == ["PF903"]

@@ -58,6 +58,7 @@ def check_placement(problem: Problem, result) -> None:
 
 # ------------------------------------------------------------------------------- studies' cases --
 
+
 def test_850m_400m_do_not_fit_two_2000m_nodes_though_the_total_does():
     pods = (PodType("a", 850, 0, count=3), PodType("b", 400, 0, count=3))
     problem = Problem(pods, (nodes(2, 2000),))
@@ -116,8 +117,7 @@ def test_right_sizing_burst_headroom_asks_for_a_fourth_xlarge_node():
     classes = [c for c in vm_classes(DEFAULT_PLATFORM) if c.name.startswith("best-effort-")]
     xlarge = next(c for c in classes if c.name == "best-effort-xlarge")
     pods = _small2_instances(cpu_limit=1500)  # 300m of burst per pod: 2.4 CPUs in all
-    kw = dict(numa_cores=DEFAULT_PLATFORM.numa_node_cores, numa_memory=DEFAULT_PLATFORM.numa_node_memory,
-              time_budget=5)
+    kw = dict(numa_cores=DEFAULT_PLATFORM.numa_node_cores, numa_memory=DEFAULT_PLATFORM.numa_node_memory, time_budget=5)
     with_burst = analyze(pods, [node_type("w", xlarge, 3)], classes, share_percent=100, **kw)
     no_burst = analyze(pods, [node_type("w", xlarge, 3)], classes, share_percent=0, **kw)
     cand = {c.vm_class: c for c in with_burst.recommendation.candidates}
@@ -132,6 +132,7 @@ def test_right_sizing_burst_headroom_asks_for_a_fourth_xlarge_node():
 
 
 # ------------------------------------------------------------------------------------- bounds ---
+
 
 def test_l2_bound_beats_the_continuous_bound():
     assert l2_bound([(6, 3)], 10) == 3  # no two fit together; continuous says 2
@@ -165,9 +166,14 @@ def test_daemonsets_come_off_every_selected_node():
 
 
 def test_node_selector_limits_pools():
-    pools = (NodeType("cpu", "c", 2, 4000, 16 * GI, 110), NodeType("mem", "m", 1, 4000, 64 * GI, 110, labels=(("tier", "mem"),)))
-    pods = (PodType("db", 1000, 40 * GI, count=1, node_selector=(("tier", "mem"),)),
-            PodType("db2", 1000, 30 * GI, count=1, node_selector=(("tier", "mem"),)))
+    pools = (
+        NodeType("cpu", "c", 2, 4000, 16 * GI, 110),
+        NodeType("mem", "m", 1, 4000, 64 * GI, 110, labels=(("tier", "mem"),)),
+    )
+    pods = (
+        PodType("db", 1000, 40 * GI, count=1, node_selector=(("tier", "mem"),)),
+        PodType("db2", 1000, 30 * GI, count=1, node_selector=(("tier", "mem"),)),
+    )
     r = pack(Problem(pods, pools))
     assert r.feasible is False and r.proof == "lower-bound"
     assert pack(Problem(pods[:1], pools)).feasible is True
@@ -187,7 +193,9 @@ def test_stranded_and_headroom():
 def test_budget_exhausted_is_never_reported_as_a_fact():
     # a hard instance with no time for the solver: either a proven answer or None
     rng = random.Random(5)
-    pods = tuple(PodType(f"t{i}", rng.randint(300, 1900), rng.randint(1, 7) * GI, count=rng.randint(1, 6)) for i in range(12))
+    pods = tuple(
+        PodType(f"t{i}", rng.randint(300, 1900), rng.randint(1, 7) * GI, count=rng.randint(1, 6)) for i in range(12)
+    )
     total = sum(p.cpu * p.count for p in pods)
     problem = Problem(pods, (nodes(-(-total // 4000), 4000, 16 * GI),))
     r = pack(problem, time_budget=0)
@@ -200,6 +208,7 @@ def test_budget_exhausted_is_never_reported_as_a_fact():
 
 
 # -------------------------------------------------------------------- exactness: brute force ---
+
 
 def brute_force_fits(pods: tuple[PodType, ...], pool: NodeType) -> bool:
     items = [p for p in pods for _ in range(p.count)]
@@ -253,8 +262,16 @@ def random_instance(rng: random.Random) -> tuple[tuple[PodType, ...], NodeType]:
     pods = []
     for i, c in enumerate(counts):
         group = rng.choice([None, None, "g"])
-        pods.append(PodType(f"t{i}", rng.randint(1, 10) * 100, rng.randint(1, 10) * GI, count=c,
-                            exclusive_group=group, max_per_node=rng.choice([None, None, 1, 2])))
+        pods.append(
+            PodType(
+                f"t{i}",
+                rng.randint(1, 10) * 100,
+                rng.randint(1, 10) * GI,
+                count=c,
+                exclusive_group=group,
+                max_per_node=rng.choice([None, None, 1, 2]),
+            )
+        )
     pool = NodeType("w", "c", rng.randint(1, 4), rng.randint(8, 20) * 100, rng.randint(8, 20) * GI, rng.randint(2, 8))
     return tuple(pods), pool
 
@@ -295,9 +312,14 @@ def test_min_nodes_agrees_with_brute_force():
 
 pod_types = st.lists(
     st.tuples(st.integers(1, 20), st.integers(1, 16), st.integers(1, 4), st.booleans()),
-    min_size=1, max_size=4,
-).map(lambda ts: tuple(PodType(f"t{i}", c * 100, m * GI // 2, count=n, exclusive_group="g" if g else None)
-                       for i, (c, m, n, g) in enumerate(ts)))
+    min_size=1,
+    max_size=4,
+).map(
+    lambda ts: tuple(
+        PodType(f"t{i}", c * 100, m * GI // 2, count=n, exclusive_group="g" if g else None)
+        for i, (c, m, n, g) in enumerate(ts)
+    )
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -322,8 +344,10 @@ def test_removing_a_pod_never_turns_a_fit_into_a_misfit(pods, count, cpu, which)
     pool = nodes(count, cpu * 100, 8 * GI, pods=6)
     before = pack(Problem(pods, (pool,)), time_budget=5, workers=1)
     i = which % len(pods)
-    fewer = tuple(p if j != i else PodType(p.name, p.cpu, p.memory, p.count - 1, exclusive_group=p.exclusive_group)
-                  for j, p in enumerate(pods))
+    fewer = tuple(
+        p if j != i else PodType(p.name, p.cpu, p.memory, p.count - 1, exclusive_group=p.exclusive_group)
+        for j, p in enumerate(pods)
+    )
     after = pack(Problem(fewer, (pool,)), time_budget=5, workers=1)
     if before.feasible is True:
         assert after.feasible is True

@@ -39,6 +39,7 @@ def opt_bins(sizes: list[int], capacity: int) -> int:
 
 # ----------------------------------------------------------------------------- hand-worked values --
 
+
 def test_dff_value_by_hand():
     # k = 2, C = 100: (k+1)x = 3x; 34 → ⌊1.02⌋/2 = 1/2 → scaled by k·C = 200: 100
     assert dff_value(34, 100, 2) == 100
@@ -75,6 +76,7 @@ def test_node_bounds_report_the_dff_certificate():
 
 # --------------------------------------------------------------------------------- properties ---
 
+
 def test_dff_bound_never_exceeds_the_optimum_on_random_instances():
     rng = random.Random(11)
     for _ in range(300):
@@ -109,6 +111,7 @@ def test_node_lower_bound_never_exceeds_the_multi_dimensional_optimum():
 
 # ------------------------------------------------------------------------ large-neighbourhood ---
 
+
 def check_content(pods, pool: NodeType, content) -> None:
     placed = [0] * len(pods)
     for c in content:
@@ -135,8 +138,13 @@ def test_lns_proves_misfit_only_when_brute_force_agrees():
         pods, pool = random_instance(rng)
         n = pool.count
         truth = brute_force_fits(pods, pool)
-        res = lns.fill(pods, [pool], lns.Search([{} for _ in range(n)], [p.count for p in pods], [0] * n),
-                       time.monotonic() + 5, k=4)
+        res = lns.fill(
+            pods,
+            [pool],
+            lns.Search([{} for _ in range(n)], [p.count for p in pods], [0] * n),
+            time.monotonic() + 5,
+            k=4,
+        )
         if res.complete:
             assert truth
             check_content(pods, pool, res.content)
@@ -150,7 +158,11 @@ def test_lns_proves_misfit_only_when_brute_force_agrees():
 
 def test_descend_empties_nodes_and_keeps_every_pod():
     # one pod per node to start with: the search must merge them down to the bound
-    pods = (PodType("a", 3000, 2 * GI, count=6), PodType("b", 1000, 6 * GI, count=6), PodType("c", 500, 512 * MI, count=8))
+    pods = (
+        PodType("a", 3000, 2 * GI, count=6),
+        PodType("b", 1000, 6 * GI, count=6),
+        PodType("c", 500, 512 * MI, count=8),
+    )
     pool = NodeType("w", "c", 1, 8000, 16 * GI, 110)
     start = []
     for t, p in enumerate(pods):
@@ -165,8 +177,10 @@ def test_descend_empties_nodes_and_keeps_every_pod():
 def test_min_nodes_reaches_the_bound_on_a_mixed_instance():
     # memory-heavy and CPU-heavy pods that first fit stacks apart; the search mixes them
     rng = random.Random(2)
-    pods = tuple(PodType(f"t{i}", rng.choice([200, 500, 1500]), rng.choice([1, 3, 6]) * GI, count=rng.randint(5, 30))
-                 for i in range(12))
+    pods = tuple(
+        PodType(f"t{i}", rng.choice([200, 500, 1500]), rng.choice([1, 3, 6]) * GI, count=rng.randint(5, 30))
+        for i in range(12)
+    )
     pool = NodeType("w", "c", 1, 15_750, 64 * GI - 100 * MI, 110)
     r = min_nodes(pods, pool, time_budget=5)
     assert r is not None

@@ -76,8 +76,11 @@ def test_pack_pool_option_overrides_and_fits():
 
 def test_pack_overhead_and_max_pods_options():
     base = ROOT / "testdata/PF601/pass_fits.yaml"
-    d = json.loads(run(["pack", base, "--overhead-cpu", "1", "--overhead-memory", "1Gi", "--max-pods", "3",
-                        "--format", "json"]).output)
+    d = json.loads(
+        run(
+            ["pack", base, "--overhead-cpu", "1", "--overhead-memory", "1Gi", "--max-pods", "3", "--format", "json"]
+        ).output
+    )
     assert d["pools"][0]["allocatable"]["cpu"] == 3000
     assert d["pools"][0]["allocatable"]["memory"] == 15 * 2**30
     assert d["pools"][0]["allocatable"]["pods"] == 3

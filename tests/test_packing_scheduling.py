@@ -31,13 +31,27 @@ def workloads(text: str):
     return build_workloads(objects(text))[0]
 
 
-def deployment(name: str, replicas: int = 1, cpu: str = "100m", ns: str = "shop", labels=None, spec=None,
-               kind: str = "Deployment") -> str:
+def deployment(
+    name: str, replicas: int = 1, cpu: str = "100m", ns: str = "shop", labels=None, spec=None, kind: str = "Deployment"
+) -> str:
     labels = labels or {"app": name}
-    doc = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": ns},
-           "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
-               **(spec or {}), "containers": [{"name": "c", "image": "i:1", "resources": {
-                   "requests": {"cpu": cpu, "memory": "128Mi"}}}]}}}}
+    doc = {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    **(spec or {}),
+                    "containers": [
+                        {"name": "c", "image": "i:1", "resources": {"requests": {"cpu": cpu, "memory": "128Mi"}}}
+                    ],
+                },
+            },
+        },
+    }
     if kind != "DaemonSet":
         doc["spec"]["replicas"] = replicas
     return yaml.safe_dump(doc)
@@ -58,6 +72,7 @@ def run(args):
 
 # --------------------------------------------------------------------------------- pools ---
 
+
 def test_node_pools_carry_well_known_labels_and_declared_taints():
     labels = dict(GPU.node_labels)
     assert labels["gpu"] == "true" and labels["kubernetes.io/os"] == "linux"
@@ -67,13 +82,16 @@ def test_node_pools_carry_well_known_labels_and_declared_taints():
 
 
 def test_platform_profile_labels_and_taints():
-    text = PLATFORM.read_text().replace("vmClass: best-effort-xlarge\n      count: 4\n", """vmClass: best-effort-xlarge
+    text = PLATFORM.read_text().replace(
+        "vmClass: best-effort-xlarge\n      count: 4\n",
+        """vmClass: best-effort-xlarge
       count: 4
       labels: {tier: general}
       taints:
         - {key: dedicated, value: perf, effect: NoSchedule}
         - {key: soft, effect: PreferNoSchedule}
-""")
+""",
+    )
     (pool,) = parse_platform(text, "p.yaml").node_pools
     assert pool.labels == (("tier", "general"),)
     assert pool.taints == (Taint("dedicated", "perf", "NoSchedule"), Taint("soft", "", "PreferNoSchedule"))
@@ -122,10 +140,23 @@ spec:
 
 # ------------------------------------------------------------------------- node selection ---
 
+
 def test_os_linux_selector_fits_the_platforms_pools():
     """The issue's case: nodeSelector kubernetes.io/os: linux with a platform that has node pools."""
-    res = run(["check", ROOT / "testdata/PF601/pass_node_selector_os_linux.yaml", "--platform", PLATFORM,
-               "--rule", "PF601", "--format", "json", "--fail-on", "never"])
+    res = run(
+        [
+            "check",
+            ROOT / "testdata/PF601/pass_node_selector_os_linux.yaml",
+            "--platform",
+            PLATFORM,
+            "--rule",
+            "PF601",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+        ]
+    )
     assert not json.loads(res.output)["findings"]
     inp = inputs(deployment("a", 3, spec={"nodeSelector": {"kubernetes.io/os": "linux"}}), [WORKERS, GPU])
     (p,) = inp.pods
@@ -148,22 +179,38 @@ def test_tolerating_pods_use_the_tainted_pool():
 
 
 def test_pods_that_fit_only_control_planes_are_not_packed():
-    spec = {"nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
-            "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule",
-                             "operator": "Exists"}]}
+    spec = {
+        "nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
+        "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule", "operator": "Exists"}],
+    }
     inp = inputs(deployment("etcd-backup", 1, spec=spec), [WORKERS, CONTROL])
     assert inp.pods == () and inp.control_plane_only == ("Deployment/shop/etcd-backup",)
 
 
 def test_unknown_pods_are_left_out_and_reported_once_per_label():
-    text = "---\n".join([
-        deployment("a", 5, spec={"nodeSelector": {"team": "data"}}),
-        deployment("b", 5, spec={"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": [{"key": "team", "operator": "In", "values": ["x"]}]}]}}}}),
-        deployment("c", 1, spec={"nodeSelector": {"kubernetes.io/hostname": "node-7"}}),
-        deployment("d", 1, kind="DaemonSet", spec={"nodeSelector": {"team": "data"}}),
-        deployment("e", 1),
-    ])
+    text = "---\n".join(
+        [
+            deployment("a", 5, spec={"nodeSelector": {"team": "data"}}),
+            deployment(
+                "b",
+                5,
+                spec={
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {"matchExpressions": [{"key": "team", "operator": "In", "values": ["x"]}]}
+                                ]
+                            }
+                        }
+                    }
+                },
+            ),
+            deployment("c", 1, spec={"nodeSelector": {"kubernetes.io/hostname": "node-7"}}),
+            deployment("d", 1, kind="DaemonSet", spec={"nodeSelector": {"team": "data"}}),
+            deployment("e", 1),
+        ]
+    )
     inp = inputs(text, [WORKERS])
     assert [p.name for p in inp.pods] == ["Deployment/shop/e"]
     by_keys = {u.keys: u.pods for u in inp.unknown}
@@ -180,13 +227,20 @@ def test_unknown_pods_are_left_out_and_reported_once_per_label():
 
 # ----------------------------------------------------------------------------- DaemonSets ---
 
+
 def test_daemonsets_run_only_on_the_pools_they_select_and_tolerate():
-    text = "---\n".join([
-        deployment("drv", kind="DaemonSet", cpu="1", spec={
-            "nodeSelector": {"gpu": "true"}, "tolerations": [{"key": "gpu", "operator": "Exists"}]}),
-        deployment("logs", kind="DaemonSet", cpu="200m"),  # does not tolerate the GPU taint
-        deployment("everywhere", kind="DaemonSet", cpu="100m", spec={"tolerations": [{"operator": "Exists"}]}),
-    ])
+    text = "---\n".join(
+        [
+            deployment(
+                "drv",
+                kind="DaemonSet",
+                cpu="1",
+                spec={"nodeSelector": {"gpu": "true"}, "tolerations": [{"key": "gpu", "operator": "Exists"}]},
+            ),
+            deployment("logs", kind="DaemonSet", cpu="200m"),  # does not tolerate the GPU taint
+            deployment("everywhere", kind="DaemonSet", cpu="100m", spec={"tolerations": [{"operator": "Exists"}]}),
+        ]
+    )
     inp = inputs(text, [WORKERS, GPU, CONTROL])
     pools = {n.name: n for n in inp.pools}
     assert pools["workers"].daemon_pods == ("DaemonSet/shop/logs", "DaemonSet/shop/everywhere")
@@ -204,9 +258,18 @@ def test_daemonsets_run_only_on_the_pools_they_select_and_tolerate():
 
 # ------------------------------------------------------------------------- anti-affinity ---
 
-ANTI = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
-    "topologyKey": "kubernetes.io/hostname",
-    "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api"]}]}}]}}}
+ANTI = {
+    "affinity": {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api"]}]},
+                }
+            ]
+        }
+    }
+}
 
 
 def test_match_expressions_anti_affinity_caps_one_per_node():
@@ -220,14 +283,22 @@ def test_match_expressions_anti_affinity_caps_one_per_node():
 
 
 def test_anti_affinity_between_workloads_is_a_conflict_both_ways():
-    anti_db = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
-        "topologyKey": "kubernetes.io/hostname",
-        "labelSelector": {"matchLabels": {"tier": "db"}}}]}}}
-    text = "---\n".join([
-        deployment("web", 2, labels={"app": "web"}, spec=anti_db),  # keeps away from db pods only
-        deployment("db", 2, labels={"app": "db", "tier": "db"}),
-        deployment("other-ns-db", 2, ns="other", labels={"app": "db", "tier": "db"}),
-    ])
+    anti_db = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"tier": "db"}}}
+                ]
+            }
+        }
+    }
+    text = "---\n".join(
+        [
+            deployment("web", 2, labels={"app": "web"}, spec=anti_db),  # keeps away from db pods only
+            deployment("db", 2, labels={"app": "db", "tier": "db"}),
+            deployment("other-ns-db", 2, ns="other", labels={"app": "db", "tier": "db"}),
+        ]
+    )
     inp = inputs(text, [NodePool("best-effort-large", 2, "w")])
     pods = {p.name: p for p in inp.pods}
     assert pods["Deployment/shop/web"].conflicts == ("Deployment/shop/db",)
@@ -292,9 +363,17 @@ def test_conflicts_agree_with_brute_force():
             for b in names:
                 if a < b and rng.random() < 0.4:
                     conflicts[a].add(b)
-        pods = tuple(PodType(name, rng.randint(1, 8) * 100, rng.randint(1, 8) * GI, count=rng.randint(1, 3),
-                             exclusive_group=rng.choice([None, None, "g"]), conflicts=tuple(sorted(conflicts[name])))
-                     for name in names)
+        pods = tuple(
+            PodType(
+                name,
+                rng.randint(1, 8) * 100,
+                rng.randint(1, 8) * GI,
+                count=rng.randint(1, 3),
+                exclusive_group=rng.choice([None, None, "g"]),
+                conflicts=tuple(sorted(conflicts[name])),
+            )
+            for name in names
+        )
         pool = NodeType("w", "c", rng.randint(1, 4), rng.randint(8, 20) * 100, rng.randint(8, 20) * GI, 8)
         truth = _brute(pods, pool)
         seen[truth] += 1
@@ -310,17 +389,28 @@ def test_conflicts_agree_with_brute_force():
 
 # ------------------------------------------------------------------------ topology spread ---
 
+
 def spread(skew: int, **extra) -> dict:
-    return {"topologySpreadConstraints": [{
-        "maxSkew": skew, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}]}, **extra}]}
+    return {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": skew,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}]},
+                **extra,
+            }
+        ]
+    }
 
 
 def test_spread_counts_every_workload_its_selector_matches():
-    text = "---\n".join([
-        deployment("a", 6, labels={"app": "a", "tier": "web"}, spec=spread(1)),
-        deployment("b", 3, labels={"app": "b", "tier": "web"}),
-    ])
+    text = "---\n".join(
+        [
+            deployment("a", 6, labels={"app": "a", "tier": "web"}, spec=spread(1)),
+            deployment("b", 3, labels={"app": "b", "tier": "web"}),
+        ]
+    )
     inp = inputs(text, [WORKERS])
     caps = {p.name: p.max_per_node for p in inp.pods}
     assert caps == {"Deployment/shop/a": (9 + 2) // 3, "Deployment/shop/b": None}
@@ -339,6 +429,7 @@ def test_spread_domains_include_tainted_control_planes_unless_taints_are_honoure
 
 # ------------------------------------------------------------------------------ PF601 ---
 
+
 def test_pf601_points_at_the_pools_when_several_workloads_together_do_not_fit(tmp_path):
     tkc = (ROOT / "testdata/PF601/fail_packing.yaml").read_text().split("---")[0]
     f = tmp_path / "apps.yaml"
@@ -351,9 +442,15 @@ def test_pf601_points_at_the_pools_when_several_workloads_together_do_not_fit(tm
 def test_pf601_names_the_workload_no_pool_can_run_and_never_the_unknown_ones(tmp_path):
     tkc = (ROOT / "testdata/PF601/fail_packing.yaml").read_text().split("---")[0]
     f = tmp_path / "apps.yaml"
-    f.write_text(tkc + "---\n" + deployment("ok", 1) + "---\n"
-                 + deployment("win", 1, spec={"nodeSelector": {"kubernetes.io/os": "windows"}}) + "---\n"
-                 + deployment("many", 50, cpu="1", spec={"nodeSelector": {"team": "x"}}))
+    f.write_text(
+        tkc
+        + "---\n"
+        + deployment("ok", 1)
+        + "---\n"
+        + deployment("win", 1, spec={"nodeSelector": {"kubernetes.io/os": "windows"}})
+        + "---\n"
+        + deployment("many", 50, cpu="1", spec={"nodeSelector": {"team": "x"}})
+    )
     res = run(["check", f, "--rule", "PF601", "--format", "json", "--fail-on", "never"])
     (finding,) = json.loads(res.output)["findings"]
     assert finding["object"]["name"] == "win" and "kubernetes.io/os=windows" in finding["message"]
@@ -362,11 +459,16 @@ def test_pf601_names_the_workload_no_pool_can_run_and_never_the_unknown_ones(tmp
 
 # ---------------------------------------------------------------------------------- CLI ---
 
+
 def test_pack_pool_labels_and_taints_from_the_command_line(tmp_path):
     f = tmp_path / "apps.yaml"
-    f.write_text(deployment("train", 2, spec={"nodeSelector": {"gpu": "true"},
-                                               "tolerations": [{"key": "gpu", "operator": "Exists"}]})
-                 + "---\n" + deployment("web", 2))
+    f.write_text(
+        deployment(
+            "train", 2, spec={"nodeSelector": {"gpu": "true"}, "tolerations": [{"key": "gpu", "operator": "Exists"}]}
+        )
+        + "---\n"
+        + deployment("web", 2)
+    )
     args = ["pack", f, "--pool", "best-effort-large=2", "--pool", "gpu:best-effort-xlarge=1", "--time-budget", "1s"]
     res = run(args + ["--format", "json"])
     assert res.exit_code == 1  # the gpu label is described nowhere: train is unknown

@@ -19,9 +19,8 @@ ODD_FILES = {
     "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec: {containers: [{name: c}]}\n",
     "broken-late.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c}]}\n---\n"
     "apiVersion: v1\nkind: Pod\nmetadata: {name: [\n",
-    "bomb.yaml": "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True)
-    ),
+    "bomb.yaml": "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True)),
     "bad-utf8.yaml": b"apiVersion: v1\nkind: Pod\nmetadata: {name: \xff}\n",
     "anchors.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: an, labels: &l {app: an}}\n"
     "spec:\n  selector: {matchLabels: *l}\n  template:\n    metadata: {labels: *l}\n"
@@ -30,10 +29,21 @@ ODD_FILES = {
 
 
 def _report(d: Path, jobs: int, engine_workers: int = 1) -> str:
-    env = {"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin", "PODFIT_JOBS": str(jobs), "NO_COLOR": "1",
-           "PODFIT_EMBEDDED_WORKERS": str(engine_workers)}  # fmt: skip
-    p = subprocess.run([sys.executable, "-m", "podfit", "check", str(d), "--engine", "embedded", "--format", "json"],
-                       capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)  # fmt: skip
+    env = {
+        "PYTHONPATH": str(ROOT / "analyzer"),
+        "PATH": "/usr/bin:/bin",
+        "PODFIT_JOBS": str(jobs),
+        "NO_COLOR": "1",
+        "PODFIT_EMBEDDED_WORKERS": str(engine_workers),
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "podfit", "check", str(d), "--engine", "embedded", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert p.returncode in (0, 1), p.stderr
     return p.stdout
 
@@ -60,7 +70,12 @@ def test_worker_hands_over_fast_and_slow_documents():
     from podfit.loader import InputFile, LoaderLimits, _documents_from_worker, _worker_parse
     from podfit.yamlio import iter_documents
 
-    text = ODD_FILES["anchors.yaml"] + "---\n" + ODD_FILES["list.yaml"] + "---\nkind: ConfigMap\ndata:\n  a: 1.5\n  b: 1e3\n  c: 7\n"
+    text = (
+        ODD_FILES["anchors.yaml"]
+        + "---\n"
+        + ODD_FILES["list.yaml"]
+        + "---\nkind: ConfigMap\ndata:\n  a: 1.5\n  b: 1e3\n  c: 7\n"
+    )
     text += "---\nkind: ConfigMap\ndata:\n  2: &x two\n  true: *x\n"
     limits = LoaderLimits()
     [shipped] = _worker_parse([InputFile("f.yaml", text.encode())], limits)
@@ -71,7 +86,10 @@ def test_worker_hands_over_fast_and_slow_documents():
     assert [d.data for d in handed] == [d.data for d in serial]
     # types kept: a float, a YAML 1.1 string, an int, and keys that are no strings
     assert handed[2].data["data"] == {"a": 1.5, "b": "1e3", "c": 7}
-    assert handed[3].data["data"] == {2: "two", True: "two"} and [type(k) for k in handed[3].data["data"]] == [int, bool]
+    assert handed[3].data["data"] == {2: "two", True: "two"} and [type(k) for k in handed[3].data["data"]] == [
+        int,
+        bool,
+    ]
     for h, s in zip(handed, serial, strict=True):
         assert h.line == s.line
         assert h.lines.line(("metadata", "name"), -1) == s.lines.line(("metadata", "name"), -1)

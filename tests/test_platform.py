@@ -44,12 +44,16 @@ def test_errors_point_into_the_file():
         parse_platform(text.replace("count: 2", "count: -1"), "p.yaml")
     assert any(p.startswith("p.yaml:6: spec/nodePools/0/count") for p in e.value.problems)
     with pytest.raises(PlatformError) as e:
-        parse_platform("apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  hosts:\n    - {count: 1, sockets: 1, coresPerSocket: 8, baseMHz: 2000, memory: 1Gb}\n", "h.yaml")
+        parse_platform(
+            "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  hosts:\n    - {count: 1, sockets: 1, coresPerSocket: 8, baseMHz: 2000, memory: 1Gb}\n",
+            "h.yaml",
+        )
     assert e.value.problems[0].startswith("h.yaml:5: spec.hosts[0].memory")
 
 
 def test_custom_vm_class_overrides_default():
     p = parse_platform(
-        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  vmClasses:\n    - {name: best-effort-large, cpus: 6, memory: 24Gi}\n", "p"
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  vmClasses:\n    - {name: best-effort-large, cpus: 6, memory: 24Gi}\n",
+        "p",
     )
     assert p.vm_class("best-effort-large").cpus == 6 and p.vm_class("best-effort-small").cpus == 2

@@ -36,7 +36,9 @@ def test_platform_data_is_the_facts_podfit_check_uses(tmp_path):
     assert r.exit_code == 0, r.output
     document = json.loads(r.output)["podfit"]
     objects = load([InputFile(str(manifest), manifest.read_bytes())]).objects
-    assert document == json.loads(json.dumps(facts_data(build_facts(objects, DEFAULT_PLATFORM), {"PF104": {"tolerance-percent": 25}})))
+    assert document == json.loads(
+        json.dumps(facts_data(build_facts(objects, DEFAULT_PLATFORM), {"PF104": {"tolerance-percent": 25}}))
+    )
     assert document["options"] == {"PF104": {"tolerance-percent": 25}}
     assert document["namespaces"]  # the manifest's LimitRange gives its namespace container defaults
 
@@ -51,19 +53,27 @@ def test_tkc_in_paths_adds_node_pools():
 @pytest.mark.skipif(not CONFTEST.exists() and not shutil.which("conftest"), reason="conftest not built (make tools)")
 def test_plain_conftest_with_the_data_file_raises_pf202(tmp_path):
     data = tmp_path / "platform-data.json"
-    r = CliRunner().invoke(main, ["platform-data", "--platform", str(ROOT / "testdata/platforms/bare-metal-256.yaml"), "-o", str(data)])
+    r = CliRunner().invoke(
+        main, ["platform-data", "--platform", str(ROOT / "testdata/platforms/bare-metal-256.yaml"), "-o", str(data)]
+    )
     assert r.exit_code == 0
     fixture = str(ROOT / "testdata/PF202/fail_1500m_on_256_cpus.yaml")
     binary = str(CONFTEST) if CONFTEST.exists() else shutil.which("conftest")
 
     def rules(*extra):
         """(failures, warnings) as rule ids: podfit.lib.conftest's lines start with the rule id."""
-        p = subprocess.run([binary, "test", "--policy", str(ROOT / "policies"), "--all-namespaces", "-o", "json", *extra, fixture],
-                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        p = subprocess.run(
+            [binary, "test", "--policy", str(ROOT / "policies"), "--all-namespaces", "-o", "json", *extra, fixture],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert p.returncode in (0, 1), p.stdout + p.stderr
         results = json.loads(p.stdout)
-        return tuple({f["msg"].split(" ", 1)[0] for res in results for f in res.get(kind) or []}
-                     for kind in ("failures", "warnings"))  # fmt: skip
+        return tuple(
+            {f["msg"].split(" ", 1)[0] for res in results for f in res.get(kind) or []}
+            for kind in ("failures", "warnings")
+        )
 
     failures, warnings = rules("--data", str(data))
     assert "PF202" in warnings and "PF202" not in failures  # a warning: conftest's warn, not deny

@@ -10,11 +10,25 @@ from podfit.quantity import QuantityError, format_cpu, format_memory, parse_cpu,
 @pytest.mark.parametrize(
     "value, millicores",
     [
-        ("1.5", 1500), ("1500m", 1500), (1, 1000), (0.1, 100), ("0.1", 100), (".5", 500), ("2", 2000),
-        ("1e3", 1_000_000), ("1E-3", 1), ("100u", 1), ("1n", 1), ("0", 0), ("+2", 2000), ("2k", 2_000_000),
-        (1.5, 1500), ("250m", 250), ("1.0001", 1001),
+        ("1.5", 1500),
+        ("1500m", 1500),
+        (1, 1000),
+        (0.1, 100),
+        ("0.1", 100),
+        (".5", 500),
+        ("2", 2000),
+        ("1e3", 1_000_000),
+        ("1E-3", 1),
+        ("100u", 1),
+        ("1n", 1),
+        ("0", 0),
+        ("+2", 2000),
+        ("2k", 2_000_000),
+        (1.5, 1500),
+        ("250m", 250),
+        ("1.0001", 1001),
     ],
-)  # fmt: skip
+)
 def test_cpu_forms(value, millicores):
     assert parse_cpu(value) == millicores
 
@@ -22,20 +36,52 @@ def test_cpu_forms(value, millicores):
 @pytest.mark.parametrize(
     "value, nbytes",
     [
-        ("2Gi", 2 * 2**30), ("2G", 2 * 10**9), ("0.5Gi", 2**29), ("100Mi", 100 * 2**20), ("1Ki", 1024),
-        ("1e3", 1000), ("128974848", 128974848), ("129e6", 129_000_000), ("123Mi", 128974848),
-        ("1.5Ki", 1536), ("1Ei", 2**60), ("500m", 1), (1024, 1024),
+        ("2Gi", 2 * 2**30),
+        ("2G", 2 * 10**9),
+        ("0.5Gi", 2**29),
+        ("100Mi", 100 * 2**20),
+        ("1Ki", 1024),
+        ("1e3", 1000),
+        ("128974848", 128974848),
+        ("129e6", 129_000_000),
+        ("123Mi", 128974848),
+        ("1.5Ki", 1536),
+        ("1Ei", 2**60),
+        ("500m", 1),
+        (1024, 1024),
     ],
-)  # fmt: skip
+)
 def test_memory_forms(value, nbytes):
     assert parse_memory(value) == nbytes
 
 
 @pytest.mark.parametrize(
     "value",
-    ["", "abc", "1.5cores", "1 Gi", "-1", "-500m", "1e", "Gi", "1.2.3", "1gi", "1KiB", "nan", "inf", "1e999",
-     True, None, [1], {"a": 1}, float("nan"), float("inf"), "1" * 70, "1e30Gi"],
-)  # fmt: skip
+    [
+        "",
+        "abc",
+        "1.5cores",
+        "1 Gi",
+        "-1",
+        "-500m",
+        "1e",
+        "Gi",
+        "1.2.3",
+        "1gi",
+        "1KiB",
+        "nan",
+        "inf",
+        "1e999",
+        True,
+        None,
+        [1],
+        {"a": 1},
+        float("nan"),
+        float("inf"),
+        "1" * 70,
+        "1e30Gi",
+    ],
+)
 def test_invalid_quantities_raise_quantity_error(value):
     with pytest.raises(QuantityError):
         parse_quantity(value)

@@ -72,8 +72,13 @@ def test_conftest_lib_collects_every_rule_category():
 @pytest.mark.tools
 @pytest.mark.skipif(tool("opa") is None, reason="opa not built (make tools)")
 def test_opa_reads_the_same_metadata():
-    proc = subprocess.run([tool("opa"), "inspect", "-a", "--format", "json", str(POLICIES)],
-                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    proc = subprocess.run(
+        [tool("opa"), "inspect", "-a", "--format", "json", str(POLICIES)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     found = {}
     for a in json.loads(proc.stdout).get("annotations") or ():
         ann = a["annotations"]

@@ -22,21 +22,82 @@ QUERY = (
 
 
 def values() -> list:
-    fixed = ["1", "1.5", "1500m", "0.1", ".5", "1.", "1e3", "1E-3", "2Gi", "0.5Gi", "2G", "1n", "1u", "-1", "-0",
-             "+1", "1.5cores", "", " 2 ", "1e41", "1e40", "9223372036854775807", "9223372036854775808", "8Ei", "7Ei",
-             "1.0000000001", "0.0000000001", "123456789.123456789Mi", "3Ti", "00012", "1e-40", "abc", 1.5, 2, 0.1,
-             1e-05, 250000000, True, None, "5e-7", "1.23456789e+07", 12345678.9, "1" * 40,
-             # the fast path's edges (15 digits, the 10^18 guard, rounding up when digits are cut off)
-             "999999999999999", "999999999999999Ti", "99999Ti", "999999Ti", "123456789012345k", "12345678901234.5",
-             "0.004k", "250000u", "250001u", "100000000n", "1.000000000000001", "0.0001", "999999999999999m",
-             "9223372036854775Ki", "9007199254740993", "00", "0.", "0.000", "1.5Gi", "0.0625Gi", "5120Mi"]  # fmt: skip
+    fixed = [
+        "1",
+        "1.5",
+        "1500m",
+        "0.1",
+        ".5",
+        "1.",
+        "1e3",
+        "1E-3",
+        "2Gi",
+        "0.5Gi",
+        "2G",
+        "1n",
+        "1u",
+        "-1",
+        "-0",
+        "+1",
+        "1.5cores",
+        "",
+        " 2 ",
+        "1e41",
+        "1e40",
+        "9223372036854775807",
+        "9223372036854775808",
+        "8Ei",
+        "7Ei",
+        "1.0000000001",
+        "0.0000000001",
+        "123456789.123456789Mi",
+        "3Ti",
+        "00012",
+        "1e-40",
+        "abc",
+        1.5,
+        2,
+        0.1,
+        1e-05,
+        250000000,
+        True,
+        None,
+        "5e-7",
+        "1.23456789e+07",
+        12345678.9,
+        "1" * 40,
+        # the fast path's edges (15 digits, the 10^18 guard, rounding up when digits are cut off)
+        "999999999999999",
+        "999999999999999Ti",
+        "99999Ti",
+        "999999Ti",
+        "123456789012345k",
+        "12345678901234.5",
+        "0.004k",
+        "250000u",
+        "250001u",
+        "100000000n",
+        "1.000000000000001",
+        "0.0001",
+        "999999999999999m",
+        "9223372036854775Ki",
+        "9007199254740993",
+        "00",
+        "0.",
+        "0.000",
+        "1.5Gi",
+        "0.0625Gi",
+        "5120Mi",
+    ]
     rng = random.Random(7)
     for _ in range(300):
         num = rng.choice(["", "0", "1", "12", "999", "1024", "7", "000123"]) + rng.choice(
             ["", ".", ".5", ".123", ".0001", ".999999999"]
         )
         num = num if num not in ("", ".") else "3"
-        suffix = rng.choice(["", "m", "k", "M", "G", "T", "Ki", "Mi", "Gi", "Ti", "Pi", "n", "u", "e3", "e-2", "E+1", "Ei", "P", "E"])
+        suffix = rng.choice(
+            ["", "m", "k", "M", "G", "T", "Ki", "Mi", "Gi", "Ti", "Pi", "n", "u", "e3", "e-2", "E+1", "Ei", "P", "E"]
+        )
         fixed.append(num + suffix)
     return fixed
 
@@ -75,7 +136,12 @@ def test_embedded_engine_parses_like_python():
 @pytest.mark.skipif(tool("opa") is None, reason="opa not built (make tools)")
 def test_opa_parses_like_python():
     vals = values()
-    proc = subprocess.run([tool("opa"), "eval", "-f", "json", "--stdin-input", "-d", str(LIB), QUERY],
-                          input=json.dumps({"v": vals}), capture_output=True, text=True, check=True)  # fmt: skip
+    proc = subprocess.run(
+        [tool("opa"), "eval", "-f", "json", "--stdin-input", "-d", str(LIB), QUERY],
+        input=json.dumps({"v": vals}),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     got = pick(json.loads(proc.stdout)["result"][0]["bindings"]["x"], len(vals))
     assert got == expected(vals)

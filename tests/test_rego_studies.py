@@ -24,12 +24,16 @@ def app_server(cpu: str) -> dict:
     """The study's application server pod (Guaranteed) with a 100m logging sidecar."""
     res = lambda c, m: {"requests": {"cpu": c, "memory": m}, "limits": {"cpu": c, "memory": m}}  # noqa: E731
     return {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "appserver"},
-        "spec": {"containers": [
-            {"name": "tomcat", "image": "tomcat:9", "resources": res(cpu, "5Gi")},
-            {"name": "sidecar", "image": "log:1", "resources": res("100m", "64Mi")},
-        ]},
-    }  # fmt: skip
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "appserver"},
+        "spec": {
+            "containers": [
+                {"name": "tomcat", "image": "tomcat:9", "resources": res(cpu, "5Gi")},
+                {"name": "sidecar", "image": "log:1", "resources": res("100m", "64Mi")},
+            ]
+        },
+    }
 
 
 def rules(results, rule):
@@ -54,16 +58,32 @@ BARE_METAL = Platform(runtime="bare-metal", hosts=(HostGroup("metal", 1, 2, 64, 
 
 
 def limited(cpu: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tomcat"},
-            "spec": {"containers": [{"name": "tomcat", "image": "tomcat:9",
-                                     "resources": {"requests": {"cpu": cpu, "memory": "5Gi"}, "limits": {"cpu": cpu}}}]}}  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "tomcat"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "tomcat",
+                    "image": "tomcat:9",
+                    "resources": {"requests": {"cpu": cpu, "memory": "5Gi"}, "limits": {"cpu": cpu}},
+                }
+            ]
+        },
+    }
 
 
 def test_cfs_slices_on_256_cpus(engine):
     results = engine.evaluate([limited("1.5")], platform_data(BARE_METAL))
     assert [(r.rule, r.container) for r in results] == [("PF202", "tomcat")]
-    assert results[0].details == {"cpu_limit": 1500, "slices": 30, "node_logical_cpus": 256,
-                                  "period_us": 100000, "slice_us": 5000}  # fmt: skip
+    assert results[0].details == {
+        "cpu_limit": 1500,
+        "slices": 30,
+        "node_logical_cpus": 256,
+        "period_us": 100000,
+        "slice_us": 5000,
+    }
 
 
 def test_cfs_slices_on_4_vcpu_tkg_nodes(engine):
@@ -85,23 +105,44 @@ def test_static_cpu_manager_exempts_whole_cpus(engine):
 
 
 TKC_V1ALPHA1 = {
-    "apiVersion": "run.tanzu.vmware.com/v1alpha1", "kind": "TanzuKubernetesCluster", "metadata": {"name": "c1"},
-    "spec": {"topology": {"controlPlane": {"class": "best-effort-small", "count": 1},
-                          "workers": {"class": "CLASS", "count": 4}}},
-}  # fmt: skip
+    "apiVersion": "run.tanzu.vmware.com/v1alpha1",
+    "kind": "TanzuKubernetesCluster",
+    "metadata": {"name": "c1"},
+    "spec": {
+        "topology": {
+            "controlPlane": {"class": "best-effort-small", "count": 1},
+            "workers": {"class": "CLASS", "count": 4},
+        }
+    },
+}
 TKC_V1ALPHA3 = {
-    "apiVersion": "run.tanzu.vmware.com/v1alpha3", "kind": "TanzuKubernetesCluster", "metadata": {"name": "c3"},
-    "spec": {"topology": {"controlPlane": {"vmClass": "best-effort-small", "replicas": 1},
-                          "nodePools": [{"name": "np", "vmClass": "CLASS", "replicas": 4}]}},
-}  # fmt: skip
+    "apiVersion": "run.tanzu.vmware.com/v1alpha3",
+    "kind": "TanzuKubernetesCluster",
+    "metadata": {"name": "c3"},
+    "spec": {
+        "topology": {
+            "controlPlane": {"vmClass": "best-effort-small", "replicas": 1},
+            "nodePools": [{"name": "np", "vmClass": "CLASS", "replicas": 4}],
+        }
+    },
+}
 CAPI = {
-    "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "metadata": {"name": "capi"},
-    "spec": {"topology": {"class": "tanzukubernetescluster", "version": "v1.26.5",
-                          "controlPlane": {"replicas": 1,
-                                           "variables": {"overrides": [{"name": "vmClass", "value": "best-effort-small"}]}},
-                          "workers": {"machineDeployments": [{"class": "node-pool", "name": "md", "replicas": 4}]},
-                          "variables": [{"name": "vmClass", "value": "CLASS"}]}},
-}  # fmt: skip
+    "apiVersion": "cluster.x-k8s.io/v1beta1",
+    "kind": "Cluster",
+    "metadata": {"name": "capi"},
+    "spec": {
+        "topology": {
+            "class": "tanzukubernetescluster",
+            "version": "v1.26.5",
+            "controlPlane": {
+                "replicas": 1,
+                "variables": {"overrides": [{"name": "vmClass", "value": "best-effort-small"}]},
+            },
+            "workers": {"machineDeployments": [{"class": "node-pool", "name": "md", "replicas": 4}]},
+            "variables": [{"name": "vmClass", "value": "CLASS"}],
+        }
+    },
+}
 
 
 def with_class(doc: dict, cls: str) -> dict:

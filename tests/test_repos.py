@@ -174,10 +174,14 @@ def test_layout_on_platform(name: str, platform: str, monkeypatch: pytest.Monkey
     )
     expected_text = expected_path.read_text(encoding="utf-8")
     if json.loads(expected_text) != actual:
-        diff = "".join(difflib.unified_diff(
-            expected_text.splitlines(keepends=True), text.splitlines(keepends=True),
-            fromfile=f"expected/{platform}.json", tofile="podfit now",
-        ))  # fmt: skip
+        diff = "".join(
+            difflib.unified_diff(
+                expected_text.splitlines(keepends=True),
+                text.splitlines(keepends=True),
+                fromfile=f"expected/{platform}.json",
+                tofile="podfit now",
+            )
+        )
         pytest.fail(f"{name} on {platform}: the verdicts changed (PODFIT_UPDATE_EXPECTED=1 regenerates):\n{diff}")
 
 
@@ -198,8 +202,16 @@ def test_expected_files_match_the_platforms() -> None:
 def test_corpus_covers_the_layouts_it_promises() -> None:
     """The layouts the corpus exists for are all there (a renamed one must be renamed here too)."""
     assert {
-        "kustomize-app", "ingress-controller", "ingress-controller-clusters", "helm-chart", "kube-system",
-        "team-namespaces", "jobs-hooks", "microservices", "vsphere-pods", "examples-collection",
-    } <= set(layouts())  # fmt: skip
+        "kustomize-app",
+        "ingress-controller",
+        "ingress-controller-clusters",
+        "helm-chart",
+        "kube-system",
+        "team-namespaces",
+        "jobs-hooks",
+        "microservices",
+        "vsphere-pods",
+        "examples-collection",
+    } <= set(layouts())
     assert (REPOS / "ingress-controller-clusters" / ".podfit.yaml").is_file()
     assert not (REPOS / "ingress-controller" / ".podfit.yaml").exists()

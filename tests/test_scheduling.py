@@ -41,6 +41,7 @@ def answer(c: SchedulingConstraints, labels=WORKER, taints=(), described=DESCRIB
 
 # ----------------------------------------------------------------------------- pool labels ---
 
+
 def test_every_pool_has_the_well_known_labels():
     assert PLAIN["kubernetes.io/os"] == "linux" and PLAIN["kubernetes.io/arch"] == "amd64"
     assert PLAIN["node.kubernetes.io/instance-type"] == "best-effort-large"
@@ -59,12 +60,14 @@ def test_control_plane_pools_carry_the_role_label_and_taint():
     assert answer(NO_CONSTRAINTS, labels, taints) == NO
     tolerating = SchedulingConstraints(
         node_selector=(("node-role.kubernetes.io/control-plane", ""),),
-        tolerations=(Toleration("node-role.kubernetes.io/control-plane", "Exists", "", "NoSchedule"),))
+        tolerations=(Toleration("node-role.kubernetes.io/control-plane", "Exists", "", "NoSchedule"),),
+    )
     assert answer(tolerating, labels, taints) == FITS
     assert answer(tolerating, PLAIN) == NO  # the role label is well known: workers lack it
 
 
 # ---------------------------------------------------------------------------- nodeSelector ---
+
 
 def test_node_selector_os_linux_fits_every_pool():
     c = SchedulingConstraints(node_selector=(("kubernetes.io/os", "linux"),))
@@ -100,24 +103,28 @@ def test_hostname_is_matched_only_through_topology():
 
 # --------------------------------------------------------------------- required node affinity ---
 
-@pytest.mark.parametrize("req, on_worker, on_plain", [
-    (Requirement("gpu", "In", ("true", "yes")), FITS, NO),
-    (Requirement("gpu", "In", ("no",)), NO, NO),
-    (Requirement("gpu", "NotIn", ("true",)), NO, FITS),
-    (Requirement("gpu", "NotIn", ("no",)), FITS, FITS),
-    (Requirement("gpu", "Exists"), FITS, NO),
-    (Requirement("gpu", "DoesNotExist"), NO, FITS),
-    (Requirement("cores", "Gt", ("4",)), FITS, NO),
-    (Requirement("cores", "Gt", ("8",)), NO, NO),
-    (Requirement("cores", "Lt", ("16",)), FITS, NO),
-    (Requirement("cores", "Lt", ("8",)), NO, NO),
-    (Requirement("kubernetes.io/arch", "In", ("amd64", "arm64")), FITS, FITS),
-    (Requirement("kubernetes.io/os", "NotIn", ("windows",)), FITS, FITS),
-    (Requirement("node.kubernetes.io/instance-type", "In", ("best-effort-xlarge",)), NO, NO),
-    (Requirement("team", "In", ("a",)), UNKNOWN, UNKNOWN),
-    (Requirement("team", "DoesNotExist"), UNKNOWN, UNKNOWN),
-    (Requirement("gpu", "Gt", ("not-a-number",)), UNKNOWN, UNKNOWN),
-])
+
+@pytest.mark.parametrize(
+    "req, on_worker, on_plain",
+    [
+        (Requirement("gpu", "In", ("true", "yes")), FITS, NO),
+        (Requirement("gpu", "In", ("no",)), NO, NO),
+        (Requirement("gpu", "NotIn", ("true",)), NO, FITS),
+        (Requirement("gpu", "NotIn", ("no",)), FITS, FITS),
+        (Requirement("gpu", "Exists"), FITS, NO),
+        (Requirement("gpu", "DoesNotExist"), NO, FITS),
+        (Requirement("cores", "Gt", ("4",)), FITS, NO),
+        (Requirement("cores", "Gt", ("8",)), NO, NO),
+        (Requirement("cores", "Lt", ("16",)), FITS, NO),
+        (Requirement("cores", "Lt", ("8",)), NO, NO),
+        (Requirement("kubernetes.io/arch", "In", ("amd64", "arm64")), FITS, FITS),
+        (Requirement("kubernetes.io/os", "NotIn", ("windows",)), FITS, FITS),
+        (Requirement("node.kubernetes.io/instance-type", "In", ("best-effort-xlarge",)), NO, NO),
+        (Requirement("team", "In", ("a",)), UNKNOWN, UNKNOWN),
+        (Requirement("team", "DoesNotExist"), UNKNOWN, UNKNOWN),
+        (Requirement("gpu", "Gt", ("not-a-number",)), UNKNOWN, UNKNOWN),
+    ],
+)
 def test_node_affinity_operators(req, on_worker, on_plain):
     assert answer(affinity(req), WORKER) == on_worker
     assert answer(affinity(req), PLAIN) == on_plain
@@ -164,16 +171,19 @@ def test_taint_effects(effect, blocks):
         assert "dedicated=db:" + effect in d.reason and not d.tolerated
 
 
-@pytest.mark.parametrize("tol, ok", [
-    (Toleration("dedicated", "Equal", "db", "NoSchedule"), True),
-    (Toleration("dedicated", "", "db", ""), True),  # operator defaults to Equal; empty effect: all
-    (Toleration("dedicated", "Equal", "web", "NoSchedule"), False),
-    (Toleration("dedicated", "Exists", "", "NoSchedule"), True),
-    (Toleration("dedicated", "Exists", "", "NoExecute"), False),  # other effect
-    (Toleration("other", "Exists"), False),
-    (Toleration("", "Exists"), True),  # empty key with Exists tolerates every taint
-    (Toleration("", "Exists", "", "NoExecute"), False),
-])
+@pytest.mark.parametrize(
+    "tol, ok",
+    [
+        (Toleration("dedicated", "Equal", "db", "NoSchedule"), True),
+        (Toleration("dedicated", "", "db", ""), True),  # operator defaults to Equal; empty effect: all
+        (Toleration("dedicated", "Equal", "web", "NoSchedule"), False),
+        (Toleration("dedicated", "Exists", "", "NoSchedule"), True),
+        (Toleration("dedicated", "Exists", "", "NoExecute"), False),  # other effect
+        (Toleration("other", "Exists"), False),
+        (Toleration("", "Exists"), True),  # empty key with Exists tolerates every taint
+        (Toleration("", "Exists", "", "NoExecute"), False),
+    ],
+)
 def test_tolerations(tol, ok):
     assert tol.tolerates(DB) is ok
     assert answer(SchedulingConstraints(tolerations=(tol,)), PLAIN, [DB]) == (FITS if ok else NO)
@@ -205,18 +215,22 @@ def test_daemonsets_get_the_controllers_tolerations():
 
 # --------------------------------------------------------------------------- pod selectors ---
 
-@pytest.mark.parametrize("sel, ok", [
-    (LabelSelector((("app", "api"),)), True),
-    (LabelSelector((("app", "web"),)), False),
-    (LabelSelector((), (Requirement("app", "In", ("api", "web")),)), True),
-    (LabelSelector((), (Requirement("app", "NotIn", ("api",)),)), False),
-    (LabelSelector((), (Requirement("tier", "NotIn", ("x",)),)), True),  # key absent
-    (LabelSelector((), (Requirement("app", "Exists"),)), True),
-    (LabelSelector((), (Requirement("tier", "Exists"),)), False),
-    (LabelSelector((), (Requirement("tier", "DoesNotExist"),)), True),
-    (LabelSelector((("app", "api"),), (Requirement("tier", "Exists"),)), False),  # ANDed
-    (LabelSelector(), True),  # {} selects every pod
-])
+
+@pytest.mark.parametrize(
+    "sel, ok",
+    [
+        (LabelSelector((("app", "api"),)), True),
+        (LabelSelector((("app", "web"),)), False),
+        (LabelSelector((), (Requirement("app", "In", ("api", "web")),)), True),
+        (LabelSelector((), (Requirement("app", "NotIn", ("api",)),)), False),
+        (LabelSelector((), (Requirement("tier", "NotIn", ("x",)),)), True),  # key absent
+        (LabelSelector((), (Requirement("app", "Exists"),)), True),
+        (LabelSelector((), (Requirement("tier", "Exists"),)), False),
+        (LabelSelector((), (Requirement("tier", "DoesNotExist"),)), True),
+        (LabelSelector((("app", "api"),), (Requirement("tier", "Exists"),)), False),  # ANDed
+        (LabelSelector(), True),  # {} selects every pod
+    ],
+)
 def test_label_selectors(sel, ok):
     assert sel.matches({"app": "api", "team": "a"}) is ok
 
@@ -245,29 +259,51 @@ def test_pod_affinity_term_namespaces_and_match_label_keys():
 
 # ---------------------------------------------------------------------------------- parsing ---
 
+
 def test_constraints_from_spec_reads_every_part():
     spec = {
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"}],
         "affinity": {
-            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["true"]}]},
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
-            ]}},
-            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"topologyKey": HOSTNAME, "labelSelector": {
-                    "matchLabels": {"app": "api"},
-                    "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]}},
-                {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"app": "api"}}},
-            ]},
-            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"topologyKey": HOSTNAME, "labelSelector": {"matchLabels": {"app": "cache"}}}]},
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["true"]}]},
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
+                    ]
+                }
+            },
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "topologyKey": HOSTNAME,
+                        "labelSelector": {
+                            "matchLabels": {"app": "api"},
+                            "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}],
+                        },
+                    },
+                    {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"app": "api"}}},
+                ]
+            },
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": HOSTNAME, "labelSelector": {"matchLabels": {"app": "cache"}}}
+                ]
+            },
         },
         "topologySpreadConstraints": [
-            {"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule",
-             "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api"]}]}},
-            {"maxSkew": 2, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway",
-             "labelSelector": {"matchLabels": {"app": "api"}}},
+            {
+                "maxSkew": 1,
+                "topologyKey": HOSTNAME,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api"]}]},
+            },
+            {
+                "maxSkew": 2,
+                "topologyKey": HOSTNAME,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "api"}},
+            },
             {"maxSkew": 0, "topologyKey": HOSTNAME},  # invalid: left out
         ],
     }
@@ -289,9 +325,19 @@ def test_constraints_from_spec_reads_every_part():
 
 
 def test_constraints_from_malformed_spec_do_not_raise():
-    spec = {"nodeSelector": ["x"], "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": ["x", {"matchExpressions": "y"}]}}, "podAntiAffinity": "z"},
-        "tolerations": {"a": 1}, "topologySpreadConstraints": [{"maxSkew": "1"}]}
+    spec = {
+        "nodeSelector": ["x"],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": ["x", {"matchExpressions": "y"}]
+                }
+            },
+            "podAntiAffinity": "z",
+        },
+        "tolerations": {"a": 1},
+        "topologySpreadConstraints": [{"maxSkew": "1"}],
+    }
     c = constraints_from_spec(spec)
     assert c.node_selector == () and c.node_affinity == (NodeSelectorTerm(),) and c.tolerations == ()
 
@@ -301,22 +347,39 @@ def test_constraints_from_malformed_spec_do_not_raise():
 KEYS = ("gpu", "team", "kubernetes.io/os", "cores")
 VALUES = ("true", "a", "linux", "1", "8", "x")
 requirements = st.one_of(
-    st.builds(Requirement, st.sampled_from(KEYS), st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
-              st.lists(st.sampled_from(VALUES), min_size=1, max_size=2).map(tuple)),
-    st.builds(Requirement, st.sampled_from(KEYS), st.sampled_from(("Gt", "Lt")),
-              st.sampled_from(("1", "8")).map(lambda v: (v,))))
+    st.builds(
+        Requirement,
+        st.sampled_from(KEYS),
+        st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
+        st.lists(st.sampled_from(VALUES), min_size=1, max_size=2).map(tuple),
+    ),
+    st.builds(
+        Requirement,
+        st.sampled_from(KEYS),
+        st.sampled_from(("Gt", "Lt")),
+        st.sampled_from(("1", "8")).map(lambda v: (v,)),
+    ),
+)
 constraints = st.builds(
     SchedulingConstraints,
     node_selector=st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2).map(
-        lambda d: tuple(sorted(d.items()))),
-    node_affinity=st.one_of(st.none(), st.lists(st.builds(
-        NodeSelectorTerm, st.lists(requirements, min_size=1, max_size=3).map(tuple)), min_size=1, max_size=3).map(tuple)),
+        lambda d: tuple(sorted(d.items()))
+    ),
+    node_affinity=st.one_of(
+        st.none(),
+        st.lists(
+            st.builds(NodeSelectorTerm, st.lists(requirements, min_size=1, max_size=3).map(tuple)),
+            min_size=1,
+            max_size=3,
+        ).map(tuple),
+    ),
 )
 label_sets = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=4)
 
 
 def _two_valued(c: SchedulingConstraints, labels: dict[str, str]) -> bool:
     """Kubernetes' own evaluation, on a node whose labels are all known."""
+
     def req(r: Requirement) -> bool:
         if r.operator in ("Gt", "Lt"):
             try:
@@ -325,6 +388,7 @@ def _two_valued(c: SchedulingConstraints, labels: dict[str, str]) -> bool:
                 return False
             return a > b if r.operator == "Gt" else a < b
         return LabelSelector((), (r,)).matches(labels)
+
     ok = all(labels.get(k) == v and k in labels for k, v in c.node_selector)
     if c.node_affinity is not None:
         ok = ok and any(t.match_expressions and all(req(r) for r in t.match_expressions) for t in c.node_affinity)
@@ -347,11 +411,26 @@ def test_a_decided_answer_holds_whatever_the_undescribed_labels_are(c, labels, e
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.builds(Toleration, st.sampled_from(("", "a", "b")), st.sampled_from(("Equal", "Exists")),
-                          st.sampled_from(("", "x")), st.sampled_from(("", "NoSchedule", "NoExecute")))),
-       st.lists(st.builds(Taint, st.sampled_from(("a", "b")), st.sampled_from(("", "x")),
-                          st.sampled_from(("NoSchedule", "NoExecute", "PreferNoSchedule")))),
-       st.builds(Toleration, st.sampled_from(("", "a")), st.sampled_from(("Equal", "Exists"))))
+@given(
+    st.lists(
+        st.builds(
+            Toleration,
+            st.sampled_from(("", "a", "b")),
+            st.sampled_from(("Equal", "Exists")),
+            st.sampled_from(("", "x")),
+            st.sampled_from(("", "NoSchedule", "NoExecute")),
+        )
+    ),
+    st.lists(
+        st.builds(
+            Taint,
+            st.sampled_from(("a", "b")),
+            st.sampled_from(("", "x")),
+            st.sampled_from(("NoSchedule", "NoExecute", "PreferNoSchedule")),
+        )
+    ),
+    st.builds(Toleration, st.sampled_from(("", "a")), st.sampled_from(("Equal", "Exists"))),
+)
 def test_adding_a_toleration_never_turns_fits_into_no(tols, taints, more):
     before = decide(SchedulingConstraints(tolerations=tuple(tols)), PLAIN, taints).answer
     after = decide(SchedulingConstraints(tolerations=tuple(tols) + (more,)), PLAIN, taints).answer

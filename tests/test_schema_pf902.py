@@ -129,7 +129,10 @@ def test_schema_file_names_follow_kubeconform():
     assert schema_file_name("apps/v1", "Deployment") == "deployment-apps-v1.json"
     assert schema_file_name("v1", "Pod") == "pod-v1.json"
     assert schema_file_name("rbac.authorization.k8s.io/v1", "ClusterRole") == "clusterrole-rbac-v1.json"
-    assert schema_file_name("run.tanzu.vmware.com/v1alpha3", "TanzuKubernetesCluster") == "tanzukubernetescluster-run-v1alpha3.json"
+    assert (
+        schema_file_name("run.tanzu.vmware.com/v1alpha3", "TanzuKubernetesCluster")
+        == "tanzukubernetescluster-run-v1alpha3.json"
+    )
 
 
 def test_crd_schemas_are_valid_2020_12_and_cover_examples():
@@ -145,32 +148,59 @@ def test_crd_schemas_are_valid_2020_12_and_cover_examples():
 
 EXPECTED = {
     "fail_misspelt_requests.yaml": [
-        (18, "fails the apps/v1 Deployment schema (Kubernetes {v}): "
-             "spec.template.spec.containers[0].resources.request: unknown field 'request'"),
+        (
+            18,
+            "fails the apps/v1 Deployment schema (Kubernetes {v}): "
+            "spec.template.spec.containers[0].resources.request: unknown field 'request'",
+        ),
     ],
     "fail_tanzu_cluster.yaml": [
-        (9, "fails the run.tanzu.vmware.com/v1alpha3 TanzuKubernetesCluster schema: "
-            "spec.topology.nodePools[0]: 'name' is a required property"),
-        (9, "fails the run.tanzu.vmware.com/v1alpha3 TanzuKubernetesCluster schema: "
-            'spec.topology.nodePools[0].replicas: "four" is not of type integer'),
+        (
+            9,
+            "fails the run.tanzu.vmware.com/v1alpha3 TanzuKubernetesCluster schema: "
+            "spec.topology.nodePools[0]: 'name' is a required property",
+        ),
+        (
+            9,
+            "fails the run.tanzu.vmware.com/v1alpha3 TanzuKubernetesCluster schema: "
+            'spec.topology.nodePools[0].replicas: "four" is not of type integer',
+        ),
     ],
     "fail_wrong_types.yaml": [
         (6, 'fails the apps/v1 StatefulSet schema (Kubernetes {v}): spec.replicas: "3" is not of type integer or null'),
-        (15, "fails the apps/v1 StatefulSet schema (Kubernetes {v}): "
-             "spec.template.spec.containers[0]: 'name' is a required property"),
+        (
+            15,
+            "fails the apps/v1 StatefulSet schema (Kubernetes {v}): "
+            "spec.template.spec.containers[0]: 'name' is a required property",
+        ),
     ],
     "fail_negative_counts.yaml": [
-        (7, "fails the API server's validation of apps/v1 Deployment: "
-            "spec.replicas: invalid value -2: must be greater than or equal to 0"),
-        (23, "fails the apps/v1 StatefulSet schema (Kubernetes {v}): spec.replicas: 1.5 is not of type integer or null"),
-        (40, "fails the API server's validation of batch/v1 Job: "
-             "spec.parallelism: invalid value -1: must be greater than or equal to 0"),
-        (41, "fails the API server's validation of batch/v1 Job: "
-             "spec.completions: invalid value -3: must be greater than or equal to 0"),
-        (57, "fails the API server's validation of batch/v1 CronJob: "
-             "spec.jobTemplate.spec.parallelism: invalid value -4: must be greater than or equal to 0"),
+        (
+            7,
+            "fails the API server's validation of apps/v1 Deployment: "
+            "spec.replicas: invalid value -2: must be greater than or equal to 0",
+        ),
+        (
+            23,
+            "fails the apps/v1 StatefulSet schema (Kubernetes {v}): spec.replicas: 1.5 is not of type integer or null",
+        ),
+        (
+            40,
+            "fails the API server's validation of batch/v1 Job: "
+            "spec.parallelism: invalid value -1: must be greater than or equal to 0",
+        ),
+        (
+            41,
+            "fails the API server's validation of batch/v1 Job: "
+            "spec.completions: invalid value -3: must be greater than or equal to 0",
+        ),
+        (
+            57,
+            "fails the API server's validation of batch/v1 CronJob: "
+            "spec.jobTemplate.spec.parallelism: invalid value -4: must be greater than or equal to 0",
+        ),
     ],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -262,9 +292,11 @@ def test_negative_counts_are_rejected_as_the_api_server_does(api, kind, path):
 def test_negative_and_fractional_replicas_fail_pf902_at_their_line(tmp_path):
     f = tmp_path / "deploy.yaml"
     for value, check in (("-2", "api-server"), ("1.5", "schema"), ("'2'", "schema")):
-        f.write_text(f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  replicas: {value}\n"
-                     "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
-                     "    spec:\n      containers: [{name: web, image: web:1}]\n")  # fmt: skip
+        f.write_text(
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  replicas: {value}\n"
+            "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+            "    spec:\n      containers: [{name: web, image: web:1}]\n"
+        )
         code, report = check_json([str(f)])
         ((finding),) = report["findings"]
         assert code == 1 and finding["line"] == 5 and finding["details"]["check"] == check, finding
@@ -395,8 +427,11 @@ def testdata_manifests() -> list[str]:
     and so is the regression corpus testdata/repos/, whose charts and kustomize inputs are not
     manifests on purpose."""
     skip = [ROOT / "testdata" / d for d in ("repos", *INPUT_FIXTURES)]
-    return sorted(str(p) for p in (ROOT / "testdata").rglob("*.y*ml")
-                  if p.name not in (".podfit.yaml", ".podfit.yml") and not any(d in p.parents for d in skip))
+    return sorted(
+        str(p)
+        for p in (ROOT / "testdata").rglob("*.y*ml")
+        if p.name not in (".podfit.yaml", ".podfit.yml") and not any(d in p.parents for d in skip)
+    )
 
 
 @pytest.mark.tools
@@ -413,7 +448,10 @@ def test_kubeconform_and_inprocess_agree_on_testdata(schema_tree, strict):
     theirs = _kubeconform_invalid(resources)
     assert ours == theirs
     names = {(p.name, k) for p, k, _ in ours}
-    assert ("fail_wrong_types.yaml", "StatefulSet") in names and ("fail_tanzu_cluster.yaml", "TanzuKubernetesCluster") in names
+    assert ("fail_wrong_types.yaml", "StatefulSet") in names and (
+        "fail_tanzu_cluster.yaml",
+        "TanzuKubernetesCluster",
+    ) in names
     assert (("fail_misspelt_requests.yaml", "Deployment") in names) is strict
 
 
@@ -443,10 +481,13 @@ def test_kubeconform_runs_without_network(schema_tree):
     if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
         pytest.skip("cannot create a network namespace here")
     t0 = time.monotonic()
-    resources = run_kubeconform(kc, testdata_manifests(), schema_tree, shipped_versions()[-1],
-                                timeout=60, wrapper=["unshare", "-n"])  # fmt: skip
+    resources = run_kubeconform(
+        kc, testdata_manifests(), schema_tree, shipped_versions()[-1], timeout=60, wrapper=["unshare", "-n"]
+    )
     assert time.monotonic() - t0 < 60
-    assert len(resources) > 20 and all(r["status"] in ("statusValid", "statusInvalid", "statusSkipped") for r in resources)
+    assert len(resources) > 20 and all(
+        r["status"] in ("statusValid", "statusInvalid", "statusSkipped") for r in resources
+    )
     assert _kubeconform_invalid(resources)
 
 
@@ -461,8 +502,12 @@ def test_the_network_namespace_really_has_no_network(tmp_path):
     kc = tool("kubeconform")
     if kc is None or not _can_unshare():
         pytest.skip("kubeconform not built, or no network namespaces here")
-    p = subprocess.run(["unshare", "-n", kc, "-output", "json", str(FIXTURES / "pass_workloads.yaml")],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    p = subprocess.run(
+        ["unshare", "-n", kc, "-output", "json", str(FIXTURES / "pass_workloads.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     resources = json.loads(p.stdout)["resources"]
     assert p.returncode != 0 and resources
     assert all(r["status"] == "statusError" and "downloading schema" in r["msg"] for r in resources)
@@ -470,7 +515,9 @@ def test_the_network_namespace_really_has_no_network(tmp_path):
 
 def test_missing_local_tree_is_an_error_not_a_silent_pass(tmp_path):
     with pytest.raises(SchemaError, match="no schemas at"):
-        run_kubeconform("kubeconform", [str(FIXTURES / "pass_workloads.yaml")], tmp_path / "nothing", shipped_versions()[-1])
+        run_kubeconform(
+            "kubeconform", [str(FIXTURES / "pass_workloads.yaml")], tmp_path / "nothing", shipped_versions()[-1]
+        )
 
 
 NO_NET = r"""
@@ -495,8 +542,13 @@ except SystemExit as e:
 
 def test_inprocess_validation_runs_with_sockets_disabled():
     """A fresh interpreter whose socket module refuses every use: PF902 still finds every fixture's error."""
-    p = subprocess.run([sys.executable, "-c", NO_NET, str(FIXTURES)], capture_output=True, text=True,
-                       timeout=120, env={"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-c", NO_NET, str(FIXTURES)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT / "analyzer"), "PATH": "/usr/bin:/bin"},
+    )
     assert "exit=1" in p.stderr, p.stderr
     report = json.loads(p.stdout)
     files = {Path(f["file"]).name for f in report["findings"]}

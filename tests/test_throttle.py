@@ -225,8 +225,16 @@ def test_cli_json_fields():
     res = run("--limit", "1500m", "--cpus", "4", "--threads", "8", "--seconds", "1", "--format", "json")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    for key in ("nr_periods", "nr_throttled", "throttled_time_s", "cpu_used_s", "quota_s",
-                "burst_delay_p50_ms", "burst_delay_p99_ms", "score"):
+    for key in (
+        "nr_periods",
+        "nr_throttled",
+        "throttled_time_s",
+        "cpu_used_s",
+        "quota_s",
+        "burst_delay_p50_ms",
+        "burst_delay_p99_ms",
+        "score",
+    ):
         assert key in doc
     assert doc["nr_periods"] == 10
     assert doc["quota_s"] == pytest.approx(1.5)
@@ -258,15 +266,18 @@ def test_cli_cpu_manager_has_nothing_to_throttle():
 
 
 def test_cli_cpu_manager_fractional_limit_stays_on_quota():
-    res = CliRunner().invoke(command, ["--limit", "1500m", "--cpus", "64", "--cpu-manager", "--seconds", "1",
-                                       "--format", "json"])
+    res = CliRunner().invoke(
+        command, ["--limit", "1500m", "--cpus", "64", "--cpu-manager", "--seconds", "1", "--format", "json"]
+    )
     assert res.exit_code == 0
     doc = json.loads(res.stdout)
     assert doc["cpu_manager"] is False and doc["nr_throttled"] > 0
 
 
-@pytest.mark.parametrize("args", [["--cpus", "4"], ["--limit", "abc", "--cpus", "4"], ["--limit", "1", "--cpus", "4",
-                                                                                      "--period", "100 parsecs"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--cpus", "4"], ["--limit", "abc", "--cpus", "4"], ["--limit", "1", "--cpus", "4", "--period", "100 parsecs"]],
+)
 def test_cli_usage_errors(args):
     res = CliRunner().invoke(command, args)
     assert res.exit_code == 2

@@ -44,8 +44,9 @@ def exe():
 
 
 # Two seconds each keeps the whole file near 10 s; the full table (3 s each) is in docs/throttling.md.
-CASES = [c for c in cal.CONFIGS if c.name in ("50ms/1 busy", "100ms/2 busy", "100ms/4 busy", "150ms/3 busy",
-                                                 "50ms/8 bursty")]
+CASES = [
+    c for c in cal.CONFIGS if c.name in ("50ms/1 busy", "100ms/2 busy", "100ms/4 busy", "150ms/3 busy", "50ms/8 bursty")
+]
 
 
 @pytest.mark.parametrize("cfg", CASES, ids=[c.name for c in CASES])

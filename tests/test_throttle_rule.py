@@ -75,8 +75,19 @@ def test_misspelt_option_is_refused_with_the_valid_names(tmp_path):
     """Options are declared (OPTIONS) and checked: an unknown name is exit 2 naming the valid ones."""
     cfg = tmp_path / ".podfit.yaml"
     cfg.write_text("thresholds:\n  PF203:\n    default_threads: 2\n")
-    res = CliRunner().invoke(main, ["check", "--rule", "PF203", "--platform", str(PLATFORM), "--config", str(cfg),
-                                    str(FIXTURES / "fail_study_tomcat.yaml")])  # fmt: skip
+    res = CliRunner().invoke(
+        main,
+        [
+            "check",
+            "--rule",
+            "PF203",
+            "--platform",
+            str(PLATFORM),
+            "--config",
+            str(cfg),
+            str(FIXTURES / "fail_study_tomcat.yaml"),
+        ],
+    )
     assert res.exit_code == 2, res.output
     assert f"{cfg}:3:" in res.output and "default_threads" in res.output
     assert "score, default-threads, seconds" in res.output

@@ -55,12 +55,26 @@ def pod(*containers: Container, inits: tuple[Container, ...] = ()) -> PodSpec:
     return PodSpec(containers=tuple(containers), init_containers=inits)
 
 
-def hosts_platform(count: int, sockets: int, cores: int, base_mhz: int, memory: int = 512 * GiB,
-                   ha: HAPolicy = HAPolicy(), pools=(), runtime: str = "tkg", **kw) -> Platform:
+def hosts_platform(
+    count: int,
+    sockets: int,
+    cores: int,
+    base_mhz: int,
+    memory: int = 512 * GiB,
+    ha: HAPolicy = HAPolicy(),
+    pools=(),
+    runtime: str = "tkg",
+    **kw,
+) -> Platform:
     return Platform(
-        name="t", source="t.yaml", is_default=False, runtime=runtime,
-        hosts=(HostGroup("esxi", count, sockets, cores, 2, base_mhz, memory, **kw),), ha=ha, node_pools=tuple(pools),
-    )  # fmt: skip
+        name="t",
+        source="t.yaml",
+        is_default=False,
+        runtime=runtime,
+        hosts=(HostGroup("esxi", count, sockets, cores, 2, base_mhz, memory, **kw),),
+        ha=ha,
+        node_pools=tuple(pools),
+    )
 
 
 def tkc(name: str, workers: int, worker_class: str, cp_class: str = "best-effort-small", cp: int = 1) -> str:
@@ -197,10 +211,13 @@ def test_four_16_vcpu_clusters_on_32_cores_is_200_percent_and_only_two_guarantee
 
 
 def test_ha_reserves_the_n_largest_hosts_per_resource():
-    p = Platform(hosts=(
-        HostGroup("big", 1, 2, 20, 2, 3000, 256 * GiB),  # 120,000 MHz, 256 GiB
-        HostGroup("small", 3, 2, 10, 2, 2000, 512 * GiB),  # 40,000 MHz, 512 GiB each
-    ), ha=HAPolicy(host_failures_tolerated=1))  # fmt: skip
+    p = Platform(
+        hosts=(
+            HostGroup("big", 1, 2, 20, 2, 3000, 256 * GiB),  # 120,000 MHz, 256 GiB
+            HostGroup("small", 3, 2, 10, 2, 2000, 512 * GiB),  # 40,000 MHz, 512 GiB each
+        ),
+        ha=HAPolicy(host_failures_tolerated=1),
+    )
     cap = capacity(p)
     assert cap.cpu_total_mhz == 240_000 and cap.cpu_ha_reserved_mhz == 120_000
     assert cap.memory_ha_reserved_bytes == 512 * GiB  # the largest by memory is another host
@@ -220,10 +237,12 @@ def test_ha_percentages_round_the_reservation_up():
 
 
 def test_dedicated_failover_hosts_are_removed_from_capacity_and_placement():
-    p = Platform(hosts=(
-        HostGroup("run", 2, 1, 16, 2, 2000, 256 * GiB),
-        HostGroup("spare", 1, 1, 16, 2, 2000, 256 * GiB, dedicated_failover=True),
-    ))  # fmt: skip
+    p = Platform(
+        hosts=(
+            HostGroup("run", 2, 1, 16, 2, 2000, 256 * GiB),
+            HostGroup("spare", 1, 1, 16, 2, 2000, 256 * GiB, dedicated_failover=True),
+        )
+    )
     cap = capacity(p)
     assert (cap.cpu_total_mhz, cap.cpu_ha_reserved_mhz, cap.cpu_available_mhz) == (96_000, 32_000, 64_000)
     assert cap.physical_cores == 32
@@ -237,8 +256,11 @@ def test_dedicated_failover_hosts_are_removed_from_capacity_and_placement():
 
 
 def test_guaranteed_classes_reserve_everything_best_effort_nothing_control_planes_counted():
-    objs = objects_of(tkc("a", 3, "guaranteed-large", cp_class="guaranteed-small", cp=3) + "---\n"
-                      + tkc("b", 5, "best-effort-2xlarge"))  # fmt: skip
+    objs = objects_of(
+        tkc("a", 3, "guaranteed-large", cp_class="guaranteed-small", cp=3)
+        + "---\n"
+        + tkc("b", 5, "best-effort-2xlarge")
+    )
     vms = reservations_of(objs, (), DEFAULT_PLATFORM)
     r = analyze_capacity(vms, DEFAULT_PLATFORM, placement=False)
     assert r.cpu_reserved_mhz == (3 * 4 + 3 * 2) * 2300
@@ -317,10 +339,20 @@ def test_what_sized_the_crx():
     assert (s.cpu_from, s.memory_from, s.memory_limits_bytes, s.memory_cap_bytes) == ("none", "none", None, None)
     s = crx_size(pod(container(cpu_req=2000, mem_req=GiB)), 2600)
     assert (s.cpu_from, s.memory_from, s.memory_capped) == ("requests", "requests", False)
-    s = crx_size(pod(container(cpu_req=500, cpu_lim=1000, mem_req=GiB, mem_lim=8 * GiB),
-                     container("b", cpu_req=500, cpu_lim=1000, mem_req=GiB, mem_lim=8 * GiB)), 2600)  # fmt: skip
+    s = crx_size(
+        pod(
+            container(cpu_req=500, cpu_lim=1000, mem_req=GiB, mem_lim=8 * GiB),
+            container("b", cpu_req=500, cpu_lim=1000, mem_req=GiB, mem_lim=8 * GiB),
+        ),
+        2600,
+    )
     assert (s.cpu_from, s.memory_from) == ("limits", "limits")
-    assert (s.memory_limits_bytes, s.memory_cap_bytes, s.memory_bytes, s.memory_capped) == (16 * GiB, 8 * GiB, 8 * GiB, True)
+    assert (s.memory_limits_bytes, s.memory_cap_bytes, s.memory_bytes, s.memory_capped) == (
+        16 * GiB,
+        8 * GiB,
+        8 * GiB,
+        True,
+    )
     assert "capped" in s.why["memory_bytes"]
 
 
@@ -375,8 +407,12 @@ def test_what_if_replicas_stop_at_drs_before_ha():
 
 def test_critical_from_platform_or_cluster_annotation():
     plain = objects_of(tkc("a", 1, "best-effort-small"))
-    marked = objects_of(tkc("a", 1, "best-effort-small").replace(
-        "metadata: {name: a, namespace: ns}", "metadata: {name: a, namespace: ns, annotations: {podfit.io/critical: 'true'}}"))  # fmt: skip
+    marked = objects_of(
+        tkc("a", 1, "best-effort-small").replace(
+            "metadata: {name: a, namespace: ns}",
+            "metadata: {name: a, namespace: ns, annotations: {podfit.io/critical: 'true'}}",
+        )
+    )
     assert not critical_workloads(DEFAULT_PLATFORM, plain)
     assert critical_workloads(DEFAULT_PLATFORM, marked)
     assert critical_workloads(replace(DEFAULT_PLATFORM, critical=True), plain)
@@ -400,7 +436,9 @@ def test_loadbalancers_grouped_per_namespace_on_supervisor_and_per_cluster_on_tk
     sup = replace(DEFAULT_PLATFORM, name="sup", runtime="vsphere-pods")
     assert groups(objs, sup) == {("sup", "a"): 3, ("sup", "b"): 2}
     assert groups(objs, DEFAULT_PLATFORM) == {("", ""): 5}
-    assert groups(objects_of(text + "---\n" + tkc("shop", 1, "best-effort-small")), DEFAULT_PLATFORM) == {("shop", ""): 5}
+    assert groups(objects_of(text + "---\n" + tkc("shop", 1, "best-effort-small")), DEFAULT_PLATFORM) == {
+        ("shop", ""): 5
+    }
     assert groups(objs, replace(DEFAULT_PLATFORM, runtime="bare-metal")) == {}  # no NSX-T load balancer
     # a Service copied into a second file of the same cluster counts once
     assert groups(objs + objects_of(text, "copy.yaml"), DEFAULT_PLATFORM) == {("", ""): 5}
@@ -410,8 +448,12 @@ def test_loadbalancers_grouped_per_namespace_on_supervisor_and_per_cluster_on_tk
 
 host_groups = st.builds(
     lambda count, sockets, cores, mhz_, mem: HostGroup("g", count, sockets, cores, 2, mhz_, mem * GiB),
-    st.integers(1, 6), st.integers(1, 4), st.integers(1, 64), st.integers(1000, 4000), st.integers(1, 2048),
-)  # fmt: skip
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.integers(1, 64),
+    st.integers(1000, 4000),
+    st.integers(1, 2048),
+)
 ha_policies = st.one_of(
     st.builds(HAPolicy, host_failures_tolerated=st.integers(0, 3)),
     st.builds(HAPolicy, cpu_percent=st.integers(0, 100), memory_percent=st.integers(0, 100)),
@@ -438,8 +480,10 @@ containers_st = st.lists(st.tuples(quantity, quantity, quantity, quantity), min_
 
 
 def _pod_from(specs, inits=()) -> PodSpec:
-    cs = tuple(container(f"c{i}", a, b, None if c is None else c * MiB, None if d is None else d * MiB)
-               for i, (a, b, c, d) in enumerate(specs))  # fmt: skip
+    cs = tuple(
+        container(f"c{i}", a, b, None if c is None else c * MiB, None if d is None else d * MiB)
+        for i, (a, b, c, d) in enumerate(specs)
+    )
     return pod(*cs)
 
 
@@ -462,9 +506,12 @@ def test_a_larger_request_never_lowers_a_reservation(specs, which, more_cpu, mor
 @settings(max_examples=300, deadline=None)
 @given(containers_st, st.lists(st.tuples(quantity, quantity, quantity, quantity, st.booleans()), max_size=3))
 def test_crx_reserves_the_kubernetes_effective_pod_request(specs, init_specs):
-    inits = tuple(container(f"i{i}", a, b, None if c is None else c * MiB, None if d is None else d * MiB,
-                            init=True, sidecar=side)
-                  for i, (a, b, c, d, side) in enumerate(init_specs))  # fmt: skip
+    inits = tuple(
+        container(
+            f"i{i}", a, b, None if c is None else c * MiB, None if d is None else d * MiB, init=True, sidecar=side
+        )
+        for i, (a, b, c, d, side) in enumerate(init_specs)
+    )
     p = replace(_pod_from(specs), init_containers=inits)
     s = crx_size(p, 2600)
     # the Kubernetes effective pod request as the model computes it (no overhead here)
@@ -476,8 +523,10 @@ def test_crx_reserves_the_kubernetes_effective_pod_request(specs, init_specs):
 @given(containers_st)
 def test_crx_invariants(specs):
     # valid pods only (request ≤ limit, else the API server rejects them: PF103)
-    specs = [(a if a is None or b is None else min(a, b), b, c if c is None or d is None else min(c, d), d)
-             for a, b, c, d in specs]  # fmt: skip
+    specs = [
+        (a if a is None or b is None else min(a, b), b, c if c is None or d is None else min(c, d), d)
+        for a, b, c, d in specs
+    ]
     s = crx_size(_pod_from(specs), 2600)
     assert s.vcpus >= 1
     assert s.vcpus * 1000 >= s.cpu_request_millicores  # the reservation fits in the vCPUs

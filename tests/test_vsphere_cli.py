@@ -73,8 +73,22 @@ def test_vsphere_pod_fixture(path: Path):
 def test_fixture_rules_are_skipped_without_hosts(tmp_path):
     prof = tmp_path / "p.yaml"
     prof.write_text("apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: nohosts}\nspec: {runtime: tkg}\n")
-    res = run(["check", ROOT / "testdata/PF501/fail_guaranteed_workers.yaml", "--platform", prof, "--format", "json",
-               "--rule", "PF501", "--rule", "PF502", "--rule", "PF503"])  # fmt: skip
+    res = run(
+        [
+            "check",
+            ROOT / "testdata/PF501/fail_guaranteed_workers.yaml",
+            "--platform",
+            prof,
+            "--format",
+            "json",
+            "--rule",
+            "PF501",
+            "--rule",
+            "PF502",
+            "--rule",
+            "PF503",
+        ]
+    )
     report = json.loads(res.output)
     assert not report["findings"]
     skipped = {r["rule"]: r["reason"] for r in report["skipped_rules"]}
@@ -109,15 +123,31 @@ def test_crx_json_redis_cases(tmp_path):
     res = run(["vsphere", "crx", f, "--platform", ROOT / "testdata/platforms/vsphere-pods.yaml", "--format", "json"])
     assert res.exit_code == 0, res.output
     pods = {p["name"]: p for p in json.loads(res.output)["pods"]}
-    keys = {"name", "namespace", "file", "line", "vcpus", "cpu_limit_mhz", "cpu_reservation_mhz", "memory_bytes",
-            "memory_reservation_bytes", "why"}  # fmt: skip
+    keys = {
+        "name",
+        "namespace",
+        "file",
+        "line",
+        "vcpus",
+        "cpu_limit_mhz",
+        "cpu_reservation_mhz",
+        "memory_bytes",
+        "memory_reservation_bytes",
+        "why",
+    }
     assert all(keys <= set(p) for p in pods.values())
     assert [pods[n]["vcpus"] for n in ("none", "request-2", "request-2-limit-8")] == [1, 2, 8]
     big = pods["request-2-limit-8"]
     assert (big["cpu_reservation_mhz"], big["cpu_limit_mhz"]) == (5200, 20800)
     assert (big["memory_bytes"], big["memory_reservation_bytes"]) == (8 * 2**30, 2**30)
     assert big["file"] == str(f) and big["line"] == 13 and big["namespace"] == "bench"
-    assert set(big["why"]) == {"vcpus", "cpu_limit_mhz", "cpu_reservation_mhz", "memory_bytes", "memory_reservation_bytes"}
+    assert set(big["why"]) == {
+        "vcpus",
+        "cpu_limit_mhz",
+        "cpu_reservation_mhz",
+        "memory_bytes",
+        "memory_reservation_bytes",
+    }
     assert pods["none"]["memory_bytes"] == 2**30 and pods["none"]["cpu_limit_mhz"] is None
 
 
@@ -170,7 +200,9 @@ def test_capacity_with_clusters_and_what_if():
 def test_capacity_what_if_replicas_text(tmp_path):
     one = tmp_path / "one.yaml"
     one.write_text(REDIS.split("---")[2])
-    res = run(["vsphere", "capacity", "--platform", ROOT / "testdata/platforms/vsphere-pods.yaml", "--add-replicas", one])
+    res = run(
+        ["vsphere", "capacity", "--platform", ROOT / "testdata/platforms/vsphere-pods.yaml", "--add-replicas", one]
+    )
     assert res.exit_code == 0, res.output
     # 4 × 16 × 2,600 = 166,400 MHz, 124,800 after HA; each CRX reserves 5,200 MHz and 1 GiB → 24
     assert "what-if more replicas of Pod bench/request-2-limit-8: 24 (HA allows 24)" in res.output
@@ -190,8 +222,17 @@ def test_capacity_errors_exit_2(tmp_path):
 
 
 def test_capacity_infeasible_placement_is_reported():
-    res = run(["vsphere", "capacity", ROOT / "testdata/PF502/fail_one_per_host.yaml", "--platform",
-               ROOT / "testdata/PF502/platform.yaml", "--format", "json"])  # fmt: skip
+    res = run(
+        [
+            "vsphere",
+            "capacity",
+            ROOT / "testdata/PF502/fail_one_per_host.yaml",
+            "--platform",
+            ROOT / "testdata/PF502/platform.yaml",
+            "--format",
+            "json",
+        ]
+    )
     d = json.loads(res.output)
     assert d["cpu_reserved_mhz"] <= d["cpu_available_mhz"]
     assert d["placement"]["feasible"] is False and d["placement"]["proof"] in ("lower-bound", "solver")
@@ -228,11 +269,19 @@ def _random_pod(rng: random.Random, i: int) -> dict:
 
 
 LIMIT_RANGES = [
-    {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default-requests"},
-     "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "250m"}}]}},
-    {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default-limits"},
-     "spec": {"limits": [{"type": "Container", "default": {"memory": "1Gi"}}]}},
-]  # fmt: skip
+    {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "lr", "namespace": "default-requests"},
+        "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "250m"}}]},
+    },
+    {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "lr", "namespace": "default-limits"},
+        "spec": {"limits": [{"type": "Container", "default": {"memory": "1Gi"}}]},
+    },
+]
 
 
 @pytest.fixture(scope="module")
@@ -245,7 +294,9 @@ def corpus(tmp_path_factory):
     path.write_text("---\n".join(yaml.safe_dump(d) for d in docs))
     check = json.loads(run(["check", path, "--platform", SUPERVISOR, "--format", "json"]).output)
     crx = json.loads(run(["vsphere", "crx", path, "--platform", SUPERVISOR, "--format", "json"]).output)
-    facts = build_facts(load([InputFile(str(path), path.read_bytes())]).objects, parse_platform(SUPERVISOR.read_text(), str(SUPERVISOR)))
+    facts = build_facts(
+        load([InputFile(str(path), path.read_bytes())]).objects, parse_platform(SUPERVISOR.read_text(), str(SUPERVISOR))
+    )
     return check["findings"], {r["name"]: r for r in crx["pods"]}, {w.ref.name: w for w in facts.workloads}
 
 
@@ -270,7 +321,9 @@ def test_vsphere_pod_rules_fire_on_the_facts_conditions(corpus):
     assert pf402 == requests_only
     assert pf401 and pf402 and pf403  # every rule exercised
     # and LimitRange defaults decided some of it
-    assert any(c.declared.is_empty and not c.resources.is_empty for w in workloads.values() for c in w.pod.all_containers)
+    assert any(
+        c.declared.is_empty and not c.resources.is_empty for w in workloads.values() for c in w.pod.all_containers
+    )
 
 
 def test_vsphere_pod_rules_give_the_numbers_of_podfit_vsphere_crx(corpus):
@@ -288,7 +341,11 @@ def test_vsphere_pod_rules_give_the_numbers_of_podfit_vsphere_crx(corpus):
     capped = {n for n, r in crx.items() if "capped" in r["why"]["memory_bytes"]}
     assert {f["object"]["name"] for f in _by_rule(findings, "PF403")} == capped
     for f in _by_rule(findings, "PF403"):
-        assert f["details"]["memory_limits_bytes"] > f["details"]["memory_cap_bytes"] == crx[f["object"]["name"]]["memory_bytes"]
+        assert (
+            f["details"]["memory_limits_bytes"]
+            > f["details"]["memory_cap_bytes"]
+            == crx[f["object"]["name"]]["memory_bytes"]
+        )
 
 
 def test_a_container_without_resources_is_reported_once(corpus):
@@ -309,12 +366,15 @@ def test_a_container_without_resources_is_reported_once(corpus):
 
 def test_pods_with_unreadable_quantities_are_left_to_pf903(tmp_path):
     path = tmp_path / "bad.yaml"
-    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-                    "    - {name: a, image: x, resources: {requests: {cpu: 2x}}}\n"
-                    "    - {name: b, image: x}\n")  # fmt: skip
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - {name: a, image: x, resources: {requests: {cpu: 2x}}}\n"
+        "    - {name: b, image: x}\n"
+    )
     findings = json.loads(run(["check", path, "--platform", SUPERVISOR, "--format", "json"]).output)["findings"]
     assert sorted((f["rule"], f["container"]) for f in findings if f["rule"] in ("PF401", "PF402", "PF903")) == [
-        ("PF401", "b"), ("PF903", "a")
+        ("PF401", "b"),
+        ("PF903", "a"),
     ]
 
 
@@ -325,4 +385,6 @@ def test_thresholds_come_from_the_config(tmp_path):
     lb = json.loads(run(args + [ROOT / "testdata/PF701/pass_twenty.yaml"]).output)["findings"]
     assert [(f["rule"], f["details"]["services"], f["details"]["threshold"]) for f in lb] == [("PF701", 20, 15)]
     oc = json.loads(run(args + [ROOT / "testdata/PF503/pass_exactly_300.yaml"]).output)["findings"]
-    assert [(f["rule"], f["details"]["percent"], f["details"]["threshold_percent"]) for f in oc] == [("PF503", 300, 200)]
+    assert [(f["rule"], f["details"]["percent"], f["details"]["threshold_percent"]) for f in oc] == [
+        ("PF503", 300, 200)
+    ]

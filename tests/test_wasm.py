@@ -25,7 +25,9 @@ OPA = tool("opa")
 def test_committed_module_is_built_from_the_policies(tmp_path):
     """`make wasm` was run after the last policy change: a fresh build gives the same bytes."""
     built = wasm.build_bundle(OPA, policy_dir(), tmp_path)
-    assert built.read_bytes() == wasm.bundle_path().read_bytes(), "policies changed: run `make wasm` and commit the result"
+    assert built.read_bytes() == wasm.bundle_path().read_bytes(), (
+        "policies changed: run `make wasm` and commit the result"
+    )
     manifest = json.loads((tmp_path / wasm.MANIFEST).read_text())
     assert manifest["sources_sha256"] == wasm.sources_digest(policy_modules(policy_dir()))
     assert wasm.stale_reason(policy_modules(policy_dir()), policy_dir()) is None
@@ -70,8 +72,12 @@ def test_every_rego_rule_fires_in_the_module(groups):  # noqa: F811
 
 
 def test_serial_and_parallel_runs_give_the_same_results(monkeypatch):
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1500m"}, "limits": {"cpu": "1.5"}}}]}}  # fmt: skip
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1500m"}, "limits": {"cpu": "1.5"}}}]},
+    }
     docs = [dict(pod, metadata={"name": f"p{i}"}) for i in range(700)]
     engine = WasmEngine(policy_dir())
     monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "1")
@@ -121,7 +127,7 @@ def test_a_module_needing_an_unknown_builtin_is_refused(monkeypatch):
 # sprintf: the host's against OPA's own ------------------------------------------------------
 
 CASES = [
-    ("%s: %s \"%s\" sets no CPU request", ["Deployment web", "container", "app"]),
+    ('%s: %s "%s" sets no CPU request', ["Deployment web", "container", "app"]),
     ("%v %v", ["Pod", "x"]),
     ("%v slices of %v µs, %d%%", [15, 5000, 100]),
     ("%v", [0.5]),
@@ -142,8 +148,13 @@ CASES = [
 @pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
 def test_sprintf_matches_opa():
     query = "x := [sprintf(c[0], c[1]) | some c in input]"
-    out = subprocess.run([OPA, "eval", "--format", "json", "--stdin-input", query],
-                         input=json.dumps(CASES), capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [OPA, "eval", "--format", "json", "--stdin-input", query],
+        input=json.dumps(CASES),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     want = json.loads(out.stdout)["result"][0]["bindings"]["x"]
     assert [go_sprintf(fmt, args) for fmt, args in CASES] == want
 
@@ -165,8 +176,11 @@ from test_fuzz import manifest  # noqa: E402
 
 @pytest.mark.tools
 @pytest.mark.skipif(OPA is None, reason="opa not built (make tools)")
-@settings(max_examples=int(os.environ.get("PODFIT_FUZZ_EXAMPLES", "60")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+@settings(
+    max_examples=int(os.environ.get("PODFIT_FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.lists(manifest(), min_size=1, max_size=6), st.sampled_from(["tkg", "vsphere-pods", "bare-metal"]))
 def test_module_and_opa_agree_on_generated_documents(docs, runtime):
     """Junk quantities (huge, negative, floats, NaN), unnamed containers, odd kinds: the compiled
@@ -193,12 +207,22 @@ def test_module_and_opa_agree_on_generated_documents(docs, runtime):
 def test_text_beyond_the_basic_plane_and_lone_surrogates_read_as_opa_reads_them():
     from podfit.engines.opa import OpaEngine
 
-    docs = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-             "spec": {"containers": [{"name": name, "resources": {"requests": {"memory": "1Gi"}}}]}}
-            for name in ("\U00020000", "a\ud800b", "\u00e9\U0001f600")]  # fmt: skip
+    docs = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {"containers": [{"name": name, "resources": {"requests": {"memory": "1Gi"}}}]},
+        }
+        for name in ("\U00020000", "a\ud800b", "\u00e9\U0001f600")
+    ]
     want = OpaEngine(policy_dir(), OPA).evaluate(docs, {})
     assert WasmEngine(policy_dir()).evaluate(docs, {}) == want
-    assert [(r.rule, r.container) for r in want] == [("PF101", "\U00020000"), ("PF101", "a\ufffdb"), ("PF101", "\u00e9\U0001f600")]
+    assert [(r.rule, r.container) for r in want] == [
+        ("PF101", "\U00020000"),
+        ("PF101", "a\ufffdb"),
+        ("PF101", "\u00e9\U0001f600"),
+    ]
     assert want[0].msg == 'container "\U00020000" sets no CPU request'
 
 
@@ -216,8 +240,14 @@ def test_a_worker_that_dies_is_an_engine_error(monkeypatch):
 def test_large_inputs_are_halved_not_refused(monkeypatch):
     monkeypatch.setattr(wasm, "MAX_INPUT_BYTES", 2000)
     monkeypatch.setenv("PODFIT_EMBEDDED_WORKERS", "1")
-    pods = [{"kind": "Pod", "metadata": {"name": f"p{i}", "annotations": {"x": "y" * 300}},
-             "spec": {"containers": [{"name": "a"}]}} for i in range(40)]  # fmt: skip
+    pods = [
+        {
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}", "annotations": {"x": "y" * 300}},
+            "spec": {"containers": [{"name": "a"}]},
+        }
+        for i in range(40)
+    ]
     results = WasmEngine(policy_dir()).evaluate(pods, {})
     assert [(r.index, r.rule) for r in results] == [(i, "PF105") for i in range(40)]
 
@@ -226,9 +256,11 @@ def test_profiler_switch_names_the_module_functions_for_perf(tmp_path):
     """PODFIT_WASM_PROFILER=perfmap (docs/benchmarks.md): wasmtime writes /tmp/perf-PID.map naming
     the compiled Rego and runtime functions, and the module is compiled then, not taken from the
     cache (cached code carries no such names)."""
-    code = ("import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
-            "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
-            "assert [r.rule for r in WasmEngine(policy_dir()).evaluate([pod], {})] == ['PF105']; print(os.getpid())")  # fmt: skip
+    code = (
+        "import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
+        "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
+        "assert [r.rule for r in WasmEngine(policy_dir()).evaluate([pod], {})] == ['PF105']; print(os.getpid())"
+    )
     env = dict(os.environ, PODFIT_WASM_PROFILER="perfmap", XDG_CACHE_HOME=str(tmp_path))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -247,11 +279,13 @@ def test_workers_that_must_compile_the_module_do_not_hang(tmp_path):
     the parent compiled it with wasmtime's compiler threads, which a forked child does not have."""
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("x")  # XDG_CACHE_HOME/podfit cannot be created
-    code = ("import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
-            "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
-            "e = WasmEngine(policy_dir()); serial = e.evaluate([pod] * 8, {}); "
-            "os.environ['PODFIT_EMBEDDED_WORKERS'] = '2'; "
-            "assert e.evaluate([pod] * 8, {}) == serial and len(serial) == 8")  # fmt: skip
+    code = (
+        "import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
+        "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
+        "e = WasmEngine(policy_dir()); serial = e.evaluate([pod] * 8, {}); "
+        "os.environ['PODFIT_EMBEDDED_WORKERS'] = '2'; "
+        "assert e.evaluate([pod] * 8, {}) == serial and len(serial) == 8"
+    )
     env = dict(os.environ, XDG_CACHE_HOME=str(blocker))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr

@@ -74,6 +74,7 @@ def test_generated_corpus_reads_the_same_and_mostly_fast():
     from gen import generate  # bench/gen.py: every workload kind, every quantity form
 
     docs = generate(600, seed=7)
+
     class NoAliases(yaml.SafeDumper):
         def ignore_aliases(self, data):
             return True
@@ -85,14 +86,76 @@ def test_generated_corpus_reads_the_same_and_mostly_fast():
     assert fast >= len(chunks) * 0.6, f"only {fast}/{len(chunks)} documents took the fast path"
 
 
-TOKENS = ["1e3", "1E3", "1.5e3", ".5", "1.", "0777", "0o17", "0x1F", "0b101", "1_000", "12:30", "1:2:3.5", "yes", "No", "on",
-          "OFF", "y", "n", "true", "False", "~", "null", "Null", "=", ".inf", "-.Inf", ".nan", "2024-01-02", "2024-01-02T03:04:05Z",
-          "+1", "-0", "00", "0", "1.0.0", "v1", "500m", "2Gi", "'1'", '"on"', "''", "'a: b'", "-", "- a", "[]", "{}", "[1, on]",
-          "{a: 1e3}", "0.1", "-1.5", "1__0", "_1", "0.", "+.5", "12e", "e3", "0x", "1:60"]  # fmt: skip
+TOKENS = [
+    "1e3",
+    "1E3",
+    "1.5e3",
+    ".5",
+    "1.",
+    "0777",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "1_000",
+    "12:30",
+    "1:2:3.5",
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "y",
+    "n",
+    "true",
+    "False",
+    "~",
+    "null",
+    "Null",
+    "=",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "2024-01-02",
+    "2024-01-02T03:04:05Z",
+    "+1",
+    "-0",
+    "00",
+    "0",
+    "1.0.0",
+    "v1",
+    "500m",
+    "2Gi",
+    "'1'",
+    '"on"',
+    "''",
+    "'a: b'",
+    "-",
+    "- a",
+    "[]",
+    "{}",
+    "[1, on]",
+    "{a: 1e3}",
+    "0.1",
+    "-1.5",
+    "1__0",
+    "_1",
+    "0.",
+    "+.5",
+    "12e",
+    "e3",
+    "0x",
+    "1:60",
+]
 
 
-@settings(max_examples=int(__import__('os').environ.get('PODFIT_FUZZ_EXAMPLES', '300')), deadline=None)
-@given(st.lists(st.sampled_from(TOKENS) | st.text(alphabet="0123456789.:eE+-_xobyYnNaftrulTFO~=<>!&*|%@` ", min_size=1, max_size=6), min_size=1, max_size=4))
+@settings(max_examples=int(__import__("os").environ.get("PODFIT_FUZZ_EXAMPLES", "300")), deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(TOKENS)
+        | st.text(alphabet="0123456789.:eE+-_xobyYnNaftrulTFO~=<>!&*|%@` ", min_size=1, max_size=6),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_scalars_read_the_same_both_ways(tokens):
     text = "apiVersion: v1\nkind: ConfigMap\ndata:\n" + "".join(f"  k{i}: {t}\n" for i, t in enumerate(tokens))
     text += "list: [" + ", ".join(tokens) + "]\n"
@@ -102,18 +165,34 @@ def test_scalars_read_the_same_both_ways(tokens):
 # Lines in every place a token can take: block list items, values with comments, keys, quoted
 # values holding indicators, plain scalars continued on the next line, block scalars.
 LINES = [
-    "  k{i}: {t}\n", "  - {t}\n", "  k{i}: {t} # c\n", "  {t}: v{i}\n", "  k{i}: '{q}'\n", '  k{i}: "{q}"\n',
-    "  k{i}: '{q}' # c\n", "  k{i}: text\n    {t}\n", "  - k{i}: {t}\n    j{i}: x\n", "  k{i}: |\n    {t} '{q}'\n",
-    "  k{i}: a '{q}' {t}\n", "  - '{q}'\n", "  k{i}: ['{q}', {t}]\n",
-]  # fmt: skip
+    "  k{i}: {t}\n",
+    "  - {t}\n",
+    "  k{i}: {t} # c\n",
+    "  {t}: v{i}\n",
+    "  k{i}: '{q}'\n",
+    '  k{i}: "{q}"\n',
+    "  k{i}: '{q}' # c\n",
+    "  k{i}: text\n    {t}\n",
+    "  - k{i}: {t}\n    j{i}: x\n",
+    "  k{i}: |\n    {t} '{q}'\n",
+    "  k{i}: a '{q}' {t}\n",
+    "  - '{q}'\n",
+    "  k{i}: ['{q}', {t}]\n",
+]
 QUOTED = ["*/5 * * * *", "&a", "*a", "!tag", "<<", "%x", "@", "`", "it''s", "a: b", "#", "1e3", ".inf"]
 
 
-@settings(max_examples=int(__import__('os').environ.get('PODFIT_FUZZ_EXAMPLES', '300')), deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(LINES), st.sampled_from(TOKENS), st.sampled_from(QUOTED)), min_size=1, max_size=5),
-       st.sampled_from(["data:\n", "items:\n"]))  # fmt: skip
+@settings(max_examples=int(__import__("os").environ.get("PODFIT_FUZZ_EXAMPLES", "300")), deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(LINES), st.sampled_from(TOKENS), st.sampled_from(QUOTED)), min_size=1, max_size=5
+    ),
+    st.sampled_from(["data:\n", "items:\n"]),
+)
 def test_tokens_in_every_position_read_the_same_both_ways(lines, head):
-    body = "".join(line.format(i=i, t=t, q=q if '"' not in line else q.replace("''", "'")) for i, (line, t, q) in enumerate(lines))
+    body = "".join(
+        line.format(i=i, t=t, q=q if '"' not in line else q.replace("''", "'")) for i, (line, t, q) in enumerate(lines)
+    )
     assert_equivalent("apiVersion: v1\nkind: ConfigMap\n" + head + body)
 
 
@@ -127,22 +206,60 @@ class _IndentedSequences(yaml.SafeDumper):
         return super().increase_indent(flow, False)
 
 
-_KEYS = st.sampled_from(["name", "spec", "containers", "a b", "app.kubernetes.io/name", "x-1", "on", "1", "null", "'q'", "k:v", "#h", "é"])
-_VALUES = st.one_of(
-    st.sampled_from(["", "plain", "500m", "1e3", "it's", 'say "hi"', "a: b", "x # y", "- z", "[1]", "{a: 1}", "|", "*a", "line\nbreak"]),
-    st.text(alphabet="ab :#-'\"[]{},\n", max_size=30), st.integers(), st.booleans(), st.none(),
+_KEYS = st.sampled_from(
+    ["name", "spec", "containers", "a b", "app.kubernetes.io/name", "x-1", "on", "1", "null", "'q'", "k:v", "#h", "é"]
 )
-_DATA = st.recursive(_VALUES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5), max_leaves=25)
+_VALUES = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "plain",
+            "500m",
+            "1e3",
+            "it's",
+            'say "hi"',
+            "a: b",
+            "x # y",
+            "- z",
+            "[1]",
+            "{a: 1}",
+            "|",
+            "*a",
+            "line\nbreak",
+        ]
+    ),
+    st.text(alphabet="ab :#-'\"[]{},\n", max_size=30),
+    st.integers(),
+    st.booleans(),
+    st.none(),
+)
+_DATA = st.recursive(
+    _VALUES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5), max_leaves=25
+)
 
 
-@settings(max_examples=int(__import__('os').environ.get('PODFIT_FUZZ_EXAMPLES', '300')), deadline=None)
-@given(st.dictionaries(_KEYS, _DATA, min_size=1, max_size=6), st.sampled_from([2, 4]), st.sampled_from([12, 40, 200]),
-       st.booleans(), st.sampled_from([None, False]), st.sampled_from([None, "'", '"']),
-       st.lists(st.tuples(st.integers(0, 200), st.integers(0, 8), st.sampled_from(["# note", "", "#"])), max_size=4))  # fmt: skip
+@settings(max_examples=int(__import__("os").environ.get("PODFIT_FUZZ_EXAMPLES", "300")), deadline=None)
+@given(
+    st.dictionaries(_KEYS, _DATA, min_size=1, max_size=6),
+    st.sampled_from([2, 4]),
+    st.sampled_from([12, 40, 200]),
+    st.booleans(),
+    st.sampled_from([None, False]),
+    st.sampled_from([None, "'", '"']),
+    st.lists(st.tuples(st.integers(0, 200), st.integers(0, 8), st.sampled_from(["# note", "", "#"])), max_size=4),
+)
 def test_lines_of_every_block_layout_match_the_slow_path(data, indent, width, indented, flow, style, comments):
     dumper = _IndentedSequences if indented else yaml.SafeDumper
-    text = yaml.dump(data, Dumper=dumper, indent=indent, width=width, default_flow_style=flow, default_style=style,
-                     allow_unicode=True, sort_keys=False)  # fmt: skip
+    text = yaml.dump(
+        data,
+        Dumper=dumper,
+        indent=indent,
+        width=width,
+        default_flow_style=flow,
+        default_style=style,
+        allow_unicode=True,
+        sort_keys=False,
+    )
     lines = text.split("\n")
     for at, col, comment in comments:  # comment and blank lines (inside a scalar they become its text)
         lines.insert(at % len(lines), " " * col + comment)

@@ -130,7 +130,9 @@ def _merge() -> tuple[dict[str, Rule], list[str]]:
         entry = dict(prose.get(rule_id) or {})
         decl = declared.get(rule_id)
         if rule_id not in prose:
-            problems.append(f"{rule_id}: declared in {decl['defined_in'] if decl else '?'} but has no catalogue.yaml entry")
+            problems.append(
+                f"{rule_id}: declared in {decl['defined_in'] if decl else '?'} but has no catalogue.yaml entry"
+            )
             entry = {"category": "input", "rationale": "", "fix": "", "example": "", "summary": "", "source": ""}
         if decl is not None:
             owns = _REGO_OWNS if decl["engine"] == "rego" else _PYTHON_OWNS

@@ -82,7 +82,7 @@ def _suppressions(obj: K8sObject, workload: Workload | None) -> dict[str, str]:
     pairs = list(obj.annotations)
     if workload is not None:
         pairs.extend(workload.pod.annotations)
-    return {k[len(SUPPRESS_PREFIX):].upper(): v for k, v in pairs if k.startswith(SUPPRESS_PREFIX)}
+    return {k[len(SUPPRESS_PREFIX) :].upper(): v for k, v in pairs if k.startswith(SUPPRESS_PREFIX)}
 
 
 def analyze(
@@ -126,9 +126,16 @@ def analyze(
         obj = objects[r.index]
         line = r.line if r.line is not None else container_line(obj, r.container)
         findings.append(
-            Finding(r.rule, r.msg, Location(obj.location.file, line), obj.ref, r.container, dict(r.details or {}),
-                    r.severity)
-        )  # fmt: skip
+            Finding(
+                r.rule,
+                r.msg,
+                Location(obj.location.file, line),
+                obj.ref,
+                r.container,
+                dict(r.details or {}),
+                r.severity,
+            )
+        )
 
     # suppression by annotation; an empty reason is itself a finding (PF904)
     suppressed = 0
@@ -155,14 +162,24 @@ def analyze(
             where = Location(o.location.file, _annotation_line(o, SUPPRESS_PREFIX + rule_id))
             if not reason.strip():
                 kept.append(
-                    Finding("PF904", f"suppression of {rule_id} has no reason", where, o.ref,
-                            details={"suppressed": rule_id})
-                )  # fmt: skip
+                    Finding(
+                        "PF904",
+                        f"suppression of {rule_id} has no reason",
+                        where,
+                        o.ref,
+                        details={"suppressed": rule_id},
+                    )
+                )
             elif rule_id not in catalogue:
                 kept.append(
-                    Finding("PF904", f"suppression names unknown rule {rule_id}", where, o.ref,
-                            details={"suppressed": rule_id})
-                )  # fmt: skip
+                    Finding(
+                        "PF904",
+                        f"suppression names unknown rule {rule_id}",
+                        where,
+                        o.ref,
+                        details={"suppressed": rule_id},
+                    )
+                )
 
     keyed = []
     for f in kept:

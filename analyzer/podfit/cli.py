@@ -145,9 +145,12 @@ def _progress(total: int):
 
 
 PLATFORM_OPTION = click.option(
-    "--platform", "platform_path", type=click.Path(dir_okay=False), metavar="FILE",
+    "--platform",
+    "platform_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
     help="Platform profile (kind: Platform). Default: the built-in profile of the study's 4-host cluster.",
-)  # fmt: skip
+)
 
 
 def _format_choices() -> list[str]:
@@ -162,25 +165,50 @@ def _format_choices() -> list[str]:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @PLATFORM_OPTION
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Config file (.podfit.yaml or pyproject.toml). Default: ./.podfit.yaml or [tool.podfit].")  # fmt: skip
-@click.option("--format", "fmt", default="text", show_default=True, type=click.Choice(_format_choices()),
-              help="Report format.")  # fmt: skip
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
-              help="Write the report to FILE instead of standard output.")  # fmt: skip
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default=None,
-              help="Exit 1 when a finding has this severity or worse. [default: error]")  # fmt: skip
-@click.option("--engine", type=click.Choice(["auto", "embedded", "opa"]), default="auto", show_default=True,
-              help="Rego engine: in-process (embedded), the opa binary, or opa when found.")  # fmt: skip
-@click.option("--rule", "rules", multiple=True, metavar="ID",
-              help="Run only this rule (id or slug); repeatable.")  # fmt: skip
-@click.option("--cluster", metavar="NAME",
-              help="The cluster all these manifests deploy to. Default: from the config's clusters: mapping, the "
-                   "platform, or the TanzuKubernetesCluster / Cluster beside them.")  # fmt: skip
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Config file (.podfit.yaml or pyproject.toml). Default: ./.podfit.yaml or [tool.podfit].",
+)
+@click.option(
+    "--format", "fmt", default="text", show_default=True, type=click.Choice(_format_choices()), help="Report format."
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="Write the report to FILE instead of standard output.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    default=None,
+    help="Exit 1 when a finding has this severity or worse. [default: error]",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "embedded", "opa"]),
+    default="auto",
+    show_default=True,
+    help="Rego engine: in-process (embedded), the opa binary, or opa when found.",
+)
+@click.option("--rule", "rules", multiple=True, metavar="ID", help="Run only this rule (id or slug); repeatable.")
+@click.option(
+    "--cluster",
+    metavar="NAME",
+    help="The cluster all these manifests deploy to. Default: from the config's clusters: mapping, the "
+    "platform, or the TanzuKubernetesCluster / Cluster beside them.",
+)
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
-@click.option("--allow-empty", is_flag=True,
-              help="Let inputs without any Kubernetes object (empty stdin, no manifest files) exit by the "
-                   "findings; without it such a run exits 2, since nothing was checked.")  # fmt: skip
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Let inputs without any Kubernetes object (empty stdin, no manifest files) exit by the "
+    "findings; without it such a run exits 2, since nothing was checked.",
+)
 def check(
     paths: tuple[str, ...],
     platform_path: str | None,
@@ -256,7 +284,11 @@ def start_engine(engine: str, facts: Any, selected: list[str], config: Config):
     from .facts import facts_data
 
     cat = load_catalogue()
-    wanted = [r.id for r in cat.values() if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)]
+    wanted = [
+        r.id
+        for r in cat.values()
+        if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)
+    ]
     if not wanted or not facts.objects:
         return None, lambda: []
     try:
@@ -319,10 +351,25 @@ def rules_cmd(fmt: str) -> None:
     """List every rule: id, slug, severity, engine and what it finds."""
     cat = sorted(load_catalogue().values(), key=lambda r: r.id)
     if fmt == "json":
-        click.echo(json.dumps([{
-            "id": r.id, "slug": r.slug, "title": r.title, "severity": r.severity, "engine": r.engine,
-            "category": r.category, "summary": r.summary, "fix": r.fix, "source": r.source,
-        } for r in cat], indent=2))  # fmt: skip
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": r.id,
+                        "slug": r.slug,
+                        "title": r.title,
+                        "severity": r.severity,
+                        "engine": r.engine,
+                        "category": r.category,
+                        "summary": r.summary,
+                        "fix": r.fix,
+                        "source": r.source,
+                    }
+                    for r in cat
+                ],
+                indent=2,
+            )
+        )
         return
     for r in cat:
         click.echo(f"{r.id}  {r.slug:<38} {r.severity:<8} {r.engine:<7} {r.title}")

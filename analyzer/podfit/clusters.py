@@ -35,9 +35,10 @@ def _count(x: Any, default: int = 1) -> int:
 
 def cluster_objects(objects: Iterable[K8sObject]) -> list[K8sObject]:
     return [
-        o for o in objects
+        o
+        for o in objects
         if o.kind == TKC_KIND or (o.kind == "Cluster" and o.ref.api_version.startswith("cluster.x-k8s.io/"))
-    ]  # fmt: skip
+    ]
 
 
 def is_critical(obj: K8sObject) -> bool:
@@ -80,24 +81,45 @@ def _tkc_pools(obj: K8sObject) -> list[NodePool]:
     cp_class = cp.get("vmClass") or cp.get("class")
     if cp_class:
         pools.append(
-            NodePool(str(cp_class), _count(cp.get("replicas", cp.get("count"))), f"{name}-control-plane", name,
-                     "control-plane", (), obj.location_at(("spec", "topology", "controlPlane")))
-        )  # fmt: skip
+            NodePool(
+                str(cp_class),
+                _count(cp.get("replicas", cp.get("count"))),
+                f"{name}-control-plane",
+                name,
+                "control-plane",
+                (),
+                obj.location_at(("spec", "topology", "controlPlane")),
+            )
+        )
     workers = _m(topo.get("workers"))  # v1alpha1
     if workers.get("class"):
         pools.append(
-            NodePool(str(workers["class"]), _count(workers.get("count")), f"{name}-workers", name, "worker", (),
-                     obj.location_at(("spec", "topology", "workers")))
-        )  # fmt: skip
+            NodePool(
+                str(workers["class"]),
+                _count(workers.get("count")),
+                f"{name}-workers",
+                name,
+                "worker",
+                (),
+                obj.location_at(("spec", "topology", "workers")),
+            )
+        )
     for i, np in enumerate(topo.get("nodePools") or ()):
         np = _m(np)
         cls = np.get("vmClass") or np.get("class")
         if cls:
             pools.append(
-                NodePool(str(cls), _count(np.get("replicas")), str(np.get("name") or f"pool-{i}"), name, "worker",
-                         _labels(np.get("labels")), obj.location_at(("spec", "topology", "nodePools", i)),
-                         taints=_taints(np.get("taints")))
-            )  # fmt: skip
+                NodePool(
+                    str(cls),
+                    _count(np.get("replicas")),
+                    str(np.get("name") or f"pool-{i}"),
+                    name,
+                    "worker",
+                    _labels(np.get("labels")),
+                    obj.location_at(("spec", "topology", "nodePools", i)),
+                    taints=_taints(np.get("taints")),
+                )
+            )
     return pools
 
 
@@ -117,9 +139,16 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
     cp_class = _var(_m(cp.get("variables")).get("overrides"), "vmClass") or default_class
     if cp_class and cp:
         pools.append(
-            NodePool(str(cp_class), _count(cp.get("replicas")), f"{name}-control-plane", name, "control-plane", (),
-                     obj.location_at(("spec", "topology", "controlPlane")))
-        )  # fmt: skip
+            NodePool(
+                str(cp_class),
+                _count(cp.get("replicas")),
+                f"{name}-control-plane",
+                name,
+                "control-plane",
+                (),
+                obj.location_at(("spec", "topology", "controlPlane")),
+            )
+        )
     cluster_labels = _var(topo.get("variables"), "nodePoolLabels")
     cluster_taints = _var(topo.get("variables"), "nodePoolTaints")
     for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
@@ -135,11 +164,17 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
                     labels[str(item["key"])] = "" if item.get("value") is None else str(item["value"])
             var_taints = _var(overrides, "nodePoolTaints")
             pools.append(
-                NodePool(str(cls), _count(md.get("replicas")), str(md.get("name") or f"md-{i}"), name, "worker",
-                         tuple(sorted(labels.items())),
-                         obj.location_at(("spec", "topology", "workers", "machineDeployments", i)),
-                         taints=_taints(var_taints if var_taints is not None else cluster_taints))
-            )  # fmt: skip
+                NodePool(
+                    str(cls),
+                    _count(md.get("replicas")),
+                    str(md.get("name") or f"md-{i}"),
+                    name,
+                    "worker",
+                    tuple(sorted(labels.items())),
+                    obj.location_at(("spec", "topology", "workers", "machineDeployments", i)),
+                    taints=_taints(var_taints if var_taints is not None else cluster_taints),
+                )
+            )
     return pools
 
 

@@ -93,8 +93,8 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         elif c == "?":
             out.append("[^/]")
             i += 1
-        elif c == "[" and (j := pattern.find("]", i + 2 if pattern[i + 1: i + 2] in ("!", "]") else i + 1)) != -1:
-            body = pattern[i + 1: j]
+        elif c == "[" and (j := pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "]") else i + 1)) != -1:
+            body = pattern[i + 1 : j]
             out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
             i = j + 1
         else:

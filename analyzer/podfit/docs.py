@@ -80,7 +80,9 @@ changes a rule's grade for a project; `--fail-on` chooses which grade fails the 
 def rules_table() -> str:
     rows = ["| id | slug | severity | engine | what it finds |", "|---|---|---|---|---|"]
     for r in sorted(load_catalogue().values(), key=lambda r: r.id):
-        rows.append(f"| [{r.id}](docs/rules.md#{r.id.lower()}-{r.slug}) | `{r.slug}` | {r.severity} | {r.engine} | {r.summary} |")
+        rows.append(
+            f"| [{r.id}](docs/rules.md#{r.id.lower()}-{r.slug}) | `{r.slug}` | {r.severity} | {r.engine} | {r.summary} |"
+        )
     return "\n".join(rows)
 
 

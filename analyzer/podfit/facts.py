@@ -47,8 +47,16 @@ from .loader import STDIN_NAME, LimitRangeDefaults, build_workloads, limit_range
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
 
-__all__ = ["Facts", "ClusterScope", "build_facts", "facts_data", "missing_fact", "REQUIREMENTS", "CFS_PERIOD_US",
-           "CFS_SLICE_US"]
+__all__ = [
+    "Facts",
+    "ClusterScope",
+    "build_facts",
+    "facts_data",
+    "missing_fact",
+    "REQUIREMENTS",
+    "CFS_PERIOD_US",
+    "CFS_SLICE_US",
+]
 
 CFS_PERIOD_US = 100_000  # the kernel's default cfs_period_us
 CFS_SLICE_US = 5_000  # the kernel's default sched_cfs_bandwidth_slice_us
@@ -148,7 +156,9 @@ class Facts:
 
 
 def build_facts(
-    objects: Sequence[K8sObject], platform: Platform, cluster: str | None = None,
+    objects: Sequence[K8sObject],
+    platform: Platform,
+    cluster: str | None = None,
     cluster_for_path: Callable[[str], str | None] | None = None,
 ) -> Facts:
     """The facts of ``objects`` on ``platform``. ``cluster`` is ``--cluster``; ``cluster_for_path``
@@ -220,7 +230,10 @@ def _manifest_cluster_of(file: str, by_file: Mapping[str, set[str]], by_dir: Map
 
 
 def _cluster_scopes(
-    objects: Sequence[K8sObject], workloads: Sequence[Workload], platform: Platform, option: str | None,
+    objects: Sequence[K8sObject],
+    workloads: Sequence[Workload],
+    platform: Platform,
+    option: str | None,
     cluster_for_path: Callable[[str], str | None] | None,
 ) -> tuple[tuple[ClusterScope, ...], dict[int, int], tuple[NodePool, ...]]:
     """Each object's cluster (the order in the module docstring), then each cluster's objects
@@ -327,17 +340,24 @@ def _cluster_scopes(
     scopes = []
     for i, (name, unique, dups) in enumerate(drafts):
         source = sources[name]
-        where = (by_name[name].location if source == "manifest" and name in by_name
-                 else Location(platform.source) if source == "platform" else None)  # fmt: skip
-        scopes.append(ClusterScope(
-            name=name,
-            source=source,
-            objects=tuple(unique),
-            workloads=tuple(workloads_of[i]),
-            node_pools=tuple(pools_of[i]),
-            duplicates=tuple(dups),
-            location=where,
-        ))  # fmt: skip
+        where = (
+            by_name[name].location
+            if source == "manifest" and name in by_name
+            else Location(platform.source)
+            if source == "platform"
+            else None
+        )
+        scopes.append(
+            ClusterScope(
+                name=name,
+                source=source,
+                objects=tuple(unique),
+                workloads=tuple(workloads_of[i]),
+                node_pools=tuple(pools_of[i]),
+                duplicates=tuple(dups),
+                location=where,
+            )
+        )
     return tuple(scopes), scope_of, tuple(platform.node_pools) + tuple(manifest_pools)
 
 
@@ -380,10 +400,15 @@ def facts_data(facts: Facts, options: Mapping[str, Mapping[str, Any]] | None = N
         c.name: {"cpus": c.cpus, "memory": c.memory_bytes, "reserved": bool(c.reserved)} for c in platform.vm_classes
     }
     p["node_pools"] = [
-        {"name": pool.name or pool.vm_class, "cluster": pool.cluster, "role": pool.role, "vm_class": pool.vm_class,
-         "count": pool.count}
+        {
+            "name": pool.name or pool.vm_class,
+            "cluster": pool.cluster,
+            "role": pool.role,
+            "vm_class": pool.vm_class,
+            "count": pool.count,
+        }
         for pool in facts.node_pools
-    ]  # fmt: skip
+    ]
     p["kubelet"] = {"cpu_manager_policy": platform.kubelet.cpu_manager_policy or "none"}
     p["cfs"] = {"period_us": CFS_PERIOD_US, "slice_us": CFS_SLICE_US}
     namespaces = {

@@ -23,5 +23,12 @@ class Finding:
     severity: str = ""  # filled in from the catalogue (and config overrides) by the check pipeline
 
     def sort_key(self) -> tuple:
-        return (self.location.file, self.location.line, self.rule, self.location.column,
-                str(self.object or ""), self.container or "", self.message)
+        return (
+            self.location.file,
+            self.location.line,
+            self.rule,
+            self.location.column,
+            str(self.object or ""),
+            self.container or "",
+            self.message,
+        )

@@ -344,7 +344,9 @@ def _templated_identity(doc: Any) -> tuple[int, str] | None:
     if not isinstance(meta, dict):
         return None
     labels = meta.get("labels")
-    fields: list[tuple[tuple[str, ...], Any]] = [(("metadata", k), meta.get(k)) for k in ("name", "namespace", "generateName")]
+    fields: list[tuple[tuple[str, ...], Any]] = [
+        (("metadata", k), meta.get(k)) for k in ("name", "namespace", "generateName")
+    ]
     if isinstance(labels, dict):
         fields += [(("metadata", "labels", k), f"{k} {v}") for k, v in labels.items() if isinstance(k, str)]
     for path, value in fields:
@@ -369,9 +371,12 @@ def _unrendered(path: str, f: InputFile, evidence: tuple[int, str], ndocs: int) 
     chart = f.chart or _chart_of(path) or "CHART"
     render = f"helm template {chart} | podfit check -"
     finding = _finding(
-        "PF908", f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
-        path, line, details={"action": action, "render": render},
-    )  # fmt: skip
+        "PF908",
+        f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
+        path,
+        line,
+        details={"action": action, "render": render},
+    )
     reason = f"unrendered Go/Helm template (line {line}): render it first: {render}"
     return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), (finding,))
 
@@ -440,8 +445,9 @@ def parse_file(
         render = f"a Kustomize patch of {f.patch_of}", f"kustomize build {where} | podfit check -"
     if render is not None:
         what, command = render
-        finding = _finding("PF909", f"{what}, not a manifest: render first: {command}", path, 0,
-                           details={"render": command})  # fmt: skip
+        finding = _finding(
+            "PF909", f"{what}, not a manifest: render first: {command}", path, 0, details={"render": command}
+        )
         return ParsedFile(FileRecord(path, "skipped", f"{what}: render first: {command}"), (), (finding,))
     text, bad = _decode(f.data, path)
     if bad is not None:
@@ -466,7 +472,13 @@ def parse_file(
                     return _unrendered(path, f, evidence, ndocs)
             for dup in doc.duplicates:
                 findings.append(
-                    _finding("PF905", f"duplicate key {dup.key!r}: kubectl rejects the manifest (tools that accept it keep the last value)", path, dup.line, dup.column)
+                    _finding(
+                        "PF905",
+                        f"duplicate key {dup.key!r}: kubectl rejects the manifest (tools that accept it keep the last value)",
+                        path,
+                        dup.line,
+                        dup.column,
+                    )
                 )
             data = doc.data
             if data is None:
@@ -672,7 +684,12 @@ _ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
 
 
 def _quantities(
-    block: Any, kind: str, obj: K8sObject, container: str | None, findings: list[Finding], where: str,
+    block: Any,
+    kind: str,
+    obj: K8sObject,
+    container: str | None,
+    findings: list[Finding],
+    where: str,
     path: tuple[Any, ...] = (),
 ) -> dict[str, int]:
     """Parse a requests/limits mapping into {"cpu_request": m, ...}; bad values become PF903."""
@@ -736,7 +753,11 @@ def limit_range_defaults(objects: Sequence[K8sObject], findings: list[Finding]) 
 
 
 def _container(
-    c: Mapping[str, Any], obj: K8sObject, init: bool, defaults: LimitRangeDefaults, findings: list[Finding],
+    c: Mapping[str, Any],
+    obj: K8sObject,
+    init: bool,
+    defaults: LimitRangeDefaults,
+    findings: list[Finding],
     path: tuple[Any, ...],
 ) -> Container:
     name = container_name(c, init, path[-1])
@@ -824,9 +845,7 @@ def container_line(obj: K8sObject, name: str | None) -> int:
     return obj.location.line
 
 
-def workload_from_object(
-    obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]
-) -> Workload | None:
+def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]) -> Workload | None:
     path = WORKLOAD_KINDS.get(obj.kind)
     if path is None:
         return None
@@ -842,12 +861,14 @@ def workload_from_object(
     sp = tuple(path) + ("spec",)
     containers = tuple(
         _container(c, obj, False, defaults, findings, sp + ("containers", i))
-        for i, c in enumerate(_list(spec.get("containers"))) if isinstance(c, dict)
-    )  # fmt: skip
+        for i, c in enumerate(_list(spec.get("containers")))
+        if isinstance(c, dict)
+    )
     inits = tuple(
         _container(c, obj, True, defaults, findings, sp + ("initContainers", i))
-        for i, c in enumerate(_list(spec.get("initContainers"))) if isinstance(c, dict)
-    )  # fmt: skip
+        for i, c in enumerate(_list(spec.get("initContainers")))
+        if isinstance(c, dict)
+    )
     overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ", sp + ("overhead",))
     pod = PodSpec(
         containers=containers,
@@ -891,4 +912,3 @@ def build_workloads(
             if w is not None:
                 workloads.append(w)
     return tuple(workloads), tuple(findings)
-

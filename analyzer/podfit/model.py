@@ -96,7 +96,6 @@ class Location:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-
 @dataclass(frozen=True)
 class ObjectRef:
     api_version: str
@@ -139,9 +138,13 @@ class Resources:
     def with_defaults(self, default_request: Resources, default_limit: Resources) -> Resources:
         """Kubernetes defaulting of one container: an unset request takes the container's own limit
         (API defaulting, before admission), then the LimitRange defaults fill what is still unset."""
-        if default_request.is_unset and default_limit.is_unset and all(
-            getattr(self, f"{res}_request") is not None or getattr(self, f"{res}_limit") is None
-            for res in ("cpu", "memory", "storage")
+        if (
+            default_request.is_unset
+            and default_limit.is_unset
+            and all(
+                getattr(self, f"{res}_request") is not None or getattr(self, f"{res}_limit") is None
+                for res in ("cpu", "memory", "storage")
+            )
         ):
             return self  # nothing to default (the common case)
         vals = {}
@@ -205,7 +208,9 @@ class PodSpec:
         is_limit = attr.endswith("_limit")
         if is_limit and any(v is None for v in app):
             return None
-        if all(v is None for v in app) and not any(getattr(c.resources, attr) is not None for c in self.init_containers):
+        if all(v is None for v in app) and not any(
+            getattr(c.resources, attr) is not None for c in self.init_containers
+        ):
             return None
         total = sum(v or 0 for v in app) + sum(sidecars)
         best = total

@@ -85,8 +85,12 @@ def check_value(option: Option, value: Any) -> Any:
         converted = _duration(value)
         ok = converted is not None
     if not ok:
-        example = {"duration": '"10s" or 10', "integer": "20", "number": "1.5", "boolean": "true", "string": '"x"'}[kind]
-        raise OptionError(f"{option.name} must be {'an' if kind == 'integer' else 'a'} {kind} (e.g. {example}), not {value!r}")
+        example = {"duration": '"10s" or 10', "integer": "20", "number": "1.5", "boolean": "true", "string": '"x"'}[
+            kind
+        ]
+        raise OptionError(
+            f"{option.name} must be {'an' if kind == 'integer' else 'a'} {kind} (e.g. {example}), not {value!r}"
+        )
     if option.choices is not None and converted not in option.choices:
         raise OptionError(f"{option.name} must be one of {', '.join(option.choices)}, not {value!r}")
     if option.minimum is not None and converted < option.minimum:

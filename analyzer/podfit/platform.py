@@ -131,9 +131,15 @@ class KubeletSettings:
 
 def _default_classes() -> tuple[VMClass, ...]:
     sizes = [
-        ("xsmall", 2, 2), ("small", 2, 4), ("medium", 2, 8), ("large", 4, 16),
-        ("xlarge", 4, 32), ("2xlarge", 8, 64), ("4xlarge", 16, 128), ("8xlarge", 32, 128),
-    ]  # fmt: skip
+        ("xsmall", 2, 2),
+        ("small", 2, 4),
+        ("medium", 2, 8),
+        ("large", 4, 16),
+        ("xlarge", 4, 32),
+        ("2xlarge", 8, 64),
+        ("4xlarge", 16, 128),
+        ("8xlarge", 32, 128),
+    ]
     return tuple(
         VMClass(f"{kind}-{size}", cpus, mem * GiB, kind == "guaranteed")
         for kind in ("best-effort", "guaranteed")

@@ -190,8 +190,14 @@ class PodAffinityTerm:
     match_label_keys: tuple[str, ...] = ()
     mismatch_label_keys: tuple[str, ...] = ()
 
-    def matches(self, own_namespace: str, own_labels: Mapping[str, str], namespace: str,
-                labels: Mapping[str, str], same_workload: bool) -> bool | None:
+    def matches(
+        self,
+        own_namespace: str,
+        own_labels: Mapping[str, str],
+        namespace: str,
+        labels: Mapping[str, str],
+        same_workload: bool,
+    ) -> bool | None:
         """Does the term select a pod of ``namespace`` with ``labels``? None when it depends on the
         labels of a namespace (a namespaceSelector on anything but the namespace's name)."""
         if self.selector is None:
@@ -299,8 +305,9 @@ class Decision:
 # ------------------------------------------------------------------------------- node pools ---
 
 
-def pool_labels(vm_class: str = "", role: str = "worker",
-                declared: Iterable[tuple[str, str]] = ()) -> tuple[tuple[str, str], ...]:
+def pool_labels(
+    vm_class: str = "", role: str = "worker", declared: Iterable[tuple[str, str]] = ()
+) -> tuple[tuple[str, str], ...]:
     """Every label a pool's nodes carry, except the per-node ``kubernetes.io/hostname``."""
     given = dict(declared)
     out = {OS: "linux", ARCH: "amd64"}
@@ -392,8 +399,12 @@ def _unknown_keys(c: SchedulingConstraints, labels: Mapping[str, str], described
     return tuple(dict.fromkeys(keys))
 
 
-def decide(c: SchedulingConstraints, labels: Mapping[str, str] | Iterable[tuple[str, str]],
-           taints: Iterable[Taint] = (), described: Iterable[str] | None = None) -> Decision:
+def decide(
+    c: SchedulingConstraints,
+    labels: Mapping[str, str] | Iterable[tuple[str, str]],
+    taints: Iterable[Taint] = (),
+    described: Iterable[str] | None = None,
+) -> Decision:
     """Fits, no, or unknown: may pods with constraints ``c`` run on nodes with ``labels`` and ``taints``?
 
     ``described`` is the set of label keys the platform describes (the keys of every pool's labels);
@@ -411,8 +422,10 @@ def decide(c: SchedulingConstraints, labels: Mapping[str, str] | Iterable[tuple[
         else:
             ok = None if k not in known else False
         if ok is False:
-            reasons.append(f"nodeSelector {k}={v}" + (f" (the pool has {k}={labels[k]})" if k in labels else
-                                                      " (the pool has no such label)"))
+            reasons.append(
+                f"nodeSelector {k}={v}"
+                + (f" (the pool has {k}={labels[k]})" if k in labels else " (the pool has no such label)")
+            )
         parts.append(ok)
     if c.node_affinity is not None:
         terms = [_term(t, labels, known) for t in c.node_affinity]
@@ -421,8 +434,9 @@ def decide(c: SchedulingConstraints, labels: Mapping[str, str] | Iterable[tuple[
             reasons.append("required node affinity: no nodeSelectorTerm matches the pool's labels")
         parts.append(ok)
     selected = _and(parts)
-    untolerated = [t for t in taints if t.effect in BLOCKING_EFFECTS
-                   and not any(tol.tolerates(t) for tol in c.tolerations)]
+    untolerated = [
+        t for t in taints if t.effect in BLOCKING_EFFECTS and not any(tol.tolerates(t) for tol in c.tolerations)
+    ]
     tolerated = not untolerated
     if untolerated:
         reasons.append("taint " + ", ".join(map(str, untolerated)) + " not tolerated")
@@ -430,8 +444,9 @@ def decide(c: SchedulingConstraints, labels: Mapping[str, str] | Iterable[tuple[
         return Decision(NO, "; ".join(reasons), (), selected, tolerated)
     if selected is None:
         keys = _unknown_keys(c, labels, known)
-        return Decision(UNKNOWN, "depends on " + ", ".join(keys) + ", which the platform does not describe",
-                        keys, None, tolerated)
+        return Decision(
+            UNKNOWN, "depends on " + ", ".join(keys) + ", which the platform does not describe", keys, None, tolerated
+        )
     return Decision(FITS, "", (), True, True)
 
 
@@ -453,8 +468,9 @@ def _l(x: Any) -> list[Any]:
 def _requirements(items: Any) -> tuple[Requirement, ...]:
     return tuple(
         Requirement(_s(r.get("key")), _s(r.get("operator")), tuple(_s(v) for v in _l(r.get("values"))))
-        for r in _l(items) if isinstance(r, dict)
-    )  # fmt: skip
+        for r in _l(items)
+        if isinstance(r, dict)
+    )
 
 
 def _label_selector(x: Any) -> LabelSelector | None:
@@ -474,14 +490,16 @@ def _pod_terms(x: Any) -> tuple[PodAffinityTerm, ...]:
         if not isinstance(t, dict):
             continue
         ns_sel = t.get("namespaceSelector")
-        out.append(PodAffinityTerm(
-            topology_key=_s(t.get("topologyKey")),
-            selector=_label_selector(t.get("labelSelector")),
-            namespaces=_strings(t.get("namespaces")),
-            namespace_selector=_label_selector(ns_sel) if isinstance(ns_sel, dict) else None,
-            match_label_keys=_strings(t.get("matchLabelKeys")),
-            mismatch_label_keys=_strings(t.get("mismatchLabelKeys")),
-        ))
+        out.append(
+            PodAffinityTerm(
+                topology_key=_s(t.get("topologyKey")),
+                selector=_label_selector(t.get("labelSelector")),
+                namespaces=_strings(t.get("namespaces")),
+                namespace_selector=_label_selector(ns_sel) if isinstance(ns_sel, dict) else None,
+                match_label_keys=_strings(t.get("matchLabelKeys")),
+                mismatch_label_keys=_strings(t.get("mismatchLabelKeys")),
+            )
+        )
     return tuple(out)
 
 
@@ -494,24 +512,27 @@ def _spread(x: Any) -> tuple[SpreadConstraint, ...]:
         if not isinstance(skew, int) or isinstance(skew, bool) or skew < 1:
             continue  # the API server rejects it
         min_domains = t.get("minDomains")
-        out.append(SpreadConstraint(
-            max_skew=skew,
-            topology_key=_s(t.get("topologyKey")),
-            when_unsatisfiable=_s(t.get("whenUnsatisfiable") or "DoNotSchedule"),
-            selector=_label_selector(t.get("labelSelector")),
-            min_domains=min_domains if isinstance(min_domains, int) and not isinstance(min_domains, bool) else None,
-            node_affinity_policy=_s(t.get("nodeAffinityPolicy") or "Honor"),
-            node_taints_policy=_s(t.get("nodeTaintsPolicy") or "Ignore"),
-            match_label_keys=_strings(t.get("matchLabelKeys")),
-        ))
+        out.append(
+            SpreadConstraint(
+                max_skew=skew,
+                topology_key=_s(t.get("topologyKey")),
+                when_unsatisfiable=_s(t.get("whenUnsatisfiable") or "DoNotSchedule"),
+                selector=_label_selector(t.get("labelSelector")),
+                min_domains=min_domains if isinstance(min_domains, int) and not isinstance(min_domains, bool) else None,
+                node_affinity_policy=_s(t.get("nodeAffinityPolicy") or "Honor"),
+                node_taints_policy=_s(t.get("nodeTaintsPolicy") or "Ignore"),
+                match_label_keys=_strings(t.get("matchLabelKeys")),
+            )
+        )
     return tuple(out)
 
 
 def _tolerations(x: Any) -> tuple[Toleration, ...]:
     return tuple(
         Toleration(_s(t.get("key")), _s(t.get("operator") or "Equal"), _s(t.get("value")), _s(t.get("effect")))
-        for t in _l(x) if isinstance(t, dict)
-    )  # fmt: skip
+        for t in _l(x)
+        if isinstance(t, dict)
+    )
 
 
 _PLACEMENT_FIELDS = ("nodeSelector", "affinity", "tolerations", "topologySpreadConstraints")
@@ -532,8 +553,9 @@ def constraints_from_spec(spec: Mapping[str, Any], *, daemonset: bool = False) -
     if isinstance(node_aff, dict):
         terms = tuple(
             NodeSelectorTerm(_requirements(t.get("matchExpressions")), _requirements(t.get("matchFields")))
-            for t in _l(node_aff.get("nodeSelectorTerms")) if isinstance(t, dict)
-        )  # fmt: skip
+            for t in _l(node_aff.get("nodeSelectorTerms"))
+            if isinstance(t, dict)
+        )
     tolerations = _tolerations(spec.get("tolerations"))
     if daemonset:
         tolerations += DAEMONSET_TOLERATIONS
@@ -544,7 +566,8 @@ def constraints_from_spec(spec: Mapping[str, Any], *, daemonset: bool = False) -
         node_affinity=terms,
         tolerations=tolerations,
         anti_affinity=_pod_terms(
-            _m(affinity.get("podAntiAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution")),
+            _m(affinity.get("podAntiAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution")
+        ),
         pod_affinity=_pod_terms(_m(affinity.get("podAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution")),
         spread=_spread(spec.get("topologySpreadConstraints")),
     )

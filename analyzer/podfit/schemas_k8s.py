@@ -371,8 +371,10 @@ class Removal:
 
 _SELECTOR = "spec.selector is required there"
 _INGRESS = "spec.backend becomes spec.defaultBackend, serviceName/servicePort become service.name/service.port, pathType is required"
-_PSP = ("PodSecurityPolicy has no successor API (Kubernetes 1.25 removed the kind): enforce pod security with "
-        "Pod Security Admission, the namespace label pod-security.kubernetes.io/enforce")  # fmt: skip
+_PSP = (
+    "PodSecurityPolicy has no successor API (Kubernetes 1.25 removed the kind): enforce pod security with "
+    "Pod Security Admission, the namespace label pod-security.kubernetes.io/enforce"
+)
 
 # The Kubernetes Deprecated API Migration Guide ("Removed APIs by release"): release that stopped
 # serving the apiVersion, the apiVersion, its kinds, the replacement and the release serving it first.
@@ -382,43 +384,112 @@ _REMOVED = (
     ("1.16", "extensions/v1beta1", ("DaemonSet", "Deployment", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
     ("1.16", "apps/v1beta1", ("Deployment", "StatefulSet", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
     ("1.16", "apps/v1beta2", ("DaemonSet", "Deployment", "StatefulSet", "ReplicaSet"), "apps/v1", "1.9", _SELECTOR),
-    ("1.22", "admissionregistration.k8s.io/v1beta1", ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"),
-     "admissionregistration.k8s.io/v1", "1.16", "webhooks[].sideEffects and admissionReviewVersions are required"),
-    ("1.22", "apiextensions.k8s.io/v1beta1", ("CustomResourceDefinition",), "apiextensions.k8s.io/v1", "1.16",
-     "spec.scope and spec.versions[].schema.openAPIV3Schema are required"),
+    (
+        "1.22",
+        "admissionregistration.k8s.io/v1beta1",
+        ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"),
+        "admissionregistration.k8s.io/v1",
+        "1.16",
+        "webhooks[].sideEffects and admissionReviewVersions are required",
+    ),
+    (
+        "1.22",
+        "apiextensions.k8s.io/v1beta1",
+        ("CustomResourceDefinition",),
+        "apiextensions.k8s.io/v1",
+        "1.16",
+        "spec.scope and spec.versions[].schema.openAPIV3Schema are required",
+    ),
     ("1.22", "apiregistration.k8s.io/v1beta1", ("APIService",), "apiregistration.k8s.io/v1", "1.10", ""),
     ("1.22", "authentication.k8s.io/v1beta1", ("TokenReview",), "authentication.k8s.io/v1", "1.6", ""),
-    ("1.22", "authorization.k8s.io/v1beta1", ("LocalSubjectAccessReview", "SelfSubjectAccessReview", "SubjectAccessReview"),
-     "authorization.k8s.io/v1", "1.6", "spec.group becomes spec.groups"),
-    ("1.22", "certificates.k8s.io/v1beta1", ("CertificateSigningRequest",), "certificates.k8s.io/v1", "1.19",
-     "spec.signerName and spec.usages are required"),
+    (
+        "1.22",
+        "authorization.k8s.io/v1beta1",
+        ("LocalSubjectAccessReview", "SelfSubjectAccessReview", "SubjectAccessReview"),
+        "authorization.k8s.io/v1",
+        "1.6",
+        "spec.group becomes spec.groups",
+    ),
+    (
+        "1.22",
+        "certificates.k8s.io/v1beta1",
+        ("CertificateSigningRequest",),
+        "certificates.k8s.io/v1",
+        "1.19",
+        "spec.signerName and spec.usages are required",
+    ),
     ("1.22", "coordination.k8s.io/v1beta1", ("Lease",), "coordination.k8s.io/v1", "1.14", ""),
     ("1.22", "extensions/v1beta1", ("Ingress",), "networking.k8s.io/v1", "1.19", _INGRESS),
     ("1.22", "networking.k8s.io/v1beta1", ("Ingress",), "networking.k8s.io/v1", "1.19", _INGRESS),
     ("1.22", "networking.k8s.io/v1beta1", ("IngressClass",), "networking.k8s.io/v1", "1.19", ""),
-    ("1.22", "rbac.authorization.k8s.io/v1beta1", ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"),
-     "rbac.authorization.k8s.io/v1", "1.8", ""),
+    (
+        "1.22",
+        "rbac.authorization.k8s.io/v1beta1",
+        ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"),
+        "rbac.authorization.k8s.io/v1",
+        "1.8",
+        "",
+    ),
     ("1.22", "scheduling.k8s.io/v1beta1", ("PriorityClass",), "scheduling.k8s.io/v1", "1.14", ""),
     ("1.22", "storage.k8s.io/v1beta1", ("CSIDriver",), "storage.k8s.io/v1", "1.19", ""),
     ("1.22", "storage.k8s.io/v1beta1", ("CSINode",), "storage.k8s.io/v1", "1.17", ""),
     ("1.22", "storage.k8s.io/v1beta1", ("StorageClass",), "storage.k8s.io/v1", "1.6", ""),
     ("1.22", "storage.k8s.io/v1beta1", ("VolumeAttachment",), "storage.k8s.io/v1", "1.13", ""),
     ("1.25", "batch/v1beta1", ("CronJob",), "batch/v1", "1.21", ""),
-    ("1.25", "discovery.k8s.io/v1beta1", ("EndpointSlice",), "discovery.k8s.io/v1", "1.21",
-     "topology gives way to each endpoint's nodeName and zone"),
+    (
+        "1.25",
+        "discovery.k8s.io/v1beta1",
+        ("EndpointSlice",),
+        "discovery.k8s.io/v1",
+        "1.21",
+        "topology gives way to each endpoint's nodeName and zone",
+    ),
     ("1.25", "events.k8s.io/v1beta1", ("Event",), "events.k8s.io/v1", "1.19", ""),
-    ("1.25", "autoscaling/v2beta1", ("HorizontalPodAutoscaler",), "autoscaling/v2", "1.23",
-     "targetAverageUtilization becomes target.averageUtilization with target.type: Utilization"),
-    ("1.25", "policy/v1beta1", ("PodDisruptionBudget",), "policy/v1", "1.21", "an empty spec.selector selects every pod of the namespace"),
+    (
+        "1.25",
+        "autoscaling/v2beta1",
+        ("HorizontalPodAutoscaler",),
+        "autoscaling/v2",
+        "1.23",
+        "targetAverageUtilization becomes target.averageUtilization with target.type: Utilization",
+    ),
+    (
+        "1.25",
+        "policy/v1beta1",
+        ("PodDisruptionBudget",),
+        "policy/v1",
+        "1.21",
+        "an empty spec.selector selects every pod of the namespace",
+    ),
     ("1.25", "policy/v1beta1", ("PodSecurityPolicy",), None, None, _PSP),
     ("1.25", "node.k8s.io/v1beta1", ("RuntimeClass",), "node.k8s.io/v1", "1.20", ""),
-    ("1.26", "flowcontrol.apiserver.k8s.io/v1beta1", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29", ""),
+    (
+        "1.26",
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        ("FlowSchema", "PriorityLevelConfiguration"),
+        "flowcontrol.apiserver.k8s.io/v1",
+        "1.29",
+        "",
+    ),
     ("1.26", "autoscaling/v2beta2", ("HorizontalPodAutoscaler",), "autoscaling/v2", "1.23", ""),
     ("1.27", "storage.k8s.io/v1beta1", ("CSIStorageCapacity",), "storage.k8s.io/v1", "1.24", ""),
-    ("1.29", "flowcontrol.apiserver.k8s.io/v1beta2", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29", ""),
-    ("1.32", "flowcontrol.apiserver.k8s.io/v1beta3", ("FlowSchema", "PriorityLevelConfiguration"), "flowcontrol.apiserver.k8s.io/v1", "1.29",
-     "spec.limited.nominalConcurrencyShares defaults to 30 only when unset"),
-)  # fmt: skip
+    (
+        "1.29",
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        ("FlowSchema", "PriorityLevelConfiguration"),
+        "flowcontrol.apiserver.k8s.io/v1",
+        "1.29",
+        "",
+    ),
+    (
+        "1.32",
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        ("FlowSchema", "PriorityLevelConfiguration"),
+        "flowcontrol.apiserver.k8s.io/v1",
+        "1.29",
+        "spec.limited.nominalConcurrencyShares defaults to 30 only when unset",
+    ),
+)
 REMOVED_APIS: Mapping[tuple[str, str], Removal] = {
     (api, kind): Removal(api, kind, release, replacement, since, note)
     for release, api, kinds, replacement, since, note in _REMOVED
@@ -565,13 +636,19 @@ def _write_json(path: Path, data: Any) -> None:
 def kubeconform_locations(tree: Path) -> list[str]:
     """``-schema-location`` values for a tree written by :func:`build_schema_tree`."""
     return [
-        str(tree) + "/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json",
+        str(tree)
+        + "/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json",
         str(tree) + "/podfit/{{ .ResourceKind }}{{ .KindSuffix }}.json",
     ]
 
 
 def run_kubeconform(
-    binary: str, paths: Sequence[str], tree: Path, version: str, strict: bool = True, timeout: float = 120,
+    binary: str,
+    paths: Sequence[str],
+    tree: Path,
+    version: str,
+    strict: bool = True,
+    timeout: float = 120,
     wrapper: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Run kubeconform offline over ``paths`` with the local schema tree; return its JSON resources.
@@ -582,7 +659,16 @@ def run_kubeconform(
     for need in (tree / f"v{version}.0-standalone{'-strict' if strict else ''}", tree / "podfit"):
         if not need.is_dir():
             raise SchemaError(f"no schemas at {need} (run scripts/build-schemas.py --out {tree} --version {version})")
-    args = [*wrapper, binary, "-output", "json", "-verbose", "-ignore-missing-schemas", "-kubernetes-version", f"{version}.0"]
+    args = [
+        *wrapper,
+        binary,
+        "-output",
+        "json",
+        "-verbose",
+        "-ignore-missing-schemas",
+        "-kubernetes-version",
+        f"{version}.0",
+    ]
     for loc in kubeconform_locations(tree):
         args += ["-schema-location", loc]
     if strict:
@@ -591,7 +677,9 @@ def run_kubeconform(
     try:
         resources = json.loads(p.stdout or "{}").get("resources") or []
     except json.JSONDecodeError:
-        raise SchemaError(f"kubeconform printed no JSON (exit {p.returncode}): {p.stderr.strip() or p.stdout[:500]}") from None
+        raise SchemaError(
+            f"kubeconform printed no JSON (exit {p.returncode}): {p.stderr.strip() or p.stdout[:500]}"
+        ) from None
     errors = [r for r in resources if r.get("status") == "statusError"]
     if errors:
         raise SchemaError("kubeconform: " + "; ".join(f"{r.get('filename')}: {r.get('msg')}" for r in errors[:5]))

@@ -111,9 +111,12 @@ class CrxSize:
     def figures(self) -> dict[str, int | None]:
         """The CRX's figures as ``podfit vsphere crx --format json`` writes them."""
         return {
-            "vcpus": self.vcpus, "cpu_limit_mhz": self.cpu_limit_mhz, "cpu_reservation_mhz": self.cpu_reservation_mhz,
-            "memory_bytes": self.memory_bytes, "memory_reservation_bytes": self.memory_reservation_bytes,
-        }  # fmt: skip
+            "vcpus": self.vcpus,
+            "cpu_limit_mhz": self.cpu_limit_mhz,
+            "cpu_reservation_mhz": self.cpu_reservation_mhz,
+            "memory_bytes": self.memory_bytes,
+            "memory_reservation_bytes": self.memory_reservation_bytes,
+        }
 
 
 def fmt_memory(n: int | None) -> str:
@@ -387,17 +390,19 @@ def vms_from_node_pools(pools: Iterable[NodePool], platform: Platform) -> tuple[
         if cls is None:
             unknown.append(p.vm_class)
             continue
-        vms.append(VM(
-            name=f"{p.cluster}/{p.name}" if p.cluster else p.name,
-            kind="control-plane" if p.role == "control-plane" else "node",
-            count=p.count,
-            vcpus=cls.cpus,
-            cpu_reservation_mhz=cls.cpus * base if cls.reserved else 0,
-            memory_reservation_bytes=cls.memory_bytes if cls.reserved else 0,
-            cluster=p.cluster,
-            location=p.location,
-            source=cls.name,
-        ))  # fmt: skip
+        vms.append(
+            VM(
+                name=f"{p.cluster}/{p.name}" if p.cluster else p.name,
+                kind="control-plane" if p.role == "control-plane" else "node",
+                count=p.count,
+                vcpus=cls.cpus,
+                cpu_reservation_mhz=cls.cpus * base if cls.reserved else 0,
+                memory_reservation_bytes=cls.memory_bytes if cls.reserved else 0,
+                cluster=p.cluster,
+                location=p.location,
+                source=cls.name,
+            )
+        )
     return tuple(vms), tuple(sorted(set(unknown)))
 
 
@@ -410,22 +415,26 @@ def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tup
         if w.per_node or w.replicas <= 0:
             continue
         size = crx_size(w.pod, base)
-        out.append(VM(
-            name=str(w.ref),
-            kind="crx",
-            count=w.replicas,
-            vcpus=size.vcpus,
-            cpu_reservation_mhz=size.cpu_reservation_mhz or 0,
-            memory_reservation_bytes=size.memory_reservation_bytes,
-            cluster=w.ref.namespace,
-            location=w.location,
-            source=str(w.ref),
-        ))  # fmt: skip
+        out.append(
+            VM(
+                name=str(w.ref),
+                kind="crx",
+                count=w.replicas,
+                vcpus=size.vcpus,
+                cpu_reservation_mhz=size.cpu_reservation_mhz or 0,
+                memory_reservation_bytes=size.memory_reservation_bytes,
+                cluster=w.ref.namespace,
+                location=w.location,
+                source=str(w.ref),
+            )
+        )
     return tuple(out)
 
 
 def reservations_of(
-    objects: Sequence[K8sObject], workloads: Sequence[Workload], platform: Platform,
+    objects: Sequence[K8sObject],
+    workloads: Sequence[Workload],
+    platform: Platform,
     node_pools: Sequence[NodePool] | None = None,
 ) -> tuple[VM, ...]:
     """Every powered-on VM the platform and the input describe: node VMs of the platform's pools
@@ -496,10 +505,16 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
     for g in groups:
         for i in range(g.count):
             n = placed.get((g.name, i))
-            uses.append(HostUse(
-                f"{g.name}-{i}", g.cpu_mhz, n.used[0] if n else 0, g.memory_bytes, n.used[1] if n else 0,
-                n.pods if n else (),
-            ))  # fmt: skip
+            uses.append(
+                HostUse(
+                    f"{g.name}-{i}",
+                    g.cpu_mhz,
+                    n.used[0] if n else 0,
+                    g.memory_bytes,
+                    n.used[1] if n else 0,
+                    n.pods if n else (),
+                )
+            )
     detail = ""
     if res.violated_bounds:
         b = res.violated_bounds[0]
@@ -540,7 +555,10 @@ class CapacityReport:
 
 
 def analyze_capacity(
-    vms: Sequence[VM], platform: Platform, *, placement: bool = True,
+    vms: Sequence[VM],
+    platform: Platform,
+    *,
+    placement: bool = True,
     time_budget: float = DEFAULT_PLACEMENT_BUDGET,
 ) -> CapacityReport:
     cap = capacity(platform)
@@ -598,8 +616,12 @@ def _ha_limit(free: int, need: int) -> int | None:
 
 
 def what_if(
-    base: Sequence[VM], unit: Sequence[VM], platform: Platform, *,
-    overcommit_threshold_percent: int = 300, time_budget: float = DEFAULT_PLACEMENT_BUDGET,
+    base: Sequence[VM],
+    unit: Sequence[VM],
+    platform: Platform,
+    *,
+    overcommit_threshold_percent: int = 300,
+    time_budget: float = DEFAULT_PLACEMENT_BUDGET,
     max_units: int = 100_000,
 ) -> WhatIf:
     """The largest k such that ``base`` plus k copies of ``unit`` passes HA admission (totals) and
@@ -612,7 +634,11 @@ def what_if(
     u_cpu = sum(v.cpu_reservation_mhz * v.count for v in unit)
     u_mem = sum(v.memory_reservation_bytes * v.count for v in unit)
     u_vcpus = sum(v.vcpus * v.count for v in unit)
-    limits = [x for x in (_ha_limit(cap.cpu_available_mhz - b_cpu, u_cpu), _ha_limit(cap.memory_available_bytes - b_mem, u_mem)) if x is not None]
+    limits = [
+        x
+        for x in (_ha_limit(cap.cpu_available_mhz - b_cpu, u_cpu), _ha_limit(cap.memory_available_bytes - b_mem, u_mem))
+        if x is not None
+    ]
     ha_limit = min(limits) if limits else None
     cores = cap.physical_cores
     oc_limit: int | None = None
@@ -620,9 +646,17 @@ def what_if(
         oc_limit = max(overcommit_threshold_percent * cores - b_vcpus * 100, -1) // (u_vcpus * 100)
         oc_limit = max(oc_limit, 0)
     name = unit[0].source if unit else ""
-    result = partial(WhatIf, unit=name, unit_vms=sum(v.count for v in unit), unit_vcpus=u_vcpus,
-                     unit_cpu_reservation_mhz=u_cpu, unit_memory_reservation_bytes=u_mem, ha_limit=ha_limit,
-                     overcommit_limit=oc_limit, overcommit_threshold_percent=overcommit_threshold_percent)  # fmt: skip
+    result = partial(
+        WhatIf,
+        unit=name,
+        unit_vms=sum(v.count for v in unit),
+        unit_vcpus=u_vcpus,
+        unit_cpu_reservation_mhz=u_cpu,
+        unit_memory_reservation_bytes=u_mem,
+        ha_limit=ha_limit,
+        overcommit_limit=oc_limit,
+        overcommit_threshold_percent=overcommit_threshold_percent,
+    )
     if ha_limit is None:  # reserves nothing: admission control never refuses it
         return result(admitted=None, proven=True)
 
@@ -700,8 +734,12 @@ def object_at(objects: Sequence[K8sObject], loc: Location | None) -> ObjectRef |
     return best.ref if best is not None else None
 
 
-def finding_anchor(vms: Sequence[VM], objects: Sequence[K8sObject], platform_source: str,
-                   key=lambda v: (v.cpu_reservation_mhz * v.count, v.memory_reservation_bytes * v.count)):
+def finding_anchor(
+    vms: Sequence[VM],
+    objects: Sequence[K8sObject],
+    platform_source: str,
+    key=lambda v: (v.cpu_reservation_mhz * v.count, v.memory_reservation_bytes * v.count),
+):
     """(location, object) of the VM group contributing most (by ``key``), preferring VMs declared
     in the input over the platform profile's pools."""
     input_files = {o.location.file for o in objects}

@@ -250,7 +250,12 @@ class LineIndex:
     __slots__ = ("_text", "_first_line", "_limits", "_tree", "_plain")
 
     def __init__(
-        self, tree: Any = None, text: str = "", first_line: int = 0, limits: YamlLimits | None = None, plain: bool = False
+        self,
+        tree: Any = None,
+        text: str = "",
+        first_line: int = 0,
+        limits: YamlLimits | None = None,
+        plain: bool = False,
     ):
         self._tree = tree
         self._text = text
@@ -540,7 +545,7 @@ class _Outline:
         got = self._values.get(i, False)
         if got is False:
             m = _OUTLINE_KEY.match(self._lines[i], col)
-            got = self._values[i] = self._value(i, self._lines[i][m.end():], col, True) if m else None
+            got = self._values[i] = self._value(i, self._lines[i][m.end() :], col, True) if m else None
         return got
 
     def items(self, node: Any) -> list[Any] | None:
@@ -628,7 +633,7 @@ def _closed(s: str) -> bool:
         body = body[2:].lstrip(" ")
     m = _OUTLINE_KEY.match(body)
     if m is not None:
-        value = body[m.end():].lstrip(" ")
+        value = body[m.end() :].lstrip(" ")
     elif body[:1] in ("'", '"', "[", "{"):
         value = body
     elif ": " in body or body.endswith(":"):
@@ -649,7 +654,7 @@ def _closed(s: str) -> bool:
             elif tok in ("]", "}"):
                 depth -= 1
                 if depth == 0:
-                    return re.fullmatch(r" *(?:#.*)?", value[t.end():]) is not None
+                    return re.fullmatch(r" *(?:#.*)?", value[t.end() :]) is not None
             elif tok in ("'", '"'):
                 return False  # a quote left open
             elif tok == "#" and value[t.start() - 1] == " ":
@@ -773,7 +778,9 @@ def _only_quoted_differ(plain: Any, quoted: Any, budget: list[int]) -> bool:
                 return False
         return True
     if type(plain) is list and type(quoted) is list:
-        return len(plain) == len(quoted) and all(_only_quoted_differ(a, b, budget) for a, b in zip(plain, quoted, strict=True))
+        return len(plain) == len(quoted) and all(
+            _only_quoted_differ(a, b, budget) for a, b in zip(plain, quoted, strict=True)
+        )
     if type(plain) is type(quoted) and plain == quoted:
         return True
     if type(quoted) is str and type(plain) in (int, float):
@@ -890,7 +897,9 @@ def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = Fal
             if ok:
                 head = _CONTENT_START.match(chunk)  # always matches (perhaps nothing)
                 start = first_line + (head.group().count("\n") if head else 0) + 1
-                yield YamlDocument(index, start, data, (), LineIndex(None, chunk, first_line, limits, plain=True), chunk_no, first_line)
+                yield YamlDocument(
+                    index, start, data, (), LineIndex(None, chunk, first_line, limits, plain=True), chunk_no, first_line
+                )
                 index += 1
                 continue
         for doc in _slow_documents(chunk, first_line, limits, index):
@@ -908,7 +917,9 @@ def _slow_documents(chunk: str, first_line: int, limits: YamlLimits, index: int)
                 continue
             conv = _Converter(limits, first_line)
             data = conv.convert(node)
-            yield YamlDocument(index, node.start_mark.line + first_line + 1, data, tuple(conv.duplicates), LineIndex(data))
+            yield YamlDocument(
+                index, node.start_mark.line + first_line + 1, data, tuple(conv.duplicates), LineIndex(data)
+            )
             index += 1
     except RecursionError:
         raise YamlLimitError("document nests too deeply to parse", first_line + 1) from None

@@ -37,7 +37,9 @@ def parse_pool(text: str, taken: set[str] | None = None):
     name, colon, cls = spec.rpartition(":")
     name, cls = name.strip(), cls.strip()
     if not sep or not cls or not count.strip().isdigit() or (colon and not name):
-        raise ValueError(f"{text!r}: expected [NAME:]CLASS=COUNT, e.g. best-effort-xlarge=4 or gpu:guaranteed-8xlarge=2")
+        raise ValueError(
+            f"{text!r}: expected [NAME:]CLASS=COUNT, e.g. best-effort-xlarge=4 or gpu:guaranteed-8xlarge=2"
+        )
     taken = taken if taken is not None else set()
     if not name:
         name, i = cls, 2
@@ -69,8 +71,10 @@ def parse_pool_taint(text: str):
     taint, colon2, effect = rest.rpartition(":")
     key, _, value = taint.partition("=")
     if not colon or not colon2 or not name.strip() or not key.strip() or effect.strip() not in _EFFECTS:
-        raise ValueError(f"{text!r}: expected NAME:KEY[=VALUE]:EFFECT with EFFECT one of {', '.join(_EFFECTS)}, "
-                         "e.g. gpu:nvidia.com/gpu=present:NoSchedule")
+        raise ValueError(
+            f"{text!r}: expected NAME:KEY[=VALUE]:EFFECT with EFFECT one of {', '.join(_EFFECTS)}, "
+            "e.g. gpu:nvidia.com/gpu=present:NoSchedule"
+        )
     return name.strip(), Taint(key.strip(), value.strip(), effect.strip())
 
 
@@ -107,30 +111,80 @@ def _param(parse, text: str, hint: str):
 
 @click.command(name="pack")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--platform", "platform_path", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Platform profile (VM classes, node pools, overhead, max pods). Default: built-in.")
-@click.option("--pool", "pools", multiple=True, metavar="[NAME:]CLASS=COUNT",
-              help="A node pool of COUNT nodes of VM class CLASS, named NAME (default: the class) "
-                   "(repeatable); replaces the pools of the platform and of cluster manifests.")
-@click.option("--pool-label", "pool_labels", multiple=True, metavar="NAME:KEY=VALUE",
-              help="A node label on every node of pool NAME (repeatable; a --pool, platform or cluster "
-                   "manifest pool). Well-known labels (kubernetes.io/os=linux, kubernetes.io/arch=amd64, "
-                   "node.kubernetes.io/instance-type=CLASS) are always there.")
-@click.option("--pool-taint", "pool_taints", multiple=True, metavar="NAME:KEY[=VALUE]:EFFECT",
-              help="A node taint on every node of pool NAME (repeatable); EFFECT is NoSchedule, "
-                   "PreferNoSchedule or NoExecute.")
-@click.option("--overhead-cpu", default=None, metavar="CPU", help="System pods' CPU per node. [default: platform's, 250m]")
-@click.option("--overhead-memory", default=None, metavar="MEM",
-              help="Memory per node not allocatable. [default: platform's, 100Mi]")
-@click.option("--max-pods", type=click.IntRange(1), default=None, help="Pods per node (kubelet maxPods). [default: platform's, 110]")
-@click.option("--headroom", "headroom_text", default="100%", show_default=True,
-              help="Share of Σ(limit − request) that must fit the free capacity.")
-@click.option("--time-budget", "budget_text", default="10s", show_default=True,
-              help="Time for the exact solver (CP-SAT), e.g. 10s or 500ms; 0 for heuristics and bounds only.")
+@click.option(
+    "--platform",
+    "platform_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Platform profile (VM classes, node pools, overhead, max pods). Default: built-in.",
+)
+@click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    metavar="[NAME:]CLASS=COUNT",
+    help="A node pool of COUNT nodes of VM class CLASS, named NAME (default: the class) "
+    "(repeatable); replaces the pools of the platform and of cluster manifests.",
+)
+@click.option(
+    "--pool-label",
+    "pool_labels",
+    multiple=True,
+    metavar="NAME:KEY=VALUE",
+    help="A node label on every node of pool NAME (repeatable; a --pool, platform or cluster "
+    "manifest pool). Well-known labels (kubernetes.io/os=linux, kubernetes.io/arch=amd64, "
+    "node.kubernetes.io/instance-type=CLASS) are always there.",
+)
+@click.option(
+    "--pool-taint",
+    "pool_taints",
+    multiple=True,
+    metavar="NAME:KEY[=VALUE]:EFFECT",
+    help="A node taint on every node of pool NAME (repeatable); EFFECT is NoSchedule, PreferNoSchedule or NoExecute.",
+)
+@click.option(
+    "--overhead-cpu", default=None, metavar="CPU", help="System pods' CPU per node. [default: platform's, 250m]"
+)
+@click.option(
+    "--overhead-memory",
+    default=None,
+    metavar="MEM",
+    help="Memory per node not allocatable. [default: platform's, 100Mi]",
+)
+@click.option(
+    "--max-pods",
+    type=click.IntRange(1),
+    default=None,
+    help="Pods per node (kubelet maxPods). [default: platform's, 110]",
+)
+@click.option(
+    "--headroom",
+    "headroom_text",
+    default="100%",
+    show_default=True,
+    help="Share of Σ(limit − request) that must fit the free capacity.",
+)
+@click.option(
+    "--time-budget",
+    "budget_text",
+    default="10s",
+    show_default=True,
+    help="Time for the exact solver (CP-SAT), e.g. 10s or 500ms; 0 for heuristics and bounds only.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(paths: tuple[str, ...], platform_path: str | None, pools: tuple[str, ...], pool_labels: tuple[str, ...],
-            pool_taints: tuple[str, ...], overhead_cpu: str | None, overhead_memory: str | None, max_pods: int | None,
-            headroom_text: str, budget_text: str, fmt: str) -> None:
+def command(
+    paths: tuple[str, ...],
+    platform_path: str | None,
+    pools: tuple[str, ...],
+    pool_labels: tuple[str, ...],
+    pool_taints: tuple[str, ...],
+    overhead_cpu: str | None,
+    overhead_memory: str | None,
+    max_pods: int | None,
+    headroom_text: str,
+    budget_text: str,
+    fmt: str,
+) -> None:
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
 
     \b
@@ -166,7 +220,9 @@ def command(paths: tuple[str, ...], platform_path: str | None, pools: tuple[str,
     platform = load_platform(platform_path)
     ov = Overhead(
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
-        _param(parse_memory, overhead_memory, "--overhead-memory") if overhead_memory is not None else platform.overhead_memory,
+        _param(parse_memory, overhead_memory, "--overhead-memory")
+        if overhead_memory is not None
+        else platform.overhead_memory,
     )
     taken: set[str] = set()
     cli_pools = [_param(lambda t: parse_pool(t, taken), p, "--pool") for p in pools]
@@ -181,14 +237,27 @@ def command(paths: tuple[str, ...], platform_path: str | None, pools: tuple[str,
         raise click.UsageError(str(e)) from None
     inputs = inputs_from(workloads, platform, node_pools, overhead=ov, max_pods=max_pods)
     if inputs.unknown_classes:
-        raise PodfitError("unknown VM class: " + ", ".join(sorted(set(inputs.unknown_classes)))
-                          + " (see the platform's vmClasses)")
+        raise PodfitError(
+            "unknown VM class: " + ", ".join(sorted(set(inputs.unknown_classes))) + " (see the platform's vmClasses)"
+        )
     if not inputs.pools:
-        raise PodfitError("no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
-                          "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs")
-    analysis = analyze(inputs.pods, inputs.pools, inputs.classes, overhead=inputs.overhead, daemons=inputs.daemons,
-                       max_pods=inputs.max_pods, numa_cores=inputs.numa_cores, numa_memory=inputs.numa_memory,
-                       share_percent=share, time_budget=budget, family=inputs.family)
+        raise PodfitError(
+            "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
+            "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
+        )
+    analysis = analyze(
+        inputs.pods,
+        inputs.pools,
+        inputs.classes,
+        overhead=inputs.overhead,
+        daemons=inputs.daemons,
+        max_pods=inputs.max_pods,
+        numa_cores=inputs.numa_cores,
+        numa_memory=inputs.numa_memory,
+        share_percent=share,
+        time_budget=budget,
+        family=inputs.family,
+    )
     for f in result.findings:
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     if fmt == "json":

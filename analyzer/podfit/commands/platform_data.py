@@ -13,7 +13,9 @@ from ..cli import PLATFORM_OPTION
 @click.command("platform-data")
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @PLATFORM_OPTION
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE", help="Config file (PF104 tolerance).")
+@click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE", help="Config file (PF104 tolerance)."
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE", help="Write to FILE.")
 def command(paths: tuple[str, ...], platform_path: str | None, config_path: str | None, output: str | None) -> None:
     """Print the facts the Rego policies read (data.podfit), as JSON for conftest --data.

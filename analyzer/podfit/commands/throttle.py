@@ -163,7 +163,9 @@ def render_text(res: Result, timeline: int = 20) -> str:
     if timeline and res.periods:
         shown = res.periods[:timeline]
         lines.append("")
-        lines.append(f"timeline (first {len(shown)} of {len(res.periods)} periods; # = 1/20 of the quota used, T = throttled)")
+        lines.append(
+            f"timeline (first {len(shown)} of {len(res.periods)} periods; # = 1/20 of the quota used, T = throttled)"
+        )
         lines.append("  period   used ms  throttled ms  thr CPUs")
         q = sc.quota_us * 1000 if sc.quota_us else 0
         for p in shown:
@@ -179,22 +181,71 @@ def render_text(res: Result, timeline: int = 20) -> str:
 @click.option("--limit", "limit", type=CPU, default=None, help="CPU limit (a Kubernetes quantity: 1500m, 1.5).")
 @click.option("--no-limit", is_flag=True, help="No CPU limit (no CFS quota).")
 @click.option("--cpus", type=click.IntRange(1, 4096), required=True, help="Logical CPUs of the node.")
-@click.option("--threads", type=click.IntRange(1, 100_000), default=JAVA_SERVER_THREADS, show_default=True, help="Threads of the container.")
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 100_000),
+    default=JAVA_SERVER_THREADS,
+    show_default=True,
+    help="Threads of the container.",
+)
 @click.option("--period", type=DURATION, default="100ms", show_default=True, help="CFS period (cpu.cfs_period_us).")
-@click.option("--seconds", type=click.FloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds.")
+@click.option(
+    "--seconds", type=click.FloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (the result is deterministic).")
 @click.option("--cpu-bound", is_flag=True, help="Every thread always runnable (instead of request bursts).")
-@click.option("--burst-work", type=DURATION, default=f"{JAVA_SERVER_BURST_US}us", show_default=True, help="Mean CPU work of one request burst.")
+@click.option(
+    "--burst-work",
+    type=DURATION,
+    default=f"{JAVA_SERVER_BURST_US}us",
+    show_default=True,
+    help="Mean CPU work of one request burst.",
+)
 @click.option("--fixed-bursts", is_flag=True, help="Every burst is exactly --burst-work (default: exponential).")
-@click.option("--load", "load_percent", type=click.IntRange(1, 100_000), default=JAVA_SERVER_LOAD_PERCENT, show_default=True, help="Offered CPU demand, percent of the limit.")
+@click.option(
+    "--load",
+    "load_percent",
+    type=click.IntRange(1, 100_000),
+    default=JAVA_SERVER_LOAD_PERCENT,
+    show_default=True,
+    help="Offered CPU demand, percent of the limit.",
+)
 @click.option("--demand", type=CPU, default=None, help="Offered CPU demand as a quantity (overrides --load).")
-@click.option("--cfs-burst", "cfs_burst", type=DURATION, default="0us", show_default=True, help="cpu.cfs_burst_us (Linux 5.14+).")
-@click.option("--pre-5.4-expiry", "pre54", is_flag=True, help="Kernels before 5.4: runtime left on a CPU expires at period end.")
-@click.option("--empty-throttle-accounting/--no-empty-throttle-accounting", "empty_acct", default=True, show_default=True, help="Count throttled time of CPUs with no waiting thread (kernels before 6.6).")
-@click.option("--hz", type=click.Choice(["100", "250", "300", "1000"]), default="250", show_default=True, help="Kernel tick rate (CONFIG_HZ).")
-@click.option("--slice", "slice_us", type=DURATION, default="5ms", show_default=True, help="sched_cfs_bandwidth_slice_us.")
-@click.option("--cpu-manager", is_flag=True, help="Guaranteed pod with the static CPU Manager: whole-CPU limits get exclusive cores.")
-@click.option("--timeline", type=click.IntRange(0, 100_000), default=20, show_default=True, help="Periods shown in the text timeline.")
+@click.option(
+    "--cfs-burst", "cfs_burst", type=DURATION, default="0us", show_default=True, help="cpu.cfs_burst_us (Linux 5.14+)."
+)
+@click.option(
+    "--pre-5.4-expiry", "pre54", is_flag=True, help="Kernels before 5.4: runtime left on a CPU expires at period end."
+)
+@click.option(
+    "--empty-throttle-accounting/--no-empty-throttle-accounting",
+    "empty_acct",
+    default=True,
+    show_default=True,
+    help="Count throttled time of CPUs with no waiting thread (kernels before 6.6).",
+)
+@click.option(
+    "--hz",
+    type=click.Choice(["100", "250", "300", "1000"]),
+    default="250",
+    show_default=True,
+    help="Kernel tick rate (CONFIG_HZ).",
+)
+@click.option(
+    "--slice", "slice_us", type=DURATION, default="5ms", show_default=True, help="sched_cfs_bandwidth_slice_us."
+)
+@click.option(
+    "--cpu-manager",
+    is_flag=True,
+    help="Guaranteed pod with the static CPU Manager: whole-CPU limits get exclusive cores.",
+)
+@click.option(
+    "--timeline",
+    type=click.IntRange(0, 100_000),
+    default=20,
+    show_default=True,
+    help="Periods shown in the text timeline.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     limit: int | None,

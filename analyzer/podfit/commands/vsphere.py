@@ -24,9 +24,12 @@ def command() -> None:
 
 def _platform_option(f):
     return click.option(
-        "--platform", "platform_path", type=click.Path(dir_okay=False), metavar="FILE",
+        "--platform",
+        "platform_path",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
         help="Platform profile (kind: Platform). Default: the built-in profile of the study's 4-host cluster.",
-    )(f)  # fmt: skip
+    )(f)
 
 
 def _thousands(n: int | None, unit: str = "") -> str:
@@ -74,34 +77,49 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
     rows = []
     for w in workloads:
         s = crx_size(w.pod, base)
-        rows.append({
-            "name": w.ref.name, "namespace": w.ref.namespace, "kind": w.ref.kind,
-            "file": w.location.file, "line": w.location.line, "replicas": w.replicas,
-            **s.figures(), "why": dict(s.why),
-        })  # fmt: skip
+        rows.append(
+            {
+                "name": w.ref.name,
+                "namespace": w.ref.namespace,
+                "kind": w.ref.kind,
+                "file": w.location.file,
+                "line": w.location.line,
+                "replicas": w.replicas,
+                **s.figures(),
+                "why": dict(s.why),
+            }
+        )
     if not rows and problems:
         raise PodfitError("no pods could be read:\n  " + "\n  ".join(problems))
     if fmt == "json":
-        click.echo(json.dumps({"platform": platform.name, "base_mhz": base, "pods": rows,
-                               "input_problems": problems}, indent=2))  # fmt: skip
+        click.echo(
+            json.dumps(
+                {"platform": platform.name, "base_mhz": base, "pods": rows, "input_problems": problems}, indent=2
+            )
+        )
         return
     for p in problems:
         click.echo(f"warning: {p}", err=True)
     if not rows:
         click.echo("no pods in the input")
         return
-    click.echo(f"CRX sizes on {platform.name} ({'base clock ' + _thousands(base, ' MHz') if base else 'no hosts: MHz unknown'})")
+    click.echo(
+        f"CRX sizes on {platform.name} ({'base clock ' + _thousands(base, ' MHz') if base else 'no hosts: MHz unknown'})"
+    )
     for r in rows:
         ns = f"{r['namespace']}/" if r["namespace"] else ""
         click.echo(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']})")
         table = [
             ("vCPUs", str(r["vcpus"]), r["why"]["vcpus"]),
-            ("CPU limit", fmt_mhz(r["cpu_limit_mhz"]) if r["cpu_limit_mhz"] is not None else "none",
-             r["why"]["cpu_limit_mhz"]),
+            (
+                "CPU limit",
+                fmt_mhz(r["cpu_limit_mhz"]) if r["cpu_limit_mhz"] is not None else "none",
+                r["why"]["cpu_limit_mhz"],
+            ),
             ("CPU reservation", fmt_mhz(r["cpu_reservation_mhz"]), r["why"]["cpu_reservation_mhz"]),
             ("memory", _mem(r["memory_bytes"]), r["why"]["memory_bytes"]),
             ("memory reservation", _mem(r["memory_reservation_bytes"]), r["why"]["memory_reservation_bytes"]),
-        ]  # fmt: skip
+        ]
         for label, value, why in table:
             click.echo(f"  {label:<19} {value:>12}   {why}")
 
@@ -111,39 +129,74 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
 
 def _host_json(h) -> dict[str, Any]:
     return {
-        "name": h.name, "cpu_capacity_mhz": h.cpu_capacity_mhz, "cpu_reserved_mhz": h.cpu_reserved_mhz,
-        "memory_capacity_bytes": h.memory_capacity_bytes, "memory_reserved_bytes": h.memory_reserved_bytes,
+        "name": h.name,
+        "cpu_capacity_mhz": h.cpu_capacity_mhz,
+        "cpu_reserved_mhz": h.cpu_reserved_mhz,
+        "memory_capacity_bytes": h.memory_capacity_bytes,
+        "memory_reserved_bytes": h.memory_reserved_bytes,
         "vms": {name: n for name, n in h.vms},
-    }  # fmt: skip
+    }
 
 
 def _what_if_json(w) -> dict[str, Any]:
     return {
-        "unit": w.unit, "unit_vms": w.unit_vms, "unit_vcpus": w.unit_vcpus,
+        "unit": w.unit,
+        "unit_vms": w.unit_vms,
+        "unit_vcpus": w.unit_vcpus,
         "unit_cpu_reservation_mhz": w.unit_cpu_reservation_mhz,
         "unit_memory_reservation_bytes": w.unit_memory_reservation_bytes,
-        "ha_limit": w.ha_limit, "admitted": w.admitted, "proven": w.proven,
-        "overcommit_limit": w.overcommit_limit, "overcommit_threshold_percent": w.overcommit_threshold_percent,
-    }  # fmt: skip
+        "ha_limit": w.ha_limit,
+        "admitted": w.admitted,
+        "proven": w.proven,
+        "overcommit_limit": w.overcommit_limit,
+        "overcommit_threshold_percent": w.overcommit_threshold_percent,
+    }
 
 
 @command.command("capacity")
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @_platform_option
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Config file (thresholds of PF503). Default: ./.podfit.yaml or [tool.podfit].")  # fmt: skip
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Config file (thresholds of PF503). Default: ./.podfit.yaml or [tool.podfit].",
+)
 @FORMAT_OPTION
-@click.option("--add-replicas", "add_replicas", type=click.Path(dir_okay=False), metavar="POD_FILE",
-              help="What-if: how many more replicas of the (first) pod in POD_FILE, as vSphere Pods, are admitted.")  # fmt: skip
-@click.option("--add-pool", "add_pool", metavar="CLASS",
-              help="What-if: how many more node pools of VM class CLASS are admitted.")
-@click.option("--pool-nodes", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Nodes per added pool (with --add-pool).")
-@click.option("--time-budget", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds for each DRS placement proof.")
+@click.option(
+    "--add-replicas",
+    "add_replicas",
+    type=click.Path(dir_okay=False),
+    metavar="POD_FILE",
+    help="What-if: how many more replicas of the (first) pod in POD_FILE, as vSphere Pods, are admitted.",
+)
+@click.option(
+    "--add-pool", "add_pool", metavar="CLASS", help="What-if: how many more node pools of VM class CLASS are admitted."
+)
+@click.option(
+    "--pool-nodes",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Nodes per added pool (with --add-pool).",
+)
+@click.option(
+    "--time-budget",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds for each DRS placement proof.",
+)
 def capacity_cmd(
-    paths: tuple[str, ...], platform_path: str | None, config_path: str | None, fmt: str,
-    add_replicas: str | None, add_pool: str | None, pool_nodes: int, time_budget: float,
+    paths: tuple[str, ...],
+    platform_path: str | None,
+    config_path: str | None,
+    fmt: str,
+    add_replicas: str | None,
+    add_pool: str | None,
+    pool_nodes: int,
+    time_budget: float,
 ) -> None:
     """HA-adjusted vSphere capacity, reservations, overcommit and DRS placement.
 
@@ -161,7 +214,7 @@ def capacity_cmd(
         vms_from_node_pools,
         vms_from_workloads,
         what_if,
-    )  # fmt: skip
+    )
 
     config, objects, workloads, problems = _load(paths, config_path)
     platform = load_platform(platform_path or config.platform)
@@ -179,17 +232,23 @@ def capacity_cmd(
         _, _, extra, extra_problems = _load((add_replicas,), config_path)
         pods = [w for w in extra if not w.per_node]
         if not pods:
-            raise PodfitError(f"{add_replicas}: no pod or workload to add" + (
-                ":\n  " + "\n  ".join(extra_problems) if extra_problems else ""))  # fmt: skip
+            raise PodfitError(
+                f"{add_replicas}: no pod or workload to add"
+                + (":\n  " + "\n  ".join(extra_problems) if extra_problems else "")
+            )
         unit = vms_from_workloads([_one_replica(pods[0])], platform)
-        whatifs["replicas"] = what_if(vms, unit, platform, overcommit_threshold_percent=threshold,
-                                      time_budget=time_budget)  # fmt: skip
+        whatifs["replicas"] = what_if(
+            vms, unit, platform, overcommit_threshold_percent=threshold, time_budget=time_budget
+        )
     if add_pool:
         if platform.vm_class(add_pool) is None:
-            raise PodfitError(f"unknown VM class {add_pool!r} (known: {', '.join(c.name for c in platform.vm_classes)})")
+            raise PodfitError(
+                f"unknown VM class {add_pool!r} (known: {', '.join(c.name for c in platform.vm_classes)})"
+            )
         unit_vms, _ = vms_from_node_pools([NodePool(add_pool, pool_nodes, name=f"{add_pool}-pool")], platform)
-        whatifs["pools"] = what_if(vms, unit_vms, platform, overcommit_threshold_percent=threshold,
-                                   time_budget=time_budget)  # fmt: skip
+        whatifs["pools"] = what_if(
+            vms, unit_vms, platform, overcommit_threshold_percent=threshold, time_budget=time_budget
+        )
     cap = report.capacity
     pl = report.placement
     assert pl is not None  # analyze_capacity places the VMs unless told not to
@@ -215,14 +274,24 @@ def capacity_cmd(
         "overcommit_threshold_percent": threshold,
         "critical": critical,
         "vms": [
-            {"name": v.name, "kind": v.kind, "count": v.count, "vcpus": v.vcpus, "source": v.source,
-             "cpu_reservation_mhz": v.cpu_reservation_mhz, "memory_reservation_bytes": v.memory_reservation_bytes}
+            {
+                "name": v.name,
+                "kind": v.kind,
+                "count": v.count,
+                "vcpus": v.vcpus,
+                "source": v.source,
+                "cpu_reservation_mhz": v.cpu_reservation_mhz,
+                "memory_reservation_bytes": v.memory_reservation_bytes,
+            }
             for v in vms
-        ],  # fmt: skip
+        ],
         "placement": {
-            "feasible": pl.feasible, "proof": pl.proof, "detail": pl.detail,
-            "unplaced": {n: k for n, k in pl.unplaced}, "hosts": [_host_json(h) for h in pl.hosts],
-        },  # fmt: skip
+            "feasible": pl.feasible,
+            "proof": pl.proof,
+            "detail": pl.detail,
+            "unplaced": {n: k for n, k in pl.unplaced},
+            "hosts": [_host_json(h) for h in pl.hosts],
+        },
         "what_if": {k: _what_if_json(v) for k, v in whatifs.items()},
         "input_problems": problems,
     }
@@ -245,22 +314,37 @@ def _pct(part: int, whole: int) -> str:
 
 
 def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
-    lines = [f"vSphere capacity of {d['platform']}" + (" (built-in default profile)" if default_platform else "")
-             + f"; HA: {d['ha_policy']}"]  # fmt: skip
+    lines = [
+        f"vSphere capacity of {d['platform']}"
+        + (" (built-in default profile)" if default_platform else "")
+        + f"; HA: {d['ha_policy']}"
+    ]
     rows = [
         ("", "total", "HA reserved", "available", "reserved", "used"),
-        ("CPU (MHz)", _thousands(d["cpu_total_mhz"]), _thousands(d["cpu_ha_reserved_mhz"]),
-         _thousands(d["cpu_available_mhz"]), _thousands(d["cpu_reserved_mhz"]),
-         _pct(d["cpu_reserved_mhz"], d["cpu_available_mhz"])),
-        ("memory", _mem(d["memory_total_bytes"]), _mem(d["memory_ha_reserved_bytes"]),
-         _mem(d["memory_available_bytes"]), _mem(d["memory_reserved_bytes"]),
-         _pct(d["memory_reserved_bytes"], d["memory_available_bytes"])),
-    ]  # fmt: skip
+        (
+            "CPU (MHz)",
+            _thousands(d["cpu_total_mhz"]),
+            _thousands(d["cpu_ha_reserved_mhz"]),
+            _thousands(d["cpu_available_mhz"]),
+            _thousands(d["cpu_reserved_mhz"]),
+            _pct(d["cpu_reserved_mhz"], d["cpu_available_mhz"]),
+        ),
+        (
+            "memory",
+            _mem(d["memory_total_bytes"]),
+            _mem(d["memory_ha_reserved_bytes"]),
+            _mem(d["memory_available_bytes"]),
+            _mem(d["memory_reserved_bytes"]),
+            _pct(d["memory_reserved_bytes"], d["memory_available_bytes"]),
+        ),
+    ]
     for r in rows:
         lines.append(f"  {r[0]:<10}" + "".join(f"{c:>14}" for c in r[1:]))
     for res, flag in (("CPU", "cpu_over_ha"), ("memory", "memory_over_ha")):
         if d[flag]:
-            lines.append(f"  ! {res} reservations exceed the HA-adjusted capacity: VMs will be refused power-on (PF501)")
+            lines.append(
+                f"  ! {res} reservations exceed the HA-adjusted capacity: VMs will be refused power-on (PF501)"
+            )
     oc = d["overcommit_percent"]
     lines.append(
         f"  overcommit: {d['vcpus']} vCPUs on {d['physical_cores']} physical cores = {oc}% "
@@ -274,21 +358,30 @@ def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
     if d["vms"]:
         lines.append("  VMs:")
         for v in d["vms"]:
-            lines.append(f"    {v['count']:>4} × {v['name']:<40} {v['source']:<24} {v['vcpus']:>3} vCPU  "
-                         f"reserves {_thousands(v['cpu_reservation_mhz'])} MHz, {_mem(v['memory_reservation_bytes'])}")  # fmt: skip
+            lines.append(
+                f"    {v['count']:>4} × {v['name']:<40} {v['source']:<24} {v['vcpus']:>3} vCPU  "
+                f"reserves {_thousands(v['cpu_reservation_mhz'])} MHz, {_mem(v['memory_reservation_bytes'])}"
+            )
     if pl["feasible"] and any(h["vms"] for h in pl["hosts"]):
         lines.append("  hosts:")
         for h in pl["hosts"]:
-            lines.append(f"    {h['name']:<16} CPU {_thousands(h['cpu_reserved_mhz']):>9} / {_thousands(h['cpu_capacity_mhz'])} MHz"
-                         f"   memory {_mem(h['memory_reserved_bytes']):>9} / {_mem(h['memory_capacity_bytes'])}")  # fmt: skip
+            lines.append(
+                f"    {h['name']:<16} CPU {_thousands(h['cpu_reserved_mhz']):>9} / {_thousands(h['cpu_capacity_mhz'])} MHz"
+                f"   memory {_mem(h['memory_reserved_bytes']):>9} / {_mem(h['memory_capacity_bytes'])}"
+            )
     for key, label in (("replicas", "more replicas"), ("pools", "more node pools")):
         w = d["what_if"].get(key)
         if not w:
             continue
-        admitted = "unlimited by admission control (reserves nothing)" if w["admitted"] is None else \
-            f"{w['admitted']}{'' if w['proven'] else ' or more (placement search ran out of time)'}"  # fmt: skip
-        lines.append(f"  what-if {label} of {w['unit']}: {admitted}"
-                     + (f" (HA allows {w['ha_limit']})" if w["ha_limit"] is not None else ""))  # fmt: skip
+        admitted = (
+            "unlimited by admission control (reserves nothing)"
+            if w["admitted"] is None
+            else f"{w['admitted']}{'' if w['proven'] else ' or more (placement search ran out of time)'}"
+        )
+        lines.append(
+            f"  what-if {label} of {w['unit']}: {admitted}"
+            + (f" (HA allows {w['ha_limit']})" if w["ha_limit"] is not None else "")
+        )
         if w["overcommit_limit"] is not None:
             lines.append(f"    before overcommit passes {w['overcommit_threshold_percent']}%: {w['overcommit_limit']}")
     return "\n".join(lines) + "\n"

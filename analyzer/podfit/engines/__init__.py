@@ -66,7 +66,9 @@ class Engine(Protocol):
     notice: str  # why this engine runs when it is not the default one, else ""
 
     def evaluate(
-        self, documents: Sequence[Mapping[str, Any]], facts: Mapping[str, Any],
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        facts: Mapping[str, Any],
         locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
         """The results for the documents. ``locate(index, container)`` gives the line of a result;
@@ -305,8 +307,10 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
         where = f"at PODFIT_OPA={os.environ['PODFIT_OPA']}" if os.environ.get("PODFIT_OPA") else "on PATH"
         hint = "install opa (https://www.openpolicyagent.org/docs/#running-opa) or set PODFIT_OPA"
         if stale is not None:
-            raise EngineError(f"{stale}, and the opa binary that runs other policies was not found {where}: {hint}, "
-                              "or rebuild the module with `make wasm`")  # fmt: skip
+            raise EngineError(
+                f"{stale}, and the opa binary that runs other policies was not found {where}: {hint}, "
+                "or rebuild the module with `make wasm`"
+            )
         raise EngineError(f"the opa binary was not found {where}: {hint}")
     engine = OpaEngine(directory, binary, _timeout())
     if stale is not None:

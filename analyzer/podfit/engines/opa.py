@@ -77,7 +77,10 @@ class OpaEngine:
         self.packages = rule_packages(self.modules)
 
     def evaluate(
-        self, documents: Sequence[Mapping[str, Any]], facts: Mapping[str, Any], locate: Any = None,
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        facts: Mapping[str, Any],
+        locate: Any = None,
     ) -> list[RegoResult]:
         if not documents:
             return []
@@ -105,10 +108,20 @@ class OpaEngine:
 
     def _start(self, input_file: Path, data_file: Path, out_file: Path) -> tuple[subprocess.Popen, Path]:
         cmd = [
-            self.binary, "eval", "--format", "json", "--input", str(input_file),
-            "--ignore", "*_test.rego", "--data", str(self.policy_dir), "--data", str(data_file),
+            self.binary,
+            "eval",
+            "--format",
+            "json",
+            "--input",
+            str(input_file),
+            "--ignore",
+            "*_test.rego",
+            "--data",
+            str(self.policy_dir),
+            "--data",
+            str(data_file),
             findings_query(self.packages),
-        ]  # fmt: skip
+        ]
         try:
             with open(out_file, "wb") as out:
                 return subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE), out_file

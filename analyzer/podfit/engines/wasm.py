@@ -117,8 +117,19 @@ def build_bundle(opa: str, policy_dir: Path, out_dir: Path) -> Path:
             (src / name).write_text(text, encoding="utf-8")
         (src / "_engine").mkdir()
         (src / "_engine" / "entry.rego").write_text(entry_module(rule_packages(modules)), encoding="utf-8")
-        cmd = [opa, "build", "-t", "wasm", "-e", f"{ENTRY_PACKAGE}/findings", "-e", f"{ENTRY_PACKAGE}/quantities",
-               "-o", str(Path(tmp) / "bundle.tar.gz"), "."]  # fmt: skip
+        cmd = [
+            opa,
+            "build",
+            "-t",
+            "wasm",
+            "-e",
+            f"{ENTRY_PACKAGE}/findings",
+            "-e",
+            f"{ENTRY_PACKAGE}/quantities",
+            "-o",
+            str(Path(tmp) / "bundle.tar.gz"),
+            ".",
+        ]
         proc = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
         if proc.returncode != 0:
             raise EngineError(f"opa build -t wasm failed: {proc.stderr.strip()[:500]}")
@@ -270,9 +281,17 @@ class Instance:
                 raise EngineError(f"the policy module does not export the function {name}")
             return f
 
-        self._malloc, self._json_parse, self._json_dump = func("opa_malloc"), func("opa_json_parse"), func("opa_json_dump")
+        self._malloc, self._json_parse, self._json_dump = (
+            func("opa_malloc"),
+            func("opa_json_parse"),
+            func("opa_json_dump"),
+        )
         self._heap_get, self._heap_set = func("opa_heap_ptr_get"), func("opa_heap_ptr_set")
-        self._ctx_new, self._ctx_eval, self._ctx_get_result = func("opa_eval_ctx_new"), func("eval"), func("opa_eval_ctx_get_result")
+        self._ctx_new, self._ctx_eval, self._ctx_get_result = (
+            func("opa_eval_ctx_new"),
+            func("eval"),
+            func("opa_eval_ctx_get_result"),
+        )
         self._ctx_set_input, self._ctx_set_data = func("opa_eval_ctx_set_input"), func("opa_eval_ctx_set_data")
         self._ctx_set_entrypoint = func("opa_eval_ctx_set_entrypoint")
         names = self._read_json(func("builtins")(store))
@@ -350,7 +369,9 @@ class Instance:
             cause = e.__cause__ or e.__context__
             if isinstance(cause, _Abort):
                 raise EngineError(f"the policy module aborted: {cause}") from None
-            raise EngineError(f"the policy module failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            raise EngineError(
+                f"the policy module failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
         if not isinstance(result, list):
             raise EngineError(f"the policy module returned {str(result)[:200]}")
         return result[0]["result"] if result else None
@@ -372,7 +393,9 @@ class WasmEngine:
         _code_cache()  # here, so that forked workers inherit it
 
     def evaluate(
-        self, documents: Sequence[Mapping[str, Any]], facts: Mapping[str, Any],
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        facts: Mapping[str, Any],
         locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
         if not documents:
@@ -388,7 +411,8 @@ class WasmEngine:
 
 
 def _parallel(
-    parts: list[tuple[int, Sequence[Mapping[str, Any]]]], data: dict[str, Any],
+    parts: list[tuple[int, Sequence[Mapping[str, Any]]]],
+    data: dict[str, Any],
     locate: Callable[[int, str | None], int] | None = None,
 ) -> list[RegoResult]:
     """One forked process per part. (Threads did not scale when tried, before most messages stopped
@@ -448,7 +472,9 @@ def _run_part(documents: Sequence[Mapping[str, Any]], offset: int, data: dict[st
     return results
 
 
-def _run_chunk(inst: Instance, documents: Sequence[Mapping[str, Any]], first: int, data: dict[str, Any]) -> list[RegoResult]:
+def _run_chunk(
+    inst: Instance, documents: Sequence[Mapping[str, Any]], first: int, data: dict[str, Any]
+) -> list[RegoResult]:
     """One evaluation; halved while its input is over ``MAX_INPUT_BYTES`` (a few huge documents
     would otherwise ask the 32-bit module for more memory than it can have)."""
     chunk = batch_input(documents, first)

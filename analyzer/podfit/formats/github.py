@@ -50,8 +50,9 @@ def unparsed_notices(report: Report, base: str) -> list[str]:
     return [
         f"::notice file={escape_property(relative_path(fr.path, base))},title=podfit::"
         + escape_data(f"{fr.status}: {fr.reason}")
-        for fr in report.files if fr.status != "parsed" and fr.path not in flagged
-    ]  # fmt: skip
+        for fr in report.files
+        if fr.status != "parsed" and fr.path not in flagged
+    ]
 
 
 def render(report: Report, color: bool = False) -> str:
@@ -62,7 +63,9 @@ def render(report: Report, color: bool = False) -> str:
         f"{n} {status}" for status in ("skipped", "failed") if (n := sum(1 for f in report.files if f.status == status))
     ]
     lines.append(
-        f"podfit: {len(report.files)} files" + (f" ({', '.join(unparsed)})" if unparsed else "") + f", {report.objects} objects: "
+        f"podfit: {len(report.files)} files"
+        + (f" ({', '.join(unparsed)})" if unparsed else "")
+        + f", {report.objects} objects: "
         f"{e} errors, {w} warnings, {i} info" + (f" ({report.suppressed} suppressed)" if report.suppressed else "")
     )
     return "\n".join(lines) + "\n"

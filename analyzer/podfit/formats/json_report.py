@@ -48,7 +48,13 @@ def report_dict(report: Report) -> dict[str, Any]:
             "suppressed": report.suppressed,
         },
         "files": [
-            {"path": f.path, "status": f.status, "reason": f.reason or None, "documents": f.documents, "objects": f.objects}
+            {
+                "path": f.path,
+                "status": f.status,
+                "reason": f.reason or None,
+                "documents": f.documents,
+                "objects": f.objects,
+            }
             for f in files
         ],
         "skipped_rules": [{"rule": r, "reason": why} for r, why in report.skipped_rules],

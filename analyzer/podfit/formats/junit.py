@@ -70,13 +70,17 @@ def render(report: Report, color: bool = False) -> str:
         if rec is not None and rec.status == "skipped" and not cases:
             tests += 1
             skipped += 1
-            body.append(f"    <testcase classname={_a(path)} name={_a(path)}>\n"
-                        f"      <skipped message={_a(rec.reason)}/>\n    </testcase>")  # fmt: skip
+            body.append(
+                f"    <testcase classname={_a(path)} name={_a(path)}>\n"
+                f"      <skipped message={_a(rec.reason)}/>\n    </testcase>"
+            )
         elif rec is not None and rec.status == "failed" and not cases:
             tests += 1
             errors += 1
-            body.append(f"    <testcase classname={_a(path)} name={_a(path)}>\n"
-                        f"      <error message={_a(rec.reason)}/>\n    </testcase>")  # fmt: skip
+            body.append(
+                f"    <testcase classname={_a(path)} name={_a(path)}>\n"
+                f"      <error message={_a(rec.reason)}/>\n    </testcase>"
+            )
         elif not cases:
             tests += 1
             objs = rec.objects if rec is not None else 0
@@ -86,8 +90,8 @@ def render(report: Report, color: bool = False) -> str:
         total_errors += errors
         total_skipped += skipped
         suites.append(
-            f"  <testsuite id=\"{i}\" name={_a(path)} tests=\"{tests}\" failures=\"{failures}\" "
-            f"errors=\"{errors}\" skipped=\"{skipped}\">\n" + "\n".join(body) + "\n  </testsuite>"
+            f'  <testsuite id="{i}" name={_a(path)} tests="{tests}" failures="{failures}" '
+            f'errors="{errors}" skipped="{skipped}">\n' + "\n".join(body) + "\n  </testsuite>"
         )
     head = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -68,23 +68,28 @@ def sarif_log(report: Report, base: str) -> dict[str, Any]:
             props["container"] = f.container
         if f.details:
             props["details"] = _jsonable(dict(f.details))
-        results.append({
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": LEVELS.get(f.severity, "warning"),
-            "message": {"text": subject + f.message},
-            "locations": [location],
-            "properties": props,
-        })  # fmt: skip
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": LEVELS.get(f.severity, "warning"),
+                "message": {"text": subject + f.message},
+                "locations": [location],
+                "properties": props,
+            }
+        )
     notifications = [
         {"level": "note", "message": {"text": f"{rid} skipped: needs {why}"}, "descriptor": {"id": rid}}
         for rid, why in report.skipped_rules
     ]
     notifications += [
-        {"level": "warning" if fr.status == "skipped" else "error",
-         "message": {"text": f"{fr.status}: {fr.path}: {fr.reason}"}}
-        for fr in report.files if fr.status != "parsed"
-    ]  # fmt: skip
+        {
+            "level": "warning" if fr.status == "skipped" else "error",
+            "message": {"text": f"{fr.status}: {fr.path}: {fr.reason}"},
+        }
+        for fr in report.files
+        if fr.status != "parsed"
+    ]
     invocation: dict[str, Any] = {"executionSuccessful": True}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications

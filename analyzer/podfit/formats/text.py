@@ -27,7 +27,11 @@ def render(report: Report, color: bool = False) -> str:
         out.append(_c(file, "bold", color))
         for f in group:
             rule = cat[f.rule]
-            where = f"{f.location.line}" + (f":{f.location.column}" if f.location.column else "") if f.location.line else "-"
+            where = (
+                f"{f.location.line}" + (f":{f.location.column}" if f.location.column else "")
+                if f.location.line
+                else "-"
+            )
             subject = ""
             if f.object is not None:
                 subject = f"{f.object}" + (f" container {f.container}" if f.container else "") + ": "
@@ -53,7 +57,14 @@ def render(report: Report, color: bool = False) -> str:
     plat = report.platform
     desc = "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1)" if plat.is_default else plat.source
     out.append(f"platform: {desc}, runtime {plat.runtime}" + (f"; engine: {report.engine}" if report.engine else ""))
-    out.append("node pools: " + ("; ".join(report.node_pools) if report.node_pools else "none (give them in the platform or a TanzuKubernetesCluster)"))
+    out.append(
+        "node pools: "
+        + (
+            "; ".join(report.node_pools)
+            if report.node_pools
+            else "none (give them in the platform or a TanzuKubernetesCluster)"
+        )
+    )
     if report.skipped_rules:
         out.append(f"{_plural(len(report.skipped_rules), 'rule')} skipped for want of facts:")
         for rid, why in report.skipped_rules:
@@ -62,9 +73,11 @@ def render(report: Report, color: bool = False) -> str:
     if not report.findings:
         summary = _c("no findings", "ok", color)
     else:
-        parts = [_c(_plural(e, "error"), "error", color) if e else "0 errors",
-                 _c(_plural(w, "warning"), "warning", color) if w else "0 warnings",
-                 f"{i} info"]  # fmt: skip
+        parts = [
+            _c(_plural(e, "error"), "error", color) if e else "0 errors",
+            _c(_plural(w, "warning"), "warning", color) if w else "0 warnings",
+            f"{i} info",
+        ]
         summary = ", ".join(parts)
     if report.suppressed:
         summary += f" ({report.suppressed} suppressed)"

@@ -20,7 +20,18 @@ from .model import *  # noqa: F401,F403
 from .model import __all__ as _model_all
 
 __all__ = list(_model_all) + [
-    "dff_bound", "l2_bound", "lower_bound", "certificates", "node_bounds",
-    "DEFAULT_TIME_BUDGET", "Analysis", "MinNodesResult", "analyze", "headroom", "min_nodes", "pack",
-    "right_size", "stranded",
+    "dff_bound",
+    "l2_bound",
+    "lower_bound",
+    "certificates",
+    "node_bounds",
+    "DEFAULT_TIME_BUDGET",
+    "Analysis",
+    "MinNodesResult",
+    "analyze",
+    "headroom",
+    "min_nodes",
+    "pack",
+    "right_size",
+    "stranded",
 ]

@@ -54,8 +54,16 @@ from ..scheduling import (
 )
 from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
 
-__all__ = ["PackInputs", "UnknownPods", "pod_name", "pods_from_workloads", "vm_classes", "pools_to_node_types",
-           "family_of", "inputs_from"]
+__all__ = [
+    "PackInputs",
+    "UnknownPods",
+    "pod_name",
+    "pods_from_workloads",
+    "vm_classes",
+    "pools_to_node_types",
+    "family_of",
+    "inputs_from",
+]
 
 
 @dataclass(frozen=True)
@@ -70,11 +78,15 @@ class UnknownPods:
         names = [k.removeprefix("field ") for k in self.keys if k not in labels]
         parts = []
         if labels:
-            parts.append(f"label {', '.join(labels)}, which no node pool describes "
-                         "(nodePools[].labels or pack --pool-label give it)")
+            parts.append(
+                f"label {', '.join(labels)}, which no node pool describes "
+                "(nodePools[].labels or pack --pool-label give it)"
+            )
         if names:
             parts.append(f"the node's own name ({', '.join(names)}), which packing cannot know")
-        return f"unknown for these pods: {', '.join(self.pods)} — their node selection depends on " + " and on ".join(parts)
+        return f"unknown for these pods: {', '.join(self.pods)} — their node selection depends on " + " and on ".join(
+            parts
+        )
 
 
 @dataclass(frozen=True)
@@ -221,22 +233,27 @@ def _anti_affinity(packed: Sequence[tuple[str, Workload]]) -> tuple[dict[str, st
     return group, conflicts
 
 
-def _spread_cap(name: str, w: Workload, decisions: Sequence[Decision], sched: _Scheduling,
-                everyone: _Index) -> int | None:
+def _spread_cap(
+    name: str, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
+) -> int | None:
     caps = []
     labels = dict(w.pod.labels)
     ns = w.ref.namespace or "default"
     for s in w.pod.scheduling.hostname_spread():
         if not s.matches(labels, labels, True):
             continue  # the constraint does not count this workload's pods: no cap on them
-        domains = [i for i, (p, d) in enumerate(zip(sched.pools, decisions, strict=True))
-                   if (s.node_affinity_policy != "Honor" or d.selected is True)
-                   and (s.node_taints_policy != "Honor" or d.tolerated)]
+        domains = [
+            i
+            for i, (p, d) in enumerate(zip(sched.pools, decisions, strict=True))
+            if (s.node_affinity_policy != "Honor" or d.selected is True)
+            and (s.node_taints_policy != "Honor" or d.tolerated)
+        ]
         n = sum(sched.pools[i].pool.count for i in domains)
         if n <= 0:
             continue
-        matching = [u for _, u, _, u_labels in everyone.candidates((ns,), s.selector)
-                    if s.matches(labels, u_labels, u is w)]
+        matching = [
+            u for _, u, _, u_labels in everyone.candidates((ns,), s.selector) if s.matches(labels, u_labels, u is w)
+        ]
         total = sum(n if u.per_node else max(u.replicas, 0) for u in matching)
         # a domain none of the counted pods can run on stays at 0: the global minimum is 0
         empty = any(all(sched.decisions(u.pod.scheduling)[i].answer == NO for u in matching) for i in domains)
@@ -247,8 +264,9 @@ def _spread_cap(name: str, w: Workload, decisions: Sequence[Decision], sched: _S
     return min(caps) if caps else None
 
 
-def pods_from_workloads(workloads: Iterable[Workload], pools: Sequence[NodeType] = ()) -> tuple[
-        tuple[PodType, ...], tuple[DaemonPod, ...], dict[str, Workload]]:
+def pods_from_workloads(
+    workloads: Iterable[Workload], pools: Sequence[NodeType] = ()
+) -> tuple[tuple[PodType, ...], tuple[DaemonPod, ...], dict[str, Workload]]:
     """Pod types and DaemonSet pods for workloads onto node types that carry their labels already
     (no taints, nothing unknown); :func:`inputs_from` is the whole story with node pools."""
     sched_pools = [_Pool(_Count(t.count, tuple(t.labels)), t.name, dict(t.labels), ()) for t in pools]
@@ -283,8 +301,12 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         if not w.per_node and w.replicas <= 0:
             continue
         ds = sched.decisions(w.pod.scheduling)
-        fits = tuple(p.type_name for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == FITS)
-        unknown_here = [d for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == UNKNOWN]
+        fits = tuple(
+            p.type_name for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == FITS
+        )
+        unknown_here = [
+            d for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == UNKNOWN
+        ]
         if unknown_here:
             keys = tuple(sorted({k for d in unknown_here for k in d.unknown_keys}))
             unknown.setdefault(keys, []).append(name)
@@ -295,8 +317,10 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         if unknown_here:
             continue
         if not fits:
-            if any(pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
-                   for pl, d in zip(sched.pools, ds, strict=True)):
+            if any(
+                pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
+                for pl, d in zip(sched.pools, ds, strict=True)
+            ):
                 cp_only.append(name)
                 continue
             unschedulable[name] = _why_not(sched, ds)
@@ -307,22 +331,32 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     pods = []
     for name, w, ds, fits in packed:
         p = w.pod
-        pods.append(PodType(
-            name=name,
-            cpu=p.cpu_request,
-            memory=p.memory_request,
-            count=w.replicas,
-            storage=p.storage_request,
-            cpu_limit=p.cpu_limit,
-            memory_limit=p.memory_limit,
-            exclusive_group=group.get(name),
-            max_per_node=_spread_cap(name, w, ds, sched, everyone) if everyone is not None and p.scheduling.spread else None,
-            node_selector=p.node_selector,
-            pools=fits,
-            conflicts=tuple(sorted(conflicts.get(name, ()))),
-        ))
-    return _Plan(tuple(pods), tuple(daemons), by_name,
-                 tuple(UnknownPods(k, tuple(v)) for k, v in sorted(unknown.items())), tuple(cp_only), unschedulable)
+        pods.append(
+            PodType(
+                name=name,
+                cpu=p.cpu_request,
+                memory=p.memory_request,
+                count=w.replicas,
+                storage=p.storage_request,
+                cpu_limit=p.cpu_limit,
+                memory_limit=p.memory_limit,
+                exclusive_group=group.get(name),
+                max_per_node=_spread_cap(name, w, ds, sched, everyone)
+                if everyone is not None and p.scheduling.spread
+                else None,
+                node_selector=p.node_selector,
+                pools=fits,
+                conflicts=tuple(sorted(conflicts.get(name, ()))),
+            )
+        )
+    return _Plan(
+        tuple(pods),
+        tuple(daemons),
+        by_name,
+        tuple(UnknownPods(k, tuple(v)) for k, v in sorted(unknown.items())),
+        tuple(cp_only),
+        unschedulable,
+    )
 
 
 def vm_classes(platform) -> tuple[VMClass, ...]:
@@ -355,8 +389,15 @@ def _worker_names(node_pools, classes: Sequence[VMClass]) -> tuple[list[str | No
     return names, tuple(unknown)
 
 
-def pools_to_node_types(node_pools, classes: Sequence[VMClass], *, overhead: Overhead, daemons: Sequence[DaemonPod],
-                        max_pods: int, sources: dict | None = None) -> tuple[tuple[NodeType, ...], tuple[str, ...]]:
+def pools_to_node_types(
+    node_pools,
+    classes: Sequence[VMClass],
+    *,
+    overhead: Overhead,
+    daemons: Sequence[DaemonPod],
+    max_pods: int,
+    sources: dict | None = None,
+) -> tuple[tuple[NodeType, ...], tuple[str, ...]]:
     """Worker node pools → node types; returns also the VM class names the catalogue lacks."""
     by_name = {c.name: c for c in classes}
     names, unknown = _worker_names(node_pools, classes)
@@ -366,8 +407,17 @@ def pools_to_node_types(node_pools, classes: Sequence[VMClass], *, overhead: Ove
             continue
         if sources is not None:
             sources[name] = p
-        out.append(node_type(name, by_name[p.vm_class], p.count, labels=_node_labels(p), overhead=overhead,
-                             daemons=daemons, max_pods=max_pods))
+        out.append(
+            node_type(
+                name,
+                by_name[p.vm_class],
+                p.count,
+                labels=_node_labels(p),
+                overhead=overhead,
+                daemons=daemons,
+                max_pods=max_pods,
+            )
+        )
     return tuple(out), unknown
 
 
@@ -379,8 +429,14 @@ def family_of(pools: Sequence[NodeType]) -> str | None:
     return None
 
 
-def inputs_from(workloads: Iterable[Workload], platform, node_pools=None, *, overhead: Overhead | None = None,
-                max_pods: int | None = None) -> PackInputs:
+def inputs_from(
+    workloads: Iterable[Workload],
+    platform,
+    node_pools=None,
+    *,
+    overhead: Overhead | None = None,
+    max_pods: int | None = None,
+) -> PackInputs:
     """Packing inputs from workloads and a :class:`podfit.platform.Platform`.
 
     ``node_pools`` defaults to the platform's; the caller adds pools from cluster manifests or the
@@ -392,14 +448,32 @@ def inputs_from(workloads: Iterable[Workload], platform, node_pools=None, *, ove
     mp = platform.kubelet.max_pods if max_pods is None else max_pods
     pools_in = tuple(platform.node_pools if node_pools is None else node_pools)
     names, _ = _worker_names(pools_in, classes)
-    sched = _Scheduling([
-        _Pool(p, name, dict(_node_labels(p)), tuple(getattr(p, "node_taints", ())))
-        for p, name in zip(pools_in, names, strict=True) if p.count > 0
-    ])  # fmt: skip
+    sched = _Scheduling(
+        [
+            _Pool(p, name, dict(_node_labels(p)), tuple(getattr(p, "node_taints", ())))
+            for p, name in zip(pools_in, names, strict=True)
+            if p.count > 0
+        ]
+    )
     plan = _plan(_names(workloads), sched)
     sources: dict = {}
-    pools, unknown = pools_to_node_types(pools_in, classes, overhead=ov, daemons=plan.daemons, max_pods=mp,
-                                         sources=sources)
-    return PackInputs(plan.pods, plan.daemons, pools, classes, ov, mp, platform.numa_node_cores,
-                      platform.numa_node_memory, family_of(pools), plan.by_name, unknown, sources, plan.unknown,
-                      plan.control_plane_only, plan.unschedulable)
+    pools, unknown = pools_to_node_types(
+        pools_in, classes, overhead=ov, daemons=plan.daemons, max_pods=mp, sources=sources
+    )
+    return PackInputs(
+        plan.pods,
+        plan.daemons,
+        pools,
+        classes,
+        ov,
+        mp,
+        platform.numa_node_cores,
+        platform.numa_node_memory,
+        family_of(pools),
+        plan.by_name,
+        unknown,
+        sources,
+        plan.unknown,
+        plan.control_plane_only,
+        plan.unschedulable,
+    )

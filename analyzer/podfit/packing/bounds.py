@@ -21,7 +21,18 @@ from collections.abc import Iterable, Sequence
 
 from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec
 
-__all__ = ["ceil_div", "fits", "l2_bound", "dff_value", "dff_bound", "DFF_KS", "node_bounds", "lower_bound", "eligible_pools", "certificates"]
+__all__ = [
+    "ceil_div",
+    "fits",
+    "l2_bound",
+    "dff_value",
+    "dff_bound",
+    "DFF_KS",
+    "node_bounds",
+    "lower_bound",
+    "eligible_pools",
+    "certificates",
+]
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -115,8 +126,14 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
         out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {n} pods, one per node"))
     for p in pods:
         if p.max_per_node and p.count:
-            out.append(Bound("max-per-node", ceil_div(p.count, p.max_per_node), 0,
-                             detail=f"{p.name}: {p.count} pods, at most {p.max_per_node} per node"))
+            out.append(
+                Bound(
+                    "max-per-node",
+                    ceil_div(p.count, p.max_per_node),
+                    0,
+                    detail=f"{p.name}: {p.count} pods, at most {p.max_per_node} per node",
+                )
+            )
     return out
 
 
@@ -131,8 +148,9 @@ def lower_bound(pods: Sequence[PodType], allocatable: Vec) -> tuple[int, Bound |
 
 def eligible_pools(pod: PodType, nodes: Sequence[NodeType]) -> tuple[int, ...]:
     """Indices of pools the pod may run on (scheduling) and whose nodes can hold it."""
-    return tuple(i for i, n in enumerate(nodes)
-                 if n.count > 0 and pod.allowed_on(n) and fits(pod.demand, n.allocatable))
+    return tuple(
+        i for i, n in enumerate(nodes) if n.count > 0 and pod.allowed_on(n) and fits(pod.demand, n.allocatable)
+    )
 
 
 def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bound]:
@@ -142,8 +160,11 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
     elig = {p.name: eligible_pools(p, nodes) for p in pods}
     for p in pods:
         if not elig[p.name]:
-            out.append(Bound("pod-too-large" if any(p.allowed_on(n) for n in nodes)
-                             else "no-matching-pool", 1, 0, detail=p.name))
+            out.append(
+                Bound(
+                    "pod-too-large" if any(p.allowed_on(n) for n in nodes) else "no-matching-pool", 1, 0, detail=p.name
+                )
+            )
     # Exclusive groups and per-node caps against the nodes the pods may use.
     groups: dict[str, list[PodType]] = defaultdict(list)
     for p in pods:
@@ -157,8 +178,15 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
     for p in pods:
         if p.max_per_node:
             avail = sum(nodes[i].count for i in elig[p.name])
-            out.append(Bound("max-per-node", ceil_div(p.count, p.max_per_node), avail,
-                             tuple(nodes[i].name for i in elig[p.name]), p.name))
+            out.append(
+                Bound(
+                    "max-per-node",
+                    ceil_div(p.count, p.max_per_node),
+                    avail,
+                    tuple(nodes[i].name for i in elig[p.name]),
+                    p.name,
+                )
+            )
     # Hall-type capacity checks: pods that can only use the pools in S need S's capacity.
     for s in sorted({e for e in elig.values() if e}):
         sset = set(s)

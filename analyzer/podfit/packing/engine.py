@@ -57,7 +57,9 @@ DIRECT_SHARE = 0.8
 HEURISTIC_MIN_TIME = 0.5
 
 
-def to_nodes(packing: Packing, pods: Sequence[PodType], pools: Sequence[NodeType], *, skip_empty: bool) -> tuple[NodeResult, ...]:
+def to_nodes(
+    packing: Packing, pods: Sequence[PodType], pools: Sequence[NodeType], *, skip_empty: bool
+) -> tuple[NodeResult, ...]:
     out = []
     seen: dict[int, int] = {}
     for j, pi in enumerate(packing.pool):
@@ -71,14 +73,16 @@ def to_nodes(packing: Packing, pods: Sequence[PodType], pools: Sequence[NodeType
         for t, k in content.items():
             for d, v in enumerate(pods[t].demand):
                 used[d] += v * k
-        out.append(NodeResult(
-            pool=n.name,
-            index=idx,
-            vm_class=n.vm_class,
-            pods=tuple(sorted((pods[t].name, k) for t, k in content.items())),
-            used=tuple(used),  # type: ignore[arg-type]
-            allocatable=n.allocatable,
-        ))
+        out.append(
+            NodeResult(
+                pool=n.name,
+                index=idx,
+                vm_class=n.vm_class,
+                pods=tuple(sorted((pods[t].name, k) for t, k in content.items())),
+                used=tuple(used),  # type: ignore[arg-type]
+                allocatable=n.allocatable,
+            )
+        )
     return tuple(out)
 
 
@@ -117,8 +121,9 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
     res = exact.solve_fixed(pods, pools, remaining, workers=workers)
     if res.status == "feasible":
         found = _packing_from_exact(res, len(pods), "cp-sat")
-        return result(True, "placement", to_nodes(found, pods, pools, skip_empty=False), method="cp-sat",
-                      solver_status=res.status)
+        return result(
+            True, "placement", to_nodes(found, pods, pools, skip_empty=False), method="cp-sat", solver_status=res.status
+        )
     if res.status == "infeasible":
         return result(False, "solver", nodes, unplaced, method="cp-sat", solver_status=res.status)
     return result(None, "budget-exhausted", nodes, unplaced, method="cp-sat", solver_status=res.status)
@@ -138,8 +143,9 @@ def _take_min(res: exact.ExactResult, packing: Packing, upper: int, lb: int, met
     return packing, upper, lb, method
 
 
-def _search_down(pods: Sequence[PodType], tmpl: NodeType, packing: Packing, lb: int,
-                 deadline: float) -> tuple[list[dict[int, int]] | None, int]:
+def _search_down(
+    pods: Sequence[PodType], tmpl: NodeType, packing: Packing, lb: int, deadline: float
+) -> tuple[list[dict[int, int]] | None, int]:
     """LNS toward ``lb`` nodes: a complete placement on fewer nodes than ``packing`` (or None), and
     the lower bound it proved on the way (``lb`` unless CP-SAT proved a count infeasible)."""
     used = [c for c in packing.content if c]
@@ -147,8 +153,12 @@ def _search_down(pods: Sequence[PodType], tmpl: NodeType, packing: Packing, lb: 
     # 1. Straight at the lower bound: the best heuristic on ``lb`` fixed nodes, repaired.
     start = time.monotonic()
     part, _ = run_all(pods, [tmpl.with_count(lb)], deadline=start + (deadline - start) * 0.1)
-    res = lns.fill(pods, [tmpl], lns.Search([dict(c) for c in part.content], list(part.unplaced), [0] * lb),
-                   start + (deadline - start) * DIRECT_SHARE)
+    res = lns.fill(
+        pods,
+        [tmpl],
+        lns.Search([dict(c) for c in part.content], list(part.unplaced), [0] * lb),
+        start + (deadline - start) * DIRECT_SHARE,
+    )
     if res.complete:
         return [c for c in res.content if c], lb
     if res.proven_infeasible:
@@ -175,8 +185,14 @@ class MinNodesResult:
     nodes: tuple[NodeResult, ...]
 
 
-def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = DEFAULT_TIME_BUDGET, *,
-              workers: int = 2, dot: bool = True) -> MinNodesResult | None:
+def min_nodes(
+    pods: Sequence[PodType],
+    template: NodeType,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+    *,
+    workers: int = 2,
+    dot: bool = True,
+) -> MinNodesResult | None:
     """Least number of ``template`` nodes holding every pod (node selection ignored: the pool is
     assumed to carry the labels the pods ask for and only taints they tolerate). ``None`` when some
     pod never fits such a node, or when the lower bound alone exceeds ``MAX_MIN_NODES`` (no
@@ -193,7 +209,9 @@ def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = 
     total = sum(p.count for p in pods)
     if total == 0:
         return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
-    best, _ = run_all(pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME), dot=dot)
+    best, _ = run_all(
+        pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME), dot=dot
+    )
     upper = best.used_nodes
     method = best.name
     packing = best
@@ -202,8 +220,9 @@ def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = 
     cells = len(pods) * upper
     if upper > lb and time_budget > 0 and cells <= SMALL_EXACT_CELLS:
         # Small models: CP-SAT settles them (proves the least count) in a fraction of a second.
-        res = exact.solve_min(pods, tmpl, upper, lb, max(deadline - time.monotonic(), 0) / 2,
-                              workers=workers, hint_content=best.content)
+        res = exact.solve_min(
+            pods, tmpl, upper, lb, max(deadline - time.monotonic(), 0) / 2, workers=workers, hint_content=best.content
+        )
         packing, upper, lb, method = _take_min(res, packing, upper, lb, method, len(pods))
     if upper > lb and time.monotonic() < deadline:
         # Large-neighbourhood search, first straight at the lower bound, then one node at a time.
@@ -214,8 +233,9 @@ def min_nodes(pods: Sequence[PodType], template: NodeType, time_budget: float = 
             upper, method = len(found), "lns"
         lb = max(lb, proven_lb)
     if upper > lb and time.monotonic() < deadline and len(pods) * upper <= MAX_EXACT_CELLS:
-        res = exact.solve_min(pods, tmpl, upper, lb, deadline - time.monotonic(), workers=workers,
-                              hint_content=packing.content)
+        res = exact.solve_min(
+            pods, tmpl, upper, lb, deadline - time.monotonic(), workers=workers, hint_content=packing.content
+        )
         packing, upper, lb, method = _take_min(res, packing, upper, lb, method, len(pods))
     nodes = to_nodes(packing, pods, [tmpl], skip_empty=True)
     return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), nodes)
@@ -317,12 +337,19 @@ def right_size(
         prov_cpu, prov_mem = n * c.cpu, n * c.memory
         w_cpu = max(prov_cpu - req_cpu - need_cpu, 0)
         w_mem = max(prov_mem - req_mem - need_mem, 0)
-        cands.append(Candidate(
-            vm_class=c.name, nodes=n, min_nodes=mn.nodes, exact=mn.exact,
-            waste_cpu=w_cpu, waste_memory=w_mem,
-            headroom_cpu=n * t.cpu - req_cpu, headroom_memory=n * t.memory - req_mem,
-            waste_ppm=(w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem) // 2,
-        ))
+        cands.append(
+            Candidate(
+                vm_class=c.name,
+                nodes=n,
+                min_nodes=mn.nodes,
+                exact=mn.exact,
+                waste_cpu=w_cpu,
+                waste_memory=w_mem,
+                headroom_cpu=n * t.cpu - req_cpu,
+                headroom_memory=n * t.memory - req_mem,
+                waste_ppm=(w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem) // 2,
+            )
+        )
     cands.sort(key=lambda c: (c.waste_ppm, c.nodes, c.vm_class))
     top = cands[0] if cands else None
     return Recommendation(top.vm_class if top else None, top.nodes if top else None, tuple(cands), excluded)
@@ -366,8 +393,11 @@ def analyze(
     least: dict[str, MinNodes] = {}
     # A DaemonSet counts on the nodes of a class when it runs on at least one of the pools (that pool
     # is assumed replaced by nodes of the class, with its labels and taints).
-    landing = [dataclasses.replace(d, node_selector=(), pools=None) for d in daemons
-               if d.pools is None or any(d.lands_on(n.name, n.labels) for n in pools)]
+    landing = [
+        dataclasses.replace(d, node_selector=(), pools=None)
+        for d in daemons
+        if d.pools is None or any(d.lands_on(n.name, n.labels) for n in pools)
+    ]
     for i, c in enumerate(cands):
         left = max(time_budget - (time.monotonic() - start), 0.0)
         t = node_type(c.name, c, 1, overhead=overhead, daemons=landing, max_pods=max_pods)

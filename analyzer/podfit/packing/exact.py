@@ -39,8 +39,14 @@ class OutOfTime(Exception):
     """Building the model took the whole time budget (building counts against it)."""
 
 
-def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: Sequence[int], hint=None,
-           deadline: float | None = None):
+def _build(
+    model,
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    pool_of: Sequence[int],
+    hint=None,
+    deadline: float | None = None,
+):
     def check() -> None:
         if deadline is not None and time.monotonic() >= deadline:
             raise OutOfTime()
@@ -86,8 +92,12 @@ def _build(model, pods: Sequence[PodType], pools: Sequence[NodeType], pool_of: S
             vs = [x[t, j] for t in members if (t, j) in x]
             if len(vs) > 1:
                 model.add(sum(vs) <= 1)
-        loads.append((sum(pods[t].cpu * x[t, j] for t in here) if here else 0,
-                      sum(pods[t].memory * x[t, j] for t in here) if here else 0))
+        loads.append(
+            (
+                sum(pods[t].cpu * x[t, j] for t in here) if here else 0,
+                sum(pods[t].memory * x[t, j] for t in here) if here else 0,
+            )
+        )
     # Symmetry breaking between consecutive identical nodes: CPU load non-increasing.
     for j in range(len(pool_of) - 1):
         if pool_of[j] == pool_of[j + 1] and not isinstance(loads[j][0], int):
@@ -138,8 +148,14 @@ def _hint_from(hint_content) -> dict[tuple[int, int], int] | None:
     return {(t, j): k for j, c in enumerate(hint_content) for t, k in c.items()}
 
 
-def solve_fixed(pods: Sequence[PodType], pools: Sequence[NodeType], time_budget: float, *, workers: int = 2,
-                hint_content: Sequence[dict[int, int]] | None = None) -> ExactResult:
+def solve_fixed(
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    time_budget: float,
+    *,
+    workers: int = 2,
+    hint_content: Sequence[dict[int, int]] | None = None,
+) -> ExactResult:
     """Is there a placement of every pod on exactly these nodes?"""
     from ortools.sat.python import cp_model
 
@@ -163,8 +179,16 @@ def solve_fixed(pods: Sequence[PodType], pools: Sequence[NodeType], time_budget:
     return ExactResult("unknown")
 
 
-def solve_min(pods: Sequence[PodType], template: NodeType, upper: int, lower: int, time_budget: float, *,
-              workers: int = 2, hint_content: Sequence[dict[int, int]] | None = None) -> ExactResult:
+def solve_min(
+    pods: Sequence[PodType],
+    template: NodeType,
+    upper: int,
+    lower: int,
+    time_budget: float,
+    *,
+    workers: int = 2,
+    hint_content: Sequence[dict[int, int]] | None = None,
+) -> ExactResult:
     """Least number of ``template`` nodes (at most ``upper``, at least ``lower``) that hold every pod."""
     from ortools.sat.python import cp_model
 
@@ -202,8 +226,13 @@ def solve_min(pods: Sequence[PodType], template: NodeType, upper: int, lower: in
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         obj = int(round(solver.ObjectiveValue()))
         bound = int(round(solver.BestObjectiveBound()))
-        return ExactResult("optimal" if status == cp_model.OPTIMAL else "feasible",
-                           _content(solver, x, upper), tuple(pool_of), obj, max(bound, lower))
+        return ExactResult(
+            "optimal" if status == cp_model.OPTIMAL else "feasible",
+            _content(solver, x, upper),
+            tuple(pool_of),
+            obj,
+            max(bound, lower),
+        )
     if status == cp_model.INFEASIBLE:
         return ExactResult("infeasible")
     return ExactResult("unknown", bound=lower)

@@ -49,8 +49,9 @@ class Packing:
 
 
 class _State:
-    def __init__(self, pods: Sequence[PodType], pools: Sequence[NodeType], template: NodeType | None,
-                 max_open: int) -> None:
+    def __init__(
+        self, pods: Sequence[PodType], pools: Sequence[NodeType], template: NodeType | None, max_open: int
+    ) -> None:
         self.pods = pods
         self.pools = list(pools)
         self.template = template
@@ -159,8 +160,15 @@ ORDERINGS: dict[str, Callable[[PodType, tuple[float, ...]], float]] = {
 BASELINE = "ffd-sum"
 
 
-def first_fit(pods: Sequence[PodType], pools: Sequence[NodeType], key: str, *, constrained_first: bool = True,
-              template: NodeType | None = None, max_open: int = 0) -> Packing:
+def first_fit(
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    key: str,
+    *,
+    constrained_first: bool = True,
+    template: NodeType | None = None,
+    max_open: int = 0,
+) -> Packing:
     ref = _reference(pods, [template] if template else pools)
     st = _State(pods, pools, template, max_open)
     size = ORDERINGS[key]
@@ -199,8 +207,9 @@ def first_fit(pods: Sequence[PodType], pools: Sequence[NodeType], key: str, *, c
     return st.result(name, unplaced)
 
 
-def dot_product(pods: Sequence[PodType], pools: Sequence[NodeType], *, template: NodeType | None = None,
-                max_open: int = 0) -> Packing:
+def dot_product(
+    pods: Sequence[PodType], pools: Sequence[NodeType], *, template: NodeType | None = None, max_open: int = 0
+) -> Packing:
     """Node-centric dot-product heuristic (one pod at a time; uses numpy for the scores)."""
     import numpy as np
 
@@ -212,8 +221,10 @@ def dot_product(pods: Sequence[PodType], pools: Sequence[NodeType], *, template:
     elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
     caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
     group_ids: dict[str, int] = {}
-    gid = np.array([group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1
-                    for p in pods], dtype=np.int64)
+    gid = np.array(
+        [group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1 for p in pods],
+        dtype=np.int64,
+    )
     conflicted = [t for t in range(len(pods)) if st.conf[t]]
     j = 0
     while rem.any():
@@ -248,8 +259,15 @@ def dot_product(pods: Sequence[PodType], pools: Sequence[NodeType], *, template:
     return st.result("dot-product", [int(r) for r in rem])
 
 
-def run_all(pods: Sequence[PodType], pools: Sequence[NodeType], *, template: NodeType | None = None,
-            max_open: int = 0, deadline: float | None = None, dot: bool = True) -> tuple[Packing, Packing]:
+def run_all(
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    *,
+    template: NodeType | None = None,
+    max_open: int = 0,
+    deadline: float | None = None,
+    dot: bool = True,
+) -> tuple[Packing, Packing]:
     """Run every heuristic (until ``deadline``, the baseline always) and return (best, baseline)."""
     import time
 

@@ -69,8 +69,16 @@ def _weights(pods: Sequence[PodType], pools: Sequence[NodeType]) -> list[int]:
     return [p.cpu * 10_000 // cpu + p.memory * 10_000 // mem + 1 for p in pods]
 
 
-def fill(pods: Sequence[PodType], pools: Sequence[NodeType], state: Search, deadline: float, *,
-         seed: int = 0, k: int = NEIGHBOURHOOD, step_time: float = STEP_TIME) -> Search:
+def fill(
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    state: Search,
+    deadline: float,
+    *,
+    seed: int = 0,
+    k: int = NEIGHBOURHOOD,
+    step_time: float = STEP_TIME,
+) -> Search:
     """Improve ``state`` until nothing is left over, the deadline passes, or misfit is proven."""
     from ortools.sat.python import cp_model
 
@@ -174,8 +182,15 @@ def fill(pods: Sequence[PodType], pools: Sequence[NodeType], state: Search, dead
     return Search(content, left, list(state.pool_of), proven, state.steps + steps)
 
 
-def descend(pods: Sequence[PodType], template: NodeType, content: Sequence[dict[int, int]], target: int,
-            deadline: float, *, seed: int = 0) -> tuple[list[dict[int, int]], bool]:
+def descend(
+    pods: Sequence[PodType],
+    template: NodeType,
+    content: Sequence[dict[int, int]],
+    target: int,
+    deadline: float,
+    *,
+    seed: int = 0,
+) -> tuple[list[dict[int, int]], bool]:
     """From a complete placement on identical ``template`` nodes, find one on fewer nodes.
 
     Returns the placement on the fewest nodes reached (never below ``target``) and whether CP-SAT

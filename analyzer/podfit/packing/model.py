@@ -168,8 +168,19 @@ class NodeType:
         return (self.cpu, self.memory, self.pods, self.storage)
 
     def with_count(self, count: int) -> NodeType:
-        return NodeType(self.name, self.vm_class, count, self.cpu, self.memory, self.pods, self.storage,
-                        self.labels, self.capacity_cpu, self.capacity_memory, self.daemon_pods)
+        return NodeType(
+            self.name,
+            self.vm_class,
+            count,
+            self.cpu,
+            self.memory,
+            self.pods,
+            self.storage,
+            self.labels,
+            self.capacity_cpu,
+            self.capacity_memory,
+            self.daemon_pods,
+        )
 
 
 def node_type(

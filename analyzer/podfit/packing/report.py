@@ -19,14 +19,26 @@ def _vec(v) -> dict[str, Any]:
 
 
 def _bound(b: Bound) -> dict[str, Any]:
-    return {"kind": b.kind, "needed": None if b.needed >= UNBOUNDED else b.needed, "available": b.available,
-            "scope": list(b.scope), "detail": b.detail, "violated": b.violated}
+    return {
+        "kind": b.kind,
+        "needed": None if b.needed >= UNBOUNDED else b.needed,
+        "available": b.available,
+        "scope": list(b.scope),
+        "detail": b.detail,
+        "violated": b.violated,
+    }
 
 
 def _pool(n: NodeType) -> dict[str, Any]:
-    return {"name": n.name, "vm_class": n.vm_class, "count": n.count, "labels": dict(n.labels),
-            "capacity": {"cpu": n.capacity_cpu, "memory": n.capacity_memory},
-            "allocatable": _vec(n.allocatable), "daemonsets": list(n.daemon_pods)}
+    return {
+        "name": n.name,
+        "vm_class": n.vm_class,
+        "count": n.count,
+        "labels": dict(n.labels),
+        "capacity": {"cpu": n.capacity_cpu, "memory": n.capacity_memory},
+        "allocatable": _vec(n.allocatable),
+        "daemonsets": list(n.daemon_pods),
+    }
 
 
 def to_json(a: Analysis) -> dict[str, Any]:
@@ -39,15 +51,35 @@ def to_json(a: Analysis) -> dict[str, Any]:
         "method": fit.method,
         "solver_status": fit.solver_status,
         "pools": [_pool(n) for n in a.pools],
-        "pods": [{"name": p.name, "count": p.count, "cpu": p.cpu, "memory": p.memory, "storage": p.storage,
-                  "cpu_limit": p.cpu_limit, "memory_limit": p.memory_limit,
-                  "anti_affinity_group": p.exclusive_group, "max_per_node": p.max_per_node,
-                  "node_selector": dict(p.node_selector),
-                  "pools": None if p.pools is None else list(p.pools),
-                  "anti_affinity_conflicts": list(p.conflicts)} for p in a.pods],
-        "nodes": [{"name": n.name, "pool": n.pool, "vm_class": n.vm_class, "pods": dict(n.pods),
-                   "used": _vec(n.used), "free": _vec(n.free), "allocatable": _vec(n.allocatable)}
-                  for n in fit.nodes],
+        "pods": [
+            {
+                "name": p.name,
+                "count": p.count,
+                "cpu": p.cpu,
+                "memory": p.memory,
+                "storage": p.storage,
+                "cpu_limit": p.cpu_limit,
+                "memory_limit": p.memory_limit,
+                "anti_affinity_group": p.exclusive_group,
+                "max_per_node": p.max_per_node,
+                "node_selector": dict(p.node_selector),
+                "pools": None if p.pools is None else list(p.pools),
+                "anti_affinity_conflicts": list(p.conflicts),
+            }
+            for p in a.pods
+        ],
+        "nodes": [
+            {
+                "name": n.name,
+                "pool": n.pool,
+                "vm_class": n.vm_class,
+                "pods": dict(n.pods),
+                "used": _vec(n.used),
+                "free": _vec(n.free),
+                "allocatable": _vec(n.allocatable),
+            }
+            for n in fit.nodes
+        ],
         "unplaced": dict(fit.unplaced),
         "lower_bound": {
             "nodes": fit.lower_bound,
@@ -56,15 +88,28 @@ def to_json(a: Analysis) -> dict[str, Any]:
             "certificates": [_bound(b) for b in fit.bounds],
         },
         "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()},
-        "min_nodes_detail": {k: {"nodes": m.nodes, "lower_bound": m.lower_bound, "exact": m.exact, "method": m.method}
-                             for k, m in a.min_nodes.items()},
-        "stranded": {"cpu": a.stranded.cpu, "memory": a.stranded.memory, "nodes": list(a.stranded.nodes),
-                     "free_cpu": a.stranded.free_cpu, "free_memory": a.stranded.free_memory},
-        "headroom": {"share_percent": a.headroom.share_percent, "burst_cpu": a.headroom.burst_cpu,
-                     "burst_memory": a.headroom.burst_memory, "needed_cpu": a.headroom.needed_cpu,
-                     "needed_memory": a.headroom.needed_memory, "free_cpu": a.headroom.free_cpu,
-                     "free_memory": a.headroom.free_memory, "pods_without_limits": a.headroom.unbounded_pods,
-                     "ok": a.headroom.ok},
+        "min_nodes_detail": {
+            k: {"nodes": m.nodes, "lower_bound": m.lower_bound, "exact": m.exact, "method": m.method}
+            for k, m in a.min_nodes.items()
+        },
+        "stranded": {
+            "cpu": a.stranded.cpu,
+            "memory": a.stranded.memory,
+            "nodes": list(a.stranded.nodes),
+            "free_cpu": a.stranded.free_cpu,
+            "free_memory": a.stranded.free_memory,
+        },
+        "headroom": {
+            "share_percent": a.headroom.share_percent,
+            "burst_cpu": a.headroom.burst_cpu,
+            "burst_memory": a.headroom.burst_memory,
+            "needed_cpu": a.headroom.needed_cpu,
+            "needed_memory": a.headroom.needed_memory,
+            "free_cpu": a.headroom.free_cpu,
+            "free_memory": a.headroom.free_memory,
+            "pods_without_limits": a.headroom.unbounded_pods,
+            "ok": a.headroom.ok,
+        },
         "recommendation": {
             "vm_class": rec.vm_class,
             "nodes": rec.nodes,
@@ -130,7 +175,9 @@ def to_text(a: Analysis) -> str:
     lines.append(f"{n_pods} pods of {len(a.pods)} workloads on {sum(n.count for n in a.pools)} nodes ({pools})")
     for n in a.pools:
         ds = f", DaemonSets: {', '.join(n.daemon_pods)}" if n.daemon_pods else ""
-        lines.append(f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {fmt_mem(n.memory)}, {n.pods} pods{ds}")
+        lines.append(
+            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {fmt_mem(n.memory)}, {n.pods} pods{ds}"
+        )
     lines.append(f"Fits: {describe_proof(a)}")
     lines.append("")
     w = max([len(n.name) for n in fit.nodes] + [4])
@@ -146,27 +193,34 @@ def to_text(a: Analysis) -> str:
         lines.append("not placed: " + ", ".join(f"{k} × {name}" for name, k in fit.unplaced))
     lines.append("")
     lb = fit.lower_bound
-    lines.append(f"Lower bound: {lb if lb is not None else 'n/a (mixed pools)'} nodes; "
-                 f"{sum(n.count for n in a.pools)} available")
+    lines.append(
+        f"Lower bound: {lb if lb is not None else 'n/a (mixed pools)'} nodes; {sum(n.count for n in a.pools)} available"
+    )
     if a.min_nodes:
         parts = [f"{k} {m.nodes}{'' if m.exact else f' (≥ {m.lower_bound})'}" for k, m in a.min_nodes.items()]
         lines.append("Least nodes per VM class: " + ", ".join(parts))
     s = a.stranded
-    lines.append(f"Stranded: {format_cpu(s.cpu)} CPU, {fmt_mem(s.memory)} memory"
-                 + (f" on {', '.join(s.nodes)}" if s.nodes else "")
-                 + f" (free in total: {format_cpu(s.free_cpu)} CPU, {fmt_mem(s.free_memory)})")
+    lines.append(
+        f"Stranded: {format_cpu(s.cpu)} CPU, {fmt_mem(s.memory)} memory"
+        + (f" on {', '.join(s.nodes)}" if s.nodes else "")
+        + f" (free in total: {format_cpu(s.free_cpu)} CPU, {fmt_mem(s.free_memory)})"
+    )
     h = a.headroom
-    lines.append(f"Burst headroom ({h.share_percent}% of Σ(limit − request)): CPU {format_cpu(h.needed_cpu)} needed, "
-                 f"{format_cpu(h.free_cpu)} free; memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free"
-                 f" — {'ok' if h.ok else 'NOT ENOUGH'}"
-                 + (f"; {h.unbounded_pods} pods without a limit" if h.unbounded_pods else ""))
+    lines.append(
+        f"Burst headroom ({h.share_percent}% of Σ(limit − request)): CPU {format_cpu(h.needed_cpu)} needed, "
+        f"{format_cpu(h.free_cpu)} free; memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free"
+        f" — {'ok' if h.ok else 'NOT ENOUGH'}"
+        + (f"; {h.unbounded_pods} pods without a limit" if h.unbounded_pods else "")
+    )
     r = a.recommendation
     if r.vm_class:
         lines.append(f"Recommendation: {r.nodes} × {r.vm_class}")
         lines.append(f"  {'class':<24} {'nodes':>5} {'least':>5}  {'waste CPU':>9} {'waste mem':>9}  waste")
         for c in r.candidates:
-            lines.append(f"  {c.vm_class:<24} {c.nodes:>5} {c.min_nodes:>5}{'' if c.exact else '*'} "
-                         f"{format_cpu(c.waste_cpu):>9} {fmt_mem(c.waste_memory):>9}  {c.waste_ppm / 10_000:.1f}%")
+            lines.append(
+                f"  {c.vm_class:<24} {c.nodes:>5} {c.min_nodes:>5}{'' if c.exact else '*'} "
+                f"{format_cpu(c.waste_cpu):>9} {fmt_mem(c.waste_memory):>9}  {c.waste_ppm / 10_000:.1f}%"
+            )
         if any(not c.exact for c in r.candidates):
             lines.append("  * least count not proven (a count that fits; the lower bound is in the JSON output)")
     else:

@@ -15,8 +15,15 @@ from ..model import Location
 from .adapter import PackInputs, inputs_from
 from .engine import Analysis, analyze
 
-__all__ = ["MISSING_POOLS", "PackingFacts", "per_cluster", "skip_reason", "time_budget", "headroom_share",
-           "pool_location"]
+__all__ = [
+    "MISSING_POOLS",
+    "PackingFacts",
+    "per_cluster",
+    "skip_reason",
+    "time_budget",
+    "headroom_share",
+    "pool_location",
+]
 
 MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
 
@@ -87,9 +94,12 @@ def _fill(ctx, analyse: bool) -> None:
         scopes = _clusters(ctx)
         several = len(ctx.facts.clusters) > 1
         _cache.clear()
-        _cache.update(key=key, facts=ctx.facts, analysed=False,
-                      all=[PackingFacts(inputs_from(c.workloads, ctx.platform, c.node_pools), None, c, several)
-                           for c in scopes])  # fmt: skip
+        _cache.update(
+            key=key,
+            facts=ctx.facts,
+            analysed=False,
+            all=[PackingFacts(inputs_from(c.workloads, ctx.platform, c.node_pools), None, c, several) for c in scopes],
+        )
     if analyse and not _cache["analysed"]:
         _cache["all"] = [_analyse(ctx, f) for f in _cache["all"]]
         _cache["analysed"] = True
@@ -99,10 +109,19 @@ def _analyse(ctx, f: PackingFacts) -> PackingFacts:
     inputs = f.inputs
     if not inputs.pools:
         return f
-    analysis = analyze(inputs.pods, inputs.pools, inputs.classes, overhead=inputs.overhead,
-                       daemons=inputs.daemons, max_pods=inputs.max_pods, numa_cores=inputs.numa_cores,
-                       numa_memory=inputs.numa_memory, share_percent=headroom_share(ctx),
-                       time_budget=time_budget(ctx), family=inputs.family)
+    analysis = analyze(
+        inputs.pods,
+        inputs.pools,
+        inputs.classes,
+        overhead=inputs.overhead,
+        daemons=inputs.daemons,
+        max_pods=inputs.max_pods,
+        numa_cores=inputs.numa_cores,
+        numa_memory=inputs.numa_memory,
+        share_percent=headroom_share(ctx),
+        time_budget=time_budget(ctx),
+        family=inputs.family,
+    )
     return PackingFacts(inputs, analysis, f.cluster, f.several)
 
 

@@ -29,9 +29,13 @@ TITLE = "apiVersion removed from Kubernetes"
 SEVERITY = "error"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
-    Option("kubernetes-version", "string", None,
-           "Kubernetes version the manifests target (default: PF902's kubernetes-version, else every removal so far)."),
-)  # fmt: skip
+    Option(
+        "kubernetes-version",
+        "string",
+        None,
+        "Kubernetes version the manifests target (default: PF902's kubernetes-version, else every removal so far).",
+    ),
+)
 
 
 def _version(ctx: Any) -> str | None:
@@ -58,8 +62,10 @@ def check(ctx: Any) -> Iterator[Finding]:
         removal = removed_api(obj.ref.api_version, obj.kind, version)
         if removal is None:
             continue
-        msg = (f"apiVersion {removal.api_version} of {removal.kind} was removed in Kubernetes {removal.removed_in}: "
-               f"the API server rejects the object")  # fmt: skip
+        msg = (
+            f"apiVersion {removal.api_version} of {removal.kind} was removed in Kubernetes {removal.removed_in}: "
+            f"the API server rejects the object"
+        )
         if removal.replacement:
             msg += f". Use apiVersion {removal.replacement} (served since {removal.since})"
             if removal.note:

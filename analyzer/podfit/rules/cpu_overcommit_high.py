@@ -19,10 +19,16 @@ ID = "PF503"
 SLUG = "cpu-overcommit-high"
 TITLE = "vCPU overcommit above threshold"
 SEVERITY = "warning"
-REQUIRES: tuple[str, ...] = ('hosts',)
+REQUIRES: tuple[str, ...] = ("hosts",)
 OPTIONS: tuple[Option, ...] = (
     Option("ratio-percent", "integer", 300, "Largest vCPU : physical core ratio, in percent.", minimum=1),
-    Option("critical-ratio-percent", "integer", 100, "The ratio where critical workloads run (platform or cluster marked critical).", minimum=1),
+    Option(
+        "critical-ratio-percent",
+        "integer",
+        100,
+        "The ratio where critical workloads run (platform or cluster marked critical).",
+        minimum=1,
+    ),
 )
 
 
@@ -49,6 +55,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         f"Largest: {describe_vms(vms, key)}",
         loc,
         obj,
-        details={"vcpus": vcpus, "physical_cores": cores, "percent": vcpus * 100 // cores,
-                 "threshold_percent": threshold, "critical": critical},
-    )  # fmt: skip
+        details={
+            "vcpus": vcpus,
+            "physical_cores": cores,
+            "percent": vcpus * 100 // cores,
+            "threshold_percent": threshold,
+            "critical": critical,
+        },
+    )

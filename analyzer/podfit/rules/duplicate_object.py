@@ -24,8 +24,13 @@ REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 
 
-_FROM = {"option": "--cluster", "config": "the config's clusters: mapping", "platform": "the platform",
-         "manifest": "its cluster manifest", "input": "nothing names a cluster"}
+_FROM = {
+    "option": "--cluster",
+    "config": "the config's clusters: mapping",
+    "platform": "the platform",
+    "manifest": "its cluster manifest",
+    "input": "nothing names a cluster",
+}
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
@@ -33,8 +38,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     manifests per cloud provider), and one line that says so is worth more than one per object.
     A single repeated object keeps its own line; more point at the first repeated object."""
     for scope in ctx.facts.clusters:
-        where = scope.label.removesuffix(")") + f": {_FROM[scope.source]})" if not scope.name else (
-            f"{scope.label} (from {_FROM[scope.source]})")
+        where = (
+            scope.label.removesuffix(")") + f": {_FROM[scope.source]})"
+            if not scope.name
+            else (f"{scope.label} (from {_FROM[scope.source]})")
+        )
         pairs: dict[tuple[str, str], list] = {}
         for first, second in scope.duplicates:
             pairs.setdefault((second.location.file, first.location.file), []).append((first, second))
@@ -52,8 +60,15 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 "config (clusters: {glob: name})",
                 second.location,
                 second.ref,
-                details={"cluster": scope.name, "cluster_source": scope.source, "count": len(dups),
-                         "objects": [str(s.ref) for _, s in dups],
-                         "first": {"file": first.location.file, "line": first.location.line,
-                                   "api_version": first.ref.api_version}},
-            )  # fmt: skip
+                details={
+                    "cluster": scope.name,
+                    "cluster_source": scope.source,
+                    "count": len(dups),
+                    "objects": [str(s.ref) for _, s in dups],
+                    "first": {
+                        "file": first.location.file,
+                        "line": first.location.line,
+                        "api_version": first.ref.api_version,
+                    },
+                },
+            )

@@ -24,13 +24,22 @@ TITLE = "Many LoadBalancer Services on one load balancer"
 SEVERITY = "warning"
 REQUIRES: tuple[str, ...] = ("nsx-t-load-balancer",)
 OPTIONS: tuple[Option, ...] = (
-    Option("size", "string", "auto",
-           "The NSX-T load balancer's size: small (20 virtual servers), medium (100), large (1000); auto: small "
-           "for a TKG cluster, medium for vSphere Pods (the study's allocation).",
-           choices=("auto", "small", "medium", "large")),
-    Option("max-services", "integer", None, "LoadBalancer Services one load balancer serves well, instead of the "
-           "size's virtual servers.", minimum=1),
-)  # fmt: skip
+    Option(
+        "size",
+        "string",
+        "auto",
+        "The NSX-T load balancer's size: small (20 virtual servers), medium (100), large (1000); auto: small "
+        "for a TKG cluster, medium for vSphere Pods (the study's allocation).",
+        choices=("auto", "small", "medium", "large"),
+    ),
+    Option(
+        "max-services",
+        "integer",
+        None,
+        "LoadBalancer Services one load balancer serves well, instead of the size's virtual servers.",
+        minimum=1,
+    ),
+)
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
@@ -64,8 +73,11 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             where = scope.label
             owner = "one per TKG cluster"
             split = "Split them across TKG clusters (each gets its own load balancer)"
-        against = (f"above max-services {limit} for its {size} NSX-T load balancer" if override is not None
-                   else f"above the {limit} virtual servers of its {size} NSX-T load balancer")
+        against = (
+            f"above max-services {limit} for its {size} NSX-T load balancer"
+            if override is not None
+            else f"above the {limit} virtual servers of its {size} NSX-T load balancer"
+        )
         dup = copies.get((cluster, ns), 0)
         counted = f", with {dup} cop{'y' if dup == 1 else 'ies'} counted once (PF910)" if dup else ""
         yield Finding(
@@ -75,7 +87,13 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             "NSX-T",
             first_over.location,
             first_over.ref,
-            details={"cluster": cluster, **({"namespace": ns} if pods else {}), "services": len(services),
-                     "threshold": limit, "size": size, "copies": dup,
-                     "scope": "vsphere-namespace" if pods else "tkg-cluster"},
-        )  # fmt: skip
+            details={
+                "cluster": cluster,
+                **({"namespace": ns} if pods else {}),
+                "services": len(services),
+                "threshold": limit,
+                "size": size,
+                "copies": dup,
+                "scope": "vsphere-namespace" if pods else "tkg-cluster",
+            },
+        )

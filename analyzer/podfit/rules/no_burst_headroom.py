@@ -19,9 +19,15 @@ ID = "PF603"
 SLUG = "no-burst-headroom"
 TITLE = "No burst headroom"
 SEVERITY = "warning"
-REQUIRES: tuple[str, ...] = ('node-pools',)
+REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
-    Option("headroom", "integer", 100, "Share of the gap between requests and limits the nodes must absorb, in percent.", minimum=0),
+    Option(
+        "headroom",
+        "integer",
+        100,
+        "Share of the gap between requests and limits the nodes must absorb, in percent.",
+        minimum=0,
+    ),
 )
 
 
@@ -44,11 +50,20 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
     loc = pool_location(facts.inputs, pool)
     yield Finding(
         rule=ID,
-        message=(f"{facts.prefix}no burst headroom: {h.share_percent}% of Σ(limit − request) does not fit the free "
-                 f"capacity after packing ({'; '.join(short)})"),
+        message=(
+            f"{facts.prefix}no burst headroom: {h.share_percent}% of Σ(limit − request) does not fit the free "
+            f"capacity after packing ({'; '.join(short)})"
+        ),
         location=loc,
-        details=facts.details({"share_percent": h.share_percent, "burst_cpu": h.burst_cpu,
-                               "burst_memory": h.burst_memory, "needed_cpu": h.needed_cpu,
-                               "needed_memory": h.needed_memory, "free_cpu": h.free_cpu,
-                               "free_memory": h.free_memory}),
-    )  # fmt: skip
+        details=facts.details(
+            {
+                "share_percent": h.share_percent,
+                "burst_cpu": h.burst_cpu,
+                "burst_memory": h.burst_memory,
+                "needed_cpu": h.needed_cpu,
+                "needed_memory": h.needed_memory,
+                "free_cpu": h.free_cpu,
+                "free_memory": h.free_memory,
+            }
+        ),
+    )

@@ -18,7 +18,7 @@ ID = "PF303"
 SLUG = "pod-exceeds-node-allocatable"
 TITLE = "Pod larger than any node"
 SEVERITY = "error"
-REQUIRES: tuple[str, ...] = ('node-pools',)
+REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = ()
 
 
@@ -33,14 +33,19 @@ def check(ctx) -> Iterator[Finding]:
             best = max(allowed, key=lambda n: (n.cpu, n.memory))
             yield Finding(
                 rule=ID,
-                message=(f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest "
-                         f"node {'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has "
-                         f"{format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable after system overhead and "
-                         "DaemonSets: it can never be scheduled"),
+                message=(
+                    f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest "
+                    f"node {'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has "
+                    f"{format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable after system overhead and "
+                    "DaemonSets: it can never be scheduled"
+                ),
                 location=w.location,
                 object=w.ref,
-                details=facts.details({
-                    "cpu_request": p.cpu, "memory_request": p.memory,
-                    "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in allowed},
-                }),
-            )  # fmt: skip
+                details=facts.details(
+                    {
+                        "cpu_request": p.cpu,
+                        "memory_request": p.memory,
+                        "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in allowed},
+                    }
+                ),
+            )

@@ -13,7 +13,7 @@ ID = "PF502"
 SLUG = "reservation-unplaceable"
 TITLE = "Reservations cannot be placed host by host"
 SEVERITY = "error"
-REQUIRES: tuple[str, ...] = ('hosts',)
+REQUIRES: tuple[str, ...] = ("hosts",)
 OPTIONS: tuple[Option, ...] = (
     Option("time-budget", "duration", 5, "Time for the exact placement proof (seconds, or 500ms, 10s, 2m).", minimum=0),
 )
@@ -40,9 +40,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     yield Finding(
         ID,
         f"no assignment of the reserving VMs to hosts exists ({result.detail or result.proof}); DRS will refuse "
-        f"to power on some of them" + (f", e.g. {unplaced}" if unplaced else "")
+        f"to power on some of them"
+        + (f", e.g. {unplaced}" if unplaced else "")
         + f". Reserving VMs: {describe_vms(vms, lambda v: v.cpu_reservation_mhz + v.memory_reservation_bytes)}",
         loc,
         obj,
         details={"proof": result.proof, "unplaced": dict(result.unplaced)},
-    )  # fmt: skip
+    )

@@ -13,7 +13,7 @@ ID = "PF501"
 SLUG = "reservations-exceed-ha-capacity"
 TITLE = "Reservations above HA-adjusted capacity"
 SEVERITY = "error"
-REQUIRES: tuple[str, ...] = ('hosts',)
+REQUIRES: tuple[str, ...] = ("hosts",)
 OPTIONS: tuple[Option, ...] = ()
 
 
@@ -29,15 +29,23 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     cap = report.capacity
     over = []
     if report.cpu_over_ha:
-        over.append(f"CPU reservations {report.cpu_reserved_mhz:,} MHz > {cap.cpu_available_mhz:,} MHz available "
-                    f"({cap.cpu_total_mhz:,} MHz less {cap.cpu_ha_reserved_mhz:,} for HA)")  # fmt: skip
+        over.append(
+            f"CPU reservations {report.cpu_reserved_mhz:,} MHz > {cap.cpu_available_mhz:,} MHz available "
+            f"({cap.cpu_total_mhz:,} MHz less {cap.cpu_ha_reserved_mhz:,} for HA)"
+        )
     if report.memory_over_ha:
         gib = 2**30
-        over.append(f"memory reservations {report.memory_reserved_bytes / gib:.1f} GiB > "
-                    f"{cap.memory_available_bytes / gib:.1f} GiB available after HA")  # fmt: skip
+        over.append(
+            f"memory reservations {report.memory_reserved_bytes / gib:.1f} GiB > "
+            f"{cap.memory_available_bytes / gib:.1f} GiB available after HA"
+        )
     if not over:
         return
-    key = (lambda v: v.cpu_reservation_mhz * v.count) if report.cpu_over_ha else (lambda v: v.memory_reservation_bytes * v.count)
+    key = (
+        (lambda v: v.cpu_reservation_mhz * v.count)
+        if report.cpu_over_ha
+        else (lambda v: v.memory_reservation_bytes * v.count)
+    )
     loc, obj = finding_anchor(vms, ctx.objects, ctx.platform.source, key)
     yield Finding(
         ID,
@@ -46,8 +54,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         loc,
         obj,
         details={
-            "cpu_reserved_mhz": report.cpu_reserved_mhz, "cpu_available_mhz": cap.cpu_available_mhz,
+            "cpu_reserved_mhz": report.cpu_reserved_mhz,
+            "cpu_available_mhz": cap.cpu_available_mhz,
             "memory_reserved_bytes": report.memory_reserved_bytes,
-            "memory_available_bytes": cap.memory_available_bytes, "ha_policy": cap.ha_policy,
+            "memory_available_bytes": cap.memory_available_bytes,
+            "ha_policy": cap.ha_policy,
         },
-    )  # fmt: skip
+    )

@@ -19,7 +19,7 @@ ID = "PF604"
 SLUG = "right-size"
 TITLE = "Right-sizing advice"
 SEVERITY = "info"
-REQUIRES: tuple[str, ...] = ('node-pools',)
+REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = ()
 
 
@@ -50,11 +50,18 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
     loc = pool_location(facts.inputs, a.pools[0].name)
     yield Finding(
         rule=ID,
-        message=(f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
-                 f"({best.waste_ppm / 10_000:.1f}% idle) and the burst headroom; the pools use {count} × {current}"),
+        message=(
+            f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
+            f"({best.waste_ppm / 10_000:.1f}% idle) and the burst headroom; the pools use {count} × {current}"
+        ),
         location=loc,
-        details=facts.details({"recommended": {"vm_class": rec.vm_class, "nodes": rec.nodes},
-                               "current": {"vm_class": current, "nodes": count},
-                               "candidates": [{"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm}
-                                              for c in rec.candidates]}),
-    )  # fmt: skip
+        details=facts.details(
+            {
+                "recommended": {"vm_class": rec.vm_class, "nodes": rec.nodes},
+                "current": {"vm_class": current, "nodes": count},
+                "candidates": [
+                    {"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm} for c in rec.candidates
+                ],
+            }
+        ),
+    )

@@ -31,7 +31,9 @@ TITLE = "Object fails its schema"
 SEVERITY = "error"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
-    Option("kubernetes-version", "string", None, "Kubernetes version whose schemas apply (default: the newest bundled)."),
+    Option(
+        "kubernetes-version", "string", None, "Kubernetes version whose schemas apply (default: the newest bundled)."
+    ),
     Option("strict", "boolean", True, "Report fields the schema does not know."),
 )
 MAX_PER_OBJECT = 10  # violations reported per object; the rest are counted in the last message

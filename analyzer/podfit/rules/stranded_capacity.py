@@ -20,7 +20,7 @@ ID = "PF602"
 SLUG = "stranded-capacity"
 TITLE = "Stranded node capacity"
 SEVERITY = "info"
-REQUIRES: tuple[str, ...] = ('node-pools',)
+REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
     Option("percent", "integer", 10, "Stranded share of a pool's capacity worth reporting, in percent.", minimum=0),
 )
@@ -45,12 +45,25 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
     loc = pool_location(facts.inputs, pool)
     yield Finding(
         rule=ID,
-        message=(f"{facts.prefix}{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on "
-                 f"{len(s.nodes)} node(s) ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
-                 "what is left there"
-                 + (f"; consider {a.recommendation.nodes} × {a.recommendation.vm_class}" if a.recommendation.vm_class else "")),
+        message=(
+            f"{facts.prefix}{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on "
+            f"{len(s.nodes)} node(s) ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
+            "what is left there"
+            + (
+                f"; consider {a.recommendation.nodes} × {a.recommendation.vm_class}"
+                if a.recommendation.vm_class
+                else ""
+            )
+        ),
         location=loc,
-        details=facts.details({"stranded_cpu": s.cpu, "stranded_memory": s.memory, "nodes": list(s.nodes),
-                               "allocatable_cpu": total_cpu, "allocatable_memory": total_mem,
-                               "threshold_percent": percent}),
-    )  # fmt: skip
+        details=facts.details(
+            {
+                "stranded_cpu": s.cpu,
+                "stranded_memory": s.memory,
+                "nodes": list(s.nodes),
+                "allocatable_cpu": total_cpu,
+                "allocatable_memory": total_mem,
+                "threshold_percent": percent,
+            }
+        ),
+    )

@@ -30,10 +30,16 @@ ID = "PF203"
 SLUG = "throttling-simulated-high"
 TITLE = "High simulated CPU throttling"
 SEVERITY = "warning"
-REQUIRES: tuple[str, ...] = ('node-logical-cpus',)
+REQUIRES: tuple[str, ...] = ("node-logical-cpus",)
 OPTIONS: tuple[Option, ...] = (
     Option("score", "integer", 50, "Throttling score (0-100) above which the rule fires.", minimum=0),
-    Option("default-threads", "integer", 200, "Threads assumed for a container without the podfit.io/threads annotation.", minimum=1),
+    Option(
+        "default-threads",
+        "integer",
+        200,
+        "Threads assumed for a container without the podfit.io/threads annotation.",
+        minimum=1,
+    ),
     Option("seconds", "integer", 2, "Simulated seconds per container.", minimum=1),
 )
 

@@ -47,6 +47,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             "ESXi splits the VM into NUMA clients",
             pool.location,
             owner.ref if owner is not None else None,
-            details={"pool": pool.name, "vm_class": vc.name, "vcpus": vc.cpus, "memory": vc.memory_bytes,
-                     "numa_node_cores": cores, "numa_node_memory": memory},
-        )  # fmt: skip
+            details={
+                "pool": pool.name,
+                "vm_class": vc.name,
+                "vcpus": vc.cpus,
+                "memory": vc.memory_bytes,
+                "numa_node_cores": cores,
+                "numa_node_memory": memory,
+            },
+        )

@@ -34,6 +34,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             w.location,
             w.ref,
             None,
-            {**size.figures(), "memory_limits_bytes": size.memory_limits_bytes,
-             "memory_cap_bytes": size.memory_cap_bytes},
-        )  # fmt: skip
+            {
+                **size.figures(),
+                "memory_limits_bytes": size.memory_limits_bytes,
+                "memory_cap_bytes": size.memory_cap_bytes,
+            },
+        )

@@ -29,9 +29,15 @@ ID = "PF601"
 SLUG = "workload-does-not-fit"
 TITLE = "Workloads do not fit the node pools"
 SEVERITY = "error"
-REQUIRES: tuple[str, ...] = ('node-pools',)
+REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
-    Option("time-budget", "duration", 10, "Time for the packing search and exact proofs (seconds, or 500ms, 10s, 2m).", minimum=0),
+    Option(
+        "time-budget",
+        "duration",
+        10,
+        "Time for the packing search and exact proofs (seconds, or 500ms, 10s, 2m).",
+        minimum=0,
+    ),
 )
 
 # Certificates that are about one pod type (named in ``detail``) or one anti-affinity group.
@@ -61,11 +67,15 @@ def _message(b: Bound, name: str, inputs) -> str:
         why = inputs.unschedulable.get(name, "its node selection matches no pool")
         return f"no node pool can run its {p.count} pods: {why}"
     if b.kind == "anti-affinity":
-        return (f"{b.needed} pods that must run on different nodes (required pod anti-affinity on hostname, "
-                f"{b.detail}) and only {b.available} nodes they may use")
+        return (
+            f"{b.needed} pods that must run on different nodes (required pod anti-affinity on hostname, "
+            f"{b.detail}) and only {b.available} nodes they may use"
+        )
     if b.kind == "max-per-node":
-        return (f"{p.count} pods at most {p.max_per_node} per node (topology spread on hostname) need "
-                f"{b.needed} nodes and only {b.available} nodes they may use")
+        return (
+            f"{p.count} pods at most {p.max_per_node} per node (topology spread on hostname) need "
+            f"{b.needed} nodes and only {b.available} nodes they may use"
+        )
     return f"{p.count} pods larger than the allocatable of every node they may use"
 
 
@@ -84,15 +94,25 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
         # True: fits. None: undecided within the time budget — not a proven misfit, so no finding.
         return
     inputs = facts.inputs
-    too_large = {p.name for p in inputs.pods
-                 if any(p.allowed_on(n) for n in inputs.pools)
-                 and not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)}
+    too_large = {
+        p.name
+        for p in inputs.pods
+        if any(p.allowed_on(n) for n in inputs.pools)
+        and not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)
+    }
     unplaced = [name for name, _ in a.fit.unplaced]
     if unplaced and all(name in too_large for name in unplaced) and set(unplaced) == too_large:
         return  # PF303 already says it, pod by pod
-    details = facts.details({"proof": a.fit.proof, "lower_bound": a.fit.lower_bound, "unplaced": dict(a.fit.unplaced),
-                             "violated": [b.kind for b in a.fit.violated_bounds],
-                             "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()}, "unknown": _unknown(inputs)})
+    details = facts.details(
+        {
+            "proof": a.fit.proof,
+            "lower_bound": a.fit.lower_bound,
+            "unplaced": dict(a.fit.unplaced),
+            "violated": [b.kind for b in a.fit.violated_bounds],
+            "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()},
+            "unknown": _unknown(inputs),
+        }
+    )
     # 1. Certificates about one workload: a finding on each such workload.
     about: dict[str, Bound] = {}
     for b in a.fit.violated_bounds:
@@ -102,8 +122,13 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
                     about.setdefault(name, b)
     for name, b in about.items():
         w = inputs.workloads[name]
-        yield Finding(rule=ID, message=facts.prefix + _message(b, name, inputs), location=w.location, object=w.ref,
-                      details={**details, "certificate": b.kind})
+        yield Finding(
+            rule=ID,
+            message=facts.prefix + _message(b, name, inputs),
+            location=w.location,
+            object=w.ref,
+            details={**details, "certificate": b.kind},
+        )
     if about:
         return
     # 2. The pools as a whole: the one workload concerned, else the pools' declaration.
@@ -111,8 +136,10 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     pods = sum(p.count for p in inputs.pods)
     rec = a.recommendation
     fix = f"; recommended: {rec.nodes} × {rec.vm_class} (PF604)" if rec.vm_class else ""
-    message = (f"{facts.prefix}{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
-               f"{describe_proof(a).removeprefix('no: ')}{fix}")
+    message = (
+        f"{facts.prefix}{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
+        f"{describe_proof(a).removeprefix('no: ')}{fix}"
+    )
     violated = [b for b in a.fit.violated_bounds if b.kind != "pod-too-large"]
     concerned = _pods_of(violated[0], inputs) if violated else [p.name for p in inputs.pods]
     alone = False
@@ -123,9 +150,14 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
         if own:
             alone = True
             w = inputs.workloads[p.name]
-            yield Finding(rule=ID, message=f"{facts.prefix}its {p.count} pods alone do not fit the {nodes} nodes: "
-                                           f"{describe_bound(own[0])}",
-                          location=w.location, object=w.ref, details={**details, "certificate": own[0].kind})
+            yield Finding(
+                rule=ID,
+                message=f"{facts.prefix}its {p.count} pods alone do not fit the {nodes} nodes: "
+                f"{describe_bound(own[0])}",
+                location=w.location,
+                object=w.ref,
+                details={**details, "certificate": own[0].kind},
+            )
     if alone:
         return
     if len(concerned) == 1:
@@ -137,7 +169,21 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     cluster = getattr(source, "cluster", "")
     source_location = getattr(source, "location", None)
     objects = facts.cluster.objects if facts.cluster is not None else ctx.objects
-    obj = next((o for o in cluster_objects(objects) if cluster and o.ref.name == cluster
-                and source_location is not None and o.location.file == source_location.file), None)
-    yield Finding(rule=ID, message=message, location=pool_location(inputs, scope[0]),
-                  object=obj.ref if obj is not None else None, details=details)
+    obj = next(
+        (
+            o
+            for o in cluster_objects(objects)
+            if cluster
+            and o.ref.name == cluster
+            and source_location is not None
+            and o.location.file == source_location.file
+        ),
+        None,
+    )
+    yield Finding(
+        rule=ID,
+        message=message,
+        location=pool_location(inputs, scope[0]),
+        object=obj.ref if obj is not None else None,
+        details=details,
+    )
