@@ -13,6 +13,9 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
+    # setuptools copies into build/ and keeps files that have since left the sources (a deleted
+    # policy would ship and make the compiled module look stale): build from a clean state
+    __import__("shutil").rmtree(ROOT / "build", ignore_errors=True)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(ROOT)],
         check=True,
