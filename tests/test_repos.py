@@ -4,8 +4,8 @@ Each directory of ``testdata/repos/`` is a small repository tree written for pod
 files), shaped like what public repositories hold: kustomize bases and overlays, provider variants of
 one controller (with and without a ``.podfit.yaml`` mapping them to clusters), an unrendered Helm
 chart, kube-system DaemonSets beside a TanzuKubernetesCluster, LimitRanges per namespace, Jobs as
-Helm hooks, a dozen microservices of mixed quality, vSphere Namespace workloads, and a collection of
-independent examples.
+Helm hooks, a dozen microservices of mixed quality, vSphere Namespace workloads, a collection of
+independent examples, and a well-sized app that must pass.
 
 For every layout and every platform (the built-in default and each ``testdata/platforms/*.yaml``)
 the test runs, from the layout's directory (so that its ``.podfit.yaml``, when it has one, is found
@@ -212,6 +212,15 @@ def test_corpus_covers_the_layouts_it_promises() -> None:
         "microservices",
         "vsphere-pods",
         "examples-collection",
+        "well-sized-app",
     } <= set(layouts())
     assert (REPOS / "ingress-controller-clusters" / ".podfit.yaml").is_file()
     assert not (REPOS / "ingress-controller" / ".podfit.yaml").exists()
+
+
+@pytest.mark.parametrize("platform", platforms())
+def test_the_well_sized_app_passes_on_every_platform(platform: str) -> None:
+    """The layout with nothing wrong: a regenerated expected file may not turn it into a failure
+    (a false positive there is a bug in podfit, not a new expectation)."""
+    expected = json.loads((REPOS / "well-sized-app" / "expected" / f"{platform}.json").read_text(encoding="utf-8"))
+    assert expected["exit"] == 0 and expected["summary"]["findings"]["error"] == 0, expected["findings"]
