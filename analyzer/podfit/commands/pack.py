@@ -211,8 +211,9 @@ def command(
     from ..cli import PodfitError, load_config, load_inputs, load_platform
     from ..clusters import all_node_pools
     from ..loader import build_workloads
-    from ..packing import Overhead, analyze
+    from ..packing import Overhead
     from ..packing.adapter import inputs_from
+    from ..packing.engine import analyze_inputs
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
 
     share = _param(parse_percent, headroom_text, "--headroom")
@@ -245,19 +246,7 @@ def command(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
         )
-    analysis = analyze(
-        inputs.pods,
-        inputs.pools,
-        inputs.classes,
-        overhead=inputs.overhead,
-        daemons=inputs.daemons,
-        max_pods=inputs.max_pods,
-        numa_cores=inputs.numa_cores,
-        numa_memory=inputs.numa_memory,
-        share_percent=share,
-        time_budget=budget,
-        family=inputs.family,
-    )
+    analysis = analyze_inputs(inputs, share, budget)
     for f in result.findings:
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     if fmt == "json":

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 from . import exact, lns
 from .bounds import ceil_div, certificates, fits, lower_bound
@@ -30,6 +31,9 @@ from .model import (
     VMClass,
     node_type,
 )
+
+if TYPE_CHECKING:
+    from .adapter import PackInputs
 
 __all__ = [
     "DEFAULT_TIME_BUDGET",
@@ -406,3 +410,21 @@ def analyze(
             least[c.name] = r.summary
     rec = right_size(pods, cands, least, numa_cores=numa_cores, numa_memory=numa_memory, share_percent=share_percent)
     return Analysis(fit, pools, least, stranded_, headroom_, rec, pods)
+
+
+def analyze_inputs(inputs: PackInputs, share_percent: int, time_budget: float) -> Analysis:
+    """:func:`analyze` over what :func:`podfit.packing.adapter.inputs_from` gathered (the pods,
+    pools, classes, overhead, DaemonSets and NUMA size of one cluster)."""
+    return analyze(
+        inputs.pods,
+        inputs.pools,
+        inputs.classes,
+        overhead=inputs.overhead,
+        daemons=inputs.daemons,
+        max_pods=inputs.max_pods,
+        numa_cores=inputs.numa_cores,
+        numa_memory=inputs.numa_memory,
+        share_percent=share_percent,
+        time_budget=time_budget,
+        family=inputs.family,
+    )

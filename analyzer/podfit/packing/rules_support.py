@@ -13,7 +13,7 @@ from typing import Any
 from ..facts import ClusterScope
 from ..model import Location
 from .adapter import PackInputs, inputs_from
-from .engine import Analysis, analyze
+from .engine import Analysis, analyze_inputs
 
 __all__ = [
     "MISSING_POOLS",
@@ -109,19 +109,7 @@ def _analyse(ctx, f: PackingFacts) -> PackingFacts:
     inputs = f.inputs
     if not inputs.pools:
         return f
-    analysis = analyze(
-        inputs.pods,
-        inputs.pools,
-        inputs.classes,
-        overhead=inputs.overhead,
-        daemons=inputs.daemons,
-        max_pods=inputs.max_pods,
-        numa_cores=inputs.numa_cores,
-        numa_memory=inputs.numa_memory,
-        share_percent=headroom_share(ctx),
-        time_budget=time_budget(ctx),
-        family=inputs.family,
-    )
+    analysis = analyze_inputs(inputs, headroom_share(ctx), time_budget(ctx))
     return PackingFacts(inputs, analysis, f.cluster, f.several)
 
 
