@@ -205,12 +205,8 @@ class PodAffinityTerm:
         in_scope = _namespace_in_scope(self, own_namespace, namespace)
         if in_scope is False:
             return False
-        for key in self.match_label_keys:
-            if key in own_labels:
-                if labels.get(key) != own_labels[key]:
-                    return False
-            elif key in REVISION_KEYS and not same_workload:
-                return False
+        if not _label_keys_match(self.match_label_keys, own_labels, labels, same_workload):
+            return False
         for key in self.mismatch_label_keys:
             if key in own_labels:
                 if labels.get(key) == own_labels[key]:
@@ -220,6 +216,20 @@ class PodAffinityTerm:
         if not self.selector.matches(labels):
             return False
         return in_scope
+
+
+def _label_keys_match(
+    keys: tuple[str, ...], own_labels: Mapping[str, str], labels: Mapping[str, str], same_workload: bool
+) -> bool:
+    """matchLabelKeys: the other pod carries the pod's own value of each key; a revision key the pod
+    itself lacks (the controller adds it) matches only pods of the same workload."""
+    for key in keys:
+        if key in own_labels:
+            if labels.get(key) != own_labels[key]:
+                return False
+        elif key in REVISION_KEYS and not same_workload:
+            return False
+    return True
 
 
 def _namespace_in_scope(term: PodAffinityTerm, own: str, other: str) -> bool | None:
@@ -253,13 +263,9 @@ class SpreadConstraint:
         """Does the constraint count a pod (of the same namespace) with ``labels``?"""
         if self.selector is None:
             return False
-        for key in self.match_label_keys:
-            if key in own_labels:
-                if labels.get(key) != own_labels[key]:
-                    return False
-            elif key in REVISION_KEYS and not same_workload:
-                return False
-        return self.selector.matches(labels)
+        return _label_keys_match(self.match_label_keys, own_labels, labels, same_workload) and self.selector.matches(
+            labels
+        )
 
 
 @dataclass(frozen=True)
