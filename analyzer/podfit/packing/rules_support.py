@@ -8,7 +8,6 @@ per check and cluster (cached on the run's facts and config) and every packing r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..facts import ClusterScope
 from ..model import Location
@@ -44,17 +43,6 @@ class PackingFacts:
         return {"cluster": self.cluster.name, **values} if self.several and self.cluster is not None else values
 
 
-_cache: dict[str, Any] = {}
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    from ..commands.pack import parse_duration
-
-    return parse_duration(str(value))
-
-
 def time_budget(ctx) -> float:
     return float(ctx.for_rule("PF601").option("time-budget"))
 
@@ -84,25 +72,21 @@ def skip_reason(ctx) -> str | None:
 
 
 def _cache_inputs(ctx) -> list[PackInputs]:
-    _fill(ctx, analyse=False)
-    return [f.inputs for f in _cache["all"]]
+    return [f.inputs for f in _fill(ctx, analyse=False)]
 
 
-def _fill(ctx, analyse: bool) -> None:
-    key = (id(ctx.facts), id(ctx.config))
-    if _cache.get("key") != key or _cache.get("facts") is not ctx.facts:
-        scopes = _clusters(ctx)
+def _fill(ctx, analyse: bool) -> list[PackingFacts]:
+    """The run's packing facts, computed once per run (``ctx.memo`` is shared by the rules' contexts)."""
+    memo = ctx.memo
+    if "packing" not in memo:
         several = len(ctx.facts.clusters) > 1
-        _cache.clear()
-        _cache.update(
-            key=key,
-            facts=ctx.facts,
-            analysed=False,
-            all=[PackingFacts(inputs_from(c.workloads, ctx.platform, c.node_pools), None, c, several) for c in scopes],
-        )
-    if analyse and not _cache["analysed"]:
-        _cache["all"] = [_analyse(ctx, f) for f in _cache["all"]]
-        _cache["analysed"] = True
+        memo["packing"] = [
+            PackingFacts(inputs_from(c.workloads, ctx.platform, c.node_pools), None, c, several) for c in _clusters(ctx)
+        ]
+    if analyse and not memo.get("packing-analysed"):
+        memo["packing"] = [_analyse(ctx, f) for f in memo["packing"]]
+        memo["packing-analysed"] = True
+    return memo["packing"]
 
 
 def _analyse(ctx, f: PackingFacts) -> PackingFacts:
@@ -116,8 +100,7 @@ def _analyse(ctx, f: PackingFacts) -> PackingFacts:
 def per_cluster(ctx, analyse: bool = True) -> list[PackingFacts]:
     """The packing facts of each cluster whose workloads have node pools to land on, in the
     clusters' order; with ``analyse`` the packing analysis too."""
-    _fill(ctx, analyse)
-    return [f for f in _cache["all"] if f.inputs.pools]
+    return [f for f in _fill(ctx, analyse) if f.inputs.pools]
 
 
 def pool_location(inputs: PackInputs, pool_name: str) -> Location:

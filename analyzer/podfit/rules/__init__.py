@@ -40,6 +40,9 @@ class RuleContext:
     facts: Facts
     config: Config = field(default_factory=Config)
     rule_id: str = ""
+    # what several rules derive from the same facts and config (the packing analysis), computed
+    # by the first that asks; shared by every for_rule() context of one run
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def objects(self) -> tuple[K8sObject, ...]:
@@ -68,7 +71,7 @@ class RuleContext:
         return self.config.thresholds.get(self.rule_id, {}).get(name, declared.default)
 
     def for_rule(self, rule_id: str) -> RuleContext:
-        return RuleContext(self.facts, self.config, rule_id)
+        return RuleContext(self.facts, self.config, rule_id, self.memo)
 
 
 @lru_cache(maxsize=1)
