@@ -7,11 +7,12 @@ is checked against the declarations (:func:`check_value`); the defaults live onl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Option", "OptionError", "TYPES", "check_value", "option_from_metadata"]
+__all__ = ["Option", "OptionError", "TYPES", "check_value", "option_from_metadata", "parse_duration"]
 
 TYPES = ("integer", "number", "boolean", "string", "duration")
 
@@ -47,7 +48,13 @@ def option_from_metadata(entry: Mapping[str, Any], where: str) -> Option:
     return option
 
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0}
+def parse_duration(text: str) -> float:
+    """Seconds in ``10``, ``10s``, ``500ms`` or ``2m``; raises ValueError."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*", text)
+    if not m:
+        raise ValueError(f"{text!r} is not a duration such as 10s, 500ms or 1m")
+    value = float(m.group(1))
+    return value / 1000 if m.group(2) == "ms" else value * 60 if m.group(2) == "m" else value
 
 
 def _duration(value: Any) -> float | None:
@@ -55,15 +62,10 @@ def _duration(value: Any) -> float | None:
         return None
     if isinstance(value, (int, float)):
         return float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        for unit in sorted(_UNITS, key=len, reverse=True):
-            if text.endswith(unit):
-                try:
-                    return float(text[: -len(unit)]) * _UNITS[unit]
-                except ValueError:
-                    return None
-    return None
+    try:
+        return parse_duration(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def check_value(option: Option, value: Any) -> Any:

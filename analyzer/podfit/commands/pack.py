@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..options import parse_duration
 from ..quantity import QuantityError, parse_cpu, parse_memory
 
 EXIT_FITS, EXIT_NO_FIT = 0, 1
@@ -18,14 +19,6 @@ def parse_percent(text: str) -> int:
     if not m:
         raise ValueError(f"{text!r} is not a percentage such as 100%")
     return int(m.group(1))
-
-
-def parse_duration(text: str) -> float:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*", text)
-    if not m:
-        raise ValueError(f"{text!r} is not a duration such as 10s, 500ms or 1m")
-    value = float(m.group(1))
-    return value / 1000 if m.group(2) == "ms" else value * 60 if m.group(2) == "m" else value
 
 
 def parse_pool(text: str, taken: set[str] | None = None):
