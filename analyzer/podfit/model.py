@@ -203,28 +203,29 @@ class PodSpec:
         Returns None when no container sets the field (for limits: when some app container has no
         limit, the pod is unbounded, also None).
         """
-        app = [getattr(c.resources, attr) for c in self.containers]
-        sidecars = [getattr(c.resources, attr) or 0 for c in self.init_containers if c.sidecar]
-        is_limit = attr.endswith("_limit")
-        if is_limit and any(v is None for v in app):
+        if all(getattr(c.resources, attr) is None for c in self.all_containers):
             return None
-        if all(v is None for v in app) and not any(
-            getattr(c.resources, attr) is not None for c in self.init_containers
+        if attr.endswith("_limit") and any(
+            getattr(c.resources, attr) is None for c in self.all_containers if not c.sidecar
         ):
-            return None
-        total = sum(v or 0 for v in app) + sum(sidecars)
-        best = total
-        running_sidecars = 0
-        for c in self.init_containers:
-            v = getattr(c.resources, attr)
-            if c.sidecar:
-                running_sidecars += v or 0
-                continue
-            if v is None and is_limit:
-                return None
-            best = max(best, (v or 0) + running_sidecars)
+            return None  # an app or one-shot init container without a limit: the pod is unbounded
         overhead = {"cpu": self.overhead_cpu, "memory": self.overhead_memory}.get(attr.split("_")[0], 0)
-        return best + overhead
+        return self.combined(lambda c: getattr(c.resources, attr)) + overhead
+
+    def combined(self, value: Callable[[Container], int | None]) -> int:
+        """An amount of the pod from one per container (None counts as 0), as Kubernetes combines
+        them, without overhead: max(Σ app containers and sidecars, each one-shot init container +
+        the sidecars declared before it, which run beside it)."""
+        best = sum(value(c) or 0 for c in self.containers) + sum(
+            value(c) or 0 for c in self.init_containers if c.sidecar
+        )
+        sidecars = 0
+        for c in self.init_containers:
+            if c.sidecar:
+                sidecars += value(c) or 0
+            else:
+                best = max(best, (value(c) or 0) + sidecars)
+        return best
 
     @cached_property
     def cpu_request(self) -> int:

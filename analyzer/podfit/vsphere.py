@@ -153,21 +153,6 @@ def _running(pod: PodSpec) -> tuple[Container, ...]:
     return pod.containers + tuple(c for c in pod.init_containers if c.sidecar)
 
 
-def _sum_and_init(pod: PodSpec, value) -> int:
-    """max(Σ over running containers, each one-shot init container + the sidecars started before
-    it): init containers run one at a time in the same CRX before the app containers, beside the
-    sidecars declared ahead of them, so the CRX must hold the largest of these (Kubernetes'
-    effective pod request, without overhead)."""
-    best = sum(value(c) or 0 for c in _running(pod))
-    sidecars = 0
-    for c in pod.init_containers:
-        if c.sidecar:
-            sidecars += value(c) or 0
-        else:
-            best = max(best, (value(c) or 0) + sidecars)
-    return best
-
-
 def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
     """Size the CRX of a vSphere Pod from its containers' effective requests and limits.
 
@@ -192,11 +177,11 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
         return any(getattr(c.resources, f"{res}_{part}") is not None for c in everyone)
 
     # CPU
-    cpu_req = _sum_and_init(pod, req("cpu"))
+    cpu_req = pod.combined(req("cpu"))
     cpu_limit_mc: int | None = None
     if any_set("cpu", "limit"):
         cpu_from = "limits"
-        cpu_limit_mc = max(_sum_and_init(pod, lim_or_req("cpu")), cpu_req)
+        cpu_limit_mc = max(pod.combined(lim_or_req("cpu")), cpu_req)
         vcpus = _ceil_div(cpu_limit_mc, 1000)
         why["vcpus"] = WHY_CPU_LIMITS
         why["cpu_limit_mhz"] = WHY_CPU_LIMIT_MHZ
@@ -223,12 +208,12 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
             why["cpu_limit_mhz"] = WHY_NO_MHZ
 
     # memory
-    mem_req = _sum_and_init(pod, req("memory"))
+    mem_req = pod.combined(req("memory"))
     mem_total: int | None = None
     mem_cap: int | None = None
     if any_set("memory", "limit"):
         memory_from = "limits"
-        mem_total = _sum_and_init(pod, lim_or_req("memory"))
+        mem_total = pod.combined(lim_or_req("memory"))
         largest = max((c.resources.memory_limit or 0) for c in everyone)
         mem_cap = max(3 * mem_req, largest)
         memory = min(mem_total, mem_cap)
