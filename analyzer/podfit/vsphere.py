@@ -148,11 +148,6 @@ def describe_crx(size: CrxSize) -> str:
     return f"{vcpus}{' (' + ', '.join(cpu) + ')' if cpu else ''} and {fmt_memory(size.memory_bytes)} of memory"
 
 
-def _running(pod: PodSpec) -> tuple[Container, ...]:
-    """Containers that run side by side for the pod's life: app containers and sidecars."""
-    return pod.containers + tuple(c for c in pod.init_containers if c.sidecar)
-
-
 def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
     """Size the CRX of a vSphere Pod from its containers' effective requests and limits.
 

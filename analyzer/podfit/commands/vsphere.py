@@ -36,12 +36,6 @@ def _thousands(n: int | None, unit: str = "") -> str:
     return "-" if n is None else f"{n:,}{unit}"
 
 
-def _mem(n: int | None) -> str:
-    from ..vsphere import fmt_memory
-
-    return fmt_memory(n)
-
-
 def _load(paths: tuple[str, ...], config_path: str | None):
     from ..cli import load_config, load_inputs
     from ..loader import build_workloads
@@ -69,7 +63,7 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
     and memory reservation, with the rule of the best-practices study that gave each.
     """
     from ..cli import PodfitError, load_platform
-    from ..vsphere import crx_size, fmt_mhz, reference_mhz
+    from ..vsphere import crx_size, fmt_memory, fmt_mhz, reference_mhz
 
     platform = load_platform(platform_path)
     _, _, workloads, problems = _load(paths, None)
@@ -117,8 +111,8 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
                 r["why"]["cpu_limit_mhz"],
             ),
             ("CPU reservation", fmt_mhz(r["cpu_reservation_mhz"]), r["why"]["cpu_reservation_mhz"]),
-            ("memory", _mem(r["memory_bytes"]), r["why"]["memory_bytes"]),
-            ("memory reservation", _mem(r["memory_reservation_bytes"]), r["why"]["memory_reservation_bytes"]),
+            ("memory", fmt_memory(r["memory_bytes"]), r["why"]["memory_bytes"]),
+            ("memory reservation", fmt_memory(r["memory_reservation_bytes"]), r["why"]["memory_reservation_bytes"]),
         ]
         for label, value, why in table:
             click.echo(f"  {label:<19} {value:>12}   {why}")
@@ -314,6 +308,8 @@ def _pct(part: int, whole: int) -> str:
 
 
 def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
+    from ..vsphere import fmt_memory
+
     lines = [
         f"vSphere capacity of {d['platform']}"
         + (" (built-in default profile)" if default_platform else "")
@@ -331,10 +327,10 @@ def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
         ),
         (
             "memory",
-            _mem(d["memory_total_bytes"]),
-            _mem(d["memory_ha_reserved_bytes"]),
-            _mem(d["memory_available_bytes"]),
-            _mem(d["memory_reserved_bytes"]),
+            fmt_memory(d["memory_total_bytes"]),
+            fmt_memory(d["memory_ha_reserved_bytes"]),
+            fmt_memory(d["memory_available_bytes"]),
+            fmt_memory(d["memory_reserved_bytes"]),
             _pct(d["memory_reserved_bytes"], d["memory_available_bytes"]),
         ),
     ]
@@ -360,14 +356,14 @@ def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
         for v in d["vms"]:
             lines.append(
                 f"    {v['count']:>4} × {v['name']:<40} {v['source']:<24} {v['vcpus']:>3} vCPU  "
-                f"reserves {_thousands(v['cpu_reservation_mhz'])} MHz, {_mem(v['memory_reservation_bytes'])}"
+                f"reserves {_thousands(v['cpu_reservation_mhz'])} MHz, {fmt_memory(v['memory_reservation_bytes'])}"
             )
     if pl["feasible"] and any(h["vms"] for h in pl["hosts"]):
         lines.append("  hosts:")
         for h in pl["hosts"]:
             lines.append(
                 f"    {h['name']:<16} CPU {_thousands(h['cpu_reserved_mhz']):>9} / {_thousands(h['cpu_capacity_mhz'])} MHz"
-                f"   memory {_mem(h['memory_reserved_bytes']):>9} / {_mem(h['memory_capacity_bytes'])}"
+                f"   memory {fmt_memory(h['memory_reserved_bytes']):>9} / {fmt_memory(h['memory_capacity_bytes'])}"
             )
     for key, label in (("replicas", "more replicas"), ("pools", "more node pools")):
         w = d["what_if"].get(key)
