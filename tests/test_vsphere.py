@@ -171,7 +171,7 @@ def test_memory_capped_at_three_times_requests_with_several_containers():
 
 def test_overcommit_180_vcpus_on_120_cores_is_150_percent():
     p = hosts_platform(4, 2, 15, 2300, pools=[NodePool("best-effort-large", 45, "w", "c")])  # 45 × 4 = 180 vCPUs
-    r = analyze_capacity(reservations_of((), (), p), p, placement=False)
+    r = analyze_capacity(_vms((), (), p), p, placement=False)
     assert (r.vcpus, r.capacity.physical_cores, r.overcommit_percent) == (180, 120, 150)
     assert not overcommit_exceeds(180, 120, 150) and overcommit_exceeds(180, 120, 149)
 
@@ -182,7 +182,7 @@ def test_20_clusters_of_6_vcpus_on_a_40_core_host_is_300_percent():
 
     def vcpus(n: int) -> int:
         objs = objects_of("---\n".join(tkc(f"c{i}", 2, "best-effort-medium") for i in range(n)))
-        return sum(v.vcpus * v.count for v in reservations_of(objs, (), p))
+        return sum(v.vcpus * v.count for v in _vms(objs, (), p))
 
     assert vcpus(1) == 6
     assert vcpus(20) * 100 // 40 == 300
@@ -193,18 +193,18 @@ def test_20_clusters_of_6_vcpus_on_a_40_core_host_is_300_percent():
 def test_four_16_vcpu_clusters_on_32_cores_is_200_percent_and_only_two_guaranteed_fit():
     host = hosts_platform(1, 2, 16, 2300)  # one 32-core host, no HA
     pools = [NodePool("best-effort-xlarge", 4, "w", f"c{i}") for i in range(4)]
-    r = analyze_capacity(reservations_of((), (), replace(host, node_pools=tuple(pools))), host, placement=False)
+    r = analyze_capacity(_vms((), (), replace(host, node_pools=tuple(pools))), host, placement=False)
     assert r.overcommit_percent == 200
     # guaranteed: one cluster (4 × xlarge = 16 vCPUs) admitted, room for exactly one more
     base = replace(host, node_pools=(NodePool("guaranteed-xlarge", 4, "w", "g0"),))
     from podfit.vsphere import vms_from_node_pools
 
     unit, _ = vms_from_node_pools([NodePool("guaranteed-xlarge", 4, "w", "g1")], host)
-    w = what_if(reservations_of((), (), base), unit, host, time_budget=2)
+    w = what_if(_vms((), (), base), unit, host, time_budget=2)
     assert (w.ha_limit, w.admitted, w.proven) == (1, 1, True)
     # best-effort clusters reserve nothing: admission control never refuses them
     be, _ = vms_from_node_pools([NodePool("best-effort-xlarge", 4, "w", "b")], host)
-    assert what_if(reservations_of((), (), base), be, host).admitted is None
+    assert what_if(_vms((), (), base), be, host).admitted is None
 
 
 # ------------------------------------------------------------------------------ HA policies ---
@@ -261,7 +261,7 @@ def test_guaranteed_classes_reserve_everything_best_effort_nothing_control_plane
         + "---\n"
         + tkc("b", 5, "best-effort-2xlarge")
     )
-    vms = reservations_of(objs, (), DEFAULT_PLATFORM)
+    vms = _vms(objs, (), DEFAULT_PLATFORM)
     r = analyze_capacity(vms, DEFAULT_PLATFORM, placement=False)
     assert r.cpu_reserved_mhz == (3 * 4 + 3 * 2) * 2300
     assert r.memory_reserved_bytes == 3 * 16 * GiB + 3 * 4 * GiB
@@ -285,11 +285,11 @@ spec:
     objs = objects_of(text)
     ws, _ = build_workloads(objs)
     sup = hosts_platform(4, 1, 16, 2600, ha=HAPolicy(host_failures_tolerated=1), runtime="vsphere-pods")
-    vms = reservations_of(objs, ws, sup)
+    vms = _vms(objs, ws, sup)
     assert [(v.kind, v.count, v.vcpus, v.cpu_reservation_mhz, v.memory_reservation_bytes) for v in vms] == [
         ("crx", 3, 2, 1300, GiB)
     ]
-    assert reservations_of(objs, ws, replace(sup, runtime="tkg")) == ()
+    assert _vms(objs, ws, replace(sup, runtime="tkg")) == ()
 
 
 # ----------------------------------------------------------------------------------- CRX cases ---
@@ -551,5 +551,12 @@ spec:
     objs = objects_of(text)
     ws, _ = build_workloads(objs)
     p = replace(DEFAULT_PLATFORM, runtime="vsphere-pods")
-    r = analyze_capacity(reservations_of(objs, ws, p), p, placement=False)
+    r = analyze_capacity(_vms(objs, ws, p), p, placement=False)
     assert r.cpu_reserved_mhz == n * 2 * 2300 and r.memory_reserved_bytes == n * GiB and r.vcpus == n * 8
+
+
+def _vms(objects, workloads, platform):
+    """The VMs of the platform's and the manifests' node pools (gathered as the facts stage does)."""
+    from podfit.clusters import node_pools_from_objects
+
+    return reservations_of(workloads, platform, tuple(platform.node_pools) + tuple(node_pools_from_objects(objects)))

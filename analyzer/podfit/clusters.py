@@ -20,7 +20,7 @@ from typing import Any
 from .model import K8sObject
 from .platform import NodePool, Taint
 
-__all__ = ["node_pools_from_objects", "all_node_pools", "cluster_objects", "is_critical"]
+__all__ = ["node_pools_from_objects", "cluster_objects", "is_critical"]
 
 TKC_KIND = "TanzuKubernetesCluster"
 
@@ -183,8 +183,3 @@ def node_pools_from_objects(objects: Iterable[K8sObject]) -> list[NodePool]:
     for obj in cluster_objects(objects):
         pools.extend(_tkc_pools(obj) if obj.kind == TKC_KIND else _capi_pools(obj))
     return pools
-
-
-def all_node_pools(platform: Any, objects: Iterable[K8sObject] = ()) -> tuple[NodePool, ...]:
-    """The node pools of a run: the platform profile's, then those its cluster manifests declare."""
-    return tuple(getattr(platform, "node_pools", ()) or ()) + tuple(node_pools_from_objects(objects or ()))

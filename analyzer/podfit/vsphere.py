@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from .clusters import all_node_pools, cluster_objects, is_critical
+from .clusters import cluster_objects, is_critical
 from .model import Container, K8sObject, Location, ObjectRef, PodSpec, Workload
 from .platform import HostGroup, NodePool, Platform
 
@@ -412,15 +412,11 @@ def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tup
 
 
 def reservations_of(
-    objects: Sequence[K8sObject],
-    workloads: Sequence[Workload],
-    platform: Platform,
-    node_pools: Sequence[NodePool] | None = None,
+    workloads: Sequence[Workload], platform: Platform, node_pools: Sequence[NodePool]
 ) -> tuple[VM, ...]:
-    """Every powered-on VM the platform and the input describe: node VMs of the platform's pools
-    and of TKC / Cluster API manifests, plus CRXs when the runtime is ``vsphere-pods``."""
-    pools = tuple(node_pools) if node_pools is not None else all_node_pools(platform, objects)
-    vms, _ = vms_from_node_pools(pools, platform)
+    """Every powered-on VM: node VMs of the node pools (the platform's and those of TKC / Cluster
+    API manifests, as the facts gather them), plus CRXs when the runtime is ``vsphere-pods``."""
+    vms, _ = vms_from_node_pools(node_pools, platform)
     if platform.runtime == "vsphere-pods":
         vms = vms + vms_from_workloads(workloads, platform)
     return vms

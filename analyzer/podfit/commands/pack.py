@@ -202,8 +202,7 @@ def command(
       podfit pack app.yaml cluster-tkc.yaml --format json
     """
     from ..cli import PodfitError, load_config, load_inputs, load_platform
-    from ..clusters import all_node_pools
-    from ..loader import build_workloads
+    from ..facts import build_facts
     from ..packing import Overhead
     from ..packing.adapter import inputs_from
     from ..packing.engine import analyze_inputs
@@ -223,8 +222,9 @@ def command(
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, load_config(None))
-    workloads, _ = build_workloads(result.objects)
-    node_pools = cli_pools or list(all_node_pools(platform, result.objects))
+    facts = build_facts(result.objects, platform)
+    workloads = facts.workloads
+    node_pools = cli_pools or list(facts.node_pools)
     try:
         node_pools = apply_pool_labels(node_pools, labels, taints)
     except ValueError as e:

@@ -36,17 +36,17 @@ def _thousands(n: int | None, unit: str = "") -> str:
     return "-" if n is None else f"{n:,}{unit}"
 
 
-def _load(paths: tuple[str, ...], config_path: str | None):
-    from ..cli import load_config, load_inputs
-    from ..loader import build_workloads
+def _load(paths: tuple[str, ...], config: Any, platform: Any):
+    """The facts of PATH... (the same stage `podfit check` runs) and the loader's problems as lines."""
+    from ..cli import load_inputs
+    from ..facts import build_facts
 
-    config = load_config(config_path)
     if not paths:
-        return config, (), (), []
+        return build_facts((), platform), []
     result = load_inputs(paths, config)
-    workloads, wf = build_workloads(result.objects)
-    problems = [f"{f.location}: {f.rule}: {f.message}" for f in list(result.findings) + list(wf)]
-    return config, result.objects, workloads, problems
+    facts = build_facts(result.objects, platform)
+    problems = [f"{f.location}: {f.rule}: {f.message}" for f in list(result.findings) + list(facts.findings)]
+    return facts, problems
 
 
 # ---------------------------------------------------------------------------------------- crx ---
@@ -62,11 +62,12 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
     For each workload's pod: vCPUs, vSphere CPU limit (MHz), CPU reservation (MHz), memory size
     and memory reservation, with the rule of the best-practices study that gave each.
     """
-    from ..cli import PodfitError, load_platform
+    from ..cli import PodfitError, load_config, load_platform
     from ..vsphere import crx_size, fmt_memory, fmt_mhz, reference_mhz
 
     platform = load_platform(platform_path)
-    _, _, workloads, problems = _load(paths, None)
+    facts, problems = _load(paths, load_config(None), platform)
+    workloads = facts.workloads
     base = reference_mhz(platform)
     rows = []
     for w in workloads:
@@ -199,7 +200,7 @@ def capacity_cmd(
     runtime is vsphere-pods, the CRX of every pod. Exit 0 even when over capacity (use
     `podfit check` to fail a pipeline: PF501, PF502, PF503).
     """
-    from ..cli import PodfitError, load_platform
+    from ..cli import PodfitError, load_config, load_platform
     from ..platform import NodePool
     from ..vsphere import (
         analyze_capacity,
@@ -210,11 +211,13 @@ def capacity_cmd(
         what_if,
     )
 
-    config, objects, workloads, problems = _load(paths, config_path)
+    config = load_config(config_path)
     platform = load_platform(platform_path or config.platform)
     if not platform.hosts:
         raise PodfitError(f"platform {platform.name} has no hosts: nothing to compute capacity from")
-    vms = reservations_of(objects, workloads, platform)
+    facts, problems = _load(paths, config, platform)
+    objects = facts.objects
+    vms = reservations_of(facts.workloads, platform, facts.node_pools)
     report = analyze_capacity(vms, platform, time_budget=time_budget)
     critical = critical_workloads(platform, objects)
     from ..catalogue import get_rule
@@ -223,7 +226,8 @@ def capacity_cmd(
     threshold = config.thresholds.get("PF503", {}).get(name, get_rule("PF503").option(name).default)  # type: ignore[union-attr]
     whatifs: dict[str, Any] = {}
     if add_replicas:
-        _, _, extra, extra_problems = _load((add_replicas,), config_path)
+        extra_facts, extra_problems = _load((add_replicas,), config, platform)
+        extra = extra_facts.workloads
         pods = [w for w in extra if not w.per_node]
         if not pods:
             raise PodfitError(
