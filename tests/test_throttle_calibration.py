@@ -49,12 +49,39 @@ CASES = [
 ]
 
 
+# CPU (in CPUs, averaged over a measurement) that other processes may use before the kernel's figures
+# stop describing CFS bandwidth control alone: on 2 CPUs, a group with a 1.5-CPU quota loses runtime
+# to any more than that, and the comparison would measure the machine's load, not the kernel.
+OTHER_LOAD_MAX = 0.25
+
+
+def _busy_ns() -> int:
+    """CPU time every CPU spent busy since boot (/proc/stat's first line, all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def _measure_quiet(cfg, exe):
+    """The kernel's figures for ``cfg``, from a run during which other processes left the CPUs to
+    it (retried up to three times); skips, naming the load, when the machine never was quiet."""
+    other = 0.0
+    for _ in range(3):
+        before = _busy_ns()
+        real = cal.measure(cfg, exe)
+        other = (_busy_ns() - before - real.cpu_used_ns) / 1e9 / real.seconds
+        if other <= OTHER_LOAD_MAX:
+            return real
+    pytest.skip(f"other processes used {other:.2f} CPUs during each measurement: not CFS alone")
+
+
 @pytest.mark.parametrize("cfg", CASES, ids=[c.name for c in CASES])
 def test_kernel_and_model_agree(exe, cfg):
     from dataclasses import replace
 
     cfg = replace(cfg, seconds=2)
-    real = cal.measure(cfg, exe)
+    real = _measure_quiet(cfg, exe)
     model = cal.simulate_config(cfg)
     assert real.nr_periods >= 15, "the kernel should count about 20 periods in 2 s"
     problems = cal.compare(real, model)
