@@ -8,7 +8,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import jsonschema
@@ -480,11 +479,10 @@ def test_kubeconform_runs_without_network(schema_tree):
         pytest.skip("kubeconform not built (make tools)")
     if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
         pytest.skip("cannot create a network namespace here")
-    t0 = time.monotonic()
+    # run_kubeconform's timeout is what catches a hanging remote lookup
     resources = run_kubeconform(
         kc, testdata_manifests(), schema_tree, shipped_versions()[-1], timeout=60, wrapper=["unshare", "-n"]
     )
-    assert time.monotonic() - t0 < 60
     assert len(resources) > 20 and all(
         r["status"] in ("statusValid", "statusInvalid", "statusSkipped") for r in resources
     )
@@ -534,7 +532,7 @@ socket.getaddrinfo = refuse
 from podfit.cli import main
 t0 = time.monotonic()
 try:
-    main(["check", sys.argv[1], "--rule", "PF902", "--format", "json"])
+    main(["check", *sys.argv[1:], "--rule", "PF902", "--format", "json"])
 except SystemExit as e:
     print(f"exit={e.code} seconds={time.monotonic() - t0:.2f}", file=sys.stderr)
 """
@@ -543,7 +541,7 @@ except SystemExit as e:
 def test_inprocess_validation_runs_with_sockets_disabled():
     """A fresh interpreter whose socket module refuses every use: PF902 still finds every fixture's error."""
     p = subprocess.run(
-        [sys.executable, "-c", NO_NET, str(FIXTURES)],
+        [sys.executable, "-c", NO_NET, *testdata_manifests()],
         capture_output=True,
         text=True,
         timeout=120,
