@@ -224,7 +224,7 @@ def fixtures(rule: str, dirs_only: bool = False) -> list[Path]:
 def check_fixture(path: Path, rule: str, monkeypatch, *extra: str) -> tuple[int, list[dict]]:
     """A file fixture is checked as it is; a directory fixture is a repository: podfit runs in it on
     ``deploy/`` with its ``.podfit.yaml`` and ``platform.yaml`` when present."""
-    args = ["check", "--format", "json", "--fail-on", "warning", "--rule", rule, *extra]
+    args = ["check", "--format", "json", "--fail-on", "info", "--rule", rule, *extra]
     if path.is_dir():
         monkeypatch.chdir(path)
         args += ["--config", ".podfit.yaml"] if (path / ".podfit.yaml").exists() else ["--config", str(EMPTY_CONFIG)]
@@ -260,8 +260,25 @@ def test_every_rule_has_pass_and_fail_fixtures():
         assert any(n.startswith("pass_") for n in names) and any(n.startswith("fail_") for n in names), rule
 
 
-def test_pf910_points_at_the_second_copy_with_the_first_in_the_message(monkeypatch):
+def test_pf910_without_a_named_cluster_is_one_summary(monkeypatch):
+    """Nothing names a cluster: one info finding for the run, at the first repeated object of the
+    later file, counting the repeated objects and naming the files."""
     code, findings = check_fixture(ROOT / "testdata/PF910/fail_provider_variants", "PF910", monkeypatch)
+    second = "deploy/static/provider/baremetal/deploy.yaml"
+    first = "deploy/static/provider/aws/deploy.yaml"
+    assert [
+        (f["file"], f["line"], f["object"]["kind"], f["details"]["count"], f["details"]["cluster_source"])
+        for f in findings
+    ] == [(second, 2, "Namespace", 3, "input")]
+    (f,) = findings
+    assert f["severity"] == "info" and f["message"].startswith("3 objects are declared more than once across 2 files")
+    assert f["details"]["files"] == [first, second]
+
+
+def test_pf910_points_at_the_second_copy_with_the_first_in_the_message(monkeypatch):
+    code, findings = check_fixture(
+        ROOT / "testdata/PF910/fail_provider_variants", "PF910", monkeypatch, "--cluster", "one"
+    )
     second = "deploy/static/provider/baremetal/deploy.yaml"
     first = "deploy/static/provider/aws/deploy.yaml"
     # one finding for the pair of files, at the first repeated object, listing all three
@@ -277,8 +294,8 @@ def test_pf910_points_at_the_second_copy_with_the_first_in_the_message(monkeypat
         for f in findings
     ] == [(second, 2, "Namespace", first, 2, 3)]
     (f,) = findings
-    assert f["severity"] == "warning" and f"3 objects of this file are already declared in {first}" in f["message"]
-    assert len(f["details"]["objects"]) == 3 and f["details"]["cluster"] == ""
+    assert f["severity"] == "info" and f"3 objects of this file are already declared in {first}" in f["message"]
+    assert len(f["details"]["objects"]) == 3 and f["details"]["cluster"] == "one"
 
 
 def test_pf910_silent_under_the_cluster_option_only_when_the_mapping_separates(monkeypatch):

@@ -19,7 +19,7 @@ from . import RuleContext
 ID = "PF910"
 SLUG = "duplicate-object"
 TITLE = "Same object twice in one cluster"
-SEVERITY = "warning"
+SEVERITY = "info"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 
@@ -38,6 +38,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     manifests per cloud provider), and one line that says so is worth more than one per object.
     A single repeated object keeps its own line; more point at the first repeated object."""
     for scope in ctx.facts.clusters:
+        if scope.source == "input" and scope.duplicates:
+            yield _unnamed_cluster(scope)
+            continue
         where = (
             scope.label.removesuffix(")") + f": {_FROM[scope.source]})"
             if not scope.name
@@ -72,3 +75,27 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     },
                 },
             )
+
+
+def _unnamed_cluster(scope) -> Finding:
+    """One finding for a run in which nothing names a cluster: repositories hold alternative
+    manifests (providers, install flavours, generated bundles beside their sources) far more often
+    than clashes, and one line per file would bury the run's other findings."""
+    first, second = min(scope.duplicates, key=lambda d: d[1].location)
+    files = sorted({s.location.file for _, s in scope.duplicates} | {f.location.file for f, _ in scope.duplicates})
+    example = f"{second.ref.kind} {second.ref.name} in {first.location.file} and {second.location.file}"
+    return Finding(
+        ID,
+        f"{len(scope.duplicates)} objects are declared more than once across {len(files)} files (e.g. {example}); "
+        "nothing names a cluster, so each counts once. If the files are alternatives for different clusters, "
+        "map their paths to clusters in the config (clusters: {glob: name})",
+        second.location,
+        second.ref,
+        details={
+            "cluster": scope.name,
+            "cluster_source": scope.source,
+            "count": len(scope.duplicates),
+            "files": files,
+            "first": {"file": first.location.file, "line": first.location.line, "api_version": first.ref.api_version},
+        },
+    )
