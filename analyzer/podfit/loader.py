@@ -368,8 +368,13 @@ def _unrendered(path: str, f: InputFile, evidence: tuple[int, str], ndocs: int) 
     line, action = evidence
     if len(action) > 60:
         action = action[:57] + "..."
-    chart = f.chart or _chart_of(path) or "CHART"
-    render = f"helm template {chart} | podfit check -"
+    chart = f.chart or _chart_of(path)
+    # outside a chart the placeholders may be another tool's ({{replicas}} for a sed or envsubst step)
+    render = (
+        f"helm template {chart} | podfit check -"
+        if chart is not None
+        else "<the tool that fills its placeholders, e.g. helm template CHART> | podfit check -"
+    )
     finding = _finding(
         "PF908",
         f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
