@@ -11,9 +11,10 @@ declare -A PKG=(
   [kubeconform]=github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
   [kube-score]=github.com/zegl/kube-score/cmd/kube-score@v1.20.0
   [actionlint]=github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+  [kustomize]=sigs.k8s.io/kustomize/kustomize/v5@v5.8.1
 )
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint)
+[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint kustomize)
 for t in "${tools[@]}"; do
   pkg=${PKG[$t]:?unknown tool $t}
   stamp="$bin/.$t.version"

@@ -1,0 +1,189 @@
+"""``podfit fix``: propose (``--diff``), make (``--write``) or write as a Kustomize overlay
+(``--kustomize DIR``) the changes that make findings go away."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections import defaultdict
+
+import click
+
+from ..quantity import QuantityError, parse_cpu, parse_memory
+
+__all__ = ["command"]
+
+
+class _Quantity(click.ParamType):
+    def __init__(self, resource: str) -> None:
+        self.resource = resource
+        self.name = resource
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            parsed = parse_cpu(value) if self.resource == "cpu" else parse_memory(value)
+        except QuantityError as e:
+            self.fail(str(e), param, ctx)
+        if parsed <= 0:
+            self.fail(f"{value!r} must be above zero", param, ctx)
+        return parsed
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Replace the file in one step (a crash never leaves it half-written); keeps its mode."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".podfit-fix-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@click.command("fix")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--platform", "platform_path", type=click.Path(dir_okay=False), metavar="FILE", help="Platform profile.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE", help="Config file.")
+@click.option("--cluster", metavar="NAME", help="The cluster all these manifests deploy to.")
+@click.option(
+    "--rule", "rules", multiple=True, metavar="ID", help="Fix only this rule's findings (id or slug); repeatable."
+)
+@click.option("--default-cpu", type=_Quantity("cpu"), metavar="CPU", help="CPU request for PF101/PF105 (e.g. 250m).")
+@click.option(
+    "--default-memory", type=_Quantity("memory"), metavar="MEM", help="Memory request for PF102/PF105 (e.g. 256Mi)."
+)
+@click.option("--diff", "mode", flag_value="diff", default=True, help="Print a unified diff; write nothing (default).")
+@click.option("--write", "mode", flag_value="write", help="Edit the files in place (every other byte kept).")
+@click.option(
+    "--kustomize",
+    "kustomize_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Write strategic-merge patches and a kustomization.yaml applying them to the files into DIR.",
+)
+def command(
+    paths: tuple[str, ...],
+    platform_path: str | None,
+    config_path: str | None,
+    cluster: str | None,
+    rules: tuple[str, ...],
+    default_cpu: int | None,
+    default_memory: int | None,
+    mode: str,
+    kustomize_dir: str | None,
+) -> None:
+    """Fix what `podfit check` finds in PATH..., where the right value is known.
+
+    \b
+    Fixes: PF201 (round a Guaranteed container's CPU up to whole CPUs), PF103 (request
+    lowered to the limit), PF104 (limit to the declared peak plus the tolerance), PF101,
+    PF102 and PF105 (requests from --default-cpu / --default-memory). Every other finding
+    of these rules is listed with the reason it has no safe fix. The diff goes to standard
+    output, the reasons to standard error.
+    \b
+    Exit status: 0 every fixable finding has its change; 1 some have no safe fix or a file
+    had to be left alone (listed); 2 usage or input failure.
+    \b
+    Examples:
+      podfit fix k8s/ | git apply
+      podfit fix k8s/ --write --rule PF201
+      podfit fix k8s/ --kustomize overlays/podfit --default-cpu 100m --default-memory 128Mi
+    """
+    from ..catalogue import resolve
+    from ..check import analyze
+    from ..cli import PodfitError, load_config, load_inputs, load_platform, start_engine
+    from ..facts import build_facts
+    from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
+    from ..fix.plan import POD_FIXABLE
+
+    if kustomize_dir is not None:
+        mode = "kustomize"
+    selected: list[str] = []
+    for r in rules:
+        rule = resolve(r)
+        if rule is None:
+            raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
+        if rule.id not in FIXABLE and rule.id not in POD_FIXABLE:
+            known = ", ".join(sorted(set(FIXABLE) | POD_FIXABLE))
+            raise click.BadParameter(f"{rule.id} has no fix (fixable: {known})", param_hint="--rule")
+        selected.append(rule.id)
+    if "-" in paths:
+        raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
+    config = load_config(config_path)
+    platform = load_platform(platform_path or config.platform)
+    result = load_inputs(paths, config)
+    if not result.objects:
+        raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
+    facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
+    _eng, rego = start_engine("auto", facts, [], config)
+    report = analyze(result, facts, config, rego, (), "")
+    plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory), selected)
+
+    by_file: dict[str, list] = defaultdict(list)
+    for ch in plan.changes:
+        by_file[ch.file].append(ch)
+    left_alone: list[str] = []
+    outputs: dict[str, str] = {}
+    diffs: list[str] = []
+    for path in sorted(by_file):
+        with open(path, encoding="utf-8", newline="") as fh:
+            old = fh.read()
+        res = edit_file(path, old, by_file[path])
+        if res.new_text is None:
+            left_alone.append(f"{path}: left alone: {res.error}")
+            continue
+        if res.new_text != old:
+            outputs[path] = res.new_text
+            diffs.append(unified_diff(path, old, res.new_text))
+
+    err = sys.stderr
+    for ch in plan.changes:
+        if ch.file in outputs:
+            was = f"{ch.old} → " if ch.old is not None else "+ "
+            click.echo(f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}", file=err)
+    for u in plan.unfixable:
+        f = u.finding
+        click.echo(f"{f.location.file}:{f.location.line}: {f.rule} {f.object}: no fix: {u.reason}", file=err)
+    for line in left_alone:
+        click.echo(f"podfit: {line}", file=err)
+
+    if mode == "diff":
+        click.echo("".join(diffs), nl=False)
+    elif mode == "write":
+        for path, text in outputs.items():
+            _write_atomically(path, text)
+    else:
+        assert kustomize_dir is not None
+        changes = [ch for ch in plan.changes if ch.file in outputs]
+        seen: dict[object, list[str]] = defaultdict(list)
+        for o in result.objects:
+            seen[o.ref].append(o.location.file)
+        for ref, where in seen.items():
+            if len(where) > 1:  # kustomize holds one object per identity, and patches match by it
+                raise PodfitError(
+                    f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
+                    "cannot hold both: run fix --kustomize on each alternative"
+                )
+        if changes:
+            resources = sorted({f.path for f in result.files if f.objects and f.path != "-"})
+            files = kustomize_overlay(kustomize_dir, resources, changes)
+            os.makedirs(kustomize_dir, exist_ok=True)
+            for path, text in files.items():
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+    n_changes = sum(1 for ch in plan.changes if ch.file in outputs)
+    verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[mode]
+    summary = f"{n_changes} change{'s' if n_changes != 1 else ''} {verb} in {len(outputs)} file{'s' if len(outputs) != 1 else ''}"
+    if plan.unfixable:
+        summary += f"; {len(plan.unfixable)} finding{'s' if len(plan.unfixable) != 1 else ''} without a safe fix"
+    if left_alone:
+        summary += f"; {len(left_alone)} file{'s' if len(left_alone) != 1 else ''} left alone"
+    click.echo(summary, file=err)
+    sys.exit(1 if plan.unfixable or left_alone else 0)

@@ -1,0 +1,286 @@
+"""What ``podfit fix`` would change: from a check's findings to field changes, each with its reason.
+
+Pure: findings and facts in, a :class:`FixPlan` out. A change is proposed only where the right value
+is known from the manifest, the platform or a value the user gave; every other finding of a rule
+that ``fix`` knows is listed with the reason it has no safe fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..facts import Facts
+from ..findings import Finding
+from ..loader import container_name
+from ..model import WORKLOAD_KINDS, Container, ObjectRef, Workload
+from ..quantity import format_cpu, format_memory
+
+__all__ = ["Change", "FixOptions", "FixPlan", "Unfixable", "FIXABLE", "plan_fixes"]
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    default_cpu: int | None = None  # millicores, for PF101/PF105 (`--default-cpu`)
+    default_memory: int | None = None  # bytes, for PF102/PF105 (`--default-memory`)
+
+
+@dataclass(frozen=True)
+class Change:
+    rule: str
+    file: str
+    ref: ObjectRef
+    line: int  # the finding's line
+    path: Path  # from the object's root to the scalar
+    value: str  # the quantity to write, canonical form
+    old: str | None  # what the field held, as text (None: the field is added)
+    reason: str
+    container: str = ""  # the container's name as written (Kubernetes' merge key in a patch)
+
+    @property
+    def field(self) -> str:
+        return ".".join(str(k) if isinstance(k, str) else f"[{k}]" for k in self.path).replace(".[", "[")
+
+
+@dataclass(frozen=True)
+class Unfixable:
+    finding: Finding
+    reason: str
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    changes: tuple[Change, ...]
+    unfixable: tuple[Unfixable, ...]
+
+
+def _fmt(resource: str, value: int) -> str:
+    return format_cpu(value) if resource == "cpu" else format_memory(value)
+
+
+def _container_path(w: Workload, c: Container) -> Path | None:
+    """Path from the object's root to the container's mapping, found by its (reported) name."""
+    spec_path = WORKLOAD_KINDS[w.obj.kind] + ("spec",)
+    spec: Any = w.obj.raw
+    for key in spec_path:
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    for key, init in (("containers", False), ("initContainers", True)):
+        items = spec.get(key)
+        if not isinstance(items, list):
+            continue
+        for i, raw in enumerate(items):
+            if isinstance(raw, dict) and init == c.init and container_name(raw, init, i) == c.name:
+                return spec_path + (key, i)
+    return None
+
+
+def _declared(c: Container, kind: str, resource: str) -> int | None:
+    return getattr(c.declared, f"{resource}_{kind.rstrip('s')}")
+
+
+def _effective(c: Container, kind: str, resource: str) -> int | None:
+    return getattr(c.resources, f"{resource}_{kind.rstrip('s')}")
+
+
+def _raw_text(w: Workload, path: Path) -> str | None:
+    cur: object = w.obj.raw
+    for key in path:
+        if isinstance(cur, dict) and isinstance(key, str):
+            cur = cur.get(key)
+        elif isinstance(cur, list) and isinstance(key, int) and key < len(cur):
+            cur = cur[key]
+        else:
+            return None
+    return None if cur is None else str(cur)
+
+
+class _Builder:
+    def __init__(self, f: Finding, w: Workload, c: Container, at: Path) -> None:
+        self.f, self.w, self.c, self.at = f, w, c, at
+
+    def set(self, kind: str, resource: str, value: int, reason: str) -> Change:
+        path = self.at + ("resources", kind, resource)
+        return Change(
+            self.f.rule,
+            self.f.location.file,
+            self.w.ref,
+            self.f.location.line,
+            path,
+            _fmt(resource, value),
+            _raw_text(self.w, path),
+            reason,
+            str(_raw_text(self.w, self.at + ("name",)) or ""),
+        )
+
+
+Fixer = Callable[[_Builder, FixOptions], "list[Change] | str"]
+
+
+def _pf201(b: _Builder, _opts: FixOptions) -> list[Change] | str:
+    cpu = int(b.f.details.get("cpu", 0))
+    whole = -(-cpu // 1000) * 1000
+    reason = (
+        f"{_fmt('cpu', cpu)} CPU rounded up to {_fmt('cpu', whole)} whole CPUs, so the static CPU Manager "
+        "can give the container exclusive cores (the pod stays Guaranteed)"
+    )
+    changes = [b.set(kind, "cpu", whole, reason) for kind in ("limits", "requests") if _declared(b.c, kind, "cpu")]
+    if not changes:
+        return "the CPU comes from a LimitRange default; change the LimitRange's default instead"
+    return changes
+
+
+def _pf103(b: _Builder, _opts: FixOptions) -> list[Change] | str:
+    res = str(b.f.details.get("resource"))
+    limit = int(b.f.details["limit"])
+    if _declared(b.c, "requests", res) is None:
+        return "the request comes from a LimitRange default; fix the LimitRange"
+    return [
+        b.set(
+            "requests",
+            res,
+            limit,
+            f"the {res} request lowered to the limit {_fmt(res, limit)}: a container never uses more than its "
+            "limit, so a larger request only reserves capacity nothing uses (and the API server rejects it)",
+        )
+    ]
+
+
+def _pf104(b: _Builder, _opts: FixOptions) -> list[Change] | str:
+    res = str(b.f.details.get("resource"))
+    peak = int(b.f.details["peak"])
+    tolerance = int(b.f.details.get("tolerance_percent", 10))
+    most = peak * (100 + tolerance) // 100
+    target = most
+    if res == "memory" and (most // 2**20) * 2**20 >= peak:
+        target = (most // 2**20) * 2**20  # a round Mi value within the tolerance reads better
+    request = _effective(b.c, "requests", res)
+    declared_request = _declared(b.c, "requests", res)
+    guaranteed = b.w.pod.qos_class == "Guaranteed"
+    if guaranteed and declared_request is not None:
+        if res == "cpu" and declared_request >= 1000:
+            whole = (most // 1000) * 1000
+            if whole < peak:
+                return (
+                    f"the pod is Guaranteed with whole CPUs; no whole CPU count lies between the peak "
+                    f"{_fmt(res, peak)} and {_fmt(res, most)}"
+                )
+            target = whole
+        reason = (
+            f"limit and request set to {_fmt(res, target)}, within {tolerance}% of the declared peak "
+            f"{_fmt(res, peak)} (both, so the pod stays Guaranteed)"
+        )
+        return [b.set("limits", res, target, reason), b.set("requests", res, target, reason)]
+    if declared_request is not None and request is not None and request > target:
+        return (
+            f"the {res} request {_fmt(res, request)} is above the declared peak too; lower the request "
+            "(or correct the peak annotation) first"
+        )
+    if _declared(b.c, "limits", res) is None:
+        return "the limit comes from a LimitRange default; fix the LimitRange"
+    return [
+        b.set(
+            "limits",
+            res,
+            target,
+            f"the {res} limit lowered to {_fmt(res, target)}, within {tolerance}% of the declared peak {_fmt(res, peak)}",
+        )
+    ]
+
+
+def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
+    flag = f"--default-{res}"
+    if value is None:
+        return f"no value is known for the {res} request: pass {flag} (a value from measured usage)"
+    limit = _effective(b.c, "limits", res)
+    if limit is not None and value > limit:
+        value = limit
+    return b.set("requests", res, value, f"{res} request set to {_fmt(res, value)} (from {flag})")
+
+
+def _pf101(b: _Builder, opts: FixOptions) -> list[Change] | str:
+    c = _default_request("cpu", b, opts.default_cpu)
+    return c if isinstance(c, str) else [c]
+
+
+def _pf102(b: _Builder, opts: FixOptions) -> list[Change] | str:
+    c = _default_request("memory", b, opts.default_memory)
+    return c if isinstance(c, str) else [c]
+
+
+FIXABLE: dict[str, Fixer] = {"PF101": _pf101, "PF102": _pf102, "PF103": _pf103, "PF104": _pf104, "PF201": _pf201}
+# PF105 names the pod, not a container: every container gets both requests
+POD_FIXABLE = {"PF105"}
+
+
+def _pf105(f: Finding, w: Workload, opts: FixOptions) -> list[Change] | str:
+    if opts.default_cpu is None or opts.default_memory is None:
+        return (
+            "no values are known for the requests: pass both --default-cpu and --default-memory "
+            "(values from measured usage)"
+        )
+    changes: list[Change] = []
+    for c in w.pod.all_containers:  # init containers count for the QoS class and for PF101/PF102 too
+        at = _container_path(w, c)
+        if at is None:
+            return f'container "{c.name}" was not found in the manifest'
+        b = _Builder(f, w, c, at)
+        for res, value in (("cpu", opts.default_cpu), ("memory", opts.default_memory)):
+            if _declared(c, "requests", res) is None:
+                change = _default_request(res, b, value)
+                assert not isinstance(change, str)
+                changes.append(change)
+    return changes
+
+
+def plan_fixes(
+    findings: Iterable[Finding], facts: Facts, opts: FixOptions = FixOptions(), rules: Sequence[str] = ()
+) -> FixPlan:
+    """The changes that make the fixable findings go away; the others with why they cannot."""
+    by_ref: dict[tuple[str, ObjectRef], Workload] = {}
+    for w in facts.workloads:
+        by_ref.setdefault((w.location.file, w.ref), w)
+    changes: dict[tuple[str, ObjectRef, Path], Change] = {}
+    unfixable: list[Unfixable] = []
+    for f in findings:
+        if f.rule not in FIXABLE and f.rule not in POD_FIXABLE:
+            continue
+        if rules and f.rule not in rules:
+            continue
+        found = by_ref.get((f.location.file, f.object)) if f.object is not None else None
+        if found is None:
+            unfixable.append(Unfixable(f, "the object was not found in a file fix can edit"))
+            continue
+        w = found
+        result: list[Change] | str
+        if f.rule in POD_FIXABLE:
+            result = _pf105(f, w, opts)
+        else:
+            c = next((c for c in w.pod.all_containers if c.name == f.container), None)
+            at = _container_path(w, c) if c is not None else None
+            if c is None or at is None:
+                unfixable.append(Unfixable(f, f'container "{f.container}" was not found in the manifest'))
+                continue
+            result = FIXABLE[f.rule](_Builder(f, w, c, at), opts)
+        if isinstance(result, str):
+            unfixable.append(Unfixable(f, result))
+            continue
+        clash = next(
+            (
+                changes[k]
+                for ch in result
+                if (k := (ch.file, ch.ref, ch.path)) in changes and changes[k].value != ch.value
+            ),
+            None,
+        )
+        if clash is not None:
+            unfixable.append(Unfixable(f, f"its fix conflicts with {clash.rule}'s on {clash.field}; fix that first"))
+            continue
+        for ch in result:
+            changes.setdefault((ch.file, ch.ref, ch.path), ch)
+    ordered = sorted(changes.values(), key=lambda ch: (ch.file, ch.line, ch.rule, tuple(map(str, ch.path))))
+    return FixPlan(tuple(ordered), tuple(unfixable))

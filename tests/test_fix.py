@@ -1,0 +1,266 @@
+"""`podfit fix`: the text editor keeps every untouched byte, and the fixes do what they promise:
+after `--write` the fixed findings are gone and nothing new appears, a second run changes nothing,
+and the Kustomize overlay builds with the real kustomize into manifests that pass the same way."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from conftest import ROOT, tool
+from podfit.cli import main
+from podfit.fix import CannotPreserve, Edit, apply_edits
+
+FIXABLE = ("PF101", "PF102", "PF103", "PF104", "PF105", "PF201")
+DEFAULTS = ["--default-cpu", "100m", "--default-memory", "64Mi"]
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, list(args))
+    if r.exception and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _findings(path: Path) -> list[tuple[str, str, str]]:
+    code, out, err = _run("check", str(path), "--format", "json", "--fail-on", "never", "--allow-empty")
+    assert code == 0, err
+    return sorted(
+        (f["rule"], json.dumps(f.get("object")), f.get("container") or "") for f in json.loads(out)["findings"]
+    )
+
+
+def _changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:
+    removed, added = [], []
+    for line in difflib.ndiff(old.splitlines(), new.splitlines()):
+        if line.startswith("- "):
+            removed.append(line[2:])
+        elif line.startswith("+ "):
+            added.append(line[2:])
+    return removed, added
+
+
+# ------------------------------------------------------------------------------ the text editor ---
+
+POD = """\
+# a comment that must stay
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web    # trailing comment
+  labels: {app: web, tier: "front"}
+spec:
+  containers:
+    - name: app
+      image: 'nginx:1.27'
+      resources:
+        limits:
+          cpu: "1500m"   # keep this comment
+        requests: {cpu: 1500m, memory: 1Gi}
+    - name: side
+      image: busybox
+      command: ["sh", "-c", "sleep 1d"]
+"""
+
+
+def test_replacing_a_value_touches_only_that_value_and_keeps_its_quotes():
+    out = apply_edits(POD, [Edit(0, ("spec", "containers", 0, "resources", "limits", "cpu"), "2")])
+    removed, added = _changed_lines(POD, out)
+    assert removed == ['          cpu: "1500m"   # keep this comment']
+    assert added == ['          cpu: "2"   # keep this comment']
+
+
+def test_flow_mappings_are_edited_in_place():
+    out = apply_edits(POD, [Edit(0, ("spec", "containers", 0, "resources", "requests", "cpu"), "2")])
+    assert _changed_lines(POD, out) == (
+        ["        requests: {cpu: 1500m, memory: 1Gi}"],
+        ["        requests: {cpu: 2, memory: 1Gi}"],
+    )
+    out = apply_edits(POD, [Edit(0, ("spec", "containers", 0, "resources", "limits", "memory"), "1Gi")])
+    assert _changed_lines(POD, out) == ([], ["          memory: 1Gi"])
+
+
+def test_missing_mappings_are_added_as_blocks_at_the_files_indentation():
+    out = apply_edits(POD, [Edit(0, ("spec", "containers", 1, "resources", "requests", "memory"), "64Mi")])
+    removed, added = _changed_lines(POD, out)
+    assert removed == []
+    assert added == ["      resources:", "        requests:", "          memory: 64Mi"]
+    assert out.startswith(POD)  # appended after the container's last line, the rest untouched
+
+
+def test_multi_document_files_lists_and_crlf():
+    text = "apiVersion: v1\r\nkind: List\r\nitems:\r\n- apiVersion: v1\r\n  kind: Pod\r\n  metadata: {name: a}\r\n"
+    text += "  spec:\r\n    containers:\r\n    - name: c\r\n      image: x\r\n---\r\n# second\r\nkind: Pod\r\n"
+    out = apply_edits(text, [Edit(0, ("items", 0, "spec", "containers", 0, "resources", "limits", "cpu"), "1")])
+    assert "\r\n      resources:\r\n        limits:\r\n          cpu: 1\r\n---" in out
+    assert out.replace("      resources:\r\n        limits:\r\n          cpu: 1\r\n", "") == text
+
+
+def test_json_files_keep_json():
+    text = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "j"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        },
+        indent=2,
+    )
+    out = apply_edits(
+        text, [Edit(0, ("spec", "containers", 0, "resources", "requests", "cpu"), "250m")], json_like=True
+    )
+    assert json.loads(out)["spec"]["containers"][0] == {
+        "name": "c",
+        "image": "x",
+        "resources": {"requests": {"cpu": "250m"}},
+    }
+    assert out.splitlines()[:8] == text.splitlines()[:8]
+
+
+def test_anchors_and_aliases_are_refused():
+    text = "kind: Pod\nx: &r {cpu: 1}\nspec:\n  containers:\n  - name: a\n    resources: {limits: *r}\n"
+    with pytest.raises(CannotPreserve, match="anchors"):
+        apply_edits(text, [Edit(0, ("spec", "containers", 0, "resources", "limits", "cpu"), "2")])
+
+
+def test_an_edit_that_would_change_anything_else_is_refused():
+    # a scalar where a mapping is needed: no edit can add a key there
+    with pytest.raises(CannotPreserve):
+        apply_edits("kind: Pod\nspec: 3\n", [Edit(0, ("spec", "containers"), "2")])
+
+
+# ------------------------------------------------------------------------------------ the fixes ---
+
+
+def _fail_fixtures() -> list[Path]:
+    return sorted(p for rule in FIXABLE for p in (ROOT / "testdata" / rule).glob("fail_*.y*ml"))
+
+
+@pytest.mark.parametrize("fixture", _fail_fixtures(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_write_removes_the_fixed_findings_adds_nothing_and_is_idempotent(fixture, tmp_path):
+    target = tmp_path / fixture.name
+    shutil.copy(fixture, target)
+    before = _findings(target)
+    code, _out, err = _run("fix", str(target), "--write", *DEFAULTS)
+    assert code in (0, 1), err
+    unfixed = {line.split(": ")[1].split()[0] for line in err.splitlines() if ": no fix: " in line}
+    after = _findings(target)
+    fixed = [f for f in before if f[0] in FIXABLE and f[0] not in unfixed]
+    assert fixed, f"nothing fixed in {fixture}: {err}"
+    assert not set(fixed) & set(after), err
+    assert set(after) <= set(before), f"new findings: {set(after) - set(before)}"
+    text = target.read_text()
+    code, out, err = _run("fix", str(target), *DEFAULTS)
+    assert out == "" and target.read_text() == text
+
+
+def test_the_diff_is_what_write_does(tmp_path):
+    src = ROOT / "testdata" / "PF201" / "fail_app_server_1500m.yaml"
+    target = tmp_path / "app.yaml"
+    shutil.copy(src, target)
+    code, diff, err = _run("fix", str(target))
+    assert code == 0, err
+    assert diff.startswith(f"--- {target}\n+++ {target}\n")
+    patched = tmp_path / "patched"
+    patched.mkdir()
+    shutil.copy(src, patched / "app.yaml")
+    subprocess.run(["patch", "-s", "-p0", str(patched / "app.yaml")], input=diff, text=True, check=True)
+    _run("fix", str(target), "--write")
+    assert (patched / "app.yaml").read_text() == target.read_text()
+
+
+def test_findings_without_a_safe_value_say_why_and_exit_1(tmp_path):
+    target = tmp_path / "pod.yaml"
+    target.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+        "    resources: {requests: {memory: 64Mi}}\n"
+    )
+    code, out, err = _run("fix", str(target), "--write")
+    assert code == 1
+    assert "PF101 Pod p: no fix: no value is known for the cpu request: pass --default-cpu" in err
+    assert out == "" and "memory: 64Mi}}\n" in target.read_text()
+
+
+def test_a_guaranteed_pod_keeps_its_qos_and_whole_cpus(tmp_path):
+    target = tmp_path / "pod.yaml"
+    target.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {podfit.io/peak-cpu: 1500m}\nspec:\n"
+        "  containers:\n  - name: c\n    image: x\n    resources:\n      requests: {cpu: 4, memory: 1Gi}\n"
+        "      limits: {cpu: 4, memory: 1Gi}\n"
+    )
+    code, _out, err = _run("fix", str(target), "--write")
+    assert code == 1
+    assert "no whole CPU count lies between the peak 1500m and 1650m" in err
+    target.write_text(target.read_text().replace("1500m", "1900m"))  # 2 CPUs lie within 10 % of 1.9
+    code, _out, err = _run("fix", str(target), "--write")
+    assert code == 0, err
+    c = yaml.safe_load(target.read_text())["spec"]["containers"][0]["resources"]
+    assert c == {"requests": {"cpu": 2, "memory": "1Gi"}, "limits": {"cpu": 2, "memory": "1Gi"}}
+
+
+def test_generated_corpus_fixes_hold(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    from gen import generate
+
+    corpus = tmp_path / "corpus.yaml"
+    corpus.write_text(yaml.safe_dump_all(generate(150, seed=11)), encoding="utf-8")
+    before = _findings(corpus)
+    code, _out, err = _run("fix", str(corpus), "--write", *DEFAULTS)
+    assert code in (0, 1), err
+    after = _findings(corpus)
+    assert set(after) <= set(before), f"new findings: {sorted(set(after) - set(before))[:5]}"
+    remaining = [f for f in after if f[0] in FIXABLE]
+    unfixed = err.count(": no fix: ")
+    assert len(remaining) <= unfixed, (remaining[:5], err[-2000:])
+    assert sum(1 for f in before if f[0] in FIXABLE) > len(remaining) + 20  # it fixed a good share
+    text = corpus.read_text()
+    _run("fix", str(corpus), "--write", *DEFAULTS)
+    assert corpus.read_text() == text
+
+
+@pytest.mark.skipif(tool("kustomize") is None, reason="kustomize not built: make tools")
+def test_kustomize_overlay_builds_and_passes(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    for rel in ("PF103/fail_cpu_request_above_limit.yaml", "PF201/fail_app_server_1500m.yaml"):
+        shutil.copy(ROOT / "testdata" / rel, app / rel.replace("/", "-"))
+    original = {p.name: p.read_text() for p in app.iterdir()}
+    before = _findings(app)
+    overlay = tmp_path / "overlay"
+    code, _out, err = _run("fix", str(app), "--kustomize", str(overlay))
+    assert code == 0, err
+    assert {p.name: p.read_text() for p in app.iterdir()} == original  # the sources are not touched
+    built = subprocess.run(
+        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    out_file = tmp_path / "built.yaml"
+    out_file.write_text(built)
+    after = _findings(out_file)
+    assert [f for f in before if f[0] in ("PF103", "PF201")]
+    assert not [f for f in after if f[0] in ("PF103", "PF201")]
+    assert {f[0] for f in after} <= {f[0] for f in before}
+
+
+def test_kustomize_refuses_objects_it_cannot_tell_apart(tmp_path):
+    for rel in ("PF103/fail_cpu_request_above_limit.yaml", "PF103/fail_memory_request_above_limit.yaml"):
+        shutil.copy(ROOT / "testdata" / rel, tmp_path / rel.replace("/", "-"))
+    code, _out, err = _run("fix", str(tmp_path), "--kustomize", str(tmp_path / "overlay"))
+    assert code == 2 and "Deployment calc appears in 2 files" in err
+    assert not (tmp_path / "overlay").exists()
+
+
+def test_stdin_and_unknown_rules_are_usage_errors():
+    assert _run("fix", "-")[0] == 2
+    code, _out, err = _run("fix", str(ROOT / "testdata" / "PF201"), "--rule", "PF601")
+    assert code == 2 and "PF601 has no fix" in err
