@@ -1,8 +1,7 @@
-# Linters. Python: ruff and mypy, pinned in the `lint` extra (pyproject.toml holds their settings);
-# lint-python is part of `make test`. regal (the Rego linter) is built from the pinned module in
-# scripts/tools/regal: the Go proxy refuses `go install github.com/styrainc/regal@v0.35.1` (it will
-# not list the versions), but builds it as a dependency. Not yet part of `make test`: `regal lint
-# policies` still reports line-length and reference findings to work through (see .regal/config.yaml).
+# Linters, both part of `make test`. Python: ruff and mypy, pinned in the `lint` extra
+# (pyproject.toml holds their settings). Rego: regal, built from the pinned module in
+# scripts/tools/regal (the Go proxy refuses `go install github.com/styrainc/regal@v0.35.1`, as it
+# will not list the versions, but builds it as a dependency); .regal/config.yaml holds its settings.
 .PHONY: regal lint-rego lint-python
 
 $(VENV)/.installed-lint: $(VENV)/.installed-test pyproject.toml
@@ -24,3 +23,5 @@ regal: $(TOOLS)/regal  ## build the pinned regal into .tools/bin
 
 lint-rego: regal  ## regal lint on policies/ (configuration in .regal/config.yaml)
 	$(TOOLS)/regal lint policies
+
+TEST_TARGETS += lint-rego

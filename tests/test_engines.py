@@ -415,9 +415,10 @@ def test_names_with_control_characters_and_quotes_survive_both_engines():
 
 
 def test_whole_cpu_counts_agree_at_every_size():
-    """PF201 decides "whole CPUs" by the digits of the millicores: the same answer in every engine
-    for ordinary and huge values (rego-cpp's % and format_int fail on some of them). (The "round
-    to" hint of a fractional count near 2^63 CPUs differs: the engines' division is inexact there.)"""
+    """PF201 decides "whole CPUs" by millicores % 1000: the same answer in every engine for
+    ordinary and huge values (beyond 2^64 millicores; the compiled module's format_int stops at
+    2^31, its division at 2^53). (The "round to" hint of a fractional count near 2^63 CPUs
+    differs: the engines' division is inexact there.)"""
 
     def pod(cpu: str) -> dict:
         res = {"cpu": cpu, "memory": "1Gi"}

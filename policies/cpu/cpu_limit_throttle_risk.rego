@@ -18,8 +18,8 @@ import data.podfit.lib.platform
 import data.podfit.lib.result
 
 findings contains f if {
-	some pod in k8s.pods
 	not platform.vsphere_pods
+	some pod in k8s.pods
 	cpus := platform.node_logical_cpus
 	period := platform.cfs_period_us
 	slice := platform.cfs_slice_us
@@ -31,13 +31,14 @@ findings contains f if {
 	# slices per period = limit × period / slice, compared without division
 	limit * period < (cpus * slice) * 1000
 	quota := limit * period
-	slices := k8s.floor_div(quota, slice * 1000)
+	slices := floor(quota / (slice * 1000))
 	msg := concat("", [
 		k8s.container_word(c), " \"", c.name, "\" has a CPU limit of ", k8s.fmt_cpu(limit), ": ",
-		k8s.num(slices), " slices of ", k8s.num(slice), " µs per ", k8s.num(period), " µs period, fewer than the node's ",
-		k8s.num(cpus), " logical CPUs, so its threads can be throttled while quota sits unused",
+		k8s.num(slices), " slices of ", k8s.num(slice), " µs per ", k8s.num(period), " µs period, ",
+		"fewer than the node's ", k8s.num(cpus), " logical CPUs, so its threads can be throttled while quota sits unused",
 	])
-	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice})
+	details := {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice}
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, details)
 }
 
 # The static CPU Manager pins whole-CPU containers of Guaranteed pods to exclusive cores.

@@ -3,41 +3,154 @@ package podfit.cpu.cpu_limit_throttle_risk_test
 import data.podfit.cpu.cpu_limit_throttle_risk
 
 test_deny_1500m_on_256_cpus if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "tomcat", "image": "img:1", "resources": {"requests": {"cpu": "1500m", "memory": "5Gi"}, "limits": {"cpu": "1.5"}}}]}} with data.podfit.platform as {"runtime": "bare-metal", "node_logical_cpus": 256}
-	results == {{"container": "tomcat", "details": {"cpu_limit": 1500, "node_logical_cpus": 256, "period_us": 100000, "slice_us": 5000, "slices": 30}, "rule": "PF202", "severity": "warning", "message": "container \"tomcat\" has a CPU limit of 1500m: 30 slices of 5000 µs per 100000 µs period, fewer than the node's 256 logical CPUs, so its threads can be throttled while quota sits unused", "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"}}}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "tomcat",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "1500m", "memory": "5Gi"}, "limits": {"cpu": "1.5"}},
+		}]},
+	}
+		with data.podfit.platform as {"runtime": "bare-metal", "node_logical_cpus": 256}
+	results == {{
+		"container": "tomcat",
+		"details": {"cpu_limit": 1500, "node_logical_cpus": 256, "period_us": 100000, "slice_us": 5000, "slices": 30},
+		"rule": "PF202",
+		"severity": "warning",
+		"message": concat(" ", [
+			"container \"tomcat\" has a CPU limit of 1500m: 30 slices of 5000 µs per 100000 µs period, fewer than the",
+			"node's 256 logical CPUs, so its threads can be throttled while quota sits unused",
+		]),
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+	}}
 }
 
 test_allow_without_node_size if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "100m"}}}]}} with data.podfit.platform as {"node_pools": [{"name": "w", "vm_class": "best-effort-xlarge", "count": 3}]}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "100m"}},
+		}]},
+	}
+		with data.podfit.platform as {"node_pools": [{"name": "w", "vm_class": "best-effort-xlarge", "count": 3}]}
 	count(results) == 0
 }
 
 test_deny_guaranteed_whole_without_static if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}}]}} with data.podfit.platform as {"runtime": "bare-metal", "node_logical_cpus": 256}
-	results == {{"container": "a", "details": {"cpu_limit": 2000, "node_logical_cpus": 256, "period_us": 100000, "slice_us": 5000, "slices": 40}, "rule": "PF202", "severity": "warning", "message": "container \"a\" has a CPU limit of 2: 40 slices of 5000 µs per 100000 µs period, fewer than the node's 256 logical CPUs, so its threads can be throttled while quota sits unused", "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"}}}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}},
+		}]},
+	}
+		with data.podfit.platform as {"runtime": "bare-metal", "node_logical_cpus": 256}
+	results == {{
+		"container": "a",
+		"details": {"cpu_limit": 2000, "node_logical_cpus": 256, "period_us": 100000, "slice_us": 5000, "slices": 40},
+		"rule": "PF202",
+		"severity": "warning",
+		"message": concat(" ", [
+			"container \"a\" has a CPU limit of 2: 40 slices of 5000 µs per 100000 µs period, fewer than the node's 256",
+			"logical CPUs, so its threads can be throttled while quota sits unused",
+		]),
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+	}}
 }
 
 test_deny_custom_cfs if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1"}}}]}} with data.podfit.platform as {"node_logical_cpus": 16, "cfs": {"period_us": 10000, "slice_us": 5000}}
-	results == {{"container": "a", "details": {"cpu_limit": 1000, "node_logical_cpus": 16, "period_us": 10000, "slice_us": 5000, "slices": 2}, "rule": "PF202", "severity": "warning", "message": "container \"a\" has a CPU limit of 1: 2 slices of 5000 µs per 10000 µs period, fewer than the node's 16 logical CPUs, so its threads can be throttled while quota sits unused", "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"}}}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1"}},
+		}]},
+	}
+		with data.podfit.platform as {"node_logical_cpus": 16, "cfs": {"period_us": 10000, "slice_us": 5000}}
+	results == {{
+		"container": "a",
+		"details": {"cpu_limit": 1000, "node_logical_cpus": 16, "period_us": 10000, "slice_us": 5000, "slices": 2},
+		"rule": "PF202",
+		"severity": "warning",
+		"message": concat(" ", [
+			"container \"a\" has a CPU limit of 1: 2 slices of 5000 µs per 10000 µs period, fewer than the node's 16",
+			"logical CPUs, so its threads can be throttled while quota sits unused",
+		]),
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+	}}
 }
 
 test_allow_4_vcpus if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}}}]}} with data.podfit.platform as {"node_logical_cpus": 4}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}},
+		}]},
+	}
+		with data.podfit.platform as {"node_logical_cpus": 4}
 	count(results) == 0
 }
 
 test_allow_static_whole_cpus if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}}]}} with data.podfit.platform as {"runtime": "bare-metal", "node_logical_cpus": 256, "kubelet": {"cpu_manager_policy": "static"}}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}},
+		}]},
+	}
+		with data.podfit.platform as {
+			"runtime": "bare-metal",
+			"node_logical_cpus": 256,
+			"kubelet": {"cpu_manager_policy": "static"},
+		}
 	count(results) == 0
 }
 
 test_allow_no_node_size if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}}}]}}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}},
+		}]},
+	}
 	count(results) == 0
 }
 
 test_allow_vsphere_pods if {
-	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}}}]}} with data.podfit.platform as {"runtime": "vsphere-pods", "node_logical_cpus": 256}
+	results := cpu_limit_throttle_risk.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}},
+		}]},
+	}
+		with data.podfit.platform as {"runtime": "vsphere-pods", "node_logical_cpus": 256}
 	count(results) == 0
 }

@@ -19,9 +19,13 @@ findings contains f if {
 	some obj in kubelet.configurations
 	kubelet.static_policy(obj)
 	not _reserves_cpu(obj)
-	msg := "the static CPU Manager needs CPU reserved by reservedSystemCPUs, kubeReserved or systemReserved; the kubelet will refuse to start"
-	f := result.finding(rego.metadata.chain(), obj, null, msg, {"cpu_manager_policy": "static"})
+	f := result.finding(rego.metadata.chain(), obj, null, _message, {"cpu_manager_policy": "static"})
 }
+
+_message := concat(" ", [
+	"the static CPU Manager needs CPU reserved by reservedSystemCPUs, kubeReserved or systemReserved;",
+	"the kubelet will refuse to start",
+])
 
 _reserves_cpu(obj) if {
 	is_string(obj.reservedSystemCPUs)

@@ -16,12 +16,16 @@ import data.podfit.lib.platform
 import data.podfit.lib.result
 
 findings contains f if {
+	platform.smt
 	some obj in kubelet.configurations
 	kubelet.static_policy(obj)
-	platform.smt
 	not _full_pcpus_only(obj)
-	msg := "the static CPU Manager runs on SMT hosts without the full-pcpus-only option, so a container can get two hyper-threads of one core"
-	f := result.finding(rego.metadata.chain(), obj, null, msg, {"cpu_manager_policy": "static"})
+	f := result.finding(rego.metadata.chain(), obj, null, _message, {"cpu_manager_policy": "static"})
 }
+
+_message := concat(" ", [
+	"the static CPU Manager runs on SMT hosts without the full-pcpus-only option,",
+	"so a container can get two hyper-threads of one core",
+])
 
 _full_pcpus_only(obj) if lower(sprintf("%v", [obj.cpuManagerPolicyOptions["full-pcpus-only"]])) == "true"

@@ -22,10 +22,11 @@ findings contains f if {
 	cpu := c.request.cpu
 	cpu >= 1000
 	not k8s.whole_cpus(cpu)
-	whole := (k8s.floor_div(cpu, 1000) + 1) * 1000
+	whole := (floor(cpu / 1000) + 1) * 1000
 	msg := concat("", [
 		k8s.container_word(c), " \"", c.name, "\" of a Guaranteed pod asks for ", k8s.fmt_cpu(cpu),
-		" CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to ", k8s.fmt_cpu(whole), ")",
+		" CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to ",
+		k8s.fmt_cpu(whole), ")",
 	])
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"cpu": cpu, "suggested_cpu": whole})
 }

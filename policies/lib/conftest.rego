@@ -6,17 +6,29 @@
 #   errors as deny, warnings and advice as warn.
 package podfit.lib.conftest
 
-_findings contains f if some f in data.podfit.resources[_].findings
+# Every rule's findings: the findings set of each package podfit.<category>.<slug>. The rule is
+# a variable inside the reference, so only the findings rules are evaluated: iterating over the
+# packages (`some rule, pkg in data.podfit[category]`, as mixed-iteration asks) evaluates every
+# rule of every package, the unit tests of the _test packages included.
+_findings contains f if {
+	some category in ["resources", "cpu", "numa"]
+	some rule
 
-_findings contains f if some f in data.podfit.cpu[_].findings
+	# regal ignore:mixed-iteration
+	some f in data.podfit[category][rule].findings
+}
 
-_findings contains f if some f in data.podfit.numa[_].findings
-
+# METADATA
+# description: the findings of severity error, one line each (conftest fails the run)
+# entrypoint: true
 deny contains line(f) if {
 	some f in _findings
 	f.severity == "error"
 }
 
+# METADATA
+# description: the warnings and advice, one line each
+# entrypoint: true
 warn contains line(f) if {
 	some f in _findings
 	f.severity != "error"

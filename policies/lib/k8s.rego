@@ -8,18 +8,26 @@ package podfit.lib.k8s
 
 import data.podfit.lib.quantity
 
-# objects lists every object of the input: the items of a List, or the input itself. (An array,
-# not a set: a set hashes each whole object to store it, and again each time a rule iterates it.)
-objects := [item | some item in input.items; is_object(item)] if _is_list(input)
+# objects[i] is the i-th object of the input: an item of a List, or the input itself (0). Keyed
+# by position rather than a set: a set hashes each whole object to store it, which doubled the
+# compiled policies' time (docs/architecture.md); nothing relies on the order.
+objects[i] := item if {
+	_is_list(input)
+	some i, item in input.items
+	is_object(item)
+}
 
-objects := [input] if not _is_list(input)
+objects[0] := input if not _is_list(input)
 
 _is_list(doc) if {
 	doc.kind == "List"
 	is_array(doc.items)
 }
 
-workload_kinds := {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "CronJob"}
+workload_kinds := {
+	"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job",
+	"CronJob",
+}
 
 # template(obj) is the object holding the pod's metadata and spec.
 template(obj) := obj if obj.kind == "Pod"
@@ -50,17 +58,18 @@ _annotations(x) := a if {
 	is_object(a)
 } else := {}
 
-# pods lists one record per workload object of the input, computed once (an array: see objects):
+# pods[i] is the record of the workload objects[i] (keyed by position, as objects):
 # {"obj", "kind", "name", "containers", "invalid", "qos", "overhead"}. containers lists the init
-# containers first, then the app containers, each as a record (see _container); qos is
-# "Guaranteed", "Burstable", "BestEffort", or null when some quantity is invalid.
-pods := [pod |
-	some obj in objects
+# containers first, then the app containers, each as a record (see _container); invalid counts
+# the quantities that do not parse; qos is "Guaranteed", "Burstable", "BestEffort", or null when
+# some quantity is invalid.
+pods[i] := pod if {
+	some i, obj in objects
 	spec := pod_spec(obj)
 	defaults := container_defaults(obj)
 	cs := array.concat(
-		[_container(c, true, i, defaults) | c := _list(spec, "initContainers")[i]],
-		[_container(c, false, i, defaults) | c := _list(spec, "containers")[i]],
+		[_container(c, true, j, defaults) | some j, c in _list(spec, "initContainers")],
+		[_container(c, false, j, defaults) | some j, c in _list(spec, "containers")],
 	)
 	invalid := sum([c.invalid | some c in cs])
 	pod := {
@@ -69,17 +78,15 @@ pods := [pod |
 		"name": name(obj),
 		"containers": cs,
 		"invalid": invalid,
-		"qos": _qos(invalid, sum([c.nonzero | some c in cs]), sum([c.guaranteed | some c in cs]), count(cs)),
+		"qos": _qos(invalid, cs),
 		"overhead": _overhead(spec),
 	}
-]
+}
 
 # app_containers(pod) leaves out init containers (sidecars included: they are init containers).
 app_containers(pod) := [c | some c in pod.containers; not c.init]
 
-# running(pod): the containers that run side by side: app containers and sidecars.
-running(pod) := [c | some c in pod.containers; _runs(c)]
-
+# _runs(c): the container runs beside the others: an app container or a sidecar.
 _runs(c) if not c.init
 
 _runs(c) if sidecar(c)
@@ -112,21 +119,23 @@ _namespace(obj) := ns if {
 #   limit:   {"cpu": m, "memory": b}: limits (written, else the LimitRange default limit)
 #   (a resource is missing from request/limit when unset or invalid)
 #   invalid: how many written CPU/memory values are not quantities; written: how many are set
-#   nonzero: 1 when some request or limit is not zero, else 0
-#   guaranteed: 1 when the CPU and memory limits are set and equal the (effective) requests, else 0
-# (Booleans are avoided as values: counts and sets evaluate the same in OPA and rego-cpp.)
+#   nonzero: some request or limit is not zero
+#   guaranteed: the CPU and memory limits are set and equal the (effective) requests
 # A container without resources (common) takes a shortcut; the general case parses each value once.
-_container(c, init, i, defaults) := object.union(_resources(_object(_object(c, "resources"), "requests"), _object(_object(c, "resources"), "limits"), defaults), {
-	"name": _cname(c, init, i),
-	"init": init,
-	"restart_policy": object.get(c, "restartPolicy", ""),
-	"index": i,
-})
+_container(c, init, i, defaults) := object.union(
+	_resources(_object(_object(c, "resources"), "requests"), _object(_object(c, "resources"), "limits"), defaults),
+	{
+		"name": _cname(c, init, i),
+		"init": init,
+		"restart_policy": object.get(c, "restartPolicy", ""),
+		"index": i,
+	},
+)
 
 _no_resources := {
 	"has": {"requests": set(), "limits": set()},
 	"request": {}, "limit": {},
-	"invalid": 0, "written": 0, "nonzero": 0, "guaranteed": 0,
+	"invalid": 0, "written": 0, "nonzero": false, "guaranteed": false,
 }
 
 _resources(requests, limits, defaults) := _no_resources if {
@@ -137,15 +146,15 @@ _resources(requests, limits, defaults) := _no_resources if {
 } else := rec if {
 	written_requests := {res | some res in ["cpu", "memory"]; object.get(requests, res, null) != null}
 	written_limits := {res | some res in ["cpu", "memory"]; object.get(limits, res, null) != null}
-	explicit := {res: v | some res in written_requests; v := parse(res, object.get(requests, res, null))}
-	own_limit := {res: v | some res in written_limits; v := parse(res, object.get(limits, res, null))}
-	limit := object.union({res: v | some res in ["cpu", "memory"]; not res in written_limits; v := defaults.limit[res]}, own_limit)
+	explicit := {res: v | some res in written_requests; v := parse(res, requests[res])}
+	own_limit := {res: v | some res in written_limits; v := parse(res, limits[res])}
+	limit := object.union(_defaults(defaults.limit, written_limits), own_limit)
 	request := object.union(
-		{res: v | some res in ["cpu", "memory"]; not res in written_requests; not res in written_limits; v := defaults.request[res]},
-		object.union({res: v | some res in written_limits; not res in written_requests; v := own_limit[res]}, explicit),
+		_defaults(defaults.request, written_requests | written_limits),
+		object.union({res: v | some res in (written_limits - written_requests); v := own_limit[res]}, explicit),
 	)
-	has_requests := written_requests | {res | some res, _ in request}
-	has_limits := written_limits | {res | some res, _ in limit}
+	has_requests := written_requests | object.keys(request)
+	has_limits := written_limits | object.keys(limit)
 	rec := {
 		"has": {"requests": has_requests, "limits": has_limits},
 		"request": request,
@@ -157,18 +166,27 @@ _resources(requests, limits, defaults) := _no_resources if {
 	}
 }
 
-_nonzero(request, limit) := 1 if {
+# The namespace's defaults for the resources not written.
+_defaults(given, written) := {res: v | some res in ["cpu", "memory"]; not res in written; v := given[res]}
+
+default _nonzero(_, _) := false
+
+_nonzero(request, _) if {
 	some v in request
 	v != 0
-} else := 1 if {
+}
+
+_nonzero(_, limit) if {
 	some v in limit
 	v != 0
-} else := 0
+}
 
-_guaranteed(request, limit) := 1 if {
+default _guaranteed(_, _) := false
+
+_guaranteed(request, limit) if {
 	limit.cpu == request.cpu
 	limit.memory == request.memory
-} else := 0
+}
 
 _object(o, key) := v if {
 	is_object(o)
@@ -186,28 +204,26 @@ _cname(c, init, i) := n if {
 	n := c.name
 	is_string(n)
 	n != ""
-} else := sprintf("%v[%v]", [_kind_word(init), i])
+} else := sprintf("%s[%d]", [_kind_word(init), i])
 
 _kind_word(true) := "initContainers"
 
 _kind_word(false) := "containers"
 
 # QoS class per Kubernetes: BestEffort when no container sets a non-zero CPU or memory request or
-# limit; Guaranteed when every container's limits equal its (effective) requests for both.
-# Arguments: invalid quantities, containers with a non-zero value, Guaranteed containers, containers.
-_qos(invalid, _, _, _) := null if invalid > 0
+# limit; Guaranteed when every container's limits equal its (effective) requests for both; null
+# when some quantity is invalid.
+_qos(invalid, _) := null if invalid > 0
 
-_qos(0, 0, _, _) := "BestEffort"
-
-_qos(0, nonzero, guaranteed, n) := "Guaranteed" if {
-	nonzero > 0
-	guaranteed == n
-}
-
-_qos(0, nonzero, guaranteed, n) := "Burstable" if {
-	nonzero > 0
-	guaranteed != n
-}
+_qos(0, cs) := "BestEffort" if {
+	every c in cs {
+		not c.nonzero
+	}
+} else := "Guaranteed" if {
+	every c in cs {
+		c.guaranteed
+	}
+} else := "Burstable"
 
 # pod_request(pod, res): max(Σ app containers + Σ sidecars, each init container + the sidecars
 # started before it) + spec.overhead: Kubernetes' effective pod request. Undefined if invalid.
@@ -215,11 +231,15 @@ pod_request(pod, res) := total if {
 	pod.invalid == 0
 	cs := pod.containers
 	app := sum([object.get(c.request, res, 0) | some c in cs; _runs(c)])
-	inits := [_init_request(cs, c, res) | some c in cs; c.init; not sidecar(c)]
-	total := max_of(array.concat([app], inits)) + pod.overhead[res]
+	inits := {_init_request(cs, c, res) | some c in cs; c.init; not sidecar(c)}
+	total := max({app} | inits) + pod.overhead[res]
 }
 
-_init_request(cs, init, res) := object.get(init.request, res, 0) + sum([object.get(c.request, res, 0) | some c in cs; sidecar(c); c.index < init.index])
+_init_request(cs, init, res) := object.get(init.request, res, 0) + sum([object.get(c.request, res, 0) |
+	some c in cs
+	sidecar(c)
+	c.index < init.index
+])
 
 # pod_limit(pod, res): as pod_request for limits; undefined when some container has no limit.
 pod_limit(pod, res) := total if {
@@ -227,8 +247,8 @@ pod_limit(pod, res) := total if {
 	cs := pod.containers
 	not _some_unlimited(cs, res)
 	app := sum([c.limit[res] | some c in cs; _runs(c)])
-	inits := [_init_limit(cs, c, res) | some c in cs; c.init; not sidecar(c)]
-	total := max_of(array.concat([app], inits)) + pod.overhead[res]
+	inits := {_init_limit(cs, c, res) | some c in cs; c.init; not sidecar(c)}
+	total := max({app} | inits) + pod.overhead[res]
 }
 
 _init_limit(cs, init, res) := init.limit[res] + sum([c.limit[res] | some c in cs; sidecar(c); c.index < init.index])
@@ -262,37 +282,13 @@ missing_reported_elsewhere(_, c) if {
 	c.written == 0
 }
 
-# max_of(xs) is the largest number of the non-empty array xs. (rego-cpp's max and sort compare
-# some numbers as text: max([805306368, 5368709120]) is 805306368 there.)
-max_of(xs) := [m | some m in xs; count([x | some x in xs; x > m]) == 0][0]
+# whole_cpus(m): m millicores is a whole number of CPUs.
+whole_cpus(m) if m % 1000 == 0
 
-# modulo(x, y) is x modulo y and floor_div(x, y) is floor(x / y), for non-negative integers below 2^53.
-# (rego-cpp's % can return a zero written "000" that does not equal 0; floor division is exact in
-# this range in OPA and rego-cpp alike.)
-modulo(x, y) := x - (y * floor(x / y))
-
-floor_div(x, y) := floor(x / y)
-
-# whole_cpus(m): m millicores is a whole number of CPUs, by its digits (exact at any size).
-# format_int is native in the compiled (wasm) policies, where sprintf calls back into the host,
-# but takes only 32-bit values there (rego-cpp's stops at 64 bits, and its % can yield a zero
-# unequal to 0): sprintf takes the rest.
-whole_cpus(m) if {
-	abs(m) < 2147483648
-	endswith(format_int(m, 10), "000")
-}
-
-whole_cpus(m) if {
-	abs(m) >= 2147483648
-	endswith(sprintf("%v", [m]), "000")
-}
-
-whole_cpus(0)
-
-# num(n): a number as messages write it, an integer in decimal. format_int where it can (native in
-# the compiled policies, where each sprintf is a call back into the host; 32-bit there), sprintf
-# otherwise. Messages that use it are built with concat (see docs/rego.md: rego-cpp's sprintf quotes
-# concat results).
+# num(n): a number as messages write it, an integer in decimal. Messages are built with concat
+# and num rather than sprintf: the compiled policies call back into the host for every sprintf,
+# which made them four times slower (docs/architecture.md). format_int is native there but takes
+# only 32-bit values (larger ones abort the evaluation), so sprintf takes the rest.
 num(n) := format_int(n, 10) if {
 	abs(n) < 2147483648
 	n == floor(n)
@@ -303,12 +299,17 @@ fmt_cpu(m) := num(m / 1000) if whole_cpus(m)
 
 fmt_cpu(m) := concat("", [num(m), "m"]) if not whole_cpus(m)
 
-_units := [[1152921504606846976, "Ei"], [1125899906842624, "Pi"], [1099511627776, "Ti"], [1073741824, "Gi"], [1048576, "Mi"], [1024, "Ki"]]
+# The binary suffixes, largest first.
+_units := [
+	["Ei", 1152921504606846976], ["Pi", 1125899906842624], ["Ti", 1099511627776], ["Gi", 1073741824],
+	["Mi", 1048576], ["Ki", 1024],
+]
 
-fmt_memory(b) := s if {
+# (Below 2^53 only: the compiled policies divide in double precision.)
+fmt_memory(b) := concat("", [num(b / unit), suffix]) if {
+	b > 0
 	b < 9007199254740992
-	fits := [concat("", [num(b / u[0]), u[1]]) | some u in _units; b > 0; modulo(b, u[0]) == 0]
-	s := array.concat(fits, [num(b)])[0]
+	[suffix, unit] := [u | some u in _units; b % u[1] == 0][0]
 } else := num(b)
 
 # container_word(c) is "container" or "init container".

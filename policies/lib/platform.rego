@@ -7,10 +7,12 @@
 #   undefined, and the rules that need it stay silent. The shape is documented in docs/rego.md.
 package podfit.lib.platform
 
+default _facts := {}
+
 _facts := f if {
 	f := data.podfit.platform
 	is_object(f)
-} else := {}
+}
 
 # runtime is "tkg", "vsphere-pods" or "bare-metal" (default "tkg").
 runtime := object.get(_facts, "runtime", "tkg")

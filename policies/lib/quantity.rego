@@ -21,74 +21,10 @@ _binary := {
 	"Ei": 1152921504606846976,
 }
 
-# 10^0 .. 10^64, written out so that no engine has to compute a power.
-_pow10 := [
-	1,
-	10,
-	100,
-	1000,
-	10000,
-	100000,
-	1000000,
-	10000000,
-	100000000,
-	1000000000,
-	10000000000,
-	100000000000,
-	1000000000000,
-	10000000000000,
-	100000000000000,
-	1000000000000000,
-	10000000000000000,
-	100000000000000000,
-	1000000000000000000,
-	10000000000000000000,
-	100000000000000000000,
-	1000000000000000000000,
-	10000000000000000000000,
-	100000000000000000000000,
-	1000000000000000000000000,
-	10000000000000000000000000,
-	100000000000000000000000000,
-	1000000000000000000000000000,
-	10000000000000000000000000000,
-	100000000000000000000000000000,
-	1000000000000000000000000000000,
-	10000000000000000000000000000000,
-	100000000000000000000000000000000,
-	1000000000000000000000000000000000,
-	10000000000000000000000000000000000,
-	100000000000000000000000000000000000,
-	1000000000000000000000000000000000000,
-	10000000000000000000000000000000000000,
-	100000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000000000000000000000,
-	100000000000000000000000000000000000000000000000000000000000000,
-	1000000000000000000000000000000000000000000000000000000000000000,
-	10000000000000000000000000000000000000000000000000000000000000000,
-]
+# _pow10(n) is 10^n for n >= 0.
+_pow10(0) := 1
+
+_pow10(n) := product([10 | some _ in numbers.range(1, n)]) if n > 0
 
 # data.podfit.quantities, when given, is a memo of parsed strings: {"cpu": {text: millicores},
 # "memory": {text: bytes}}. The embedded engine fills it by running this parser once over the
@@ -116,7 +52,7 @@ cpu_millicores(v) := n if {
 	v == floor(v)
 	n := v * 1000
 } else := n if {
-	n := _fast(v, 3, _suffix)
+	n := _fast(v, 3)
 } else := _parse(v, 3)
 
 # memory_bytes(v) is the memory quantity v in integer bytes, rounded up like Quantity.Value.
@@ -131,24 +67,24 @@ memory_bytes(v) := n if {
 	v == floor(v)
 	n := v
 } else := n if {
-	n := _fast(v, 0, _suffix)
+	n := _fast(v, 0)
 } else := _parse(v, 0)
 
 # valid(v) holds when v is a quantity podfit can parse.
 valid(v) if memory_bytes(v)
 
 # Fast path for the common string forms: digits, an optional fraction and an optional suffix
-# ("500m", "1.5", "2Gi", "0.004k", "250000u"), recognised with string builtins only (no regular
-# expression: rego-cpp compiles one per call). The scaled value is the digits with the decimal
-# point moved by pad places (suffix exponent + scale - fraction digits): zeros appended when
-# pad >= 0, digits cut off and rounded up when pad < 0 (decimal suffixes only), then times the
-# binary multiplier. At most 15 significant digits (exact in both engines); anything else, and
-# every other form (signs, exponents, spaces, ".5"), takes the general path.
-_fast(v, scale, suffixes) := n if {
+# ("500m", "1.5", "2Gi", "0.004k", "250000u"), recognised with string builtins only (cheaper than
+# the general path's regular expression, which plain conftest evaluates for every value). The
+# scaled value is the digits with the decimal point moved by pad places (suffix exponent + scale
+# - fraction digits): zeros appended when pad >= 0, digits cut off and rounded up when pad < 0
+# (decimal suffixes only), then times the binary multiplier. At most 15 significant digits (exact
+# in OPA and in the compiled module); anything else, and every other form (signs, exponents,
+# spaces, ".5"), takes the general path.
+_fast(v, scale) := n if {
 	is_string(v)
 	body := trim_right(v, "KMGTikmun")
-	s := object.get(suffixes, substring(v, count(body), -1), null)
-	s != null
+	s := _suffix[substring(v, count(body), -1)]
 	parts := split(body, ".")
 	count(parts) <= 2
 	parts[0] != ""
@@ -160,12 +96,11 @@ _fast(v, scale, suffixes) := n if {
 	n := _shift(digits, pad, s[1])
 }
 
-# (Tables are passed to functions as arguments and read with object.get: rego-cpp looks a key that
-# is computed in the body up by trying every key of the object, and in a rule's value more slowly.)
 # [decimal exponent, binary multiplier, digits of the multiplier] of the suffixes the fast path
 # takes; the digit counts keep the fast path's results below 10^18 (the int64 bound is 9.2 × 10^18).
 _suffix := {
-	"": [0, 1, 1], "n": [-9, 1, 1], "u": [-6, 1, 1], "m": [-3, 1, 1], "k": [3, 1, 1], "M": [6, 1, 1], "G": [9, 1, 1], "T": [12, 1, 1],
+	"": [0, 1, 1], "n": [-9, 1, 1], "u": [-6, 1, 1], "m": [-3, 1, 1],
+	"k": [3, 1, 1], "M": [6, 1, 1], "G": [9, 1, 1], "T": [12, 1, 1],
 	"Ki": [0, 1024, 4], "Mi": [0, 1048576, 7], "Gi": [0, 1073741824, 10], "Ti": [0, 1099511627776, 13],
 }
 
@@ -189,14 +124,16 @@ _text(v) := trim_space(v) if is_string(v)
 _text(v) := sprintf("%v", [v]) if is_number(v)
 
 # An unsigned decimal string of at most 36 digits as an exact integer (to_number is exact up to
-# 15 digits in both engines; longer strings go in chunks of 9 digits).
+# 15 digits in OPA and in the compiled module; longer strings go in chunks of 9 digits).
 _int(s) := _chunk(s) if count(s) <= 15
 
 _int(s) := n if {
 	count(s) > 15
 	count(s) <= 36
-	p := concat("", [substring(_zeros, 0, 36 - count(s)), s])
-	n := (((_chunk(substring(p, 0, 9)) * _pow10[9]) + _chunk(substring(p, 9, 9))) * _pow10[18]) + ((_chunk(substring(p, 18, 9)) * _pow10[9]) + _chunk(substring(p, 27, 9)))
+	p := _pad36(s)
+	high := (_chunk(substring(p, 0, 9)) * _pow10(9)) + _chunk(substring(p, 9, 9))
+	low := (_chunk(substring(p, 18, 9)) * _pow10(9)) + _chunk(substring(p, 27, 9))
+	n := (high * _pow10(18)) + low
 }
 
 _chunk(c) := 0 if trim_left(c, "0") == ""
@@ -207,8 +144,10 @@ _chunk(c) := to_number(trim_left(c, "0")) if trim_left(c, "0") != ""
 _le(a, b) if {
 	count(a) <= 36
 	count(b) <= 36
-	concat("", [substring(_zeros, 0, 36 - count(a)), a]) <= concat("", [substring(_zeros, 0, 36 - count(b)), b])
+	_pad36(a) <= _pad36(b)
 }
+
+_pad36(s) := concat("", [substring(_zeros, 0, 36 - count(s)), s])
 
 _exponent("") := 0
 
@@ -226,9 +165,10 @@ _signed("-", n) := 0 - n
 
 _signed(sign, n) := n if sign != "-"
 
-_multiplier(suffix, binary, _) := [binary[suffix], 0] if binary[suffix]
+# [binary multiplier, decimal exponent] of a suffix.
+_multiplier(suffix) := [_binary[suffix], 0]
 
-_multiplier(suffix, _, decimal) := [1, decimal[suffix]] if decimal[suffix] != null
+_multiplier(suffix) := [1, _decimal[suffix]]
 
 _parse(v, scale) := n if {
 	t := _text(v)
@@ -238,14 +178,16 @@ _parse(v, scale) := n if {
 	fraction := concat("", array.slice(parts, 1, 2))
 	digits := trim_left(concat("", [parts[0], fraction]), "0")
 	count(digits) <= _max_digits
-	mult := _multiplier(m[4], _binary, _decimal)
+	mult := _multiplier(m[4])
 	exp := ((_exponent(m[3]) + mult[1]) + scale) - count(fraction)
 	significand := _int(digits) * mult[0]
 	_sign_ok(m[1], significand)
-	pow10 := _pow10
-	n := _scaled(significand, exp, pow10)
-	_le(sprintf("%v", [n]), sprintf("%v", [_max_base * pow10[scale]]))
+	n := _scaled(significand, exp)
+	_in_range(n, scale)
 }
+
+# Kubernetes keeps a quantity in an int64 of the base unit: n (in units of 10^-scale) fits.
+_in_range(n, scale) if _le(sprintf("%v", [n]), sprintf("%v", [_max_base * _pow10(scale)]))
 
 _sign_ok("", _)
 
@@ -254,11 +196,11 @@ _sign_ok("+", _)
 _sign_ok("-", 0)
 
 # significand * 10^exp, rounded up, without division.
-_scaled(s, exp, pow10) := s * pow10[exp] if exp >= 0
+_scaled(s, exp) := s * _pow10(exp) if exp >= 0
 
-_scaled(0, exp, _) := 0 if exp < 0
+_scaled(0, exp) := 0 if exp < 0
 
-_scaled(s, exp, _) := n if {
+_scaled(s, exp) := n if {
 	exp < 0
 	s > 0
 	text := sprintf("%v", [s])

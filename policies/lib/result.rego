@@ -8,10 +8,9 @@ package podfit.lib.result
 
 # rule(chain) is the custom METADATA (id, severity, slug, options, requires) of the rule whose
 # annotation chain is given: the innermost entry that has an id.
-rule(chain) := [custom |
+rule(chain) := [entry.annotations.custom |
 	some entry in chain
-	custom := entry.annotations.custom
-	is_string(custom.id)
+	is_string(entry.annotations.custom.id)
 ][0]
 
 # finding(chain, obj, container, message, details) is one finding of the calling rule about the

@@ -40,9 +40,13 @@ _checks(pod) := {c |
 
 # A cheap bound first: the pod's request (limit) is at most the sum of every container's request
 # (limit) plus the overhead, so most pods need no exact computation.
-_may_exceed(pod, res, numa) if sum([object.get(c.request, res, 0) | some c in pod.containers]) + object.get(pod.overhead, res, 0) > numa
+_may_exceed(pod, res, numa) if {
+	sum([object.get(c.request, res, 0) | some c in pod.containers]) + object.get(pod.overhead, res, 0) > numa
+}
 
-_may_exceed(pod, res, numa) if sum([object.get(c.limit, res, 0) | some c in pod.containers]) + object.get(pod.overhead, res, 0) > numa
+_may_exceed(pod, res, numa) if {
+	sum([object.get(c.limit, res, 0) | some c in pod.containers]) + object.get(pod.overhead, res, 0) > numa
+}
 
 _check(pod, res, numa) := [{"resource": res, "kind": "request", "value": v, "numa": numa}] if {
 	v := k8s.pod_request(pod, res)

@@ -16,9 +16,13 @@ import data.podfit.lib.platform
 import data.podfit.lib.result
 
 findings contains f if {
-	some pod in k8s.pods
 	not platform.vsphere_pods
+	some pod in k8s.pods
 	pod.qos == "BestEffort"
-	msg := concat("", ["no container sets a CPU or memory request or limit, so the pod is BestEffort: evicted first and given the least CPU under contention"])
-	f := result.finding(rego.metadata.chain(), pod.obj, null, msg, {"containers": count(pod.containers)})
+	f := result.finding(rego.metadata.chain(), pod.obj, null, _message, {"containers": count(pod.containers)})
 }
+
+_message := concat(" ", [
+	"no container sets a CPU or memory request or limit, so the pod is BestEffort:",
+	"evicted first and given the least CPU under contention",
+])

@@ -35,7 +35,8 @@ findings contains f if {
 		k8s.container_word(c), " \"", c.name, "\" has a ", res, " limit of ", k8s.fmt(res, limit),
 		", more than ", k8s.num(tolerance), "% above its declared peak ", k8s.fmt(res, peak),
 	])
-	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance})
+	details := {"resource": res, "limit": limit, "peak": peak, "tolerance_percent": tolerance}
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, details)
 }
 
 _annotation := {"cpu": "podfit.io/peak-cpu", "memory": "podfit.io/peak-memory"}

@@ -25,5 +25,6 @@ findings contains f if {
 		k8s.container_word(c), " \"", c.name, "\" requests ", k8s.fmt(res, request), " ", res,
 		", above its limit ", k8s.fmt(res, limit), "; the API server rejects the pod",
 	])
-	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"resource": res, "request": request, "limit": limit})
+	details := {"resource": res, "request": request, "limit": limit}
+	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, details)
 }
