@@ -34,6 +34,8 @@ __all__ = [
     "kernel_flags",
     "measure",
     "simulate_config",
+    "busy_ns",
+    "other_load",
     "compare",
     "table",
     "main",
@@ -258,6 +260,19 @@ def measure(cfg: Config, exe: str) -> Measurement:
                 break
             except OSError:
                 time.sleep(0.05)
+
+
+def busy_ns() -> int:
+    """CPU time all CPUs spent busy since boot (/proc/stat's first line: all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def other_load(busy_before_ns: int, busy_after_ns: int, real: Measurement) -> float:
+    """CPUs (averaged over the run) that processes other than the measured group kept busy."""
+    return max(0.0, (busy_after_ns - busy_before_ns - real.cpu_used_ns) / 1e9 / real.seconds)
 
 
 def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None, seed: int = 0) -> Measurement:
