@@ -107,6 +107,8 @@ def analyze(
 
     findings: list[Finding] = list(load.findings) + list(facts.findings)
     skipped: dict[str, str] = {}
+    # a rule that ran drops the findings of the rules it SUPERSEDES (PF203's verdict replaces PF202's screen)
+    superseded: set[str] = set()
     modules = python_rules()
     for rule in catalogue.values():
         if not wanted(rule.id) or (rule.engine == "python" and rule.id not in modules):
@@ -116,12 +118,13 @@ def analyze(
             skipped[rule.id] = why
         elif rule.engine == "python":
             findings.extend(modules[rule.id].check(ctx.for_rule(rule.id)))
+            superseded.update(getattr(modules[rule.id], "SUPERSEDES", ()))
 
     # the Rego results last: a caller may still be computing them (see cli.start_engine)
     if callable(rego_results):
         rego_results = rego_results()
     for r in rego_results:
-        if r.rule in skipped:
+        if r.rule in skipped or r.rule in superseded:
             continue
         obj = objects[r.index]
         line = r.line if r.line is not None else container_line(obj, r.container)

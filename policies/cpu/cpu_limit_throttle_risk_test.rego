@@ -41,3 +41,18 @@ test_allow_vsphere_pods if {
 	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}}}]}} with data.podfit.platform as {"runtime": "vsphere-pods", "node_logical_cpus": 256}
 	count(results) == 0
 }
+
+test_allow_windows_node_selector if {
+	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeSelector": {"kubernetes.io/os": "windows"}, "containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}}}]}} with data.podfit.platform as {"node_logical_cpus": 256}
+	count(results) == 0
+}
+
+test_allow_windows_affinity if {
+	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]}}}, "containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}}}]}} with data.podfit.platform as {"node_logical_cpus": 256}
+	count(results) == 0
+}
+
+test_deny_linux_or_windows_affinity if {
+	results := cpu_limit_throttle_risk.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeSelector": {"kubernetes.io/os": "linux"}, "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows", "linux"]}]}]}}}, "containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}}}]}} with data.podfit.platform as {"node_logical_cpus": 256}
+	count(results) == 1
+}
