@@ -281,3 +281,19 @@ def test_cli_cpu_manager_fractional_limit_stays_on_quota():
 def test_cli_usage_errors(args):
     res = CliRunner().invoke(command, args)
     assert res.exit_code == 2
+
+
+def test_fixed_sleeps_closed_form_without_limit():
+    """A periodic worker: fixed 2 ms bursts, fixed sleeps for a 500m demand → 2 ms work per 4 ms
+    cycle per thread; without a limit, 4 threads on 4 CPUs use exactly their demand and never wait."""
+    wl = Workload(burst_us=2_000, demand_millicores=2_000, fixed_bursts=True, fixed_sleeps=True)
+    r = simulate(Scenario(cpus=4, threads=4, quota_us=None, seconds_us=2_000_000, workload=wl))
+    assert r.cpu_used_per_second == pytest.approx(2.0, rel=0.01)
+    assert r.burst_delay_p99_ns == 0 and r.nr_throttled == 0
+
+
+def test_fixed_sleeps_under_a_limit_never_exceed_the_quota():
+    wl = Workload(burst_us=5_000, demand_millicores=1_200, fixed_bursts=True, fixed_sleeps=True)
+    r = simulate(Scenario(cpus=2, threads=4, quota_us=100_000, seconds_us=3_000_000, workload=wl))
+    assert r.cpu_used_ns <= (100_000 * 1000 + 2 * 4_000_000) * 30
+    assert r.nr_throttled > 0

@@ -203,6 +203,9 @@ def render_text(res: Result, timeline: int = 20) -> str:
 )
 @click.option("--fixed-bursts", is_flag=True, help="Every burst is exactly --burst-work (default: exponential).")
 @click.option(
+    "--fixed-sleeps", is_flag=True, help="Every sleep between bursts is exactly its mean (default: exponential)."
+)
+@click.option(
     "--load",
     "load_percent",
     type=click.IntRange(1, 100_000),
@@ -258,6 +261,7 @@ def command(
     cpu_bound: bool,
     burst_work: int,
     fixed_bursts: bool,
+    fixed_sleeps: bool,
     load_percent: int,
     demand: int | None,
     cfs_burst: int,
@@ -316,6 +320,7 @@ def command(
                 demand_millicores=demand,
                 load_percent=load_percent,
                 fixed_bursts=fixed_bursts,
+                fixed_sleeps=fixed_sleeps,
             ),
         )
     except ValueError as e:

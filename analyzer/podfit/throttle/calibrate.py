@@ -63,7 +63,7 @@ static void *worker(void *arg) {
     uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)((intptr_t)arg + 1);
     double end = now_mono() + seconds;
     if (think_mean > 0) { /* start at a random point of the sleep */
-        double d = expo(&s, think_mean);
+        double d = fixed ? uni(&s) * think_mean : expo(&s, think_mean);
         struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
         nanosleep(&ts, NULL);
     }
@@ -72,7 +72,7 @@ static void *worker(void *arg) {
         double stop = now_cpu() + w;
         if (think_mean <= 0) { while (now_mono() < end) { } break; }
         while (now_cpu() < stop && now_mono() < end) { }
-        double d = expo(&s, think_mean);
+        double d = fixed ? think_mean : expo(&s, think_mean);
         struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
         nanosleep(&ts, NULL);
     }
@@ -110,6 +110,7 @@ class Config:
     burst_us: int = 2_000
     demand_millicores: int | None = None
     seconds: int = 3
+    fixed: bool = False  # fixed bursts and fixed sleeps (a periodic worker), else both exponential
 
 
 @dataclass(frozen=True)
@@ -121,16 +122,25 @@ class Measurement:
     seconds: float
 
 
-# The configurations the calibration test runs (2 CPUs here; more threads than CPUs included).
+# The calibration table (`make calibrate`): CPU-bound and bursty, fixed and exponential sleeps,
+# 1-64 threads, 200m-1900m, on this machine's CPUs.
 CONFIGS: tuple[Config, ...] = (
-    Config("50ms/1 busy", 50_000, 1),
-    Config("50ms/2 busy", 50_000, 2),
-    Config("100ms/2 busy", 100_000, 2),
-    Config("150ms/2 busy", 150_000, 2),
-    Config("100ms/4 busy", 100_000, 4),
-    Config("150ms/3 busy", 150_000, 3),
-    Config("50ms/8 bursty", 50_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=750),
-    Config("100ms/16 bursty", 100_000, 16, kind=REQUEST, burst_us=1_000, demand_millicores=1_500),
+    Config("200m/1 busy", 20_000, 1),
+    Config("500m/1 busy", 50_000, 1),
+    Config("500m/2 busy", 50_000, 2),
+    Config("1000m/2 busy", 100_000, 2),
+    Config("1500m/2 busy", 150_000, 2),
+    Config("1000m/4 busy", 100_000, 4),
+    Config("1900m/4 busy", 190_000, 4),
+    Config("1500m/16 busy", 150_000, 16),
+    Config("400m/8 exp 2ms", 40_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=600),
+    Config("1000m/16 exp 1ms", 100_000, 16, kind=REQUEST, burst_us=1_000, demand_millicores=1_500),
+    Config("1200m/16 exp 5ms", 120_000, 16, kind=REQUEST, burst_us=5_000, demand_millicores=1_600),
+    Config("1900m/64 exp 2ms", 190_000, 64, kind=REQUEST, burst_us=2_000, demand_millicores=1_500),
+    Config("400m/8 fixed 2ms", 40_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=600, fixed=True),
+    Config("1000m/4 fixed 5ms", 100_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=1_200, fixed=True),
+    Config("1500m/32 fixed 2ms", 150_000, 32, kind=REQUEST, burst_us=2_000, demand_millicores=1_800, fixed=True),
+    Config("200m/2 fixed 10ms", 20_000, 2, kind=REQUEST, burst_us=10_000, demand_millicores=300, fixed=True),
 )
 
 
@@ -232,6 +242,8 @@ def measure(cfg: Config, exe: str) -> Measurement:
                 f.write(str(os.getpid()))
 
         args = [exe, str(cfg.threads), str(cfg.seconds), str(cfg.burst_us), str(_think_us(cfg))]
+        if cfg.fixed:
+            args.append("fixed")
         t0 = time.monotonic()
         proc = subprocess.run(args, capture_output=True, text=True, preexec_fn=enter, timeout=cfg.seconds + 30)
         elapsed = time.monotonic() - t0
@@ -285,30 +297,34 @@ def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None,
         seconds_us=cfg.seconds * 1_000_000,
         seed=seed,
         hz=hz or kernel_hz(),
-        workload=Workload(kind=cfg.kind, burst_us=cfg.burst_us, demand_millicores=cfg.demand_millicores),
+        workload=Workload(
+            kind=cfg.kind,
+            burst_us=cfg.burst_us,
+            demand_millicores=cfg.demand_millicores,
+            fixed_bursts=cfg.fixed,
+            fixed_sleeps=cfg.fixed,
+        ),
         **flags,
     )
     r = simulate(sc)
     return Measurement(r.nr_periods, r.nr_throttled, r.throttled_time_ns, r.cpu_used_ns, cfg.seconds)
 
 
-# Agreement the calibration test demands between kernel and model (stated in docs/throttling.md):
-TOL_THROTTLED_FRACTION = 0.25  # |nr_throttled/nr_periods| difference, absolute
-TOL_THROTTLED_MS = 20.0  # throttled ms per period: within 35% or 20 ms
-TOL_THROTTLED_REL = 0.35
-TOL_CPU_REL = 0.10  # CPU used per second: within 10%
+# The calibration targets (issue 15, for a quiet machine): nr_throttled and throttled time within
+# 15 % of the kernel's (throttled time: or 2 ms per period when both are small), CPU used within 10 %.
+TOL_REL = 0.15
+TOL_THROTTLED_MS = 2.0
+TOL_CPU_REL = 0.10
 
 
 def compare(real: Measurement, model: Measurement) -> list[str]:
-    """Reasons the two disagree beyond the tolerances (empty list: they agree)."""
+    """Reasons the two disagree beyond the targets (empty list: they agree)."""
     problems = []
-    fr = real.nr_throttled / max(1, real.nr_periods)
-    fm = model.nr_throttled / max(1, model.nr_periods)
-    if abs(fr - fm) > TOL_THROTTLED_FRACTION:
-        problems.append(f"throttled periods {fr:.2f} vs model {fm:.2f}")
+    if abs(real.nr_throttled - model.nr_throttled) > TOL_REL * max(real.nr_throttled, model.nr_throttled, 1):
+        problems.append(f"nr_throttled {real.nr_throttled} vs model {model.nr_throttled}")
     tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
     tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
-    if abs(tr - tm) > max(TOL_THROTTLED_MS, TOL_THROTTLED_REL * max(tr, tm)):
+    if abs(tr - tm) > max(TOL_THROTTLED_MS, TOL_REL * tr):
         problems.append(f"throttled {tr:.1f} ms/period vs model {tm:.1f}")
     ur = real.cpu_used_ns / 1e9 / real.seconds
     um = model.cpu_used_ns / 1e9 / model.seconds
@@ -317,19 +333,30 @@ def compare(real: Measurement, model: Measurement) -> list[str]:
     return problems
 
 
-def table(rows: list[tuple[Config, Measurement, Measurement]]) -> str:
+def _dev(real: float, model: float) -> str:
+    if real == 0:
+        return "—" if model == 0 else "∞"
+    return f"{100 * (model - real) / real:+.0f}%"
+
+
+def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float] | None = None) -> str:
+    """Kernel vs simulator per configuration: throttled periods, throttled time (summed over CPUs,
+    per period), CPU used; with the other load (CPUs busy outside the group) when measured."""
     head = (
-        "| config | quota/period | threads | kernel thr/periods | model thr/periods "
-        "| kernel thr ms/period | model thr ms/period | kernel CPU/s | model CPU/s |"
+        "| config | threads | kernel nr_throttled/nr_periods | model | Δ nr_throttled "
+        "| kernel throttled ms/period | model | Δ throttled | kernel CPU/s | model CPU/s | other load (CPUs) |"
     )
-    lines = [head, "|" + "---|" * 9]
-    for cfg, real, model in rows:
+    lines = [head, "|" + "---|" * 11]
+    for i, (cfg, real, model) in enumerate(rows):
+        tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
+        tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
+        load = f"{loads[i]:.2f}" if loads is not None else "—"
         lines.append(
-            f"| {cfg.name} | {cfg.quota_us // 1000}/{cfg.period_us // 1000} ms | {cfg.threads} "
+            f"| {cfg.name} | {cfg.threads} "
             f"| {real.nr_throttled}/{real.nr_periods} | {model.nr_throttled}/{model.nr_periods} "
-            f"| {real.throttled_time_ns / max(1, real.nr_periods) / 1e6:.1f} "
-            f"| {model.throttled_time_ns / max(1, model.nr_periods) / 1e6:.1f} "
-            f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} |"
+            f"| {_dev(real.nr_throttled, model.nr_throttled)} "
+            f"| {tr:.1f} | {tm:.1f} | {_dev(tr, tm)} "
+            f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} | {load} |"
         )
     return "\n".join(lines)
 
@@ -341,11 +368,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {e}", file=sys.stderr)
         return 2
     rows = []
+    loads = []
     bad = 0
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
         exe = _compile(d)
         for cfg in CONFIGS:
+            before = busy_ns()
             real = measure(cfg, exe)
+            loads.append(other_load(before, busy_ns(), real))
             model = simulate_config(cfg)
             rows.append((cfg, real, model))
             problems = compare(real, model)
@@ -353,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
             if problems:
                 print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
     print(f"kernel {platform.release()}, HZ={kernel_hz()}, {os.cpu_count()} CPUs, {kernel_flags()}")
-    print(table(rows))
+    print(table(rows, loads))
+    # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0
 
 

@@ -48,7 +48,8 @@ class Workload:
     use together if nothing held them back (``None``: ``load_percent`` of the container's CPU limit,
     or of one CPU when there is no limit). The mean sleep of
     a thread between bursts follows from both: ``burst × (threads × 1000 / demand − 1)``; a demand of
-    ``threads × 1000`` or more makes every thread busy all the time. Sleep times are exponential.
+    ``threads × 1000`` or more makes every thread busy all the time. Sleep times are exponential, or
+    exactly that mean with ``fixed_sleeps`` (a periodic worker; its first sleep is a random phase).
     ``wake_spread`` (default on) lets a waking thread move to an idle CPU when its previous CPU
     is busy with another thread of the container, as the kernel's wake-up placement does.
     """
@@ -59,6 +60,7 @@ class Workload:
     load_percent: int = JAVA_SERVER_LOAD_PERCENT
     fixed_bursts: bool = False
     wake_spread: bool = True
+    fixed_sleeps: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in (CPU_BOUND, REQUEST):

@@ -87,6 +87,8 @@ class _Params:
     spread: bool  # waking threads move to a CPU without a thread of the group
     burst_mean: int
     fixed_bursts: bool
+    fixed_sleeps: bool
+    think_mean: int  # mean (or, with fixed_sleeps, exact) sleep between bursts (ns)
     inv_burst: float  # rate of the exponential burst length
     inv_think: float  # rate of the exponential sleep; 0: threads never sleep
 
@@ -118,6 +120,8 @@ class _Params:
             spread=wl.wake_spread and not cpu_bound,
             burst_mean=burst_mean,
             fixed_bursts=wl.fixed_bursts,
+            fixed_sleeps=wl.fixed_sleeps,
+            think_mean=int(think_mean),
             inv_burst=1.0 / burst_mean,
             inv_think=1.0 / think_mean if think_mean > 0 else 0.0,
         )
@@ -370,9 +374,15 @@ class _Sim:
         t.work_left = w
         t.arrival = now
 
-    def sleep(self, t: _Thread, now: int) -> None:
+    def sleep(self, t: _Thread, now: int, first: bool = False) -> None:
+        """Sleep until the next burst: exponential, or exactly the mean with fixed sleeps (the first
+        sleep of a thread with fixed sleeps is a uniform phase in [0, sleep), so threads do not wake
+        in lockstep)."""
         p = self.p
-        d = int(self.expo(p.inv_think)) if p.inv_think else 0
+        if p.fixed_sleeps and p.inv_think:
+            d = int(self.rng.random() * p.think_mean) if first else p.think_mean
+        else:
+            d = int(self.expo(p.inv_think)) if p.inv_think else 0
         if now + d <= p.end:
             heappush(self.heap, (now + d, _WAKE, t.index, 0))
 
@@ -540,7 +550,7 @@ class _Sim:
                         self.dispatch(cpu, 0)
         else:
             for t in self.threads:
-                self.sleep(t, 0)
+                self.sleep(t, 0, first=True)
         if p.limited:
             heappush(self.heap, (p.period, _PERIOD, 0, 0))
 
