@@ -157,7 +157,9 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     """The kubelet facts of a run (see :class:`KubeletFacts`). The first KubeletConfiguration of the
     input wins over the platform."""
     kub = platform.kubelet
-    policy: str | None = kub.cpu_manager_policy if kub.cpu_manager_policy_stated else None
+    # a policy other than the default counts as stated however the profile was built
+    stated = kub.cpu_manager_policy_stated or kub.cpu_manager_policy != "none"
+    policy: str | None = kub.cpu_manager_policy if stated else None
     policy_source = f"platform {platform.name}" if policy else ""
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
     for o in objects:
