@@ -63,6 +63,10 @@ __all__ = [
     "kubelet_facts",
     "parse_version",
     "linux_excluded",
+    "CPU_MANAGER_OPTIONS",
+    "CPU_MANAGER_OPTION_CONFLICTS",
+    "OPTION_GATES",
+    "cpu_manager_option_stage",
 ]
 
 CFS_PERIOD_US = 100_000  # the kernel's default cfs_period_us
@@ -74,6 +78,42 @@ CFS_SLICE_US = 5_000  # the kernel's default sched_cfs_bandwidth_slice_us
 # default, from 1.33: a container given exclusive CPUs by the static CPU Manager gets no CFS quota).
 DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS = "DisableCPUQuotaWithExclusiveCPUs"
 FEATURE_DEFAULT_ON_SINCE: Mapping[str, tuple[int, int]] = {DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS: (1, 33)}
+
+
+# CPU Manager static policy options: (first version, stage) steps, from kubernetes/kubernetes
+# pkg/kubelet/cm/cpumanager/policy_options.go and the feature docs. The kubelet refuses to start on an
+# unknown option, on an alpha one unless CPUManagerPolicyAlphaOptions is on (off by default), on a
+# beta one when CPUManagerPolicyBetaOptions is off (on by default), and on the pairs below.
+CPU_MANAGER_OPTIONS: Mapping[str, tuple[tuple[tuple[int, int], str], ...]] = {
+    "full-pcpus-only": (((1, 22), "alpha"), ((1, 23), "beta"), ((1, 33), "GA")),
+    "distribute-cpus-across-numa": (((1, 23), "alpha"), ((1, 33), "beta")),
+    "align-by-socket": (((1, 25), "alpha"),),
+    "distribute-cpus-across-cores": (((1, 31), "alpha"),),
+    "strict-cpu-reservation": (((1, 31), "alpha"), ((1, 32), "beta"), ((1, 35), "GA")),
+    "prefer-align-cpus-by-uncorecache": (((1, 32), "alpha"), ((1, 34), "beta")),
+}
+CPU_MANAGER_OPTION_CONFLICTS: tuple[tuple[str, str], ...] = (
+    ("full-pcpus-only", "distribute-cpus-across-cores"),
+    ("distribute-cpus-across-numa", "distribute-cpus-across-cores"),
+    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-cores"),
+    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-numa"),
+)
+OPTION_GATES = {"alpha": ("CPUManagerPolicyAlphaOptions", False), "beta": ("CPUManagerPolicyBetaOptions", True)}
+
+
+def cpu_manager_option_stage(name: str, version: tuple[int, int] | None) -> str | None:
+    """ "alpha", "beta", "GA" for the version (the latest stage when the version is unknown), "absent"
+    before the option existed, None for a name the kubelet does not know."""
+    steps = CPU_MANAGER_OPTIONS.get(name)
+    if steps is None:
+        return None
+    if version is None:
+        return steps[-1][1]
+    stage = "absent"
+    for since, st in steps:
+        if version >= since:
+            stage = st
+    return stage
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
@@ -100,6 +140,9 @@ class KubeletFacts:
     version: tuple[int, int] | None = None
     policy_source: str = ""
     version_source: str = ""
+    topology_manager_policy: str = "none"  # a KubeletConfiguration's topologyManagerPolicy
+    topology_manager_scope: str = "container"
+    memory_manager_policy: str = "None"
 
     @property
     def policy(self) -> str:
@@ -162,6 +205,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     policy: str | None = kub.cpu_manager_policy if stated else None
     policy_source = f"platform {platform.name}" if policy else ""
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
+    topology, scope, memory = "none", "container", "None"
     for o in objects:
         if o.kind == "KubeletConfiguration" and o.ref.api_version.startswith("kubelet.config.k8s.io/"):
             raw = o.raw
@@ -173,6 +217,9 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
             fg = raw.get("featureGates")
             if isinstance(fg, Mapping):
                 gates = tuple(sorted((str(k), v is True or str(v).lower() == "true") for k, v in fg.items()))
+            topology = str(raw.get("topologyManagerPolicy") or "none")
+            scope = str(raw.get("topologyManagerScope") or "container")
+            memory = str(raw.get("memoryManagerPolicy") or "None")
             break
     version = parse_version(kub.version) if kub.version else None
     version_source = f"platform {platform.name}" if version else ""
@@ -181,7 +228,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
         if len(found) == 1:
             version = found.pop()
             version_source = "cluster manifests"
-    return KubeletFacts(policy, options, gates, version, policy_source, version_source)
+    return KubeletFacts(policy, options, gates, version, policy_source, version_source, topology, scope, memory)
 
 
 def linux_excluded(c: SchedulingConstraints) -> bool:
@@ -293,6 +340,11 @@ class Facts:
     @property
     def numa_node_memory(self) -> int | None:
         return self.platform.numa_node_memory
+
+    @property
+    def numa_node_logical_cpus(self) -> int | None:
+        """Logical CPUs (cores × hardware threads) of the smallest NUMA node of any host."""
+        return min((h.numa_node_cores * h.threads_per_core for h in self.platform.hosts), default=None)
 
     @property
     def smt(self) -> bool | None:
