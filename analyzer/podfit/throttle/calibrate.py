@@ -53,11 +53,15 @@ _C_SOURCE = r"""
 
 static double seconds, burst_mean, think_mean;
 static int fixed;
+static double *delays; /* wall time of a burst minus its CPU work: the time it waited */
+static long ndelays, maxdelays = 4000000;
 
 static double now_mono(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static double now_cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static double uni(uint64_t *s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return ((*s >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
 static double expo(uint64_t *s, double mean) { return -mean * log(uni(s)); }
+
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 static void *worker(void *arg) {
     uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)((intptr_t)arg + 1);
@@ -69,9 +73,15 @@ static void *worker(void *arg) {
     }
     while (now_mono() < end) {
         double w = fixed ? burst_mean : expo(&s, burst_mean);
+        double t0 = now_mono();
         double stop = now_cpu() + w;
         if (think_mean <= 0) { while (now_mono() < end) { } break; }
         while (now_cpu() < stop && now_mono() < end) { }
+        double t1 = now_mono();
+        if (t1 < end) {
+            long i = __sync_fetch_and_add(&ndelays, 1);
+            if (i < maxdelays) delays[i] = t1 - t0 - w;
+        }
         double d = fixed ? think_mean : expo(&s, think_mean);
         struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
         nanosleep(&ts, NULL);
@@ -84,11 +94,18 @@ int main(int argc, char **argv) {
     int n = atoi(argv[1]);
     seconds = atof(argv[2]); burst_mean = atof(argv[3]) * 1e-6; think_mean = atof(argv[4]) * 1e-6;
     fixed = argc > 5;
+    delays = malloc(sizeof(double) * maxdelays);
     pthread_t *th = malloc(sizeof(pthread_t) * n);
     for (int i = 0; i < n; i++) pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
     for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
     struct rusage ru; getrusage(RUSAGE_SELF, &ru);
     printf("cpu_us %ld\n", (long)(ru.ru_utime.tv_sec * 1000000L + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1000000L + ru.ru_stime.tv_usec));
+    long k = ndelays < maxdelays ? ndelays : maxdelays;
+    if (k > 0) {
+        qsort(delays, k, sizeof(double), cmp);
+        long r = (long)ceil(0.99 * k) - 1;
+        printf("p99_delay_us %ld\nbursts %ld\n", (long)(delays[r < 0 ? 0 : r] * 1e6), k);
+    }
     return 0;
 }
 """
@@ -111,6 +128,7 @@ class Config:
     demand_millicores: int | None = None
     seconds: int = 3
     fixed: bool = False  # fixed bursts and fixed sleeps (a periodic worker), else both exponential
+    cfs_burst_us: int = 0  # cpu.cfs_burst_us: unused quota carried over, up to this much
 
 
 @dataclass(frozen=True)
@@ -120,6 +138,8 @@ class Measurement:
     throttled_time_ns: int
     cpu_used_ns: int
     seconds: float
+    p99_delay_ns: int | None = None  # p99 of the time a burst waited (bursty workloads)
+    bursts: int = 0
 
 
 # The calibration table (`make calibrate`): CPU-bound and bursty, fixed and exponential sleeps,
@@ -141,6 +161,24 @@ CONFIGS: tuple[Config, ...] = (
     Config("1000m/4 fixed 5ms", 100_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=1_200, fixed=True),
     Config("1500m/32 fixed 2ms", 150_000, 32, kind=REQUEST, burst_us=2_000, demand_millicores=1_800, fixed=True),
     Config("200m/2 fixed 10ms", 20_000, 2, kind=REQUEST, burst_us=10_000, demand_millicores=300, fixed=True),
+    Config(
+        "400m/8 exp 2ms +burst 20ms",
+        40_000,
+        8,
+        kind=REQUEST,
+        burst_us=2_000,
+        demand_millicores=400,
+        cfs_burst_us=20_000,
+    ),
+    Config(
+        "1000m/16 exp 1ms +burst 50ms",
+        100_000,
+        16,
+        kind=REQUEST,
+        burst_us=1_000,
+        demand_millicores=900,
+        cfs_burst_us=50_000,
+    ),
 )
 
 
@@ -226,6 +264,9 @@ def measure(cfg: Config, exe: str) -> Measurement:
                 f.write(str(cfg.period_us))
             with open(os.path.join(group, "cpu.cfs_quota_us"), "w") as f:
                 f.write(str(cfg.quota_us))
+            if cfg.cfs_burst_us:
+                with open(os.path.join(group, "cpu.cfs_burst_us"), "w") as f:
+                    f.write(str(cfg.cfs_burst_us))
             # the highest weight: other work on the machine must not decide how much of its quota the
             # group can use (the model has the CPUs to itself)
             with open(os.path.join(group, "cpu.shares"), "w") as f:
@@ -233,6 +274,9 @@ def measure(cfg: Config, exe: str) -> Measurement:
         else:
             with open(os.path.join(group, "cpu.max"), "w") as f:
                 f.write(f"{cfg.quota_us} {cfg.period_us}")
+            if cfg.cfs_burst_us:
+                with open(os.path.join(group, "cpu.max.burst"), "w") as f:
+                    f.write(str(cfg.cfs_burst_us))
             with open(os.path.join(group, "cpu.weight"), "w") as f:
                 f.write("10000")
         procs = os.path.join(group, "cgroup.procs")
@@ -253,6 +297,8 @@ def measure(cfg: Config, exe: str) -> Measurement:
         if m is None:
             raise RuntimeError(f"workload printed no cpu_us: {proc.stdout.strip()[:200]!r}")
         cpu_us = int(m.group(1))
+        p99 = re.search(r"p99_delay_us (\d+)", proc.stdout)
+        nb = re.search(r"bursts (\d+)", proc.stdout)
         st = _read_stat(os.path.join(group, "cpu.stat"))
         if version == 1:
             thr_ns = st.get("throttled_time", 0)
@@ -264,6 +310,8 @@ def measure(cfg: Config, exe: str) -> Measurement:
             throttled_time_ns=thr_ns,
             cpu_used_ns=cpu_us * 1000,
             seconds=elapsed,
+            p99_delay_ns=int(p99.group(1)) * 1000 if p99 else None,
+            bursts=int(nb.group(1)) if nb else 0,
         )
     finally:
         for _ in range(50):
@@ -295,6 +343,7 @@ def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None,
         quota_us=cfg.quota_us,
         period_us=cfg.period_us,
         seconds_us=cfg.seconds * 1_000_000,
+        burst_us=cfg.cfs_burst_us,
         seed=seed,
         hz=hz or kernel_hz(),
         workload=Workload(
@@ -304,10 +353,19 @@ def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None,
             fixed_bursts=cfg.fixed,
             fixed_sleeps=cfg.fixed,
         ),
-        **flags,
+        pre_5_4_expiry=flags["pre_5_4_expiry"],
+        account_empty_throttled=flags["account_empty_throttled"],
     )
     r = simulate(sc)
-    return Measurement(r.nr_periods, r.nr_throttled, r.throttled_time_ns, r.cpu_used_ns, cfg.seconds)
+    return Measurement(
+        r.nr_periods,
+        r.nr_throttled,
+        r.throttled_time_ns,
+        r.cpu_used_ns,
+        cfg.seconds,
+        r.burst_delay_p99_ns,
+        r.bursts_done,
+    )
 
 
 # The calibration targets (issue 15, for a quiet machine): nr_throttled and throttled time within
@@ -315,6 +373,8 @@ def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None,
 TOL_REL = 0.15
 TOL_THROTTLED_MS = 2.0
 TOL_CPU_REL = 0.10
+TOL_P99_REL = 0.25  # burst-latency p99 within 25 % (or 1 ms)
+TOL_P99_MS = 1.0
 
 
 def compare(real: Measurement, model: Measurement) -> list[str]:
@@ -330,6 +390,10 @@ def compare(real: Measurement, model: Measurement) -> list[str]:
     um = model.cpu_used_ns / 1e9 / model.seconds
     if abs(ur - um) > TOL_CPU_REL * max(ur, um, 0.05):
         problems.append(f"CPU used {ur:.3f}/s vs model {um:.3f}/s")
+    if real.p99_delay_ns is not None and model.p99_delay_ns is not None:
+        pr, pm = real.p99_delay_ns / 1e6, model.p99_delay_ns / 1e6
+        if abs(pr - pm) > max(TOL_P99_MS, TOL_P99_REL * pr):
+            problems.append(f"burst p99 wait {pr:.1f} ms vs model {pm:.1f}")
     return problems
 
 
@@ -339,14 +403,19 @@ def _dev(real: float, model: float) -> str:
     return f"{100 * (model - real) / real:+.0f}%"
 
 
+def _ms(ns: int | None) -> str:
+    return "—" if ns is None else f"{ns / 1e6:.1f}"
+
+
 def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float] | None = None) -> str:
     """Kernel vs simulator per configuration: throttled periods, throttled time (summed over CPUs,
     per period), CPU used; with the other load (CPUs busy outside the group) when measured."""
     head = (
         "| config | threads | kernel nr_throttled/nr_periods | model | Δ nr_throttled "
-        "| kernel throttled ms/period | model | Δ throttled | kernel CPU/s | model CPU/s | other load (CPUs) |"
+        "| kernel throttled ms/period | model | Δ throttled | kernel CPU/s | model CPU/s "
+        "| kernel p99 wait ms | model | other load (CPUs) |"
     )
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 13]
     for i, (cfg, real, model) in enumerate(rows):
         tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
         tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
@@ -356,7 +425,8 @@ def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float
             f"| {real.nr_throttled}/{real.nr_periods} | {model.nr_throttled}/{model.nr_periods} "
             f"| {_dev(real.nr_throttled, model.nr_throttled)} "
             f"| {tr:.1f} | {tm:.1f} | {_dev(tr, tm)} "
-            f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} | {load} |"
+            f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} "
+            f"| {_ms(real.p99_delay_ns)} | {_ms(model.p99_delay_ns)} | {load} |"
         )
     return "\n".join(lines)
 
