@@ -68,7 +68,14 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             too_big = _too_big(cpu, mem, cpu_aligned, mem_aligned, numa_cpus, numa_mem)
             if too_big:
                 yield _finding(
-                    w, None, w.obj.location, "the Guaranteed pod", too_big, numa_cpus, numa_mem, kub.topology_manager_scope
+                    w,
+                    None,
+                    w.obj.location,
+                    "the Guaranteed pod",
+                    too_big,
+                    numa_cpus,
+                    numa_mem,
+                    kub.topology_manager_scope,
                 )
             continue
         for c in _containers(w):
