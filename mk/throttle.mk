@@ -1,5 +1,5 @@
 # CFS throttling simulator (issue 5): benchmark, tests, kernel calibration, lint.
-.PHONY: bench-throttle test-throttle calibrate-throttle lint-throttle
+.PHONY: bench-throttle test-throttle calibrate calibrate-throttle lint-throttle
 
 bench-throttle: venv  ## throttling benchmark: 256 CPUs, 200 threads, 10 simulated s (target < 0.5 s)
 	$(PY) bench/throttle.py
@@ -7,6 +7,8 @@ bench-throttle: venv  ## throttling benchmark: 256 CPUs, 200 threads, 10 simulat
 test-throttle: venv-test  ## simulator, `podfit throttle`, PF203 fixtures, kernel calibration (needs root for cgroups)
 	$(PY) -m pytest -q tests/test_throttle.py tests/test_throttle_golden.py tests/test_throttle_rule.py \
 	  tests/test_throttle_calibration.py
+
+calibrate: calibrate-throttle  ## kernel vs simulator on 16 configurations (a benchmark; root: creates and removes a cpu cgroup)
 
 calibrate-throttle: venv  ## run the kernel calibration table (root: creates and removes a cpu cgroup)
 	PYTHONPATH=analyzer $(PY) -m podfit.throttle.calibrate

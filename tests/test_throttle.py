@@ -281,3 +281,51 @@ def test_cli_cpu_manager_fractional_limit_stays_on_quota():
 def test_cli_usage_errors(args):
     res = CliRunner().invoke(command, args)
     assert res.exit_code == 2
+
+
+def test_fixed_sleeps_closed_form_without_limit():
+    """A periodic worker: fixed 2 ms bursts, fixed sleeps for a 500m demand → 2 ms work per 4 ms
+    cycle per thread; without a limit, 4 threads on 4 CPUs use exactly their demand and never wait."""
+    wl = Workload(burst_us=2_000, demand_millicores=2_000, fixed_bursts=True, fixed_sleeps=True)
+    r = simulate(Scenario(cpus=4, threads=4, quota_us=None, seconds_us=2_000_000, workload=wl))
+    assert r.cpu_used_per_second == pytest.approx(2.0, rel=0.01)
+    assert r.burst_delay_p99_ns == 0 and r.nr_throttled == 0
+
+
+def test_fixed_sleeps_under_a_limit_never_exceed_the_quota():
+    wl = Workload(burst_us=5_000, demand_millicores=1_200, fixed_bursts=True, fixed_sleeps=True)
+    r = simulate(Scenario(cpus=2, threads=4, quota_us=100_000, seconds_us=3_000_000, workload=wl))
+    assert r.cpu_used_ns <= (100_000 * 1000 + 2 * 4_000_000) * 30
+    assert r.nr_throttled > 0
+
+
+def test_one_thread_group_is_the_plain_workload():
+    wl = Workload(burst_us=2_000, demand_millicores=1_500)
+    a = simulate(Scenario(cpus=16, threads=40, quota_us=100_000, seconds_us=1_000_000, workload=wl))
+    b = simulate(Scenario(cpus=16, threads=40, quota_us=100_000, seconds_us=1_000_000, groups=((40, wl),)))
+    assert (a.throttled_time_ns, a.nr_throttled, a.cpu_used_ns, a.burst_delay_p99_ns) == (
+        b.throttled_time_ns,
+        b.nr_throttled,
+        b.cpu_used_ns,
+        b.burst_delay_p99_ns,
+    )
+
+
+def test_thread_groups_add_up_without_a_limit():
+    """Two CPU-bound threads and eight request threads offering 1 CPU, on 8 CPUs without a limit: 3 CPUs."""
+    groups = ((2, Workload(kind=CPU_BOUND)), (8, Workload(burst_us=1_000, demand_millicores=1_000)))
+    r = simulate(Scenario(cpus=8, threads=10, quota_us=None, seconds_us=4_000_000, groups=groups))
+    assert r.cpu_used_per_second == pytest.approx(3.0, rel=0.05)
+
+
+def test_thread_groups_must_add_up():
+    with pytest.raises(ValueError):
+        Scenario(cpus=2, threads=3, quota_us=None, groups=((1, Workload()), (1, Workload())))
+
+
+def test_bursts_and_sleeps_from_a_given_distribution():
+    """Bursts of 1 or 3 ms and sleeps of 2 ms: each thread is busy half the time (mean 2 of 4 ms)."""
+    wl = Workload(burst_samples_us=(1_000, 3_000), sleep_samples_us=(2_000,))
+    r = simulate(Scenario(cpus=4, threads=4, quota_us=None, seconds_us=4_000_000, workload=wl))
+    assert r.cpu_used_per_second == pytest.approx(2.0, rel=0.03)
+    assert r.burst_delay_p99_ns == 0

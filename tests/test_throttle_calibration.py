@@ -1,8 +1,19 @@
-"""Kernel calibration: the simulator against the real CFS bandwidth control of this machine.
+"""Kernel smoke test: CFS bandwidth control of this machine's kernel obeys what the simulator assumes.
 
-Runs a C workload in a cgroup with a CFS quota (cgroup v1 cpu or v2 cpu.max), reads cpu.stat and
-compares with the simulator on the same CPUs, HZ and kernel behaviour. Skipped only when no cgroup
-can be written (not root, no cpu controller) or there is no C compiler.
+The calibration table (kernel vs simulator, row by row) is a benchmark, ``make calibrate``: its figures
+depend on what else the machine runs. This test asserts only what holds however loaded the machine
+is, because other load can only take CPU away from the group (it runs with the highest
+``cpu.shares``), never give it more:
+
+* the kernel never lets the group use more than its quota plus one scheduler tick per CPU per period
+  (the overrun the simulator models), and the simulator, which has the CPUs to itself, is that bound;
+* the period timer runs for every period while the group is busy (``nr_periods``);
+* a CPU-bound group that wants at least twice its quota is throttled in most periods, and the
+  throttled time the kernel reports is at most what the simulator reports for an otherwise idle
+  machine (plus 35 % and 20 ms: the simulator's small overstatement, docs/throttling.md).
+
+Skipped only when no cgroup can be written (not root, no cpu controller) or there is no C compiler.
+The deterministic tests of the simulator itself (closed forms, invariants) are tests/test_throttle.py.
 """
 
 from __future__ import annotations
@@ -43,54 +54,52 @@ def exe():
         yield cal._compile(d)
 
 
-# Two seconds each keeps the whole file near 10 s; the full table (3 s each) is in docs/throttling.md.
-CASES = [
-    c for c in cal.CONFIGS if c.name in ("50ms/1 busy", "100ms/2 busy", "100ms/4 busy", "150ms/3 busy", "50ms/8 bursty")
+# CPU-bound groups that want at least twice their quota: 1 thread under 0.5 CPU, 4 threads under
+# 1 CPU on this machine's CPUs. Two seconds each.
+SMOKE = [
+    cal.Config("50ms/1 busy", 50_000, 1, seconds=2),
+    cal.Config("100ms/4 busy", 100_000, 4, seconds=2),
 ]
 
 
-# CPU (in CPUs, averaged over a measurement) that other processes may use before the kernel's figures
-# stop describing CFS bandwidth control alone: on 2 CPUs, a group with a 1.5-CPU quota loses runtime
-# to any more than that, and the comparison would measure the machine's load, not the kernel.
-OTHER_LOAD_MAX = 0.25
-
-
-def _busy_ns() -> int:
-    """CPU time every CPU spent busy since boot (/proc/stat's first line, all but idle and iowait)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
-    return (user + nice + system + irq + softirq + steal) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-
-
-def _measure_quiet(cfg, exe):
-    """The kernel's figures for ``cfg``, from a run during which other processes left the CPUs to
-    it (retried up to three times); skips, naming the load, when the machine never was quiet."""
-    other = 0.0
-    for _ in range(3):
-        before = _busy_ns()
-        real = cal.measure(cfg, exe)
-        other = (_busy_ns() - before - real.cpu_used_ns) / 1e9 / real.seconds
-        if other <= OTHER_LOAD_MAX:
-            return real
-    pytest.skip(f"other processes used {other:.2f} CPUs during each measurement: not CFS alone")
-
-
-@pytest.mark.parametrize("cfg", CASES, ids=[c.name for c in CASES])
-def test_kernel_and_model_agree(exe, cfg):
-    from dataclasses import replace
-
-    cfg = replace(cfg, seconds=2)
-    real = _measure_quiet(cfg, exe)
+@pytest.mark.parametrize("cfg", SMOKE, ids=[c.name for c in SMOKE])
+def test_kernel_obeys_the_quota_and_throttles_as_the_model_bounds(exe, cfg):
+    before = cal.busy_ns()
+    real = cal.measure(cfg, exe)
+    other = cal.other_load(before, cal.busy_ns(), real)
     model = cal.simulate_config(cfg)
-    assert real.nr_periods >= 15, "the kernel should count about 20 periods in 2 s"
-    problems = cal.compare(real, model)
-    assert not problems, f"{cfg.name}: " + "; ".join(problems) + "\n" + cal.table([(cfg, real, model)])
+    hz = cal.kernel_hz()
+    cpus = os.cpu_count() or 1
+    periods = cfg.seconds * 1_000_000 // cfg.period_us
+    shown = f"\nother load {other:.2f} CPUs\n" + cal.table([(cfg, real, model)])
+
+    # the quota is a hard bound: per period at most the quota plus one tick per CPU
+    bound = (cfg.quota_us * 1000 + cpus * 1_000_000_000 // hz) * (real.seconds * 1e6 / cfg.period_us)
+    assert real.cpu_used_ns <= bound * 1.02, shown
+    assert model.cpu_used_ns <= (cfg.quota_us * 1000 + cpus * 1_000_000_000 // hz) * periods
+
+    # the period timer runs while the group is busy
+    assert 0.8 * periods <= real.nr_periods <= 1.2 * periods + 1, shown
+
+    # a group that wants twice its quota uses up its quota in most periods and waits
+    assert real.nr_throttled >= real.nr_periods // 2, shown
+    assert model.nr_throttled >= model.nr_periods - 1
+
+    # other load only shortens the throttled time (the group runs less, so it runs out later)
+    tr = real.throttled_time_ns / max(1, real.nr_periods)
+    tm = model.throttled_time_ns / max(1, model.nr_periods)
+    assert tr <= tm * 1.35 + 20e6, shown
 
 
 def test_cgroups_cleaned_up(exe):
     root, _ = cal.cgroup_root()
     assert not [d for d in os.listdir(root) if d.startswith(f"podfit-calib-{os.getpid()}-")]
+
+
+def test_other_load_is_what_the_group_did_not_use():
+    real = cal.Measurement(nr_periods=10, nr_throttled=5, throttled_time_ns=0, cpu_used_ns=500_000_000, seconds=1.0)
+    assert cal.other_load(0, 1_500_000_000, real) == pytest.approx(1.0)
+    assert cal.other_load(0, 400_000_000, real) == 0.0  # never negative
 
 
 def test_kernel_flags_by_release():

@@ -51,9 +51,26 @@ def test_study_tomcat_details():
     (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
     d = f["details"]
     assert d["cpu_limit"] == 1500 and d["slices"] == 30 and d["threads"] == 200
-    assert d["threads_from_annotation"] is False
-    assert d["throttled_per_period_s"] > 1.0
-    assert "podfit.io/threads" in f["message"]
+    assert (d["threads_from"], d["demand_from"], d["burst_from"]) == ("default", "request", "default")
+    assert d["demand"] == 1500 and d["burst_us"] == 2000
+    assert d["throttled_periods_percent"] == 100
+    assert d["throttled_per_period_ms"] > 100
+    assert d["throttled_per_period_per_cpu_ms"] == pytest.approx(d["throttled_per_period_ms"] / 200, abs=0.01)
+    assert d["added_p99_ms"] > 0
+    m = f["message"]
+    for said in (
+        "200 threads (default; podfit.io/threads)",
+        "average demand 1500m (the CPU request; podfit.io/cpu-demand)",
+        "2 ms CPU per burst (default; podfit.io/cpu-burst)",
+        "throttled in 100% of periods",
+        "p99 latency per burst",
+        "summed over CPUs",
+        "per CPU",
+        f"limits.cpu {d['suggested_cpu_limit'] // 1000 if d['suggested_cpu_limit'] % 1000 == 0 else str(d['suggested_cpu_limit']) + 'm'}",
+        "no CPU limit",
+        "2 whole CPUs",
+    ):
+        assert said in m, said
 
 
 def test_same_workload_on_4_vcpu_tkg_nodes_is_not_simulated():
@@ -66,9 +83,9 @@ def test_threshold_from_config(tmp_path):
     cfg = tmp_path / ".podfit.yaml"
     cfg.write_text("thresholds:\n  PF203:\n    score: 99\n")
     assert pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml", config=cfg)) == []
-    cfg.write_text("thresholds:\n  PF203:\n    score: 10\n    default-threads: 2\n")
+    cfg.write_text("thresholds:\n  PF203:\n    score: 10\n    default-threads: 64\n")
     (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml", config=cfg))
-    assert f["details"]["threads"] == 2 and f["details"]["threshold"] == 10
+    assert f["details"]["threads"] == 64 and f["details"]["threshold"] == 10
 
 
 def test_misspelt_option_is_refused_with_the_valid_names(tmp_path):
@@ -107,8 +124,8 @@ def test_pf202_precheck_matches_the_static_rule():
 
 def test_results_are_cached_per_limit_cpus_threads():
     pf203.simulate_cached.cache_clear()
-    a = pf203.simulate_cached(1000, 64, 50, 1)
-    b = pf203.simulate_cached(1000, 64, 50, 1)
+    a = pf203.simulate_cached(1000, 64, 50, 1, 1000, 2000)
+    b = pf203.simulate_cached(1000, 64, 50, 1, 1000, 2000)
     assert a is b
     assert pf203.simulate_cached.cache_info().hits == 1
 
@@ -134,7 +151,186 @@ spec:
     f = tmp_path / "many.yaml"
     f.write_text("---\n".join(docs))
     pf203.simulate_cached.cache_clear()
-    check(f)
+    doc = check(f)
     info = pf203.simulate_cached.cache_info()
-    assert info.misses <= 6  # 3 thread counts × 2 limits
-    assert info.hits + info.misses == 300
+    # one simulation per (limit, threads) for the verdict; a firing combination adds its run without
+    # a limit and the steps of the search for the smallest limit that clears it
+    fired = {(x["details"]["cpu_limit"], x["details"]["threads"]) for x in pf203_findings(doc)}
+    assert info.misses <= 6 + len(fired) * 10
+    assert info.hits + info.misses >= 300
+
+
+# --- the verdict moves with the fix -------------------------------------------------------------
+
+TOMCAT = (FIXTURES / "fail_study_tomcat.yaml").read_text()
+
+
+def _with_resources(text: str, resources: str) -> str:
+    head, _, _ = text.partition("          resources:")
+    return head + "          resources:\n" + resources
+
+
+def test_the_suggested_limit_clears_the_finding_and_one_step_less_does_not(tmp_path):
+    (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
+    new = f["details"]["suggested_cpu_limit"]
+    assert 1500 < new < 12_800  # above the limit, below what PF202's screen already passes on 256 CPUs
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(
+        _with_resources(
+            TOMCAT,
+            f"            requests: {{cpu: 1500m, memory: 5Gi}}\n            limits: {{cpu: {new}m, memory: 5Gi}}\n",
+        )
+    )
+    assert pf203_findings(check(fixed)) == []
+    less = tmp_path / "less.yaml"
+    less.write_text(
+        _with_resources(
+            TOMCAT,
+            f"            requests: {{cpu: 1500m, memory: 5Gi}}\n            limits: {{cpu: {new - 100}m, memory: 5Gi}}\n",
+        )
+    )
+    assert pf203_findings(check(less)), "the suggestion should be the smallest limit in 100m steps"
+
+
+def test_removing_the_limit_clears_the_finding(tmp_path):
+    fixed = tmp_path / "nolimit.yaml"
+    fixed.write_text(
+        _with_resources(TOMCAT, "            requests: {cpu: 1500m, memory: 5Gi}\n            limits: {memory: 5Gi}\n")
+    )
+    assert pf203_findings(check(fixed)) == []
+
+
+def test_whole_cpus_with_the_static_policy_clear_the_finding(tmp_path):
+    (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
+    whole = f["details"]["suggested_whole_cpus"]
+    fixed = tmp_path / "whole.yaml"
+    fixed.write_text(
+        _with_resources(
+            TOMCAT,
+            f"            requests: {{cpu: {whole}, memory: 5Gi}}\n            limits: {{cpu: {whole}, memory: 5Gi}}\n",
+        )
+    )
+    static = tmp_path / "static.yaml"
+    static.write_text(
+        PLATFORM.read_text().replace(
+            "cpuManagerPolicy: none", "cpuManagerPolicy: static\n    kubernetesVersion: '1.33'"
+        )
+    )
+    assert pf203_findings(check(fixed, platform=static)) == []
+    # without the static policy whole CPUs are still a CFS quota over the whole node: still flagged
+    assert pf203_findings(check(fixed))
+
+
+def test_raising_the_limit_lowers_the_score():
+    d = pf203.Demand(200, "default", 1500, "request", 2000, "default")
+    scores = [
+        pf203.simulate_cached(lim, 256, d.threads, 2, d.demand, d.burst_us).score for lim in (1000, 1500, 3000, 6000)
+    ]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+    assert scores[-1] == 0
+
+
+def test_declared_demand_and_burst_are_used_and_said(tmp_path):
+    text = TOMCAT.replace(
+        "      labels: {app: tomcat}\n",
+        '      labels: {app: tomcat}\n      annotations:\n        podfit.io/threads: "64"\n'
+        '        podfit.io/cpu-demand: "tomcat=2"\n        podfit.io/cpu-burst: 5ms\n',
+    )
+    p = tmp_path / "declared.yaml"
+    p.write_text(text)
+    (f,) = pf203_findings(check(p))
+    d = f["details"]
+    assert (d["threads"], d["demand"], d["burst_us"]) == (64, 2000, 5000)
+    assert (d["threads_from"], d["demand_from"], d["burst_from"]) == ("annotation", "annotation", "annotation")
+    assert "64 threads, average demand 2, 5 ms CPU per burst." in f["message"]
+
+
+def test_one_thread_cannot_be_throttled_below_its_limit():
+    res = pf203.simulate_cached(1500, 256, 1, 2, 1500, 2000)
+    assert res.score == 0 and res.nr_throttled == 0
+
+
+WINDOWS = TOMCAT.replace(
+    "    spec:\n      containers:", "    spec:\n      nodeSelector: {kubernetes.io/os: windows}\n      containers:"
+)
+
+
+def test_windows_only_pods_are_not_rated(tmp_path):
+    p = tmp_path / "win.yaml"
+    p.write_text(WINDOWS)
+    args = ["check", "--format", "json", "--rule", "PF202", "--rule", "PF203", "--fail-on", "never"]
+    res = CliRunner().invoke(main, args + ["--platform", str(PLATFORM), str(p)], catch_exceptions=False)
+    assert [f["rule"] for f in json.loads(res.stdout)["findings"]] == []
+    linux = tmp_path / "linux.yaml"
+    linux.write_text(WINDOWS.replace("windows", "linux"))
+    res = CliRunner().invoke(main, args + ["--platform", str(PLATFORM), str(linux)], catch_exceptions=False)
+    assert [f["rule"] for f in json.loads(res.stdout)["findings"]] == ["PF203"]
+
+
+def test_pf203_supersedes_pf202_and_pf202_stands_alone():
+    args = ["check", "--format", "json", "--fail-on", "never", "--platform", str(PLATFORM)]
+    both = CliRunner().invoke(
+        main, args + ["--rule", "PF202", "--rule", "PF203", str(FIXTURES / "fail_study_tomcat.yaml")]
+    )
+    assert [f["rule"] for f in json.loads(both.stdout)["findings"]] == ["PF203"]
+    alone = CliRunner().invoke(main, args + ["--rule", "PF202", str(FIXTURES / "fail_study_tomcat.yaml")])
+    assert [f["rule"] for f in json.loads(alone.stdout)["findings"]] == ["PF202"]
+    # a container the simulation clears is not reported by either
+    single = CliRunner().invoke(
+        main, args + ["--rule", "PF202", "--rule", "PF203", str(FIXTURES / "pass_single_thread.yaml")]
+    )
+    assert json.loads(single.stdout)["findings"] == []
+
+
+# --- kubelet facts: policy, version, the exclusive-CPU quota exemption ----------------------------
+
+
+def _facts(text: str, platform_text: str | None = None):
+    from podfit.facts import build_facts
+    from podfit.loader import InputFile, load
+    from podfit.platform import DEFAULT_PLATFORM, parse_platform
+
+    objs = load([InputFile("in.yaml", text.encode())]).objects if text else ()
+    plat = parse_platform(platform_text, "p.yaml") if platform_text else DEFAULT_PLATFORM
+    return build_facts(objs, plat).kubelet
+
+
+KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+reservedSystemCPUs: "0,1"
+"""
+
+
+def test_kubelet_policy_unknown_stated_or_from_a_kubelet_configuration():
+    assert _facts("").cpu_manager_policy is None and _facts("").policy == "none"
+    assert _facts("", PLATFORM.read_text()).cpu_manager_policy == "none"
+    k = _facts(KUBELET_CONFIG, PLATFORM.read_text())  # the KubeletConfiguration wins over the platform
+    assert k.policy == "static" and k.policy_source.startswith("KubeletConfiguration in.yaml:")
+
+
+def test_exclusive_cpus_lose_their_quota_from_1_33_unless_the_gate_is_off():
+    base = PLATFORM.read_text()
+    for version, expected in (("'1.32'", False), ("'1.33'", True), ("v1.35.1", True)):
+        k = _facts(
+            "", base.replace("cpuManagerPolicy: none", f"cpuManagerPolicy: none\n    kubernetesVersion: {version}")
+        )
+        assert k.exclusive_cpus_without_quota is expected, version
+    assert _facts("", base).exclusive_cpus_without_quota is None  # no version: unknown
+    gated = KUBELET_CONFIG + "featureGates:\n  DisableCPUQuotaWithExclusiveCPUs: false\n"
+    k = _facts(gated, base.replace("cpuManagerPolicy: none", "kubernetesVersion: '1.34'"))
+    assert k.version == (1, 34) and k.exclusive_cpus_without_quota is False
+
+
+def test_version_from_the_cluster_manifest():
+    tkc = """apiVersion: run.tanzu.vmware.com/v1alpha3
+kind: TanzuKubernetesCluster
+metadata: {name: c1, namespace: ns}
+spec:
+  distribution: {version: v1.33.1+vmware.1-fips}
+  topology:
+    controlPlane: {replicas: 1, vmClass: best-effort-small, storageClass: s, tkr: {reference: {name: x}}}
+    nodePools: [{name: w, replicas: 2, vmClass: best-effort-large, storageClass: s, tkr: {reference: {name: x}}}]
+"""
+    k = _facts(tkc)
+    assert k.version == (1, 33) and k.version_source == "cluster manifests"

@@ -107,6 +107,11 @@ def analyze(
 
     findings: list[Finding] = list(load.findings) + list(facts.findings)
     skipped: dict[str, str] = {}
+    # a rule that ran drops the findings of the rules it SUPERSEDES (PF203's verdict replaces PF202's screen)
+    superseded: set[str] = set()
+    # a rule's REPLACES: those rules' findings on an object this rule reported on are dropped (PF206's
+    # admission failure replaces PF302's advice on the same pod)
+    replaced: dict[str, set[str]] = {}
     modules = python_rules()
     for rule in catalogue.values():
         if not wanted(rule.id) or (rule.engine == "python" and rule.id not in modules):
@@ -115,13 +120,19 @@ def analyze(
         if why:
             skipped[rule.id] = why
         elif rule.engine == "python":
-            findings.extend(modules[rule.id].check(ctx.for_rule(rule.id)))
+            found = list(modules[rule.id].check(ctx.for_rule(rule.id)))
+            findings.extend(found)
+            superseded.update(getattr(modules[rule.id], "SUPERSEDES", ()))
+            for other in getattr(modules[rule.id], "REPLACES", ()):
+                replaced.setdefault(other, set()).update(
+                    f"{f.location.file}\0{f.object}" for f in found if f.object is not None
+                )
 
     # the Rego results last: a caller may still be computing them (see cli.start_engine)
     if callable(rego_results):
         rego_results = rego_results()
     for r in rego_results:
-        if r.rule in skipped:
+        if r.rule in skipped or r.rule in superseded:
             continue
         obj = objects[r.index]
         line = r.line if r.line is not None else container_line(obj, r.container)
@@ -184,6 +195,8 @@ def analyze(
     keyed = []
     for f in kept:
         if not wanted(f.rule):
+            continue
+        if f.rule in replaced and f"{f.location.file}\0{f.object}" in replaced[f.rule]:
             continue
         sev = config.severity.get(f.rule) or catalogue[f.rule].severity
         if f.severity != sev:

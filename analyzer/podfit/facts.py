@@ -36,6 +36,7 @@ object it is given, which per-object conftest use needs without podfit.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -46,6 +47,8 @@ from .findings import Finding
 from .loader import STDIN_NAME, LimitRangeDefaults, build_workloads, limit_range_defaults
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
+from .scheduling import BETA_OS, OS, SchedulingConstraints
+from .scheduling import _node_requirement as node_requirement
 
 __all__ = [
     "Facts",
@@ -56,10 +59,194 @@ __all__ = [
     "REQUIREMENTS",
     "CFS_PERIOD_US",
     "CFS_SLICE_US",
+    "KubeletFacts",
+    "kubelet_facts",
+    "parse_version",
+    "linux_excluded",
+    "CPU_MANAGER_OPTIONS",
+    "CPU_MANAGER_OPTION_CONFLICTS",
+    "OPTION_GATES",
+    "cpu_manager_option_stage",
 ]
 
 CFS_PERIOD_US = 100_000  # the kernel's default cfs_period_us
 CFS_SLICE_US = 5_000  # the kernel's default sched_cfs_bandwidth_slice_us
+
+
+# Kubelet feature gates podfit reads: (name, first version with it on by default). Source:
+# kubernetes/kubernetes pkg/features/kube_features.go (DisableCPUQuotaWithExclusiveCPUs: beta, on by
+# default, from 1.33: a container given exclusive CPUs by the static CPU Manager gets no CFS quota).
+DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS = "DisableCPUQuotaWithExclusiveCPUs"
+FEATURE_DEFAULT_ON_SINCE: Mapping[str, tuple[int, int]] = {DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS: (1, 33)}
+
+
+# CPU Manager static policy options: (first version, stage) steps, from kubernetes/kubernetes
+# pkg/kubelet/cm/cpumanager/policy_options.go and the feature docs. The kubelet refuses to start on an
+# unknown option, on an alpha one unless CPUManagerPolicyAlphaOptions is on (off by default), on a
+# beta one when CPUManagerPolicyBetaOptions is off (on by default), and on the pairs below.
+CPU_MANAGER_OPTIONS: Mapping[str, tuple[tuple[tuple[int, int], str], ...]] = {
+    "full-pcpus-only": (((1, 22), "alpha"), ((1, 23), "beta"), ((1, 33), "GA")),
+    "distribute-cpus-across-numa": (((1, 23), "alpha"), ((1, 33), "beta")),
+    "align-by-socket": (((1, 25), "alpha"),),
+    "distribute-cpus-across-cores": (((1, 31), "alpha"),),
+    "strict-cpu-reservation": (((1, 31), "alpha"), ((1, 32), "beta"), ((1, 35), "GA")),
+    "prefer-align-cpus-by-uncorecache": (((1, 32), "alpha"), ((1, 34), "beta")),
+}
+CPU_MANAGER_OPTION_CONFLICTS: tuple[tuple[str, str], ...] = (
+    ("full-pcpus-only", "distribute-cpus-across-cores"),
+    ("distribute-cpus-across-numa", "distribute-cpus-across-cores"),
+    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-cores"),
+    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-numa"),
+)
+OPTION_GATES = {"alpha": ("CPUManagerPolicyAlphaOptions", False), "beta": ("CPUManagerPolicyBetaOptions", True)}
+
+
+def cpu_manager_option_stage(name: str, version: tuple[int, int] | None) -> str | None:
+    """ "alpha", "beta", "GA" for the version (the latest stage when the version is unknown), "absent"
+    before the option existed, None for a name the kubelet does not know."""
+    steps = CPU_MANAGER_OPTIONS.get(name)
+    if steps is None:
+        return None
+    if version is None:
+        return steps[-1][1]
+    stage = "absent"
+    for since, st in steps:
+        if version >= since:
+            stage = st
+    return stage
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """(major, minor) of a Kubernetes version as written ("1.33", "v1.33.2+vmware.1"); None if not one."""
+    m = re.match(r"^v?(\d+)\.(\d+)", text.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@dataclass(frozen=True)
+class KubeletFacts:
+    """What the run knows of the kubelet on the nodes.
+
+    ``cpu_manager_policy``: "none" or "static", or None when nothing states it (the kubelet's
+    default, "none", is then assumed by :attr:`policy`). It comes from a KubeletConfiguration among
+    the inputs, else the platform's ``spec.kubelet.cpuManagerPolicy``; ``policy_source`` says which.
+    ``version``: the nodes' Kubernetes version, from the platform's ``spec.kubelet.kubernetesVersion``,
+    else the one version the input's TanzuKubernetesCluster / Cluster API Cluster manifests give.
+    ``feature_gates``: a KubeletConfiguration's, else the platform's.
+    """
+
+    cpu_manager_policy: str | None = None
+    cpu_manager_policy_options: tuple[tuple[str, str], ...] = ()
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    version: tuple[int, int] | None = None
+    policy_source: str = ""
+    version_source: str = ""
+    topology_manager_policy: str = "none"  # a KubeletConfiguration's topologyManagerPolicy
+    topology_manager_scope: str = "container"
+    memory_manager_policy: str = "None"
+
+    @property
+    def policy(self) -> str:
+        return self.cpu_manager_policy or "none"
+
+    @property
+    def version_text(self) -> str | None:
+        return f"{self.version[0]}.{self.version[1]}" if self.version else None
+
+    def feature(self, name: str) -> bool | None:
+        """Whether a feature gate is on: as set, else its default for the version; None when unknown."""
+        for k, v in self.feature_gates:
+            if k == name:
+                return v
+        since = FEATURE_DEFAULT_ON_SINCE.get(name)
+        if since is None or self.version is None:
+            return None
+        return self.version >= since
+
+    @property
+    def exclusive_cpus_without_quota(self) -> bool | None:
+        """Containers given exclusive CPUs by the static CPU Manager get no CFS quota
+        (DisableCPUQuotaWithExclusiveCPUs); None when neither the version nor the gate is known."""
+        return self.feature(DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS)
+
+    def exclusive_cpus(self, qos: str, cpu_millicores: int | None) -> bool:
+        """The static CPU Manager gives this container exclusive CPUs: Guaranteed pod, whole CPUs."""
+        return (
+            self.policy == "static"
+            and qos == "Guaranteed"
+            and cpu_millicores is not None
+            and cpu_millicores > 0
+            and cpu_millicores % 1000 == 0
+        )
+
+
+def _cluster_version(obj: K8sObject) -> str | None:
+    spec = obj.raw.get("spec")
+    if not isinstance(spec, Mapping):
+        return None
+    if obj.kind == "TanzuKubernetesCluster":
+        dist = spec.get("distribution")
+        if isinstance(dist, Mapping):
+            v = dist.get("version") or dist.get("fullVersion")
+            return str(v) if v else None
+        return None
+    if obj.kind == "Cluster":
+        topo = spec.get("topology")
+        if isinstance(topo, Mapping) and topo.get("version"):
+            return str(topo["version"])
+    return None
+
+
+def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFacts:
+    """The kubelet facts of a run (see :class:`KubeletFacts`). The first KubeletConfiguration of the
+    input wins over the platform."""
+    kub = platform.kubelet
+    # a policy other than the default counts as stated however the profile was built
+    stated = kub.cpu_manager_policy_stated or kub.cpu_manager_policy != "none"
+    policy: str | None = kub.cpu_manager_policy if stated else None
+    policy_source = f"platform {platform.name}" if policy else ""
+    options, gates = kub.cpu_manager_policy_options, kub.feature_gates
+    topology, scope, memory = "none", "container", "None"
+    for o in objects:
+        if o.kind == "KubeletConfiguration" and o.ref.api_version.startswith("kubelet.config.k8s.io/"):
+            raw = o.raw
+            p = raw.get("cpuManagerPolicy")
+            policy = str(p) if p else "none"
+            policy_source = f"KubeletConfiguration {o.location.file}:{o.location.line}"
+            opts = raw.get("cpuManagerPolicyOptions")
+            options = tuple(sorted((str(k), str(v)) for k, v in opts.items())) if isinstance(opts, Mapping) else ()
+            fg = raw.get("featureGates")
+            if isinstance(fg, Mapping):
+                gates = tuple(sorted((str(k), v is True or str(v).lower() == "true") for k, v in fg.items()))
+            topology = str(raw.get("topologyManagerPolicy") or "none")
+            scope = str(raw.get("topologyManagerScope") or "container")
+            memory = str(raw.get("memoryManagerPolicy") or "None")
+            break
+    version = parse_version(kub.version) if kub.version else None
+    version_source = f"platform {platform.name}" if version else ""
+    if version is None:
+        found = {v for o in objects if (t := _cluster_version(o)) and (v := parse_version(t))}
+        if len(found) == 1:
+            version = found.pop()
+            version_source = "cluster manifests"
+    return KubeletFacts(policy, options, gates, version, policy_source, version_source, topology, scope, memory)
+
+
+def linux_excluded(c: SchedulingConstraints) -> bool:
+    """The pod can only run on non-Linux nodes (``kubernetes.io/os: windows``): its nodeSelector or
+    every term of its required node affinity rules Linux out. Such nodes have no CFS quota."""
+    linux = {OS: "linux", BETA_OS: "linux"}
+    for k, v in c.node_selector:
+        if k in linux and v != "linux":
+            return True
+    if c.node_affinity is None:
+        return False
+
+    def term_excludes(term: Any) -> bool:
+        return any(
+            r.key in linux and node_requirement(r, linux, frozenset(linux)) is False for r in term.match_expressions
+        )
+
+    return all(term_excludes(t) for t in c.node_affinity)
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,6 +328,11 @@ class Facts:
         cpus = [vc.cpus for p in self.worker_pools if (vc := self.vm_class(p.vm_class)) is not None]
         return max(cpus, default=None)
 
+    @cached_property
+    def kubelet(self) -> KubeletFacts:
+        """The kubelet on the nodes: CPU Manager policy, feature gates, Kubernetes version."""
+        return kubelet_facts(self.platform, self.objects)
+
     @property
     def numa_node_cores(self) -> int | None:
         return self.platform.numa_node_cores
@@ -148,6 +340,11 @@ class Facts:
     @property
     def numa_node_memory(self) -> int | None:
         return self.platform.numa_node_memory
+
+    @property
+    def numa_node_logical_cpus(self) -> int | None:
+        """Logical CPUs (cores × hardware threads) of the smallest NUMA node of any host."""
+        return min((h.numa_node_cores * h.threads_per_core for h in self.platform.hosts), default=None)
 
     @property
     def smt(self) -> bool | None:
@@ -381,7 +578,8 @@ def facts_data(facts: Facts, options: Mapping[str, Mapping[str, Any]] | None = N
         {"platform": {"runtime", "numa_node": {"cores", "memory"}, "smt", "node_logical_cpus",
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
-                      "kubelet": {"cpu_manager_policy"}, "cfs": {"period_us", "slice_us"}},
+                      "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
+                                  "exclusive_cpus_without_quota"}, "cfs": {"period_us", "slice_us"}},
          "namespaces": {ns: {"container_defaults": {"request": {...}, "limit": {...}}}},
          "options": {rule id: {option: value}}}
 
@@ -409,7 +607,12 @@ def facts_data(facts: Facts, options: Mapping[str, Mapping[str, Any]] | None = N
         }
         for pool in facts.node_pools
     ]
-    p["kubelet"] = {"cpu_manager_policy": platform.kubelet.cpu_manager_policy or "none"}
+    kub = facts.kubelet
+    p["kubelet"] = {"cpu_manager_policy": kub.policy, "cpu_manager_policy_known": kub.cpu_manager_policy is not None}
+    if kub.version is not None:
+        p["kubelet"]["version"] = list(kub.version)
+    if kub.exclusive_cpus_without_quota is not None:
+        p["kubelet"]["exclusive_cpus_without_quota"] = kub.exclusive_cpus_without_quota
     p["cfs"] = {"period_us": CFS_PERIOD_US, "slice_us": CFS_SLICE_US}
     namespaces = {
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}

@@ -123,10 +123,17 @@ class NodePool:
 
 @dataclass(frozen=True)
 class KubeletSettings:
+    """The profile's ``spec.kubelet``. ``cpu_manager_policy_stated``: the profile names the policy
+    (else "none" is the kubelet's default, assumed). ``version``: the nodes' Kubernetes version as
+    written ("1.33", "v1.33.2"); "" when not given. ``feature_gates``: the kubelet's featureGates."""
+
     max_pods: int = 110
     cpu_manager_policy: str = "none"
     cpu_manager_policy_options: tuple[tuple[str, str], ...] = ()
     reserved_system_cpus: str = ""
+    cpu_manager_policy_stated: bool = False
+    version: str = ""
+    feature_gates: tuple[tuple[str, bool], ...] = ()
 
 
 def _default_classes() -> tuple[VMClass, ...]:
@@ -328,6 +335,9 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
             cpu_manager_policy=kub.get("cpuManagerPolicy", "none"),
             cpu_manager_policy_options=tuple(sorted((kub.get("cpuManagerPolicyOptions") or {}).items())),
             reserved_system_cpus=kub.get("reservedSystemCPUs", ""),
+            cpu_manager_policy_stated="cpuManagerPolicy" in kub,
+            version=str(kub.get("kubernetesVersion") or ""),
+            feature_gates=tuple(sorted((str(k), bool(v)) for k, v in (kub.get("featureGates") or {}).items())),
         ),
     )
     if problems:

@@ -20,6 +20,7 @@ import data.podfit.lib.result
 findings contains f if {
 	not platform.vsphere_pods
 	some pod in k8s.pods
+	not _windows_only(pod)
 	cpus := platform.node_logical_cpus
 	period := platform.cfs_period_us
 	slice := platform.cfs_slice_us
@@ -39,6 +40,42 @@ findings contains f if {
 	])
 	details := {"cpu_limit": limit, "slices": slices, "node_logical_cpus": cpus, "period_us": period, "slice_us": slice}
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, details)
+}
+
+# Windows nodes have no CFS quota: a pod whose nodeSelector, or every term of its required node
+# affinity, rules Linux nodes out is not rated (PF203 reads the same from podfit.facts).
+_os_keys := {"kubernetes.io/os", "beta.kubernetes.io/os"}
+
+_windows_only(pod) if {
+	some key in _os_keys
+	v := k8s.pod_spec(pod.obj).nodeSelector[key]
+	v != "linux"
+}
+
+_windows_only(pod) if {
+	terms := k8s.pod_spec(pod.obj).affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
+	count(terms) > 0
+	every term in terms {
+		some e in term.matchExpressions
+		_excludes_linux(e)
+	}
+}
+
+_excludes_linux(e) if {
+	e.key in _os_keys
+	e.operator == "In"
+	not "linux" in e.values
+}
+
+_excludes_linux(e) if {
+	e.key in _os_keys
+	e.operator == "NotIn"
+	"linux" in e.values
+}
+
+_excludes_linux(e) if {
+	e.key in _os_keys
+	e.operator == "DoesNotExist"
 }
 
 # The static CPU Manager pins whole-CPU containers of Guaranteed pods to exclusive cores.

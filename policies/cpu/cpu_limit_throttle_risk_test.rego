@@ -154,3 +154,41 @@ test_allow_vsphere_pods if {
 		with data.podfit.platform as {"runtime": "vsphere-pods", "node_logical_cpus": 256}
 	count(results) == 0
 }
+
+test_allow_windows_node_selector if {
+	pod := _limited_pod({"nodeSelector": {"kubernetes.io/os": "windows"}})
+	results := cpu_limit_throttle_risk.findings with input as pod with data.podfit.platform as {"node_logical_cpus": 256}
+	count(results) == 0
+}
+
+test_allow_windows_affinity if {
+	pod := _limited_pod({"affinity": _os_affinity(["windows"])})
+	results := cpu_limit_throttle_risk.findings with input as pod with data.podfit.platform as {"node_logical_cpus": 256}
+	count(results) == 0
+}
+
+test_deny_linux_or_windows_affinity if {
+	pod := _limited_pod({"nodeSelector": {"kubernetes.io/os": "linux"}, "affinity": _os_affinity(["windows", "linux"])})
+	results := cpu_limit_throttle_risk.findings with input as pod with data.podfit.platform as {"node_logical_cpus": 256}
+	count(results) == 1
+}
+
+_limited_pod(spec) := pod if {
+	container := {
+		"name": "a",
+		"image": "img:1",
+		"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1500m"}},
+	}
+	pod := {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": object.union(spec, {"containers": [container]}),
+	}
+}
+
+_os_affinity(values) := affinity if {
+	expression := {"key": "kubernetes.io/os", "operator": "In", "values": values}
+	terms := [{"matchExpressions": [expression]}]
+	affinity := {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+}

@@ -13,7 +13,19 @@
 package podfit.cpu.fractional_cpu_guaranteed
 
 import data.podfit.lib.k8s
+import data.podfit.lib.platform
 import data.podfit.lib.result
+
+# Exclusive cores come only from the static policy: when the facts say the nodes run another, rounding
+# gains nothing and the rule is silent; when they do not say, the finding names the condition.
+_policy_known if platform.cpu_manager_policy_known == true
+
+_condition := "" if {
+	_policy_known
+	platform.cpu_manager_policy == "static"
+}
+
+_condition := " if the nodes run cpuManagerPolicy: static (the platform does not say)" if not _policy_known
 
 findings contains f if {
 	some pod in k8s.pods
@@ -26,7 +38,7 @@ findings contains f if {
 	msg := concat("", [
 		k8s.container_word(c), " \"", c.name, "\" of a Guaranteed pod asks for ", k8s.fmt_cpu(cpu),
 		" CPU, not a whole number: the static CPU Manager cannot give it exclusive cores (round to ",
-		k8s.fmt_cpu(whole), ")",
+		k8s.fmt_cpu(whole), ")", _condition,
 	])
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"cpu": cpu, "suggested_cpu": whole})
 }

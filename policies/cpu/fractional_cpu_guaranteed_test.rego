@@ -27,7 +27,8 @@ test_deny_app_server_1500m if {
 		"severity": "warning",
 		"message": concat(" ", [
 			"container \"tomcat\" of a Guaranteed pod asks for 1500m CPU, not a whole number: the static CPU Manager",
-			"cannot give it exclusive cores (round to 2)",
+			"cannot give it exclusive cores (round to 2) if the nodes run cpuManagerPolicy: static (the platform does not",
+			"say)",
 		]),
 		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
 	}}
@@ -47,7 +48,7 @@ test_deny_limit_only_guaranteed if {
 		"severity": "warning",
 		"message": concat(" ", [
 			"container \"a\" of a Guaranteed pod asks for 2500m CPU, not a whole number: the static CPU Manager cannot",
-			"give it exclusive cores (round to 3)",
+			"give it exclusive cores (round to 3) if the nodes run cpuManagerPolicy: static (the platform does not say)",
 		]),
 		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
 	}}
@@ -100,4 +101,33 @@ test_allow_sub_core if {
 		}]},
 	}
 	count(results) == 0
+}
+
+test_deny_static_policy_known if {
+	results := fractional_cpu_guaranteed.findings with input as _limit_only_pod
+		with data.podfit.platform as {"kubelet": {"cpu_manager_policy": "static", "cpu_manager_policy_known": true}}
+	results == {{
+		"container": "a",
+		"details": {"cpu": 2500, "suggested_cpu": 3000},
+		"rule": "PF201",
+		"severity": "warning",
+		"message": concat(" ", [
+			"container \"a\" of a Guaranteed pod asks for 2500m CPU, not a whole number: the static CPU Manager cannot",
+			"give it exclusive cores (round to 3)",
+		]),
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+	}}
+}
+
+test_allow_none_policy_known if {
+	results := fractional_cpu_guaranteed.findings with input as _limit_only_pod
+		with data.podfit.platform as {"kubelet": {"cpu_manager_policy": "none", "cpu_manager_policy_known": true}}
+	count(results) == 0
+}
+
+_limit_only_pod := {
+	"apiVersion": "v1",
+	"kind": "Pod",
+	"metadata": {"name": "p"},
+	"spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"limits": {"cpu": "2500m", "memory": "1Gi"}}}]},
 }

@@ -50,6 +50,9 @@ node_logical_cpus := _positive_int(_facts, "node_logical_cpus")
 # cpu_manager_policy of the kubelet on the nodes ("none" unless the facts say otherwise).
 cpu_manager_policy := object.get(_object(_facts, "kubelet"), "cpu_manager_policy", "none")
 
+# cpu_manager_policy_known: whether the facts know the nodes' policy (a KubeletConfiguration or the platform).
+cpu_manager_policy_known := object.get(_object(_facts, "kubelet"), "cpu_manager_policy_known", false)
+
 # CFS bandwidth control period and slice (µs); the kernel's defaults are 100 ms and 5 ms.
 default cfs_period_us := 100000
 

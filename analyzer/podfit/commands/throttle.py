@@ -203,6 +203,9 @@ def render_text(res: Result, timeline: int = 20) -> str:
 )
 @click.option("--fixed-bursts", is_flag=True, help="Every burst is exactly --burst-work (default: exponential).")
 @click.option(
+    "--fixed-sleeps", is_flag=True, help="Every sleep between bursts is exactly its mean (default: exponential)."
+)
+@click.option(
     "--load",
     "load_percent",
     type=click.IntRange(1, 100_000),
@@ -223,6 +226,14 @@ def render_text(res: Result, timeline: int = 20) -> str:
     default=True,
     show_default=True,
     help="Count throttled time of CPUs with no waiting thread (kernels before 6.6).",
+)
+@click.option(
+    "--kernel",
+    "kernel",
+    default=None,
+    metavar="RELEASE",
+    help="Account as this kernel release does (e.g. 5.4, 6.8): sets --pre-5.4-expiry and the throttled-time "
+    "accounting from the version.",
 )
 @click.option(
     "--hz",
@@ -258,11 +269,13 @@ def command(
     cpu_bound: bool,
     burst_work: int,
     fixed_bursts: bool,
+    fixed_sleeps: bool,
     load_percent: int,
     demand: int | None,
     cfs_burst: int,
     pre54: bool,
     empty_acct: bool,
+    kernel: str | None,
     hz: str,
     slice_us: int,
     cpu_manager: bool,
@@ -277,6 +290,13 @@ def command(
     """
     if limit is None and not no_limit:
         raise click.UsageError("give --limit QUANTITY (or --no-limit)")
+    if kernel is not None:
+        from ..throttle.calibrate import kernel_flags
+
+        if not re.match(r"^\d+\.\d+", kernel):
+            raise click.UsageError(f"--kernel {kernel!r}: give a release such as 5.4 or 6.8.0-45-generic")
+        flags = kernel_flags(kernel)
+        pre54, empty_acct = flags["pre_5_4_expiry"], flags["account_empty_throttled"]
     if limit is not None and no_limit:
         raise click.UsageError("--limit and --no-limit exclude each other")
     seconds_us = round(seconds * 1_000_000)
@@ -316,6 +336,7 @@ def command(
                 demand_millicores=demand,
                 load_percent=load_percent,
                 fixed_bursts=fixed_bursts,
+                fixed_sleeps=fixed_sleeps,
             ),
         )
     except ValueError as e:

@@ -8,6 +8,8 @@ A rule module declares its identity and needs as constants, as yamllint's rule m
     SEVERITY = "error"                 # error | warning | info (see docs/rules.md)
     REQUIRES = ("node-pools",)         # facts (podfit.facts.REQUIREMENTS) without which it is skipped
     OPTIONS = (Option("time-budget", "duration", 10, "..."),)
+    SUPERSEDES = ("PF202",)            # optional: when this rule runs, these rules' findings are dropped
+    REPLACES = ("PF302",)              # optional: these rules' findings on an object this rule reports are dropped
 
 and ``check(ctx)`` yielding :class:`~podfit.findings.Finding`; optionally ``skip_reason(ctx)``
 returning why it cannot run (a string) beyond its REQUIRES, or None. Options are read with

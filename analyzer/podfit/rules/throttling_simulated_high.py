@@ -1,28 +1,50 @@
-"""PF203 throttling-simulated-high: simulate CFS bandwidth control for containers PF202 flags.
+"""PF203 throttling-simulated-high: the quantitative verdict on the containers PF202 screens.
 
-Node logical CPUs: bare-metal runtime → the largest host (sockets × cores × threads); otherwise the
-largest VM class (vCPUs) among the node pools (platform profile or cluster manifests). Threads: the
-pod template's annotation ``podfit.io/threads`` (``"64"``, or per container ``"app=64,sidecar=4"``),
-else the threshold ``default_threads`` (200: a Java app server's default worker pool). Only
-containers that the static PF202 test flags (a CPU limit with fewer 5 ms slices per period than the
-node has logical CPUs, and no exclusive cores from the static CPU Manager) are simulated, for
-``seconds`` (default 2) simulated seconds; results are cached per (limit, CPUs, threads), so a
-large corpus costs one simulation per distinct combination.
+PF202 (Rego) is the static screen: a CPU limit with fewer 5 ms slices per period than the node has
+logical CPUs. PF203 simulates CFS bandwidth control for every container that screen flags and
+reports those whose throttling score reaches the threshold; when PF203 runs, PF202's findings are
+dropped (``SUPERSEDES``): one cause, one finding.
 
-Thresholds (``.podfit.yaml`` ``thresholds: {PF203: {...}}``): ``score`` (default 50),
-``default_threads`` (200), ``seconds`` (2).
+What is simulated, per container (each value from an annotation on the pod template or the object,
+``"value"`` for every container or ``"app=value,sidecar=value"`` per container, else the default the
+finding prints):
+
+* threads: ``podfit.io/threads`` (default: option ``default-threads``, 200, a Java server's pool);
+* average CPU demand: ``podfit.io/cpu-demand``, a CPU quantity such as ``800m`` (default: the
+  container's CPU request: what it declares it uses);
+* CPU work per burst: ``podfit.io/cpu-burst``, a duration such as ``2ms`` (default 2 ms).
+
+The threads run request bursts (exponential, of that mean) and sleep between them so that together
+they use the demand if nothing holds them back. Node logical CPUs: the largest host on bare metal,
+else the largest VM class of the node pools. Not simulated: vSphere Pods, pods that run only on
+Windows nodes (no CFS quota there), and containers the static CPU Manager gives exclusive CPUs
+(Guaranteed pod, whole CPUs): from Kubernetes 1.33 (DisableCPUQuotaWithExclusiveCPUs, on by default)
+they have no CFS quota, before it their quota covers exactly their pinned CPUs.
+
+The finding names what it assumed, what it simulated (throttled periods, p99 latency a burst gains
+over the same workload without a limit, throttled time per period summed over CPUs and per CPU the
+threads can use) and the changes that bring the score under the threshold: the smallest CPU limit
+(100m steps, request unchanged), removing the limit, or whole CPUs with the static CPU Manager.
+Results are cached per (limit, CPUs, threads, demand, burst, seconds).
+
+Thresholds (``.podfit.yaml`` ``thresholds: {PF203: {...}}``): ``score`` (50), ``default-threads``
+(200), ``seconds`` (2).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
+from ..facts import CFS_PERIOD_US, CFS_SLICE_US, linux_excluded
 from ..findings import Finding
-from ..model import QOS_GUARANTEED, Container, Workload
+from ..model import Container, Workload
 from ..options import Option
 from ..platform import node_logical_cpus as platform_node_cpus
-from ..quantity import format_cpu
+from ..quantity import format_cpu, parse_cpu
 from ..throttle import Result, Scenario, simulate
 from ..throttle import Workload as ThreadWorkload
 
@@ -31,6 +53,7 @@ SLUG = "throttling-simulated-high"
 TITLE = "High simulated CPU throttling"
 SEVERITY = "warning"
 REQUIRES: tuple[str, ...] = ("node-logical-cpus",)
+SUPERSEDES: tuple[str, ...] = ("PF202",)
 OPTIONS: tuple[Option, ...] = (
     Option("score", "integer", 50, "Throttling score (0-100) above which the rule fires.", minimum=0),
     Option(
@@ -44,10 +67,14 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 THREADS_ANNOTATION = "podfit.io/threads"
+DEMAND_ANNOTATION = "podfit.io/cpu-demand"
+BURST_ANNOTATION = "podfit.io/cpu-burst"
+DEFAULT_BURST_US = 2_000
 DEFAULT_SCORE = 50
 DEFAULT_SECONDS = 2
-PERIOD_US = 100_000
-SLICE_US = 5_000
+PERIOD_US = CFS_PERIOD_US
+SLICE_US = CFS_SLICE_US
+STEP = 100  # millicores: the granularity of a suggested limit
 
 
 def node_logical_cpus(ctx) -> int | None:
@@ -68,45 +95,154 @@ def needs_simulation(limit_millicores: int, cpus: int, period_us: int = PERIOD_U
     return limit_millicores * period_us < cpus * slice_us * 1000
 
 
-def threads_for(workload: Workload, container: str, default: int) -> tuple[int, bool]:
-    """(thread count, whether it came from the annotation). Malformed values fall back to the default."""
-    raw = workload.pod.annotation(THREADS_ANNOTATION) or workload.obj.annotation(THREADS_ANNOTATION)
+def screen_clear_limit(cpus: int, period_us: int = PERIOD_US, slice_us: int = SLICE_US) -> int:
+    """The smallest limit (millicores) that PF202's screen passes: one slice per logical CPU."""
+    return -(-cpus * slice_us * 1000 // period_us)
+
+
+def _annotated(workload: Workload, container: str, key: str) -> str | None:
+    """The annotation's value for this container: the whole value, or its ``container=value`` part."""
+    raw = workload.pod.annotation(key) or workload.obj.annotation(key)
     if not raw:
-        return default, False
+        return None
     raw = raw.strip()
-    if raw.isdigit():
-        return max(1, int(raw)), True
+    if "=" not in raw:
+        return raw
     for part in raw.split(","):
         name, _, value = part.partition("=")
-        if name.strip() == container and value.strip().isdigit():
-            return max(1, int(value.strip())), True
+        if name.strip() == container:
+            return value.strip()
+    return None
+
+
+def threads_for(workload: Workload, container: str, default: int) -> tuple[int, bool]:
+    """(thread count, whether it came from the annotation). Malformed values fall back to the default."""
+    raw = _annotated(workload, container, THREADS_ANNOTATION)
+    if raw and raw.isdigit():
+        return max(1, int(raw)), True
     return default, False
 
 
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s)\s*$")
+_US = {"us": 1, "µs": 1, "ms": 1000, "s": 1_000_000}
+
+
+def parse_burst_us(text: str) -> int | None:
+    """``2ms``, ``500us``, ``0.01s`` → whole microseconds (≥ 1); None when not a duration."""
+    m = _DURATION.match(text)
+    if not m:
+        return None
+    us = Fraction(m.group(1)) * _US[m.group(2)]
+    return max(1, int(us))
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What a container's threads do, and where each value came from ("annotation" or "default")."""
+
+    threads: int
+    threads_from: str
+    demand: int  # millicores the threads use together when nothing holds them back
+    demand_from: str  # "annotation", "request" or "limit"
+    burst_us: int
+    burst_from: str
+
+    def describe(self) -> str:
+        t = f"{self.threads} threads" + (
+            "" if self.threads_from == "annotation" else f" (default; {THREADS_ANNOTATION})"
+        )
+        d = (
+            f"average demand {format_cpu(self.demand)}"
+            + {
+                "annotation": "",
+                "request": f" (the CPU request; {DEMAND_ANNOTATION})",
+                "limit": f" (the CPU limit, no request; {DEMAND_ANNOTATION})",
+            }[self.demand_from]
+        )
+        b = f"{self.burst_us / 1000:g} ms CPU per burst" + (
+            "" if self.burst_from == "annotation" else f" (default; {BURST_ANNOTATION})"
+        )
+        return f"{t}, {d}, {b}"
+
+
+def demand_for(workload: Workload, c: Container, default_threads: int) -> Demand:
+    threads, from_annotation = threads_for(workload, c.name, default_threads)
+    raw = _annotated(workload, c.name, DEMAND_ANNOTATION)
+    demand: int | None = None
+    demand_from = "annotation"
+    if raw:
+        try:
+            demand = parse_cpu(raw)
+        except ValueError:
+            demand = None
+    if not demand or demand <= 0:
+        req = c.resources.cpu_request
+        demand, demand_from = (req, "request") if req else (c.resources.cpu_limit or 1000, "limit")
+    raw_burst = _annotated(workload, c.name, BURST_ANNOTATION)
+    burst = parse_burst_us(raw_burst) if raw_burst else None
+    return Demand(
+        threads,
+        "annotation" if from_annotation else "default",
+        demand,
+        demand_from,
+        burst or DEFAULT_BURST_US,
+        "annotation" if burst else "default",
+    )
+
+
 @lru_cache(maxsize=4096)
-def simulate_cached(limit_millicores: int, cpus: int, threads: int, seconds: int) -> Result:
+def simulate_cached(
+    limit_millicores: int | None,
+    cpus: int,
+    threads: int,
+    seconds: int,
+    demand_millicores: int = 1500,
+    burst_us: int = DEFAULT_BURST_US,
+) -> Result:
+    """The simulation of one container (``limit_millicores`` None: no limit); a pure function, cached."""
     sc = Scenario(
         cpus=cpus,
         threads=threads,
-        quota_us=Scenario.quota_for_limit(limit_millicores, PERIOD_US),
+        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, PERIOD_US),
         period_us=PERIOD_US,
         seconds_us=seconds * 1_000_000,
         seed=0,
-        workload=ThreadWorkload(),
+        workload=ThreadWorkload(burst_us=burst_us, demand_millicores=demand_millicores),
     )
     return simulate(sc)
 
 
-def _exclusive_cores(ctx, workload: Workload, limit: int) -> bool:
-    return (
-        ctx.platform.kubelet.cpu_manager_policy == "static"
-        and workload.pod.qos_class == QOS_GUARANTEED
-        and limit % 1000 == 0
-    )
+def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
+    """The smallest limit, in 100m steps above ``start``, whose score is under ``threshold`` (with
+    the same demand); at most :func:`screen_clear_limit`, which PF202's screen already passes."""
+    cap = screen_clear_limit(cpus)
+
+    def clears(limit: int) -> bool:
+        if not needs_simulation(limit, cpus):
+            return True
+        return simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us).score < threshold
+
+    lo = (start // STEP + 1) * STEP
+    if lo >= cap:
+        return cap
+    hi = (cap + STEP - 1) // STEP * STEP
+    # binary search for the first clearing step; the score falls as the limit grows
+    a, b = lo // STEP, hi // STEP
+    while a < b:
+        m = (a + b) // 2
+        if clears(m * STEP):
+            b = m
+        else:
+            a = m + 1
+    limit = a * STEP
+    # verify (the score need not be strictly monotone): step up until it clears
+    while limit < cap and not clears(limit):
+        limit += STEP
+    return min(limit, cap)
 
 
 def _containers(workload: Workload) -> list[Container]:
-    return list(workload.pod.containers) + [c for c in workload.pod.init_containers if c.sidecar]
+    return list(workload.pod.init_containers) + list(workload.pod.containers)
 
 
 def check(ctx) -> Iterator[Finding]:
@@ -116,45 +252,92 @@ def check(ctx) -> Iterator[Finding]:
     threshold = int(ctx.option("score"))
     default_threads = int(ctx.option("default-threads"))
     seconds = int(ctx.option("seconds"))
+    kub = ctx.facts.kubelet
     for w in ctx.workloads:
+        if linux_excluded(w.pod.scheduling):
+            continue
+        qos = w.pod.qos_class
         for c in _containers(w):
             limit = c.resources.cpu_limit
-            if not limit or limit <= 0 or _exclusive_cores(ctx, w, limit):
+            if not limit or limit <= 0 or kub.exclusive_cpus(qos, limit):
                 continue
             if not needs_simulation(limit, cpus):
                 continue
-            threads, annotated = threads_for(w, c.name, default_threads)
-            res = simulate_cached(limit, cpus, threads, seconds)
+            d = demand_for(w, c, default_threads)
+            res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
             if res.score < threshold:
                 continue
-            slices = limit * PERIOD_US // (SLICE_US * 1000)
-            p99 = res.burst_delay_p99_ns
-            thread_src = "" if annotated else f" (default; set {THREADS_ANNOTATION})"
-            yield Finding(
-                rule=ID,
-                message=(
-                    f"CPU limit {format_cpu(limit)} and {threads} threads"
-                    f"{thread_src} on {cpus}-CPU nodes: simulated throttling score {res.score}/100 "
-                    f"(threshold {threshold}); throttled {res.throttled_per_period_ns / 1e9:.2f} s per 100 ms "
-                    f"period summed over CPUs, {slices} slices for {cpus} CPUs"
-                    + (f", p99 burst delay {p99 / 1e6:.0f} ms" if p99 is not None else "")
-                ),
-                location=c.location,
-                object=w.ref,
-                container=c.name,
-                details={
-                    "score": res.score,
-                    "threshold": threshold,
-                    "cpu_limit": limit,
-                    "node_logical_cpus": cpus,
-                    "threads": threads,
-                    "threads_from_annotation": annotated,
-                    "slices": slices,
-                    "nr_periods": res.nr_periods,
-                    "nr_throttled": res.nr_throttled,
-                    "throttled_per_period_s": round(res.throttled_per_period_ns / 1e9, 4),
-                    "cpu_used_per_second": round(res.cpu_used_per_second, 4),
-                    "burst_delay_p99_ms": None if p99 is None else round(p99 / 1e6, 3),
-                    "simulated_seconds": seconds,
-                },
-            )
+            free = simulate_cached(None, cpus, d.threads, seconds, d.demand, d.burst_us)
+            yield _finding(ctx, w, c, cpus, limit, d, res, free, threshold, seconds, kub)
+
+
+def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, threshold, seconds, kub) -> Finding:
+    slices = limit * PERIOD_US // (SLICE_US * 1000)
+    used_cpus = min(d.threads, cpus)
+    per_period = res.throttled_per_period_ns
+    throttled_pct = round(100 * res.nr_throttled / max(1, res.nr_periods))
+    p99 = res.burst_delay_p99_ns or 0
+    added_p99 = max(0, p99 - (free.burst_delay_p99_ns or 0))
+    new_limit = smallest_limit(cpus, d, seconds, threshold, limit)
+    whole = max(-(-limit // 1000), -(-d.demand // 1000))
+    request = c.resources.cpu_request
+    keep = f", requests.cpu kept at {format_cpu(request)}" if request is not None and request < new_limit else ""
+    if kub.exclusive_cpus_without_quota is True:
+        effect = f"no CFS quota at all (DisableCPUQuotaWithExclusiveCPUs, Kubernetes {kub.version_text or '≥ 1.33'})"
+    elif kub.exclusive_cpus_without_quota is False:
+        effect = f"a quota over exactly those CPUs (Kubernetes {kub.version_text or 'before 1.33'}, or the gate off)"
+    else:
+        effect = "no CFS quota from Kubernetes 1.33, a quota over exactly those CPUs before"
+    policy = (
+        "the nodes' static CPU Manager"
+        if kub.policy == "static"
+        else "the static CPU Manager (cpuManagerPolicy: static; "
+        + (f"the nodes run {kub.policy}" if kub.cpu_manager_policy else "the nodes' policy is not given")
+        + ")"
+    )
+    cpus_word = "CPU" if whole == 1 else "CPUs"
+    static_text = (
+        f"{whole} whole {cpus_word} (requests = limits, Guaranteed pod) with {policy}: exclusive CPUs, {effect}"
+    )
+    message = (
+        f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of 5 ms per 100 ms period): "
+        f"throttling score {res.score}/100 (threshold {threshold}). Assumed {d.describe()}. "
+        f"Simulated {seconds} s: throttled in {throttled_pct}% of periods, "
+        f"+{added_p99 / 1e6:.0f} ms p99 latency per burst against no limit, "
+        f"{per_period / 1e6:.0f} ms throttled per period summed over CPUs "
+        f"({per_period / used_cpus / 1e6:.1f} ms per CPU, over the {used_cpus} CPUs its threads can use). "
+        f"Under the threshold: limits.cpu {format_cpu(new_limit)}{keep}; or no CPU limit; or {static_text}"
+    )
+    return Finding(
+        rule=ID,
+        message=message,
+        location=c.location,
+        object=w.ref,
+        container=c.name,
+        details={
+            "score": res.score,
+            "threshold": threshold,
+            "cpu_limit": limit,
+            "node_logical_cpus": cpus,
+            "threads": d.threads,
+            "threads_from": d.threads_from,
+            "demand": d.demand,
+            "demand_from": d.demand_from,
+            "burst_us": d.burst_us,
+            "burst_from": d.burst_from,
+            "slices": slices,
+            "nr_periods": res.nr_periods,
+            "nr_throttled": res.nr_throttled,
+            "throttled_periods_percent": throttled_pct,
+            "throttled_per_period_ms": round(per_period / 1e6, 3),
+            "throttled_per_period_per_cpu_ms": round(per_period / used_cpus / 1e6, 3),
+            "cpu_used_per_second": round(res.cpu_used_per_second, 4),
+            "burst_delay_p99_ms": round(p99 / 1e6, 3),
+            "added_p99_ms": round(added_p99 / 1e6, 3),
+            "simulated_seconds": seconds,
+            "suggested_cpu_limit": new_limit,
+            "suggested_whole_cpus": whole,
+            "cpu_manager_policy": kub.policy,
+            "exclusive_cpus_without_quota": kub.exclusive_cpus_without_quota,
+        },
+    )

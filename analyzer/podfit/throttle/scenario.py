@@ -48,7 +48,10 @@ class Workload:
     use together if nothing held them back (``None``: ``load_percent`` of the container's CPU limit,
     or of one CPU when there is no limit). The mean sleep of
     a thread between bursts follows from both: ``burst × (threads × 1000 / demand − 1)``; a demand of
-    ``threads × 1000`` or more makes every thread busy all the time. Sleep times are exponential.
+    ``threads × 1000`` or more makes every thread busy all the time. Sleep times are exponential, or
+    exactly that mean with ``fixed_sleeps`` (a periodic worker; its first sleep is a random phase).
+    ``burst_samples_us`` / ``sleep_samples_us``: a given distribution, each burst (sleep) drawn
+    uniformly from these values (e.g. measured ones); sleep samples replace the demand-derived sleep.
     ``wake_spread`` (default on) lets a waking thread move to an idle CPU when its previous CPU
     is busy with another thread of the container, as the kernel's wake-up placement does.
     """
@@ -59,6 +62,9 @@ class Workload:
     load_percent: int = JAVA_SERVER_LOAD_PERCENT
     fixed_bursts: bool = False
     wake_spread: bool = True
+    fixed_sleeps: bool = False
+    burst_samples_us: tuple[int, ...] = ()
+    sleep_samples_us: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in (CPU_BOUND, REQUEST):
@@ -69,6 +75,8 @@ class Workload:
             raise ValueError("demand_millicores must be positive")
         if self.load_percent <= 0:
             raise ValueError("load_percent must be positive")
+        if any(b <= 0 for b in self.burst_samples_us) or any(d < 0 for d in self.sleep_samples_us):
+            raise ValueError("burst samples must be positive and sleep samples not negative")
 
     def demand_for(self, limit_millicores: int | None) -> int:
         """The offered CPU demand in millicores for a container with this limit."""
@@ -81,6 +89,8 @@ class Workload:
 class Scenario:
     """One simulated cgroup: its CFS bandwidth settings, the node, the threads and the kernel.
 
+    ``groups``: several thread groups in one container, each ``(threads, Workload)`` (their threads
+    sum to ``threads``); without it every thread does ``workload``.
     ``quota_us`` ``None`` means no CPU limit (``cfs_quota_us = -1``): nothing is throttled.
     ``burst_us`` is ``cpu.cfs_burst_us`` (Linux 5.14+): unused quota carried over, up to this much.
     ``hz`` is the kernel's tick rate; runtime is charged to a CPU at ticks (and when its thread sleeps
@@ -107,12 +117,15 @@ class Scenario:
     pre_5_4_expiry: bool = False
     account_empty_throttled: bool = True
     workload: Workload = field(default_factory=Workload)
+    groups: tuple[tuple[int, Workload], ...] = ()  # (threads, workload) per thread group
 
     def __post_init__(self) -> None:
         if self.cpus < 1:
             raise ValueError("cpus must be at least 1")
         if self.threads < 1:
             raise ValueError("threads must be at least 1")
+        if self.groups and (sum(n for n, _ in self.groups) != self.threads or any(n < 1 for n, _ in self.groups)):
+            raise ValueError("thread groups must each have a thread and together the scenario's threads")
         if self.quota_us is not None and self.quota_us < 1_000:
             raise ValueError("the kernel's smallest quota is 1000 us")
         if not 1_000 <= self.period_us <= 1_000_000:
@@ -125,6 +138,11 @@ class Scenario:
             raise ValueError("HZ must be one of the kernel's choices: 100, 250, 300, 1000")
         if self.slice_us < 1 or self.min_runtime_us < 0 or self.slack_us < 1 or self.min_expiration_us < 0:
             raise ValueError("kernel tunables must be positive")
+
+    @property
+    def thread_groups(self) -> tuple[tuple[int, Workload], ...]:
+        """The thread groups: ``groups``, or all threads doing ``workload``."""
+        return self.groups or ((self.threads, self.workload),)
 
     @staticmethod
     def quota_for_limit(limit_millicores: int, period_us: int = 100_000) -> int:

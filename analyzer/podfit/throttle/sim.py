@@ -47,7 +47,7 @@ import random
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
 
-from .scenario import CPU_BOUND, PeriodStats, Result, Scenario
+from .scenario import CPU_BOUND, PeriodStats, Result, Scenario, Workload
 from .score import score_result
 
 __all__ = ["simulate"]
@@ -83,25 +83,16 @@ class _Params:
     cap: int  # quota + burst: the most the pool holds after a refill
     pre54: bool
     count_empty: bool  # throttled time counts while no thread waits (before 6.6)
-    cpu_bound: bool
-    spread: bool  # waking threads move to a CPU without a thread of the group
-    burst_mean: int
-    fixed_bursts: bool
-    inv_burst: float  # rate of the exponential burst length
-    inv_think: float  # rate of the exponential sleep; 0: threads never sleep
+    groups: tuple[_Group, ...]  # what the threads do, one entry per thread group
+    group_of: tuple[int, ...]  # each thread's group
 
     @classmethod
     def of(cls, sc: Scenario) -> _Params:
-        wl = sc.workload
-        cpu_bound = wl.kind == CPU_BOUND
         quota = sc.quota_us * 1000 if sc.quota_us is not None else 0
-        burst_mean = wl.burst_us * 1000
-        demand = max(1, wl.demand_for(sc.limit_millicores))
-        t = sc.threads
-        think_mean = 0.0 if demand >= t * 1000 else burst_mean * (t * 1000 / demand - 1)
+        groups = sc.thread_groups
         return cls(
             cpus=sc.cpus,
-            threads=t,
+            threads=sc.threads,
             period=sc.period_us * 1000,
             end=sc.seconds_us * 1000,
             tick=1_000_000_000 // sc.hz,
@@ -114,12 +105,43 @@ class _Params:
             cap=quota + sc.burst_us * 1000,
             pre54=sc.pre_5_4_expiry,
             count_empty=sc.account_empty_throttled,
+            groups=tuple(_Group.of(wl, n, sc.limit_millicores) for n, wl in groups),
+            group_of=tuple(i for i, (n, _) in enumerate(groups) for _ in range(n)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """What the threads of one group do, in ns and rates."""
+
+    cpu_bound: bool
+    spread: bool  # waking threads move to a CPU without a thread of the group
+    burst_mean: int
+    fixed_bursts: bool
+    fixed_sleeps: bool
+    think_mean: int  # mean (or, with fixed_sleeps, exact) sleep between bursts (ns)
+    inv_burst: float  # rate of the exponential burst length
+    inv_think: float  # rate of the exponential sleep; 0: threads never sleep
+    burst_samples: tuple[int, ...]  # bursts drawn uniformly from these (ns), when given
+    sleep_samples: tuple[int, ...]  # sleeps drawn uniformly from these (ns), when given
+
+    @classmethod
+    def of(cls, wl: Workload, threads: int, limit_millicores: int | None) -> _Group:
+        cpu_bound = wl.kind == CPU_BOUND
+        burst_mean = wl.burst_us * 1000
+        demand = max(1, wl.demand_for(limit_millicores))
+        think_mean = 0.0 if demand >= threads * 1000 else burst_mean * (threads * 1000 / demand - 1)
+        return cls(
             cpu_bound=cpu_bound,
             spread=wl.wake_spread and not cpu_bound,
             burst_mean=burst_mean,
             fixed_bursts=wl.fixed_bursts,
+            fixed_sleeps=wl.fixed_sleeps,
+            think_mean=int(think_mean),
             inv_burst=1.0 / burst_mean,
             inv_think=1.0 / think_mean if think_mean > 0 else 0.0,
+            burst_samples=tuple(max(1, b * 1000) for b in wl.burst_samples_us),
+            sleep_samples=tuple(d * 1000 for d in wl.sleep_samples_us),
         )
 
 
@@ -129,6 +151,7 @@ class _Thread:
 
     index: int
     cpu: _Cpu  # where it last ran
+    g: _Group  # what it does
     work: int = 0  # CPU work of the current burst (ns)
     work_left: int = 0
     arrival: int = 0  # when the current burst arrived
@@ -195,7 +218,7 @@ class _Sim:
         self.rng = random.Random(sc.seed)
         self.expo = self.rng.expovariate
         self.cpus = [_Cpu(c) for c in range(p.cpus)]
-        self.threads = [_Thread(t, self.cpus[t % p.cpus]) for t in range(p.threads)]
+        self.threads = [_Thread(t, self.cpus[t % p.cpus], p.groups[p.group_of[t]]) for t in range(p.threads)]
         # setting the quota fills the pool
         self.bw = _Bandwidth(pool=p.quota, snap=p.quota, next_period=p.period)
         self.stats = _Stats()
@@ -364,15 +387,28 @@ class _Sim:
             heappush(self.heap, (when, _CPU, cpu.index, cpu.version))
 
     def new_burst(self, t: _Thread, now: int) -> None:
-        p = self.p
-        w = p.burst_mean if p.fixed_bursts else max(1, int(self.expo(p.inv_burst)))
+        g = t.g
+        if g.burst_samples:
+            w = g.burst_samples[int(self.rng.random() * len(g.burst_samples))]
+        else:
+            w = g.burst_mean if g.fixed_bursts else max(1, int(self.expo(g.inv_burst)))
         t.work = w
         t.work_left = w
         t.arrival = now
 
-    def sleep(self, t: _Thread, now: int) -> None:
-        p = self.p
-        d = int(self.expo(p.inv_think)) if p.inv_think else 0
+    def sleep(self, t: _Thread, now: int, first: bool = False) -> None:
+        """Sleep until the next burst: exponential, or exactly the mean with fixed sleeps (the first
+        sleep of a thread with fixed sleeps is a uniform phase in [0, sleep), so threads do not wake
+        in lockstep)."""
+        p, g = self.p, t.g
+        if g.sleep_samples:
+            d = g.sleep_samples[int(self.rng.random() * len(g.sleep_samples))]
+            if first:
+                d = int(self.rng.random() * d)
+        elif g.fixed_sleeps and g.inv_think:
+            d = int(self.rng.random() * g.think_mean) if first else g.think_mean
+        else:
+            d = int(self.expo(g.inv_think)) if g.inv_think else 0
         if now + d <= p.end:
             heappush(self.heap, (now + d, _WAKE, t.index, 0))
 
@@ -406,7 +442,7 @@ class _Sim:
         self.new_burst(t, now)
         cpu = t.cpu
         idle = self.idle
-        if p.spread and cpu.queue and idle:
+        if t.g.spread and cpu.queue and idle:
             cpu = t.cpu = self.cpus[idle[self.rng.randrange(len(idle))]]
         q = cpu.queue
         if q:
@@ -524,13 +560,14 @@ class _Sim:
     def start(self) -> None:
         """CPU-bound threads are queued and running at time 0; request threads start asleep."""
         p = self.p
-        if p.cpu_bound:
-            for t in self.threads:
-                cpu = t.cpu
-                t.work = t.work_left = 4 * p.end + 1  # never completes
-                if not cpu.queue:
-                    self.idle_remove(cpu)
-                cpu.queue.append(t)
+        busy = [t for t in self.threads if t.g.cpu_bound]
+        for t in busy:
+            cpu = t.cpu
+            t.work = t.work_left = 4 * p.end + 1  # never completes
+            if not cpu.queue:
+                self.idle_remove(cpu)
+            cpu.queue.append(t)
+        if busy:
             for cpu in self.cpus:
                 if cpu.queue:
                     self.account(cpu)
@@ -538,9 +575,9 @@ class _Sim:
                         self.throttle(cpu, 0)
                     else:
                         self.dispatch(cpu, 0)
-        else:
-            for t in self.threads:
-                self.sleep(t, 0)
+        for t in self.threads:
+            if not t.g.cpu_bound:
+                self.sleep(t, 0, first=True)
         if p.limited:
             heappush(self.heap, (p.period, _PERIOD, 0, 0))
 

@@ -1,0 +1,103 @@
+"""PF207: a KubeletConfiguration's CPU Manager static policy options that the kubelet refuses.
+
+The kubelet checks every ``cpuManagerPolicyOptions`` entry when the static policy starts
+(``CheckPolicyOptionAvailable``, ``NewStaticPolicyOptions``) and exits on: a name it does not know
+(including an option newer than its version), an alpha option without the
+``CPUManagerPolicyAlphaOptions`` gate (off by default), a beta option with
+``CPUManagerPolicyBetaOptions`` turned off, a value that is not a boolean, and the pairs that
+cannot be combined (``prefer-align-cpus-by-uncorecache`` with either ``distribute-*`` option,
+``distribute-cpus-across-cores`` with ``full-pcpus-only`` or ``distribute-cpus-across-numa``), and
+``align-by-socket`` with the Topology Manager's single-numa-node policy. The stage of each option
+by Kubernetes version is in podfit.facts (``CPU_MANAGER_OPTIONS``); the version comes from the
+platform (``spec.kubelet.kubernetesVersion``) or the cluster manifests; without it the latest
+stage is assumed and the finding says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from ..facts import CPU_MANAGER_OPTION_CONFLICTS, CPU_MANAGER_OPTIONS, OPTION_GATES, cpu_manager_option_stage
+from ..findings import Finding
+from ..options import Option
+from . import RuleContext
+
+ID = "PF207"
+SLUG = "cpu-manager-option-unavailable"
+TITLE = "CPU Manager policy option the kubelet refuses"
+SEVERITY = "error"
+REQUIRES: tuple[str, ...] = ()
+OPTIONS: tuple[Option, ...] = ()
+
+_BOOLS = {"1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"}  # strconv.ParseBool
+
+
+def _gate(gates: Mapping[str, object], name: str, default: bool) -> bool:
+    v = gates.get(name)
+    if v is None:
+        return default
+    return v is True or str(v).lower() == "true"
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    kub = ctx.facts.kubelet
+    version = kub.version
+    vtext = f"Kubernetes {kub.version_text}" if version else "the latest Kubernetes (the version is not given)"
+    for o in ctx.objects:
+        if o.kind != "KubeletConfiguration" or not o.ref.api_version.startswith("kubelet.config.k8s.io/"):
+            continue
+        raw = o.raw
+        opts = raw.get("cpuManagerPolicyOptions")
+        if raw.get("cpuManagerPolicy") != "static" or not isinstance(opts, Mapping) or not opts:
+            continue
+        gates = raw.get("featureGates")
+        if not isinstance(gates, Mapping):
+            gates = {}
+        on: set[str] = set()
+        for name, value in opts.items():
+            name = str(name)
+            where = o.location_at(("cpuManagerPolicyOptions", name))
+            stage = cpu_manager_option_stage(name, version)
+            problem = None
+            if stage is None:
+                known = ", ".join(sorted(CPU_MANAGER_OPTIONS))
+                problem = f"unknown CPU Manager policy option {name!r} (known: {known})"
+            elif stage == "absent":
+                first = CPU_MANAGER_OPTIONS[name][0][0]
+                problem = f"option {name} does not exist in {vtext} (alpha from {first[0]}.{first[1]})"
+            elif stage in OPTION_GATES:
+                gate, default = OPTION_GATES[stage]
+                if not _gate(gates, gate, default):
+                    problem = f"option {name} is {stage} in {vtext} and the feature gate {gate} is off" + (
+                        " (off by default)" if not default else ""
+                    )
+            if problem is None and str(value) not in _BOOLS and not isinstance(value, bool):
+                problem = f"option {name}: {value!r} is not a boolean"
+            if problem:
+                yield Finding(
+                    ID,
+                    f"{problem}: the kubelet refuses to start",
+                    where,
+                    o.ref,
+                    details={"option": name, "stage": stage, "kubernetes_version": kub.version_text},
+                )
+            elif value is True or str(value).lower() in ("1", "t", "true"):
+                on.add(name)
+        for a, b in CPU_MANAGER_OPTION_CONFLICTS:
+            if a in on and b in on:
+                yield Finding(
+                    ID,
+                    f"options {a} and {b} cannot be used together: the kubelet refuses to start",
+                    o.location_at(("cpuManagerPolicyOptions", b)),
+                    o.ref,
+                    details={"options": [a, b]},
+                )
+        if "align-by-socket" in on and raw.get("topologyManagerPolicy") == "single-numa-node":
+            yield Finding(
+                ID,
+                "option align-by-socket cannot be used with topologyManagerPolicy single-numa-node: "
+                "the kubelet refuses to start",
+                o.location_at(("cpuManagerPolicyOptions", "align-by-socket")),
+                o.ref,
+                details={"options": ["align-by-socket"], "topology_manager_policy": "single-numa-node"},
+            )

@@ -1,0 +1,170 @@
+"""Node-level CPU and memory management rules from kubelet configuration and version: PF206
+(Topology Manager single-numa-node admission), PF207 (CPU Manager policy options by version and
+gate), PF208 (Memory Manager policy spelling and reserved memory).
+
+Each rule's testdata/<ID>/ fixtures run through `podfit check` with every rule on: fail_*.yaml raise
+findings of that rule only, compared whole with testdata/<ID>/expected.json; pass_*.yaml raise
+nothing. PODFIT_UPDATE_EXPECTED=1 rewrites expected.json (the run then fails on purpose).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from podfit.cli import main
+from podfit.facts import cpu_manager_option_stage
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = ("PF206", "PF207", "PF208")
+
+
+def run(path: Path, *extra: str, platform: Path | None = None) -> list[list]:
+    args = ["check", "--format", "json", "--fail-on", "never", *extra]
+    profile = platform or path.parent / "platform.yaml"
+    if profile.is_file():
+        args += ["--platform", str(profile)]
+    res = CliRunner().invoke(main, args + [str(path)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return [[f["rule"], f["line"], f["message"]] for f in json.loads(res.stdout)["findings"]]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_fixtures(rule):
+    folder = ROOT / "testdata" / rule
+    fails = sorted(folder.glob("fail_*.yaml"))
+    passes = sorted(folder.glob("pass_*.yaml"))
+    assert fails and passes
+    got = {p.name: run(p) for p in fails}
+    for name, found in got.items():
+        assert found and {f[0] for f in found} == {rule}, (name, found)
+    for p in passes:
+        assert run(p) == [], p.name
+    expected_file = folder / "expected.json"
+    if os.environ.get("PODFIT_UPDATE_EXPECTED"):
+        expected_file.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        pytest.fail(f"rewrote {expected_file}")
+    assert got == json.loads(expected_file.read_text(encoding="utf-8"))
+
+
+def _kubelet(tmp_path: Path, body: str, version: str | None = None) -> tuple[Path, Path | None]:
+    f = tmp_path / "kubelet.yaml"
+    f.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n" + body)
+    if version is None:
+        return f, None
+    p = tmp_path / "platform.yaml"
+    p.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: v}\nspec:\n"
+        f"  kubelet: {{kubernetesVersion: '{version}'}}\n"
+    )
+    return f, p
+
+
+def test_option_stages_by_version():
+    assert cpu_manager_option_stage("full-pcpus-only", (1, 32)) == "beta"
+    assert cpu_manager_option_stage("full-pcpus-only", (1, 33)) == "GA"
+    assert cpu_manager_option_stage("distribute-cpus-across-numa", (1, 32)) == "alpha"
+    assert cpu_manager_option_stage("distribute-cpus-across-numa", (1, 33)) == "beta"
+    assert cpu_manager_option_stage("strict-cpu-reservation", (1, 35)) == "GA"
+    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 31)) == "absent"
+    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 34)) == "beta"
+    assert cpu_manager_option_stage("align-by-socket", (1, 35)) == "alpha"
+    assert cpu_manager_option_stage("no-such-option", (1, 35)) is None
+
+
+def test_option_alpha_before_its_beta_release_needs_the_gate(tmp_path):
+    body = 'cpuManagerPolicy: static\ncpuManagerPolicyOptions: {distribute-cpus-across-numa: "true"}\n'
+    f, p = _kubelet(tmp_path, body, "1.32")
+    (found,) = run(f, "--rule", "PF207", platform=p)
+    assert "alpha in Kubernetes 1.32" in found[2] and "CPUManagerPolicyAlphaOptions" in found[2]
+    f, p = _kubelet(tmp_path, body, "1.33")
+    assert run(f, "--rule", "PF207", platform=p) == []
+
+
+def test_option_newer_than_the_kubelet_and_beta_gate_off(tmp_path):
+    f, p = _kubelet(
+        tmp_path,
+        'cpuManagerPolicy: static\ncpuManagerPolicyOptions: {prefer-align-cpus-by-uncorecache: "true"}\n',
+        "1.31",
+    )
+    (found,) = run(f, "--rule", "PF207", platform=p)
+    assert "does not exist in Kubernetes 1.31 (alpha from 1.32)" in found[2]
+    body = (
+        "featureGates: {CPUManagerPolicyBetaOptions: false}\ncpuManagerPolicy: static\n"
+        'cpuManagerPolicyOptions: {strict-cpu-reservation: "true"}\n'
+    )
+    f, p = _kubelet(tmp_path, body, "1.34")
+    (found,) = run(f, "--rule", "PF207", platform=p)
+    assert "beta in Kubernetes 1.34" in found[2]
+    f, p = _kubelet(tmp_path, body, "1.35")  # GA: no gate
+    assert run(f, "--rule", "PF207", platform=p) == []
+
+
+def test_option_value_and_unknown_name_and_socket_with_single_numa(tmp_path):
+    f, _ = _kubelet(
+        tmp_path, 'cpuManagerPolicy: static\ncpuManagerPolicyOptions: {full-pcpus-only: "yes", pcpus: "true"}\n'
+    )
+    msgs = [x[2] for x in run(f, "--rule", "PF207")]
+    assert any("'yes' is not a boolean" in m for m in msgs) and any(
+        "unknown CPU Manager policy option 'pcpus'" in m for m in msgs
+    )
+    body = (
+        "featureGates: {CPUManagerPolicyAlphaOptions: true}\ncpuManagerPolicy: static\ntopologyManagerPolicy: single-numa-node\n"
+        'cpuManagerPolicyOptions: {align-by-socket: "true"}\n'
+    )
+    f, _ = _kubelet(tmp_path, body)
+    (found,) = run(f, "--rule", "PF207")
+    assert "align-by-socket cannot be used with topologyManagerPolicy single-numa-node" in found[2]
+    # options are only read by the static policy
+    f, _ = _kubelet(tmp_path, 'cpuManagerPolicy: none\ncpuManagerPolicyOptions: {pcpus: "true"}\n')
+    assert run(f, "--rule", "PF207") == []
+
+
+SOLVER = (ROOT / "testdata" / "PF206" / "fail_solver_wider_than_numa.yaml").read_text()
+
+
+def test_restricted_and_best_effort_admit_the_wide_pod(tmp_path):
+    for policy in ("restricted", "best-effort", "none"):
+        f = tmp_path / f"{policy}.yaml"
+        f.write_text(SOLVER.replace("topologyManagerPolicy: single-numa-node", f"topologyManagerPolicy: {policy}"))
+        assert run(f, "--rule", "PF206", platform=ROOT / "testdata" / "PF206" / "platform.yaml") == []
+
+
+def test_single_numa_needs_an_aligning_manager_and_counts_the_pod_in_pod_scope(tmp_path):
+    platform = ROOT / "testdata" / "PF206" / "platform.yaml"
+    f = tmp_path / "nocpumanager.yaml"
+    f.write_text(SOLVER.replace("cpuManagerPolicy: static", "cpuManagerPolicy: none"))
+    assert run(f, "--rule", "PF206", platform=platform) == []  # no CPU Manager hints: nothing to align
+    two = SOLVER.replace('cpu: "40"', 'cpu: "20"').replace(
+        "          image: registry.example.com/hpc/solver:2.1\n",
+        "          image: registry.example.com/hpc/solver:2.1\n",
+    )
+    two = two.replace(
+        "        - name: solver\n",
+        "        - name: helper\n          image: registry.example.com/hpc/helper:2.1\n"
+        '          resources: {requests: {cpu: "20", memory: 1Gi}, limits: {cpu: "20", memory: 1Gi}}\n'
+        "        - name: solver\n",
+    )
+    f = tmp_path / "container_scope.yaml"
+    f.write_text(two)
+    assert run(f, "--rule", "PF206", platform=platform) == []  # 20 + 20, each fits in container scope
+    f = tmp_path / "pod_scope.yaml"
+    f.write_text(
+        two.replace(
+            "topologyManagerPolicy: single-numa-node",
+            "topologyManagerPolicy: single-numa-node\ntopologyManagerScope: pod",
+        )
+    )
+    (found,) = run(f, "--rule", "PF206", platform=platform)
+    assert found[2].startswith("the Guaranteed pod needs more than one NUMA node (40 exclusive CPUs > 32")
+
+
+def test_pf206_replaces_pf302_on_the_same_pod():
+    rules = [f[0] for f in run(ROOT / "testdata" / "PF206" / "fail_solver_wider_than_numa.yaml")]
+    assert rules == ["PF206"]
+    rules = [f[0] for f in run(ROOT / "testdata" / "PF206" / "fail_solver_wider_than_numa.yaml", "--rule", "PF302")]
+    assert rules == ["PF302"]
