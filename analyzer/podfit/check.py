@@ -117,7 +117,7 @@ def analyze(
         elif rule.engine == "python":
             findings.extend(modules[rule.id].check(ctx.for_rule(rule.id)))
 
-    # the Rego results last: a caller may still be computing them (see cli.start_engine)
+    # the Rego results last: a caller may still be computing them (see pipeline.start_engine)
     if callable(rego_results):
         rego_results = rego_results()
     for r in rego_results:
