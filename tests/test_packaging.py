@@ -16,12 +16,16 @@ def installed(tmp_path_factory):
     # setuptools copies into build/ and keeps files that have since left the sources (a deleted
     # policy would ship and make the compiled module look stale): build from a clean state
     __import__("shutil").rmtree(ROOT / "build", ignore_errors=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(ROOT)],
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp / "dist"), str(ROOT)],
         check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    # the build tool has nothing to complain about (make demo shows its output to every new user);
+    # a license as a TOML table, for one, gave six lines of SetuptoolsDeprecationWarning
+    assert "Deprecat" not in build.stdout + build.stderr, build.stdout + build.stderr
     (wheel,) = (tmp / "dist").glob("podfit-*.whl")
     target = tmp / "site"
     with zipfile.ZipFile(wheel) as z:
