@@ -6,12 +6,14 @@
     deploy/web.yaml
       16  error    PF101  Deployment shop/web: container "web" sets no CPU request
 
-    fix PF101 cpu-request-missing: Set resources.requests.cpu to ... (podfit explain PF101)
+    fix PF101 cpu-request-missing: Set resources.requests.cpu to the CPU the container needs ...
+    (podfit explain ID tells why and shows an example)
 
     platform: built-in default (...), runtime tkg; engine: embedded
-    3 rules skipped for want of runtime vsphere-pods (spec.runtime in --platform); --verbose lists them
+    3 rules skipped for want of runtime vsphere-pods (spec.runtime); --verbose lists them
     1 file, 1 object: 1 error, 0 warnings, 0 info
 
+A file that was not parsed and has no finding of its own (an empty file) gets a line of its own.
 ``quiet`` keeps the findings and the totals line; ``verbose`` lists the skipped rules and files
 one per line; ``show_fixes`` prints the fix under every finding instead of once per rule.
 """
@@ -131,10 +133,11 @@ def render(
         )
         if report.node_pools:
             out.append("node pools: " + "; ".join(report.node_pools))
+        flagged = {f.location.file for f in report.findings}
+        for record in report.files:  # a file not parsed shows once: by its finding, else here
+            if record.status != "parsed" and (verbose or record.path not in flagged):
+                out.append(_c(f"{record.status}: {record.path}: {record.reason}", "dim", color))
         if verbose:
-            for record in report.files:
-                if record.status != "parsed":
-                    out.append(_c(f"{record.status}: {record.path}: {record.reason}", "dim", color))
             if report.skipped_rules:
                 out.append(f"{plural(len(report.skipped_rules), 'rule')} skipped for want of facts:")
                 for rid, why in report.skipped_rules:
