@@ -68,3 +68,23 @@ def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
     )
     assert r.returncode == 1, r.stderr
     assert [f["rule"] for f in json.loads(r.stdout)["findings"]] == ["PF903"]
+
+
+def test_editable_install_is_a_plain_path_entry_without_build_warnings(tmp_path):
+    """`make venv` (pip install -e) prints nothing from the build tool, and the editable install is a
+    static path entry to analyzer/ (no import hook to load at every start of podfit)."""
+    import venv
+
+    target = tmp_path / "venv"
+    venv.create(target, with_pip=False)
+    python = target / "bin" / "python"
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-e", str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Warning" not in p.stdout + p.stderr and "!!" not in p.stderr, p.stdout + p.stderr
+    (pth,) = target.glob("lib/python*/site-packages/__editable__*podfit*.pth")
+    assert pth.read_text().strip() == str(ROOT / "analyzer")
