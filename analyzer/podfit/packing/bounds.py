@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec, format_amount
+from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec
 
 __all__ = [
     "ceil_div",
@@ -113,14 +113,7 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
         total = sum(p.demand[d] * p.count for p in pods)
         if total == 0:
             continue
-        out.append(
-            Bound(
-                f"continuous-{dim}",
-                ceil_div(total, cap),
-                0,
-                detail=f"Σ {dim} {format_amount(dim, total)} / {format_amount(dim, cap)} per node",
-            )
-        )
+        out.append(Bound(f"continuous-{dim}", ceil_div(total, cap), 0, detail=f"Σ {dim} {total} / {cap} per node"))
         if dim != "pods":
             items = [(p.demand[d], p.count) for p in pods]
             out.append(Bound(f"l2-{dim}", l2_bound(items, cap), 0))
