@@ -10,7 +10,6 @@ import gc
 import importlib
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -66,6 +65,8 @@ class _Group(click.Group):
             sys.exit(EXIT_FAILURE)
         except Exception as e:  # a bug in podfit is never reported as a pass
             if os.environ.get("PODFIT_DEBUG"):
+                import traceback
+
                 traceback.print_exc()
             raise PodfitError(f"internal error: {type(e).__name__}: {e} (set PODFIT_DEBUG=1 for a traceback)") from e
 
