@@ -6,7 +6,7 @@ PODFIT := $(VENV)/bin/podfit
 TOOLS  := .tools/bin
 export PATH := $(CURDIR)/$(TOOLS):$(PATH)
 
-.PHONY: demo test tools venv venv-test pytest clean help
+.PHONY: demo test tools venv venv-test pytest clean help release-tag
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -44,3 +44,8 @@ test: $(TEST_TARGETS)  ## run every test (builds what it needs first)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache
+
+release-tag:  ## tag the current commit vX.Y.Z from podfit.__version__ (docs/releasing.md)
+	@test -z "$$(git status --porcelain)" || { echo "the working tree is not clean"; exit 2; }
+	@v=$$(sed -n 's/^__version__ = "\(.*\)"/\1/p' analyzer/podfit/__init__.py); \
+	  git tag -a "v$$v" -m "podfit $$v" && echo "tagged v$$v"

@@ -37,7 +37,9 @@ def run(corpus: str, variant: str, engine: str) -> list[tuple[str, float]]:
     (gc.enable if variant == "gc-on" else gc.disable)()
     from podfit import cli
     from podfit.check import analyze
+    from podfit.facts import build_facts
     from podfit.formats import render
+    from podfit.pipeline import start_engine
 
     mark("imports")
     config = cli.load_config(None)
@@ -49,7 +51,9 @@ def run(corpus: str, variant: str, engine: str) -> list[tuple[str, float]]:
 
         evaluate = wasm.WasmEngine.evaluate
         wasm.WasmEngine.evaluate = lambda self, docs, data, locate=None: evaluate(self, docs, data)  # type: ignore[method-assign]
-    name, wait = cli.start_engine(engine, result, platform, [], config)
+    facts = build_facts(result.objects, platform)
+    eng, wait = start_engine(engine, facts, [], config)
+    name = eng.name if eng is not None else ""
     mark("engine started")
 
     def rego():
@@ -58,7 +62,7 @@ def run(corpus: str, variant: str, engine: str) -> list[tuple[str, float]]:
         mark("Rego results in")
         return out
 
-    report = analyze(result, platform, config, rego, [], name)
+    report = analyze(result, facts, config, rego, [], name)
     mark("analysed")
     render(report, "json", color=False)
     mark("report written")

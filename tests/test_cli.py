@@ -81,9 +81,9 @@ def test_text_report_has_file_line_rule_and_fix(tmp_path):
     r = run(["check", str(f), "--rule", "PF903", "--no-color"])
     assert r.exit_code == 1
     assert str(f) in r.output
-    assert "     10  error    PF903 quantity-invalid  Pod q container a: requests.cpu" in r.output
-    assert "fix: Use a Kubernetes quantity" in r.output
-    assert "1 file (1 parsed), 1 object" in r.output
+    assert "  10  error    PF903  Pod q, container a: requests.cpu" in r.output
+    assert "fix PF903 quantity-invalid: Use a Kubernetes quantity" in r.output
+    assert "1 file, 1 object: 1 error, 0 warnings, 0 info" in r.output
     assert "\x1b[" not in r.output
 
 

@@ -232,5 +232,121 @@ def test_full_run_on_examples_all_formats_agree(monkeypatch):
     ]
     assert [(p["title"].split()[0], p["file"], int(p.get("line", 0))) for _, p, _ in gh] == got
     root = ET.fromstring(run([*args, "--format", "junit"]).output)
-    text = "\n".join(f.text or "" for f in root.iter("failure"))
-    assert all(f"{f['file']}:{f['line']}: {f['severity']} {f['rule']}" in text for f in expected)
+    failed = "\n".join(f.text or "" for f in root.iter("failure"))
+    below = "\n".join(f.text or "" for f in root.iter("system-out"))
+    for f in expected:  # failures are the findings at or above --fail-on (error); the others are listed
+        line = f"{f['file']}:{f['line']}: {f['severity']} {f['rule']}"
+        assert (line in failed, line in below) == ((True, False) if f["severity"] == "error" else (False, True))
+
+
+JUNIT_XSD = ROOT / "tests" / "data" / "junit-10.xsd"  # the Jenkins xUnit plugin's schema (MIT)
+MIXED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          resources:
+            requests: {cpu: 1500m, memory: 1Gi}
+            limits: {cpu: 1500m, memory: 1Gi}
+"""  # PF201 (warning): a Guaranteed pod with a fractional CPU
+
+
+@pytest.mark.parametrize("fail_on", ["error", "warning", "never"])
+def test_junit_validates_against_junit_10_xsd_and_fails_only_at_fail_on(tree, fail_on):
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(JUNIT_XSD))
+    (tree / "k8s" / "mixed.yaml").write_text(MIXED)
+    (tree / "k8s" / "empty.yaml").write_text("")
+    args = ["check", "k8s", "--rule", "PF901", "--rule", "PF903", "--rule", "PF201", "--fail-on", fail_on]
+    out = run([*args, "--format", "junit"]).output
+    schema.validate(out)
+    root = ET.fromstring(out)
+    assert root.get("skipped") is None  # not an attribute of <testsuites> in junit-10.xsd
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    mixed = suites["k8s/mixed.yaml"].find("testcase")
+    assert mixed.get("name") == "Deployment web"
+    failure, skipped = mixed.find("failure"), mixed.find("skipped")
+    if fail_on == "warning":
+        assert failure is not None and failure.get("type") == "warning" and skipped is None
+        assert "PF201" in failure.text and mixed.find("system-out") is None
+    else:  # below the threshold: listed, not failed
+        assert failure is None and skipped.get("message") == f"below --fail-on {fail_on}: 1 finding: PF201"
+        assert "PF201" in mixed.find("system-out").text
+    broken = suites["k8s/broken.yaml"].find("testcase")
+    assert (broken.find("failure") is not None) is (fail_on != "never")
+    assert int(root.get("failures")) == sum(1 for _ in root.iter("failure"))
+    for s in suites.values():
+        assert int(s.get("skipped")) == len(s.findall("testcase/skipped"))
+        assert int(s.get("failures")) == len(s.findall("testcase/failure"))
+
+
+def test_junit_schema_has_teeth():
+    """The schema rejects what the renderer once wrote: ``skipped`` on <testsuites>."""
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(str(JUNIT_XSD))
+    bad = '<testsuites name="podfit" tests="1" failures="0" errors="0" skipped="0"></testsuites>'
+    assert not schema.is_valid(bad)
+    assert schema.is_valid(bad.replace(' skipped="0"', ""))
+
+
+def _sarif_multitool() -> str | None:
+    import os
+    import shutil
+
+    bundled = ROOT / ".cache/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+    for candidate in (os.environ.get("PODFIT_SARIF_MULTITOOL"), str(bundled), shutil.which("sarif-multitool")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def test_sarif_passes_the_sarif_multitool(tmp_path, monkeypatch):
+    """Microsoft's SARIF Multitool finds no error or warning in a full report (its notes are style
+    advice: camelCase rule names, message arguments). `make sarif-multitool` installs it."""
+    import subprocess
+
+    tool = _sarif_multitool()
+    if tool is None:
+        pytest.skip("SARIF Multitool not installed: `make sarif-multitool` (npm) or PODFIT_SARIF_MULTITOOL=PATH")
+    monkeypatch.chdir(ROOT)
+    log = tmp_path / "podfit.sarif"
+    args = ["check", "testdata/examples", "--platform", "testdata/platforms/study-4-hosts.yaml", "--format", "sarif"]
+    assert run([*args, "-o", str(log)]).exit_code == 1
+    assert json.loads(log.read_text())["runs"][0]["results"]
+    out = tmp_path / "validation.sarif"
+    env = {"PATH": "/usr/bin:/bin", "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1", "HOME": str(tmp_path)}
+    options: dict = {"capture_output": True, "text": True, "timeout": 300, "env": env}
+    p = subprocess.run([tool, "validate", str(log), "-o", str(out), "--level", "Error;Warning"], **options)
+    assert p.returncode == 0, p.stdout + p.stderr
+    problems = json.loads(out.read_text())["runs"][0]["results"]
+    assert problems == [], problems
+    # the validator does judge: a result whose rule index points past the rules is an error (SARIF1009)
+    broken = json.loads(log.read_text())
+    broken["runs"][0]["results"][0]["ruleIndex"] = len(broken["runs"][0]["tool"]["driver"]["rules"]) + 5
+    log.write_text(json.dumps(broken))
+    out = tmp_path / "validation-of-broken.sarif"
+    subprocess.run([tool, "validate", str(log), "-o", str(out), "--level", "Error;Warning"], **options)
+    assert [r["ruleId"] for r in json.loads(out.read_text())["runs"][0]["results"]] == ["SARIF1009"]
+
+
+def test_sarif_has_one_rule_id_per_rule(tree):
+    log = json.loads(run(["check", "k8s", *RULES, "--format", "sarif"]).output)
+    ids = [d["id"] for d in log["runs"][0]["tool"]["driver"]["rules"]]
+    names = [d["name"] for d in log["runs"][0]["tool"]["driver"]["rules"]]
+    assert len(ids) == len(set(ids)) == len(set(names)) == len(load_catalogue())
+
+
+def test_format_names_are_the_renderer_modules():
+    from podfit.cli import FORMATS
+    from podfit.formats import NAMES, renderer
+
+    assert set(NAMES) == set(FORMATS) == set(renderers())
+    assert all(renderer(n) is renderers()[n] for n in NAMES)

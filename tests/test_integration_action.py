@@ -20,7 +20,7 @@ from conftest import tool
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
-INPUTS = {"paths", "platform", "config", "fail-on", "format", "upload-sarif", "version"}
+INPUTS = {"paths", "platform", "config", "fail-on", "format", "upload-sarif"}
 SARIF_SCHEMA = json.loads((ROOT / "schemas" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
 
 

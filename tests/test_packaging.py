@@ -16,12 +16,16 @@ def installed(tmp_path_factory):
     # setuptools copies into build/ and keeps files that have since left the sources (a deleted
     # policy would ship and make the compiled module look stale): build from a clean state
     __import__("shutil").rmtree(ROOT / "build", ignore_errors=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(ROOT)],
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp / "dist"), str(ROOT)],
         check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    # the build tool has nothing to complain about (make demo shows its output to every new user);
+    # a license as a TOML table, for one, gave six lines of SetuptoolsDeprecationWarning
+    assert "Deprecat" not in build.stdout + build.stderr, build.stdout + build.stderr
     (wheel,) = (tmp / "dist").glob("podfit-*.whl")
     target = tmp / "site"
     with zipfile.ZipFile(wheel) as z:
@@ -64,3 +68,23 @@ def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
     )
     assert r.returncode == 1, r.stderr
     assert [f["rule"] for f in json.loads(r.stdout)["findings"]] == ["PF903"]
+
+
+def test_editable_install_is_a_plain_path_entry_without_build_warnings(tmp_path):
+    """`make venv` (pip install -e) prints nothing from the build tool, and the editable install is a
+    static path entry to analyzer/ (no import hook to load at every start of podfit)."""
+    import venv
+
+    target = tmp_path / "venv"
+    venv.create(target, with_pip=False)
+    python = target / "bin" / "python"
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-e", str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Warning" not in p.stdout + p.stderr and "!!" not in p.stderr, p.stdout + p.stderr
+    (pth,) = target.glob("lib/python*/site-packages/__editable__*podfit*.pth")
+    assert pth.read_text().strip() == str(ROOT / "analyzer")

@@ -128,7 +128,7 @@ def analyze(
                     f"{f.location.file}\0{f.object}" for f in found if f.object is not None
                 )
 
-    # the Rego results last: a caller may still be computing them (see cli.start_engine)
+    # the Rego results last: a caller may still be computing them (see pipeline.start_engine)
     if callable(rego_results):
         rego_results = rego_results()
     for r in rego_results:

@@ -1,39 +1,62 @@
-"""The ``podfit`` command line: one click group; only this module reads files and prints."""
+"""The ``podfit`` command line: parses options and prints. The work is done by
+:mod:`podfit.pipeline` (check), :mod:`podfit.docs` and the modules the other commands call; the
+options they share, and reading the config, platform and inputs, are in
+:mod:`podfit.commands._common`. Subcommands are imported when they run, so a ``check`` pays for
+none of the others."""
 
 from __future__ import annotations
 
 import gc
-import json
+import importlib
 import os
 import sys
-import traceback
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import click
 
 from . import __version__
-from .catalogue import load_catalogue, resolve
-from .check import Report, analyze
-from .config import Config, ConfigError, find_config, parse_config_text
-from .findings import SEVERITY_RANK
-from .loader import InputError, container_line, discover, load, nothing_found, read_files
-from .platform import DEFAULT_PLATFORM, Platform, PlatformError, parse_platform
+from .commands._common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    PodfitError,
+    clear_status,
+    config_option,
+    emit,
+    fail_on_option,
+    load_config,
+    load_inputs,
+    load_platform,
+    output_option,
+    platform_option,
+    read_text,
+    status,
+    status_enabled,
+)
 
-EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
+__all__ = ["main", "run", "PodfitError", "emit", "load_config", "load_inputs", "load_platform", "read_text"]
 
-
-class PodfitError(click.ClickException):
-    """A failure of podfit or its inputs (not a finding): exit 2."""
-
-    exit_code = EXIT_FAILURE
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"podfit: error: {self.format_message()}", err=True)
+# Subcommands defined in other modules, imported only when named (or when the help lists them).
+LAZY_COMMANDS = {
+    "fix": "podfit.commands.fix",
+    "pack": "podfit.commands.pack",
+    "platform-data": "podfit.commands.platform_data",
+    "throttle": "podfit.commands.throttle",
+    "vsphere": "podfit.commands.vsphere",
+}
+FORMATS = ("text", "json", "sarif", "junit", "github")  # podfit.formats.NAMES, without importing it
 
 
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands or name not in LAZY_COMMANDS:
+            return super().get_command(ctx, name)
+        cmd = importlib.import_module(LAZY_COMMANDS[name]).command
+        self.add_command(cmd, name)
+        return cmd
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -43,6 +66,8 @@ class _Group(click.Group):
             sys.exit(EXIT_FAILURE)
         except Exception as e:  # a bug in podfit is never reported as a pass
             if os.environ.get("PODFIT_DEBUG"):
+                import traceback
+
                 traceback.print_exc()
             raise PodfitError(f"internal error: {type(e).__name__}: {e} (set PODFIT_DEBUG=1 for a traceback)") from e
 
@@ -85,115 +110,31 @@ def run() -> None:
     os._exit(code)
 
 
-# ----------------------------------------------------------------------------------- helpers ---
-
-
-def read_text(path: str, what: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise PodfitError(f"{what} {path}: {getattr(e, 'strerror', None) or e}") from None
-
-
-def load_config(path: str | None) -> Config:
-    path = path or find_config(".")
-    if path is None:
-        return Config()
-    try:
-        return parse_config_text(read_text(path, "config"), path)
-    except ConfigError as e:
-        raise PodfitError(f"invalid config: {e}") from None
-
-
-def load_platform(path: str | None) -> Platform:
-    if path is None:
-        return DEFAULT_PLATFORM
-    try:
-        return parse_platform(read_text(path, "platform"), path)
-    except PlatformError as e:
-        raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
-
-
-def load_inputs(paths: Sequence[str], config: Config):  # -> LoadResult
-    """Read and parse the inputs (exit 2 when a named path does not exist)."""
-    try:
-        files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
-        progress = _progress(len(files))
-        result = load(read_files(files, config.limits), config.limits, progress)
-        if progress is not None:
-            click.echo("\r\x1b[K", nl=False, err=True)
-        return result
-    except InputError as e:
-        raise PodfitError(str(e)) from None
-
-
-_STATUS_MIN_OBJECTS = 2000
-
-
-def _progress(total: int):
-    """A status line on a terminal for long inputs: `podfit: parsed 1,200/5,000 files`."""
-    if total < 200 or not sys.stderr.isatty():
-        return None
-    step = max(total // 100, 1)
-
-    def show(done: int) -> None:
-        if done % step == 0 or done == total:
-            click.echo(f"\rpodfit: parsed {done:,}/{total:,} files", nl=False, err=True)
-
-    return show
-
-
-PLATFORM_OPTION = click.option(
-    "--platform",
-    "platform_path",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Platform profile (kind: Platform). Default: the built-in profile of the study's 4-host cluster.",
-)
-
-
-def _format_choices() -> list[str]:
-    from .formats import renderers
-
-    return sorted(renderers()) + ["auto"]  # auto: github under GitHub Actions, else text
-
-
 # ------------------------------------------------------------------------------------- check ---
+
+_STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line could be read
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@PLATFORM_OPTION
+@platform_option
+@config_option
 @click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Config file (.podfit.yaml or pyproject.toml). Default: ./.podfit.yaml or [tool.podfit].",
+    "--format",
+    "fmt",
+    default="text",
+    show_default=True,
+    type=click.Choice([*FORMATS, "auto"]),
+    help="Report format (auto: github under GitHub Actions, else text).",
 )
-@click.option(
-    "--format", "fmt", default="text", show_default=True, type=click.Choice(_format_choices()), help="Report format."
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, writable=True),
-    metavar="FILE",
-    help="Write the report to FILE instead of standard output.",
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning", "info", "never"]),
-    default=None,
-    help="Exit 1 when a finding has this severity or worse. [default: error]",
-)
+@output_option
+@fail_on_option
 @click.option(
     "--engine",
     type=click.Choice(["auto", "embedded", "opa"]),
     default="auto",
     show_default=True,
-    help="Rego engine: in-process (embedded), the opa binary, or opa when found.",
+    help="Rego engine: in-process (embedded), the opa binary, or opa when the shipped policies were edited.",
 )
 @click.option("--rule", "rules", multiple=True, metavar="ID", help="Run only this rule (id or slug); repeatable.")
 @click.option(
@@ -202,6 +143,9 @@ def _format_choices() -> list[str]:
     help="The cluster all these manifests deploy to. Default: from the config's clusters: mapping, the "
     "platform, or the TanzuKubernetesCluster / Cluster beside them.",
 )
+@click.option("--show-fixes", is_flag=True, help="Text: the fix under every finding (default: once per rule).")
+@click.option("--quiet", "-q", is_flag=True, help="Text: only the findings and the totals line.")
+@click.option("--verbose", "-v", is_flag=True, help="Text: also list the skipped rules and files, one per line.")
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
 @click.option(
     "--allow-empty",
@@ -219,6 +163,9 @@ def check(
     engine: str,
     rules: tuple[str, ...],
     cluster: str | None,
+    show_fixes: bool,
+    quiet: bool,
+    verbose: bool,
     color: bool | None,
     allow_empty: bool,
 ) -> None:
@@ -235,6 +182,9 @@ def check(
       podfit check deploy.yaml --format json --fail-on warning
     """
     from .formats import render
+    from .loader import discover, nothing_found
+    from .pipeline import PipelineError, exit_status
+    from .pipeline import check as run_check
 
     # One run over finite input: its objects live until the report is written, and memory comes
     # back by reference counting. The cyclic collector would only walk the growing heap again
@@ -245,28 +195,29 @@ def check(
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     config = load_config(config_path)
     platform = load_platform(platform_path or config.platform)
-    selected = []
-    for r in rules:
-        rule = resolve(r)
-        if rule is None:
-            raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
-        selected.append(rule.id)
     result = load_inputs(paths, config)
-    status = sys.stderr.isatty() and len(result.objects) >= _STATUS_MIN_OBJECTS
-    if status:  # a status line while the rules run (seconds for large inputs)
-        click.echo(f"\rpodfit: checking {len(result.objects):,} objects", nl=False, err=True)
-    from .facts import build_facts
-
-    facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
-    eng, rego_results = start_engine(engine, facts, selected, config)
-    notices = (eng.notice,) if eng is not None and eng.notice else ()
-    report = analyze(result, facts, config, rego_results, selected, eng.name if eng is not None else "", notices)
-    if status:
-        click.echo("\r\x1b[K", nl=False, err=True)
-    emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
+    progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
+    try:
+        report = run_check(result, platform, config, engine=engine, rules=rules, cluster=cluster, progress=progress)
+    except PipelineError as e:
+        if str(e).startswith("unknown rule"):
+            raise click.BadParameter(str(e), param_hint="--rule") from None
+        raise PodfitError(str(e)) from None
+    finally:
+        clear_status()
+    threshold = fail_on or config.fail_on or "error"
+    text = render(
+        report,
+        fmt,
+        color=_use_color(color, output, fmt),
+        fail_on=threshold,
+        show_fixes=show_fixes,
+        quiet=quiet,
+        verbose=verbose,
+    )
+    emit(text, output)
     for notice in report.notices:  # on stderr: every format's output stays what it is
         click.echo(f"podfit: notice: {notice}", err=True)
-    threshold = fail_on or config.fail_on or "error"
     _RETAINED[:] = [result, report]  # freed by the process's end (see run), not one by one here
     code = exit_status(report, threshold)
     if code == EXIT_OK and not result.objects and not allow_empty:
@@ -274,53 +225,6 @@ def check(
         ignored = len(discover(paths)) - len(result.files)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
-
-
-def start_engine(engine: str, facts: Any, selected: list[str], config: Config):
-    """Start the Rego evaluation in the background; returns (the engine, or None when no Rego rule
-    runs; a function that waits for and returns the results). The Python rules run meanwhile: the
-    OPA processes (or the embedded engine's workers) use the other cores. Engine failures surface,
-    as PodfitError, on the wait."""
-    from .facts import facts_data
-
-    cat = load_catalogue()
-    wanted = [
-        r.id
-        for r in cat.values()
-        if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)
-    ]
-    if not wanted or not facts.objects:
-        return None, lambda: []
-    try:
-        from .engines import EngineError, get_engine
-    except ImportError as e:
-        raise PodfitError(f"no Rego engine available: {e}") from None
-    try:
-        eng = get_engine(engine)
-    except EngineError as e:
-        raise PodfitError(f"Rego engine unavailable: {e}") from None
-    objects = facts.objects
-    docs = [o.raw for o in objects]
-    data = facts_data(facts, config.rego_options(wanted))
-    # evaluated in a thread while the Python rules run here (the wasm engine forks its workers from
-    # that thread: see docs/architecture.md, a known gap on Python 3.12+)
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
-    future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
-    pool.shutdown(wait=False)
-
-    def wait() -> list[Any]:
-        try:
-            return future.result()
-        except EngineError as e:
-            raise PodfitError(f"Rego engine failed: {e}") from None
-
-    return eng, wait
-
-
-def exit_status(report: Report, fail_on: str) -> int:
-    if fail_on == "never":
-        return EXIT_OK
-    return EXIT_FINDINGS if report.worst() >= SEVERITY_RANK[fail_on] else EXIT_OK
 
 
 def _use_color(flag: bool | None, output: str | None, fmt: str) -> bool:
@@ -331,17 +235,6 @@ def _use_color(flag: bool | None, output: str | None, fmt: str) -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def emit(text: str, output: str | None) -> None:
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as e:
-            raise PodfitError(f"cannot write {output}: {e.strerror}") from None
-    else:
-        click.echo(text, nl=False)
-
-
 # ------------------------------------------------------------------------- rules, explain, docs ---
 
 
@@ -349,36 +242,19 @@ def emit(text: str, output: str | None) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_cmd(fmt: str) -> None:
     """List every rule: id, slug, severity, engine and what it finds."""
-    cat = sorted(load_catalogue().values(), key=lambda r: r.id)
+    from .docs import rules_json, rules_lines
+
     if fmt == "json":
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "id": r.id,
-                        "slug": r.slug,
-                        "title": r.title,
-                        "severity": r.severity,
-                        "engine": r.engine,
-                        "category": r.category,
-                        "summary": r.summary,
-                        "fix": r.fix,
-                        "source": r.source,
-                    }
-                    for r in cat
-                ],
-                indent=2,
-            )
-        )
-        return
-    for r in cat:
-        click.echo(f"{r.id}  {r.slug:<38} {r.severity:<8} {r.engine:<7} {r.title}")
+        click.echo(rules_json())
+    else:
+        click.echo("\n".join(rules_lines()))
 
 
 @main.command()
 @click.argument("rule_id", metavar="ID")
 def explain(rule_id: str) -> None:
     """Explain one rule (by id or slug): what it finds, why it matters, an example, the fix."""
+    from .catalogue import resolve
     from .docs import explain as explain_rule
 
     rule = resolve(rule_id)
@@ -387,23 +263,20 @@ def explain(rule_id: str) -> None:
     click.echo(explain_rule(rule))
 
 
-@main.command()
+@main.command(hidden=True)  # a contributor's tool: not in the user's help
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if the generated docs are out of date.")
 @click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False), help="Repository root.")
 def docs(check_only: bool, root: str) -> None:
-    """Generate docs/rules.md and the README's rule table from the catalogue."""
+    """Generate docs/rules.md and the README's rule table and counts from the catalogue."""
     from .catalogue import catalogue_problems
-    from .docs import rules_md, update_readme
+    from .docs import generated_files
 
     problems = catalogue_problems()
     if problems:
         click.echo("the rule catalogue is inconsistent:\n  " + "\n  ".join(problems), err=True)
-        sys.exit(EXIT_FINDINGS)
-    targets = {os.path.join(root, "docs", "rules.md"): lambda _old: rules_md()}
-    readme = os.path.join(root, "README.md")
-    targets[readme] = update_readme
+        sys.exit(1)
     stale = []
-    for path, make in targets.items():
+    for path, make in generated_files(root).items():
         old = read_text(path, "file") if os.path.exists(path) else ""
         try:
             new = make(old)
@@ -417,17 +290,6 @@ def docs(check_only: bool, root: str) -> None:
                     fh.write(new)
     if check_only and stale:
         click.echo("out of date (run `podfit docs`): " + ", ".join(stale), err=True)
-        sys.exit(EXIT_FINDINGS)
+        sys.exit(1)
     for path in stale:
         click.echo(f"wrote {path}")
-
-
-def _register_plugins() -> None:
-    from .commands import discover as discover_commands
-
-    for cmd in discover_commands():
-        if cmd.name not in main.commands:
-            main.add_command(cmd)
-
-
-_register_plugins()

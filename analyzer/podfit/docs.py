@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 
 from .catalogue import Rule, load_catalogue
 
@@ -77,8 +79,15 @@ changes a rule's grade for a project; `--fail-on` chooses which grade fails the 
 """
 
 
+def rule_counts() -> str:
+    """``30 rules: 15 Rego, 15 Python.`` from the catalogue, for the README."""
+    rules = list(load_catalogue().values())
+    by_engine = {e: sum(1 for r in rules if r.engine == e) for e in ("rego", "python")}
+    return f"{len(rules)} rules: {by_engine['rego']} Rego, {by_engine['python']} Python."
+
+
 def rules_table() -> str:
-    rows = ["| id | slug | severity | engine | what it finds |", "|---|---|---|---|---|"]
+    rows = [rule_counts(), "", "| id | slug | severity | engine | what it finds |", "|---|---|---|---|---|"]
     for r in sorted(load_catalogue().values(), key=lambda r: r.id):
         rows.append(
             f"| [{r.id}](docs/rules.md#{r.id.lower()}-{r.slug}) | `{r.slug}` | {r.severity} | {r.engine} | {r.summary} |"
@@ -106,3 +115,28 @@ def update_readme(text: str) -> str:
     if not pattern.search(text):
         raise ValueError("README has no rule-table markers")
     return pattern.sub(lambda _: block, text)
+
+
+def generated_files(root: str) -> dict[str, Callable[[str], str]]:
+    """Each file ``podfit docs`` writes, with the function from its old text to its new one."""
+    return {
+        os.path.join(root, "docs", "rules.md"): lambda _old: rules_md(),
+        os.path.join(root, "README.md"): update_readme,
+    }
+
+
+def rules_lines() -> list[str]:
+    """``podfit rules``: one line per rule."""
+    return [
+        f"{r.id}  {r.slug:<38} {r.severity:<8} {r.engine:<7} {r.title}"
+        for r in sorted(load_catalogue().values(), key=lambda r: r.id)
+    ]
+
+
+def rules_json() -> str:
+    """``podfit rules --format json``."""
+    import json
+
+    fields = ("id", "slug", "title", "severity", "engine", "category", "summary", "fix", "source")
+    cat = sorted(load_catalogue().values(), key=lambda r: r.id)
+    return json.dumps([{k: getattr(r, k) for k in fields} for r in cat], indent=2)

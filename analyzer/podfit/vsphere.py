@@ -494,7 +494,10 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
     detail = ""
     if res.violated_bounds:
         b = res.violated_bounds[0]
-        detail = f"{b.kind}: needs {b.needed}, has {b.available}" + (f" ({b.detail})" if b.detail else "")
+        amount = {"capacity-cpu": fmt_mhz, "capacity-memory": fmt_memory}.get(b.kind, str)  # hosts: MHz, bytes
+        detail = f"{b.kind}: needs {amount(b.needed)}, has {amount(b.available)}" + (
+            f" ({b.detail})" if b.detail else ""
+        )
     elif res.proof == "solver":
         detail = "the CP-SAT solver proved that no assignment exists"
     elif res.proof == "budget-exhausted":

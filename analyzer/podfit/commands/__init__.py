@@ -1,21 +1,3 @@
-"""CLI subcommands beyond check/rules/explain/docs: every module here defining ``command`` is added
-to the ``podfit`` group (see ``podfit.cli``)."""
-
-from __future__ import annotations
-
-import importlib
-import pkgutil
-
-import click
-
-
-def discover() -> list[click.Command]:
-    commands = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        cmd = getattr(module, "command", None)
-        if isinstance(cmd, click.Command):
-            commands.append(cmd)
-    return commands
+"""The CLI's subcommands beyond check/rules/explain/docs, one module each (``command`` is its click
+command; ``podfit.cli.LAZY_COMMANDS`` names them so each is imported only when it runs), and
+``_common``: the option vocabulary and input handling they share with ``check``."""

@@ -11,6 +11,7 @@ from collections import defaultdict
 import click
 
 from ..quantity import QuantityError, parse_cpu, parse_memory
+from ._common import config_option, platform_option
 
 __all__ = ["command"]
 
@@ -49,8 +50,8 @@ def _write_atomically(path: str, text: str) -> None:
 
 @click.command("fix")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option("--platform", "platform_path", type=click.Path(dir_okay=False), metavar="FILE", help="Platform profile.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE", help="Config file.")
+@platform_option
+@config_option
 @click.option("--cluster", metavar="NAME", help="The cluster all these manifests deploy to.")
 @click.option(
     "--rule", "rules", multiple=True, metavar="ID", help="Fix only this rule's findings (id or slug); repeatable."
@@ -98,10 +99,11 @@ def command(
     """
     from ..catalogue import resolve
     from ..check import analyze
-    from ..cli import PodfitError, load_config, load_inputs, load_platform, start_engine
     from ..facts import build_facts
     from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
     from ..fix.plan import POD_FIXABLE
+    from ..pipeline import PipelineError, start_engine
+    from ._common import PodfitError, load_config, load_inputs, load_platform
 
     if kustomize_dir is not None:
         mode = "kustomize"
@@ -122,8 +124,11 @@ def command(
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
     facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
-    _eng, rego = start_engine("auto", facts, [], config)
-    report = analyze(result, facts, config, rego, (), "")
+    try:
+        _eng, rego = start_engine("auto", facts, [], config)
+        report = analyze(result, facts, config, rego, (), "")
+    except PipelineError as e:
+        raise PodfitError(str(e)) from None
     plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory), selected)
 
     by_file: dict[str, list] = defaultdict(list)

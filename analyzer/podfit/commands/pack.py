@@ -8,8 +8,21 @@ import sys
 
 import click
 
-from ..options import parse_duration
 from ..quantity import QuantityError, parse_cpu, parse_memory
+from ._common import (
+    PodfitError,
+    clear_status,
+    config_option,
+    emit,
+    format_option,
+    load_config,
+    load_inputs,
+    load_platform,
+    output_option,
+    platform_option,
+    status,
+    time_budget_option,
+)
 
 EXIT_FITS, EXIT_NO_FIT = 0, 1
 
@@ -104,13 +117,8 @@ def _param(parse, text: str, hint: str):
 
 @click.command(name="pack")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--platform",
-    "platform_path",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Platform profile (VM classes, node pools, overhead, max pods). Default: built-in.",
-)
+@platform_option
+@config_option
 @click.option(
     "--pool",
     "pools",
@@ -157,17 +165,13 @@ def _param(parse, text: str, hint: str):
     show_default=True,
     help="Share of Σ(limit − request) that must fit the free capacity.",
 )
-@click.option(
-    "--time-budget",
-    "budget_text",
-    default="10s",
-    show_default=True,
-    help="Time for the exact solver (CP-SAT), e.g. 10s or 500ms; 0 for heuristics and bounds only.",
-)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@time_budget_option("10s", "the exact solver (CP-SAT); 0 for heuristics and bounds only")
+@format_option()
+@output_option
 def command(
     paths: tuple[str, ...],
     platform_path: str | None,
+    config_path: str | None,
     pools: tuple[str, ...],
     pool_labels: tuple[str, ...],
     pool_taints: tuple[str, ...],
@@ -175,8 +179,9 @@ def command(
     overhead_memory: str | None,
     max_pods: int | None,
     headroom_text: str,
-    budget_text: str,
+    time_budget: float,
     fmt: str,
+    output: str | None,
 ) -> None:
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
 
@@ -201,7 +206,6 @@ def command(
           --pool-label gpu:nvidia.com/gpu.present=true --pool-taint gpu:nvidia.com/gpu=present:NoSchedule
       podfit pack app.yaml cluster-tkc.yaml --format json
     """
-    from ..cli import PodfitError, load_config, load_inputs, load_platform
     from ..facts import build_facts
     from ..packing import Overhead
     from ..packing.adapter import inputs_from
@@ -209,8 +213,8 @@ def command(
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
 
     share = _param(parse_percent, headroom_text, "--headroom")
-    budget = _param(parse_duration, budget_text, "--time-budget")
-    platform = load_platform(platform_path)
+    config = load_config(config_path)
+    platform = load_platform(platform_path or config.platform)
     ov = Overhead(
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
         _param(parse_memory, overhead_memory, "--overhead-memory")
@@ -221,7 +225,7 @@ def command(
     cli_pools = [_param(lambda t: parse_pool(t, taken), p, "--pool") for p in pools]
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
-    result = load_inputs(paths, load_config(None))
+    result = load_inputs(paths, config)
     facts = build_facts(result.objects, platform)
     workloads = facts.workloads
     node_pools = cli_pools or list(facts.node_pools)
@@ -239,18 +243,21 @@ def command(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
         )
-    analysis = analyze_inputs(inputs, share, budget)
+    pods = sum(p.count for p in inputs.pods)
+    status(f"packing {pods:,} pods onto {sum(n.count for n in inputs.pools):,} nodes (up to {time_budget:g} s)")
+    try:
+        analysis = analyze_inputs(inputs, share, time_budget)
+    finally:
+        clear_status()
     for f in result.findings:
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     if fmt == "json":
         data = to_json(analysis)
         data["scheduling"] = scheduling_json(inputs)
         data["platform"] = {"name": platform.name, "default": platform.is_default}
-        click.echo(json.dumps(data, indent=2, sort_keys=False))
+        emit(json.dumps(data, indent=2, sort_keys=False) + "\n", output)
     else:
-        if platform.is_default:
-            click.echo("(built-in default platform profile)")
-        click.echo(to_text(analysis), nl=False)
-        for line in scheduling_notes(inputs):
-            click.echo(f"Scheduling: {line}")
+        head = "(built-in default platform profile)\n" if platform.is_default else ""
+        notes = "".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs))
+        emit(head + to_text(analysis) + notes, output)
     sys.exit(EXIT_FITS if analysis.fit.feasible and not inputs.unknown else EXIT_NO_FIT)

@@ -7,16 +7,14 @@ from typing import Any
 
 import click
 
-from ..cli import PLATFORM_OPTION
+from ._common import config_option, emit, load_config, load_inputs, load_platform, output_option, platform_option
 
 
 @click.command("platform-data")
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
-@PLATFORM_OPTION
-@click.option(
-    "--config", "config_path", type=click.Path(dir_okay=False), metavar="FILE", help="Config file (PF104 tolerance)."
-)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE", help="Write to FILE.")
+@platform_option
+@config_option
+@output_option
 def command(paths: tuple[str, ...], platform_path: str | None, config_path: str | None, output: str | None) -> None:
     """Print the facts the Rego policies read (data.podfit), as JSON for conftest --data.
 
@@ -31,7 +29,6 @@ def command(paths: tuple[str, ...], platform_path: str | None, config_path: str 
     against) and their LimitRanges the container defaults of each namespace.
     """
     from ..catalogue import load_catalogue
-    from ..cli import emit, load_config, load_inputs, load_platform
     from ..facts import build_facts, facts_data
 
     config = load_config(config_path)

@@ -12,6 +12,7 @@ import click
 from ..quantity import QuantityError, format_cpu, parse_cpu
 from ..throttle import CPU_BOUND, REQUEST, Result, Scenario, Workload, simulate
 from ..throttle.scenario import JAVA_SERVER_BURST_US, JAVA_SERVER_LOAD_PERCENT, JAVA_SERVER_THREADS
+from ._common import emit, format_option, output_option
 
 __all__ = ["command", "parse_duration_us", "result_json", "render_text", "cpu_manager_json"]
 
@@ -257,7 +258,8 @@ def render_text(res: Result, timeline: int = 20) -> str:
     show_default=True,
     help="Periods shown in the text timeline.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option()
+@output_option
 def command(
     limit: int | None,
     no_limit: bool,
@@ -281,6 +283,7 @@ def command(
     cpu_manager: bool,
     timeline: int,
     fmt: str,
+    output: str | None,
 ) -> None:
     """Simulate CFS bandwidth control (the kernel's enforcement of a CPU limit) for a container.
 
@@ -306,10 +309,13 @@ def command(
                 raise click.UsageError(f"--cpu-manager: {format_cpu(limit)} exclusive CPUs do not fit {cpus} CPUs")
             doc = cpu_manager_json(limit, cpus, threads)
             if fmt == "json":
-                click.echo(json.dumps(doc, indent=2))
+                emit(json.dumps(doc, indent=2) + "\n", output)
             else:
-                click.echo(f"CPU limit {format_cpu(limit)}, {threads} threads on {cpus} CPUs: {doc['message']}.")
-                click.echo("  nr_periods 0, nr_throttled 0, throttled_time 0 s, score 0/100")
+                emit(
+                    f"CPU limit {format_cpu(limit)}, {threads} threads on {cpus} CPUs: {doc['message']}.\n"
+                    "  nr_periods 0, nr_throttled 0, throttled_time 0 s, score 0/100\n",
+                    output,
+                )
             return
         click.echo(
             f"note: the static CPU Manager gives exclusive cores only to whole-CPU limits; "
@@ -343,6 +349,6 @@ def command(
         raise click.UsageError(str(e)) from e
     res = simulate(sc)
     if fmt == "json":
-        click.echo(json.dumps(result_json(res), indent=2))
+        emit(json.dumps(result_json(res), indent=2) + "\n", output)
     else:
-        click.echo(render_text(res, timeline))
+        emit(render_text(res, timeline) + "\n", output)

@@ -7,7 +7,19 @@ from typing import Any
 
 import click
 
-FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+from ._common import (
+    PodfitError,
+    config_option,
+    emit,
+    format_option,
+    load_config,
+    load_inputs,
+    load_platform,
+    output_option,
+    platform_option,
+    refuse_without_hosts,
+    time_budget_option,
+)
 
 
 @click.group("vsphere")
@@ -22,23 +34,12 @@ def command() -> None:
     """
 
 
-def _platform_option(f):
-    return click.option(
-        "--platform",
-        "platform_path",
-        type=click.Path(dir_okay=False),
-        metavar="FILE",
-        help="Platform profile (kind: Platform). Default: the built-in profile of the study's 4-host cluster.",
-    )(f)
-
-
 def _thousands(n: int | None, unit: str = "") -> str:
     return "-" if n is None else f"{n:,}{unit}"
 
 
 def _load(paths: tuple[str, ...], config: Any, platform: Any):
     """The facts of PATH... (the same stage `podfit check` runs) and the loader's problems as lines."""
-    from ..cli import load_inputs
     from ..facts import build_facts
 
     if not paths:
@@ -54,19 +55,24 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any):
 
 @command.command("crx")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@_platform_option
-@FORMAT_OPTION
-def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
+@platform_option
+@config_option
+@format_option()
+@output_option
+def crx(
+    paths: tuple[str, ...], platform_path: str | None, config_path: str | None, fmt: str, output: str | None
+) -> None:
     """Size the CRX VM of every pod in PATH... as vSphere Pods would run it.
 
     For each workload's pod: vCPUs, vSphere CPU limit (MHz), CPU reservation (MHz), memory size
     and memory reservation, with the rule of the best-practices study that gave each.
     """
-    from ..cli import PodfitError, load_config, load_platform
     from ..vsphere import crx_size, fmt_memory, fmt_mhz, reference_mhz
 
-    platform = load_platform(platform_path)
-    facts, problems = _load(paths, load_config(None), platform)
+    config = load_config(config_path)
+    platform = load_platform(platform_path or config.platform)
+    refuse_without_hosts(platform, "crx")
+    facts, problems = _load(paths, config, platform)
     workloads = facts.workloads
     base = reference_mhz(platform)
     rows = []
@@ -87,23 +93,20 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
     if not rows and problems:
         raise PodfitError("no pods could be read:\n  " + "\n  ".join(problems))
     if fmt == "json":
-        click.echo(
-            json.dumps(
-                {"platform": platform.name, "base_mhz": base, "pods": rows, "input_problems": problems}, indent=2
-            )
-        )
+        doc = {"platform": platform.name, "base_mhz": base, "pods": rows, "input_problems": problems}
+        emit(json.dumps(doc, indent=2) + "\n", output)
         return
     for p in problems:
         click.echo(f"warning: {p}", err=True)
     if not rows:
-        click.echo("no pods in the input")
+        emit("no pods in the input\n", output)
         return
-    click.echo(
+    lines = [
         f"CRX sizes on {platform.name} ({'base clock ' + _thousands(base, ' MHz') if base else 'no hosts: MHz unknown'})"
-    )
+    ]
     for r in rows:
         ns = f"{r['namespace']}/" if r["namespace"] else ""
-        click.echo(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']})")
+        lines.append(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']})")
         table = [
             ("vCPUs", str(r["vcpus"]), r["why"]["vcpus"]),
             (
@@ -116,7 +119,8 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
             ("memory reservation", fmt_memory(r["memory_reservation_bytes"]), r["why"]["memory_reservation_bytes"]),
         ]
         for label, value, why in table:
-            click.echo(f"  {label:<19} {value:>12}   {why}")
+            lines.append(f"  {label:<19} {value:>12}   {why}")
+    emit("\n".join(lines) + "\n", output)
 
 
 # ----------------------------------------------------------------------------------- capacity ---
@@ -150,15 +154,10 @@ def _what_if_json(w) -> dict[str, Any]:
 
 @command.command("capacity")
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
-@_platform_option
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Config file (thresholds of PF503). Default: ./.podfit.yaml or [tool.podfit].",
-)
-@FORMAT_OPTION
+@platform_option
+@config_option
+@format_option()
+@output_option
 @click.option(
     "--add-replicas",
     "add_replicas",
@@ -176,18 +175,13 @@ def _what_if_json(w) -> dict[str, Any]:
     type=click.IntRange(min=1),
     help="Nodes per added pool (with --add-pool).",
 )
-@click.option(
-    "--time-budget",
-    default=5.0,
-    show_default=True,
-    type=click.FloatRange(min=0.1),
-    help="Seconds for each DRS placement proof.",
-)
+@time_budget_option("5s", "each DRS placement proof")
 def capacity_cmd(
     paths: tuple[str, ...],
     platform_path: str | None,
     config_path: str | None,
     fmt: str,
+    output: str | None,
     add_replicas: str | None,
     add_pool: str | None,
     pool_nodes: int,
@@ -200,7 +194,6 @@ def capacity_cmd(
     runtime is vsphere-pods, the CRX of every pod. Exit 0 even when over capacity (use
     `podfit check` to fail a pipeline: PF501, PF502, PF503).
     """
-    from ..cli import PodfitError, load_config, load_platform
     from ..platform import NodePool
     from ..vsphere import (
         analyze_capacity,
@@ -213,8 +206,9 @@ def capacity_cmd(
 
     config = load_config(config_path)
     platform = load_platform(platform_path or config.platform)
-    if not platform.hosts:
-        raise PodfitError(f"platform {platform.name} has no hosts: nothing to compute capacity from")
+    refuse_without_hosts(platform, "capacity")
+    if time_budget <= 0:
+        raise click.BadParameter("must be more than 0 (each placement proof needs time)", param_hint="--time-budget")
     facts, problems = _load(paths, config, platform)
     objects = facts.objects
     vms = reservations_of(facts.workloads, platform, facts.node_pools)
@@ -294,11 +288,11 @@ def capacity_cmd(
         "input_problems": problems,
     }
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2))
+        emit(json.dumps(data, indent=2) + "\n", output)
         return
     for p in problems:
         click.echo(f"warning: {p}", err=True)
-    click.echo(_capacity_text(data, platform.is_default))
+    emit(_capacity_text(data, platform.is_default) + "\n", output)
 
 
 def _one_replica(w):

@@ -311,7 +311,10 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
                 f"{stale}, and the opa binary that runs other policies was not found {where}: {hint}, "
                 "or rebuild the module with `make wasm`"
             )
-        raise EngineError(f"the opa binary was not found {where}: {hint}")
+        raise EngineError(
+            f"the opa binary was not found {where}: {hint}, or leave out --engine opa: "
+            "the shipped policies run in podfit's embedded engine"
+        )
     engine = OpaEngine(directory, binary, _timeout())
     if stale is not None:
         engine.notice = f"{stale}: running them with opa ({binary}), which is slower; `make wasm` rebuilds the module"

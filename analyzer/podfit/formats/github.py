@@ -12,6 +12,7 @@ import os
 from ..catalogue import load_catalogue
 from ..check import Report
 from ._paths import relative_path
+from .text import totals
 
 NAME = "github"
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -55,17 +56,8 @@ def unparsed_notices(report: Report, base: str) -> list[str]:
     ]
 
 
-def render(report: Report, color: bool = False) -> str:
+def render(report: Report, color: bool = False, **_: object) -> str:
     base = os.getcwd()
     lines = workflow_annotations(report, base) + unparsed_notices(report, base)
-    e, w, i = report.count("error"), report.count("warning"), report.count("info")
-    unparsed = [
-        f"{n} {status}" for status in ("skipped", "failed") if (n := sum(1 for f in report.files if f.status == status))
-    ]
-    lines.append(
-        f"podfit: {len(report.files)} files"
-        + (f" ({', '.join(unparsed)})" if unparsed else "")
-        + f", {report.objects} objects: "
-        f"{e} errors, {w} warnings, {i} info" + (f" ({report.suppressed} suppressed)" if report.suppressed else "")
-    )
+    lines.append(f"podfit: {totals(report)}")
     return "\n".join(lines) + "\n"

@@ -1,10 +1,18 @@
-"""JUnit XML for CI test-report views: one ``<testsuite>`` per input file.
+"""JUnit XML for CI test-report views, valid against the Jenkins xUnit plugin's ``junit-10.xsd``
+(the schema GitLab, Jenkins and most report viewers follow): one ``<testsuite>`` per input file.
 
-Inside a file's suite, each object with findings is a ``<testcase>`` with one ``<failure>`` listing
-them (``type`` is the worst severity, the text one line per finding); findings not tied to an object
-(a file that does not parse) form a testcase named after the file. A clean file is one passing
-testcase. A file podfit skipped or could not read carries a finding saying why (PF907, PF901, ...); one
-that has none (an empty file) is a ``<skipped>`` testcase, or an ``<error>`` one when it failed.
+Inside a file's suite each object with findings is a ``<testcase>``; findings not tied to an object
+(a file that does not parse) form a testcase named after the file. A testcase fails only on what
+fails the run: its findings at or above ``--fail-on`` (default ``error``) are one ``<failure>``
+(``type`` the worst severity, the text one line per finding). Findings below the threshold do not
+fail the case: they are listed in a ``<system-out>`` and, when the case has no failure, mark it
+``<skipped>`` with a message naming them, so a view shows them without counting them as failures.
+A clean file is one passing testcase. A file podfit skipped or could not read carries a finding
+saying why (PF907, PF901, ...); one that has none (an empty file) is a ``<skipped>`` testcase, or
+an ``<error>`` one when it failed.
+
+``skipped`` counts are kept on each ``<testsuite>`` only: the schema has no such attribute on
+``<testsuites>``.
 """
 
 from __future__ import annotations
@@ -38,8 +46,14 @@ def _line(f: Finding, slug: str) -> str:
     return f"{where}: {f.severity} {f.rule} {slug}{who}: {f.message}"
 
 
-def render(report: Report, color: bool = False) -> str:
+def _summary(found: list[Finding]) -> str:
+    rules = ", ".join(dict.fromkeys(f.rule for f in found))
+    return f"{len(found)} finding{'s' if len(found) != 1 else ''}: {rules}"
+
+
+def render(report: Report, color: bool = False, *, fail_on: str = "error", **_: object) -> str:
     cat = load_catalogue()
+    threshold = SEVERITY_RANK.get(fail_on, len(SEVERITY_RANK) + 1)  # "never": nothing fails
     by_file: OrderedDict[str, OrderedDict[str, list[Finding]]] = OrderedDict()
     for fr in report.files:
         by_file.setdefault(fr.path, OrderedDict())
@@ -50,23 +64,29 @@ def render(report: Report, color: bool = False) -> str:
     records = {fr.path: fr for fr in report.files}
 
     suites: list[str] = []
-    total_tests = total_failures = total_errors = total_skipped = 0
+    total_tests = total_failures = total_errors = 0
     for i, (path, cases) in enumerate(by_file.items()):
         rec = records.get(path)
         body: list[str] = []
         tests = failures = errors = skipped = 0
         for name, found in cases.items():
             tests += 1
-            failures += 1
-            worst = max(found, key=lambda f: SEVERITY_RANK.get(f.severity, 0)).severity
-            rules = ", ".join(dict.fromkeys(f.rule for f in found))
-            message = f"{len(found)} finding{'s' if len(found) != 1 else ''}: {rules}"
-            text = "\n".join(_line(f, cat[f.rule].slug) for f in found)
-            body.append(
-                f"    <testcase classname={_a(path)} name={_a(name)}>\n"
-                f"      <failure type={_a(worst)} message={_a(message)}>{_t(text)}</failure>\n"
-                f"    </testcase>"
-            )
+            failing = [f for f in found if SEVERITY_RANK.get(f.severity, 0) >= threshold]
+            below = [f for f in found if SEVERITY_RANK.get(f.severity, 0) < threshold]
+            parts = [f"    <testcase classname={_a(path)} name={_a(name)}>"]
+            if failing:
+                failures += 1
+                worst = max(failing, key=lambda f: SEVERITY_RANK.get(f.severity, 0)).severity
+                text = "\n".join(_line(f, cat[f.rule].slug) for f in failing)
+                parts.append(f"      <failure type={_a(worst)} message={_a(_summary(failing))}>{_t(text)}</failure>")
+            elif below:
+                skipped += 1
+                parts.append(f"      <skipped message={_a(f'below --fail-on {fail_on}: {_summary(below)}')}/>")
+            if below:
+                text = "\n".join(_line(f, cat[f.rule].slug) for f in below)
+                parts.append(f"      <system-out>{_t(text)}</system-out>")
+            parts.append("    </testcase>")
+            body.append("\n".join(parts))
         if rec is not None and rec.status == "skipped" and not cases:
             tests += 1
             skipped += 1
@@ -88,14 +108,12 @@ def render(report: Report, color: bool = False) -> str:
         total_tests += tests
         total_failures += failures
         total_errors += errors
-        total_skipped += skipped
         suites.append(
             f'  <testsuite id="{i}" name={_a(path)} tests="{tests}" failures="{failures}" '
             f'errors="{errors}" skipped="{skipped}">\n' + "\n".join(body) + "\n  </testsuite>"
         )
     head = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<testsuites name="podfit" tests="{total_tests}" failures="{total_failures}" '
-        f'errors="{total_errors}" skipped="{total_skipped}">'
+        f'<testsuites name="podfit" tests="{total_tests}" failures="{total_failures}" errors="{total_errors}">'
     )
     return "\n".join([head, *suites, "</testsuites>"]) + "\n"

@@ -121,7 +121,7 @@ def sarif_log(report: Report, base: str) -> dict[str, Any]:
     }
 
 
-def render(report: Report, color: bool = False) -> str:
+def render(report: Report, color: bool = False, **_: object) -> str:
     import json
 
     return json.dumps(sarif_log(report, os.getcwd()), indent=2) + "\n"

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..quantity import format_cpu
 from .engine import Analysis
-from .model import GI, MI, UNBOUNDED, Bound, NodeType
+from .model import GI, MI, UNBOUNDED, Bound, NodeType, format_amount
 
 __all__ = ["to_json", "to_text", "fmt_mem", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
 
@@ -151,9 +151,14 @@ def _bar(used: int, total: int, width: int = 20) -> str:
 
 
 def describe_bound(b: Bound) -> str:
-    need = "more than any node holds" if b.needed >= UNBOUNDED else str(b.needed)
     detail = f"; {b.detail}" if b.detail else ""
-    return f"proven by a lower bound ({b.kind}: needs {need}, {b.available} available{detail})"
+    if b.kind.startswith("capacity-"):  # amounts of a resource, not node counts
+        dim = b.kind.removeprefix("capacity-")
+        need, have = format_amount(dim, b.needed), format_amount(dim, b.available)
+    else:
+        need = "more than any node holds" if b.needed >= UNBOUNDED else f"{b.needed:,} nodes"
+        have = f"{b.available:,}"
+    return f"proven by a lower bound ({b.kind}: needs {need}, {have} available{detail})"
 
 
 def describe_proof(a: Analysis) -> str:

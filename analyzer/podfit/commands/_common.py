@@ -1,0 +1,202 @@
+"""What every command shares: the option vocabulary (one name, type and help per option across
+``check``, ``pack``, ``vsphere``, ``throttle`` and ``platform-data``), reading the config, the
+platform and the inputs with errors a user can act on, status lines and writing the output."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
+FAIL_ON_CHOICES = ("error", "warning", "info", "never")
+
+
+class PodfitError(click.ClickException):
+    """A failure of podfit or its inputs (not a finding): exit 2."""
+
+    exit_code = EXIT_FAILURE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"podfit: error: {self.format_message()}", err=True)
+
+
+# ------------------------------------------------------------------------------------ options ---
+
+
+class Duration(click.ParamType):
+    """A duration: ``10s``, ``500ms``, ``2m`` or a number of seconds; converted to seconds."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, (int, float)):
+            return float(value)
+        from ..options import parse_duration
+
+        try:
+            return parse_duration(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+DURATION = Duration()
+
+platform_option = click.option(
+    "--platform",
+    "platform_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Platform profile (kind: Platform): hosts, VM classes, node pools, runtime. "
+    "Default: the config's platform, else the built-in profile of the study's 4-host cluster.",
+)
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Config file (.podfit.yaml or pyproject.toml [tool.podfit]). Default: the one in the current directory.",
+)
+output_option = click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="Write the report to FILE instead of standard output.",
+)
+fail_on_option = click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON_CHOICES),
+    default=None,
+    help="Exit 1 when a finding has this severity or worse; never: exit 0 whatever is found. "
+    "[default: the config's fail-on, else error]",
+)
+
+
+def format_option(choices: Sequence[str] = ("text", "json")) -> Callable[[Any], Any]:
+    return click.option(
+        "--format", "fmt", type=click.Choice(list(choices)), default="text", show_default=True, help="Report format."
+    )
+
+
+def time_budget_option(default: str, what: str) -> Callable[[Any], Any]:
+    return click.option(
+        "--time-budget",
+        "time_budget",
+        type=DURATION,
+        default=default,
+        show_default=True,
+        help=f"Time for {what}: a duration such as 10s, 500ms or 1m.",
+    )
+
+
+# -------------------------------------------------------------------------------------- input ---
+
+
+def read_text(path: str, what: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise PodfitError(f"{what} {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def load_config(path: str | None):  # -> Config
+    from ..config import Config, ConfigError, find_config, parse_config_text
+
+    path = path or find_config(".")
+    if path is None:
+        return Config()
+    try:
+        return parse_config_text(read_text(path, "config"), path)
+    except ConfigError as e:
+        raise PodfitError(f"invalid config: {e}") from None
+
+
+def load_platform(path: str | None):  # -> Platform
+    from ..platform import DEFAULT_PLATFORM, PlatformError, parse_platform
+
+    if path is None:
+        return DEFAULT_PLATFORM
+    try:
+        return parse_platform(read_text(path, "platform"), path)
+    except PlatformError as e:
+        raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
+
+
+def load_inputs(paths: Sequence[str], config: Any):  # -> LoadResult
+    """Read and parse the inputs (exit 2 when a named path does not exist)."""
+    from ..loader import InputError, discover, load, read_files
+
+    try:
+        files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
+        progress = _parse_progress(len(files))
+        result = load(read_files(files, config.limits), config.limits, progress)
+        clear_status()
+        return result
+    except InputError as e:
+        raise PodfitError(str(e)) from None
+
+
+# ----------------------------------------------------------------------------- status, output ---
+
+
+def status_enabled() -> bool:
+    """Status lines go to a terminal only: never into a pipe, a file or a CI log."""
+    return sys.stderr.isatty()
+
+
+_shown = [False]
+
+
+def status(text: str) -> None:
+    """Show (replace) the one status line on the terminal; nothing when stderr is not one."""
+    if status_enabled():
+        click.echo(f"\r\x1b[Kpodfit: {text}", nl=False, err=True)
+        _shown[0] = True
+
+
+def clear_status() -> None:
+    if _shown[0]:
+        click.echo("\r\x1b[K", nl=False, err=True)
+        _shown[0] = False
+
+
+def _parse_progress(total: int):
+    """A status line on a terminal for long inputs: `podfit: parsed 1,200/5,000 files`."""
+    if total < 200 or not status_enabled():
+        return None
+    step = max(total // 100, 1)
+
+    def show(done: int) -> None:
+        if done % step == 0 or done == total:
+            status(f"parsed {done:,}/{total:,} files")
+
+    return show
+
+
+def emit(text: str, output: str | None) -> None:
+    """The report to ``output`` (a file), else to standard output."""
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise PodfitError(f"cannot write {output}: {e.strerror}") from None
+    else:  # colour codes are in the text only when the caller decided for them (a terminal, --color)
+        click.echo(text, nl=False, color=True)
+
+
+def refuse_without_hosts(platform: Any, command: str) -> None:
+    """The vSphere commands answer about vSphere hosts (DRS, HA, CRX MHz): a bare-metal platform, or
+    one without hosts, is a usage error (exit 2) naming what to give instead."""
+    if platform.hosts and platform.runtime != "bare-metal":
+        return
+    source = "the built-in profile" if platform.is_default else platform.source
+    why = "runtime bare-metal has no vSphere hosts" if platform.hosts else "it has no hosts"
+    raise PodfitError(
+        f"`podfit vsphere {command}` answers about vSphere hosts, and platform {platform.name} ({source}): "
+        f"{why}; give a --platform profile with runtime tkg or vsphere-pods and spec.hosts"
+    )

@@ -1,0 +1,110 @@
+"""One ``podfit check`` run from parsed inputs to the report: facts, the Rego engine started
+beside the Python rules, the report, its exit status. No file is read and nothing is printed here;
+``progress`` receives a short description of each phase as it starts (the CLI shows it on a
+terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .catalogue import load_catalogue, resolve
+from .check import Report, analyze
+from .config import Config
+from .findings import SEVERITY_RANK
+from .loader import LoadResult, container_line
+from .platform import Platform
+
+EXIT_OK, EXIT_FINDINGS = 0, 1
+
+
+class PipelineError(Exception):
+    """A failure that is no finding (an unknown rule, an engine that cannot start or failed)."""
+
+
+def select_rules(names: Sequence[str]) -> list[str]:
+    """Rule ids of ``--rule`` values (ids or slugs); raises PipelineError naming an unknown one."""
+    out = []
+    for name in names:
+        rule = resolve(name)
+        if rule is None:
+            raise PipelineError(f"unknown rule {name!r} (see `podfit rules`)")
+        out.append(rule.id)
+    return out
+
+
+def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Config):
+    """Start the Rego evaluation in the background; returns (the engine, or None when no Rego rule
+    runs; a function that waits for and returns the results). The Python rules run meanwhile: the
+    OPA processes (or the embedded engine's workers) use the other cores. Engine failures surface,
+    as PipelineError, here or on the wait."""
+    from .facts import facts_data
+
+    cat = load_catalogue()
+    wanted = [
+        r.id
+        for r in cat.values()
+        if r.engine == "rego" and config.rule_enabled(r.id) and (not selected or r.id in selected)
+    ]
+    if not wanted or not facts.objects:
+        return None, lambda: []
+    try:
+        from .engines import EngineError, get_engine
+    except ImportError as e:
+        raise PipelineError(f"no Rego engine available: {e}") from None
+    try:
+        eng = get_engine(engine)
+    except EngineError as e:
+        raise PipelineError(f"Rego engine unavailable: {e}") from None
+    objects = facts.objects
+    docs = [o.raw for o in objects]
+    data = facts_data(facts, config.rego_options(wanted))
+    # evaluated in a thread while the Python rules run here (the wasm engine forks its workers from
+    # that thread: see docs/architecture.md, a known gap on Python 3.12+)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
+    future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
+    pool.shutdown(wait=False)
+
+    def wait() -> list[Any]:
+        try:
+            return future.result()
+        except EngineError as e:
+            raise PipelineError(f"Rego engine failed: {e}") from None
+
+    return eng, wait
+
+
+def check(
+    result: LoadResult,
+    platform: Platform,
+    config: Config,
+    *,
+    engine: str = "auto",
+    rules: Sequence[str] = (),
+    cluster: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """The report on parsed inputs: facts, Rego (in the background) and Python rules."""
+    from .facts import build_facts
+
+    say = progress or (lambda _text: None)
+    selected = select_rules(rules)
+    say(f"checking {len(result.objects):,} objects: facts")
+    facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
+    say(f"checking {len(result.objects):,} objects: rules")
+    eng, rego_results = start_engine(engine, facts, selected, config)
+    notices = (eng.notice,) if eng is not None and eng.notice else ()
+
+    def rego() -> Sequence[Any]:
+        say(f"checking {len(result.objects):,} objects: waiting for the Rego rules")
+        return rego_results()
+
+    return analyze(result, facts, config, rego, selected, eng.name if eng is not None else "", notices)
+
+
+def exit_status(report: Report, fail_on: str) -> int:
+    """0 when no finding is at or above ``fail_on`` (``never``: always 0), else 1."""
+    if fail_on == "never":
+        return EXIT_OK
+    return EXIT_FINDINGS if report.worst() >= SEVERITY_RANK[fail_on] else EXIT_OK
