@@ -388,9 +388,9 @@ def explain(rule_id: str) -> None:
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if the generated docs are out of date.")
 @click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False), help="Repository root.")
 def docs(check_only: bool, root: str) -> None:
-    """Generate docs/rules.md and the README's rule table from the catalogue."""
+    """Generate docs/rules.md, the README's rule table and the config schema's rule options."""
     from .catalogue import catalogue_problems
-    from .docs import rules_md, update_readme
+    from .docs import rules_md, update_config_schema, update_readme
 
     problems = catalogue_problems()
     if problems:
@@ -399,6 +399,7 @@ def docs(check_only: bool, root: str) -> None:
     targets = {os.path.join(root, "docs", "rules.md"): lambda _old: rules_md()}
     readme = os.path.join(root, "README.md")
     targets[readme] = update_readme
+    targets[os.path.join(root, "schemas", "config.schema.json")] = update_config_schema
     stale = []
     for path, make in targets.items():
         old = read_text(path, "file") if os.path.exists(path) else ""
