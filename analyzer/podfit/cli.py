@@ -64,7 +64,7 @@ def run() -> None:
     """The ``podfit`` command: :func:`main`, then out without tearing the heap down. A large run
     leaves hundreds of thousands of objects (``check`` keeps them in ``_RETAINED`` rather than
     let them be freed one by one as it returns) that the process's end frees at once (0.3-0.4 s at
-    10,000 objects when it was measured, docs/benchmarks.md). The output is flushed first; every
+    10,000 objects). The output is flushed first; every
     file podfit writes is closed before."""
     try:
         main()  # standalone: ends in SystemExit

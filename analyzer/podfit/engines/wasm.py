@@ -9,8 +9,8 @@ runs only when that matches the policies being run (:func:`stale_reason` says wh
 Documents go in as the same tagged ``kind: List`` the opa engine uses
 (:func:`podfit.engines.batch_input`). Large inputs are split into one part per CPU, each evaluated
 by a forked worker with its own instance, beside the main process's Python rules; given
-``locate``, the workers also resolve the lines of their results. (Threads did not scale: the
-module calls back into Python for every ``sprintf``, and each call waited for the GIL.) The host
+``locate``, the workers also resolve the lines of their results. (Processes, not threads: the
+module calls back into Python for every ``sprintf``, and each call waits for the GIL.) The host
 implements the one built-in OPA leaves to it, ``sprintf``, for the verbs the policies use (``%s``,
 ``%v``, ``%d``, ``%%``), with Go's formatting of numbers.
 
