@@ -237,8 +237,8 @@ def check(
 
     # One run over finite input: its objects live until the report is written, and memory comes
     # back by reference counting. The cyclic collector would only walk the growing heap again
-    # and again (and, in forked workers, copy every page it touches): 10,000 objects took 4.9 s
-    # to analyse with it and 1.7 s without (docs/benchmarks.md).
+    # and again (and, in forked workers, copy every page it touches): 10,000 objects take 4.9 s
+    # to analyse with it and 1.7 s without (bench/stages.py --variant gc-on).
     gc.disable()
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
