@@ -10,8 +10,9 @@ it runs, one after the other on the same files:
   kube-score score                its own checks
   kubeconform -strict             schema validation only, local schemas
 
-and prints wall time, objects/s, peak RSS (from wait4) and each tool's time relative to the
-default `podfit check`. The quick ones (podfit with the compiled policies or opa, kube-score,
+and prints wall time, objects/s, peak RSS and CPU seconds (user and system time of the command
+and the processes it waited for, from wait4), each against the default `podfit check`. On a
+shared machine CPU seconds hold better than wall time: each run's line gives the load average. The quick ones (podfit with the compiled policies or opa, kube-score,
 kubeconform) run --repeat times, interleaved round by round so that a busy machine slows them
 alike; the table gives their median and range. The slow one (conftest) runs once, and are
 skipped above --slow-max objects (said in the table).
@@ -39,8 +40,9 @@ from lint import podfit_cmd as podfit  # noqa: E402
 from lint import tool  # noqa: E402
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
-    """(seconds, peak RSS in MiB, exit status) of one command, its output discarded."""
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, float]:
+    """(seconds, peak RSS in MiB, exit status, CPU seconds: user and system time of the command and
+    the processes it waited for) of one command, its output discarded."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -49,7 +51,7 @@ def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, i
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if proc.returncode not in (0, 1, 2) or (proc.returncode == 2 and "podfit" in cmd[0]):
         print(f"  ! {' '.join(cmd[:3])} … exited {proc.returncode}: {err.strip()[:300]}", file=sys.stderr)
-    return seconds, usage.ru_maxrss // 1024, proc.returncode
+    return seconds, usage.ru_maxrss // 1024, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def machine() -> str:
@@ -133,19 +135,26 @@ def main(argv: list[str] | None = None) -> int:
         ]
         quick = {"podfit (default, wasm)", "podfit (opa)", "kube-score", "kubeconform"}
         times: dict[str, list[float]] = {name: [] for name, cmd, _, _ in runs if cmd is not None}
+        cpus: dict[str, list[float]] = {name: [] for name in times}
         peaks: dict[str, int] = {}
         for rnd in range(max(1, args.repeat)):
             for name, cmd, _, run_env in runs:
                 if cmd is None or (rnd > 0 and name not in quick):
                     continue
-                seconds, rss, _ = measure(cmd, run_env)
+                seconds, rss, _, cpu = measure(cmd, run_env)
                 times[name].append(seconds)
+                cpus[name].append(cpu)
                 peaks[name] = max(peaks.get(name, 0), rss)
-                print(f"  {n:>7,} {name:<22} {seconds:7.2f} s  {n / seconds:9,.0f} obj/s  {rss:6} MiB", flush=True)
+                print(
+                    f"  {n:>7,} {name:<22} {seconds:7.2f} s  {n / seconds:9,.0f} obj/s  {rss:6} MiB  CPU {cpu:7.2f} s"
+                    f"  load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
         base = statistics.median(times["podfit (default, wasm)"])
+        base_cpu = statistics.median(cpus["podfit (default, wasm)"])
         for name, cmd, why, _ in runs:
             if cmd is None:
-                rows.append((n, name, None, None, None, None, why))
+                rows.append((n, name, None, None, None, None, why, None, None))
             else:
                 ts = times[name]
                 rows.append(
@@ -157,19 +166,25 @@ def main(argv: list[str] | None = None) -> int:
                         peaks[name],
                         statistics.median(ts) / base,
                         "",
+                        statistics.median(cpus[name]),
+                        statistics.median(cpus[name]) / base_cpu,
                     )
                 )
     print()
     print(
-        f"| objects | tool | seconds (median of {args.repeat} for the quick tools) | range | objects/s | peak RSS (MiB) | time vs podfit (default) |"
+        f"| objects | tool | seconds (median of {args.repeat} for the quick tools) | range | objects/s"
+        " | peak RSS (MiB) | time vs podfit (default) | CPU seconds (median) | CPU vs podfit (default) |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|")
-    for n, name, seconds, spread, rss, ratio, why in rows:
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for n, name, seconds, spread, rss, ratio, why, cpu, cpu_ratio in rows:
         if seconds is None:
-            print(f"| {n:,} | {name} | — | — | — | — | {why} |")
+            print(f"| {n:,} | {name} | — | — | — | — | {why} | — | — |")
         else:
             rng = f"{spread[0]:.2f}–{spread[1]:.2f}" if spread else "one run"
-            print(f"| {n:,} | {name} | {seconds:.2f} | {rng} | {n / seconds:,.0f} | {rss} | {ratio:.2f}× |")
+            print(
+                f"| {n:,} | {name} | {seconds:.2f} | {rng} | {n / seconds:,.0f} | {rss} | {ratio:.2f}× "
+                f"| {cpu:.2f} | {cpu_ratio:.2f}× |"
+            )
     return 0
 
 

@@ -1,4 +1,4 @@
-# Integrations (issue 6): OPA bundle for GitOps, offline Kubernetes schemas, workflow lint, tests.
+# Integrations: OPA bundle for GitOps, offline Kubernetes schemas, workflow lint, tests.
 .PHONY: bundle schemas lint-workflows test-integrations bench-schemas
 
 BUNDLE := dist/podfit-policies.tar.gz

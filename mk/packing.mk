@@ -1,4 +1,4 @@
-# Packing analyzer (issue 4): benchmark and tests.
+# Packing analyzer: benchmark and tests.
 .PHONY: bench-pack test-packing
 
 bench-pack: venv  ## packing benchmark: nodes vs lower bound vs first-fit-decreasing by sum, and time

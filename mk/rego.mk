@@ -1,4 +1,4 @@
-# Rego policy library (issue 3): unit tests with coverage, formatting, strict check, conftest verify,
+# Rego policy library: unit tests with coverage, formatting, strict check, conftest verify,
 # and the lint benchmark (podfit's engines vs conftest on a generated corpus).
 .PHONY: rego-test bench-lint
 

@@ -1,4 +1,4 @@
-# CFS throttling simulator (issue 5): benchmark, tests, kernel calibration, lint.
+# CFS throttling simulator: benchmark, tests, kernel calibration, lint.
 .PHONY: bench-throttle test-throttle calibrate calibrate-throttle lint-throttle
 
 bench-throttle: venv  ## throttling benchmark: 256 CPUs, 200 threads, 10 simulated s (target < 0.5 s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -93,3 +94,64 @@ def test_worker_hands_over_fast_and_slow_documents():
     for h, s in zip(handed, serial, strict=True):
         assert h.line == s.line
         assert h.lines.line(("metadata", "name"), -1) == s.lines.line(("metadata", "name"), -1)
+
+
+# Run in a fresh interpreter: every os.fork of a `podfit check` records the thread it happens in
+# and how many threads the process has then (Python's, and the kernel's count from /proc).
+_FORK_PROBE = """
+import json, os, sys, threading
+from podfit import cli
+
+forks = []
+real_fork = os.fork
+
+def fork():
+    here = threading.current_thread()
+    try:
+        kernel_threads = len(os.listdir(f"/proc/{os.getpid()}/task"))
+    except OSError:
+        kernel_threads = None
+    record = [here.name, here is threading.main_thread(), threading.active_count(), kernel_threads]
+    pid = real_fork()
+    if pid:
+        forks.append(record)
+    return pid
+
+os.fork = fork
+try:
+    cli.main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+print(json.dumps({"code": code, "forks": forks}))
+"""
+
+
+def test_worker_processes_are_forked_from_the_main_thread_alone(tmp_path):
+    """The parse workers and the embedded engine's workers are forked from the main thread while
+    it is the process's only thread (a fork in a multi-threaded process can deadlock the child;
+    Python 3.12 warns about it). The engine's evaluation then runs beside the Python rules."""
+    from gen import generate, write  # bench/gen.py
+
+    d = tmp_path / "corpus"
+    write(generate(900, seed=5), d, per_file=100)
+    env = {
+        "PYTHONPATH": str(ROOT / "analyzer"),
+        "PATH": "/usr/bin:/bin",
+        "PODFIT_JOBS": "2",
+        "PODFIT_EMBEDDED_WORKERS": "2",
+        "NO_COLOR": "1",
+    }
+    args = ["check", str(d), "--engine", "embedded", "--format", "json", "--fail-on", "never"]
+    p = subprocess.run(
+        [sys.executable, "-c", _FORK_PROBE, *args], capture_output=True, text=True, env=env, timeout=600, cwd=ROOT
+    )
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.splitlines()[-1])
+    assert out["code"] == 0
+    # one parse worker, then two engine workers (whose results reached the report: the report
+    # equals the serial run's, test_parallel_parse_matches_serial)
+    assert len(out["forks"]) == 3, out["forks"]
+    for name, is_main, python_threads, kernel_threads in out["forks"]:
+        assert is_main, f"forked from thread {name}"
+        assert python_threads == 1, f"forked while {python_threads} Python threads ran"
+        assert kernel_threads in (1, None), f"forked while the process had {kernel_threads} threads"

@@ -90,7 +90,7 @@ def run() -> None:
     """The ``podfit`` command: :func:`main`, then out without tearing the heap down. A large run
     leaves hundreds of thousands of objects (``check`` keeps them in ``_RETAINED`` rather than
     let them be freed one by one as it returns) that the process's end frees at once (0.3-0.4 s at
-    10,000 objects when it was measured, docs/benchmarks.md). The output is flushed first; every
+    10,000 objects). The output is flushed first; every
     file podfit writes is closed before."""
     try:
         main()  # standalone: ends in SystemExit
@@ -188,8 +188,8 @@ def check(
 
     # One run over finite input: its objects live until the report is written, and memory comes
     # back by reference counting. The cyclic collector would only walk the growing heap again
-    # and again (and, in forked workers, copy every page it touches): 10,000 objects took 4.9 s
-    # to analyse with it and 1.7 s without (docs/benchmarks.md).
+    # and again (and, in forked workers, copy every page it touches): 10,000 objects take 4.9 s
+    # to analyse with it and 1.7 s without (bench/stages.py --variant gc-on).
     gc.disable()
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
@@ -267,7 +267,7 @@ def explain(rule_id: str) -> None:
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if the generated docs are out of date.")
 @click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False), help="Repository root.")
 def docs(check_only: bool, root: str) -> None:
-    """Generate docs/rules.md and the README's rule table and counts from the catalogue."""
+    """Generate docs/rules.md, the README's rule table and counts, and the config schema's rule options."""
     from .catalogue import catalogue_problems
     from .docs import generated_files
 

@@ -129,14 +129,6 @@ def _ids(values: Any, source: str, what: str) -> frozenset[str]:
 def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
     import jsonschema  # only when there is a file to validate (40 ms to import)
 
-    errors = list(jsonschema.Draft202012Validator(load_schema("config.schema.json")).iter_errors(data))
-    if errors:
-        e = errors[0]
-        key = e.absolute_path[0] if e.absolute_path else None
-        line = line_of(data, key, 1) if key is not None else line_of(data, default=1)
-        where = "/".join(map(str, e.absolute_path)) or "(top level)"
-        raise ConfigError(f"{source}:{line}: {where}: {e.message}")
-
     def by_id(m: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
         out = {}
         for k, v in (m or {}).items():
@@ -167,6 +159,18 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
             out[rule.id] = checked
         return out
 
+    # The rule options first: their declarations' messages name the rule's options and the type
+    # each takes. The schema (whose thresholds `podfit docs` generates from the same declarations)
+    # then checks the rest.
+    thresholds = data.get("thresholds")
+    structured = isinstance(thresholds, Mapping) and all(
+        v is None or isinstance(v, Mapping) for v in thresholds.values()
+    )
+    checked = options(thresholds) if structured else {}
+    errors = list(jsonschema.Draft202012Validator(load_schema("config.schema.json")).iter_errors(data))
+    if errors:
+        raise ConfigError(_schema_error(data, min(errors, key=lambda e: list(map(str, e.absolute_path))), source))
+
     platform = data.get("platform")
     if platform and source and not os.path.isabs(platform):
         platform = os.path.join(os.path.dirname(source), platform)
@@ -186,12 +190,36 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         disabled=_ids(data.get("disable"), source, "disable"),
         enabled=_ids(data.get("enable"), source, "enable") if "enable" in data else None,
         severity=by_id(data.get("severity"), "severity"),
-        thresholds=options(data.get("thresholds")),
+        thresholds=checked,
         ignore=tuple(data.get("ignore") or ()),
         clusters=tuple((str(k), str(v)) for k, v in (data.get("clusters") or {}).items()),
         platform=platform,
         fail_on=data.get("fail-on"),
     )
+
+
+def _schema_error(data: Mapping[str, Any], error: Any, source: str) -> str:
+    """``FILE:LINE: PATH: MESSAGE`` for a schema error: the line of the deepest key of its path,
+    and for a key the schema does not know, that key's line and the keys it does know."""
+    line = line_of(data, default=1)
+    node: Any = data
+    for key in error.absolute_path:
+        if isinstance(node, Mapping) and key in node:
+            line = line_of(node, key, line)
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+        else:
+            break
+    where = "/".join(map(str, error.absolute_path)) or "(top level)"
+    message = error.message
+    known = error.schema.get("properties") if isinstance(error.schema, Mapping) else None
+    if error.validator == "additionalProperties" and isinstance(error.instance, Mapping) and known is not None:
+        unknown = [k for k in error.instance if k not in known]
+        if unknown:
+            line = line_of(error.instance, unknown[0], line)
+            message = f"unknown key {unknown[0]!r} (valid keys: {', '.join(known)})"
+    return f"{source}:{line}: {where}: {message}"
 
 
 def parse_config_text(text: str, source: str) -> Config:

@@ -627,6 +627,7 @@ def load(
     jobs = _jobs(files)
     shipped: dict[int, Any] = {}
     pending = None
+    pool: Any = None
     if jobs > 1 and len(files) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -664,6 +665,10 @@ def load(
         parsed.append(parse_file(f, limits, docs))
         if progress is not None:
             progress(i)
+    if pool is not None:
+        # its manager thread ends here, not later: the Rego engine forks its workers next, and a
+        # fork must not happen while another thread runs
+        pool.shutdown(wait=True)
     return LoadResult(
         files=tuple(p.record for p in parsed),
         objects=tuple(o for p in parsed for o in p.objects),

@@ -12,7 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Option", "OptionError", "TYPES", "check_value", "option_from_metadata", "parse_duration"]
+__all__ = [
+    "Option",
+    "OptionError",
+    "TYPES",
+    "DURATION_PATTERN",
+    "check_value",
+    "json_schema",
+    "option_from_metadata",
+    "parse_duration",
+]
 
 TYPES = ("integer", "number", "boolean", "string", "duration")
 
@@ -48,13 +57,36 @@ def option_from_metadata(entry: Mapping[str, Any], where: str) -> Option:
     return option
 
 
+DURATION_PATTERN = r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$"  # also the config schema's pattern
+
+
 def parse_duration(text: str) -> float:
     """Seconds in ``10``, ``10s``, ``500ms`` or ``2m``; raises ValueError."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*", text)
+    m = re.fullmatch(DURATION_PATTERN.strip("^$"), text)
     if not m:
         raise ValueError(f"{text!r} is not a duration such as 10s, 500ms or 1m")
     value = float(m.group(1))
     return value / 1000 if m.group(2) == "ms" else value * 60 if m.group(2) == "m" else value
+
+
+def json_schema(option: Option) -> dict[str, Any]:
+    """The option's JSON Schema, as the config schema holds it (``podfit docs`` writes it)."""
+    schema: dict[str, Any]
+    if option.type == "duration":
+        number: dict[str, Any] = {"type": "number"}
+        if option.minimum is not None:
+            number["minimum"] = option.minimum
+        schema = {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
+    else:
+        schema = {"type": option.type}
+        if option.minimum is not None:
+            schema["minimum"] = option.minimum
+        if option.choices is not None:
+            schema["enum"] = list(option.choices)
+    if option.default is not None:
+        schema["default"] = option.default
+    schema["description"] = option.doc
+    return schema
 
 
 def _duration(value: Any) -> float | None:

@@ -6,7 +6,6 @@ terminal)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .catalogue import load_catalogue, resolve
@@ -60,15 +59,13 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
     objects = facts.objects
     docs = [o.raw for o in objects]
     data = facts_data(facts, config.rego_options(wanted))
-    # evaluated in a thread while the Python rules run here (the wasm engine forks its workers from
-    # that thread: see docs/architecture.md, a known gap on Python 3.12+)
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
-    future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
-    pool.shutdown(wait=False)
+    # started here, in the calling (main) thread: any worker process is forked now, before the
+    # Python rules run beside the evaluation
+    pending = eng.start(docs, data, lambda i, name: container_line(objects[i], name))
 
     def wait() -> list[Any]:
         try:
-            return future.result()
+            return pending()
         except EngineError as e:
             raise PipelineError(f"Rego engine failed: {e}") from None
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,8 @@ __all__ = [
     "QUANTITY_MEMO",
     "quantity_strings",
     "worker_count",
+    "in_thread",
+    "Wait",
 ]
 
 ENGINE_NAMES = ("auto", "embedded", "opa")
@@ -61,9 +64,28 @@ class RegoResult:
     line: int | None = None
 
 
+Wait = Callable[[], list[RegoResult]]
+"""Waits for a started evaluation and returns its results (raising :class:`EngineError`)."""
+
+
 class Engine(Protocol):
     name: str
     notice: str  # why this engine runs when it is not the default one, else ""
+
+    def start(
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        facts: Mapping[str, Any],
+        locate: Callable[[int, str | None], int] | None = None,
+    ) -> Wait:
+        """Start evaluating the documents; the returned function waits for the results.
+        ``locate(index, container)`` gives the line of a result; an engine may use it to fill
+        ``RegoResult.line`` (the wasm engine's workers do).
+
+        Every process an engine forks is forked here, in the calling thread, before this returns;
+        whatever runs on in the background afterwards is threads only. A run calls it from the
+        main thread while no other thread exists, so no fork happens in a multi-threaded process."""
+        ...
 
     def evaluate(
         self,
@@ -71,9 +93,32 @@ class Engine(Protocol):
         facts: Mapping[str, Any],
         locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
-        """The results for the documents. ``locate(index, container)`` gives the line of a result;
-        an engine may use it to fill ``RegoResult.line`` (the wasm engine's workers do)."""
+        """``start(...)()``: the results for the documents."""
         ...
+
+
+def in_thread(work: Wait) -> Wait:
+    """Run ``work`` in a thread started now; the returned function joins it and returns its
+    results, or raises its exception."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["results"] = work()
+        except BaseException as e:  # handed to the waiting thread
+            outcome["error"] = e
+
+    thread = threading.Thread(target=target, name="podfit-engine", daemon=True)
+    thread.start()
+
+    def wait() -> list[RegoResult]:
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        results: list[RegoResult] = outcome["results"]
+        return results
+
+    return wait
 
 
 def policy_dir() -> Path:

@@ -18,15 +18,17 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import (
     EngineError,
     RegoResult,
+    Wait,
     batch_input,
     batch_results,
+    in_thread,
     normalise,
     policy_modules,
     rule_packages,
@@ -76,11 +78,21 @@ class OpaEngine:
         self.modules = policy_modules(self.policy_dir)
         self.packages = rule_packages(self.modules)
 
+    def start(
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        facts: Mapping[str, Any],
+        locate: Callable[[int, str | None], int] | None = None,
+    ) -> Wait:
+        """The inputs are written and the ``opa eval`` processes started and awaited in a thread
+        (``subprocess`` starts a process by fork and exec in one call, with nothing run between)."""
+        return in_thread(lambda: self.evaluate(documents, facts, locate))
+
     def evaluate(
         self,
         documents: Sequence[Mapping[str, Any]],
         facts: Mapping[str, Any],
-        locate: Any = None,
+        locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
         if not documents:
             return []

@@ -9,8 +9,8 @@ runs only when that matches the policies being run (:func:`stale_reason` says wh
 Documents go in as the same tagged ``kind: List`` the opa engine uses
 (:func:`podfit.engines.batch_input`). Large inputs are split into one part per CPU, each evaluated
 by a forked worker with its own instance, beside the main process's Python rules; given
-``locate``, the workers also resolve the lines of their results. (Threads did not scale: the
-module calls back into Python for every ``sprintf``, and each call waited for the GIL.) The host
+``locate``, the workers also resolve the lines of their results. (Processes, not threads: the
+module calls back into Python for every ``sprintf``, and each call waits for the GIL.) The host
 implements the one built-in OPA leaves to it, ``sprintf``, for the verbs the policies use (``%s``,
 ``%v``, ``%d``, ``%%``), with Go's formatting of numbers.
 
@@ -43,8 +43,10 @@ from . import (
     QUANTITY_MEMO,
     EngineError,
     RegoResult,
+    Wait,
     batch_input,
     batch_results,
+    in_thread,
     normalise,
     policy_modules,
     quantity_strings,
@@ -392,71 +394,114 @@ class WasmEngine:
             raise EngineError(f"{stale} (run `make wasm`)")
         _code_cache()  # here, so that forked workers inherit it
 
+    def start(
+        self,
+        documents: Sequence[Mapping[str, Any]],
+        facts: Mapping[str, Any],
+        locate: Callable[[int, str | None], int] | None = None,
+    ) -> Wait:
+        """A small input is evaluated in a thread of this process (the module runs outside the
+        GIL but for its ``sprintf`` calls); a large one by forked workers, all forked before this
+        returns, which also resolve the lines of their results (the documents' texts are theirs
+        by fork)."""
+        if not documents:
+            return lambda: []
+        data = {"podfit": normalise(facts)}
+        size = -(-len(documents) // _workers(len(documents)))
+        parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
+        if len(parts) == 1:
+            return in_thread(lambda: sort_results(_run_part(documents, 0, data)))  # lines: the caller's
+        return _start_workers(parts, data, locate)
+
     def evaluate(
         self,
         documents: Sequence[Mapping[str, Any]],
         facts: Mapping[str, Any],
         locate: Callable[[int, str | None], int] | None = None,
     ) -> list[RegoResult]:
-        if not documents:
-            return []
-        data = {"podfit": normalise(facts)}
-        size = -(-len(documents) // _workers(len(documents)))
-        parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
-        if len(parts) == 1:
-            return sort_results(_run_part(parts[0][1], parts[0][0], data))  # lines: the caller's
-        # the workers also resolve the lines of their results (the documents' texts are theirs by
-        # fork), beside the main process's other work
-        return sort_results(_parallel(parts, data, locate))
+        return self.start(documents, facts, locate)()
 
 
-def _parallel(
+def _start_workers(
     parts: list[tuple[int, Sequence[Mapping[str, Any]]]],
     data: dict[str, Any],
     locate: Callable[[int, str | None], int] | None = None,
-) -> list[RegoResult]:
-    """One forked process per part. (Threads did not scale when tried, before most messages stopped
-    using ``sprintf``: each call back into Python waited for the GIL. The input's preparation is
-    Python too.)"""
+) -> Wait:
+    """One forked process per part, each forked here in the calling thread; the returned function
+    collects their results (a pipe each). Processes rather than threads: every ``sprintf`` calls
+    back into Python and waits for the GIL, and preparing the input is Python too. The parts and
+    ``locate`` are inherited by fork: nothing but the results is pickled."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # pragma: no cover - platforms without fork
-        return [r for start, part in parts for r in _run_part(part, start, data)]
+        return in_thread(lambda: sort_results([r for start, part in parts for r in _run_part(part, start, data)]))
     global _PARTS, _LOCATE
-    _PARTS, _LOCATE = parts, locate  # inherited by the children: nothing is pickled
+    _PARTS, _LOCATE = parts, locate
+    workers: list[tuple[Any, Any]] = []
     try:
-        with ProcessPoolExecutor(max_workers=len(parts), mp_context=ctx) as pool:
-            futures = [pool.submit(_run_inherited, k, data) for k in range(len(parts))]
-            results: list[RegoResult] = []
-            for f in futures:
-                results.extend(f.result())
-    except BrokenProcessPool:
-        raise EngineError("an embedded engine worker died (killed for memory?)") from None
+        for k in range(len(parts)):
+            receive, send = ctx.Pipe(duplex=False)
+            process = ctx.Process(target=_worker, args=(k, data, send), name=f"podfit-engine-{k}", daemon=True)
+            process.start()
+            send.close()  # the child's copy stays open: its end is this pipe's end of file
+            workers.append((process, receive))
+    except BaseException:
+        _stop(workers, kill=True)
+        raise
     finally:
         _PARTS, _LOCATE = [], None
-    return results
+
+    def wait() -> list[RegoResult]:
+        results: list[RegoResult] = []
+        done = False
+        try:
+            for _, receive in workers:
+                try:
+                    ok, value = receive.recv()
+                except EOFError:
+                    raise EngineError("an embedded engine worker died (killed for memory?)") from None
+                if not ok:
+                    raise value
+                results.extend(value)
+            done = True
+        finally:
+            _stop(workers, kill=not done)
+        return sort_results(results)
+
+    return wait
+
+
+def _stop(workers: list[tuple[Any, Any]], kill: bool) -> None:
+    for process, receive in workers:
+        receive.close()
+        if kill:
+            process.kill()
+        process.join()
 
 
 _PARTS: list[tuple[int, Sequence[Mapping[str, Any]]]] = []
 _LOCATE: Callable[[int, str | None], int] | None = None
 
 
-def _run_inherited(k: int, data: dict[str, Any]) -> list[RegoResult]:
+def _worker(k: int, data: dict[str, Any], send: Any) -> None:
     # a short-lived child: the cyclic collector would only walk (and copy, page by page) the
     # parent's heap it shares
     gc.disable()
-    start, part = _PARTS[k]
-    results = _run_part(part, start, data)
-    if _LOCATE is not None:
-        try:
-            results = [dataclasses.replace(r, line=_LOCATE(r.index, r.container)) for r in results]
-        except Exception:  # lines are a courtesy here: the main process resolves what is missing
-            pass
-    return results
+    try:
+        start, part = _PARTS[k]
+        results = _run_part(part, start, data)
+        if _LOCATE is not None:
+            try:
+                results = [dataclasses.replace(r, line=_LOCATE(r.index, r.container)) for r in results]
+            except Exception:  # lines are a courtesy here: the main process resolves what is missing
+                pass
+        send.send((True, results))
+    except Exception as e:
+        send.send((False, e if isinstance(e, EngineError) else EngineError(f"{type(e).__name__}: {e}")))
+    finally:
+        send.close()
 
 
 def _workers(n: int, cpus: int | None = None) -> int:
