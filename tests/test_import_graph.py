@@ -19,8 +19,8 @@ STAGES = [
     {"facts"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"catalogue", "rules", "config"},
-    {"check"},
-    {"docs", "formats"},
+    {"check", "pipeline"},
+    {"docs", "formats", "fix"},
     {"commands", "cli", "__main__"},
 ]
 
