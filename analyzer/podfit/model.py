@@ -212,6 +212,11 @@ class PodSpec:
         overhead = {"cpu": self.overhead_cpu, "memory": self.overhead_memory}.get(attr.split("_")[0], 0)
         return self.combined(lambda c: getattr(c.resources, attr)) + overhead
 
+    def effective(self, attr: str) -> int | None:
+        """The pod's effective value of a Resources field (``cpu_request``, ``storage_limit``, …) as
+        :meth:`_effective` computes it; None when unset (or, for a limit, unbounded)."""
+        return self._effective(attr)
+
     def combined(self, value: Callable[[Container], int | None]) -> int:
         """An amount of the pod from one per container (None counts as 0), as Kubernetes combines
         them, without overhead: max(Σ app containers and sidecars, each one-shot init container +
