@@ -51,9 +51,10 @@ _annotations(x) := a if {
 } else := {}
 
 # pods lists one record per workload object of the input, computed once (an array: see objects):
-# {"obj", "kind", "name", "containers", "invalid", "qos", "overhead"}. containers lists the init
-# containers first, then the app containers, each as a record (see _container); qos is
-# "Guaranteed", "Burstable", "BestEffort", or null when some quantity is invalid.
+# {"obj", "kind", "name", "containers", "invalid", "qos", "overhead", "pod_level"}. containers
+# lists the init containers first, then the app containers, each as a record (see _container);
+# pod_level is the pod's own spec.resources (see _pod_level); qos is "Guaranteed", "Burstable",
+# "BestEffort", or null when some quantity is invalid.
 pods := [pod |
 	some obj in objects
 	spec := pod_spec(obj)
@@ -62,17 +63,81 @@ pods := [pod |
 		[_container(c, true, i, defaults) | c := _list(spec, "initContainers")[i]],
 		[_container(c, false, i, defaults) | c := _list(spec, "containers")[i]],
 	)
-	invalid := sum([c.invalid | some c in cs])
+	level := _pod_level(spec)
+	invalid := sum([c.invalid | some c in cs]) + level.invalid
 	pod := {
 		"obj": obj,
 		"kind": obj.kind,
 		"name": name(obj),
 		"containers": cs,
 		"invalid": invalid,
-		"qos": _qos(invalid, sum([c.nonzero | some c in cs]), sum([c.guaranteed | some c in cs]), count(cs)),
+		"qos": _pod_qos(invalid, level, cs),
 		"overhead": _overhead(spec),
+		"pod_level": level,
 	}
 ]
+
+# _pod_level(spec): the pod-level resources (spec.resources, PodLevelResources, Kubernetes 1.32+):
+# {"request": {"cpu": m, "memory": b}, "limit": {...}, "invalid": n}, a resource missing when unset.
+_pod_level(spec) := {"request": {}, "limit": {}, "invalid": 0} if {
+	not spec.resources
+} else := level if {
+	requests := _object(_object(spec, "resources"), "requests")
+	limits := _object(_object(spec, "resources"), "limits")
+	written := count([r | some r in ["cpu", "memory"]; object.get(requests, r, null) != null]) + count([r | some r in ["cpu", "memory"]; object.get(limits, r, null) != null])
+	request := {r: v | some r in ["cpu", "memory"]; object.get(requests, r, null) != null; v := parse(r, requests[r])}
+	limit := {r: v | some r in ["cpu", "memory"]; object.get(limits, r, null) != null; v := parse(r, limits[r])}
+	level := {"request": request, "limit": limit, "invalid": written - (count(request) + count(limit))}
+}
+
+# pod_level_sets(pod, res): the pod sets a request or limit of res at pod level, which then
+# stands for its containers' (the scheduler and the kubelet use it).
+pod_level_sets(pod, res) if pod.pod_level.request[res]
+
+pod_level_sets(pod, res) if pod.pod_level.limit[res]
+
+# QoS class: from the pod-level resources alone when the pod sets any (ComputePodQOS), else from
+# the containers (_qos).
+_pod_qos(invalid, _, _) := null if invalid > 0
+
+_pod_qos(0, level, cs) := _qos(0, sum([c.nonzero | some c in cs]), sum([c.guaranteed | some c in cs]), count(cs)) if {
+	count(level.request) + count(level.limit) == 0
+}
+
+_pod_qos(0, level, cs) := "Guaranteed" if {
+	count(level.request) + count(level.limit) > 0
+	level.limit.cpu == _level_request(level, cs, "cpu")
+	level.limit.memory == _level_request(level, cs, "memory")
+}
+
+_pod_qos(0, level, cs) := "Burstable" if {
+	count(level.request) + count(level.limit) > 0
+	not _level_guaranteed(level, cs)
+}
+
+_level_guaranteed(level, cs) if {
+	level.limit.cpu == _level_request(level, cs, "cpu")
+	level.limit.memory == _level_request(level, cs, "memory")
+}
+
+# _level_request(level, cs, res): the pod-level request as the API server defaults it: written,
+# else (next to a pod-level limit) the containers' effective request when one sets it, else the limit.
+_level_request(level, _, res) := level.request[res]
+
+_level_request(level, cs, res) := _containers_total(cs, res) if {
+	not level.request[res]
+	_some_request(cs, res)
+}
+
+_level_request(level, cs, res) := level.limit[res] if {
+	not level.request[res]
+	not _some_request(cs, res)
+}
+
+_some_request(cs, res) if {
+	some c in cs
+	object.get(c.request, res, null) != null
+}
 
 # app_containers(pod) leaves out init containers (sidecars included: they are init containers).
 app_containers(pod) := [c | some c in pod.containers; not c.init]
@@ -209,20 +274,31 @@ _qos(0, nonzero, guaranteed, n) := "Burstable" if {
 	guaranteed != n
 }
 
-# pod_request(pod, res): max(Σ app containers + Σ sidecars, each init container + the sidecars
-# started before it) + spec.overhead: Kubernetes' effective pod request. Undefined if invalid.
+# pod_request(pod, res): the pod-level request when the pod sets one (see _level_request), else
+# max(Σ app containers + Σ sidecars, each init container + the sidecars started before it);
+# + spec.overhead: Kubernetes' effective pod request. Undefined if invalid.
 pod_request(pod, res) := total if {
 	pod.invalid == 0
-	cs := pod.containers
-	app := sum([object.get(c.request, res, 0) | some c in cs; _runs(c)])
-	inits := [_init_request(cs, c, res) | some c in cs; c.init; not sidecar(c)]
-	total := max_of(array.concat([app], inits)) + pod.overhead[res]
+	pod_level_sets(pod, res)
+	total := _level_request(pod.pod_level, pod.containers, res) + pod.overhead[res]
+} else := total if {
+	pod.invalid == 0
+	total := _containers_total(pod.containers, res) + pod.overhead[res]
 }
+
+_containers_total(cs, res) := max_of(array.concat(
+	[sum([object.get(c.request, res, 0) | some c in cs; _runs(c)])],
+	[_init_request(cs, c, res) | some c in cs; c.init; not sidecar(c)],
+))
 
 _init_request(cs, init, res) := object.get(init.request, res, 0) + sum([object.get(c.request, res, 0) | some c in cs; sidecar(c); c.index < init.index])
 
-# pod_limit(pod, res): as pod_request for limits; undefined when some container has no limit.
+# pod_limit(pod, res): the pod-level limit when the pod sets one, else as pod_request for
+# limits, undefined when some container has no limit.
 pod_limit(pod, res) := total if {
+	pod.invalid == 0
+	total := pod.pod_level.limit[res] + pod.overhead[res]
+} else := total if {
 	pod.invalid == 0
 	cs := pod.containers
 	not _some_unlimited(cs, res)
