@@ -1090,6 +1090,14 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         if isinstance(c, dict)
     )
     overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ", sp + ("overhead",))
+    own = spec.get("resources")
+    pod_resources = None
+    if isinstance(own, dict):
+        rp = sp + ("resources",)
+        vals = _quantities(own.get("requests"), "request", obj, None, findings, "pod ", rp + ("requests",))
+        vals.update(_quantities(own.get("limits"), "limit", obj, None, findings, "pod ", rp + ("limits",)))
+        vals = {k: v for k, v in vals.items() if not k.startswith("storage")}  # pod level: CPU and memory
+        pod_resources = Resources(**vals) if vals else None
     pod = PodSpec(
         containers=containers,
         init_containers=inits,
@@ -1102,6 +1110,7 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
         runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
         scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
+        pod_resources=pod_resources,
     )
     kind = obj.kind
     if kind == "Pod":
