@@ -471,7 +471,9 @@ def test_chart_inputs_by_any_values_name_are_render_first_and_rendered_output_is
     (chart / "ci").mkdir(parents=True)
     (chart / "crds").mkdir()
     (chart / "Chart.yaml").write_text("apiVersion: v1\nname: redis\nversion: 1.0.0\n")
-    (chart / "ci" / "prod-values.yaml").write_text("# production\nreplicas: 3\nimage: {tag: '{{ .Chart.AppVersion }}'}\n")
+    (chart / "ci" / "prod-values.yaml").write_text(
+        "# production\nreplicas: 3\nimage: {tag: '{{ .Chart.AppVersion }}'}\n"
+    )
     (chart / "ci" / "lint.yaml").write_text("persistence: {enabled: false}\n")
     (chart / "values-ha.yaml").write_text("ha: true\n")
     (chart / "requirements.yaml").write_text("dependencies:\n  - name: common\n")

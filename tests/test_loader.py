@@ -363,3 +363,45 @@ def test_json_manifests_and_broken_json_are_still_read_as_manifests():
     assert [(o.kind, o.ref.name, o.location.line) for o in r.objects] == [("Pod", "p", 1)]
     broken = parse('{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "p"}\n', "pod.json")
     assert [(f.rule, f.location.line) for f in broken.findings] == [("PF901", 2)]
+
+
+SCALED_TO_ZERO = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: batch-ui, namespace: tools}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: batch-ui}}
+  template:
+    metadata: {labels: {app: batch-ui}}
+    spec:
+      containers: [{name: ui, image: registry.example.com/batch-ui:1.0}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: batch-ui, namespace: tools}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: batch-ui}
+  minReplicas: 1
+  maxReplicas: 4
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}}]
+"""
+
+
+def test_replicas_zero_checks_the_template_but_runs_no_pod(tmp_path):
+    """replicas: 0 (a stub scaled to zero, even with an HPA: the HPA controller does not scale a
+    target whose replicas is 0) runs no pod, so packing counts none; the per-pod rules still check
+    its template, which is exactly what runs once it is scaled up."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+    from podfit.packing.adapter import pods_from_workloads
+
+    ws, _ = workloads(SCALED_TO_ZERO)
+    assert [(w.ref.name, w.replicas) for w in ws] == [("batch-ui", 0)]
+    assert pods_from_workloads(ws)[:2] == ((), ())  # no pod type, no DaemonSet pod
+    (tmp_path / "ui.yaml").write_text(SCALED_TO_ZERO)
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "ui.yaml"), "--format", "json", "--engine", "embedded"])
+    assert [(f["rule"], f["line"]) for f in _json.loads(r.output)["findings"]] == [("PF105", 1)]
