@@ -121,3 +121,24 @@ test_limit_range_of_another_namespace_does_not_apply if {
 	k8s.pods[0].qos == "BestEffort" with input as pod with data.podfit.namespaces as defaults
 	k8s.pods[0].qos == "Burstable" with input as pod with data.podfit.namespaces as {"default": defaults.shop}
 }
+
+test_pod_level_resources if {
+	pods := {p.obj.metadata.name: p | some p in k8s.pods} with input as {"kind": "List", "items": [
+		{"kind": "Pod", "metadata": {"name": "g"}, "spec": {"resources": {"requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}, "containers": [{"name": "a"}, {"name": "b"}]}},
+		{"kind": "Pod", "metadata": {"name": "lim"}, "spec": {"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}, "containers": [{"name": "a"}]}},
+		{"kind": "Pod", "metadata": {"name": "mixed"}, "spec": {"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}, "containers": [{"name": "a", "resources": {"requests": {"cpu": "250m"}}}]}},
+		{"kind": "Pod", "metadata": {"name": "req"}, "spec": {"overhead": {"cpu": "100m"}, "resources": {"requests": {"cpu": "500m"}}, "containers": [{"name": "a"}]}},
+		{"kind": "Pod", "metadata": {"name": "bad"}, "spec": {"resources": {"requests": {"cpu": "lots"}}, "containers": [{"name": "a"}]}},
+	]}
+	{n: p.qos | some n, p in pods} == {"g": "Guaranteed", "lim": "Guaranteed", "mixed": "Burstable", "req": "Burstable", "bad": null}
+
+	# the pod-level request, else (next to a pod-level limit) the containers' request, else the limit
+	k8s.pod_request(pods.g, "memory") == 2147483648
+	k8s.pod_request(pods.lim, "cpu") == 1000
+	k8s.pod_request(pods.mixed, "cpu") == 250
+	k8s.pod_limit(pods.mixed, "cpu") == 1000
+	k8s.pod_request(pods.req, "cpu") == 600
+	not k8s.pod_limit(pods.req, "cpu")
+	k8s.pod_level_sets(pods.req, "cpu")
+	not k8s.pod_level_sets(pods.req, "memory")
+}

@@ -46,3 +46,8 @@ test_allow_not_a_workload if {
 	results := cpu_request_missing.findings with input as {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {}}
 	count(results) == 0
 }
+
+test_allow_cpu_set_at_pod_level if {
+	results := cpu_request_missing.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"resources": {"limits": {"cpu": "1"}}, "containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"memory": "1Gi"}}}]}}
+	results == set()
+}

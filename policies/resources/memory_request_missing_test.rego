@@ -21,3 +21,8 @@ test_allow_invalid_elsewhere if {
 	results := memory_request_missing.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "lots", "memory": "1Gi"}}}]}}
 	count(results) == 0
 }
+
+test_allow_memory_set_at_pod_level if {
+	results := memory_request_missing.findings with input as {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"resources": {"requests": {"memory": "1Gi"}}, "containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"cpu": "1"}}}]}}
+	results == set()
+}
