@@ -1,16 +1,23 @@
 # METADATA
 # title: podfit Kubernetes helpers
 # description: |-
-#   The objects of one input document (a `kind: List` is opened), the pod template of every workload
+#   The objects of one input document (a `kind: List` or typed list is opened), the pod template of every workload
 #   kind, its containers (init containers included) with their effective requests and limits, the
 #   pod's QoS class and its effective requests and limits, all as exact integers.
 package podfit.lib.k8s
 
 import data.podfit.lib.quantity
 
-# objects lists every object of the input: the items of a List, or the input itself. (An array,
-# not a set: a set hashes each whole object to store it, and again each time a rule iterates it.)
-objects := [item | some item in input.items; is_object(item)] if _is_list(input)
+# objects lists every object of the input: the items of a List or of a typed list (PodList,
+# DeploymentList, any <Kind>List with items, whose items may leave out apiVersion and kind: they are
+# the list's apiVersion and <Kind>), or the input itself. (An array, not a set: a set hashes each
+# whole object to store it, and again each time a rule iterates it.)
+objects := [item | some item in input.items; is_object(item)] if {
+	input.kind == "List"
+	is_array(input.items)
+}
+
+objects := [_typed_item(input, item) | some item in input.items; is_object(item)] if _is_typed_list(input)
 
 objects := [input] if not _is_list(input)
 
@@ -18,6 +25,20 @@ _is_list(doc) if {
 	doc.kind == "List"
 	is_array(doc.items)
 }
+
+_is_list(doc) if _is_typed_list(doc)
+
+_is_typed_list(doc) if {
+	is_string(doc.kind)
+	endswith(doc.kind, "List")
+	doc.kind != "List"
+	is_array(doc.items)
+}
+
+_typed_item(list, item) := object.union(
+	{"apiVersion": object.get(list, "apiVersion", ""), "kind": trim_suffix(list.kind, "List")},
+	item,
+)
 
 workload_kinds := {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "CronJob"}
 

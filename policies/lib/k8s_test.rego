@@ -142,3 +142,13 @@ test_pod_level_resources if {
 	k8s.pod_level_sets(pods.req, "cpu")
 	not k8s.pod_level_sets(pods.req, "memory")
 }
+
+test_typed_lists_are_opened if {
+	objs := k8s.objects with input as {"apiVersion": "v1", "kind": "PodList", "items": [
+		{"metadata": {"name": "a"}, "spec": {"containers": []}},
+		{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}},
+	]}
+	[[o.apiVersion, o.kind, o.metadata.name] | some o in objs] == [["v1", "Pod", "a"], ["v1", "Pod", "b"]]
+	plain := k8s.objects with input as {"apiVersion": "example.com/v1", "kind": "AllowList", "spec": {}}
+	[o.kind | some o in plain] == ["AllowList"]
+}
