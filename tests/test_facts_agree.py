@@ -171,3 +171,77 @@ def test_unnamed_containers_are_named_by_their_place_on_both_sides(tmp_path):
     assert _compare([manifest], tmp_path) == 1
     facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
     assert [c.name for c in facts.workloads[0].pod.all_containers] == ["initContainers[0]", "app", "containers[1]"]
+
+
+POD_LEVEL = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: guaranteed}
+spec:
+  resources: {requests: {cpu: "2", memory: 2Gi}, limits: {cpu: "2", memory: 2Gi}}
+  containers: [{name: a, image: x}, {name: b, image: x}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: limits-only}
+spec:
+  resources: {limits: {cpu: "1", memory: 1Gi}}
+  containers: [{name: a, image: x}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: limits-and-container-request}
+spec:
+  resources: {limits: {cpu: "1", memory: 1Gi}}
+  containers: [{name: a, image: x, resources: {requests: {cpu: 250m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: cpu-request-only}
+spec:
+  resources: {requests: {cpu: 500m}}
+  overhead: {cpu: 100m}
+  containers: [{name: a, image: x}]
+"""
+
+
+def test_pod_level_resources_on_both_sides(tmp_path):
+    """Pod-level spec.resources decide the pod's request, limit and QoS (an unset pod-level request
+    next to a limit takes the containers' request when one is set, else the limit), in the facts
+    and in the Rego library alike."""
+    manifest = tmp_path / "pod-level.yaml"
+    manifest.write_text(POD_LEVEL)
+    assert _compare([manifest], tmp_path) == 4
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    got = [
+        (w.ref.name, w.pod.qos_class, w.pod.cpu_request, w.pod.cpu_limit, w.pod.memory_request, w.pod.memory_limit)
+        for w in facts.workloads
+    ]
+    assert got == [
+        ("guaranteed", "Guaranteed", 2000, 2000, 2**31, 2**31),
+        ("limits-only", "Guaranteed", 1000, 1000, 2**30, 2**30),
+        ("limits-and-container-request", "Burstable", 250, 1000, 2**30, 2**30),
+        ("cpu-request-only", "Burstable", 600, None, 0, None),
+    ]
+    rego = subprocess.run(
+        [
+            OPA,
+            "eval",
+            "--format",
+            "json",
+            "--ignore",
+            "*_test.rego",
+            "--data",
+            str(ROOT / "policies"),
+            "--input",
+            str(tmp_path / "input.json"),
+            '[[p.name, k8s.pod_request(p, "cpu"), [l | l := k8s.pod_limit(p, "cpu")]] | some p in k8s.pods]'.replace(
+                "k8s.", "data.podfit.lib.k8s."
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    value = json.loads(rego.stdout)["result"][0]["expressions"][0]["value"]
+    assert value == [[n, cpu, [] if lim is None else [lim]] for n, _, cpu, lim, _, _ in got]

@@ -349,7 +349,7 @@ def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_chec
     monkeypatch.chdir(tmp_path)
     report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
     (pf909,) = [f for f in report["findings"] if f["rule"] == "PF909"]
-    assert (pf909["file"], pf909["severity"], pf909["line"]) == ("base/kustomization.yaml", "info", 0)
+    assert (pf909["file"], pf909["severity"], pf909["line"]) == ("base/kustomization.yaml", "info", 1)
     assert (
         pf909["message"]
         == "a Kustomize kustomization, not a manifest: render first: kustomize build base | podfit check -"
@@ -461,3 +461,41 @@ def test_kustomize_patches_are_render_first_not_objects(tmp_path, monkeypatch):
         "render first: kustomize build fail_kustomize_patches | podfit check -"
     )
     assert report["summary"]["objects"] == 0
+
+
+def test_chart_inputs_by_any_values_name_are_render_first_and_rendered_output_is_checked(tmp_path, monkeypatch):
+    """Inside a chart (Chart.yaml above), values files by any name holding "values", everything
+    under ci/ and Helm 2's requirements.yaml are chart inputs (PF909 at their first line); a
+    committed `helm template` output beside the chart and crds/ are manifests."""
+    chart = tmp_path / "redis"
+    (chart / "ci").mkdir(parents=True)
+    (chart / "crds").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v1\nname: redis\nversion: 1.0.0\n")
+    (chart / "ci" / "prod-values.yaml").write_text(
+        "# production\nreplicas: 3\nimage: {tag: '{{ .Chart.AppVersion }}'}\n"
+    )
+    (chart / "ci" / "lint.yaml").write_text("persistence: {enabled: false}\n")
+    (chart / "values-ha.yaml").write_text("ha: true\n")
+    (chart / "requirements.yaml").write_text("dependencies:\n  - name: common\n")
+    (chart / "crds" / "crd.yaml").write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.example.com}\n"
+    )
+    (chart / "upstream.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: redis}\ndata: {a: b}\n")
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(run(["check", "redis", "--format", "json", "--engine", "embedded"]).output)
+    assert [(f["rule"], f["file"], f["line"]) for f in report["findings"] if f["rule"] == "PF909"] == [
+        ("PF909", "redis/Chart.yaml", 1),
+        ("PF909", "redis/ci/lint.yaml", 1),
+        ("PF909", "redis/ci/prod-values.yaml", 2),
+        ("PF909", "redis/requirements.yaml", 1),
+        ("PF909", "redis/values-ha.yaml", 1),
+    ]
+    assert report["summary"]["objects"] == 2  # the CRD and the rendered ConfigMap
+    messages = {f["file"]: f["message"] for f in report["findings"]}
+    assert messages["redis/ci/prod-values.yaml"] == (
+        "Helm values of the chart redis, not a manifest: render first: "
+        "helm template redis -f redis/ci/prod-values.yaml | podfit check -"
+    )
+    assert messages["redis/requirements.yaml"] == (
+        "Helm dependencies of the chart redis, not a manifest: render first: helm template redis | podfit check -"
+    )

@@ -308,3 +308,100 @@ def test_container_line_is_the_workload_containers_line():
         assert container_line(w.obj, "no-such-container") == w.obj.location.line
         assert container_line(w.obj, None) == w.obj.location.line
     assert checked > 300
+
+
+def test_typed_lists_expand_to_their_items_with_kind_and_lines():
+    """A PodList (as the API server lists pods) leaves out the items' apiVersion and kind: they are
+    the list's apiVersion and the kind without List; an apps/v1 DeploymentList's items keep theirs."""
+    r = parse(
+        "apiVersion: v1\nkind: PodList\nitems:\n  - metadata: {name: a, namespace: ns}\n"
+        "    spec: {containers: [{name: c, image: x}]}\n"
+        "  - apiVersion: v1\n    kind: Pod\n    metadata: {name: b}\n"
+        "---\napiVersion: apps/v1\nkind: DeploymentList\nmetadata: {}\nitems:\n"
+        "  - metadata: {name: d}\n    spec:\n      template:\n        spec:\n          containers:\n"
+        "            - name: app\n              image: x\n"
+    )
+    assert [(o.ref.api_version, o.kind, o.ref.name, o.location.line) for o in r.objects] == [
+        ("v1", "Pod", "a", 4),
+        ("v1", "Pod", "b", 6),
+        ("apps/v1", "Deployment", "d", 14),
+    ]
+    ws, _ = build_workloads(r.objects)
+    assert [(w.ref.name, [c.location.line for c in w.pod.containers]) for w in ws] == [
+        ("a", [5]),
+        ("d", [19]),
+    ]  # b has no spec: not a workload
+
+
+def test_a_kind_ending_in_list_without_items_is_one_object():
+    r = parse("apiVersion: example.com/v1\nkind: AllowList\nmetadata: {name: a}\nspec: {entries: [x]}\n")
+    assert [(o.kind, o.ref.name) for o in r.objects] == [("AllowList", "a")]
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("package.json", '{"name": "web", "version": "1.0.0", "scripts": {"start": "node index.js"}}'),
+        ("dashboard.json", '{"title": "CPU", "panels": [{"expr": "rate(x[5m])", "url": "http:\\/\\/grafana"}]}'),
+        ("seed.json", '{"id": 1, "kind": "review"}\n{"id": 2, "kind": "review"}\n'),
+        ("products.json", '[{"id": "OLJCESPC7Z", "name": "Sunglasses"}]'),
+    ],
+)
+def test_json_that_is_not_a_kubernetes_object_is_counted_not_checked(name, text):
+    """Like a YAML file without a kind: parsed, no object, no finding (JSON lines and escapes YAML
+    refuses included)."""
+    r = parse(text, name)
+    assert (r.record.status, r.record.objects, r.objects, r.findings) == ("parsed", 0, (), ())
+
+
+def test_json_manifests_and_broken_json_are_still_read_as_manifests():
+    r = parse(
+        '{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod",\n'
+        ' "metadata": {"name": "p"}}]}',
+        "list.json",
+    )
+    assert [(o.kind, o.ref.name, o.location.line) for o in r.objects] == [("Pod", "p", 1)]
+    broken = parse('{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "p"}\n', "pod.json")
+    assert [(f.rule, f.location.line) for f in broken.findings] == [("PF901", 2)]
+
+
+SCALED_TO_ZERO = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: batch-ui, namespace: tools}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: batch-ui}}
+  template:
+    metadata: {labels: {app: batch-ui}}
+    spec:
+      containers: [{name: ui, image: registry.example.com/batch-ui:1.0}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: batch-ui, namespace: tools}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: batch-ui}
+  minReplicas: 1
+  maxReplicas: 4
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}}]
+"""
+
+
+def test_replicas_zero_checks_the_template_but_runs_no_pod(tmp_path):
+    """replicas: 0 (a stub scaled to zero, even with an HPA: the HPA controller does not scale a
+    target whose replicas is 0) runs no pod, so packing counts none; the per-pod rules still check
+    its template, which is exactly what runs once it is scaled up."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+    from podfit.packing.adapter import pods_from_workloads
+
+    ws, _ = workloads(SCALED_TO_ZERO)
+    assert [(w.ref.name, w.replicas) for w in ws] == [("batch-ui", 0)]
+    assert pods_from_workloads(ws)[:2] == ((), ())  # no pod type, no DaemonSet pod
+    (tmp_path / "ui.yaml").write_text(SCALED_TO_ZERO)
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "ui.yaml"), "--format", "json", "--engine", "embedded"])
+    assert [(f["rule"], f["line"]) for f in _json.loads(r.output)["findings"]] == [("PF105", 1)]

@@ -560,3 +560,33 @@ def _vms(objects, workloads, platform):
     from podfit.clusters import node_pools_from_objects
 
     return reservations_of(workloads, platform, tuple(platform.node_pools) + tuple(node_pools_from_objects(objects)))
+
+
+def test_pod_level_resources_size_the_crx_and_need_no_container_resources(tmp_path):
+    """A vSphere Pod whose spec.resources set CPU and memory gets its CRX from them (1 vCPU,
+    1 GiB), and PF401 does not ask its containers for resources of their own."""
+    import json as _json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+    from podfit.facts import build_facts
+    from podfit.loader import InputFile, load
+    from podfit.platform import DEFAULT_PLATFORM
+    from podfit.vsphere import crx_size
+
+    doc = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  resources: {requests: {cpu: 750m, memory: 1Gi}, limits: {cpu: 750m, memory: 1Gi}}\n"
+        "  containers: [{name: a, image: x}, {name: b, image: x}]\n"
+    )
+    (w,) = build_facts(load([InputFile("p.yaml", doc.encode())]).objects, DEFAULT_PLATFORM).workloads
+    size = crx_size(w.pod, None)
+    assert (size.vcpus, size.memory_bytes, size.cpu_from, size.memory_from) == (1, 2**30, "limits", "limits")
+    (tmp_path / "p.yaml").write_text(doc)
+    platform = Path(__file__).resolve().parents[1] / "testdata/platforms/vsphere-pods.yaml"
+    r = CliRunner().invoke(
+        main, ["check", str(tmp_path / "p.yaml"), "--platform", str(platform), "--rule", "PF401", "--format", "json"]
+    )
+    assert _json.loads(r.output)["findings"] == []

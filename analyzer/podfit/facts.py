@@ -44,7 +44,14 @@ from typing import Any
 
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
-from .loader import STDIN_NAME, LimitRangeDefaults, build_workloads, limit_range_defaults
+from .loader import (
+    STDIN_NAME,
+    LimitRangeConstraint,
+    LimitRangeDefaults,
+    build_workloads,
+    limit_range_constraints,
+    limit_range_defaults,
+)
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
 from .scheduling import BETA_OS, OS, SchedulingConstraints
@@ -289,6 +296,8 @@ class Facts:
     cluster: str | None = None  # `--cluster`: every object of the run deploys to this cluster
     clusters: tuple[ClusterScope, ...] = ()  # the clusters of the run, each object in exactly one
     _scope_of: Mapping[int, int] = field(default_factory=dict, repr=False)  # id(object) → index in clusters
+    # each namespace's LimitRange min/max/maxLimitRequestRatio bounds (what admission rejects)
+    limit_constraints: Mapping[str, tuple[LimitRangeConstraint, ...]] = field(default_factory=dict)
 
     def cluster_of(self, obj: K8sObject) -> ClusterScope | None:
         """The cluster ``obj`` (one of ``objects``) deploys to."""
@@ -375,6 +384,7 @@ def build_facts(
         cluster=cluster,
         clusters=scopes,
         _scope_of=scope_of,
+        limit_constraints=limit_range_constraints(objects),
     )
 
 

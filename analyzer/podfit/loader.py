@@ -8,6 +8,7 @@ Every object, container and finding carries the file and line it comes from.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -18,6 +19,8 @@ from typing import Any
 import yaml
 
 from .findings import Finding
+from .kustomize import Layer, layers_for
+from .kustomize import apply as kustomize_apply
 from .model import (
     WORKLOAD_KINDS,
     Container,
@@ -28,7 +31,7 @@ from .model import (
     Resources,
     Workload,
 )
-from .quantity import QuantityError, parse_cpu, parse_memory
+from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from .scheduling import constraints_from_spec
 from .yamlio import YamlLimitError, YamlLimits, iter_documents, line_of
 
@@ -47,6 +50,9 @@ __all__ = [
     "build_workloads",
     "limit_range_defaults",
     "LimitRangeDefaults",
+    "LimitRangeConstraint",
+    "limit_range_constraints",
+    "limit_range_violations",
     "nothing_found",
 ]
 
@@ -76,6 +82,8 @@ class InputFile:
     skip: str | None = None  # deliberately not parsed (too large, binary, symlink loop)
     chart: str | None = None  # the Helm chart directory of a values file (Chart.yaml beside or above it)
     patch_of: str | None = None  # the kustomization that uses this file as a patch (not a manifest)
+    # what `kustomize build` of the kustomizations listing this file as a resource does to its objects
+    kustomize: tuple[Layer, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,7 +166,7 @@ def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdi
                 continue
             with open(path, "rb") as fh:
                 data = fh.read(limits.max_file_bytes + 1)
-            chart = _chart_above(path) if _VALUES_FILE.match(os.path.basename(path)) else None
+            chart = _chart_input(path)
             files.append(InputFile(path, data, chart=chart))
         except OSError as e:
             reason = e.strerror or str(e)
@@ -166,36 +174,55 @@ def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdi
                 files.append(InputFile(path, None, skip="symbolic link loop"))
             else:
                 files.append(InputFile(path, None, error=reason))
-    return _mark_patches(files)
+    return _mark_kustomizations(files)
 
 
-def _kustomize_patches(f: InputFile) -> list[str]:
-    """The files a kustomization names as patches (patchesStrategicMerge, patches[].path,
-    patchesJson6902[].path), as paths relative to the kustomization's directory."""
+def _kustomization(f: InputFile) -> dict[str, Any] | None:
+    """A kustomization file's content, or None when it does not parse to a mapping."""
     try:
         doc = yaml.safe_load(f.data or b"")
     except yaml.YAMLError:
-        return []
-    if not isinstance(doc, dict):
-        return []
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _kustomize_patches(doc: Mapping[str, Any]) -> list[str]:
+    """The files a kustomization names as patches (patchesStrategicMerge, patches[].path,
+    patchesJson6902[].path), as paths relative to the kustomization's directory."""
     out = [p for p in doc.get("patchesStrategicMerge") or () if isinstance(p, str)]
     for key in ("patches", "patchesJson6902"):
         out += [p["path"] for p in doc.get(key) or () if isinstance(p, dict) and isinstance(p.get("path"), str)]
     return out
 
 
-def _mark_patches(files: list[InputFile]) -> list[InputFile]:
-    """Files that a kustomization among the inputs uses as patches: partial objects that only
-    kustomize build turns into manifests, so they are reported as such rather than checked."""
+def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
+    """Mark the files that a kustomization among the inputs uses
+    - as patches: partial objects that only kustomize build turns into manifests, so they are
+      reported as such rather than checked;
+    - as resources: their objects get the kustomization's namespace and labels (podfit.kustomize)."""
     patches: dict[str, str] = {}
+    kustomizations: dict[str, dict[str, Any]] = {}
     for f in files:
         if f.data is not None and os.path.basename(f.path) in KUSTOMIZATION_NAMES:
+            doc = _kustomization(f)
+            if doc is None:
+                continue
+            kustomizations[f.path] = doc
             base = os.path.dirname(f.path)
-            for rel in _kustomize_patches(f):
+            for rel in _kustomize_patches(doc):
                 patches.setdefault(os.path.normpath(os.path.join(base, rel)), f.path)
-    if not patches:
+    if not kustomizations:
         return files
-    return [replace(f, patch_of=patches[key]) if (key := os.path.normpath(f.path)) in patches else f for f in files]
+    layers = layers_for(kustomizations, [f.path for f in files])
+    out = []
+    for f in files:
+        key = os.path.normpath(f.path)
+        if key in patches:
+            f = replace(f, patch_of=patches[key])
+        elif f.path in layers:
+            f = replace(f, kustomize=layers[f.path])
+        out.append(f)
+    return out
 
 
 def _chart_above(path: str, levels: int = 3) -> str | None:
@@ -208,6 +235,29 @@ def _chart_above(path: str, levels: int = 3) -> str | None:
         if not here or here == os.path.dirname(here):
             break
         here = os.path.dirname(here)
+    return None
+
+
+# Files of a chart, outside templates/ and crds/, that are Helm's inputs rather than manifests:
+# values files by any name holding "values" (values-prod.yaml, ci/prod-values.yaml), everything
+# under ci/ (chart-testing's values), and Helm 2's requirements.yaml. Other files beside a chart
+# (a committed `helm template` output) are read as manifests.
+_VALUES_NAME = re.compile(r"(?i)values[^/]*\.ya?ml$")
+
+
+def _chart_input(path: str) -> str | None:
+    """The chart directory of ``path`` when it is one of that chart's inputs (see _VALUES_NAME)."""
+    name = os.path.basename(path)
+    if not name.lower().endswith((".yaml", ".yml")) or name == "Chart.yaml":
+        return None
+    chart = _chart_above(path)
+    if chart is None:
+        return None
+    rel = os.path.relpath(path, chart).replace(os.sep, "/").split("/")
+    if rel[0] in ("templates", "crds", "charts"):
+        return None
+    if _VALUES_NAME.search(name) or rel[0] == "ci" or (len(rel) == 1 and name == "requirements.yaml"):
+        return chart
     return None
 
 
@@ -260,6 +310,39 @@ def make_object(doc: Mapping[str, Any], file: str, line: int = 0, lines: Any = N
         labels=_str_pairs(meta.get("labels")),
         lines=lines,
     )
+
+
+def list_items(doc: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]] | None:
+    """The objects of a list document with their index in ``items``, or None when ``doc`` is not
+    a list: ``v1 List`` (each item names its own kind) or a typed list (``PodList``,
+    ``apps/v1 DeploymentList``, any ``<Kind>List`` with ``items``), whose items may leave out their
+    apiVersion and kind (the API server's list responses do): they are the list's apiVersion and
+    the kind without ``List``."""
+    kind = doc.get("kind")
+    items = doc.get("items")
+    if not isinstance(kind, str) or not kind.endswith("List") or not isinstance(items, list):
+        return None
+    out: list[tuple[int, Mapping[str, Any]]] = []
+    if kind == "List":
+        return [(i, item) for i, item in enumerate(items) if isinstance(item, dict) and "kind" in item]
+    item_kind = kind[: -len("List")]
+    if not item_kind:
+        return None
+    api_version = doc.get("apiVersion")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        if "kind" not in item or "apiVersion" not in item:
+            item = {"apiVersion": api_version, "kind": item_kind, **item}
+        out.append((i, item))
+    return out
+
+
+def _object(doc: Mapping[str, Any], file: str, line: int, lines: Any, layers: Sequence[Layer]) -> K8sObject:
+    """The object of one document, with the kustomization layers of its file applied."""
+    if layers:
+        doc = kustomize_apply(doc, layers)
+    return make_object(doc, file, line, lines)
 
 
 # ------------------------------------------------------------------- unrendered templates ---
@@ -404,7 +487,9 @@ def _render_first(f: InputFile) -> tuple[str, str] | None:
         return "a Kustomize kustomization", f"kustomize build {where} | podfit check -"
     if name == "Chart.yaml":
         return "a Helm chart's Chart.yaml", f"helm template {where} | podfit check -"
-    if _VALUES_FILE.match(name):
+    if f.chart is not None and name == "requirements.yaml":
+        return f"Helm dependencies of the chart {f.chart}", f"helm template {f.chart} | podfit check -"
+    if f.chart is not None or _VALUES_FILE.match(name):
         chart = f.chart
         parts = path.split("/")
         if chart is None and "charts" in parts[:-2]:  # charts/NAME/…/values*.yaml
@@ -414,6 +499,38 @@ def _render_first(f: InputFile) -> tuple[str, str] | None:
             values = "" if path == f"{chart}/values.yaml" or (chart == "." and path == "values.yaml") else f" -f {path}"
             return f"Helm values of the chart {chart}", f"helm template {chart}{values} | podfit check -"
     return None
+
+
+def _json_values(text: str) -> list[Any] | None:
+    """The values of a JSON file: one document, or one per line (JSON lines); None when the text is
+    neither (then it is parsed as YAML, which reports where it breaks)."""
+    try:
+        return [json.loads(text)]
+    except ValueError:
+        pass
+    values = []
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                values.append(json.loads(line))
+            except ValueError:
+                return None
+    return values or None
+
+
+def _is_manifest(value: Any) -> bool:
+    """A Kubernetes object (apiVersion and kind) or a list of them."""
+    return isinstance(value, dict) and "apiVersion" in value and "kind" in value
+
+
+def _first_content_line(data: bytes) -> int:
+    """The line of a file's first key or value (past blank lines, comments and ``---``); 1 when
+    it has none."""
+    for n, line in enumerate(data.split(b"\n", 2000)[:2000], 1):
+        body = line.strip()
+        if body and not body.startswith(b"#") and body != b"---":
+            return n
+    return 1
 
 
 def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
@@ -451,13 +568,22 @@ def parse_file(
     if render is not None:
         what, command = render
         finding = _finding(
-            "PF909", f"{what}, not a manifest: render first: {command}", path, 0, details={"render": command}
+            "PF909",
+            f"{what}, not a manifest: render first: {command}",
+            path,
+            _first_content_line(f.data),
+            details={"render": command},
         )
         return ParsedFile(FileRecord(path, "skipped", f"{what}: render first: {command}"), (), (finding,))
     text, bad = _decode(f.data, path)
     if bad is not None:
         return ParsedFile(FileRecord(path, "failed", f"invalid UTF-8 at line {bad.location.line}"), (), (bad,))
     assert text is not None
+    if path.lower().endswith(".json"):
+        values = _json_values(text)
+        if values is not None and not any(_is_manifest(v) for v in values):
+            # JSON data (package.json, dashboards, JSON lines): no object, as a YAML file without a kind
+            return ParsedFile(FileRecord(path, "parsed", "", len(values), 0), (), ())
     braces = "{{" in text
     if braces:
         evidence = _template_evidence(text, broken=False)
@@ -490,13 +616,13 @@ def parse_file(
                 continue
             if not isinstance(data, dict) or "kind" not in data:
                 continue  # not a Kubernetes object (e.g. a Helm values file): counted, not checked
-            if data.get("kind") == "List" and isinstance(data.get("items"), list):
-                for i, item in enumerate(data["items"]):
-                    if isinstance(item, dict) and "kind" in item:
-                        sub = _SubLines(doc.lines, ("items", i))
-                        objects.append(make_object(item, path, sub.line((), doc.line), sub))
+            items = list_items(data)
+            if items is not None:
+                for i, item in items:
+                    sub = _SubLines(doc.lines, ("items", i))
+                    objects.append(_object(item, path, sub.line((), doc.line), sub, f.kustomize))
                 continue
-            objects.append(make_object(data, path, doc.line, doc.lines))
+            objects.append(_object(data, path, doc.line, doc.lines, f.kustomize))
     except YamlLimitError as e:
         failure = str(e)
         findings.append(_finding("PF901", str(e), path, e.line))
@@ -762,6 +888,95 @@ def limit_range_defaults(objects: Sequence[K8sObject], findings: list[Finding]) 
     }
 
 
+@dataclass(frozen=True)
+class LimitRangeConstraint:
+    """One bound a LimitRange item sets (``min``, ``max`` or ``maxLimitRequestRatio``) for one
+    resource of each ``Container`` or of the whole ``Pod``, as the LimitRanger admission plugin
+    enforces it. Quantities in millicores or bytes; a ratio in thousandths (``2`` → 2000)."""
+
+    limit_range: ObjectRef
+    location: Location
+    scope: str  # "Container" | "Pod"
+    bound: str  # "min" | "max" | "maxLimitRequestRatio"
+    resource: str  # "cpu" | "memory" | "ephemeral-storage"
+    value: int
+    text: str  # the quantity as written
+
+
+_BOUNDS = ("min", "max", "maxLimitRequestRatio")
+
+
+def limit_range_constraints(objects: Sequence[K8sObject]) -> dict[str, tuple[LimitRangeConstraint, ...]]:
+    """The min/max/maxLimitRequestRatio bounds of each namespace's LimitRanges (an object without a
+    namespace is in "default"), Container and Pod items, in input order. A quantity that does not
+    parse bounds nothing (its PF903 comes from :func:`limit_range_defaults`)."""
+    out: dict[str, list[LimitRangeConstraint]] = {}
+    for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
+        spec = obj.raw.get("spec")
+        limits = spec.get("limits") if isinstance(spec, dict) else None
+        for i, item in enumerate(limits if isinstance(limits, list) else ()):
+            if not isinstance(item, dict) or item.get("type") not in ("Container", "Pod"):
+                continue
+            for bound in _BOUNDS:
+                block = item.get(bound)
+                for name, parse in _RES_FIELDS:
+                    if not isinstance(block, dict) or name not in block:
+                        continue
+                    try:
+                        value = parse_cpu(block[name]) if bound == "maxLimitRequestRatio" else parse(block[name])
+                    except QuantityError:
+                        continue
+                    out.setdefault(obj.ref.namespace or "default", []).append(
+                        LimitRangeConstraint(
+                            obj.ref,
+                            obj.location_at(("spec", "limits", i, bound, name)),
+                            str(item["type"]),
+                            bound,
+                            name,
+                            value,
+                            str(block[name]),
+                        )
+                    )
+    return {ns: tuple(cs) for ns, cs in out.items()}
+
+
+def limit_range_violations(request: int | None, limit: int | None, constraint: LimitRangeConstraint) -> str | None:
+    """Why the LimitRanger admission plugin rejects a container (or pod) with this effective
+    ``request`` and ``limit`` (None: not set) of the constraint's resource, in its own words, or
+    None when it admits it (k8s.io/kubernetes plugin/pkg/admission/limitranger: min/max/ratio
+    constraints, checked after the defaults are applied)."""
+    c = constraint
+    what = f"{c.resource} usage per {c.scope} is {c.text}"
+    if c.bound == "min":
+        if request is None:
+            return f"minimum {what}, but no request is specified"
+        if request < c.value:
+            return f"minimum {what}, but the request is {_show(c.resource, request)}"
+        if limit is not None and limit < c.value:
+            return f"minimum {what}, but the limit is {_show(c.resource, limit)}"
+        return None
+    if c.bound == "max":
+        if limit is None:
+            return f"maximum {what}, but no limit is specified"
+        if limit > c.value:
+            return f"maximum {what}, but the limit is {_show(c.resource, limit)}"
+        if request is not None and request > c.value:
+            return f"maximum {what}, but the request is {_show(c.resource, request)}"
+        return None
+    ratio = f"{c.resource} max limit to request ratio per {c.scope} is {c.text}"
+    if not request:
+        return f"{ratio}, but no request is specified or the request is 0"
+    if not limit:
+        return f"{ratio}, but no limit is specified or the limit is 0"
+    if limit * 1000 > c.value * request:
+        return f"{ratio}, but the ratio is {limit / request:.3g}"
+    return None
+
+
+def _show(resource: str, value: int) -> str:
+    return format_cpu(value) if resource == "cpu" else format_memory(value)
+
+
 def _container(
     c: Mapping[str, Any],
     obj: K8sObject,
@@ -880,6 +1095,14 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         if isinstance(c, dict)
     )
     overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ", sp + ("overhead",))
+    own = spec.get("resources")
+    pod_resources = None
+    if isinstance(own, dict):
+        rp = sp + ("resources",)
+        vals = _quantities(own.get("requests"), "request", obj, None, findings, "pod ", rp + ("requests",))
+        vals.update(_quantities(own.get("limits"), "limit", obj, None, findings, "pod ", rp + ("limits",)))
+        vals = {k: v for k, v in vals.items() if not k.startswith("storage")}  # pod level: CPU and memory
+        pod_resources = Resources(**vals) if vals else None
     pod = PodSpec(
         containers=containers,
         init_containers=inits,
@@ -892,6 +1115,7 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
         runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
         scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
+        pod_resources=pod_resources,
     )
     kind = obj.kind
     if kind == "Pod":

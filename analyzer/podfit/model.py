@@ -191,6 +191,9 @@ class PodSpec:
     # nodeSelector, required node affinity, tolerations, required pod (anti-)affinity and topology
     # spread, fully parsed (podfit.scheduling); the three fields above are the older, partial view
     scheduling: SchedulingConstraints = NO_CONSTRAINTS
+    # spec.resources (PodLevelResources, Kubernetes 1.32+): the pod's own CPU/memory requests and
+    # limits, as written (None: the pod sets none and its containers' add up)
+    pod_resources: Resources | None = None
 
     @property
     def all_containers(self) -> tuple[Container, ...]:
@@ -203,14 +206,43 @@ class PodSpec:
         Returns None when no container sets the field (for limits: when some app container has no
         limit, the pod is unbounded, also None).
         """
+        res, kind = attr.split("_")
+        overhead = {"cpu": self.overhead_cpu, "memory": self.overhead_memory}.get(res, 0)
+        own = self.pod_resources
+        if own is not None and res in ("cpu", "memory"):
+            # pod-level resources decide (the scheduler's and kubelet's PodRequests/PodLimits); an
+            # unset pod-level request next to a pod-level limit is defaulted by the API server: to
+            # the containers' effective requests when some container sets one, else to the limit
+            value = getattr(own, attr)
+            if value is None and kind == "request" and getattr(own, f"{res}_limit") is not None:
+                if all(getattr(c.resources, attr) is None for c in self.all_containers):
+                    value = getattr(own, f"{res}_limit")
+            if value is not None:
+                return value + overhead
         if all(getattr(c.resources, attr) is None for c in self.all_containers):
             return None
         if attr.endswith("_limit") and any(
             getattr(c.resources, attr) is None for c in self.all_containers if not c.sidecar
         ):
             return None  # an app or one-shot init container without a limit: the pod is unbounded
-        overhead = {"cpu": self.overhead_cpu, "memory": self.overhead_memory}.get(attr.split("_")[0], 0)
         return self.combined(lambda c: getattr(c.resources, attr)) + overhead
+
+    def _some_request(self, res: str) -> bool:
+        return any(getattr(c.resources, f"{res}_request") is not None for c in self.all_containers)
+
+    def _containers_request(self, res: str) -> int:
+        attr = f"{res}_request"
+
+        def value(c: Container) -> int | None:
+            v: int | None = getattr(c.resources, attr)
+            return v
+
+        return self.combined(value)
+
+    def effective(self, attr: str) -> int | None:
+        """The pod's effective value of a Resources field (``cpu_request``, ``storage_limit``, …) as
+        :meth:`_effective` computes it; None when unset (or, for a limit, unbounded)."""
+        return self._effective(attr)
 
     def combined(self, value: Callable[[Container], int | None]) -> int:
         """An amount of the pod from one per container (None counts as 0), as Kubernetes combines
@@ -249,7 +281,20 @@ class PodSpec:
 
     @cached_property
     def qos_class(self) -> str:
-        """QoS class per Kubernetes: Guaranteed, Burstable or BestEffort (from effective resources)."""
+        """QoS class per Kubernetes: Guaranteed, Burstable or BestEffort (from effective resources;
+        from the pod-level resources alone when the pod sets them, as ComputePodQOS does)."""
+        own = self.pod_resources
+        if own is not None and not own.is_empty:
+            requests = {res: v for res in ("cpu", "memory") if (v := getattr(own, f"{res}_request")) is not None}
+            limits = {res: v for res in ("cpu", "memory") if (v := getattr(own, f"{res}_limit")) is not None}
+            # the API server defaults an unset pod-level request next to a limit: to the containers'
+            # effective request when some container sets one, else to the limit
+            for res, v in limits.items():
+                if res not in requests:
+                    requests[res] = self._containers_request(res) if self._some_request(res) else v
+            if set(limits) == {"cpu", "memory"} and requests == limits:
+                return QOS_GUARANTEED
+            return QOS_BURSTABLE
         containers = self.all_containers
         if all(c.resources.is_empty for c in containers):
             return QOS_BEST_EFFORT

@@ -44,6 +44,8 @@ __all__ = [
     "api_server_violations",
     "Removal",
     "REMOVED_APIS",
+    "Deprecation",
+    "deprecated_api",
     "removed_api",
     "build_schema_tree",
     "kubeconform_locations",
@@ -495,6 +497,55 @@ REMOVED_APIS: Mapping[tuple[str, str], Removal] = {
     for release, api, kinds, replacement, since, note in _REMOVED
     for kind in kinds
 }
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """An apiVersion of a kind that the API server still serves but has deprecated: it answers a
+    request for it with a deprecation warning. ``removed_in`` None: no removal is scheduled."""
+
+    api_version: str
+    kind: str
+    deprecated_in: str | None  # the release that deprecated it (None: not recorded here)
+    removed_in: str | None
+    replacement: str | None  # "apiVersion Kind" of what to use instead
+    note: str = ""
+
+
+# Kinds Kubernetes deprecated without removing (the API server's deprecation warnings):
+# release that deprecated it, apiVersion, kind, replacement, what the move changes.
+_DEPRECATED = (
+    (
+        "1.33",
+        "v1",
+        "Endpoints",
+        "discovery.k8s.io/v1 EndpointSlice",
+        "an EndpointSlice names its Service in the label kubernetes.io/service-name",
+    ),
+)
+
+
+def deprecated_api(api_version: str, kind: str, version: str | None = None) -> Deprecation | None:
+    """The deprecation of ``api_version`` ``kind`` that release ``version`` (default: the newest)
+    still serves: an apiVersion whose removal (REMOVED_APIS) comes after ``version``, or a kind
+    deprecated without removal (from its deprecating release on); None otherwise."""
+    target = None if version in (None, "", "latest") else parse_version(str(version))
+    removal = REMOVED_APIS.get((api_version, kind))
+    if removal is not None:
+        if target is None or target >= parse_version(removal.removed_in):
+            return None  # removed: PF906's
+        return Deprecation(
+            api_version,
+            kind,
+            None,
+            removal.removed_in,
+            f"{removal.replacement} {kind}" if removal.replacement else None,
+            removal.note,
+        )
+    for release, api, k, replacement, note in _DEPRECATED:
+        if (api, k) == (api_version, kind) and (target is None or target >= parse_version(release)):
+            return Deprecation(api_version, kind, release, None, replacement, note)
+    return None
 
 
 def removed_api(api_version: str, kind: str, version: str | None = None) -> Removal | None:

@@ -149,7 +149,8 @@ def describe_crx(size: CrxSize) -> str:
 
 
 def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
-    """Size the CRX of a vSphere Pod from its containers' effective requests and limits.
+    """Size the CRX of a vSphere Pod from its containers' effective requests and limits, or from
+    its pod-level ``spec.resources`` for the resources it sets there.
 
     Uses ``Container.resources`` (Kubernetes defaulting applied: a limit without a request makes
     the request equal to the limit; LimitRange defaults filled in). See docs/vsphere.md.
@@ -171,16 +172,28 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
     def any_set(res: str, part: str) -> bool:
         return any(getattr(c.resources, f"{res}_{part}") is not None for c in everyone)
 
+    def own(res: str, part: str) -> int | None:
+        """The pod-level (spec.resources) request or limit, which replaces the containers' sum
+        (an unset pod-level request next to a limit defaulted as the API server does)."""
+        if pod.pod_resources is None:
+            return None
+        v = getattr(pod.pod_resources, f"{res}_{part}")
+        if v is None and part == "request" and not any_set(res, "request"):
+            v = getattr(pod.pod_resources, f"{res}_limit")
+        return v
+
     # CPU
-    cpu_req = pod.combined(req("cpu"))
+    own_cpu, own_cpu_limit = own("cpu", "request"), own("cpu", "limit")
+    cpu_req = own_cpu if own_cpu is not None else pod.combined(req("cpu"))
     cpu_limit_mc: int | None = None
-    if any_set("cpu", "limit"):
+    if own_cpu_limit is not None or any_set("cpu", "limit"):
         cpu_from = "limits"
-        cpu_limit_mc = max(pod.combined(lim_or_req("cpu")), cpu_req)
+        limits = own_cpu_limit if own_cpu_limit is not None else pod.combined(lim_or_req("cpu"))
+        cpu_limit_mc = max(limits, cpu_req)
         vcpus = _ceil_div(cpu_limit_mc, 1000)
         why["vcpus"] = WHY_CPU_LIMITS
         why["cpu_limit_mhz"] = WHY_CPU_LIMIT_MHZ
-    elif any_set("cpu", "request"):
+    elif own_cpu is not None or any_set("cpu", "request"):
         cpu_from = "requests"
         vcpus = _ceil_div(cpu_req, 1000)
         why["vcpus"] = WHY_CPU_REQUESTS
@@ -203,18 +216,22 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
             why["cpu_limit_mhz"] = WHY_NO_MHZ
 
     # memory
-    mem_req = pod.combined(req("memory"))
+    own_mem, own_mem_limit = own("memory", "request"), own("memory", "limit")
+    mem_req = own_mem if own_mem is not None else pod.combined(req("memory"))
     mem_total: int | None = None
     mem_cap: int | None = None
-    if any_set("memory", "limit"):
+    if own_mem_limit is not None or any_set("memory", "limit"):
         memory_from = "limits"
-        mem_total = pod.combined(lim_or_req("memory"))
-        largest = max((c.resources.memory_limit or 0) for c in everyone)
+        if own_mem_limit is not None:
+            mem_total = largest = own_mem_limit
+        else:
+            mem_total = pod.combined(lim_or_req("memory"))
+            largest = max((c.resources.memory_limit or 0) for c in everyone)
         mem_cap = max(3 * mem_req, largest)
         memory = min(mem_total, mem_cap)
         why["memory_bytes"] = WHY_MEM_CAPPED if mem_total > mem_cap else WHY_MEM_LIMITS
         memory = max(memory, mem_req)  # never below what is reserved
-    elif any_set("memory", "request"):
+    elif own_mem is not None or any_set("memory", "request"):
         memory_from = "requests"
         memory = mem_req
         why["memory_bytes"] = WHY_MEM_REQUESTS

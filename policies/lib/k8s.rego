@@ -1,18 +1,27 @@
 # METADATA
 # title: podfit Kubernetes helpers
 # description: |-
-#   The objects of one input document (a `kind: List` is opened), the pod template of every workload
+#   The objects of one input document (a `kind: List` or typed list is opened), the pod template of every workload
 #   kind, its containers (init containers included) with their effective requests and limits, the
 #   pod's QoS class and its effective requests and limits, all as exact integers.
 package podfit.lib.k8s
 
 import data.podfit.lib.quantity
 
-# objects[i] is the i-th object of the input: an item of a List, or the input itself (0). Keyed
-# by position rather than a set: a set hashes each whole object to store it, which doubled the
-# compiled policies' time (docs/architecture.md); nothing relies on the order.
+# objects[i] is the i-th object of the input: an item of a List or of a typed list (PodList,
+# DeploymentList, any <Kind>List with items, whose items may leave out apiVersion and kind: they are
+# the list's apiVersion and <Kind>), or the input itself (0). Keyed by position rather than a set: a
+# set hashes each whole object to store it, which doubled the compiled policies' time
+# (docs/architecture.md); nothing relies on the order.
 objects[i] := item if {
-	_is_list(input)
+	input.kind == "List"
+	is_array(input.items)
+	some i, item in input.items
+	is_object(item)
+}
+
+objects[i] := _typed_item(input, item) if {
+	_is_typed_list(input)
 	some i, item in input.items
 	is_object(item)
 }
@@ -23,6 +32,20 @@ _is_list(doc) if {
 	doc.kind == "List"
 	is_array(doc.items)
 }
+
+_is_list(doc) if _is_typed_list(doc)
+
+_is_typed_list(doc) if {
+	is_string(doc.kind)
+	endswith(doc.kind, "List")
+	doc.kind != "List"
+	is_array(doc.items)
+}
+
+_typed_item(list, item) := object.union(
+	{"apiVersion": object.get(list, "apiVersion", ""), "kind": trim_suffix(list.kind, "List")},
+	item,
+)
 
 workload_kinds := {
 	"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job",
@@ -59,10 +82,10 @@ _annotations(x) := a if {
 } else := {}
 
 # pods[i] is the record of the workload objects[i] (keyed by position, as objects):
-# {"obj", "kind", "name", "containers", "invalid", "qos", "overhead"}. containers lists the init
-# containers first, then the app containers, each as a record (see _container); invalid counts
-# the quantities that do not parse; qos is "Guaranteed", "Burstable", "BestEffort", or null when
-# some quantity is invalid.
+# {"obj", "kind", "name", "containers", "invalid", "qos", "overhead", "pod_level"}. containers
+# lists the init containers first, then the app containers, each as a record (see _container);
+# invalid counts the quantities that do not parse; pod_level is the pod's own spec.resources (see
+# _pod_level); qos is "Guaranteed", "Burstable", "BestEffort", or null when some quantity is invalid.
 pods[i] := pod if {
 	some i, obj in objects
 	spec := pod_spec(obj)
@@ -71,16 +94,82 @@ pods[i] := pod if {
 		[_container(c, true, j, defaults) | some j, c in _list(spec, "initContainers")],
 		[_container(c, false, j, defaults) | some j, c in _list(spec, "containers")],
 	)
-	invalid := sum([c.invalid | some c in cs])
+	level := _pod_level(spec)
+	invalid := sum([c.invalid | some c in cs]) + level.invalid
 	pod := {
 		"obj": obj,
 		"kind": obj.kind,
 		"name": name(obj),
 		"containers": cs,
 		"invalid": invalid,
-		"qos": _qos(invalid, cs),
+		"qos": _pod_qos(invalid, level, cs),
 		"overhead": _overhead(spec),
+		"pod_level": level,
 	}
+}
+
+# _pod_level(spec): the pod-level resources (spec.resources, PodLevelResources, Kubernetes 1.32+):
+# {"request": {"cpu": m, "memory": b}, "limit": {...}, "invalid": n}, a resource missing when unset.
+_pod_level(spec) := {"request": {}, "limit": {}, "invalid": 0} if {
+	not spec.resources
+} else := level if {
+	requests := _object(_object(spec, "resources"), "requests")
+	limits := _object(_object(spec, "resources"), "limits")
+	written := count(_set_resources(requests)) + count(_set_resources(limits))
+	request := {r: v | some r in _set_resources(requests); v := parse(r, requests[r])}
+	limit := {r: v | some r in _set_resources(limits); v := parse(r, limits[r])}
+	level := {"request": request, "limit": limit, "invalid": written - (count(request) + count(limit))}
+}
+
+_set_resources(values) := {r | some r in ["cpu", "memory"]; object.get(values, r, null) != null}
+
+# pod_level_sets(pod, res): the pod sets a request or limit of res at pod level, which then
+# stands for its containers' (the scheduler and the kubelet use it).
+pod_level_sets(pod, res) if pod.pod_level.request[res]
+
+pod_level_sets(pod, res) if pod.pod_level.limit[res]
+
+# QoS class: from the pod-level resources alone when the pod sets any (ComputePodQOS), else from
+# the containers (_qos).
+_pod_qos(invalid, _, _) := null if invalid > 0
+
+_pod_qos(0, level, cs) := _qos(0, cs) if {
+	count(level.request) + count(level.limit) == 0
+}
+
+_pod_qos(0, level, cs) := "Guaranteed" if {
+	count(level.request) + count(level.limit) > 0
+	level.limit.cpu == _level_request(level, cs, "cpu")
+	level.limit.memory == _level_request(level, cs, "memory")
+}
+
+_pod_qos(0, level, cs) := "Burstable" if {
+	count(level.request) + count(level.limit) > 0
+	not _level_guaranteed(level, cs)
+}
+
+_level_guaranteed(level, cs) if {
+	level.limit.cpu == _level_request(level, cs, "cpu")
+	level.limit.memory == _level_request(level, cs, "memory")
+}
+
+# _level_request(level, cs, res): the pod-level request as the API server defaults it: written,
+# else (next to a pod-level limit) the containers' effective request when one sets it, else the limit.
+_level_request(level, _, res) := level.request[res]
+
+_level_request(level, cs, res) := _containers_total(cs, res) if {
+	not level.request[res]
+	_some_request(cs, res)
+}
+
+_level_request(level, cs, res) := level.limit[res] if {
+	not level.request[res]
+	not _some_request(cs, res)
+}
+
+_some_request(cs, res) if {
+	some c in cs
+	object.get(c.request, res, null) != null
 }
 
 # app_containers(pod) leaves out init containers (sidecars included: they are init containers).
@@ -225,14 +314,21 @@ _qos(0, cs) := "BestEffort" if {
 	}
 } else := "Burstable"
 
-# pod_request(pod, res): max(Σ app containers + Σ sidecars, each init container + the sidecars
-# started before it) + spec.overhead: Kubernetes' effective pod request. Undefined if invalid.
+# pod_request(pod, res): the pod-level request when the pod sets one (see _level_request), else
+# max(Σ app containers + Σ sidecars, each init container + the sidecars started before it);
+# + spec.overhead: Kubernetes' effective pod request. Undefined if invalid.
 pod_request(pod, res) := total if {
 	pod.invalid == 0
-	cs := pod.containers
+	pod_level_sets(pod, res)
+	total := _level_request(pod.pod_level, pod.containers, res) + pod.overhead[res]
+} else := total if {
+	pod.invalid == 0
+	total := _containers_total(pod.containers, res) + pod.overhead[res]
+}
+
+_containers_total(cs, res) := max({app} | inits) if {
 	app := sum([object.get(c.request, res, 0) | some c in cs; _runs(c)])
 	inits := {_init_request(cs, c, res) | some c in cs; c.init; not sidecar(c)}
-	total := max({app} | inits) + pod.overhead[res]
 }
 
 _init_request(cs, init, res) := object.get(init.request, res, 0) + sum([object.get(c.request, res, 0) |
@@ -241,8 +337,12 @@ _init_request(cs, init, res) := object.get(init.request, res, 0) + sum([object.g
 	c.index < init.index
 ])
 
-# pod_limit(pod, res): as pod_request for limits; undefined when some container has no limit.
+# pod_limit(pod, res): the pod-level limit when the pod sets one, else as pod_request for
+# limits, undefined when some container has no limit.
 pod_limit(pod, res) := total if {
+	pod.invalid == 0
+	total := pod.pod_level.limit[res] + pod.overhead[res]
+} else := total if {
 	pod.invalid == 0
 	cs := pod.containers
 	not _some_unlimited(cs, res)

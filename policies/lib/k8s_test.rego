@@ -135,3 +135,44 @@ test_limit_range_of_another_namespace_does_not_apply if {
 	shop_as_default := {"default": defaults.shop}
 	{p.qos | some p in k8s.pods} == {"Burstable"} with input as pod with data.podfit.namespaces as shop_as_default
 }
+
+test_pod_level_resources if {
+	guaranteed := {"requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
+	limited := {"limits": {"cpu": "1", "memory": "1Gi"}}
+	items := [
+		_level_pod("g", {"resources": guaranteed}, [{"name": "a"}, {"name": "b"}]),
+		_level_pod("lim", {"resources": limited}, [{"name": "a"}]),
+		_level_pod("mixed", {"resources": limited}, [{"name": "a", "resources": {"requests": {"cpu": "250m"}}}]),
+		_level_pod("req", {"overhead": {"cpu": "100m"}, "resources": {"requests": {"cpu": "500m"}}}, [{"name": "a"}]),
+		_level_pod("bad", {"resources": {"requests": {"cpu": "lots"}}}, [{"name": "a"}]),
+	]
+	pods := {p.obj.metadata.name: p | some p in k8s.pods} with input as {"kind": "List", "items": items}
+	qos := {n: p.qos | some n, p in pods}
+	qos == {"g": "Guaranteed", "lim": "Guaranteed", "mixed": "Burstable", "req": "Burstable", "bad": null}
+
+	# the pod-level request, else (next to a pod-level limit) the containers' request, else the limit
+	k8s.pod_request(pods.g, "memory") == 2147483648
+	k8s.pod_request(pods.lim, "cpu") == 1000
+	k8s.pod_request(pods.mixed, "cpu") == 250
+	k8s.pod_limit(pods.mixed, "cpu") == 1000
+	k8s.pod_request(pods.req, "cpu") == 600
+	not k8s.pod_limit(pods.req, "cpu")
+	k8s.pod_level_sets(pods.req, "cpu")
+	not k8s.pod_level_sets(pods.req, "memory")
+}
+
+test_typed_lists_are_opened if {
+	objs := k8s.objects with input as {"apiVersion": "v1", "kind": "PodList", "items": [
+		{"metadata": {"name": "a"}, "spec": {"containers": []}},
+		{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}},
+	]}
+	[[o.apiVersion, o.kind, o.metadata.name] | some o in objs] == [["v1", "Pod", "a"], ["v1", "Pod", "b"]]
+	plain := k8s.objects with input as {"apiVersion": "example.com/v1", "kind": "AllowList", "spec": {}}
+	[o.kind | some o in plain] == ["AllowList"]
+}
+
+_level_pod(name, spec, containers) := {
+	"kind": "Pod",
+	"metadata": {"name": name},
+	"spec": object.union(spec, {"containers": containers}),
+}

@@ -19,6 +19,7 @@ findings contains f if {
 	some c in pod.containers
 	not c.has.requests.cpu
 	not c.has.limits.cpu
+	not k8s.pod_level_sets(pod, "cpu")
 	not k8s.missing_reported_elsewhere(pod, c)
 	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no CPU request"])
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"init_container": c.init})

@@ -175,3 +175,17 @@ test_allow_not_a_workload if {
 	}
 	count(results) == 0
 }
+
+test_allow_cpu_set_at_pod_level if {
+	pod := {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {
+			"resources": {"limits": {"cpu": "1"}},
+			"containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"memory": "1Gi"}}}],
+		},
+	}
+	results := cpu_request_missing.findings with input as pod
+	results == set()
+}

@@ -75,3 +75,17 @@ test_allow_invalid_elsewhere if {
 	}
 	count(results) == 0
 }
+
+test_allow_memory_set_at_pod_level if {
+	pod := {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {
+			"resources": {"requests": {"memory": "1Gi"}},
+			"containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"cpu": "1"}}}],
+		},
+	}
+	results := memory_request_missing.findings with input as pod
+	results == set()
+}

@@ -1,11 +1,13 @@
 """PF401: on vSphere Pods, a container (init included) with neither requests nor limits after
-Kubernetes defaulting (LimitRange defaults applied): the CRX is sized without it."""
+Kubernetes defaulting (LimitRange defaults applied): the CRX is sized without it. A pod whose
+pod-level spec.resources set CPU and memory is sized from them, so its containers need none."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ..findings import Finding
+from ..model import Workload
 from ..options import Option
 from ..vsphere import describe_crx
 from . import RuleContext
@@ -19,8 +21,20 @@ REQUIRES: tuple[str, ...] = ("runtime-vsphere-pods",)
 OPTIONS: tuple[Option, ...] = ()
 
 
+def _sized_at_pod_level(w: Workload) -> bool:
+    """The pod's own spec.resources set CPU and memory (a request or a limit of each)."""
+    own = w.pod.pod_resources
+    if own is None:
+        return False
+    return (own.cpu_request is not None or own.cpu_limit is not None) and (
+        own.memory_request is not None or own.memory_limit is not None
+    )
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for w, size, unreadable in sized_pods(ctx):
+        if _sized_at_pod_level(w):
+            continue  # pod-level resources size the CRX: its containers need none of their own
         for c in w.pod.all_containers:
             if not c.resources.is_empty or c.name in unreadable:
                 continue

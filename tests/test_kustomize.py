@@ -1,0 +1,156 @@
+"""Files a kustomization lists as resources are checked as `kustomize build` gives them: its
+namespace, commonLabels / labels (selectors and pod templates where kustomize puts them) and
+commonAnnotations, with the lines of the original file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from podfit.cli import main
+from podfit.kustomize import Layer, apply, layers_for
+from podfit.loader import load, read_inputs
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  namespace: legacy
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: api
+          image: registry.example.com/api:2.1
+"""
+
+LIMITS = """\
+apiVersion: v1
+kind: LimitRange
+metadata:
+  name: defaults
+spec:
+  limits:
+    - type: Container
+      defaultRequest: {cpu: 100m, memory: 128Mi}
+      default: {cpu: 500m, memory: 256Mi}
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_base_is_checked_as_kustomize_builds_it(tmp_path, monkeypatch):
+    """The Deployment's selector comes from commonLabels (no PF902), the LimitRange of the
+    kustomization's namespace gives its container requests (no PF101/PF102/PF105), and findings
+    keep the lines of the original file."""
+    write(
+        tmp_path,
+        {
+            "base/kustomization.yaml": "namespace: payments\ncommonLabels:\n  app: api\n"
+            "resources:\n  - deployment.yaml\n  - limits.yaml\n",
+            "base/deployment.yaml": DEPLOYMENT,
+            "base/limits.yaml": LIMITS,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["check", "base", "--format", "json", "--engine", "embedded"])
+    report = json.loads(r.output)
+    assert [(f["rule"], f["file"], f["line"]) for f in report["findings"]] == [("PF909", "base/kustomization.yaml", 1)]
+    assert r.exit_code == 0
+    # without the kustomization, the same files are what they say: no selector, and no LimitRange
+    # in the Deployment's namespace (BestEffort)
+    (tmp_path / "base/kustomization.yaml").unlink()
+    report = json.loads(CliRunner().invoke(main, ["check", "base", "--format", "json", "--engine", "embedded"]).output)
+    assert sorted({(f["rule"], f["line"]) for f in report["findings"]}) == [("PF105", 1), ("PF902", 6)]
+
+
+def test_objects_get_namespace_labels_selectors_and_templates_like_kustomize(tmp_path):
+    """The objects podfit checks, field for field, as `kubectl kustomize base` (kustomize v5.5)
+    renders them: a nested kustomization's layer first, then its parent's; includeSelectors and
+    includeTemplates labels; cluster-scoped kinds keep no namespace; existing selectors of Jobs,
+    PodDisruptionBudgets and NetworkPolicies grow, missing ones are not created."""
+    write(
+        tmp_path,
+        {
+            "base/kustomization.yaml": "namespace: shop\ncommonLabels: {app: web}\nlabels:\n"
+            "  - pairs: {team: a}\n  - pairs: {tier: t}\n    includeTemplates: true\n"
+            "  - pairs: {sel: s}\n    includeSelectors: true\ncommonAnnotations: {note: x}\n"
+            "resources: [all.yaml, worker]\n",
+            "base/all.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+            "      restartPolicy: Never\n      containers: [{name: c, image: busybox}]\n"
+            "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb}\nspec: {minAvailable: 1}\n"
+            "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+            "base/worker/kustomization.yaml": "namespace: inner\ncommonLabels: {inner: '1'}\nresources: [w.yaml]\n",
+            "base/worker/w.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: worker\n  namespace: x\n"
+            "spec:\n  selector:\n    matchLabels: {x: y}\n  template:\n    metadata:\n      labels: {x: y}\n"
+            "    spec:\n      containers: [{name: c, image: busybox}]\n",
+        },
+    )
+    objects = {
+        o.ref.name: (json.loads(json.dumps(dict(o.raw))), o.location.line)
+        for o in load(read_inputs([str(tmp_path / "base")])).objects
+    }
+    meta_labels = {"app": "web", "sel": "s", "team": "a", "tier": "t"}
+    selector = {"app": "web", "sel": "s"}
+    template = {"app": "web", "sel": "s", "tier": "t"}
+    ann = {"note": "x"}
+    assert objects["web"] == (
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": "shop", "labels": meta_labels, "annotations": ann},
+            "spec": {"ports": [{"port": 80}], "selector": selector},
+        },
+        1,
+    )
+    assert objects["j"][0]["metadata"]["namespace"] == "shop"
+    assert objects["j"][0]["spec"] == {
+        "template": {
+            "metadata": {"labels": template, "annotations": ann},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+        }
+    }
+    assert objects["pdb"][0]["spec"] == {"minAvailable": 1}
+    assert objects["shop"][0]["metadata"] == {"name": "shop", "labels": meta_labels, "annotations": ann}
+    worker, line = objects["worker"]
+    assert line == 1
+    assert worker["metadata"] == {
+        "name": "worker",
+        "namespace": "shop",
+        "labels": {"inner": "1", **meta_labels},
+        "annotations": ann,
+    }
+    assert worker["spec"]["selector"] == {"matchLabels": {"x": "y", "inner": "1", **selector}}
+    assert worker["spec"]["template"]["metadata"] == {
+        "labels": {"x": "y", "inner": "1", **template},
+        "annotations": ann,
+    }
+
+
+def test_an_overlay_does_not_change_its_bases_files():
+    """`../base` is one of several builds of a base: only resources inside the kustomization's
+    own directory take its layer."""
+    layers = layers_for(
+        {
+            "app/base/kustomization.yaml": {"resources": ["deploy.yaml"]},
+            "app/overlays/prod/kustomization.yaml": {"namespace": "prod", "resources": ["../../base", "hpa.yaml"]},
+        },
+        ["app/base/deploy.yaml", "app/overlays/prod/hpa.yaml", "app/other.yaml"],
+    )
+    assert layers == {"app/overlays/prod/hpa.yaml": (Layer("app/overlays/prod/kustomization.yaml", namespace="prod"),)}
+
+
+def test_apply_leaves_the_original_untouched():
+    doc = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    out = apply(doc, (Layer("k", namespace="n", labels=(("a", "b"),)),))
+    assert out["metadata"] == {"name": "c", "namespace": "n", "labels": {"a": "b"}}
+    assert doc == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
