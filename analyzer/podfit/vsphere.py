@@ -28,6 +28,7 @@ __all__ = [
     "HostCapacity",
     "Capacity",
     "capacity",
+    "nodes_hosts_hold",
     "VM",
     "vms_from_node_pools",
     "vms_from_workloads",
@@ -336,6 +337,63 @@ def capacity(platform: Platform) -> Capacity:
         hosts=tuple(hosts),
         ha_policy=", ".join(policies) or "none",
     )
+
+
+def nodes_hosts_hold(
+    platform: Platform, vm_class: str, others: Iterable[NodePool] = (), ratio_percent: int = 300
+) -> int | None:
+    """The most node VMs of ``vm_class`` the platform's hosts can run beside the VMs of ``others``
+    (node pools that stay: control planes, other clusters). None when the platform describes no
+    hosts, or runs no node VMs (bare metal), or the class is unknown.
+
+    The hosts hold ``n`` such VMs when, after HA (:func:`capacity`):
+
+    - one VM fits one host (vCPUs ≤ the host's logical CPUs, memory ≤ the host's memory);
+    - memory: n × the class's memory, with the others' memory, fits the hosts' memory, host by host
+      (a VM's memory is backed by one host; a best-effort class reserves nothing, yet a node's pods
+      use that memory), the HA share left out;
+    - CPU: n × vCPUs, with the others' vCPUs, stays within ``ratio_percent`` of the physical cores
+      (PF503's overcommit ratio);
+    - a guaranteed class's CPU reservations (vCPUs × base MHz), with the others', fit the CPU left after HA.
+    """
+    if platform.runtime == "bare-metal":
+        return None
+    groups = _capacity_groups(platform)
+    cls = platform.vm_class(vm_class)
+    if not groups or cls is None:
+        return None
+    if not any(cls.cpus <= g.logical_cpus and cls.memory_bytes <= g.memory_bytes for g in groups):
+        return 0
+    cap = capacity(platform)
+    other_vms, _ = vms_from_node_pools(others, platform)
+    o_mem = o_vcpus = o_mhz = 0
+    for v in other_vms:
+        o_cls = platform.vm_class(v.source)
+        o_mem += v.count * (o_cls.memory_bytes if o_cls is not None else v.memory_reservation_bytes)
+        o_vcpus += v.count * v.vcpus
+        o_mhz += v.count * v.cpu_reservation_mhz
+    # memory, host by host: each running host holds floor(memory / class memory) VMs; host failures
+    # tolerated take the hosts holding most, a percentage policy its share of the total
+    per_host = sorted(
+        (
+            g.memory_bytes // cls.memory_bytes if cls.cpus <= g.logical_cpus else 0
+            for g in groups
+            for _ in range(g.count)
+        ),
+        reverse=True,
+    )
+    ha = platform.ha
+    failures = ha.host_failures_tolerated or 0
+    by_memory = sum(per_host[failures:]) if ha.memory_percent is None else sum(per_host)
+    by_memory = min(by_memory, max(cap.memory_available_bytes - o_mem, 0) // cls.memory_bytes)
+    limits = [by_memory]
+    if cap.physical_cores > 0:
+        limits.append(max(ratio_percent * cap.physical_cores - 100 * o_vcpus, 0) // (100 * cls.cpus))
+    if cls.reserved:
+        base = reference_mhz(platform) or 0
+        if base:
+            limits.append(max(cap.cpu_available_mhz - o_mhz, 0) // (cls.cpus * base))
+    return min(limits)
 
 
 # ------------------------------------------------------------------------------- reservations ---

@@ -106,6 +106,8 @@ class PackInputs:
     unknown: tuple[UnknownPods, ...] = ()  # left out of packing: their answer is unknown
     control_plane_only: tuple[str, ...] = ()  # fit only control-plane pools: not packed
     unschedulable: Mapping[str, str] = field(default_factory=dict)  # pod name → why no worker pool fits
+    # VM class → the most nodes of it the platform's hosts hold beside the VMs that stay (None: no hosts)
+    host_limits: Mapping[str, int] | None = None
 
 
 def pod_name(w: Workload) -> str:

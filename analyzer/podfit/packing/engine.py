@@ -308,10 +308,14 @@ def right_size(
     numa_cores: int | None = None,
     numa_memory: int | None = None,
     share_percent: int = 100,
+    host_limits: Mapping[str, int] | None = None,
 ) -> Recommendation:
     """Among NUMA-fitting classes that hold the largest pod, the class and count with least waste.
 
-    Count = the least count that fits, raised until the free capacity covers the burst headroom.
+    Count = the least count that fits, raised until the free capacity covers the burst headroom, and
+    never above what the hosts hold (``host_limits``, per class): a class whose least count the
+    hosts cannot hold is excluded; one whose headroom would take more nodes than the hosts hold gets
+    the hosts' number (its headroom is then short, as ``headroom_cpu``/``headroom_memory`` show).
     Waste = provisioned capacity − requests − headroom, scored as the mean of the CPU and memory
     shares of provisioned capacity left idle (parts per million); ties go to fewer nodes, then the name.
     """
@@ -328,6 +332,10 @@ def right_size(
         if mn is None:
             excluded[c.name] = "cannot hold the largest pod"
             continue
+        limit = (host_limits or {}).get(c.name)
+        if limit is not None and (mn.nodes > limit or limit == 0):
+            excluded[c.name] = f"the hosts hold at most {limit} such nodes, the pods need {mn.nodes}"
+            continue
         t = mn.node_type
         n = mn.nodes
         b_cpu, b_mem, _ = burst(pods, t.cpu, t.memory)  # each pod bursts within one node of this class
@@ -338,6 +346,8 @@ def right_size(
         if t.memory > 0 and need_mem:
             n = max(n, ceil_div(req_mem + need_mem, t.memory))
         n = max(n, 1)
+        if limit is not None:
+            n = min(n, limit)
         prov_cpu, prov_mem = n * c.cpu, n * c.memory
         w_cpu = max(prov_cpu - req_cpu - need_cpu, 0)
         w_mem = max(prov_mem - req_mem - need_mem, 0)
@@ -352,6 +362,7 @@ def right_size(
                 headroom_cpu=n * t.cpu - req_cpu,
                 headroom_memory=n * t.memory - req_mem,
                 waste_ppm=(w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem) // 2,
+                host_limit=limit,
             )
         )
     cands.sort(key=lambda c: (c.waste_ppm, c.nodes, c.vm_class))
@@ -384,6 +395,7 @@ def analyze(
     time_budget: float = DEFAULT_TIME_BUDGET,
     workers: int = 2,
     family: str | None = None,
+    host_limits: Mapping[str, int] | None = None,
 ) -> Analysis:
     """Everything ``podfit pack`` reports. ``family`` (e.g. ``best-effort-``) limits the classes
     considered for min nodes and right-sizing to names with that prefix."""
@@ -408,7 +420,15 @@ def analyze(
         r = min_nodes(pods, t, left / (len(cands) - i), workers=workers)
         if r is not None:
             least[c.name] = r.summary
-    rec = right_size(pods, cands, least, numa_cores=numa_cores, numa_memory=numa_memory, share_percent=share_percent)
+    rec = right_size(
+        pods,
+        cands,
+        least,
+        numa_cores=numa_cores,
+        numa_memory=numa_memory,
+        share_percent=share_percent,
+        host_limits=host_limits,
+    )
     return Analysis(fit, pools, least, stranded_, headroom_, rec, pods)
 
 
@@ -427,4 +447,5 @@ def analyze_inputs(inputs: PackInputs, share_percent: int, time_budget: float) -
         share_percent=share_percent,
         time_budget=time_budget,
         family=inputs.family,
+        host_limits=inputs.host_limits,
     )

@@ -135,7 +135,12 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     nodes = sum(n.count for n in inputs.pools)
     pods = sum(p.count for p in inputs.pods)
     rec = a.recommendation
-    fix = f"; recommended: {rec.nodes} × {rec.vm_class} (PF604)" if rec.vm_class else ""
+    if rec.vm_class:
+        fix = f"; recommended: {rec.nodes} × {rec.vm_class} (PF604)"
+    elif any(why.startswith("the hosts hold at most") for why in rec.excluded.values()):
+        fix = "; no VM class fits: the hosts cannot run enough nodes (PF604)"
+    else:
+        fix = ""
     message = (
         f"{facts.prefix}{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
         f"{describe_proof(a).removeprefix('no: ')}{fix}"
