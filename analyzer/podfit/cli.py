@@ -9,6 +9,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -300,12 +301,41 @@ def start_engine(engine: str, facts: Any, selected: list[str], config: Config):
     except EngineError as e:
         raise PodfitError(f"Rego engine unavailable: {e}") from None
     objects = facts.objects
-    docs = [o.raw for o in objects]
-    data = facts_data(facts, config.rego_options(wanted))
+    options = config.rego_options(wanted)
+    # the objects of a guest cluster on a Supervisor see their own runtime (tkg): one evaluation
+    # per such cluster, one for the rest
+    groups: list[tuple[list[int], dict[str, Any]]] = []
+    apart = [c for c in facts.clusters if c.runtime != facts.platform.runtime]
+    if apart:
+        own = {id(c): i for i, c in enumerate(apart)}
+        members: list[list[int]] = [[] for _ in apart]
+        rest: list[int] = []
+        for i, o in enumerate(objects):
+            scope = facts.cluster_of(o)
+            (members[own[id(scope)]] if scope is not None and id(scope) in own else rest).append(i)
+        groups = [(rest, facts_data(facts, options))] if rest else []
+        groups += [(m, facts_data(facts, options, c)) for m, c in zip(members, apart, strict=True) if m]
+
+    def evaluate() -> list[Any]:
+        if not groups:
+            return eng.evaluate(
+                [o.raw for o in objects], facts_data(facts, options), lambda i, name: container_line(objects[i], name)
+            )
+        out: list[Any] = []
+        for idx, data in groups:
+            subset = [objects[i] for i in idx]
+
+            def line(j: int, name: str | None, subset: list[Any] = subset) -> Any:
+                return container_line(subset[j], name)
+
+            found = eng.evaluate([o.raw for o in subset], data, line)
+            out.extend(replace(r, index=idx[r.index]) for r in found)
+        return sorted(out, key=lambda r: r.index)
+
     # evaluated in a thread while the Python rules run here (the wasm engine forks its workers from
     # that thread: see docs/architecture.md, a known gap on Python 3.12+)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podfit-engine")
-    future = pool.submit(eng.evaluate, docs, data, lambda i, name: container_line(objects[i], name))
+    future = pool.submit(evaluate)
     pool.shutdown(wait=False)
 
     def wait() -> list[Any]:

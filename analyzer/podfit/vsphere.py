@@ -8,7 +8,7 @@ The formulas, and how the cases the best-practices study leaves open are decided
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -444,9 +444,11 @@ def vms_from_node_pools(pools: Iterable[NodePool], platform: Platform) -> tuple[
     return tuple(vms), tuple(sorted(set(unknown)))
 
 
-def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tuple[VM, ...]:
+def vms_from_workloads(
+    workloads: Iterable[Workload], platform: Platform, cluster_of: Callable[[Workload], str] | None = None
+) -> tuple[VM, ...]:
     """The CRX of every vSphere Pod: ``replicas`` CRXs per workload. DaemonSets are left out
-    (vSphere Pods do not run them)."""
+    (vSphere Pods do not run them). ``cluster_of`` names each workload's cluster (default: none)."""
     base = reference_mhz(platform)
     out = []
     for w in workloads:
@@ -461,7 +463,7 @@ def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tup
                 vcpus=size.vcpus,
                 cpu_reservation_mhz=size.cpu_reservation_mhz or 0,
                 memory_reservation_bytes=size.memory_reservation_bytes,
-                cluster=w.ref.namespace,
+                cluster=cluster_of(w) if cluster_of is not None else "",
                 location=w.location,
                 source=str(w.ref),
             )
@@ -470,13 +472,17 @@ def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tup
 
 
 def reservations_of(
-    workloads: Sequence[Workload], platform: Platform, node_pools: Sequence[NodePool]
+    workloads: Sequence[Workload],
+    platform: Platform,
+    node_pools: Sequence[NodePool],
+    cluster_of: Callable[[Workload], str] | None = None,
 ) -> tuple[VM, ...]:
     """Every powered-on VM: node VMs of the node pools (the platform's and those of TKC / Cluster
-    API manifests, as the facts gather them), plus CRXs when the runtime is ``vsphere-pods``."""
+    API manifests, as the facts gather them), plus, when the runtime is ``vsphere-pods``, the CRXs
+    of ``workloads`` (give those that run as vSphere Pods: ``Facts.crx_workloads``)."""
     vms, _ = vms_from_node_pools(node_pools, platform)
     if platform.runtime == "vsphere-pods":
-        vms = vms + vms_from_workloads(workloads, platform)
+        vms = vms + vms_from_workloads(workloads, platform, cluster_of)
     return vms
 
 

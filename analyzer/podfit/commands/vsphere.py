@@ -44,7 +44,8 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any):
     if not paths:
         return build_facts((), platform), []
     result = load_inputs(paths, config)
-    facts = build_facts(result.objects, platform)
+    # the clusters of `podfit check` (the platform, the config's clusters: mapping, cluster manifests)
+    facts = build_facts(result.objects, platform, None, config.cluster_for_path if config.clusters else None)
     problems = [f"{f.location}: {f.rule}: {f.message}" for f in list(result.findings) + list(facts.findings)]
     return facts, problems
 
@@ -72,8 +73,13 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
     rows = []
     for w in workloads:
         s = crx_size(w.pod, base)
+        scope = facts.cluster_of(w.obj)
         rows.append(
             {
+                "cluster": scope.name if scope is not None else "",
+                # False: the pod runs on a guest cluster's nodes (TKC / Cluster API), or the platform's
+                # runtime is not vsphere-pods: the CRX is what it would get as a vSphere Pod
+                "vsphere_pod": facts.runs_as_vsphere_pod(w),
                 "name": w.ref.name,
                 "namespace": w.ref.namespace,
                 "kind": w.ref.kind,
@@ -101,9 +107,17 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
     click.echo(
         f"CRX sizes on {platform.name} ({'base clock ' + _thousands(base, ' MHz') if base else 'no hosts: MHz unknown'})"
     )
+    several = len({r["cluster"] for r in rows}) > 1
+    if several:
+        rows.sort(key=lambda r: r["cluster"])  # stable: input order within a cluster
+    current = None
     for r in rows:
+        if several and r["cluster"] != current:
+            current = r["cluster"]
+            click.echo(f"\n== cluster {current} ==" if current else "\n== the rest of the input ==")
         ns = f"{r['namespace']}/" if r["namespace"] else ""
-        click.echo(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']})")
+        note = "" if r["vsphere_pod"] or platform.runtime != "vsphere-pods" else "  [guest cluster: runs on its nodes]"
+        click.echo(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']}){note}")
         table = [
             ("vCPUs", str(r["vcpus"]), r["why"]["vcpus"]),
             (
@@ -217,7 +231,7 @@ def capacity_cmd(
         raise PodfitError(f"platform {platform.name} has no hosts: nothing to compute capacity from")
     facts, problems = _load(paths, config, platform)
     objects = facts.objects
-    vms = reservations_of(facts.workloads, platform, facts.node_pools)
+    vms = reservations_of(facts.crx_workloads, platform, facts.node_pools, lambda w: _cluster_name(facts, w))
     report = analyze_capacity(vms, platform, time_budget=time_budget)
     critical = critical_workloads(platform, objects)
     from ..catalogue import get_rule
@@ -273,6 +287,7 @@ def capacity_cmd(
         "critical": critical,
         "vms": [
             {
+                "cluster": v.cluster,
                 "name": v.name,
                 "kind": v.kind,
                 "count": v.count,
@@ -299,6 +314,11 @@ def capacity_cmd(
     for p in problems:
         click.echo(f"warning: {p}", err=True)
     click.echo(_capacity_text(data, platform.is_default))
+
+
+def _cluster_name(facts, w) -> str:
+    scope = facts.cluster_of(w.obj)
+    return scope.name if scope is not None else ""
 
 
 def _one_replica(w):
@@ -357,7 +377,12 @@ def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
         lines.append("    unplaced: " + ", ".join(f"{n} × {k}" for n, k in pl["unplaced"].items()))
     if d["vms"]:
         lines.append("  VMs:")
-        for v in d["vms"]:
+        several = len({v["cluster"] for v in d["vms"]}) > 1
+        current = None
+        for v in sorted(d["vms"], key=lambda v: v["cluster"]) if several else d["vms"]:
+            if several and v["cluster"] != current:
+                current = v["cluster"]
+                lines.append(f"   cluster {current}:" if current else "   no cluster named:")
             lines.append(
                 f"    {v['count']:>4} × {v['name']:<40} {v['source']:<24} {v['vcpus']:>3} vCPU  "
                 f"reserves {_thousands(v['cpu_reservation_mhz'])} MHz, {fmt_memory(v['memory_reservation_bytes'])}"
