@@ -388,3 +388,28 @@ def test_thresholds_come_from_the_config(tmp_path):
     assert [(f["rule"], f["details"]["percent"], f["details"]["threshold_percent"]) for f in oc] == [
         ("PF503", 300, 200)
     ]
+
+
+def test_crx_and_capacity_name_each_pod_s_cluster_and_leave_guest_clusters_out():
+    # a TKC's workloads beside vSphere Namespace workloads on a Supervisor: crx names each pod's
+    # cluster and says which run as vSphere Pods; capacity counts CRXs of those only
+    root = ROOT
+    tkc = root / "testdata/repos/kube-system/clusters"
+    ns = root / "testdata/repos/vsphere-pods/namespaces/shop"
+    platform = root / "testdata/platforms/vsphere-pods.yaml"
+    res = CliRunner().invoke(
+        main, ["vsphere", "crx", str(tkc), str(ns), "--platform", str(platform), "--format", "json"]
+    )
+    rows = json.loads(res.output)["pods"]
+    by_cluster = {(r["cluster"], r["vsphere_pod"]) for r in rows}
+    assert by_cluster == {("tkc-prod", False), ("supervisor", True)}
+    assert all(r["vsphere_pod"] == (r["cluster"] == "supervisor") for r in rows)
+    text = CliRunner().invoke(main, ["vsphere", "crx", str(tkc), str(ns), "--platform", str(platform)]).output
+    assert "== cluster supervisor ==" in text and "== cluster tkc-prod ==" in text
+    res = CliRunner().invoke(
+        main, ["vsphere", "capacity", str(tkc), str(ns), "--platform", str(platform), "--format", "json"]
+    )
+    vms = json.loads(res.output)["vms"]
+    crx = [v for v in vms if v["kind"] == "crx"]
+    assert crx and all(v["cluster"] == "supervisor" for v in crx)
+    assert {v["cluster"] for v in vms if v["kind"] != "crx"} == {"tkc-prod"}
