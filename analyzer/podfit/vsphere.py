@@ -48,6 +48,7 @@ __all__ = [
     "LB_DEFAULT_SIZE",
     "object_at",
     "finding_anchor",
+    "reservation_share",
     "describe_vms",
 ]
 
@@ -509,6 +510,9 @@ class Placement:
     hosts: tuple[HostUse, ...] = ()
     unplaced: tuple[tuple[str, int], ...] = ()
     detail: str = ""
+    # the proof's subject: VM names of a "pod-too-large" bound (each larger than every host), or the
+    # dimension ("cpu", "memory") of a capacity bound; empty when the proof names neither
+    about: tuple[str, ...] = ()
 
 
 def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PLACEMENT_BUDGET) -> Placement:
@@ -556,14 +560,19 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
                 )
             )
     detail = ""
+    about: tuple[str, ...] = ()
     if res.violated_bounds:
         b = res.violated_bounds[0]
         detail = f"{b.kind}: needs {b.needed}, has {b.available}" + (f" ({b.detail})" if b.detail else "")
+        if b.kind == "pod-too-large":
+            about = tuple(v.name for name, members in names.items() if name in b.detail for v in members)
+        elif b.kind.startswith("capacity-"):
+            about = (b.kind.removeprefix("capacity-"),)
     elif res.proof == "solver":
         detail = "the CP-SAT solver proved that no assignment exists"
     elif res.proof == "budget-exhausted":
         detail = f"no placement found and no proof within {time_budget:g}s ({res.solver_status})"
-    return Placement(res.feasible, res.proof, tuple(uses), res.unplaced, detail)
+    return Placement(res.feasible, res.proof, tuple(uses), res.unplaced, detail, about)
 
 
 # ------------------------------------------------------------------------------ the analysis ---
@@ -790,6 +799,22 @@ def finding_anchor(
         return Location(platform_source), None
     top = max(pool, key=key)
     return top.location, object_at(objects, top.location)
+
+
+def reservation_share(platform: Platform, dimension: str | None = None):
+    """A key for :func:`finding_anchor` / :func:`describe_vms`: a VM group's reservations as a
+    share (parts per million) of the hosts' capacity, in ``dimension`` ("cpu" or "memory"), else the
+    larger of the two (MHz and bytes are never added up)."""
+    groups = _capacity_groups(platform)
+    cpu = sum(g.cpu_mhz * g.count for g in groups) or 1
+    mem = sum(g.memory_bytes * g.count for g in groups) or 1
+
+    def key(v: VM) -> int:
+        c = v.cpu_reservation_mhz * v.count * 1_000_000 // cpu
+        m = v.memory_reservation_bytes * v.count * 1_000_000 // mem
+        return c if dimension == "cpu" else m if dimension == "memory" else max(c, m)
+
+    return key
 
 
 def describe_vms(vms: Sequence[VM], key, limit: int = 3) -> str:
