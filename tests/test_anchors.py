@@ -61,3 +61,31 @@ def test_a_vm_larger_than_every_host_is_what_the_finding_points_at(tmp_path):
     f = pf502(tmp_path, {"a-agents.yaml": pod("agents", "1", "RC", 30), "b-giant.yaml": pod("giant", "20")})
     assert f["object"]["kind"] == "Pod" and f["object"]["name"] == "giant"
     assert f["file"].endswith("b-giant.yaml") and f["details"]["about"] == ["Pod shop/giant"]
+
+
+TKC = """apiVersion: run.tanzu.vmware.com/v1alpha3
+kind: TanzuKubernetesCluster
+metadata: {name: shop-cluster, namespace: team}
+spec:
+  topology:
+    controlPlane: {replicas: 1, vmClass: best-effort-small}
+    nodePools:
+      - name: workers
+        replicas: 12
+        vmClass: best-effort-small
+"""
+
+
+def test_findings_about_a_tkc_pool_point_at_the_tkc(tmp_path):
+    # twelve small nodes for two 1-CPU pods: PF604's advice is about the TKC's pool
+    (tmp_path / "cluster.yaml").write_text(TKC)
+    (tmp_path / "app.yaml").write_text(pod("web", "1", "RC", 2))
+    res = CliRunner().invoke(
+        main,
+        ["check", str(tmp_path), "--rule", "PF604", "--rule", "PF602", "--format", "json", "--fail-on", "never"],
+    )
+    found = [f for f in json.loads(res.output)["findings"] if f["rule"] in ("PF602", "PF604")]
+    assert found
+    for f in found:
+        assert f["object"]["kind"] == "TanzuKubernetesCluster" and f["object"]["name"] == "shop-cluster"
+        assert f["file"].endswith("cluster.yaml") and f["line"] == 8  # the pool's entry

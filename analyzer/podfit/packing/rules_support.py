@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ..clusters import cluster_objects
 from ..facts import ClusterScope
-from ..model import Location
+from ..model import Location, ObjectRef
 from ..platform import NodePool, Platform
 from ..vsphere import critical_workloads, nodes_hosts_hold
 from .adapter import PackInputs, inputs_from
@@ -25,6 +26,7 @@ __all__ = [
     "time_budget",
     "headroom_share",
     "pool_location",
+    "pool_anchor",
 ]
 
 MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
@@ -141,6 +143,22 @@ def pool_location(inputs: PackInputs, pool_name: str) -> Location:
         return loc
     first = next(iter(inputs.workloads.values()), None)
     return Location(first.location.file if first is not None else "", 0)
+
+
+def pool_anchor(facts: PackingFacts, pool_name: str) -> tuple[Location, ObjectRef | None]:
+    """Where a finding about a node pool points: the pool's declaration, and the cluster manifest
+    (TanzuKubernetesCluster / Cluster API Cluster) that declares it, when it comes from one (a
+    platform profile's pool is no object of the input: None)."""
+    loc = pool_location(facts.inputs, pool_name)
+    source = (facts.inputs.pool_sources or {}).get(pool_name)
+    cluster = getattr(source, "cluster", "")
+    declared = getattr(source, "location", None)
+    if not cluster or declared is None or facts.cluster is None:
+        return loc, None
+    for o in cluster_objects(facts.cluster.objects):
+        if o.ref.name == cluster and o.location.file == declared.file:
+            return loc, o.ref
+    return loc, None
 
 
 def advice_withheld(inputs: PackInputs) -> str | None:

@@ -11,7 +11,7 @@ from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
     per_cluster,
-    pool_location,
+    pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 
@@ -50,7 +50,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
     best = by_class[rec.vm_class]
     if cur is not None and cur.nodes == count and cur.waste_ppm <= best.waste_ppm:
         return  # as good as the recommendation
-    loc = pool_location(facts.inputs, a.pools[0].name)
+    loc, obj = pool_anchor(facts, a.pools[0].name)
     headroom = "and the burst headroom"
     if best.host_limit is not None and best.nodes == best.host_limit and best.nodes > best.min_nodes:
         headroom = f"and as much burst headroom as the hosts allow (they hold at most {best.host_limit} such nodes)"
@@ -61,6 +61,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
             f"({best.waste_ppm / 10_000:.1f}% idle) {headroom}; the pools use {count} × {current}"
         ),
         location=loc,
+        object=obj,
         details=facts.details(
             {
                 "recommended": {"vm_class": rec.vm_class, "nodes": rec.nodes},
@@ -82,6 +83,7 @@ def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
     a = facts.analysis
     assert a is not None
     rec = a.recommendation
+    loc, obj = pool_anchor(facts, a.pools[0].name)
     by_hosts = {c: why for c, why in rec.excluded.items() if why.startswith(_HOSTS)}
     if not by_hosts:
         return  # no class holds the largest pod, or none fits a NUMA node: PF303 / PF304 say so
@@ -93,6 +95,7 @@ def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
             f"{facts.prefix}right-size: no VM class fits: the platform's hosts cannot run enough nodes of any "
             f"class that holds the pods ({shown}{more}); add hosts or reduce the requests"
         ),
-        location=pool_location(facts.inputs, a.pools[0].name),
+        location=loc,
+        object=obj,
         details=facts.details({"recommended": None, "excluded": dict(sorted(rec.excluded.items()))}),
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..clusters import cluster_objects
 from ..findings import Finding
 from ..options import Option
 from ..packing.bounds import certificates, eligible_pools, fits
@@ -21,7 +20,7 @@ from ..packing.report import describe_bound, describe_proof
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
-    pool_location,
+    pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 
@@ -170,25 +169,11 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
         yield Finding(rule=ID, message=message, location=w.location, object=w.ref, details=details)
         return
     scope = violated[0].scope if violated and violated[0].scope else tuple(n.name for n in inputs.pools)
-    source = (inputs.pool_sources or {}).get(scope[0])
-    cluster = getattr(source, "cluster", "")
-    source_location = getattr(source, "location", None)
-    objects = facts.cluster.objects if facts.cluster is not None else ctx.objects
-    obj = next(
-        (
-            o
-            for o in cluster_objects(objects)
-            if cluster
-            and o.ref.name == cluster
-            and source_location is not None
-            and o.location.file == source_location.file
-        ),
-        None,
-    )
+    loc, obj = pool_anchor(facts, scope[0])
     yield Finding(
         rule=ID,
         message=message,
-        location=pool_location(inputs, scope[0]),
-        object=obj.ref if obj is not None else None,
+        location=loc,
+        object=obj,
         details=details,
     )
