@@ -301,6 +301,10 @@ def capacity(platform: Platform) -> Capacity:
     HA: dedicated failover hosts are reserved whole; then, over the remaining hosts, a
     percentage policy reserves that share (rounded up) of each resource it names, and n host
     failures tolerated reserve the n largest hosts (by CPU, and by memory, separately).
+
+    A percentage policy that names one resource only (``cpuPercent`` without ``memoryPercent``, or
+    the reverse) and no host failures: vSphere's percentage policy always has both, so the other
+    is taken to be the same percentage, and ``ha_policy`` says so ("assumed").
     """
     hosts: list[HostCapacity] = []
     for g in platform.hosts:
@@ -317,18 +321,33 @@ def capacity(platform: Platform) -> Capacity:
     run_cpu = sum(h.cpu_mhz for h in running)
     run_mem = sum(h.memory_bytes for h in running)
     n = ha.host_failures_tolerated or 0
-    if ha.cpu_percent is not None:
-        cpu_res += _ceil_div(run_cpu * ha.cpu_percent, 100)
-        policies.append(f"{ha.cpu_percent}% CPU")
+    cpu_percent, memory_percent = ha.cpu_percent, ha.memory_percent
+    assumed = ""
+    if not n and (cpu_percent is None) != (memory_percent is None):
+        if cpu_percent is None:
+            cpu_percent = memory_percent
+            assumed = f"{cpu_percent}% CPU assumed (the profile gives memoryPercent only)"
+        else:
+            memory_percent = cpu_percent
+            assumed = f"{memory_percent}% memory assumed (the profile gives cpuPercent only)"
+    if cpu_percent is not None:
+        cpu_res += _ceil_div(run_cpu * cpu_percent, 100)
+        if ha.cpu_percent is not None:
+            policies.append(f"{cpu_percent}% CPU")
     elif n:
         cpu_res += _largest([h.cpu_mhz for h in running], n)
-    if ha.memory_percent is not None:
-        mem_res += _ceil_div(run_mem * ha.memory_percent, 100)
-        policies.append(f"{ha.memory_percent}% memory")
+    if memory_percent is not None:
+        mem_res += _ceil_div(run_mem * memory_percent, 100)
+        if ha.memory_percent is not None:
+            policies.append(f"{memory_percent}% memory")
     elif n:
         mem_res += _largest([h.memory_bytes for h in running], n)
+    if assumed:
+        policies.append(assumed)
     if n and (ha.cpu_percent is None or ha.memory_percent is None):
-        policies.append(f"{n} host failure{'s' if n != 1 else ''} tolerated")
+        what = "CPU" if ha.cpu_percent is None and ha.memory_percent is not None else "memory"
+        scope = f" (for {what})" if (ha.cpu_percent is None) != (ha.memory_percent is None) else ""
+        policies.append(f"{n} host failure{'s' if n != 1 else ''} tolerated{scope}")
     return Capacity(
         cpu_total_mhz=cpu_total,
         cpu_ha_reserved_mhz=cpu_res,
