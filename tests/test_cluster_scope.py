@@ -541,3 +541,24 @@ def test_pf701_size_must_be_a_known_size(tmp_path):
     (tmp_path / "s.yaml").write_text(SERVICES)
     r = CliRunner().invoke(main, ["check", str(tmp_path / "s.yaml"), "--config", str(cfg)])
     assert r.exit_code == 2 and "size must be one of auto, small, medium, large, not 'huge'" in r.output
+
+
+def test_pf701_a_guest_cluster_on_a_supervisor_has_its_own_small_load_balancer(tmp_path):
+    # 21 LoadBalancer Services beside a TKC on a vsphere-pods Supervisor are the TKC's: its own small
+    # load balancer (20), not the vSphere Namespace's medium one (100)
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: sup}\nspec: {runtime: vsphere-pods}\n"
+    )
+    services = "---\n".join(
+        f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i:03d}, namespace: web}}\nspec: {{type: LoadBalancer}}\n"
+        for i in range(21)
+    )
+    files = {"deploy/guest/cluster.yaml": TKC.format(name="guest"), "deploy/guest/services.yaml": services}
+    findings = run_check(tmp_path, files, "--rule", "PF701", "--platform", str(platform))
+    assert [(f["details"]["cluster"], f["details"]["scope"], f["details"]["size"]) for f in findings] == [
+        ("guest", "tkg-cluster", "small")
+    ]
+    # the same Services in a vSphere Namespace (no TKC): the medium load balancer holds them
+    files = {"deploy/ns/services.yaml": services}
+    assert run_check(tmp_path / "ns", files, "--rule", "PF701", "--platform", str(platform)) == []

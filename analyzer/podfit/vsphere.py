@@ -774,15 +774,17 @@ def is_loadbalancer_service(obj: K8sObject) -> bool:
 def loadbalancer_groups(clusters: Iterable, runtime: str) -> dict[tuple[str, str], list[K8sObject]]:
     """Services of type LoadBalancer grouped by the NSX-T load balancer that serves them, keyed
     (cluster name, vSphere Namespace): on ``vsphere-pods`` one per vSphere Namespace (the Service's
-    namespace) of each cluster; on ``tkg`` one per cluster (namespace ""); none elsewhere.
+    namespace) of each cluster, but one per guest cluster (a TKC / Cluster API cluster on the
+    Supervisor: its ``runtime`` is tkg); on ``tkg`` one per cluster (namespace ""); none elsewhere.
     ``clusters`` are the run's :class:`~podfit.facts.ClusterScope` values, each object once."""
     groups: dict[tuple[str, str], list[K8sObject]] = {}
     if runtime not in LB_DEFAULT_SIZE:
         return groups
     for c in clusters:
+        pods = runtime == "vsphere-pods" and getattr(c, "runtime", runtime) == "vsphere-pods"
         for o in c.objects:
             if is_loadbalancer_service(o):
-                ns = (o.ref.namespace or "default") if runtime == "vsphere-pods" else ""
+                ns = (o.ref.namespace or "default") if pods else ""
                 groups.setdefault((c.name, ns), []).append(o)
     return groups
 
