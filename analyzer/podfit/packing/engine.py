@@ -381,6 +381,29 @@ class Analysis:
     pods: tuple[PodType, ...] = field(default=())
 
 
+def daemons_for_min_nodes(
+    daemons: Sequence[DaemonPod], pods: Sequence[PodType], pools: Sequence[NodeType]
+) -> tuple[DaemonPod, ...]:
+    """The DaemonSets whose pods take room on every node of a class in the least-nodes count (the
+    class's nodes replace the pools the pods use): those that run on every worker pool, and those
+    some pod cannot avoid (every pool it may run on runs the DaemonSet). A DaemonSet that only runs
+    on pools the pods need not use (one selecting ``gpu=true`` beside pods that run anywhere) adds
+    nothing: the pods do not need such nodes."""
+    live = [n for n in pools if n.count > 0]
+    out = []
+    for d in daemons:
+        on = {n.name for n in live if d.lands_on(n.name, n.labels)}
+        if not on:
+            continue
+        everywhere = len(on) == len(live)
+        unavoidable = any(
+            p.count > 0 and (allowed := {n.name for n in live if p.allowed_on(n)}) and allowed <= on for p in pods
+        )
+        if everywhere or unavoidable:
+            out.append(d)
+    return tuple(out)
+
+
 def analyze(
     pods: Sequence[PodType],
     pools: Sequence[NodeType],
@@ -407,12 +430,8 @@ def analyze(
     headroom_ = headroom(pods, fit.nodes, share_percent)
     cands = [c for c in classes if family is None or c.name.startswith(family)]
     least: dict[str, MinNodes] = {}
-    # A DaemonSet counts on the nodes of a class when it runs on at least one of the pools (that pool
-    # is assumed replaced by nodes of the class, with its labels and taints).
     landing = [
-        dataclasses.replace(d, node_selector=(), pools=None)
-        for d in daemons
-        if d.pools is None or any(d.lands_on(n.name, n.labels) for n in pools)
+        dataclasses.replace(d, node_selector=(), pools=None) for d in daemons_for_min_nodes(daemons, pods, pools)
     ]
     for i, c in enumerate(cands):
         left = max(time_budget - (time.monotonic() - start), 0.0)
