@@ -165,6 +165,15 @@ def _param(parse, text: str, hint: str):
     show_default=True,
     help="Time for the exact solver (CP-SAT), e.g. 10s or 500ms; 0 for heuristics and bounds only.",
 )
+@click.option(
+    "--classes",
+    "search_classes",
+    type=click.Choice(["pools", "all"]),
+    default="pools",
+    show_default=True,
+    help="VM classes whose least node count is searched for within the time budget: those of the pools "
+    "in use, or all; the others get a lower bound and first-fit-decreasing's count.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     paths: tuple[str, ...],
@@ -177,6 +186,7 @@ def command(
     max_pods: int | None,
     headroom_text: str,
     budget_text: str,
+    search_classes: str,
     fmt: str,
 ) -> None:
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
@@ -198,6 +208,10 @@ def command(
     TanzuKubernetesCluster / Cluster API Cluster a file sits beside): each cluster's workloads are
     packed onto its own pools (--pool: onto those), each object once, and the output is one section
     per cluster (JSON: {"clusters": [...]} when there are several, each with its "cluster" name).
+    \b
+    The time budget goes to the fit, then to the least node count of the pools' VM classes (all
+    classes with --classes all); the other classes get a proven lower bound and
+    first-fit-decreasing's count at once.
     \b
     Exit status: 0 fits; 1 does not fit, undecided within the time budget, or pods left out as
     unknown; 2 usage or input error.
@@ -277,7 +291,8 @@ def command(
             else:
                 click.echo("no worker node pools for this cluster's workloads\n")
             continue
-        analysis = analyze_inputs(inputs, share, budget)
+        search = None if search_classes == "all" else sorted({n.vm_class for n in inputs.pools})
+        analysis = analyze_inputs(inputs, share, budget, search)
         fits = fits and bool(analysis.fit.feasible) and not inputs.unknown
         if fmt == "json":
             data = {"cluster": scope.name, **to_json(analysis), "scheduling": scheduling_json(inputs)}

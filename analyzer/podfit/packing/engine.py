@@ -196,12 +196,14 @@ def min_nodes(
     *,
     workers: int = 2,
     dot: bool = True,
+    search: bool = True,
 ) -> MinNodesResult | None:
     """Least number of ``template`` nodes holding every pod (node selection ignored: the pool is
     assumed to carry the labels the pods ask for and only taints they tolerate). ``None`` when some
     pod never fits such a node, or when the lower bound alone exceeds ``MAX_MIN_NODES`` (no
     placement is searched at a scale no cluster has; the misfit itself is still proven by the bound
-    in ``pack``)."""
+    in ``pack``). Without ``search``: the lower bound and first-fit-decreasing's count only (no
+    other heuristic, no search), in milliseconds."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
     if any(not fits(p.demand, tmpl.allocatable) for p in pods):
@@ -213,9 +215,10 @@ def min_nodes(
     total = sum(p.count for p in pods)
     if total == 0:
         return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
-    best, _ = run_all(
-        pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME), dot=dot
-    )
+    if not search:  # bounds only: the lower bound and first-fit-decreasing's count
+        time_budget = 0
+    heuristics_until = start + max(time_budget / 4, HEURISTIC_MIN_TIME) if search else start
+    best, _ = run_all(pods, [], template=tmpl, max_open=total, deadline=heuristics_until, dot=dot and search)
     upper = best.used_nodes
     method = best.name
     packing = best
@@ -247,19 +250,32 @@ def min_nodes(
 
 def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
     """Free capacity on nodes where not even one more pod of any type (eligible there) would fit."""
+    import numpy as np
+
     by_name = {n.name: n for n in pools}
+    live = [p for p in pods if p.count > 0]
     cpu = mem = free_cpu = free_mem = 0
     names = []
-    live = [p for p in pods if p.count > 0]
-    for n in nodes:
-        free = n.free
-        free_cpu += free[0]
-        free_mem += free[1]
-        pool = by_name.get(n.pool)
-        usable = any((pool is None or p.allowed_on(pool)) and fits(p.demand, free) for p in live)
-        if not usable and (free[0] > 0 or free[1] > 0):
-            cpu += free[0]
-            mem += free[1]
+    if not nodes:
+        return Stranded(0, 0, (), 0, 0)
+    free = np.array([n.free for n in nodes], dtype=np.int64).reshape(len(nodes), 4)
+    demand = np.array([p.demand for p in live], dtype=np.int64).reshape(len(live), 4)
+    # which pod types may run on each node's pool (a node of an unknown pool takes any)
+    pool_names = sorted({n.pool for n in nodes})
+    allowed = {
+        name: np.array([p.allowed_on(by_name[name]) for p in live], dtype=bool)
+        if name in by_name
+        else np.ones(len(live), dtype=bool)
+        for name in pool_names
+    }
+    for i, n in enumerate(nodes):
+        f = free[i]
+        free_cpu += int(f[0])
+        free_mem += int(f[1])
+        usable = bool(len(live)) and bool((allowed[n.pool] & (demand <= f).all(axis=1)).any())
+        if not usable and (f[0] > 0 or f[1] > 0):
+            cpu += int(f[0])
+            mem += int(f[1])
             names.append(n.name)
     return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
 
@@ -419,9 +435,12 @@ def analyze(
     workers: int = 2,
     family: str | None = None,
     host_limits: Mapping[str, int] | None = None,
+    search: Sequence[str] | None = None,
 ) -> Analysis:
     """Everything ``podfit pack`` reports. ``family`` (e.g. ``best-effort-``) limits the classes
-    considered for min nodes and right-sizing to names with that prefix."""
+    considered for min nodes and right-sizing to names with that prefix. ``search``: the classes
+    whose least count is searched for (LNS, CP-SAT) within the time budget; the others get the
+    lower bound and first-fit-decreasing's count. None: every class (the rules' choice)."""
     pods = tuple(p for p in pods if p.count > 0)
     pools = tuple(pools)
     start = time.monotonic()
@@ -433,12 +452,18 @@ def analyze(
     landing = [
         dataclasses.replace(d, node_selector=(), pools=None) for d in daemons_for_min_nodes(daemons, pods, pools)
     ]
-    for i, c in enumerate(cands):
+    searched = [c for c in cands if search is None or c.name in search]
+    for c in sorted(cands, key=lambda c: c in searched):  # bounds first: the search takes what is left
         left = max(time_budget - (time.monotonic() - start), 0.0)
         t = node_type(c.name, c, 1, overhead=overhead, daemons=landing, max_pods=max_pods)
-        r = min_nodes(pods, t, left / (len(cands) - i), workers=workers)
+        if c in searched:
+            share = left / (len(searched) - searched.index(c))
+            r = min_nodes(pods, t, share, workers=workers)
+        else:
+            r = min_nodes(pods, t, 0, workers=workers, search=False)
         if r is not None:
             least[c.name] = r.summary
+    least = {c.name: least[c.name] for c in cands if c.name in least}  # the catalogue's order
     rec = right_size(
         pods,
         cands,
@@ -451,7 +476,9 @@ def analyze(
     return Analysis(fit, pools, least, stranded_, headroom_, rec, pods)
 
 
-def analyze_inputs(inputs: PackInputs, share_percent: int, time_budget: float) -> Analysis:
+def analyze_inputs(
+    inputs: PackInputs, share_percent: int, time_budget: float, search: Sequence[str] | None = None
+) -> Analysis:
     """:func:`analyze` over what :func:`podfit.packing.adapter.inputs_from` gathered (the pods,
     pools, classes, overhead, DaemonSets and NUMA size of one cluster)."""
     return analyze(
@@ -467,4 +494,5 @@ def analyze_inputs(inputs: PackInputs, share_percent: int, time_budget: float) -
         time_budget=time_budget,
         family=inputs.family,
         host_limits=inputs.host_limits,
+        search=search,
     )
