@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from podfit.config import Config, ConfigError, glob_matches, parse_config_text
-from podfit.facts import build_facts, facts_data
+from podfit.facts import build_facts, facts_data, missing_fact
 from podfit.loader import InputFile, load
 from podfit.platform import DEFAULT_PLATFORM, NodePool
 
@@ -160,8 +160,14 @@ def test_a_guest_cluster_on_a_supervisor_runs_no_vsphere_pods():
     assert [w.ref.name for w in f.crx_workloads] == ["api"]
     assert {w.ref.name: f.runs_as_vsphere_pod(w) for w in f.workloads} == {"web": False, "api": True}
     # the Rego rules see the guest cluster's objects with its runtime
-    assert facts_data(f, None, f.clusters[0])["platform"]["runtime"] == "tkg"
+    guest = facts_data(f, None, f.clusters[0])["platform"]
+    assert guest["runtime"] == "tkg" and guest["node_logical_cpus"] == 4  # its best-effort-large workers
     assert facts_data(f)["platform"]["runtime"] == "vsphere-pods"
+    assert "node_logical_cpus" not in facts_data(f)["platform"]
+    # so the node-size rules run (for the guest cluster's objects) though the Supervisor has no nodes
+    assert missing_fact(f, ["node-logical-cpus"]) is None
+    alone = facts_of({"ns/shop/api.yaml": DEPLOY.format(name="api", ns="shop")}, platform=supervisor)
+    assert missing_fact(alone, ["node-logical-cpus"]) is not None
 
 
 def test_config_mapping_comes_before_platform_and_manifests(tmp_path):

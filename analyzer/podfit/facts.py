@@ -477,7 +477,14 @@ REQUIREMENTS: Mapping[str, tuple[Any, str]] = {
         "node pools: spec.nodePools in the platform, or a TanzuKubernetesCluster or Cluster API Cluster among the manifests",
     ),
     "node-logical-cpus": (
-        lambda f: f.node_logical_cpus is not None,
+        # on a Supervisor, a guest cluster's workloads run on its nodes (its objects' facts give them)
+        lambda f: (
+            f.node_logical_cpus is not None
+            or any(
+                c.runtime != f.platform.runtime and any(p.role != "control-plane" for p in c.node_pools)
+                for c in f.clusters
+            )
+        ),
         "the node size: worker node pools (platform or TanzuKubernetesCluster) on runtime tkg, or hosts on bare-metal",
     ),
     "runtime-vsphere-pods": (
