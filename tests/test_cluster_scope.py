@@ -568,3 +568,18 @@ def test_pf701_a_guest_cluster_on_a_supervisor_has_its_own_small_load_balancer(t
     # the same Services in a vSphere Namespace (no TKC): the medium load balancer holds them
     files = {"deploy/ns/services.yaml": services}
     assert run_check(tmp_path / "ns", files, "--rule", "PF701", "--platform", str(platform)) == []
+
+
+def test_one_configured_cluster_takes_the_profile_s_unnamed_pools_but_not_another_cluster_s(tmp_path):
+    cfg = parse_config_text('clusters:\n  "apps/**": prod\n', str(tmp_path / ".podfit.yaml"))
+    files = {"apps/web.yaml": DEPLOY.format(name="web", ns="shop")}
+    unnamed = replace(DEFAULT_PLATFORM, name="lab", node_pools=(NodePool("best-effort-large", 3, "workers"),))
+    (prod,) = facts_of(files, platform=unnamed, config=cfg).clusters
+    assert (prod.name, [p.name for p in prod.node_pools]) == ("prod", ["workers"])
+    other = replace(unnamed, node_pools=(NodePool("best-effort-large", 3, "workers", cluster="staging"),))
+    (prod,) = facts_of(files, platform=other, config=cfg).clusters
+    assert prod.node_pools == ()
+    # two configured clusters: an unnamed pool is given to neither (it is not both clusters' pool)
+    cfg2 = parse_config_text('clusters:\n  "apps/**": prod\n  "ops/**": ops\n', str(tmp_path / ".podfit.yaml"))
+    files2 = {**files, "ops/job.yaml": DEPLOY.format(name="job", ns="ops")}
+    assert [c.node_pools for c in facts_of(files2, platform=unnamed, config=cfg2).clusters] == [(), ()]

@@ -28,7 +28,8 @@ even when the platform's runtime is ``vsphere-pods`` (the Supervisor): ``Cluster
 then ``tkg``, and the vSphere Pod rules and CRX sizing leave its workloads out.
 
 Node pools: a cluster manifest's pools belong to the cluster it declares; a platform pool to the
-cluster it names, else to the platform's cluster. A cluster that none of them reach has no pools
+cluster it names, else to the platform's cluster (when no object is in it: to the one cluster of the
+run that no cluster manifest declares, if there is one). A cluster that none of them reach has no pools
 (the packing rules skip it), except when the run is one cluster named by ``--cluster``, by nothing,
 or by the platform: that cluster gets every pool of the run.
 
@@ -343,11 +344,16 @@ def _cluster_scopes(
             manifest_pools.append(p)
             pools_of[index.get(p.cluster, scope_of[id(o)])].append(p)
     from_platform: list[list[NodePool]] = [[] for _ in drafts]
+    # unnamed platform pools with no platform cluster among the run's: the one cluster that no
+    # cluster manifest declares, if there is exactly one (a config naming the profile's cluster)
+    undeclared = [i for i, d in enumerate(drafts) if d[0] not in declared]
     for p in platform.node_pools:
         if p.cluster and p.cluster in index:
             from_platform[index[p.cluster]].append(p)
         elif not p.cluster and of_platform is not None and of_platform in index:
             from_platform[index[of_platform]].append(p)
+        elif not p.cluster and len(undeclared) == 1:
+            from_platform[undeclared[0]].append(p)
     for i in range(len(drafts)):
         if len(drafts) == 1 and sources[drafts[i][0]] in ("option", "input", "platform"):
             pools_of[i] = list(platform.node_pools) + manifest_pools  # the run is one cluster: every pool
