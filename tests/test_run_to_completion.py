@@ -108,3 +108,29 @@ def test_jobs_applied_together_run_together(tmp_path):
 def test_only_long_running_pods_have_no_run_to_completion_note(tmp_path):
     code, d = pack(tmp_path, deployment("web", 2, "1", "1Gi"))
     assert code == 0 and d["scheduling"]["run_to_completion"] is None
+
+
+def test_pf601_details_name_the_run_to_completion_group_packed(tmp_path):
+    app = tmp_path / "app.yaml"
+    app.write_text(
+        "---\n".join(
+            [
+                deployment("web", 2, "2500m", "1Gi"),
+                job("a", "1300m", "1Gi"),
+                job("b", "1300m", "1Gi"),
+                job("hook", "1200m", "1Gi", hook="pre-install"),
+                # a TKC of two large workers: the cluster the pods are packed onto
+                """apiVersion: run.tanzu.vmware.com/v1alpha3
+kind: TanzuKubernetesCluster
+metadata: {name: c, namespace: team}
+spec:
+  topology:
+    controlPlane: {replicas: 1, vmClass: best-effort-small}
+    nodePools: [{name: w, replicas: 2, vmClass: best-effort-large}]
+""",
+            ]
+        )
+    )
+    res = CliRunner().invoke(main, ["check", str(app), "--rule", "PF601", "--format", "json", "--fail-on", "never"])
+    (f,) = [f for f in json.loads(res.output)["findings"] if f["rule"] == "PF601"]
+    assert f["details"]["run_to_completion"] == {"packed": "jobs", "left_out": ["Job/app/hook"]}

@@ -110,6 +110,10 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
             "violated": [b.kind for b in a.fit.violated_bounds],
             "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()},
             "unknown": _unknown(inputs),
+            # Jobs, CronJobs and Helm hooks: the group packed, and those left out (see the adapter)
+            "run_to_completion": None
+            if inputs.run_to_completion is None
+            else {"packed": inputs.run_to_completion.packed, "left_out": list(inputs.run_to_completion.left_out)},
         }
     )
     # 1. Certificates about one workload: a finding on each such workload.
