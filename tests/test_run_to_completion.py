@@ -134,3 +134,19 @@ spec:
     res = CliRunner().invoke(main, ["check", str(app), "--rule", "PF601", "--format", "json", "--fail-on", "never"])
     (f,) = [f for f in json.loads(res.output)["findings"] if f["rule"] == "PF601"]
     assert f["details"]["run_to_completion"] == {"packed": "jobs", "left_out": ["Job/app/hook"]}
+
+
+def test_a_job_no_node_can_run_is_still_reported(tmp_path):
+    # the CronJobs are the largest group; the hook asks for 8 CPUs, more than a large node holds:
+    # left out or not, it can never run (PF303 on `check`, and `pack` does not fit)
+    code, d = pack(
+        tmp_path,
+        deployment("web", 1, "1", "1Gi"),
+        job("huge-hook", "8", "1Gi", hook="pre-install"),
+        cronjob("a", "1", "4Gi"),
+        cronjob("b", "1", "4Gi"),
+    )
+    assert code == 1 and d["feasible"] is False
+    assert d["scheduling"]["run_to_completion"]["packed"] == "cronjobs"
+    assert d["scheduling"]["run_to_completion"]["left_out"] == []
+    assert "Job/app/huge-hook" in {p["name"] for p in d["pods"]}

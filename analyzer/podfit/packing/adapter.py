@@ -57,6 +57,7 @@ from ..scheduling import (
     SchedulingConstraints,
     decide,
 )
+from .bounds import fits
 from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
 
 __all__ = [
@@ -141,7 +142,9 @@ class RunToCompletion:
     - ``cronjobs``: every CronJob (podfit does not compare schedules, so they may coincide).
 
     "Largest" is by dominant share: Σ requests (CPU or memory, the larger share) over the node
-    pools' total allocatable. ``packed`` names the group packed; ``left_out`` the pod types not packed.
+    pools' total allocatable (ties: more pods, then the name). ``packed`` names the group packed;
+    ``left_out`` the pod types not packed. A pod that no node can run at all is always packed (its
+    misfit does not depend on when it runs).
     """
 
     packed: str
@@ -160,31 +163,32 @@ def _peak_group(
     pods: Sequence[PodType], kinds: Mapping[str, str], pools: Sequence[NodeType]
 ) -> tuple[tuple[PodType, ...], RunToCompletion | None]:
     """The long-running pods plus the largest run-to-completion group (see :class:`RunToCompletion`)."""
+    # a pod no node can ever run is a misfit whenever it runs: it stays, so PF303 / PF601 see it
+    never = {p.name for p in pods if not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in pools)}
     groups: dict[str, list[PodType]] = {}
     for p in pods:
         kind = kinds.get(p.name, "")
-        if not kind:
+        if not kind or p.name in never:
             continue
         if kind == "hook":
             groups[f"hook {p.name}"] = [p]
         else:
             groups.setdefault(kind + "s", []).append(p)
     if not groups:
-        return tuple(pods), None
+        return tuple(pods), None  # none, or only pods that never run: all packed
     total_cpu = sum(n.allocatable[0] * n.count for n in pools) or 1
     total_mem = sum(n.allocatable[1] * n.count for n in pools) or 1
 
-    def share(group: list[PodType]) -> tuple[int, int, int]:
+    def share(group: list[PodType]) -> tuple[int, int]:
         cpu = sum(p.cpu * p.count for p in group)
         mem = sum(p.memory * p.count for p in group)
-        dominant = max(cpu * 1_000_000 // total_cpu, mem * 1_000_000 // total_mem)
-        return dominant, cpu + mem, sum(p.count for p in group)
+        return max(cpu * 1_000_000 // total_cpu, mem * 1_000_000 // total_mem), sum(p.count for p in group)
 
     name = max(sorted(groups), key=lambda g: share(groups[g]))
     chosen = groups[name]
     packed = {p.name for p in chosen}
-    out = tuple(p for p in pods if p.name in packed or not kinds.get(p.name, ""))
-    left = tuple(p.name for p in pods if kinds.get(p.name, "") and p.name not in packed)
+    out = tuple(p for p in pods if p.name in packed or p.name in never or not kinds.get(p.name, ""))
+    left = tuple(p.name for p in pods if kinds.get(p.name, "") and p.name not in packed and p.name not in never)
     return out, RunToCompletion(name, tuple(p.name for p in chosen), left)
 
 
