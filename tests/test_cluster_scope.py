@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from podfit.config import Config, ConfigError, glob_matches, parse_config_text
-from podfit.facts import build_facts
+from podfit.facts import build_facts, facts_data, missing_fact
 from podfit.loader import InputFile, load
 from podfit.platform import DEFAULT_PLATFORM, NodePool
 
@@ -113,19 +113,61 @@ def test_a_directory_declaring_two_clusters_decides_nothing():
     assert {c.name for c in f.clusters} == {"", "a", "b"}
 
 
-def test_a_profile_with_node_pools_is_one_cluster():
+def test_a_profile_with_node_pools_is_one_cluster_but_never_swallows_a_tkc():
     profile = replace(
         DEFAULT_PLATFORM, name="lab", is_default=False, node_pools=(NodePool("best-effort-large", 3, "workers"),)
     )
-    files = {"k8s/a/tkc.yaml": TKC.format(name="a"), "k8s/a/web.yaml": DEPLOY.format(name="web", ns="shop")}
+    # the platform's cluster takes what no cluster manifest stands beside, with every pool of the run
+    alone = facts_of({"apps/web.yaml": DEPLOY.format(name="web", ns="shop")}, platform=profile)
+    assert [(c.name, c.source, len(c.objects)) for c in alone.clusters] == [("lab", "platform", 1)]
+    assert [p.name for p in alone.clusters[0].node_pools] == ["workers"]
+    # a TKC and the workloads beside it are the TKC's cluster, with the TKC's pools only; the
+    # platform's pool stays with the platform's cluster
+    files = {
+        "k8s/a/tkc.yaml": TKC.format(name="a"),
+        "k8s/a/web.yaml": DEPLOY.format(name="web", ns="shop"),
+        "apps/api.yaml": DEPLOY.format(name="api", ns="shop"),
+    }
     f = facts_of(files, platform=profile)
-    assert [(c.name, c.source, len(c.objects)) for c in f.clusters] == [("lab", "platform", 2)]
-    assert [p.name for p in f.clusters[0].node_pools] == ["workers", "a-control-plane", "workers"]
+    assert [(c.name, c.source, len(c.objects), c.guest) for c in f.clusters] == [
+        ("a", "manifest", 2, True),
+        ("lab", "platform", 1, False),
+    ]
+    assert [p.name for p in f.clusters[0].node_pools] == ["a-control-plane", "workers"]
+    assert [p.cluster for p in f.clusters[0].node_pools] == ["a", "a"]
+    assert [(p.name, p.cluster) for p in f.clusters[1].node_pools] == [("workers", "")]
+    # a pool of the profile naming another cluster is given to no other cluster
     named = replace(profile, node_pools=(NodePool("best-effort-large", 3, "workers", cluster="prod"),))
-    assert [c.name for c in facts_of(files, platform=named).clusters] == ["prod"]
-    assert [
-        (c.name, c.source) for c in facts_of(files, platform=replace(DEFAULT_PLATFORM, runtime="bare-metal")).clusters
-    ] == [("default", "platform")]
+    scopes = facts_of(files, platform=named).clusters
+    assert [(c.name, [p.name for p in c.node_pools]) for c in scopes] == [
+        ("a", ["a-control-plane", "workers"]),
+        ("prod", ["workers"]),
+    ]
+    assert [p.cluster for p in scopes[0].node_pools] == ["a", "a"]
+    bare = facts_of(files, platform=replace(DEFAULT_PLATFORM, runtime="bare-metal")).clusters
+    assert [(c.name, c.source) for c in bare] == [("a", "manifest"), ("default", "platform")]
+
+
+def test_a_guest_cluster_on_a_supervisor_runs_no_vsphere_pods():
+    supervisor = replace(DEFAULT_PLATFORM, name="sup", is_default=False, runtime="vsphere-pods")
+    files = {
+        "k8s/a/tkc.yaml": TKC.format(name="a"),
+        "k8s/a/web.yaml": DEPLOY.format(name="web", ns="shop"),
+        "ns/shop/api.yaml": DEPLOY.format(name="api", ns="shop"),
+    }
+    f = facts_of(files, platform=supervisor)
+    assert [(c.name, c.runtime) for c in f.clusters] == [("a", "tkg"), ("sup", "vsphere-pods")]
+    assert [w.ref.name for w in f.crx_workloads] == ["api"]
+    assert {w.ref.name: f.runs_as_vsphere_pod(w) for w in f.workloads} == {"web": False, "api": True}
+    # the Rego rules see the guest cluster's objects with its runtime
+    guest = facts_data(f, None, f.clusters[0])["platform"]
+    assert guest["runtime"] == "tkg" and guest["node_logical_cpus"] == 4  # its best-effort-large workers
+    assert facts_data(f)["platform"]["runtime"] == "vsphere-pods"
+    assert "node_logical_cpus" not in facts_data(f)["platform"]
+    # so the node-size rules run (for the guest cluster's objects) though the Supervisor has no nodes
+    assert missing_fact(f, ["node-logical-cpus"]) is None
+    alone = facts_of({"ns/shop/api.yaml": DEPLOY.format(name="api", ns="shop")}, platform=supervisor)
+    assert missing_fact(alone, ["node-logical-cpus"]) is not None
 
 
 def test_config_mapping_comes_before_platform_and_manifests(tmp_path):
@@ -505,3 +547,39 @@ def test_pf701_size_must_be_a_known_size(tmp_path):
     (tmp_path / "s.yaml").write_text(SERVICES)
     r = CliRunner().invoke(main, ["check", str(tmp_path / "s.yaml"), "--config", str(cfg)])
     assert r.exit_code == 2 and "size must be one of auto, small, medium, large, not 'huge'" in r.output
+
+
+def test_pf701_a_guest_cluster_on_a_supervisor_has_its_own_small_load_balancer(tmp_path):
+    # 21 LoadBalancer Services beside a TKC on a vsphere-pods Supervisor are the TKC's: its own small
+    # load balancer (20), not the vSphere Namespace's medium one (100)
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: sup}\nspec: {runtime: vsphere-pods}\n"
+    )
+    services = "---\n".join(
+        f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i:03d}, namespace: web}}\nspec: {{type: LoadBalancer}}\n"
+        for i in range(21)
+    )
+    files = {"deploy/guest/cluster.yaml": TKC.format(name="guest"), "deploy/guest/services.yaml": services}
+    findings = run_check(tmp_path, files, "--rule", "PF701", "--platform", str(platform))
+    assert [(f["details"]["cluster"], f["details"]["scope"], f["details"]["size"]) for f in findings] == [
+        ("guest", "tkg-cluster", "small")
+    ]
+    # the same Services in a vSphere Namespace (no TKC): the medium load balancer holds them
+    files = {"deploy/ns/services.yaml": services}
+    assert run_check(tmp_path / "ns", files, "--rule", "PF701", "--platform", str(platform)) == []
+
+
+def test_one_configured_cluster_takes_the_profile_s_unnamed_pools_but_not_another_cluster_s(tmp_path):
+    cfg = parse_config_text('clusters:\n  "apps/**": prod\n', str(tmp_path / ".podfit.yaml"))
+    files = {"apps/web.yaml": DEPLOY.format(name="web", ns="shop")}
+    unnamed = replace(DEFAULT_PLATFORM, name="lab", node_pools=(NodePool("best-effort-large", 3, "workers"),))
+    (prod,) = facts_of(files, platform=unnamed, config=cfg).clusters
+    assert (prod.name, [p.name for p in prod.node_pools]) == ("prod", ["workers"])
+    other = replace(unnamed, node_pools=(NodePool("best-effort-large", 3, "workers", cluster="staging"),))
+    (prod,) = facts_of(files, platform=other, config=cfg).clusters
+    assert prod.node_pools == ()
+    # two configured clusters: an unnamed pool is given to neither (it is not both clusters' pool)
+    cfg2 = parse_config_text('clusters:\n  "apps/**": prod\n  "ops/**": ops\n', str(tmp_path / ".podfit.yaml"))
+    files2 = {**files, "ops/job.yaml": DEPLOY.format(name="job", ns="ops")}
+    assert [c.node_pools for c in facts_of(files2, platform=unnamed, config=cfg2).clusters] == [(), ()]

@@ -136,3 +136,24 @@ spec:
     assert d["pools"][0]["allocatable"]["cpu"] == 2000 - 250 - 250
     assert d["pools"][0]["allocatable"]["pods"] == 109
     assert d["feasible"] is True
+
+
+def test_pack_works_per_cluster_like_check(monkeypatch):
+    # the layout's .podfit.yaml maps each provider's directory to its own cluster: each cluster's
+    # controller is packed once onto its own copy of the pools, never the four copies together
+    layout = ROOT / "testdata" / "repos" / "ingress-controller-clusters"
+    monkeypatch.chdir(layout)
+    res = run(["pack", "deploy", "--pool", "best-effort-large=2", "--format", "json", "--time-budget", "0"])
+    d = json.loads(res.output)
+    names = [c["cluster"] for c in d["clusters"]]
+    assert names == sorted(names) and {"eks-prod", "gke-prod", "kind-dev"} <= set(names)
+    for c in d["clusters"]:
+        placed: dict[str, int] = {}
+        for n in c["nodes"]:
+            for name, k in n["pods"].items():
+                placed[name] = placed.get(name, 0) + k
+        assert all(k == 1 for k in placed.values()), (c["cluster"], placed)
+    text = run(["pack", "deploy", "--pool", "best-effort-large=2", "--time-budget", "0"]).output
+    assert [line for line in text.splitlines() if line.startswith("== cluster ")] == [
+        f"== cluster {n} ==" for n in names
+    ]

@@ -246,14 +246,15 @@ def test_daemonsets_run_only_on_the_pools_they_select_and_tolerate():
     assert pools["workers"].daemon_pods == ("DaemonSet/shop/logs", "DaemonSet/shop/everywhere")
     assert pools["gpu"].daemon_pods == ("DaemonSet/shop/drv", "DaemonSet/shop/everywhere")
     assert pools["workers"].cpu == 4000 - 250 - 300 and pools["gpu"].cpu == 4000 - 250 - 1100
-    # least nodes: a DaemonSet counts when it runs on some pool; one that runs nowhere does not
+    # least nodes: a DaemonSet counts when the pods cannot avoid it (app runs on workers only: logs
+    # and everywhere run there); drv runs only on the tainted gpu pool app never uses, nowhere nowhere
     nowhere = deployment("nowhere", kind="DaemonSet", cpu="2", spec={"nodeSelector": {"kubernetes.io/os": "windows"}})
     text2 = "---\n".join([text, nowhere, deployment("app", 2, cpu="500m")])
     inp2 = inputs(text2, [WORKERS, GPU])
     a = analyze(inp2.pods, inp2.pools, inp2.classes, daemons=inp2.daemons, time_budget=1)
     tmpl = a.min_nodes["best-effort-large"].node_type
-    assert set(tmpl.daemon_pods) == {"DaemonSet/shop/drv", "DaemonSet/shop/logs", "DaemonSet/shop/everywhere"}
-    assert tmpl.cpu == 4000 - 250 - 1300
+    assert set(tmpl.daemon_pods) == {"DaemonSet/shop/logs", "DaemonSet/shop/everywhere"}
+    assert tmpl.cpu == 4000 - 250 - 300
 
 
 # ------------------------------------------------------------------------- anti-affinity ---
@@ -490,3 +491,58 @@ def test_pack_pool_labels_and_taints_from_the_command_line(tmp_path):
     assert run(["pack", f, "--pool", "a:best-effort-large=1", "--pool", "a:best-effort-large=1"]).exit_code == 2
     unknown = run(["pack", f, "--pool", "best-effort-large=2", "--time-budget", "1s"]).output
     assert "Scheduling: unknown for these pods: Deployment/shop/train" in unknown
+
+
+GPU_DAEMONSET = """apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: gpu-plugin, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: gpu}}
+  template:
+    metadata: {labels: {app: gpu}}
+    spec:
+      nodeSelector: {gpu: "true"}
+      containers:
+      - name: c
+        image: x
+        resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: "1", memory: 1Gi}}
+"""
+
+WEB_3 = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: app}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      %s
+      containers:
+      - name: c
+        image: x
+        resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: "1", memory: 1Gi}}
+"""
+
+
+def _least_large(tmp_path, web: str) -> int:
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+
+    app = tmp_path / "app.yaml"
+    app.write_text(GPU_DAEMONSET + "---\n" + web)
+    res = CliRunner().invoke(
+        main,
+        ["pack", str(app), "--pool", "cpu:best-effort-large=1", "--pool", "g:best-effort-large=1"]
+        + ["--pool-label", "g:gpu=true", "--format", "json", "--time-budget", "1s"],
+    )
+    return json.loads(res.output)["min_nodes"]["best-effort-large"]
+
+
+def test_a_daemonset_on_nodes_the_pods_need_not_use_adds_no_node_to_least_nodes(tmp_path):
+    # three 1-CPU pods fit one large node (3750m); the gpu DaemonSet's 1 CPU runs only on gpu nodes,
+    # which these pods do not need
+    assert _least_large(tmp_path, WEB_3 % "") == 1
+    # pods that must run on gpu nodes take the DaemonSet with them: 4 CPUs on 3750m nodes → 2
+    assert _least_large(tmp_path, WEB_3 % 'nodeSelector: {gpu: "true"}') == 2

@@ -236,6 +236,47 @@ def test_ha_percentages_round_the_reservation_up():
     assert "25% CPU" in cap.ha_policy
 
 
+def test_a_percentage_for_one_resource_only_assumes_the_same_for_the_other_and_says_so():
+    # 4 hosts × 10 cores × 2,000 MHz, 100Gi: cpuPercent 25 alone reserves 25% of memory too
+    only_cpu = capacity(hosts_platform(4, 1, 10, 2000, memory=100 * GiB, ha=HAPolicy(cpu_percent=25)))
+    assert only_cpu.cpu_ha_reserved_mhz == 20_000 and only_cpu.memory_ha_reserved_bytes == 100 * GiB
+    assert only_cpu.ha_policy == "25% CPU, 25% memory assumed (the profile gives cpuPercent only)"
+    only_mem = capacity(hosts_platform(4, 1, 10, 2000, memory=100 * GiB, ha=HAPolicy(memory_percent=50)))
+    assert only_mem.cpu_ha_reserved_mhz == 40_000 and only_mem.memory_ha_reserved_bytes == 200 * GiB
+    assert only_mem.ha_policy == "50% memory, 50% CPU assumed (the profile gives memoryPercent only)"
+    # with host failures tolerated, those cover the resource without a percentage (and say which)
+    mixed = capacity(
+        hosts_platform(4, 1, 10, 2000, memory=100 * GiB, ha=HAPolicy(host_failures_tolerated=1, cpu_percent=25))
+    )
+    assert mixed.memory_ha_reserved_bytes == 100 * GiB and mixed.cpu_ha_reserved_mhz == 20_000
+    assert mixed.ha_policy == "25% CPU, 1 host failure tolerated (for memory)"
+
+
+def test_pf501_names_the_assumed_percentage(tmp_path):
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+
+    platform = tmp_path / "p.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: p}\nspec:\n  runtime: tkg\n"
+        "  hosts: [{name: h, count: 2, sockets: 1, coresPerSocket: 8, threadsPerCore: 1, baseMHz: 2000, memory: 64Gi}]\n"
+        "  ha: {cpuPercent: 50}\n"
+        "  nodePools: [{name: w, vmClass: guaranteed-large, count: 3}]\n"
+    )
+    # 3 × guaranteed-large reserve 48Gi of memory; 128Gi less the assumed 50% leaves 64Gi: fits;
+    # CPU: 3 × 4 × 2,000 = 24,000 MHz > 16,000 available after 50%
+    app = tmp_path / "app.yaml"
+    app.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    res = CliRunner().invoke(
+        main, ["check", str(app), "--platform", str(platform), "--rule", "PF501", "--format", "json"]
+    )
+    import json
+
+    (f,) = json.loads(res.output)["findings"]
+    assert "50% memory assumed (the profile gives cpuPercent only)" in f["message"]
+
+
 def test_dedicated_failover_hosts_are_removed_from_capacity_and_placement():
     p = Platform(
         hosts=(

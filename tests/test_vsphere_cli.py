@@ -388,3 +388,64 @@ def test_thresholds_come_from_the_config(tmp_path):
     assert [(f["rule"], f["details"]["percent"], f["details"]["threshold_percent"]) for f in oc] == [
         ("PF503", 300, 200)
     ]
+
+
+def test_crx_and_capacity_name_each_pod_s_cluster_and_leave_guest_clusters_out():
+    # a TKC's workloads beside vSphere Namespace workloads on a Supervisor: crx names each pod's
+    # cluster and says which run as vSphere Pods; capacity counts CRXs of those only
+    root = ROOT
+    tkc = root / "testdata/repos/kube-system/clusters"
+    ns = root / "testdata/repos/vsphere-pods/namespaces/shop"
+    platform = root / "testdata/platforms/vsphere-pods.yaml"
+    res = CliRunner().invoke(
+        main, ["vsphere", "crx", str(tkc), str(ns), "--platform", str(platform), "--format", "json"]
+    )
+    rows = json.loads(res.output)["pods"]
+    by_cluster = {(r["cluster"], r["vsphere_pod"]) for r in rows}
+    assert by_cluster == {("tkc-prod", False), ("supervisor", True)}
+    assert all(r["vsphere_pod"] == (r["cluster"] == "supervisor") for r in rows)
+    text = CliRunner().invoke(main, ["vsphere", "crx", str(tkc), str(ns), "--platform", str(platform)]).output
+    assert "== cluster supervisor ==" in text and "== cluster tkc-prod ==" in text
+    res = CliRunner().invoke(
+        main, ["vsphere", "capacity", str(tkc), str(ns), "--platform", str(platform), "--format", "json"]
+    )
+    vms = json.loads(res.output)["vms"]
+    crx = [v for v in vms if v["kind"] == "crx"]
+    assert crx and all(v["cluster"] == "supervisor" for v in crx)
+    assert {v["cluster"] for v in vms if v["kind"] != "crx"} == {"tkc-prod"}
+
+
+SIDECAR_BEFORE_INIT = """apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  initContainers:
+  - name: envoy
+    image: envoy
+    restartPolicy: Always
+    resources: {requests: {cpu: "1", memory: 512Mi}}
+  - name: migrate
+    image: migrate
+    resources: {requests: {cpu: "2", memory: 2Gi}}
+  containers:
+  - name: app
+    image: app
+    resources: {requests: {cpu: "1", memory: 1Gi}}
+"""
+
+
+def test_crx_sizing_and_packing_count_a_sidecar_the_same_way(tmp_path):
+    # while migrate runs, the sidecar declared before it runs beside it: 2 + 1 CPUs, 2Gi + 512Mi
+    app = tmp_path / "pod.yaml"
+    app.write_text(SIDECAR_BEFORE_INIT)
+    platform = ROOT / "testdata/platforms/vsphere-pods.yaml"
+    crx = json.loads(
+        CliRunner().invoke(main, ["vsphere", "crx", str(app), "--platform", str(platform), "--format", "json"]).output
+    )["pods"][0]
+    assert (crx["vcpus"], crx["cpu_reservation_mhz"], crx["memory_reservation_bytes"]) == (3, 7800, 2560 * 2**20)
+    packed = json.loads(
+        CliRunner()
+        .invoke(main, ["pack", str(app), "--pool", "best-effort-xlarge=1", "--format", "json", "--time-budget", "0"])
+        .output
+    )["pods"][0]
+    assert (packed["cpu"], packed["memory"]) == (3000, crx["memory_reservation_bytes"])

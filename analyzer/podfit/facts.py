@@ -12,15 +12,26 @@ The cluster of an object is, first that applies:
 
 1. ``--cluster NAME``: every object;
 2. the config's ``clusters: {glob: name}``: the first pattern matching the object's file;
-3. the platform, when the profile describes one Kubernetes cluster (it has node pools, or its
-   runtime is ``bare-metal`` or ``vsphere-pods``): named after its node pools' one ``cluster``, else
-   the profile's name;
-4. a TanzuKubernetesCluster / Cluster API ``Cluster`` manifest: a cluster manifest belongs to the
+3. a TanzuKubernetesCluster / Cluster API ``Cluster`` manifest: a cluster manifest belongs to the
    cluster it declares; any other object to the cluster declared in its own file, else in the
    nearest directory above it holding cluster manifests (a file or directory declaring several
    clusters decides nothing);
+4. the platform, when the profile describes one Kubernetes cluster (it has node pools, or its
+   runtime is ``bare-metal`` or ``vsphere-pods``): named after its node pools' one ``cluster``, else
+   the profile's name;
 5. the one cluster the input's manifests declare, if exactly one; else the unnamed cluster ""
    (the whole input taken as one cluster).
+
+A cluster whose name a TanzuKubernetesCluster / Cluster API manifest of the input declares is a
+guest cluster (``ClusterScope.guest``): its workloads run on its node VMs, never as vSphere Pods,
+even when the platform's runtime is ``vsphere-pods`` (the Supervisor): ``ClusterScope.runtime`` is
+then ``tkg``, and the vSphere Pod rules and CRX sizing leave its workloads out.
+
+Node pools: a cluster manifest's pools belong to the cluster it declares; a platform pool to the
+cluster it names, else to the platform's cluster (when no object is in it: to the one cluster of the
+run that no cluster manifest declares, if there is one). A cluster that none of them reach has no pools
+(the packing rules skip it), except when the run is one cluster named by ``--cluster``, by nothing,
+or by the platform: that cluster gets every pool of the run.
 
 Within a cluster, the same API group/kind/namespace/name twice is one object applied twice (the
 version of the apiVersion does not matter, the namespace is compared as written): the second
@@ -275,6 +286,8 @@ class ClusterScope:
     node_pools: tuple[NodePool, ...] = ()
     duplicates: tuple[tuple[K8sObject, K8sObject], ...] = ()
     location: Location | None = None  # where the cluster is declared (manifest, config or profile)
+    guest: bool = False  # declared by a TanzuKubernetesCluster / Cluster API manifest of the input
+    runtime: str = "tkg"  # how its pods run: the platform's runtime, but tkg for a guest cluster
 
     @property
     def label(self) -> str:
@@ -315,6 +328,19 @@ class Facts:
         """The workloads of :attr:`unique_objects`, in input order."""
         keep = {id(o) for c in self.clusters for o in c.objects}
         return tuple(w for w in self.workloads if id(w.obj) in keep)
+
+    def runs_as_vsphere_pod(self, w: Workload) -> bool:
+        """Whether ``w``'s pods run as vSphere Pods (a CRX each): the platform's runtime is
+        ``vsphere-pods`` and ``w`` is not in a guest cluster (TanzuKubernetesCluster / Cluster API)."""
+        if self.platform.runtime != "vsphere-pods":
+            return False
+        scope = self.cluster_of(w.obj)
+        return scope is None or scope.runtime == "vsphere-pods"
+
+    @cached_property
+    def crx_workloads(self) -> tuple[Workload, ...]:
+        """The workloads of :attr:`unique_objects` that run as vSphere Pods, in input order."""
+        return tuple(w for w in self.unique_workloads if self.runs_as_vsphere_pod(w))
 
     def vm_class(self, name: str) -> VMClass | None:
         return self.platform.vm_class(name)
@@ -455,11 +481,13 @@ def _cluster_scopes(
         name = cluster_for_path(f) if cluster_for_path is not None else None
         if name is not None:
             return name, "config"
-        if of_platform is not None:
-            return of_platform, "platform"
-        name = _manifest_cluster_of(f, by_file, by_dir) or only
+        name = _manifest_cluster_of(f, by_file, by_dir)
         if name is not None:
             return name, "manifest"
+        if of_platform is not None:
+            return of_platform, "platform"
+        if only is not None:
+            return only, "manifest"
         return "", "input"
 
     members: dict[str, list[K8sObject]] = {}
@@ -523,19 +551,21 @@ def _cluster_scopes(
             manifest_pools.append(p)
             pools_of[index.get(p.cluster, scope_of[id(o)])].append(p)
     from_platform: list[list[NodePool]] = [[] for _ in drafts]
-    unplaced: list[NodePool] = []
+    # unnamed platform pools with no platform cluster among the run's: the one cluster that no
+    # cluster manifest declares, if there is exactly one (a config naming the profile's cluster)
+    undeclared = [i for i, d in enumerate(drafts) if d[0] not in declared]
     for p in platform.node_pools:
         if p.cluster and p.cluster in index:
             from_platform[index[p.cluster]].append(p)
-        elif of_platform is not None and of_platform in index:
+        elif not p.cluster and of_platform is not None and of_platform in index:
             from_platform[index[of_platform]].append(p)
-        else:
-            unplaced.append(p)
+        elif not p.cluster and len(undeclared) == 1:
+            from_platform[undeclared[0]].append(p)
     for i in range(len(drafts)):
-        if len(drafts) == 1:  # one cluster: every pool of the run
-            pools_of[i] = list(platform.node_pools) + manifest_pools
+        if len(drafts) == 1 and sources[drafts[i][0]] in ("option", "input", "platform"):
+            pools_of[i] = list(platform.node_pools) + manifest_pools  # the run is one cluster: every pool
         else:
-            pools_of[i] = from_platform[i] + pools_of[i] or list(unplaced)
+            pools_of[i] = from_platform[i] + pools_of[i]
 
     workloads_of: list[list[Workload]] = [[] for _ in drafts]
     for w in workloads:
@@ -544,6 +574,7 @@ def _cluster_scopes(
     by_name: dict[str, K8sObject] = {}
     for o in manifests:
         by_name.setdefault(o.ref.name, o)
+    guests = set(declared)
     scopes = []
     for i, (name, unique, dups) in enumerate(drafts):
         source = sources[name]
@@ -563,6 +594,8 @@ def _cluster_scopes(
                 node_pools=tuple(pools_of[i]),
                 duplicates=tuple(dups),
                 location=where,
+                guest=name in guests,
+                runtime="tkg" if name in guests and platform.runtime == "vsphere-pods" else platform.runtime,
             )
         )
     return tuple(scopes), scope_of, tuple(platform.node_pools) + tuple(manifest_pools)
@@ -582,7 +615,9 @@ def _resources(r: Any, kind: str) -> dict[str, int]:
     return {res: v for res in ("cpu", "memory") if (v := getattr(r, f"{res}_{kind}")) is not None}
 
 
-def facts_data(facts: Facts, options: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+def facts_data(
+    facts: Facts, options: Mapping[str, Mapping[str, Any]] | None = None, scope: ClusterScope | None = None
+) -> dict[str, Any]:
     """The facts as the Rego rules read them, ``data.podfit`` (shape in docs/rego.md)::
 
         {"platform": {"runtime", "numa_node": {"cores", "memory"}, "smt", "node_logical_cpus",
@@ -595,15 +630,27 @@ def facts_data(facts: Facts, options: Mapping[str, Mapping[str, Any]] | None = N
 
     A fact the platform does not give is left out; the rules that need it stay silent.
     ``options`` are the rules' configured options (defaults live in each rule's METADATA).
+    ``scope``: the facts as the objects of that cluster see them, where they differ from the run's:
+    a guest cluster on a Supervisor (runtime ``vsphere-pods``) has runtime ``tkg`` and the logical
+    CPUs of its own worker nodes.
     """
     platform = facts.platform
-    p: dict[str, Any] = {"runtime": platform.runtime}
+    runtime = scope.runtime if scope is not None else platform.runtime
+    p: dict[str, Any] = {"runtime": runtime}
     if facts.numa_node_cores is not None and facts.numa_node_memory is not None:
         p["numa_node"] = {"cores": facts.numa_node_cores, "memory": facts.numa_node_memory}
     if facts.smt is not None:
         p["smt"] = facts.smt
-    if facts.node_logical_cpus is not None:
-        p["node_logical_cpus"] = facts.node_logical_cpus
+    node_cpus = facts.node_logical_cpus
+    if scope is not None and runtime != platform.runtime:
+        cpus = [
+            vc.cpus
+            for pool in scope.node_pools
+            if pool.role != "control-plane" and (vc := facts.vm_class(pool.vm_class)) is not None
+        ]
+        node_cpus = max(cpus, default=None)
+    if node_cpus is not None:
+        p["node_logical_cpus"] = node_cpus
     p["vm_classes"] = {
         c.name: {"cpus": c.cpus, "memory": c.memory_bytes, "reserved": bool(c.reserved)} for c in platform.vm_classes
     }
@@ -649,7 +696,14 @@ REQUIREMENTS: Mapping[str, tuple[Any, str]] = {
         "node pools: spec.nodePools in the platform, or a TanzuKubernetesCluster or Cluster API Cluster among the manifests",
     ),
     "node-logical-cpus": (
-        lambda f: f.node_logical_cpus is not None,
+        # on a Supervisor, a guest cluster's workloads run on its nodes (its objects' facts give them)
+        lambda f: (
+            f.node_logical_cpus is not None
+            or any(
+                c.runtime != f.platform.runtime and any(p.role != "control-plane" for p in c.node_pools)
+                for c in f.clusters
+            )
+        ),
         "the node size: worker node pools (platform or TanzuKubernetesCluster) on runtime tkg, or hosts on bare-metal",
     ),
     "runtime-vsphere-pods": (

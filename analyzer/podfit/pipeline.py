@@ -6,6 +6,7 @@ terminal)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .catalogue import load_catalogue, resolve
@@ -57,15 +58,41 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
     except EngineError as e:
         raise PipelineError(f"Rego engine unavailable: {e}") from None
     objects = facts.objects
-    docs = [o.raw for o in objects]
-    data = facts_data(facts, config.rego_options(wanted))
-    # started here, in the calling (main) thread: any worker process is forked now, before the
-    # Python rules run beside the evaluation
-    pending = eng.start(docs, data, lambda i, name: container_line(objects[i], name))
+    options = config.rego_options(wanted)
+    # The objects of a guest cluster on a Supervisor see their own runtime (tkg): one evaluation per
+    # such cluster, one for the rest. Each is started here, in the calling (main) thread, so any
+    # worker process is forked now, before the Python rules run beside the evaluations.
+    groups: list[tuple[list[int], dict[str, Any]]] = []
+    apart = [c for c in facts.clusters if c.runtime != facts.platform.runtime]
+    if apart:
+        own = {id(c): i for i, c in enumerate(apart)}
+        members: list[list[int]] = [[] for _ in apart]
+        rest: list[int] = []
+        for i, o in enumerate(objects):
+            scope = facts.cluster_of(o)
+            (members[own[id(scope)]] if scope is not None and id(scope) in own else rest).append(i)
+        groups = [(rest, facts_data(facts, options))] if rest else []
+        groups += [(m, facts_data(facts, options, c)) for m, c in zip(members, apart, strict=True) if m]
+    else:
+        groups = [(list(range(len(objects))), facts_data(facts, options))]
+
+    started = []
+    for idx, data in groups:
+        subset = [objects[i] for i in idx]
+
+        def line(j: int, name: str | None, subset: list[Any] = subset) -> Any:
+            return container_line(subset[j], name)
+
+        started.append((idx, eng.start([o.raw for o in subset], data, line)))
 
     def wait() -> list[Any]:
         try:
-            return pending()
+            if len(started) == 1 and len(started[0][0]) == len(objects):
+                return started[0][1]()
+            out: list[Any] = []
+            for idx, pending in started:
+                out.extend(replace(r, index=idx[r.index]) for r in pending())
+            return sorted(out, key=lambda r: r.index)
         except EngineError as e:
             raise PipelineError(f"Rego engine failed: {e}") from None
 

@@ -8,7 +8,7 @@ The formulas, and how the cases the best-practices study leaves open are decided
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -28,6 +28,7 @@ __all__ = [
     "HostCapacity",
     "Capacity",
     "capacity",
+    "nodes_hosts_hold",
     "VM",
     "vms_from_node_pools",
     "vms_from_workloads",
@@ -47,6 +48,7 @@ __all__ = [
     "LB_DEFAULT_SIZE",
     "object_at",
     "finding_anchor",
+    "reservation_share",
     "describe_vms",
 ]
 
@@ -316,6 +318,10 @@ def capacity(platform: Platform) -> Capacity:
     HA: dedicated failover hosts are reserved whole; then, over the remaining hosts, a
     percentage policy reserves that share (rounded up) of each resource it names, and n host
     failures tolerated reserve the n largest hosts (by CPU, and by memory, separately).
+
+    A percentage policy that names one resource only (``cpuPercent`` without ``memoryPercent``, or
+    the reverse) and no host failures: vSphere's percentage policy always has both, so the other
+    is taken to be the same percentage, and ``ha_policy`` says so ("assumed").
     """
     hosts: list[HostCapacity] = []
     for g in platform.hosts:
@@ -332,18 +338,33 @@ def capacity(platform: Platform) -> Capacity:
     run_cpu = sum(h.cpu_mhz for h in running)
     run_mem = sum(h.memory_bytes for h in running)
     n = ha.host_failures_tolerated or 0
-    if ha.cpu_percent is not None:
-        cpu_res += _ceil_div(run_cpu * ha.cpu_percent, 100)
-        policies.append(f"{ha.cpu_percent}% CPU")
+    cpu_percent, memory_percent = ha.cpu_percent, ha.memory_percent
+    assumed = ""
+    if not n and (cpu_percent is None) != (memory_percent is None):
+        if cpu_percent is None:
+            cpu_percent = memory_percent
+            assumed = f"{cpu_percent}% CPU assumed (the profile gives memoryPercent only)"
+        else:
+            memory_percent = cpu_percent
+            assumed = f"{memory_percent}% memory assumed (the profile gives cpuPercent only)"
+    if cpu_percent is not None:
+        cpu_res += _ceil_div(run_cpu * cpu_percent, 100)
+        if ha.cpu_percent is not None:
+            policies.append(f"{cpu_percent}% CPU")
     elif n:
         cpu_res += _largest([h.cpu_mhz for h in running], n)
-    if ha.memory_percent is not None:
-        mem_res += _ceil_div(run_mem * ha.memory_percent, 100)
-        policies.append(f"{ha.memory_percent}% memory")
+    if memory_percent is not None:
+        mem_res += _ceil_div(run_mem * memory_percent, 100)
+        if ha.memory_percent is not None:
+            policies.append(f"{memory_percent}% memory")
     elif n:
         mem_res += _largest([h.memory_bytes for h in running], n)
+    if assumed:
+        policies.append(assumed)
     if n and (ha.cpu_percent is None or ha.memory_percent is None):
-        policies.append(f"{n} host failure{'s' if n != 1 else ''} tolerated")
+        what = "CPU" if ha.cpu_percent is None and ha.memory_percent is not None else "memory"
+        scope = f" (for {what})" if (ha.cpu_percent is None) != (ha.memory_percent is None) else ""
+        policies.append(f"{n} host failure{'s' if n != 1 else ''} tolerated{scope}")
     return Capacity(
         cpu_total_mhz=cpu_total,
         cpu_ha_reserved_mhz=cpu_res,
@@ -353,6 +374,63 @@ def capacity(platform: Platform) -> Capacity:
         hosts=tuple(hosts),
         ha_policy=", ".join(policies) or "none",
     )
+
+
+def nodes_hosts_hold(
+    platform: Platform, vm_class: str, others: Iterable[NodePool] = (), ratio_percent: int = 300
+) -> int | None:
+    """The most node VMs of ``vm_class`` the platform's hosts can run beside the VMs of ``others``
+    (node pools that stay: control planes, other clusters). None when the platform describes no
+    hosts, or runs no node VMs (bare metal), or the class is unknown.
+
+    The hosts hold ``n`` such VMs when, after HA (:func:`capacity`):
+
+    - one VM fits one host (vCPUs ≤ the host's logical CPUs, memory ≤ the host's memory);
+    - memory: n × the class's memory, with the others' memory, fits the hosts' memory, host by host
+      (a VM's memory is backed by one host; a best-effort class reserves nothing, yet a node's pods
+      use that memory), the HA share left out;
+    - CPU: n × vCPUs, with the others' vCPUs, stays within ``ratio_percent`` of the physical cores
+      (PF503's overcommit ratio);
+    - a guaranteed class's CPU reservations (vCPUs × base MHz), with the others', fit the CPU left after HA.
+    """
+    if platform.runtime == "bare-metal":
+        return None
+    groups = _capacity_groups(platform)
+    cls = platform.vm_class(vm_class)
+    if not groups or cls is None:
+        return None
+    if not any(cls.cpus <= g.logical_cpus and cls.memory_bytes <= g.memory_bytes for g in groups):
+        return 0
+    cap = capacity(platform)
+    other_vms, _ = vms_from_node_pools(others, platform)
+    o_mem = o_vcpus = o_mhz = 0
+    for v in other_vms:
+        o_cls = platform.vm_class(v.source)
+        o_mem += v.count * (o_cls.memory_bytes if o_cls is not None else v.memory_reservation_bytes)
+        o_vcpus += v.count * v.vcpus
+        o_mhz += v.count * v.cpu_reservation_mhz
+    # memory, host by host: each running host holds floor(memory / class memory) VMs; host failures
+    # tolerated take the hosts holding most, a percentage policy its share of the total
+    per_host = sorted(
+        (
+            g.memory_bytes // cls.memory_bytes if cls.cpus <= g.logical_cpus else 0
+            for g in groups
+            for _ in range(g.count)
+        ),
+        reverse=True,
+    )
+    ha = platform.ha
+    failures = ha.host_failures_tolerated or 0
+    by_memory = sum(per_host[failures:]) if ha.memory_percent is None else sum(per_host)
+    by_memory = min(by_memory, max(cap.memory_available_bytes - o_mem, 0) // cls.memory_bytes)
+    limits = [by_memory]
+    if cap.physical_cores > 0:
+        limits.append(max(ratio_percent * cap.physical_cores - 100 * o_vcpus, 0) // (100 * cls.cpus))
+    if cls.reserved:
+        base = reference_mhz(platform) or 0
+        if base:
+            limits.append(max(cap.cpu_available_mhz - o_mhz, 0) // (cls.cpus * base))
+    return min(limits)
 
 
 # ------------------------------------------------------------------------------- reservations ---
@@ -403,9 +481,11 @@ def vms_from_node_pools(pools: Iterable[NodePool], platform: Platform) -> tuple[
     return tuple(vms), tuple(sorted(set(unknown)))
 
 
-def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tuple[VM, ...]:
+def vms_from_workloads(
+    workloads: Iterable[Workload], platform: Platform, cluster_of: Callable[[Workload], str] | None = None
+) -> tuple[VM, ...]:
     """The CRX of every vSphere Pod: ``replicas`` CRXs per workload. DaemonSets are left out
-    (vSphere Pods do not run them)."""
+    (vSphere Pods do not run them). ``cluster_of`` names each workload's cluster (default: none)."""
     base = reference_mhz(platform)
     out = []
     for w in workloads:
@@ -420,7 +500,7 @@ def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tup
                 vcpus=size.vcpus,
                 cpu_reservation_mhz=size.cpu_reservation_mhz or 0,
                 memory_reservation_bytes=size.memory_reservation_bytes,
-                cluster=w.ref.namespace,
+                cluster=cluster_of(w) if cluster_of is not None else "",
                 location=w.location,
                 source=str(w.ref),
             )
@@ -429,13 +509,17 @@ def vms_from_workloads(workloads: Iterable[Workload], platform: Platform) -> tup
 
 
 def reservations_of(
-    workloads: Sequence[Workload], platform: Platform, node_pools: Sequence[NodePool]
+    workloads: Sequence[Workload],
+    platform: Platform,
+    node_pools: Sequence[NodePool],
+    cluster_of: Callable[[Workload], str] | None = None,
 ) -> tuple[VM, ...]:
     """Every powered-on VM: node VMs of the node pools (the platform's and those of TKC / Cluster
-    API manifests, as the facts gather them), plus CRXs when the runtime is ``vsphere-pods``."""
+    API manifests, as the facts gather them), plus, when the runtime is ``vsphere-pods``, the CRXs
+    of ``workloads`` (give those that run as vSphere Pods: ``Facts.crx_workloads``)."""
     vms, _ = vms_from_node_pools(node_pools, platform)
     if platform.runtime == "vsphere-pods":
-        vms = vms + vms_from_workloads(workloads, platform)
+        vms = vms + vms_from_workloads(workloads, platform, cluster_of)
     return vms
 
 
@@ -462,6 +546,9 @@ class Placement:
     hosts: tuple[HostUse, ...] = ()
     unplaced: tuple[tuple[str, int], ...] = ()
     detail: str = ""
+    # the proof's subject: VM names of a "pod-too-large" bound (each larger than every host), or the
+    # dimension ("cpu", "memory") of a capacity bound; empty when the proof names neither
+    about: tuple[str, ...] = ()
 
 
 def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PLACEMENT_BUDGET) -> Placement:
@@ -509,17 +596,22 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
                 )
             )
     detail = ""
+    about: tuple[str, ...] = ()
     if res.violated_bounds:
         b = res.violated_bounds[0]
         amount = {"capacity-cpu": fmt_mhz, "capacity-memory": fmt_memory}.get(b.kind, str)  # hosts: MHz, bytes
         detail = f"{b.kind}: needs {amount(b.needed)}, has {amount(b.available)}" + (
             f" ({b.detail})" if b.detail else ""
         )
+        if b.kind == "pod-too-large":
+            about = tuple(v.name for name, members in names.items() if name in b.detail for v in members)
+        elif b.kind.startswith("capacity-"):
+            about = (b.kind.removeprefix("capacity-"),)
     elif res.proof == "solver":
         detail = "the CP-SAT solver proved that no assignment exists"
     elif res.proof == "budget-exhausted":
         detail = f"no placement found and no proof within {time_budget:g}s ({res.solver_status})"
-    return Placement(res.feasible, res.proof, tuple(uses), res.unplaced, detail)
+    return Placement(res.feasible, res.proof, tuple(uses), res.unplaced, detail, about)
 
 
 # ------------------------------------------------------------------------------ the analysis ---
@@ -702,15 +794,17 @@ def is_loadbalancer_service(obj: K8sObject) -> bool:
 def loadbalancer_groups(clusters: Iterable, runtime: str) -> dict[tuple[str, str], list[K8sObject]]:
     """Services of type LoadBalancer grouped by the NSX-T load balancer that serves them, keyed
     (cluster name, vSphere Namespace): on ``vsphere-pods`` one per vSphere Namespace (the Service's
-    namespace) of each cluster; on ``tkg`` one per cluster (namespace ""); none elsewhere.
+    namespace) of each cluster, but one per guest cluster (a TKC / Cluster API cluster on the
+    Supervisor: its ``runtime`` is tkg); on ``tkg`` one per cluster (namespace ""); none elsewhere.
     ``clusters`` are the run's :class:`~podfit.facts.ClusterScope` values, each object once."""
     groups: dict[tuple[str, str], list[K8sObject]] = {}
     if runtime not in LB_DEFAULT_SIZE:
         return groups
     for c in clusters:
+        pods = runtime == "vsphere-pods" and getattr(c, "runtime", runtime) == "vsphere-pods"
         for o in c.objects:
             if is_loadbalancer_service(o):
-                ns = (o.ref.namespace or "default") if runtime == "vsphere-pods" else ""
+                ns = (o.ref.namespace or "default") if pods else ""
                 groups.setdefault((c.name, ns), []).append(o)
     return groups
 
@@ -746,6 +840,22 @@ def finding_anchor(
         return Location(platform_source), None
     top = max(pool, key=key)
     return top.location, object_at(objects, top.location)
+
+
+def reservation_share(platform: Platform, dimension: str | None = None):
+    """A key for :func:`finding_anchor` / :func:`describe_vms`: a VM group's reservations as a
+    share (parts per million) of the hosts' capacity, in ``dimension`` ("cpu" or "memory"), else the
+    larger of the two (MHz and bytes are never added up)."""
+    groups = _capacity_groups(platform)
+    cpu = sum(g.cpu_mhz * g.count for g in groups) or 1
+    mem = sum(g.memory_bytes * g.count for g in groups) or 1
+
+    def key(v: VM) -> int:
+        c = v.cpu_reservation_mhz * v.count * 1_000_000 // cpu
+        m = v.memory_reservation_bytes * v.count * 1_000_000 // mem
+        return c if dimension == "cpu" else m if dimension == "memory" else max(c, m)
+
+    return key
 
 
 def describe_vms(vms: Sequence[VM], key, limit: int = 3) -> str:

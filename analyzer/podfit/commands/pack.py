@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from dataclasses import replace
 
 import click
 
@@ -166,6 +167,15 @@ def _param(parse, text: str, hint: str):
     help="Share of Σ(limit − request) that must fit the free capacity.",
 )
 @time_budget_option("10s", "the exact solver (CP-SAT); 0 for heuristics and bounds only")
+@click.option(
+    "--classes",
+    "search_classes",
+    type=click.Choice(["pools", "all"]),
+    default="pools",
+    show_default=True,
+    help="VM classes whose least node count is searched for within the time budget: those of the pools "
+    "in use, or all; the others get a lower bound and first-fit-decreasing's count.",
+)
 @format_option()
 @output_option
 def command(
@@ -180,6 +190,7 @@ def command(
     max_pods: int | None,
     headroom_text: str,
     time_budget: float,
+    search_classes: str,
     fmt: str,
     output: str | None,
 ) -> None:
@@ -195,7 +206,17 @@ def command(
     \b
     The answer is a placement (fits), a proof of misfit (a lower bound above the node count, or
     CP-SAT's infeasibility proof), or "budget exhausted". Also: least nodes per VM class, stranded
-    capacity, burst headroom and the recommended VM class and count (NUMA-fitting classes only).
+    capacity, burst headroom and the recommended VM class and count (NUMA-fitting classes only,
+    never more nodes than the platform's hosts hold).
+    \b
+    Clusters are those of `podfit check` (the platform, the config's clusters: mapping, the
+    TanzuKubernetesCluster / Cluster API Cluster a file sits beside): each cluster's workloads are
+    packed onto its own pools (--pool: onto those), each object once, and the output is one section
+    per cluster (JSON: {"clusters": [...]} when there are several, each with its "cluster" name).
+    \b
+    The time budget goes to the fit, then to the least node count of the pools' VM classes (all
+    classes with --classes all); the other classes get a proven lower bound and
+    first-fit-decreasing's count at once.
     \b
     Exit status: 0 fits; 1 does not fit, undecided within the time budget, or pods left out as
     unknown; 2 usage or input error.
@@ -211,6 +232,8 @@ def command(
     from ..packing.adapter import inputs_from
     from ..packing.engine import analyze_inputs
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
+    from ..packing.rules_support import host_limits, overcommit_ratio
+    from ..rules import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
     config = load_config(config_path)
@@ -226,38 +249,65 @@ def command(
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, config)
-    facts = build_facts(result.objects, platform)
-    workloads = facts.workloads
-    node_pools = cli_pools or list(facts.node_pools)
+    # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
+    # cluster's workloads, every object once, onto its own pools (or onto --pool's)
+    facts = build_facts(result.objects, platform, None, config.cluster_for_path if config.clusters else None)
     try:
-        node_pools = apply_pool_labels(node_pools, labels, taints)
+        labelled = apply_pool_labels(cli_pools or list(facts.node_pools), labels, taints)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    inputs = inputs_from(workloads, platform, node_pools, overhead=ov, max_pods=max_pods)
-    if inputs.unknown_classes:
-        raise PodfitError(
-            "unknown VM class: " + ", ".join(sorted(set(inputs.unknown_classes))) + " (see the platform's vmClasses)"
-        )
-    if not inputs.pools:
+    relabel = {id(p): q for p, q in zip(cli_pools or facts.node_pools, labelled, strict=True)}
+    ratio = overcommit_ratio(RuleContext(facts, config)) if platform.hosts else 0
+    all_pools = labelled
+    scopes = [c for c in facts.clusters if c.workloads] or list(facts.clusters[:1])
+    several = len(scopes) > 1
+    packed = []
+    for scope in scopes:
+        scope_pools = labelled if cli_pools else [relabel.get(id(p), p) for p in scope.node_pools]
+        inputs = inputs_from(scope.workloads, platform, scope_pools, overhead=ov, max_pods=max_pods)
+        if inputs.unknown_classes:
+            raise PodfitError(
+                "unknown VM class: "
+                + ", ".join(sorted(set(inputs.unknown_classes)))
+                + " (see the platform's vmClasses)"
+            )
+        inputs = replace(inputs, host_limits=host_limits(platform, scope_pools, all_pools, ratio))
+        packed.append((scope, inputs))
+    if not any(inputs.pools for _, inputs in packed):
         raise PodfitError(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
         )
-    pods = sum(p.count for p in inputs.pods)
-    status(f"packing {pods:,} pods onto {sum(n.count for n in inputs.pools):,} nodes (up to {time_budget:g} s)")
-    try:
-        analysis = analyze_inputs(inputs, share, time_budget)
-    finally:
-        clear_status()
     for f in result.findings:
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
+    fits = True
+    out: list[dict] = []
+    text = ["(built-in default platform profile)\n"] if platform.is_default else []
+    for scope, inputs in packed:
+        if several:
+            text.append(f"== {scope.label} ==\n")
+        if not inputs.pools:
+            fits = False
+            out.append({"cluster": scope.name, "error": "no worker node pools"})
+            text.append("no worker node pools for this cluster's workloads\n\n")
+            continue
+        search = None if search_classes == "all" else sorted({n.vm_class for n in inputs.pools})
+        pods = sum(p.count for p in inputs.pods)
+        nodes = sum(n.count for n in inputs.pools)
+        status(f"packing {pods:,} pods onto {nodes:,} nodes (up to {time_budget:g} s)")
+        try:
+            analysis = analyze_inputs(inputs, share, time_budget, search)
+        finally:
+            clear_status()
+        fits = fits and bool(analysis.fit.feasible) and not inputs.unknown
+        out.append({"cluster": scope.name, **to_json(analysis), "scheduling": scheduling_json(inputs)})
+        text.append(to_text(analysis) + "".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs)))
+        if several:
+            text.append("\n")
     if fmt == "json":
-        data = to_json(analysis)
-        data["scheduling"] = scheduling_json(inputs)
-        data["platform"] = {"name": platform.name, "default": platform.is_default}
-        emit(json.dumps(data, indent=2, sort_keys=False) + "\n", output)
+        platform_json = {"name": platform.name, "default": platform.is_default}
+        doc = {**out[0], "platform": platform_json} if not several else {"clusters": out, "platform": platform_json}
+        emit(json.dumps(doc, indent=2, sort_keys=False) + "\n", output)
     else:
-        head = "(built-in default platform profile)\n" if platform.is_default else ""
-        notes = "".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs))
-        emit(head + to_text(analysis) + notes, output)
-    sys.exit(EXIT_FITS if analysis.fit.feasible and not inputs.unknown else EXIT_NO_FIT)
+        emit("".join(text), output)
+    sys.exit(EXIT_FITS if fits else EXIT_NO_FIT)

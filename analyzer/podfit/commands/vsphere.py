@@ -45,7 +45,8 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any):
     if not paths:
         return build_facts((), platform), []
     result = load_inputs(paths, config)
-    facts = build_facts(result.objects, platform)
+    # the clusters of `podfit check` (the platform, the config's clusters: mapping, cluster manifests)
+    facts = build_facts(result.objects, platform, None, config.cluster_for_path if config.clusters else None)
     problems = [f"{f.location}: {f.rule}: {f.message}" for f in list(result.findings) + list(facts.findings)]
     return facts, problems
 
@@ -78,8 +79,13 @@ def crx(
     rows = []
     for w in workloads:
         s = crx_size(w.pod, base)
+        scope = facts.cluster_of(w.obj)
         rows.append(
             {
+                "cluster": scope.name if scope is not None else "",
+                # False: the pod runs on a guest cluster's nodes (TKC / Cluster API), or the platform's
+                # runtime is not vsphere-pods: the CRX is what it would get as a vSphere Pod
+                "vsphere_pod": facts.runs_as_vsphere_pod(w),
                 "name": w.ref.name,
                 "namespace": w.ref.namespace,
                 "kind": w.ref.kind,
@@ -104,9 +110,17 @@ def crx(
     lines = [
         f"CRX sizes on {platform.name} ({'base clock ' + _thousands(base, ' MHz') if base else 'no hosts: MHz unknown'})"
     ]
+    several = len({r["cluster"] for r in rows}) > 1
+    if several:
+        rows.sort(key=lambda r: r["cluster"])  # stable: input order within a cluster
+    current = None
     for r in rows:
+        if several and r["cluster"] != current:
+            current = r["cluster"]
+            lines.append(f"\n== cluster {current} ==" if current else "\n== the rest of the input ==")
         ns = f"{r['namespace']}/" if r["namespace"] else ""
-        lines.append(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']})")
+        note = "" if r["vsphere_pod"] or platform.runtime != "vsphere-pods" else "  [guest cluster: runs on its nodes]"
+        lines.append(f"\n{r['kind']} {ns}{r['name']}  ({r['file']}:{r['line']}){note}")
         table = [
             ("vCPUs", str(r["vcpus"]), r["why"]["vcpus"]),
             (
@@ -211,7 +225,7 @@ def capacity_cmd(
         raise click.BadParameter("must be more than 0 (each placement proof needs time)", param_hint="--time-budget")
     facts, problems = _load(paths, config, platform)
     objects = facts.objects
-    vms = reservations_of(facts.workloads, platform, facts.node_pools)
+    vms = reservations_of(facts.crx_workloads, platform, facts.node_pools, lambda w: _cluster_name(facts, w))
     report = analyze_capacity(vms, platform, time_budget=time_budget)
     critical = critical_workloads(platform, objects)
     from ..catalogue import get_rule
@@ -267,6 +281,7 @@ def capacity_cmd(
         "critical": critical,
         "vms": [
             {
+                "cluster": v.cluster,
                 "name": v.name,
                 "kind": v.kind,
                 "count": v.count,
@@ -293,6 +308,11 @@ def capacity_cmd(
     for p in problems:
         click.echo(f"warning: {p}", err=True)
     emit(_capacity_text(data, platform.is_default) + "\n", output)
+
+
+def _cluster_name(facts, w) -> str:
+    scope = facts.cluster_of(w.obj)
+    return scope.name if scope is not None else ""
 
 
 def _one_replica(w):
@@ -351,7 +371,12 @@ def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
         lines.append("    unplaced: " + ", ".join(f"{n} × {k}" for n, k in pl["unplaced"].items()))
     if d["vms"]:
         lines.append("  VMs:")
-        for v in d["vms"]:
+        several = len({v["cluster"] for v in d["vms"]}) > 1
+        current = None
+        for v in sorted(d["vms"], key=lambda v: v["cluster"]) if several else d["vms"]:
+            if several and v["cluster"] != current:
+                current = v["cluster"]
+                lines.append(f"   cluster {current}:" if current else "   no cluster named:")
             lines.append(
                 f"    {v['count']:>4} × {v['name']:<40} {v['source']:<24} {v['vcpus']:>3} vCPU  "
                 f"reserves {_thousands(v['cpu_reservation_mhz'])} MHz, {fmt_memory(v['memory_reservation_bytes'])}"

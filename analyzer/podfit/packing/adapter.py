@@ -32,6 +32,11 @@
   fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
   side, each node holding at least max − s, is not modelled).
 * Control-plane pools are not used for workload pods.
+* Pods that run to completion (Jobs, CronJobs, Helm hooks: :func:`run_kind`) are not packed as if
+  always running: beside the long-running pods goes only the largest group of them that can run
+  at one time — one Helm hook, or every Job, or every CronJob (:class:`RunToCompletion`, reported
+  in ``PackInputs.run_to_completion`` and by ``podfit pack``). Leaving the other groups out never
+  hides a misfit of the one packed.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from ..scheduling import (
     SchedulingConstraints,
     decide,
 )
+from .bounds import fits
 from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
 
 __all__ = [
@@ -106,6 +112,84 @@ class PackInputs:
     unknown: tuple[UnknownPods, ...] = ()  # left out of packing: their answer is unknown
     control_plane_only: tuple[str, ...] = ()  # fit only control-plane pools: not packed
     unschedulable: Mapping[str, str] = field(default_factory=dict)  # pod name → why no worker pool fits
+    # VM class → the most nodes of it the platform's hosts hold beside the VMs that stay (None: no hosts)
+    host_limits: Mapping[str, int] | None = None
+    # run-to-completion pods (Jobs, CronJobs, Helm hooks): the group packed and those left out
+    run_to_completion: RunToCompletion | None = None
+
+
+HOOK_ANNOTATION = "helm.sh/hook"
+
+
+def run_kind(w: Workload) -> str:
+    """How a workload's pods run: ``hook`` (a Helm hook: annotation ``helm.sh/hook`` on the object
+    or its pod template), ``job`` (a Job), ``cronjob`` (a CronJob), else ``""`` (they keep running)."""
+    if w.obj.annotation(HOOK_ANNOTATION) is not None or w.pod.annotation(HOOK_ANNOTATION) is not None:
+        return "hook"
+    return {"Job": "job", "CronJob": "cronjob"}.get(w.ref.kind, "")
+
+
+@dataclass(frozen=True)
+class RunToCompletion:
+    """Which run-to-completion pods were packed beside the long-running ones.
+
+    Pods that run to completion are not there all the time, so they are not all packed together
+    with the Deployments. Their peak is the largest of these groups, each of which can run at one
+    time beside every long-running pod:
+
+    - ``hook NAME``: one Helm hook (Helm creates a release's hooks one at a time and waits for each);
+    - ``jobs``: every Job that is no hook (applied together, they run together);
+    - ``cronjobs``: every CronJob (podfit does not compare schedules, so they may coincide).
+
+    "Largest" is by dominant share: Σ requests (CPU or memory, the larger share) over the node
+    pools' total allocatable (ties: more pods, then the name). ``packed`` names the group packed;
+    ``left_out`` the pod types not packed. A pod that no node can run at all is always packed (its
+    misfit does not depend on when it runs).
+    """
+
+    packed: str
+    packed_pods: tuple[str, ...]
+    left_out: tuple[str, ...]
+
+    def describe(self) -> str:
+        left = f"; left out: {', '.join(self.left_out)}" if self.left_out else ""
+        return (
+            f"run-to-completion pods: packed the largest group that can run at once ({self.packed}: "
+            f"{', '.join(self.packed_pods)}) beside the long-running pods{left}"
+        )
+
+
+def _peak_group(
+    pods: Sequence[PodType], kinds: Mapping[str, str], pools: Sequence[NodeType]
+) -> tuple[tuple[PodType, ...], RunToCompletion | None]:
+    """The long-running pods plus the largest run-to-completion group (see :class:`RunToCompletion`)."""
+    # a pod no node can ever run is a misfit whenever it runs: it stays, so PF303 / PF601 see it
+    never = {p.name for p in pods if not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in pools)}
+    groups: dict[str, list[PodType]] = {}
+    for p in pods:
+        kind = kinds.get(p.name, "")
+        if not kind or p.name in never:
+            continue
+        if kind == "hook":
+            groups[f"hook {p.name}"] = [p]
+        else:
+            groups.setdefault(kind + "s", []).append(p)
+    if not groups:
+        return tuple(pods), None  # none, or only pods that never run: all packed
+    total_cpu = sum(n.allocatable[0] * n.count for n in pools) or 1
+    total_mem = sum(n.allocatable[1] * n.count for n in pools) or 1
+
+    def share(group: list[PodType]) -> tuple[int, int]:
+        cpu = sum(p.cpu * p.count for p in group)
+        mem = sum(p.memory * p.count for p in group)
+        return max(cpu * 1_000_000 // total_cpu, mem * 1_000_000 // total_mem), sum(p.count for p in group)
+
+    name = max(sorted(groups), key=lambda g: share(groups[g]))
+    chosen = groups[name]
+    packed = {p.name for p in chosen}
+    out = tuple(p for p in pods if p.name in packed or p.name in never or not kinds.get(p.name, ""))
+    left = tuple(p.name for p in pods if kinds.get(p.name, "") and p.name not in packed and p.name not in never)
+    return out, RunToCompletion(name, tuple(p.name for p in chosen), left)
 
 
 def pod_name(w: Workload) -> str:
@@ -460,8 +544,10 @@ def inputs_from(
     pools, unknown = pools_to_node_types(
         pools_in, classes, overhead=ov, daemons=plan.daemons, max_pods=mp, sources=sources
     )
+    kinds = {name: kind for name, w in plan.by_name.items() if (kind := run_kind(w))}
+    pods, rtc = _peak_group(plan.pods, kinds, pools)
     return PackInputs(
-        plan.pods,
+        pods,
         plan.daemons,
         pools,
         classes,
@@ -476,4 +562,5 @@ def inputs_from(
         plan.unknown,
         plan.control_plane_only,
         plan.unschedulable,
+        run_to_completion=rtc,
     )

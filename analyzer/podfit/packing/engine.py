@@ -196,12 +196,14 @@ def min_nodes(
     *,
     workers: int = 2,
     dot: bool = True,
+    search: bool = True,
 ) -> MinNodesResult | None:
     """Least number of ``template`` nodes holding every pod (node selection ignored: the pool is
     assumed to carry the labels the pods ask for and only taints they tolerate). ``None`` when some
     pod never fits such a node, or when the lower bound alone exceeds ``MAX_MIN_NODES`` (no
     placement is searched at a scale no cluster has; the misfit itself is still proven by the bound
-    in ``pack``)."""
+    in ``pack``). Without ``search``: the lower bound and first-fit-decreasing's count only (no
+    other heuristic, no search), in milliseconds."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
     if any(not fits(p.demand, tmpl.allocatable) for p in pods):
@@ -213,9 +215,10 @@ def min_nodes(
     total = sum(p.count for p in pods)
     if total == 0:
         return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
-    best, _ = run_all(
-        pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME), dot=dot
-    )
+    if not search:  # bounds only: the lower bound and first-fit-decreasing's count
+        time_budget = 0
+    heuristics_until = start + max(time_budget / 4, HEURISTIC_MIN_TIME) if search else start
+    best, _ = run_all(pods, [], template=tmpl, max_open=total, deadline=heuristics_until, dot=dot and search)
     upper = best.used_nodes
     method = best.name
     packing = best
@@ -247,19 +250,32 @@ def min_nodes(
 
 def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
     """Free capacity on nodes where not even one more pod of any type (eligible there) would fit."""
+    import numpy as np
+
     by_name = {n.name: n for n in pools}
+    live = [p for p in pods if p.count > 0]
     cpu = mem = free_cpu = free_mem = 0
     names = []
-    live = [p for p in pods if p.count > 0]
-    for n in nodes:
-        free = n.free
-        free_cpu += free[0]
-        free_mem += free[1]
-        pool = by_name.get(n.pool)
-        usable = any((pool is None or p.allowed_on(pool)) and fits(p.demand, free) for p in live)
-        if not usable and (free[0] > 0 or free[1] > 0):
-            cpu += free[0]
-            mem += free[1]
+    if not nodes:
+        return Stranded(0, 0, (), 0, 0)
+    free = np.array([n.free for n in nodes], dtype=np.int64).reshape(len(nodes), 4)
+    demand = np.array([p.demand for p in live], dtype=np.int64).reshape(len(live), 4)
+    # which pod types may run on each node's pool (a node of an unknown pool takes any)
+    pool_names = sorted({n.pool for n in nodes})
+    allowed = {
+        name: np.array([p.allowed_on(by_name[name]) for p in live], dtype=bool)
+        if name in by_name
+        else np.ones(len(live), dtype=bool)
+        for name in pool_names
+    }
+    for i, n in enumerate(nodes):
+        f = free[i]
+        free_cpu += int(f[0])
+        free_mem += int(f[1])
+        usable = bool(len(live)) and bool((allowed[n.pool] & (demand <= f).all(axis=1)).any())
+        if not usable and (f[0] > 0 or f[1] > 0):
+            cpu += int(f[0])
+            mem += int(f[1])
             names.append(n.name)
     return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
 
@@ -308,10 +324,14 @@ def right_size(
     numa_cores: int | None = None,
     numa_memory: int | None = None,
     share_percent: int = 100,
+    host_limits: Mapping[str, int] | None = None,
 ) -> Recommendation:
     """Among NUMA-fitting classes that hold the largest pod, the class and count with least waste.
 
-    Count = the least count that fits, raised until the free capacity covers the burst headroom.
+    Count = the least count that fits, raised until the free capacity covers the burst headroom, and
+    never above what the hosts hold (``host_limits``, per class): a class whose least count the
+    hosts cannot hold is excluded; one whose headroom would take more nodes than the hosts hold gets
+    the hosts' number (its headroom is then short, as ``headroom_cpu``/``headroom_memory`` show).
     Waste = provisioned capacity − requests − headroom, scored as the mean of the CPU and memory
     shares of provisioned capacity left idle (parts per million); ties go to fewer nodes, then the name.
     """
@@ -328,6 +348,10 @@ def right_size(
         if mn is None:
             excluded[c.name] = "cannot hold the largest pod"
             continue
+        limit = (host_limits or {}).get(c.name)
+        if limit is not None and (mn.nodes > limit or limit == 0):
+            excluded[c.name] = f"the hosts hold at most {limit} such nodes, the pods need {mn.nodes}"
+            continue
         t = mn.node_type
         n = mn.nodes
         b_cpu, b_mem, _ = burst(pods, t.cpu, t.memory)  # each pod bursts within one node of this class
@@ -338,6 +362,8 @@ def right_size(
         if t.memory > 0 and need_mem:
             n = max(n, ceil_div(req_mem + need_mem, t.memory))
         n = max(n, 1)
+        if limit is not None:
+            n = min(n, limit)
         prov_cpu, prov_mem = n * c.cpu, n * c.memory
         w_cpu = max(prov_cpu - req_cpu - need_cpu, 0)
         w_mem = max(prov_mem - req_mem - need_mem, 0)
@@ -352,6 +378,7 @@ def right_size(
                 headroom_cpu=n * t.cpu - req_cpu,
                 headroom_memory=n * t.memory - req_mem,
                 waste_ppm=(w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem) // 2,
+                host_limit=limit,
             )
         )
     cands.sort(key=lambda c: (c.waste_ppm, c.nodes, c.vm_class))
@@ -370,6 +397,29 @@ class Analysis:
     pods: tuple[PodType, ...] = field(default=())
 
 
+def daemons_for_min_nodes(
+    daemons: Sequence[DaemonPod], pods: Sequence[PodType], pools: Sequence[NodeType]
+) -> tuple[DaemonPod, ...]:
+    """The DaemonSets whose pods take room on every node of a class in the least-nodes count (the
+    class's nodes replace the pools the pods use): those that run on every worker pool, and those
+    some pod cannot avoid (every pool it may run on runs the DaemonSet). A DaemonSet that only runs
+    on pools the pods need not use (one selecting ``gpu=true`` beside pods that run anywhere) adds
+    nothing: the pods do not need such nodes."""
+    live = [n for n in pools if n.count > 0]
+    out = []
+    for d in daemons:
+        on = {n.name for n in live if d.lands_on(n.name, n.labels)}
+        if not on:
+            continue
+        everywhere = len(on) == len(live)
+        unavoidable = any(
+            p.count > 0 and (allowed := {n.name for n in live if p.allowed_on(n)}) and allowed <= on for p in pods
+        )
+        if everywhere or unavoidable:
+            out.append(d)
+    return tuple(out)
+
+
 def analyze(
     pods: Sequence[PodType],
     pools: Sequence[NodeType],
@@ -384,9 +434,13 @@ def analyze(
     time_budget: float = DEFAULT_TIME_BUDGET,
     workers: int = 2,
     family: str | None = None,
+    host_limits: Mapping[str, int] | None = None,
+    search: Sequence[str] | None = None,
 ) -> Analysis:
     """Everything ``podfit pack`` reports. ``family`` (e.g. ``best-effort-``) limits the classes
-    considered for min nodes and right-sizing to names with that prefix."""
+    considered for min nodes and right-sizing to names with that prefix. ``search``: the classes
+    whose least count is searched for (LNS, CP-SAT) within the time budget; the others get the
+    lower bound and first-fit-decreasing's count. None: every class (the rules' choice)."""
     pods = tuple(p for p in pods if p.count > 0)
     pools = tuple(pools)
     start = time.monotonic()
@@ -395,24 +449,36 @@ def analyze(
     headroom_ = headroom(pods, fit.nodes, share_percent)
     cands = [c for c in classes if family is None or c.name.startswith(family)]
     least: dict[str, MinNodes] = {}
-    # A DaemonSet counts on the nodes of a class when it runs on at least one of the pools (that pool
-    # is assumed replaced by nodes of the class, with its labels and taints).
     landing = [
-        dataclasses.replace(d, node_selector=(), pools=None)
-        for d in daemons
-        if d.pools is None or any(d.lands_on(n.name, n.labels) for n in pools)
+        dataclasses.replace(d, node_selector=(), pools=None) for d in daemons_for_min_nodes(daemons, pods, pools)
     ]
-    for i, c in enumerate(cands):
+    searched = [c for c in cands if search is None or c.name in search]
+    for c in sorted(cands, key=lambda c: c in searched):  # bounds first: the search takes what is left
         left = max(time_budget - (time.monotonic() - start), 0.0)
         t = node_type(c.name, c, 1, overhead=overhead, daemons=landing, max_pods=max_pods)
-        r = min_nodes(pods, t, left / (len(cands) - i), workers=workers)
+        if c in searched:
+            share = left / (len(searched) - searched.index(c))
+            r = min_nodes(pods, t, share, workers=workers)
+        else:
+            r = min_nodes(pods, t, 0, workers=workers, search=False)
         if r is not None:
             least[c.name] = r.summary
-    rec = right_size(pods, cands, least, numa_cores=numa_cores, numa_memory=numa_memory, share_percent=share_percent)
+    least = {c.name: least[c.name] for c in cands if c.name in least}  # the catalogue's order
+    rec = right_size(
+        pods,
+        cands,
+        least,
+        numa_cores=numa_cores,
+        numa_memory=numa_memory,
+        share_percent=share_percent,
+        host_limits=host_limits,
+    )
     return Analysis(fit, pools, least, stranded_, headroom_, rec, pods)
 
 
-def analyze_inputs(inputs: PackInputs, share_percent: int, time_budget: float) -> Analysis:
+def analyze_inputs(
+    inputs: PackInputs, share_percent: int, time_budget: float, search: Sequence[str] | None = None
+) -> Analysis:
     """:func:`analyze` over what :func:`podfit.packing.adapter.inputs_from` gathered (the pods,
     pools, classes, overhead, DaemonSets and NUMA size of one cluster)."""
     return analyze(
@@ -427,4 +493,6 @@ def analyze_inputs(inputs: PackInputs, share_percent: int, time_budget: float) -
         share_percent=share_percent,
         time_budget=time_budget,
         family=inputs.family,
+        host_limits=inputs.host_limits,
+        search=search,
     )

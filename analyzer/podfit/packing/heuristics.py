@@ -184,27 +184,95 @@ def first_fit(
         return (-size(p, ref), p.name)
 
     unplaced = [0] * len(pods)
-    for t in sorted(range(len(pods)), key=order_key):
-        rem = pods[t].count
-        j = 0
-        while rem > 0:
-            if j == len(st.pool):
-                if not st.can_open():
-                    break
-                st._add(0)
-            k = st.room(t, j)
-            if k:
-                k = min(k, rem)
-                st.place(t, j, k)
-                rem -= k
-            elif j == len(st.pool) - 1 and template is not None and not st.content[j]:
-                break  # a fresh node cannot take it: it will never fit
-            j += 1
-        unplaced[t] = rem
+    _fill_in_order(st, sorted(range(len(pods)), key=order_key), unplaced)
     name = f"ffd-{key}" + ("" if constrained_first else "-plain")
     if not constrained_first and key == "sum":
         name = BASELINE
     return st.result(name, unplaced)
+
+
+def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
+    """First fit of each type in ``order``: every node in turn takes as many of its pods as fit
+    (then new template nodes, when ``st`` may open them). Computed per type over all nodes at once
+    (numpy), with the same result as visiting the nodes one by one: placing a type's pods on one
+    node changes no other node's room for that type."""
+    import numpy as np
+
+    pods = st.pods
+    n = len(st.pool)
+    size = n if st.template is None else max(n, st.max_open)
+    pool_of = np.zeros(size, dtype=np.int64)
+    pool_of[:n] = st.pool
+    free = np.zeros((4, size), dtype=np.int64)  # cpu, memory, pod slots, storage
+    free[:, :n] = [st.fc, st.fm, st.fp, st.fs]
+    tmpl = st.pools[0] if st.template is not None else None
+    groups: dict[str, np.ndarray] = {}
+    where: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # type → (nodes, pods on each)
+    elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
+    for t in order:
+        p = pods[t]
+        rem = p.count
+        if rem <= 0:
+            continue
+        demand = (p.cpu, p.memory, 0, p.storage)
+        cap = p.per_node_cap
+
+        # room of every node for this type
+        k = free[2, :n].copy()
+        for d in (0, 1, 3):
+            if demand[d]:
+                np.minimum(k, free[d, :n] // demand[d], out=k)
+        k[~elig[t][pool_of[:n]]] = 0
+        if p.exclusive_group is not None and p.exclusive_group in groups:
+            k[groups[p.exclusive_group][:n]] = 0
+        for u in st.conf[t]:
+            if u in where:
+                k[where[u][0]] = 0
+        if cap is not None:
+            np.minimum(k, cap, out=k)
+        np.maximum(k, 0, out=k)
+        before = np.cumsum(k) - k  # pods the earlier nodes take
+        take = np.clip(rem - before, 0, k)
+        rem -= int(take.sum())
+        if rem > 0 and tmpl is not None and n < st.max_open:
+            # new template nodes: each empty one takes the same number
+            fresh = min([tmpl.pods, *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d])])
+            if not (elig[t][0] and fresh > 0):
+                # the node-by-node fit opens one node, finds it cannot take the type and stops (it
+                # opens none when the last node is such an empty one); later types may use it
+                if n == 0 or free[2, n - 1] < tmpl.pods:  # the last node holds pods
+                    free[:, n] = [tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage]
+                    take = np.concatenate([take, np.zeros(1, dtype=np.int64)])
+                    n += 1
+            else:
+                fresh = min(fresh, cap) if cap is not None else fresh
+                more = min(-(-rem // fresh), st.max_open - n)
+                free[:, n : n + more] = np.array([tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage])[:, None]
+                extra = np.full(more, fresh, dtype=np.int64)
+                extra[-1] = min(fresh, rem - fresh * (more - 1))
+                take = np.concatenate([take, extra])
+                n += more
+                rem -= int(extra.sum())
+        nodes = np.flatnonzero(take)
+        counts = take[nodes]
+        where[t] = (nodes, counts)
+        for d in (0, 1, 3):
+            if demand[d]:
+                free[d, nodes] -= counts * demand[d]
+        free[2, nodes] -= counts
+        if p.exclusive_group is not None:
+            present = groups.setdefault(p.exclusive_group, np.zeros(size, dtype=bool))
+            present[nodes] = True
+        unplaced[t] = rem
+    # back to the state's per-node lists
+    while len(st.pool) < n:
+        st._add(0)
+    st.fc, st.fm, st.fp, st.fs = (free[d, :n].tolist() for d in range(4))
+    for t, (nodes, counts) in where.items():
+        for j, k in zip(nodes.tolist(), counts.tolist(), strict=True):
+            st.content[j][t] = k
+            if pods[t].exclusive_group is not None:
+                st.groups[j].add(pods[t].exclusive_group)
 
 
 def dot_product(

@@ -370,6 +370,7 @@ class Candidate:
     headroom_cpu: int
     headroom_memory: int
     waste_ppm: int  # mean of the CPU and memory shares of provisioned capacity left idle, parts per million
+    host_limit: int | None = None  # the most nodes of the class the hosts hold (None: no hosts described)
 
 
 @dataclass(frozen=True)

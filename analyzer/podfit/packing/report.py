@@ -126,6 +126,9 @@ def scheduling_notes(inputs: Any) -> list[str]:
     if inputs.control_plane_only:
         lines.append("not packed, they run only on control-plane pools: " + ", ".join(inputs.control_plane_only))
     lines.extend(f"no worker pool can run {name}: {why}" for name, why in inputs.unschedulable.items())
+    rtc = getattr(inputs, "run_to_completion", None)
+    if rtc is not None:
+        lines.append(rtc.describe())
     return lines
 
 
@@ -134,6 +137,13 @@ def scheduling_json(inputs: Any) -> dict[str, Any]:
         "unknown": [{"keys": list(u.keys), "pods": list(u.pods), "message": u.describe()} for u in inputs.unknown],
         "control_plane_only": list(inputs.control_plane_only),
         "unschedulable": dict(inputs.unschedulable),
+        "run_to_completion": None
+        if inputs.run_to_completion is None
+        else {
+            "packed": inputs.run_to_completion.packed,
+            "packed_pods": list(inputs.run_to_completion.packed_pods),
+            "left_out": list(inputs.run_to_completion.left_out),
+        },
     }
 
 

@@ -7,10 +7,14 @@ per check and cluster (cached on the run's facts and config) and every packing r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from ..clusters import cluster_objects
 from ..facts import ClusterScope
-from ..model import Location
+from ..model import Location, ObjectRef
+from ..platform import NodePool, Platform
+from ..vsphere import critical_workloads, nodes_hosts_hold
 from .adapter import PackInputs, inputs_from
 from .engine import Analysis, analyze_inputs
 
@@ -22,6 +26,7 @@ __all__ = [
     "time_budget",
     "headroom_share",
     "pool_location",
+    "pool_anchor",
 ]
 
 MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
@@ -75,13 +80,41 @@ def _cache_inputs(ctx) -> list[PackInputs]:
     return [f.inputs for f in _fill(ctx, analyse=False)]
 
 
+def overcommit_ratio(ctx) -> int:
+    """PF503's vCPU : core ratio for this run (the critical one where critical workloads run)."""
+    rule = ctx.for_rule("PF503")
+    critical = critical_workloads(ctx.platform, ctx.objects)
+    return int(rule.option("critical-ratio-percent") if critical else rule.option("ratio-percent"))
+
+
+def host_limits(platform: Platform, pools: Sequence[NodePool], all_pools: Sequence[NodePool], ratio: int):
+    """Per VM class, the most nodes of it the hosts hold in place of ``pools`` (a cluster's worker
+    pools), beside every other pool of ``all_pools`` (control planes, other clusters); None when the
+    platform describes no hosts."""
+    replaced = {id(p) for p in pools if p.role != "control-plane"}
+    others = [p for p in all_pools if id(p) not in replaced]
+    limits = {c.name: nodes_hosts_hold(platform, c.name, others, ratio) for c in platform.vm_classes}
+    found = {k: v for k, v in limits.items() if v is not None}
+    return found or None
+
+
 def _fill(ctx, analyse: bool) -> list[PackingFacts]:
     """The run's packing facts, computed once per run (``ctx.memo`` is shared by the rules' contexts)."""
     memo = ctx.memo
     if "packing" not in memo:
         several = len(ctx.facts.clusters) > 1
+        ratio = overcommit_ratio(ctx) if ctx.platform.hosts else 0
         memo["packing"] = [
-            PackingFacts(inputs_from(c.workloads, ctx.platform, c.node_pools), None, c, several) for c in _clusters(ctx)
+            PackingFacts(
+                replace(
+                    inputs_from(c.workloads, ctx.platform, c.node_pools),
+                    host_limits=host_limits(ctx.platform, c.node_pools, ctx.facts.node_pools, ratio),
+                ),
+                None,
+                c,
+                several,
+            )
+            for c in _clusters(ctx)
         ]
     if analyse and not memo.get("packing-analysed"):
         memo["packing"] = [_analyse(ctx, f) for f in memo["packing"]]
@@ -110,6 +143,22 @@ def pool_location(inputs: PackInputs, pool_name: str) -> Location:
         return loc
     first = next(iter(inputs.workloads.values()), None)
     return Location(first.location.file if first is not None else "", 0)
+
+
+def pool_anchor(facts: PackingFacts, pool_name: str) -> tuple[Location, ObjectRef | None]:
+    """Where a finding about a node pool points: the pool's declaration, and the cluster manifest
+    (TanzuKubernetesCluster / Cluster API Cluster) that declares it, when it comes from one (a
+    platform profile's pool is no object of the input: None)."""
+    loc = pool_location(facts.inputs, pool_name)
+    source = (facts.inputs.pool_sources or {}).get(pool_name)
+    cluster = getattr(source, "cluster", "")
+    declared = getattr(source, "location", None)
+    if not cluster or declared is None or facts.cluster is None:
+        return loc, None
+    for o in cluster_objects(facts.cluster.objects):
+        if o.ref.name == cluster and o.location.file == declared.file:
+            return loc, o.ref
+    return loc, None
 
 
 def advice_withheld(inputs: PackInputs) -> str | None:

@@ -12,7 +12,8 @@ from . import RuleContext
 
 
 def sized_pods(ctx: RuleContext) -> Iterator[tuple[Workload, CrxSize, frozenset[str]]]:
-    """(workload, its CRX, the names of its containers with a quantity podfit could not read).
+    """(workload, its CRX, the names of its containers with a quantity podfit could not read), for
+    each workload that runs as a vSphere Pod (:meth:`podfit.facts.Facts.runs_as_vsphere_pod`).
 
     A container's unreadable quantity is reported as PF903 and counts as unset here, as it does in
     ``podfit vsphere crx``; the rules use the names to leave such pods to PF903."""
@@ -22,4 +23,5 @@ def sized_pods(ctx: RuleContext) -> Iterator[tuple[Workload, CrxSize, frozenset[
             unreadable.setdefault(f.object, set()).add(f.container)
     base = reference_mhz(ctx.platform)
     for w in ctx.workloads:
-        yield w, crx_size(w.pod, base), frozenset(unreadable.get(w.ref, ()))
+        if ctx.facts.runs_as_vsphere_pod(w):  # not the workloads of a guest cluster (TKC / Cluster API)
+            yield w, crx_size(w.pod, base), frozenset(unreadable.get(w.ref, ()))

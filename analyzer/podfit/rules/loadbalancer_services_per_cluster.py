@@ -44,25 +44,25 @@ OPTIONS: tuple[Option, ...] = (
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     runtime = ctx.platform.runtime
-    size = str(ctx.option("size"))
-    if size == "auto":
-        size = LB_DEFAULT_SIZE[runtime]
+    configured = str(ctx.option("size"))
     override = ctx.option("max-services")
-    limit = int(override) if override is not None else LB_VIRTUAL_SERVERS[size]
     clusters = ctx.facts.clusters
     several = len(clusters) > 1
     copies: dict[tuple[str, str], int] = {}
-    pods = runtime == "vsphere-pods"
     for c in clusters:
         for _, second in c.duplicates:
             if is_loadbalancer_service(second):
-                key = (c.name, (second.ref.namespace or "default") if pods else "")
+                key = (c.name, (second.ref.namespace or "default") if c.runtime == "vsphere-pods" else "")
                 copies[key] = copies.get(key, 0) + 1
     by_name = {c.name: c for c in clusters}
     for (cluster, ns), services in sorted(loadbalancer_groups(clusters, runtime).items()):
+        scope = by_name[cluster]
+        # a guest cluster (TKC) on a Supervisor has its own load balancer, as on tkg
+        pods = scope.runtime == "vsphere-pods"
+        size = LB_DEFAULT_SIZE[scope.runtime] if configured == "auto" else configured
+        limit = int(override) if override is not None else LB_VIRTUAL_SERVERS[size]
         if len(services) <= limit:
             continue
-        scope = by_name[cluster]
         services = sorted(services, key=lambda o: (o.location.file, o.location.line))
         first_over = services[limit]
         if pods:

@@ -10,7 +10,7 @@ from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
-    pool_location,
+    pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 from ..quantity import format_cpu
@@ -47,7 +47,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
     if h.free_memory < h.needed_memory:
         short.append(f"memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free")
     pool = a.pools[0].name
-    loc = pool_location(facts.inputs, pool)
+    loc, obj = pool_anchor(facts, pool)
     yield Finding(
         rule=ID,
         message=(
@@ -55,6 +55,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
             f"capacity after packing ({'; '.join(short)})"
         ),
         location=loc,
+        object=obj,
         details=facts.details(
             {
                 "share_percent": h.share_percent,

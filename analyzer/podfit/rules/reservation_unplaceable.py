@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..vsphere import describe_vms, finding_anchor, place, reservations_of
+from ..vsphere import describe_vms, finding_anchor, place, reservation_share, reservations_of
 from . import RuleContext
 
 ID = "PF502"
@@ -26,24 +26,28 @@ def skip_reason(ctx: RuleContext) -> str | None:
 def check(ctx: RuleContext) -> Iterator[Finding]:
     # the vSphere cluster (the platform's hosts) runs the node VMs and CRXs of every Kubernetes
     # cluster: all of them count, each object once per cluster (duplicates are PF910)
-    vms = reservations_of(ctx.facts.unique_workloads, ctx.platform, ctx.node_pools)
+    vms = reservations_of(ctx.facts.crx_workloads, ctx.platform, ctx.node_pools)
     budget = float(ctx.option("time-budget"))
     result = place(vms, ctx.platform, budget)
     if result.feasible is not False:
         return  # placeable, or undecided within the budget (not a finding)
 
-    def key(v):
-        return max(v.cpu_reservation_mhz, 1) * v.memory_reservation_bytes + v.cpu_reservation_mhz
-
-    loc, obj = finding_anchor(vms, ctx.objects, ctx.platform.source, key)
+    # The finding points at what the proof is about: a VM larger than every host, else the VM group
+    # that reserves the largest share of the hosts' capacity in the dimension the proof is short of
+    # (never an arbitrary VM the heuristic happened to leave unplaced)
+    about = result.about
+    too_large = [v for v in vms if v.name in about]
+    dimension = about[0] if about and about[0] in ("cpu", "memory") and not too_large else None
+    key = reservation_share(ctx.platform, dimension)
+    loc, obj = finding_anchor(too_large or [v for v in vms if v.reserves], ctx.objects, ctx.platform.source, key)
     unplaced = ", ".join(f"{n} × {k}" for n, k in result.unplaced)
     yield Finding(
         ID,
         f"no assignment of the reserving VMs to hosts exists ({result.detail or result.proof}); DRS will refuse "
         f"to power on some of them"
         + (f", e.g. {unplaced}" if unplaced else "")
-        + f". Reserving VMs: {describe_vms(vms, lambda v: v.cpu_reservation_mhz + v.memory_reservation_bytes)}",
+        + f". Largest reservations: {describe_vms(vms, key)}",
         loc,
         obj,
-        details={"proof": result.proof, "unplaced": dict(result.unplaced)},
+        details={"proof": result.proof, "unplaced": dict(result.unplaced), "about": list(about)},
     )

@@ -24,7 +24,7 @@ def skip_reason(ctx: RuleContext) -> str | None:
 def check(ctx: RuleContext) -> Iterator[Finding]:
     # the vSphere cluster (the platform's hosts) runs the node VMs and CRXs of every Kubernetes
     # cluster: all of them count, each object once per cluster (duplicates are PF910)
-    vms = reservations_of(ctx.facts.unique_workloads, ctx.platform, ctx.node_pools)
+    vms = reservations_of(ctx.facts.crx_workloads, ctx.platform, ctx.node_pools)
     report = analyze_capacity(vms, ctx.platform, placement=False)
     cap = report.capacity
     over = []

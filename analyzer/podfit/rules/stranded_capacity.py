@@ -11,7 +11,7 @@ from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
     per_cluster,
-    pool_location,
+    pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 from ..quantity import format_cpu
@@ -42,7 +42,7 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
     if not (s.cpu * 100 > percent * total_cpu or s.memory * 100 > percent * total_mem):
         return
     pool = next(n.pool for n in a.fit.nodes if n.name in s.nodes)
-    loc = pool_location(facts.inputs, pool)
+    loc, obj = pool_anchor(facts, pool)
     yield Finding(
         rule=ID,
         message=(
@@ -56,6 +56,7 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
             )
         ),
         location=loc,
+        object=obj,
         details=facts.details(
             {
                 "stranded_cpu": s.cpu,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..clusters import cluster_objects
 from ..findings import Finding
 from ..options import Option
 from ..packing.bounds import certificates, eligible_pools, fits
@@ -21,7 +20,7 @@ from ..packing.report import describe_bound, describe_proof
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
-    pool_location,
+    pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 
@@ -111,6 +110,10 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
             "violated": [b.kind for b in a.fit.violated_bounds],
             "min_nodes": {k: m.nodes for k, m in a.min_nodes.items()},
             "unknown": _unknown(inputs),
+            # Jobs, CronJobs and Helm hooks: the group packed, and those left out (see the adapter)
+            "run_to_completion": None
+            if inputs.run_to_completion is None
+            else {"packed": inputs.run_to_completion.packed, "left_out": list(inputs.run_to_completion.left_out)},
         }
     )
     # 1. Certificates about one workload: a finding on each such workload.
@@ -135,7 +138,12 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     nodes = sum(n.count for n in inputs.pools)
     pods = sum(p.count for p in inputs.pods)
     rec = a.recommendation
-    fix = f"; recommended: {rec.nodes} × {rec.vm_class} (PF604)" if rec.vm_class else ""
+    if rec.vm_class:
+        fix = f"; recommended: {rec.nodes} × {rec.vm_class} (PF604)"
+    elif any(why.startswith("the hosts hold at most") for why in rec.excluded.values()):
+        fix = "; no VM class fits: the hosts cannot run enough nodes (PF604)"
+    else:
+        fix = ""
     message = (
         f"{facts.prefix}{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
         f"{describe_proof(a).removeprefix('no: ')}{fix}"
@@ -165,25 +173,11 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
         yield Finding(rule=ID, message=message, location=w.location, object=w.ref, details=details)
         return
     scope = violated[0].scope if violated and violated[0].scope else tuple(n.name for n in inputs.pools)
-    source = (inputs.pool_sources or {}).get(scope[0])
-    cluster = getattr(source, "cluster", "")
-    source_location = getattr(source, "location", None)
-    objects = facts.cluster.objects if facts.cluster is not None else ctx.objects
-    obj = next(
-        (
-            o
-            for o in cluster_objects(objects)
-            if cluster
-            and o.ref.name == cluster
-            and source_location is not None
-            and o.location.file == source_location.file
-        ),
-        None,
-    )
+    loc, obj = pool_anchor(facts, scope[0])
     yield Finding(
         rule=ID,
         message=message,
-        location=pool_location(inputs, scope[0]),
-        object=obj.ref if obj is not None else None,
+        location=loc,
+        object=obj,
         details=details,
     )

@@ -1,0 +1,106 @@
+"""First fit computes each pod type's placement over all nodes at once (numpy); it must give
+exactly what visiting the nodes one by one gives. The node-by-node loop is kept here as the
+reference and both run on random instances with every constraint first fit honours."""
+
+from __future__ import annotations
+
+import random
+
+from podfit.packing.heuristics import ORDERINGS, _State, first_fit
+from podfit.packing.model import NodeType, PodType
+
+GI = 2**30
+
+
+def reference(pods, pools, order, template=None, max_open=0):
+    """The node-by-node first fit (the loop first_fit ran before it was computed per type)."""
+    st = _State(pods, pools, template, max_open)
+    unplaced = [0] * len(pods)
+    for t in order:
+        rem = pods[t].count
+        j = 0
+        while rem > 0:
+            if j == len(st.pool):
+                if not st.can_open():
+                    break
+                st._add(0)
+            k = st.room(t, j)
+            if k:
+                k = min(k, rem)
+                st.place(t, j, k)
+                rem -= k
+            elif j == len(st.pool) - 1 and template is not None and not st.content[j]:
+                break
+            j += 1
+        unplaced[t] = rem
+    return st.pool, st.content, unplaced
+
+
+def random_pods(rng: random.Random, pools: list[str]) -> tuple[PodType, ...]:
+    n = rng.randint(1, 9)
+    pods = []
+    for i in range(n):
+        pods.append(
+            PodType(
+                f"t{i}",
+                rng.choice([0, 100, 250, 500, 1000, 1500]),
+                rng.choice([0, 1, 2, 3, 5]) * GI,
+                count=rng.randint(0, 30),
+                storage=rng.choice([0, 0, GI]),
+                exclusive_group=rng.choice([None, None, None, "a", "b"]),
+                max_per_node=rng.choice([None, None, 1, 3]),
+                pools=rng.choice([None, None, tuple(rng.sample(pools, rng.randint(1, len(pools))))]),
+                conflicts=tuple(f"t{u}" for u in range(n) if u != i and rng.random() < 0.15),
+            )
+        )
+    return tuple(pods)
+
+
+def test_first_fit_per_type_equals_node_by_node_on_fixed_pools():
+    rng = random.Random(15)
+    for _ in range(300):
+        pools = [
+            NodeType(
+                f"p{i}", "c", rng.randint(0, 6), rng.randint(1, 8) * 500, rng.randint(1, 16) * GI, rng.randint(2, 30)
+            )
+            for i in range(rng.randint(1, 3))
+        ]
+        pods = random_pods(rng, [p.name for p in pools])
+        for key in ORDERINGS:
+            for constrained in (True, False):
+                got = first_fit(pods, pools, key, constrained_first=constrained)
+                order = _order(pods, pools, key, constrained)
+                pool, content, unplaced = reference(pods, pools, order)
+                assert (got.pool, got.content, got.unplaced) == (pool, content, unplaced), (pods, pools, key)
+
+
+def test_first_fit_per_type_equals_node_by_node_when_opening_nodes():
+    rng = random.Random(16)
+    for _ in range(300):
+        tmpl = NodeType("tmpl", "c", 1, rng.randint(1, 8) * 500, rng.randint(1, 16) * GI, rng.randint(1, 30))
+        pods = random_pods(rng, ["tmpl"])
+        max_open = rng.choice([sum(p.count for p in pods), rng.randint(0, 5)])
+        for key in ORDERINGS:
+            got = first_fit(pods, [], key, template=tmpl, max_open=max_open)
+            order = _order(pods, [tmpl], key, True, template=tmpl)
+            pool, content, unplaced = reference(pods, [], order, tmpl, max_open)
+            assert (got.pool, got.content, got.unplaced) == (pool, content, unplaced), (pods, tmpl, key, max_open)
+
+
+def _order(pods, pools, key, constrained, template=None):
+    """The order first_fit takes the types in (the same key)."""
+    from podfit.packing.heuristics import _reference
+
+    ref = _reference(pods, [template] if template else pools)
+    size = ORDERINGS[key]
+    elig = [[p.allowed_on(n) for n in pools] for p in pods]
+
+    def order_key(t):
+        p = pods[t]
+        if constrained:
+            eligible = sum(n.count for n, ok in zip(pools, elig[t], strict=True) if ok) if template is None else 0
+            c = 0 if (p.exclusive_group or p.max_per_node or p.conflicts) else 1
+            return (eligible, c, -size(p, ref), p.name)
+        return (-size(p, ref), p.name)
+
+    return sorted(range(len(pods)), key=order_key)
