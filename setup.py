@@ -12,7 +12,7 @@ setup(
     packages=packages + ["podfit._policies", "podfit._schemas"],
     package_dir={"": "analyzer", "podfit._policies": "policies", "podfit._schemas": "schemas"},
     package_data={
-        "podfit": ["*.yaml", "data/*.wasm", "data/*.json"],
+        "podfit": ["*.yaml", "data/*.wasm", "data/*.json", "data/*.css", "data/*.js"],
         "podfit._policies": ["**/*.rego", "**/*.json"],
         "podfit._schemas": ["**/*.json", "**/*.yaml"],
     },

@@ -263,7 +263,8 @@ def check(
     report = analyze(result, facts, config, rego_results, selected, eng.name if eng is not None else "", notices)
     if status:
         click.echo("\r\x1b[K", nl=False, err=True)
-    emit(render(report, fmt, color=_use_color(color, output, fmt)), output)
+    extra = {"visuals": _visuals(report, facts, config)} if fmt == "html" else {}
+    emit(render(report, fmt, color=_use_color(color, output, fmt), **extra), output)
     for notice in report.notices:  # on stderr: every format's output stays what it is
         click.echo(f"podfit: notice: {notice}", err=True)
     threshold = fail_on or config.fail_on or "error"
@@ -274,6 +275,13 @@ def check(
         ignored = len(discover(paths)) - len(result.files)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
+
+
+def _visuals(report: Report, facts: Any, config: Config):
+    """The figures of the HTML report's pictures (podfit.visuals)."""
+    from .visuals import collect
+
+    return collect(facts, config, report.findings, report.analyses)
 
 
 def start_engine(engine: str, facts: Any, selected: list[str], config: Config):

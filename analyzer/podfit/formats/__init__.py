@@ -1,4 +1,5 @@
-"""Report renderers: each module here defines ``NAME`` and ``render(report, color=False) -> str``.
+"""Report renderers: each module here defines ``NAME`` and ``render(report, color=False) -> str``
+(a renderer may take more keywords, e.g. html's ``visuals``: :func:`render` passes them on).
 
 ``--format`` choices are the names found here (plus ``auto``, resolved by the CLI).
 """
@@ -26,5 +27,5 @@ def renderers() -> Mapping[str, Renderer]:
     return out
 
 
-def render(report: Report, fmt: str, color: bool = False) -> str:
-    return renderers()[fmt](report, color=color)
+def render(report: Report, fmt: str, color: bool = False, **extra: object) -> str:
+    return renderers()[fmt](report, color=color, **extra)
