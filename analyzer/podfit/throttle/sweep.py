@@ -49,13 +49,13 @@ class Sweep:
 
 def sweep_limits(current: int, cpus: int) -> tuple[int, ...]:
     """The current limit, then multiples of 0.1 CPU from a quarter above it up to ``MAX_FACTOR`` × it
-    in quarter steps of the current limit, never above the node's CPUs."""
+    in quarter steps of the current limit; a step past the node's CPUs is the node's CPUs."""
     top = cpus * 1000
     out = {current}
     for quarter in range(5, 4 * MAX_FACTOR + 1):
         limit = -(-current * quarter // 4 // STEP_MILLICORES) * STEP_MILLICORES
-        if current < limit <= top:
-            out.add(limit)
+        if limit > current:
+            out.add(min(limit, max(top, current)))
     return tuple(sorted(out))
 
 
