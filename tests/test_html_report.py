@@ -263,7 +263,10 @@ def test_in_chromium_no_errors_no_requests_and_the_dom_counts(browser, tmp_path)
         " return Array.from(document.querySelectorAll('tr.finding')).filter(r => !r.hidden).map(r => r.dataset.rule); })()"
     )
     assert shown == [f["rule"] for f in findings if f["rule"] == rule]
-    assert page.eval("document.getElementById('findings-shown').textContent") == f"{len(shown)} of {len(findings)} findings shown"
+    assert (
+        page.eval("document.getElementById('findings-shown').textContent")
+        == f"{len(shown)} of {len(findings)} findings shown"
+    )
     # sorting by severity puts the errors first, then warnings, then info
     order = page.eval(
         "(() => { const s = document.getElementById('filter-rule'); s.value = ''; s.dispatchEvent(new Event('change'));"
