@@ -313,3 +313,35 @@ def test_in_chromium_the_harness_sees_a_request_and_an_error(browser, tmp_path):
     loud = tmp_path / "loud.html"
     loud.write_text("<!DOCTYPE html><title>x</title><script>console.error('boom')</script>", encoding="utf-8")
     assert browser.open(loud.as_uri()).problems() == ["console: boom"]
+
+
+# ---------------------------------------------------------------- pack, vsphere and throttle ---
+
+
+def test_pack_vsphere_and_throttle_pages(tmp_path):
+    pack = tmp_path / "pack.html"
+    pack.write_text(run(["pack", EXAMPLES, "--format", "html"]), encoding="utf-8")
+    assert [b["data-node"] for b in parse(pack).having("g", "node-bar")] == [
+        n["name"] for n in pack_json([EXAMPLES])["nodes"]
+    ]
+    crx = tmp_path / "crx.html"
+    crx.write_text(run(["vsphere", "crx", *PF401, "--format", "html"]), encoding="utf-8")
+    pods = json.loads(run(["vsphere", "crx", *PF401, "--format", "json"]))["pods"]
+    assert len(parse(crx).having("tr", "crx")) == len(pods) >= 3
+    cap = run(["vsphere", "capacity", *PF401, "--format", "html"])
+    total = json.loads(run(["vsphere", "capacity", *PF401, "--format", "json"]))["cpu_total_mhz"]
+    assert f"{total:,} MHz in total" in cap and 'class="crx"' in cap
+    # the curve's first point is the simulation `podfit throttle` reports for the same settings
+    args = ["throttle", "--limit", "1500m", "--cpus", "64", "--threads", "100", "--seconds", "2"]
+    page = run([*args, "--format", "html"])
+    score = json.loads(run([*args, "--format", "json"]))["score"]
+    first_row = re.search(
+        r'<td class="num">1500m \(current\)</td>(?:<td class="num">[^<]*</td>){2}<td class="num">(\d+)</td>', page
+    )
+    assert first_row is not None and int(first_row.group(1)) == score
+    assert "CPU throttling against the limit" in page and "PF203" not in page
+    for name, text in (("pack", pack.read_text()), ("crx", crx.read_text()), ("cap", cap), ("throttle", page)):
+        tree = Elements()
+        tree.feed(text)
+        assert all(s["role"] == "img" for s in tree.having("svg")), name
+        assert not [t for t, a in tree.tags if "src" in a], name

@@ -16,6 +16,8 @@ from typing import Any
 from .config import Config
 from .facts import Facts
 from .findings import Finding
+from .model import Workload
+from .platform import Platform
 from .throttle.sweep import Sweep, sweep
 
 __all__ = [
@@ -27,6 +29,9 @@ __all__ = [
     "ThrottleCurve",
     "Visuals",
     "collect",
+    "packing_picture",
+    "crx_rows",
+    "vsphere_capacity",
 ]
 
 
@@ -123,7 +128,7 @@ class VsphereCapacity:
 
 @dataclass(frozen=True)
 class ThrottleCurve:
-    finding: int  # index of the PF203 finding in the report's findings
+    finding: int | None  # index of the PF203 finding in the report's findings (None: podfit throttle)
     subject: str  # Deployment ns/name container c
     sweep: Sweep
 
@@ -135,89 +140,100 @@ class Visuals:
     throttle: tuple[ThrottleCurve, ...] = ()
 
 
-def _packing(facts: Facts, config: Config, memo: dict[str, Any]) -> tuple[PackingPicture, ...]:
+def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPicture:
+    """The picture of one packing analysis (:class:`podfit.packing.engine.Analysis`) of ``inputs``
+    (:class:`podfit.packing.adapter.PackInputs`)."""
     from .packing.report import describe_proof, scheduling_notes
+
+    a = analysis
+    ov = inputs.overhead
+    stranded = set(a.stranded.nodes)
+    pools = []
+    for pool in a.pools:
+        daemon_cpu = max(pool.capacity_cpu - ov.cpu - pool.cpu, 0)
+        daemon_mem = max(pool.capacity_memory - ov.memory - pool.memory, 0)
+        bars = tuple(
+            NodeBar(
+                name=n.name,
+                pool=n.pool,
+                vm_class=n.vm_class,
+                capacity_cpu=pool.capacity_cpu,
+                capacity_memory=pool.capacity_memory,
+                overhead_cpu=min(ov.cpu, pool.capacity_cpu),
+                overhead_memory=min(ov.memory, pool.capacity_memory),
+                daemon_cpu=daemon_cpu,
+                daemon_memory=daemon_mem,
+                allocatable_cpu=n.allocatable[0],
+                allocatable_memory=n.allocatable[1],
+                used_cpu=n.used[0],
+                used_memory=n.used[1],
+                pods=n.pods,
+                stranded=n.name in stranded,
+            )
+            for n in a.fit.nodes
+            if n.pool == pool.name
+        )
+        pools.append(PoolPicture(pool.name, pool.vm_class, pool.count, pool.daemon_pods, bars))
+    return PackingPicture(
+        cluster=cluster,
+        verdict=describe_proof(a),
+        feasible=a.fit.feasible,
+        pools=tuple(pools),
+        unplaced=a.fit.unplaced,
+        stranded_cpu=a.stranded.cpu,
+        stranded_memory=a.stranded.memory,
+        notes=tuple(scheduling_notes(inputs)),
+    )
+
+
+def _packing(facts: Facts, config: Config, memo: dict[str, Any]) -> tuple[PackingPicture, ...]:
     from .packing.rules_support import per_cluster
     from .rules import RuleContext
 
     if not facts.node_pools:
         return ()
     ctx = RuleContext(facts, config, "", memo)
-    out = []
-    for pf in per_cluster(ctx):
-        a = pf.analysis
-        if a is None:
+    return tuple(
+        packing_picture(pf.inputs, pf.analysis, pf.cluster.name if pf.several and pf.cluster is not None else "")
+        for pf in per_cluster(ctx)
+        if pf.analysis is not None
+    )
+
+
+def crx_rows(workloads: Sequence[Workload], platform: Platform) -> tuple[CrxRow, ...]:
+    """The CRX of each workload's pods as vSphere Pods would run them (DaemonSets left out)."""
+    from .vsphere import crx_size, reference_mhz
+
+    base = reference_mhz(platform)
+    crxs = []
+    for w in workloads:
+        if w.per_node or w.replicas <= 0:
             continue
-        inputs = pf.inputs
-        ov = inputs.overhead
-        stranded = set(a.stranded.nodes)
-        pools = []
-        for pool in a.pools:
-            daemon_cpu = max(pool.capacity_cpu - ov.cpu - pool.cpu, 0)
-            daemon_mem = max(pool.capacity_memory - ov.memory - pool.memory, 0)
-            bars = tuple(
-                NodeBar(
-                    name=n.name,
-                    pool=n.pool,
-                    vm_class=n.vm_class,
-                    capacity_cpu=pool.capacity_cpu,
-                    capacity_memory=pool.capacity_memory,
-                    overhead_cpu=min(ov.cpu, pool.capacity_cpu),
-                    overhead_memory=min(ov.memory, pool.capacity_memory),
-                    daemon_cpu=daemon_cpu,
-                    daemon_memory=daemon_mem,
-                    allocatable_cpu=n.allocatable[0],
-                    allocatable_memory=n.allocatable[1],
-                    used_cpu=n.used[0],
-                    used_memory=n.used[1],
-                    pods=n.pods,
-                    stranded=n.name in stranded,
-                )
-                for n in a.fit.nodes
-                if n.pool == pool.name
-            )
-            pools.append(PoolPicture(pool.name, pool.vm_class, pool.count, pool.daemon_pods, bars))
-        out.append(
-            PackingPicture(
-                cluster=pf.cluster.name if pf.several and pf.cluster is not None else "",
-                verdict=describe_proof(a),
-                feasible=a.fit.feasible,
-                pools=tuple(pools),
-                unplaced=a.fit.unplaced,
-                stranded_cpu=a.stranded.cpu,
-                stranded_memory=a.stranded.memory,
-                notes=tuple(scheduling_notes(inputs)),
+        s = crx_size(w.pod, base)
+        crxs.append(
+            CrxRow(
+                str(w.ref),
+                w.replicas,
+                s.vcpus,
+                s.cpu_limit_mhz,
+                s.cpu_reservation_mhz,
+                s.memory_bytes,
+                s.memory_reservation_bytes,
             )
         )
-    return tuple(out)
+    return tuple(crxs)
 
 
-def _vsphere(facts: Facts) -> VsphereCapacity | None:
-    from .vsphere import capacity, crx_size, reference_mhz, reservations_of
+def vsphere_capacity(facts: Facts) -> VsphereCapacity | None:
+    """Capacity after HA and the reservations of the node VMs and CRXs; None without vSphere hosts."""
+    from .vsphere import capacity, reservations_of
 
     platform = facts.platform
     if not platform.hosts or platform.runtime == "bare-metal":
         return None
     cap = capacity(platform)
     vms = reservations_of(facts.workloads, platform, facts.node_pools)
-    crxs = []
-    if platform.runtime == "vsphere-pods":
-        base = reference_mhz(platform)
-        for w in facts.workloads:
-            if w.per_node or w.replicas <= 0:
-                continue
-            s = crx_size(w.pod, base)
-            crxs.append(
-                CrxRow(
-                    str(w.ref),
-                    w.replicas,
-                    s.vcpus,
-                    s.cpu_limit_mhz,
-                    s.cpu_reservation_mhz,
-                    s.memory_bytes,
-                    s.memory_reservation_bytes,
-                )
-            )
+    crxs = crx_rows(facts.workloads, platform) if platform.runtime == "vsphere-pods" else ()
 
     def total(kind: str, attr: str) -> int:
         return sum(getattr(v, attr) * v.count for v in vms if (v.kind == "crx") == (kind == "crx"))
@@ -233,7 +249,7 @@ def _vsphere(facts: Facts) -> VsphereCapacity | None:
         memory_ha_reserved_bytes=cap.memory_ha_reserved_bytes,
         memory_nodes_bytes=total("node", "memory_reservation_bytes"),
         memory_crx_bytes=total("crx", "memory_reservation_bytes"),
-        crxs=tuple(crxs),
+        crxs=crxs,
     )
 
 
@@ -265,6 +281,6 @@ def collect(
     the packing computed for the rules is reused, and computed here when no packing rule ran."""
     return Visuals(
         packing=_packing(facts, config, memo if memo is not None else {}),
-        vsphere=_vsphere(facts),
+        vsphere=vsphere_capacity(facts),
         throttle=_throttle(findings),
     )

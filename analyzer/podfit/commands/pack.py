@@ -164,7 +164,14 @@ def _param(parse, text: str, hint: str):
     show_default=True,
     help="Time for the exact solver (CP-SAT), e.g. 10s or 500ms; 0 for heuristics and bounds only.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="html: one self-contained page with a bar per node (docs/html-report.md).",
+)
 def command(
     paths: tuple[str, ...],
     platform_path: str | None,
@@ -242,7 +249,12 @@ def command(
     analysis = analyze_inputs(inputs, share, budget)
     for f in result.findings:
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
-    if fmt == "json":
+    if fmt == "html":
+        from ..formats.html import pack_page
+        from ..visuals import packing_picture
+
+        click.echo(pack_page(packing_picture(inputs, analysis), platform.name), nl=False)
+    elif fmt == "json":
         data = to_json(analysis)
         data["scheduling"] = scheduling_json(inputs)
         data["platform"] = {"name": platform.name, "default": platform.is_default}

@@ -57,6 +57,9 @@ class _Cpu(click.ParamType):
         return m
 
 
+# The suggested limit of `--format html`: the least swept limit scoring below PF203's default threshold.
+HTML_THRESHOLD = 50
+
 DURATION = _Duration()
 CPU = _Cpu()
 
@@ -246,7 +249,14 @@ def render_text(res: Result, timeline: int = 20) -> str:
     show_default=True,
     help="Periods shown in the text timeline.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="html: a page with throttled time and added latency against the CPU limit (docs/html-report.md).",
+)
 def command(
     limit: int | None,
     no_limit: bool,
@@ -285,6 +295,8 @@ def command(
             if limit // 1000 > cpus:
                 raise click.UsageError(f"--cpu-manager: {format_cpu(limit)} exclusive CPUs do not fit {cpus} CPUs")
             doc = cpu_manager_json(limit, cpus, threads)
+            if fmt == "html":
+                raise click.UsageError(f"--format html: {doc['message']}; there is no curve to draw")
             if fmt == "json":
                 click.echo(json.dumps(doc, indent=2))
             else:
@@ -320,6 +332,16 @@ def command(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from e
+    if fmt == "html":
+        if limit is None:
+            raise click.UsageError("--format html draws throttling against the CPU limit: give --limit")
+        from ..formats.html import throttle_page
+        from ..throttle.sweep import sweep_scenario
+        from ..visuals import ThrottleCurve
+
+        subject = f"{threads} {sc.workload.kind} threads on {cpus} CPUs, CPU limit {format_cpu(limit)}"
+        click.echo(throttle_page(ThrottleCurve(None, subject, sweep_scenario(sc, HTML_THRESHOLD))), nl=False)
+        return
     res = simulate(sc)
     if fmt == "json":
         click.echo(json.dumps(result_json(res), indent=2))

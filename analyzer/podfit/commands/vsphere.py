@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "html"]),
+    default="text",
+    show_default=True,
+    help="html: one self-contained page with the capacity picture and the CRX table (docs/html-report.md).",
+)
 
 
 @click.group("vsphere")
@@ -86,6 +93,14 @@ def crx(paths: tuple[str, ...], platform_path: str | None, fmt: str) -> None:
         )
     if not rows and problems:
         raise PodfitError("no pods could be read:\n  " + "\n  ".join(problems))
+    if fmt == "html":
+        from ..formats.html import vsphere_page
+        from ..visuals import crx_rows
+
+        for p in problems:
+            click.echo(f"warning: {p}", err=True)
+        click.echo(vsphere_page(None, crx_rows(workloads, platform), platform.name), nl=False)
+        return
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -298,6 +313,13 @@ def capacity_cmd(
         return
     for p in problems:
         click.echo(f"warning: {p}", err=True)
+    if fmt == "html":
+        from ..formats.html import vsphere_page
+        from ..visuals import crx_rows, vsphere_capacity
+
+        crxs = crx_rows(facts.workloads, platform) if platform.runtime == "vsphere-pods" else ()
+        click.echo(vsphere_page(vsphere_capacity(facts), crxs, platform.name), nl=False)
+        return
     click.echo(_capacity_text(data, platform.is_default))
 
 

@@ -16,6 +16,7 @@ import base64
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import cache
 from html import escape
 from importlib.resources import files
@@ -25,11 +26,11 @@ from ..check import Report
 from ..findings import SEVERITIES, SEVERITY_RANK
 from ..packing.report import fmt_mem
 from ..quantity import format_cpu
-from ..visuals import NodeBar, PackingPicture, ThrottleCurve, Visuals, VsphereCapacity
+from ..visuals import CrxRow, NodeBar, PackingPicture, ThrottleCurve, Visuals, VsphereCapacity
 
 NAME = "html"
 
-__all__ = ["NAME", "render"]
+__all__ = ["NAME", "render", "pack_page", "vsphere_page", "throttle_page"]
 
 
 @cache
@@ -389,6 +390,42 @@ def _capacity_bar(
     return out
 
 
+def _crx_table(crxs: Sequence[CrxRow]) -> str:
+    if not crxs:
+        return ""
+    out: list[str] = []
+    out.append("<h3>CRXs of the vSphere Pods</h3>")
+    out.append(
+        '<table id="crx-table"><thead><tr><th scope="col">workload</th><th scope="col" class="num">replicas</th>'
+        '<th scope="col" class="num">vCPUs</th><th scope="col" class="num">CPU limit</th><th scope="col" class="num">CPU reserved</th>'
+        '<th scope="col" class="num">memory</th><th scope="col" class="num">memory reserved</th></tr></thead><tbody>'
+    )
+    for r in crxs:
+        cells = [
+            str(r.replicas),
+            str(r.vcpus),
+            "none" if r.cpu_limit_mhz is None else _mhz(r.cpu_limit_mhz),
+            "-" if r.cpu_reservation_mhz is None else _mhz(r.cpu_reservation_mhz),
+            fmt_mem(r.memory_bytes),
+            fmt_mem(r.memory_reservation_bytes),
+        ]
+        out.append(
+            f'<tr class="crx"><th scope="row">{_e(r.name)}</th>'
+            + "".join(f'<td class="num">{_e(c)}</td>' for c in cells)
+            + "</tr>"
+        )
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _vsphere_crxs(crxs: Sequence[CrxRow]) -> str:
+    return (
+        '<section id="vsphere" aria-labelledby="vsphere-h"><h2 id="vsphere-h">CRXs of the vSphere Pods</h2>'
+        + (_crx_table(crxs) or "<p>No pods in the input.</p>")
+        + "</section>"
+    )
+
+
 def _vsphere(v: VsphereCapacity | None) -> str:
     if v is None:
         return ""
@@ -447,28 +484,7 @@ def _vsphere(v: VsphereCapacity | None) -> str:
         )
         + "</tbody></table></details></figure>"
     )
-    if v.crxs:
-        out.append("<h3>CRXs of the vSphere Pods</h3>")
-        out.append(
-            '<table id="crx-table"><thead><tr><th scope="col">workload</th><th scope="col" class="num">replicas</th>'
-            '<th scope="col" class="num">vCPUs</th><th scope="col" class="num">CPU limit</th><th scope="col" class="num">CPU reserved</th>'
-            '<th scope="col" class="num">memory</th><th scope="col" class="num">memory reserved</th></tr></thead><tbody>'
-        )
-        for r in v.crxs:
-            cells = [
-                str(r.replicas),
-                str(r.vcpus),
-                "none" if r.cpu_limit_mhz is None else _mhz(r.cpu_limit_mhz),
-                "-" if r.cpu_reservation_mhz is None else _mhz(r.cpu_reservation_mhz),
-                fmt_mem(r.memory_bytes),
-                fmt_mem(r.memory_reservation_bytes),
-            ]
-            out.append(
-                f'<tr class="crx"><th scope="row">{_e(r.name)}</th>'
-                + "".join(f'<td class="num">{_e(c)}</td>' for c in cells)
-                + "</tr>"
-            )
-        out.append("</tbody></table>")
+    out.append(_crx_table(v.crxs))
     out.append("</section>")
     return "\n".join(out)
 
@@ -562,8 +578,9 @@ def _curve(i: int, tc: ThrottleCurve) -> str:
         )
         + f" Current limit {format_cpu(s.current_millicores)}; {sugg_text}."
     )
+    finding_attr = "" if tc.finding is None else f' data-finding="{tc.finding}"'
     out = [
-        f'<figure class="throttle" data-finding="{tc.finding}"><figcaption><b>{_e(tc.subject)}</b>: current limit '
+        f'<figure class="throttle"{finding_attr}><figcaption><b>{_e(tc.subject)}</b>: current limit '
         f"{format_cpu(s.current_millicores)}, {s.threads} threads offering {format_cpu(s.demand_millicores)} CPU on {s.cpus}-CPU nodes; {_e(sugg_text)}.</figcaption>",
         f'<svg class="chart" id="{ident}" role="img" aria-labelledby="{ident}-t {ident}-d" viewBox="0 0 880 230" '
         f'xmlns="http://www.w3.org/2000/svg"><title id="{ident}-t">Throttling of {_e(tc.subject)} against its CPU limit</title>'
@@ -600,12 +617,14 @@ def _curve(i: int, tc: ThrottleCurve) -> str:
     return "\n".join(out)
 
 
-def _throttling(curves: Sequence[ThrottleCurve]) -> str:
+def _throttling(curves: Sequence[ThrottleCurve], standalone: bool = False) -> str:
     if not curves:
         return ""
-    out = ['<section id="throttling" aria-labelledby="throttling-h"><h2 id="throttling-h">CPU throttling (PF203)</h2>']
+    heading = "CPU throttling against the limit" if standalone else "CPU throttling (PF203)"
+    whose = "The" if standalone else "For each container PF203 flags: the"
+    out = [f'<section id="throttling" aria-labelledby="throttling-h"><h2 id="throttling-h">{heading}</h2>']
     out.append(
-        "<p>For each container PF203 flags: the CFS simulator run again with its offered demand held and only the CPU limit "
+        f"<p>{whose} CFS simulator run again with its offered demand held and only the CPU limit "
         "raised. The suggested limit is the least one whose throttling score falls below the threshold.</p>"
     )
     out.extend(_curve(i, c) for i, c in enumerate(curves))
@@ -616,22 +635,15 @@ def _throttling(curves: Sequence[ThrottleCurve]) -> str:
 # -------------------------------------------------------------------------------------- page ---
 
 
-def render(report: Report, color: bool = False, visuals: Visuals | None = None) -> str:
-    """The page. ``visuals`` (:func:`podfit.visuals.collect`) adds the pictures; without it the page
-    has the summary and the findings."""
-    v = visuals or Visuals()
-    docs = next(iter(load_catalogue().values())).help_uri.partition("#")[0]  # docs/rules.md itself
+def _page(heading: str, title: str, meta: str, sections: Sequence[str]) -> str:
+    from .. import __version__
+
     css = _asset("report.css")
     js = _asset("report.js")
-    csp = f"default-src 'none'; style-src '{_sha256(css)}'; script-src '{_sha256(js)}'; img-src data:; base-uri 'none'; form-action 'none'"
-    title = f"podfit report: {_plural(len(report.findings), 'finding')} in {_plural(len(report.files), 'file')}"
-    body = [
-        _summary(report),
-        _findings(report),
-        _packing(v.packing) if visuals is not None else "",
-        _vsphere(v.vsphere),
-        _throttling(v.throttle),
-    ]
+    csp = (
+        f"default-src 'none'; style-src '{_sha256(css)}'; script-src '{_sha256(js)}'; img-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -639,10 +651,50 @@ def render(report: Report, color: bool = False, visuals: Visuals | None = None) 
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark">'
         f"<title>{_e(title)}</title><style>{css}</style></head>\n<body>\n"
-        f'<header><h1>podfit report</h1><p class="meta">podfit {_e(report.version)} · {_e(title)} · '
-        f'each rule id links to its section of <a href="{_e(docs)}">docs/rules.md</a></p></header>\n<main>\n'
-        + "\n".join(b for b in body if b)
-        + f"\n</main>\n<footer>Made by podfit {_e(report.version)}. This page loads nothing from the network; "
+        f'<header><h1>{_e(heading)}</h1><p class="meta">podfit {_e(__version__)} · {meta}</p></header>\n<main>\n'
+        + "\n".join(s for s in sections if s)
+        + f"\n</main>\n<footer>Made by podfit {_e(__version__)}. This page loads nothing from the network; "
         "sorting and filtering run in the page.</footer>\n"
         f"<script>{js}</script>\n</body></html>\n"
     )
+
+
+def render(report: Report, color: bool = False, visuals: Visuals | None = None) -> str:
+    """The page. ``visuals`` (:func:`podfit.visuals.collect`) adds the pictures; without it the page
+    has the summary and the findings."""
+    v = visuals or Visuals()
+    docs = next(iter(load_catalogue().values())).help_uri.partition("#")[0]  # docs/rules.md itself
+    title = f"podfit report: {_plural(len(report.findings), 'finding')} in {_plural(len(report.files), 'file')}"
+    meta = f'{_e(title)} · each rule id links to its section of <a href="{_e(docs)}">docs/rules.md</a>'
+    body = [
+        _summary(report),
+        _findings(report),
+        _packing(v.packing) if visuals is not None else "",
+        _vsphere(v.vsphere),
+        _throttling(v.throttle),
+    ]
+    return _page("podfit report", title, meta, body)
+
+
+def pack_page(picture: PackingPicture, platform: str) -> str:
+    """``podfit pack --format html``: the packing picture of one run."""
+    title = f"podfit pack: {picture.node_count} nodes"
+    return _page("podfit pack", title, _e(f"{title} · platform {platform}"), [_packing([picture])])
+
+
+def vsphere_page(capacity: VsphereCapacity | None, crxs: Sequence[CrxRow], platform: str) -> str:
+    """``podfit vsphere capacity|crx --format html``: the capacity picture (when the platform has
+    hosts) and the CRX table."""
+    if capacity is not None:
+        capacity = replace(capacity, crxs=tuple(crxs))
+        body = _vsphere(capacity)
+    else:
+        body = _vsphere_crxs(crxs)
+    title = f"podfit vsphere: {platform}"
+    return _page("podfit vsphere", title, _e(title), [body])
+
+
+def throttle_page(curve: ThrottleCurve) -> str:
+    """``podfit throttle --format html``: the throttling curve of the simulated container."""
+    title = f"podfit throttle: {curve.subject}"
+    return _page("podfit throttle", title, _e(title), [_throttling([curve], standalone=True)])

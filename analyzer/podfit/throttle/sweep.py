@@ -7,13 +7,13 @@ what raising the limit alone would do to throttled time and to the delay added t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .scenario import Scenario, Workload
 from .sim import simulate
 
-__all__ = ["SweepPoint", "Sweep", "sweep", "sweep_limits"]
+__all__ = ["SweepPoint", "Sweep", "sweep", "sweep_scenario", "sweep_limits"]
 
 PERIOD_US = 100_000
 STEP_MILLICORES = 100  # swept limits are multiples of 0.1 CPU
@@ -60,23 +60,37 @@ def sweep_limits(current: int, cpus: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _point(limit: int, cpus: int, threads: int, demand: int, seconds: int) -> SweepPoint:
-    res = simulate(
-        Scenario(
-            cpus=cpus,
-            threads=threads,
-            quota_us=Scenario.quota_for_limit(limit, PERIOD_US),
-            period_us=PERIOD_US,
-            seconds_us=seconds * 1_000_000,
-            seed=0,
-            workload=Workload(demand_millicores=demand),
-        )
-    )
+def _point(sc: Scenario) -> SweepPoint:
+    res = simulate(sc)
+    limit = sc.limit_millicores or 0
     return SweepPoint(limit, res.score, res.throttled_time_ns // max(1, res.nr_periods), res.burst_delay_p99_ns or 0)
 
 
+def sweep_scenario(base: Scenario, threshold: int) -> Sweep:
+    """Every limit of :func:`sweep_limits` in ``base`` (which has a limit), its other settings kept
+    and the demand held at what ``base``'s limit offers."""
+    current = base.limit_millicores
+    if current is None:
+        raise ValueError("a sweep needs a scenario with a CPU limit")
+    demand = base.workload.demand_for(current)
+    workload = replace(base.workload, demand_millicores=demand)
+    points = tuple(
+        _point(replace(base, quota_us=Scenario.quota_for_limit(limit, base.period_us), workload=workload))
+        for limit in sweep_limits(current, base.cpus)
+    )
+    return Sweep(base.cpus, base.threads, demand, threshold, current, points)
+
+
 def sweep(current: int, cpus: int, threads: int, seconds: int, threshold: int) -> Sweep:
-    """Simulate every limit of :func:`sweep_limits` with the demand the current limit offers."""
-    demand = Workload().demand_for(current)
-    points = tuple(_point(limit, cpus, threads, demand, seconds) for limit in sweep_limits(current, cpus))
-    return Sweep(cpus, threads, demand, threshold, current, points)
+    """:func:`sweep_scenario` of the scenario PF203 simulates (its period, seed and Java server
+    workload) for a container with CPU limit ``current``."""
+    base = Scenario(
+        cpus=cpus,
+        threads=threads,
+        quota_us=Scenario.quota_for_limit(current, PERIOD_US),
+        period_us=PERIOD_US,
+        seconds_us=seconds * 1_000_000,
+        seed=0,
+        workload=Workload(),
+    )
+    return sweep_scenario(base, threshold)
