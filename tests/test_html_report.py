@@ -345,3 +345,26 @@ def test_pack_vsphere_and_throttle_pages(tmp_path):
         tree.feed(text)
         assert all(s["role"] == "img" for s in tree.having("svg")), name
         assert not [t for t, a in tree.tags if "src" in a], name
+
+
+def test_action_writes_the_html_report_and_packing_bars_to_the_job_summary(tmp_path):
+    from test_integration_action import Runner
+
+    ws = tmp_path / "ws"
+    (ws / "k8s").mkdir(parents=True)
+    for f in Path(EXAMPLES).iterdir():
+        (ws / "k8s" / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    r = Runner(tmp_path, {"paths": "k8s/"}, ws)
+    assert r.run() == 1  # the examples have errors: the job fails per fail-on, after the summary
+    html_file = Path(r.outputs["html"]["html-file"])
+    findings = report_json([str(ws / "k8s")])["findings"]
+    assert len(parse(html_file).having("tr", "finding")) == len(findings)
+    summary = r.files["summary"].read_text(encoding="utf-8")
+    packed = pack_json([str(ws / "k8s")])
+    assert "### Packing: fits yes (placement" in summary
+    block = summary.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    assert [line.split()[0] for line in block[1:]] == [n["name"] for n in packed["nodes"]]
+    for line, n in zip(block[1:], packed["nodes"], strict=True):
+        cpu_bar = line.split()[2]
+        filled = -(-n["used"]["cpu"] * 24 // n["allocatable"]["cpu"]) if n["used"]["cpu"] else 0
+        assert cpu_bar == "█" * filled + "░" * (24 - filled) and int(line.split()[1]) == n["used"]["pods"]
