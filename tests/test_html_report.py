@@ -368,3 +368,19 @@ def test_action_writes_the_html_report_and_packing_bars_to_the_job_summary(tmp_p
         cpu_bar = line.split()[2]
         filled = -(-n["used"]["cpu"] * 24 // n["allocatable"]["cpu"]) if n["used"]["cpu"] else 0
         assert cpu_bar == "█" * filled + "░" * (24 - filled) and int(line.split()[1]) == n["used"]["pods"]
+
+
+def test_names_and_messages_are_escaped(tmp_path):
+    evil = "x</title><script>alert(1)</script><svg onload=alert(2)>"
+    manifest = tmp_path / "evil.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\n"
+        f"metadata: {{name: {json.dumps(evil)}, namespace: {json.dumps(evil)}}}\n"
+        "spec:\n  replicas: 1\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n"
+        f"    spec:\n      containers:\n        - name: {json.dumps(evil)}\n          image: x\n",
+        encoding="utf-8",
+    )
+    text = html([str(manifest)], tmp_path, "evil.html").read_text(encoding="utf-8")
+    assert len(report_json([str(manifest)])["findings"]) >= 1
+    assert text.count("<script") == 1 and "<svg onload" not in text
+    assert "&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in text
