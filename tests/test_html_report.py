@@ -384,3 +384,28 @@ def test_names_and_messages_are_escaped(tmp_path):
     assert len(report_json([str(manifest)])["findings"]) >= 1
     assert text.count("<script") == 1 and "<svg onload" not in text
     assert "&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_daemonsets_and_stranded_capacity_in_the_bars():
+    """The PF601 fixture whose GPU DaemonSet (3000m, 1Gi) runs only on the tainted GPU pool: its node
+    shows the DaemonSet and, holding no pod that may run there, its free capacity as stranded."""
+    from podfit.check import analyze
+    from podfit.config import Config
+    from podfit.facts import build_facts
+    from podfit.loader import discover, load, read_files
+    from podfit.platform import DEFAULT_PLATFORM
+    from podfit.visuals import collect
+
+    path = str(ROOT / "testdata" / "PF601" / "pass_daemonset_on_gpu_pool.yaml")
+    loaded = load(read_files(discover([path]), Config().limits), Config().limits)
+    facts = build_facts(loaded.objects, DEFAULT_PLATFORM)
+    report = analyze(loaded, facts, Config(), rego_results=())
+    (pic,) = collect(facts, Config(), report.findings, report.analyses).packing
+    nodes = {n.name: n for pool in pic.pools for n in pool.nodes}
+    assert sorted(nodes) == ["gpu-0", "workers-0", "workers-1"]
+    gpu = nodes["gpu-0"]
+    assert (gpu.daemon_cpu, gpu.daemon_memory, gpu.used_cpu, gpu.stranded) == (3000, 2**30, 0, True)
+    assert all(nodes[w].daemon_cpu == 0 and nodes[w].used_cpu == 3000 for w in ("workers-0", "workers-1"))
+    stranded = json.loads(run(["pack", path, "--format", "json"]))["stranded"]
+    assert sorted(n.name for n in nodes.values() if n.stranded) == sorted(stranded["nodes"])
+    assert sum(n.free_cpu for n in nodes.values() if n.stranded) == stranded["cpu"] == pic.stranded_cpu
