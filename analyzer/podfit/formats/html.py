@@ -177,8 +177,10 @@ def _findings(report: Report) -> str:
 
 # ------------------------------------------------------------------------------------ packing ---
 
-_LABEL_W, _BAR_W, _GAP, _ROW, _BAR_H, _TOP = 210, 320, 30, 24, 14, 22
-_CHART_W = _LABEL_W + 2 * _BAR_W + _GAP + 10
+# node label | CPU bar, "requested/allocatable" | memory bar, "requested/allocatable"
+_LABEL_W, _BAR_W, _FIG_W, _ROW, _BAR_H, _TOP = 190, 260, 90, 24, 14, 22
+_CHART_W = _LABEL_W + 2 * (_BAR_W + _FIG_W)
+_NAME_CHARS = 22  # longer node names are shortened on the picture (whole in its tooltip and table)
 
 
 def _segments(
@@ -243,7 +245,7 @@ def _node_label(n: NodeBar) -> str:
 def _pool_svg(ident: str, title: str, nodes: Sequence[NodeBar]) -> str:
     h = _TOP + _ROW * len(nodes) + 4
     cpu_x = _LABEL_W
-    mem_x = _LABEL_W + _BAR_W + _GAP
+    mem_x = _LABEL_W + _BAR_W + _FIG_W
     desc = " ".join(_node_label(n) + "." for n in nodes)
     out = [
         f'<svg class="chart" id="{ident}" role="img" aria-labelledby="{ident}-t {ident}-d" viewBox="0 0 {_CHART_W} {h}" '
@@ -254,12 +256,19 @@ def _pool_svg(ident: str, title: str, nodes: Sequence[NodeBar]) -> str:
         y = _TOP + i * _ROW
         pods = sum(k for _, k in n.pods)
         out.append(f'<g class="node-bar" data-node="{_e(n.name)}" data-pool="{_e(n.pool)}">')
+        name = n.name if len(n.name) <= _NAME_CHARS else n.name[: _NAME_CHARS - 1] + "…"
         out.append(
-            f'<text x="0" y="{y + 11}">{_e(n.name)} <tspan class="small">{_e(_plural(pods, "pod"))}</tspan></text>'
+            f'<text x="0" y="{y + 11}"><title>{_e(n.name)}</title>{_e(name)} '
+            f'<tspan class="small">{_e(_plural(pods, "pod"))}</tspan></text>'
         )
-        for x0, dim in ((cpu_x, "cpu"), (mem_x, "memory")):
+        figures = (
+            ("cpu", f"{_cpus(n.used_cpu)}/{_cpus(n.allocatable_cpu)} CPU"),
+            ("memory", f"{fmt_mem(n.used_memory)}/{fmt_mem(n.allocatable_memory)}"),
+        )
+        for x0, (dim, figure) in zip((cpu_x, mem_x), figures, strict=True):
             parts, cap, before = _node_parts(n, dim)
             out.extend(_segments(x0, y, parts, cap))
+            out.append(f'<text class="small" x="{x0 + _BAR_W + 5}" y="{y + 11}">{_e(figure)}</text>')
             if cap > 0:
                 ax = x0 + before * _BAR_W / cap
                 out.append(
