@@ -13,7 +13,7 @@ import sys
 from setuptools import find_packages, setup
 
 packages = find_packages("analyzer", include=["podfit", "podfit.*"])
-package_data = {"podfit": ["*.yaml", "data/*.wasm", "data/*.json"]}
+package_data = {"podfit": ["*.yaml", "data/*.wasm", "data/*.json", "data/*.css", "data/*.js"]}
 if "editable_wheel" in sys.argv:
     setup(packages=packages, package_dir={"": "analyzer"}, package_data=package_data, include_package_data=False)
 else:

@@ -20,7 +20,7 @@ STAGES = [
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"catalogue", "rules", "config"},
     {"check", "pipeline"},
-    {"docs", "formats", "fix"},
+    {"docs", "formats", "fix", "visuals"},
     {"commands", "cli", "__main__"},
 ]
 

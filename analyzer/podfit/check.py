@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from . import __version__
@@ -44,6 +44,9 @@ class Report:
     config_source: str = ""
     node_pools: tuple[str, ...] = ()  # the pools the analyzers used, described
     notices: tuple[str, ...] = ()  # what the run wants the user to know (e.g. the engine it fell back to)
+    # what the rules derived and shared (RuleContext.memo: the packing analysis), for the pictures of
+    # the HTML report (podfit.visuals); not part of the report's value
+    analyses: dict[str, Any] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
@@ -217,6 +220,7 @@ def analyze(
         config_source=config.source,
         node_pools=tuple(_describe_pool(p) for p in facts.node_pools),
         notices=tuple(notices),
+        analyses=ctx.memo,
     )
 
 

@@ -43,7 +43,7 @@ LAZY_COMMANDS = {
     "throttle": "podfit.commands.throttle",
     "vsphere": "podfit.commands.vsphere",
 }
-FORMATS = ("text", "json", "sarif", "junit", "github")  # podfit.formats.NAMES, without importing it
+FORMATS = ("text", "json", "sarif", "junit", "github", "html")  # podfit.formats.NAMES, without importing it
 
 
 class _Group(click.Group):
@@ -198,7 +198,9 @@ def check(
     result = load_inputs(paths, config)
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
-        report = run_check(result, platform, config, engine=engine, rules=rules, cluster=cluster, progress=progress)
+        report, facts = run_check(
+            result, platform, config, engine=engine, rules=rules, cluster=cluster, progress=progress
+        )
     except PipelineError as e:
         if str(e).startswith("unknown rule"):
             raise click.BadParameter(str(e), param_hint="--rule") from None
@@ -214,6 +216,7 @@ def check(
         show_fixes=show_fixes,
         quiet=quiet,
         verbose=verbose,
+        **({"visuals": _visuals(report, facts, config)} if fmt == "html" else {}),
     )
     emit(text, output)
     for notice in report.notices:  # on stderr: every format's output stays what it is
@@ -225,6 +228,13 @@ def check(
         ignored = len(discover(paths)) - len(result.files)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
+
+
+def _visuals(report: Any, facts: Any, config: Any) -> Any:
+    """The figures of the HTML report's pictures (podfit.visuals)."""
+    from .visuals import collect
+
+    return collect(facts, config, report.findings, report.analyses)
 
 
 def _use_color(flag: bool | None, output: str | None, fmt: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 from .catalogue import load_catalogue, resolve
 from .check import Report, analyze
 from .config import Config
+from .facts import Facts
 from .findings import SEVERITY_RANK
 from .loader import LoadResult, container_line
 from .platform import Platform
@@ -108,8 +109,9 @@ def check(
     rules: Sequence[str] = (),
     cluster: str | None = None,
     progress: Callable[[str], None] | None = None,
-) -> Report:
-    """The report on parsed inputs: facts, Rego (in the background) and Python rules."""
+) -> tuple[Report, Facts]:
+    """The report on parsed inputs (facts, Rego in the background, Python rules), and the facts it
+    was computed from (which the HTML report draws)."""
     from .facts import build_facts
 
     say = progress or (lambda _text: None)
@@ -124,7 +126,8 @@ def check(
         say(f"checking {len(result.objects):,} objects: waiting for the Rego rules")
         return rego_results()
 
-    return analyze(result, facts, config, rego, selected, eng.name if eng is not None else "", notices)
+    report = analyze(result, facts, config, rego, selected, eng.name if eng is not None else "", notices)
+    return report, facts
 
 
 def exit_status(report: Report, fail_on: str) -> int:

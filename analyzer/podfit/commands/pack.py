@@ -176,7 +176,7 @@ def _param(parse, text: str, hint: str):
     help="VM classes whose least node count is searched for within the time budget: those of the pools "
     "in use, or all; the others get a lower bound and first-fit-decreasing's count.",
 )
-@format_option()
+@format_option(("text", "json", "html"))
 @output_option
 def command(
     paths: tuple[str, ...],
@@ -282,6 +282,7 @@ def command(
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     fits = True
     out: list[dict] = []
+    pictures = []
     text = ["(built-in default platform profile)\n"] if platform.is_default else []
     for scope, inputs in packed:
         if several:
@@ -301,10 +302,18 @@ def command(
             clear_status()
         fits = fits and bool(analysis.fit.feasible) and not inputs.unknown
         out.append({"cluster": scope.name, **to_json(analysis), "scheduling": scheduling_json(inputs)})
+        if fmt == "html":
+            from ..visuals import packing_picture
+
+            pictures.append(packing_picture(inputs, analysis, scope.name if several else ""))
         text.append(to_text(analysis) + "".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs)))
         if several:
             text.append("\n")
-    if fmt == "json":
+    if fmt == "html":
+        from ..formats.html import pack_page
+
+        emit(pack_page(pictures, platform.name), output)
+    elif fmt == "json":
         platform_json = {"name": platform.name, "default": platform.is_default}
         doc = {**out[0], "platform": platform_json} if not several else {"clusters": out, "platform": platform_json}
         emit(json.dumps(doc, indent=2, sort_keys=False) + "\n", output)

@@ -58,6 +58,9 @@ class _Cpu(click.ParamType):
         return m
 
 
+# The suggested limit of `--format html`: the least swept limit scoring below PF203's default threshold.
+HTML_THRESHOLD = 50
+
 DURATION = _Duration()
 CPU = _Cpu()
 
@@ -258,7 +261,7 @@ def render_text(res: Result, timeline: int = 20) -> str:
     show_default=True,
     help="Periods shown in the text timeline.",
 )
-@format_option()
+@format_option(("text", "json", "html"))
 @output_option
 def command(
     limit: int | None,
@@ -308,6 +311,8 @@ def command(
             if limit // 1000 > cpus:
                 raise click.UsageError(f"--cpu-manager: {format_cpu(limit)} exclusive CPUs do not fit {cpus} CPUs")
             doc = cpu_manager_json(limit, cpus, threads)
+            if fmt == "html":
+                raise click.UsageError(f"--format html: {doc['message']}; there is no curve to draw")
             if fmt == "json":
                 emit(json.dumps(doc, indent=2) + "\n", output)
             else:
@@ -347,6 +352,16 @@ def command(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from e
+    if fmt == "html":
+        if limit is None:
+            raise click.UsageError("--format html draws throttling against the CPU limit: give --limit")
+        from ..formats.html import throttle_page
+        from ..throttle.sweep import sweep_scenario
+        from ..visuals import ThrottleCurve
+
+        subject = f"{threads} {sc.workload.kind} threads on {cpus} CPUs, CPU limit {format_cpu(limit)}"
+        emit(throttle_page(ThrottleCurve(None, subject, sweep_scenario(sc, HTML_THRESHOLD))), output)
+        return
     res = simulate(sc)
     if fmt == "json":
         emit(json.dumps(result_json(res), indent=2) + "\n", output)

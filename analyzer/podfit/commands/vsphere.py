@@ -58,7 +58,7 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any):
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @platform_option
 @config_option
-@format_option()
+@format_option(("text", "json", "html"))
 @output_option
 def crx(
     paths: tuple[str, ...], platform_path: str | None, config_path: str | None, fmt: str, output: str | None
@@ -98,6 +98,14 @@ def crx(
         )
     if not rows and problems:
         raise PodfitError("no pods could be read:\n  " + "\n  ".join(problems))
+    if fmt == "html":
+        from ..formats.html import vsphere_page
+        from ..visuals import crx_rows
+
+        for p in problems:
+            click.echo(f"warning: {p}", err=True)
+        emit(vsphere_page(None, crx_rows(workloads, platform), platform.name), output)
+        return
     if fmt == "json":
         doc = {"platform": platform.name, "base_mhz": base, "pods": rows, "input_problems": problems}
         emit(json.dumps(doc, indent=2) + "\n", output)
@@ -170,7 +178,7 @@ def _what_if_json(w) -> dict[str, Any]:
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @platform_option
 @config_option
-@format_option()
+@format_option(("text", "json", "html"))
 @output_option
 @click.option(
     "--add-replicas",
@@ -307,6 +315,13 @@ def capacity_cmd(
         return
     for p in problems:
         click.echo(f"warning: {p}", err=True)
+    if fmt == "html":
+        from ..formats.html import vsphere_page
+        from ..visuals import crx_rows, vsphere_capacity
+
+        crxs = crx_rows(facts.crx_workloads, platform) if platform.runtime == "vsphere-pods" else ()
+        emit(vsphere_page(vsphere_capacity(facts), crxs, platform.name), output)
+        return
     emit(_capacity_text(data, platform.is_default) + "\n", output)
 
 

@@ -1,7 +1,7 @@
 """Report renderers: each module here defines ``NAME`` and ``render(report, color=False, **options) -> str``.
 
 The options a renderer may read: ``fail_on`` (the exit threshold), ``show_fixes``, ``quiet`` and
-``verbose``; each takes the ones it understands and ignores the rest.
+``verbose``, html's ``visuals``; each takes the ones it understands and ignores the rest.
 
 ``--format`` choices are the names found here (plus ``auto``, resolved by the CLI).
 """
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 Renderer = Callable[..., str]
 
 
-NAMES = ("text", "json", "sarif", "junit", "github")  # --format choices; a test holds them equal to the modules
+NAMES = ("text", "json", "sarif", "junit", "github", "html")  # --format choices; a test holds them equal to the modules
 _MODULES = {"json": "json_report"}  # a name whose module is named otherwise
 
 
