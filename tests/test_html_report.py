@@ -204,10 +204,10 @@ def test_node_bars_add_up(tmp_path):
 
 
 def test_sweep_starts_at_the_finding_and_suggests_the_least_limit_below_the_threshold():
-    s = sweep(1500, 256, 200, 2, 50)
+    s = sweep(1500, 256, 200, 2, 50, demand_millicores=1500, burst_us=2000)
     first = s.points[0]
     assert first.limit_millicores == 1500
-    assert first.score == simulate_cached(1500, 256, 200, 2).score  # the same simulation PF203 ran
+    assert first.score == simulate_cached(1500, 256, 200, 2, 1500, 2000).score  # the same simulation PF203 ran
     sugg = s.suggested_millicores
     assert sugg is not None and sugg > 1500
     assert all(p.score >= 50 for p in s.points if p.limit_millicores < sugg)

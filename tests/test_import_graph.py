@@ -15,7 +15,7 @@ COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__")
 # The stages, first to last: a module may import its own stage's and earlier stages' modules.
 STAGES = [
     {"__init__", "paths", "quantity", "options", "yamlio", "scheduling", "model", "findings"},
-    {"loader", "clusters", "platform", "schemas_k8s", "engines"},
+    {"loader", "kustomize", "clusters", "platform", "schemas_k8s", "engines"},
     {"facts"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"catalogue", "rules", "config"},

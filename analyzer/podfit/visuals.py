@@ -266,6 +266,8 @@ def _throttle(findings: Sequence[Finding]) -> tuple[ThrottleCurve, ...]:
             int(d["threads"]),
             int(d.get("simulated_seconds", 2)),
             int(d.get("threshold", 50)),
+            int(d["demand"]) if d.get("demand") else None,
+            int(d["burst_us"]) if d.get("burst_us") else None,
         )
         out.append(ThrottleCurve(i, subject, s))
     return tuple(out)

@@ -668,7 +668,7 @@ def _page(heading: str, title: str, meta: str, sections: Sequence[str]) -> str:
     )
 
 
-def render(report: Report, color: bool = False, visuals: Visuals | None = None) -> str:
+def render(report: Report, color: bool = False, visuals: Visuals | None = None, **_: object) -> str:
     """The page. ``visuals`` (:func:`podfit.visuals.collect`) adds the pictures; without it the page
     has the summary and the findings."""
     v = visuals or Visuals()

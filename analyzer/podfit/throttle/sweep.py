@@ -81,9 +81,21 @@ def sweep_scenario(base: Scenario, threshold: int) -> Sweep:
     return Sweep(base.cpus, base.threads, demand, threshold, current, points)
 
 
-def sweep(current: int, cpus: int, threads: int, seconds: int, threshold: int) -> Sweep:
-    """:func:`sweep_scenario` of the scenario PF203 simulates (its period, seed and Java server
-    workload) for a container with CPU limit ``current``."""
+def sweep(
+    current: int,
+    cpus: int,
+    threads: int,
+    seconds: int,
+    threshold: int,
+    demand_millicores: int | None = None,
+    burst_us: int | None = None,
+) -> Sweep:
+    """:func:`sweep_scenario` of the scenario PF203 simulates (its period, seed, and the demand and
+    burst it assumed; the Java server workload's when not given) for a container with CPU limit
+    ``current``."""
+    workload = Workload() if burst_us is None else Workload(burst_us=burst_us)
+    if demand_millicores is not None:
+        workload = replace(workload, demand_millicores=demand_millicores)
     base = Scenario(
         cpus=cpus,
         threads=threads,
@@ -91,6 +103,6 @@ def sweep(current: int, cpus: int, threads: int, seconds: int, threshold: int) -
         period_us=PERIOD_US,
         seconds_us=seconds * 1_000_000,
         seed=0,
-        workload=Workload(),
+        workload=workload,
     )
     return sweep_scenario(base, threshold)
