@@ -204,6 +204,14 @@ def _format_choices() -> list[str]:
 )
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
 @click.option(
+    "--usage",
+    "usage_files",
+    multiple=True,
+    metavar="[KIND=]FILE",
+    help="Measured usage: Prometheus query results (KIND cpu, memory, throttled, periods, terminated) or "
+    "`kubectl top pods -A --containers` output; repeatable. Enables the usage rules (PF106-PF109, PF206).",
+)
+@click.option(
     "--allow-empty",
     is_flag=True,
     help="Let inputs without any Kubernetes object (empty stdin, no manifest files) exit by the "
@@ -221,6 +229,7 @@ def check(
     cluster: str | None,
     color: bool | None,
     allow_empty: bool,
+    usage_files: tuple[str, ...] = (),
 ) -> None:
     """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
 
@@ -257,9 +266,16 @@ def check(
         click.echo(f"\rpodfit: checking {len(result.objects):,} objects", nl=False, err=True)
     from .facts import build_facts
 
-    facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
+    usage = load_usage(usage_files) if usage_files else None
+    facts = build_facts(
+        result.objects, platform, cluster, config.cluster_for_path if config.clusters else None, usage=usage
+    )
     eng, rego_results = start_engine(engine, facts, selected, config)
-    notices = (eng.notice,) if eng is not None and eng.notice else ()
+    notices: tuple[str, ...] = (eng.notice,) if eng is not None and eng.notice else ()
+    if facts.usage is not None:
+        from .usage import unmatched_notice
+
+        notices += unmatched_notice(facts.usage)
     report = analyze(result, facts, config, rego_results, selected, eng.name if eng is not None else "", notices)
     if status:
         click.echo("\r\x1b[K", nl=False, err=True)
@@ -274,6 +290,22 @@ def check(
         ignored = len(discover(paths)) - len(result.files)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
+
+
+def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
+    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read)."""
+    from .usage import UsageError, parse_usage
+
+    series = []
+    for spec in specs:
+        kind, sep, path = spec.partition("=")
+        if not sep or os.path.exists(spec):
+            kind, path = "", spec
+        try:
+            series.extend(parse_usage(read_text(path, "usage"), path, kind or None))
+        except UsageError as e:
+            raise PodfitError(str(e)) from None
+    return series
 
 
 def start_engine(engine: str, facts: Any, selected: list[str], config: Config):
