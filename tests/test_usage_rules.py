@@ -96,3 +96,24 @@ def test_options_move_the_thresholds(tmp_path):
         'container "app": memory limit 1.0Gi leaves less than 50% above the measured peak 700Mi '
         "(p50 455Mi, p95 700Mi, p99 700Mi, max 700Mi over 11h, 1 pod): expect OOM kills at the peak"
     ]
+
+
+def test_measured_throttling_is_set_beside_the_simulated_one():
+    """With the node size known (PF203's 256-CPU bare-metal node), PF206 quotes the simulator's
+    prediction for the same 500m limit: every period throttled with the default 200 threads."""
+    report, _ = check(
+        ROOT / "testdata/PF206/fail_throttled_40_percent.yaml",
+        "--platform",
+        "testdata/PF203/platform.yaml",
+        "--rule",
+        "PF206",
+    )
+    (f,) = report["findings"]
+    assert f["details"]["throttled_ppm"] == 400_000
+    assert f["details"]["simulated"] == {
+        "throttled_ppm": 1_000_000,
+        "threads": 200,
+        "node_logical_cpus": 256,
+        "score": 99,
+    }
+    assert f["message"].endswith("(the simulator predicts 100.0% for this limit with 200 threads on 256-CPU nodes)")

@@ -28,6 +28,26 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
+def _predicted(ctx, w, container: str, limit: int | None) -> dict | None:
+    """PF203's simulation for the same limit, thread count and node size, when the node size is
+    known: the share of periods it predicts throttled, to set beside the measured one."""
+    from .throttling_simulated_high import node_logical_cpus, simulate_cached, threads_for
+
+    cpus = node_logical_cpus(ctx) if ctx.platform.runtime != "vsphere-pods" else None
+    if not limit or cpus is None:
+        return None
+    threads, _ = threads_for(w, container, 200)
+    res = simulate_cached(limit, cpus, threads, 2)
+    if not res.nr_periods:
+        return None
+    return {
+        "throttled_ppm": res.nr_throttled * 1_000_000 // res.nr_periods,
+        "threads": threads,
+        "node_logical_cpus": cpus,
+        "score": res.score,
+    }
+
+
 def check(ctx) -> Iterator[Finding]:
     percent = int(ctx.option("percent"))
     min_periods = int(ctx.option("min-periods"))
@@ -36,13 +56,20 @@ def check(ctx) -> Iterator[Finding]:
         if ppm is None or (u.periods or 0) < min_periods or ppm <= percent * 10_000:
             continue
         limit = c.resources.cpu_limit
+        predicted = _predicted(ctx, w, c.name, limit)
         yield Finding(
             ID,
             f'container "{c.name}": throttled in {ppm / 10_000:.1f}% of its CFS periods '
             f"({u.throttled_periods:,} of {u.periods:,} over {u.window}, {len(u.pods)} pod"
             f"{'s' if len(u.pods) != 1 else ''})"
             + (f" with a CPU limit of {format_cpu(limit)}" if limit is not None else "")
-            + f"; more than {percent}%",
+            + f"; more than {percent}%"
+            + (
+                f" (the simulator predicts {predicted['throttled_ppm'] / 10_000:.1f}% for this limit with "
+                f"{predicted['threads']} threads on {predicted['node_logical_cpus']}-CPU nodes)"
+                if predicted
+                else ""
+            ),
             c.location,
             w.ref,
             c.name,
@@ -55,5 +82,6 @@ def check(ctx) -> Iterator[Finding]:
                 "pods": list(u.pods),
                 "window_ms": list(u.window_ms) if u.window_ms else None,
                 "sources": list(u.sources),
+                "simulated": predicted,
             },
         )
