@@ -175,3 +175,13 @@ def test_bad_inputs_exit_2(tmp_path):
     assert res.exit_code == 2 and "node n1" in res.stderr and "lots" in res.stderr
     with pytest.raises(NodeImportError):
         parse_objects("a: [", "x", "Node")
+
+
+def test_a_pod_with_a_bad_quantity_exits_2(tmp_path):
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(
+        "kind: Pod\nmetadata: {name: agent-x1, namespace: kube-system, ownerReferences: [{kind: DaemonSet, name: agent}]}\n"
+        "spec:\n  nodeName: n1\n  containers: [{name: a, resources: {requests: {cpu: lots}}}]\n"
+    )
+    res = run("platform", "import", DATA / "kops/nodes.yaml", "--pods", pods)
+    assert res.exit_code == 2 and "agent-x1" in res.stderr and "lots" in res.stderr, res.stderr

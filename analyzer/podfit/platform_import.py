@@ -290,48 +290,32 @@ def _owner_kind(pod: Mapping[str, Any]) -> str:
 def system_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> tuple[dict[str, tuple[int, int, int]], int]:
     """Per node name: (CPU, memory, pod count) requested by its DaemonSet and static (mirror) pods,
     the pods every node of a pool runs whatever is deployed; and how many such pods name no node.
-    Finished pods (Succeeded, Failed) hold nothing. A pod's request is Kubernetes' effective one:
-    max(Σ containers + sidecars, each init container) + overhead."""
-    per: dict[str, tuple[int, int, int]] = {}
+    Finished pods (Succeeded, Failed) hold nothing. A pod's request is Kubernetes' effective one, as
+    podfit computes it for every workload (max of the containers and init containers, plus overhead)."""
+    from .loader import build_workloads, make_object
+
+    system = []
     unplaced = 0
     for p in pods:
         meta = p.get("metadata") or {}
-        spec = p.get("spec") or {}
         if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             continue
         mirror = "kubernetes.io/config.mirror" in (meta.get("annotations") or {})
         if not (mirror or _owner_kind(p) == "DaemonSet"):
             continue
-        node = spec.get("nodeName")
-        if not node:
+        if not (p.get("spec") or {}).get("nodeName"):
             unplaced += 1
             continue
-        cpu, mem = _pod_requests(spec, f"pod {meta.get('namespace', '')}/{meta.get('name', '')}")
+        system.append(p)
+    workloads, problems = build_workloads([make_object(p, "pods") for p in system], {})
+    if problems:
+        raise NodeImportError(f"pods: {problems[0].object}: {problems[0].message}")
+    per: dict[str, tuple[int, int, int]] = {}
+    for p, w in zip(system, workloads, strict=True):
+        node = str(p["spec"]["nodeName"])
         c, m, n = per.get(node, (0, 0, 0))
-        per[node] = (c + cpu, m + mem, n + 1)
+        per[node] = (c + w.pod.cpu_request, m + w.pod.memory_request, n + 1)
     return per, unplaced
-
-
-def _pod_requests(spec: Mapping[str, Any], where: str) -> tuple[int, int]:
-    def req(c: Any, key: str, parse: Any) -> int:
-        r = ((c.get("resources") or {}).get("requests") or {}) if isinstance(c, Mapping) else {}
-        return _qty(parse, r, key, where) if key in r else 0
-
-    out = []
-    for key, parse in (("cpu", parse_cpu), ("memory", parse_memory)):
-        app = sum(req(c, key, parse) for c in spec.get("containers") or ())
-        sidecars = 0
-        best = app + sum(
-            req(c, key, parse) for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"
-        )
-        for c in spec.get("initContainers") or ():
-            if c.get("restartPolicy") == "Always":
-                sidecars += req(c, key, parse)
-            else:
-                best = max(best, req(c, key, parse) + sidecars)
-        overhead = spec.get("overhead") or {}
-        out.append(best + (_qty(parse, overhead, key, where) if key in overhead else 0))
-    return out[0], out[1]
 
 
 def _common_labels(nodes: Sequence[NodeInfo]) -> tuple[tuple[str, str], ...]:
