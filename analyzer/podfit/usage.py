@@ -186,9 +186,13 @@ def _number(kind: str, text: Any, where: str) -> int | None:
 
 
 def _time_ms(t: Any) -> int:
-    from fractions import Fraction
-
-    return int(Fraction(str(t)) * 1000)
+    """A Prometheus timestamp (seconds, millisecond resolution) in milliseconds."""
+    if isinstance(t, int):
+        return t * 1000
+    if isinstance(t, float):
+        return round(t * 1000)  # the API's timestamps have at most three decimals
+    whole, _, frac = str(t).partition(".")
+    return int(whole) * 1000 + int((frac + "000")[:3])
 
 
 def _kind_from_name(path: str) -> str | None:
