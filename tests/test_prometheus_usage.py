@@ -167,12 +167,12 @@ def summary(report: dict) -> set[tuple[str, str, str, str]]:
 
 
 EXPECTED = {
-    ("PF106", "api", "app", "memory"),  # 700Mi peak, 512Mi limit
-    ("PF109", "api", "app", "cpu"),  # p50 250m, 100m request
-    ("PF107", "web", "app", "cpu"),  # 4-CPU limit, 500m peak
-    ("PF108", "web", "app", "cpu"),  # 2-CPU request, 500m p95
-    ("PF206", "checkout", "app", "cpu"),  # 40% of periods throttled
-    ("PF106", "cart", "app", "memory"),  # OOMKilled
+    ("PF107", "api", "app", "memory"),  # 700Mi peak, 512Mi limit
+    ("PF110", "api", "app", "cpu"),  # p50 250m, 100m request
+    ("PF108", "web", "app", "cpu"),  # 4-CPU limit, 500m peak
+    ("PF109", "web", "app", "cpu"),  # 2-CPU request, 500m p95
+    ("PF209", "checkout", "app", "cpu"),  # 40% of periods throttled
+    ("PF107", "cart", "app", "memory"),  # OOMKilled
 }
 
 
@@ -200,19 +200,19 @@ def test_usage_export_then_check(prometheus, tmp_path):
     report, stderr = check("--usage", str(bundle))
     assert summary(report) == EXPECTED
     by = {(f["rule"], f["object"]["name"]): f for f in report["findings"]}
-    api = by[("PF106", "api")]["details"]
+    api = by[("PF107", "api")]["details"]
     # 56 steps of each of the two pods; the working set is exact
     assert (api["max"], api["samples"], api["window_ms"]) == (700 * MI, 112, [START * 1000, END * 1000])
     assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8e", "api-7d9f8c6b5-x2x7k"]
-    throttled = by[("PF206", "checkout")]["details"]
+    throttled = by[("PF209", "checkout")]["details"]
     assert (throttled["throttled_periods"], throttled["periods"], throttled["throttled_ppm"]) == (
         13_200,
         33_000,
         400_000,
     )
-    assert by[("PF106", "cart")]["details"]["oom_killed"] is True
+    assert by[("PF107", "cart")]["details"]["oom_killed"] is True
     # rate() over the real TSDB: 250m per api container, within a millicore of it
-    assert 249 <= by[("PF109", "api")]["details"]["p50"] <= 251
+    assert 249 <= by[("PF110", "api")]["details"]["p50"] <= 251
     assert (
         "usage: 1 measured container(s) match no container of the manifests: kube-system/coredns-5d78c9869d-8xk2p/coredns"
         in stderr
@@ -231,5 +231,5 @@ def test_raw_query_range_files_by_kind(prometheus, tmp_path):
         path.write_text(json.dumps(query_range(prometheus, q)))
         args += ["--usage", f"{kind}={path}" if kind == "cpu" else str(path)]
     report, _ = check(*args)
-    # no throttling or termination data: PF206 and the OOM finding are not among them
-    assert summary(report) == EXPECTED - {("PF206", "checkout", "app", "cpu"), ("PF106", "cart", "app", "memory")}
+    # no throttling or termination data: PF209 and the OOM finding are not among them
+    assert summary(report) == EXPECTED - {("PF209", "checkout", "app", "cpu"), ("PF107", "cart", "app", "memory")}

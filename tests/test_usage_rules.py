@@ -1,4 +1,4 @@
-"""The usage rules (PF106-PF109, PF206) on their fixtures, through the real CLI: each
+"""The usage rules (PF107-PF110, PF209) on their fixtures, through the real CLI: each
 testdata/<ID>/<fixture>.yaml is checked with its usage files (<fixture>.<kind>.json,
 <fixture>.usage.json bundles, <fixture>.usage.txt kubectl top output); a fail_ fixture's findings,
 of every rule, are compared whole with <fixture>.expected.json, a pass_ fixture has none."""
@@ -16,7 +16,7 @@ from podfit.catalogue import get_rule
 from podfit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES = ("PF106", "PF107", "PF108", "PF109", "PF206")
+RULES = ("PF107", "PF108", "PF109", "PF110", "PF209")
 FIXTURES = sorted(p for r in RULES for p in (ROOT / "testdata" / r).glob("*.yaml"))
 UPDATE = os.environ.get("PODFIT_UPDATE_EXPECTED") == "1"
 
@@ -77,8 +77,8 @@ def test_usage_rules_are_skipped_without_usage():
 
 
 def test_unmatched_series_are_reported():
-    """The PF109 kubectl top output measures coredns too, which no manifest here declares."""
-    fixture = ROOT / "testdata/PF109/fail_memory_request_below_p50.yaml"
+    """The PF110 kubectl top output measures coredns too, which no manifest here declares."""
+    fixture = ROOT / "testdata/PF110/fail_memory_request_below_p50.yaml"
     _, stderr = check(fixture)
     assert "usage: 2 container(s) of the manifests measured" in stderr
     assert (
@@ -88,10 +88,10 @@ def test_unmatched_series_are_reported():
 
 
 def test_options_move_the_thresholds(tmp_path):
-    """PF106's headroom: the 1Gi limit is 46% above the 700Mi peak; asking for 50% makes it fire."""
+    """PF107's headroom: the 1Gi limit is 46% above the 700Mi peak; asking for 50% makes it fire."""
     config = tmp_path / ".podfit.yaml"
-    config.write_text("thresholds: {PF106: {headroom-percent: 50}}\n")
-    report, _ = check(ROOT / "testdata/PF106/pass_room_above_peak.yaml", "--config", str(config))
+    config.write_text("thresholds: {PF107: {headroom-percent: 50}}\n")
+    report, _ = check(ROOT / "testdata/PF107/pass_room_above_peak.yaml", "--config", str(config))
     assert [f["message"] for f in report["findings"]] == [
         'container "app": memory limit 1.0Gi leaves less than 50% above the measured peak 700Mi '
         "(p50 455Mi, p95 700Mi, p99 700Mi, max 700Mi over 11h, 1 pod): expect OOM kills at the peak"
@@ -99,14 +99,14 @@ def test_options_move_the_thresholds(tmp_path):
 
 
 def test_measured_throttling_is_set_beside_the_simulated_one():
-    """With the node size known (PF203's 256-CPU bare-metal node), PF206 quotes the simulator's
+    """With the node size known (PF203's 256-CPU bare-metal node), PF209 quotes the simulator's
     prediction for the same 500m limit: every period throttled with the default 200 threads."""
     report, _ = check(
-        ROOT / "testdata/PF206/fail_throttled_40_percent.yaml",
+        ROOT / "testdata/PF209/fail_throttled_40_percent.yaml",
         "--platform",
         "testdata/PF203/platform.yaml",
         "--rule",
-        "PF206",
+        "PF209",
     )
     (f,) = report["findings"]
     assert f["details"]["throttled_ppm"] == 400_000

@@ -209,7 +209,7 @@ def _format_choices() -> list[str]:
     multiple=True,
     metavar="[KIND=]FILE",
     help="Measured usage: Prometheus query results (KIND cpu, memory, throttled, periods, terminated) or "
-    "`kubectl top pods -A --containers` output; repeatable. Enables the usage rules (PF106-PF109, PF206).",
+    "`kubectl top pods -A --containers` output; repeatable. Enables the usage rules (PF107-PF110, PF209).",
 )
 @click.option(
     "--allow-empty",

@@ -1,4 +1,4 @@
-"""What the usage rules (PF106-PF109, PF206) share: each measured container of the manifests, and
+"""What the usage rules (PF107-PF110, PF209) share: each measured container of the manifests, and
 how a message quotes the measurement."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PF106: a container's limit is below the peak measured for it (or it was OOM-killed at its limit)."""
+"""PF107: a container's limit is below the peak measured for it (or it was OOM-killed at its limit)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..findings import Finding
 from ..options import Option
 from ._usage import RESOURCES, amount, details, evidence, measured
 
-ID = "PF106"
+ID = "PF107"
 SLUG = "limit-below-measured-peak"
 TITLE = "Limit below the measured peak"
 SEVERITY = "warning"

@@ -1,4 +1,4 @@
-"""PF107: a container's limit is far above the peak measured for it (PF104 from measurement)."""
+"""PF108: a container's limit is far above the peak measured for it (PF104 from measurement)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..findings import Finding
 from ..options import Option
 from ._usage import RESOURCES, amount, details, evidence, measured
 
-ID = "PF107"
+ID = "PF108"
 SLUG = "limit-far-above-measured-peak"
 TITLE = "Limit far above the measured peak"
 SEVERITY = "warning"

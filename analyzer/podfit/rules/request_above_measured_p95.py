@@ -1,4 +1,4 @@
-"""PF108: a container requests far more than its measured p95: capacity reserved and left unused."""
+"""PF109: a container requests far more than its measured p95: capacity reserved and left unused."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..findings import Finding
 from ..options import Option
 from ._usage import RESOURCES, amount, details, evidence, measured
 
-ID = "PF108"
+ID = "PF109"
 SLUG = "request-above-measured-p95"
 TITLE = "Request far above the measured p95"
 SEVERITY = "info"

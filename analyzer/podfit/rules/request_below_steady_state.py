@@ -1,4 +1,4 @@
-"""PF109: a container's request is below its measured steady state (p50): the scheduler places it
+"""PF110: a container's request is below its measured steady state (p50): the scheduler places it
 by less than it uses."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from ..findings import Finding
 from ..options import Option
 from ._usage import RESOURCES, amount, details, evidence, measured
 
-ID = "PF109"
+ID = "PF110"
 SLUG = "request-below-steady-state"
 TITLE = "Request below the measured steady state"
 SEVERITY = "warning"

@@ -1,4 +1,4 @@
-"""PF206: the share of CFS periods in which a container was throttled, as measured by cAdvisor
+"""PF209: the share of CFS periods in which a container was throttled, as measured by cAdvisor
 (container_cpu_cfs_throttled_periods_total / container_cpu_cfs_periods_total), is above a threshold."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ..options import Option
 from ..quantity import format_cpu
 from ._usage import measured
 
-ID = "PF206"
+ID = "PF209"
 SLUG = "throttling-measured-high"
 TITLE = "High measured CPU throttling"
 SEVERITY = "warning"
