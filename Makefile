@@ -30,7 +30,7 @@ demo: venv  ## install podfit in .venv and check the shipped examples (embedded 
 	  echo "podfit exited $$status (1 = findings at or above --fail-on, as expected here; 2 = failure)"; \
 	  [ $$status -le 1 ]
 
-tools:  ## build the pinned Go tools (opa, conftest, kubeconform, kube-score, actionlint, kustomize) into .tools/bin
+tools:  ## build the pinned Go tools (opa, conftest, kubeconform, kube-score, actionlint, kustomize, prometheus, promtool) into .tools/bin
 	scripts/install-tools.sh
 
 # Fragments in mk/*.mk add their own targets and append to TEST_TARGETS.

@@ -12,16 +12,27 @@ declare -A PKG=(
   [kube-score]=github.com/zegl/kube-score/cmd/kube-score@v1.20.0
   [actionlint]=github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
   [kustomize]=sigs.k8s.io/kustomize/kustomize/v5@v5.8.1
+  # Prometheus 3.16 (its Go module is versioned v0.316.0): the usage tests serve a TSDB block with it
+  [prometheus]=github.com/prometheus/prometheus/cmd/prometheus@v0.316.0
+  [promtool]=github.com/prometheus/prometheus/cmd/promtool@v0.316.0
+)
+# remove_all_sd leaves out the service-discovery plugins (AWS, Azure, GCE, Kubernetes, ...): the tests
+# scrape nothing, and the build is shorter without them
+declare -A TAGS=(
+  [prometheus]=remove_all_sd
+  [promtool]=remove_all_sd
 )
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint kustomize)
+[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint kustomize prometheus promtool)
 for t in "${tools[@]}"; do
   pkg=${PKG[$t]:?unknown tool $t}
+  tags=${TAGS[$t]:-}
   stamp="$bin/.$t.version"
-  if [ -x "$bin/$t" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$pkg" ]; then
+  want="$pkg${tags:+ tags=$tags}"
+  if [ -x "$bin/$t" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     continue
   fi
-  echo "building $t ($pkg)" >&2
-  GOBIN="$bin" CGO_ENABLED=0 GOFLAGS=-trimpath go install "$pkg"
-  echo "$pkg" > "$stamp"
+  echo "building $t ($want)" >&2
+  GOBIN="$bin" CGO_ENABLED=0 GOFLAGS="-trimpath${tags:+ -tags=$tags}" go install "$pkg"
+  echo "$want" > "$stamp"
 done

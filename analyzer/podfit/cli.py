@@ -10,6 +10,7 @@ import gc
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -39,8 +40,10 @@ __all__ = ["main", "run", "PodfitError", "emit", "load_config", "load_inputs", "
 LAZY_COMMANDS = {
     "fix": "podfit.commands.fix",
     "pack": "podfit.commands.pack",
+    "platform": "podfit.commands.platform",
     "platform-data": "podfit.commands.platform_data",
     "throttle": "podfit.commands.throttle",
+    "usage": "podfit.commands.usage",
     "vsphere": "podfit.commands.vsphere",
 }
 FORMATS = ("text", "json", "sarif", "junit", "github", "html")  # podfit.formats.NAMES, without importing it
@@ -148,6 +151,14 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
 @click.option("--verbose", "-v", is_flag=True, help="Text: also list the skipped rules and files, one per line.")
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
 @click.option(
+    "--usage",
+    "usage_files",
+    multiple=True,
+    metavar="[KIND=]FILE",
+    help="Measured usage: Prometheus query results (KIND cpu, memory, throttled, periods, terminated) or "
+    "`kubectl top pods -A --containers` output; repeatable. Enables the usage rules (PF107-PF110, PF209).",
+)
+@click.option(
     "--allow-empty",
     is_flag=True,
     help="Let inputs without any Kubernetes object (empty stdin, no manifest files) exit by the "
@@ -168,6 +179,7 @@ def check(
     verbose: bool,
     color: bool | None,
     allow_empty: bool,
+    usage_files: tuple[str, ...] = (),
 ) -> None:
     """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
 
@@ -199,7 +211,14 @@ def check(
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
         report, facts = run_check(
-            result, platform, config, engine=engine, rules=rules, cluster=cluster, progress=progress
+            result,
+            platform,
+            config,
+            engine=engine,
+            rules=rules,
+            cluster=cluster,
+            progress=progress,
+            usage=load_usage(usage_files) if usage_files else None,
         )
     except PipelineError as e:
         if str(e).startswith("unknown rule"):
@@ -228,6 +247,22 @@ def check(
         ignored = len(discover(paths)) - len(result.files)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
+
+
+def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
+    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read)."""
+    from .usage import UsageError, parse_usage
+
+    series = []
+    for spec in specs:
+        kind, sep, path = spec.partition("=")
+        if not sep or os.path.exists(spec):
+            kind, path = "", spec
+        try:
+            series.extend(parse_usage(read_text(path, "usage"), path, kind or None))
+        except UsageError as e:
+            raise PodfitError(str(e)) from None
+    return series
 
 
 def _visuals(report: Any, facts: Any, config: Any) -> Any:

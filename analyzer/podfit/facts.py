@@ -67,6 +67,7 @@ from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
 from .scheduling import BETA_OS, OS, SchedulingConstraints
 from .scheduling import _node_requirement as node_requirement
+from .usage import Series, UsageFacts, match_usage
 
 __all__ = [
     "Facts",
@@ -311,6 +312,7 @@ class Facts:
     _scope_of: Mapping[int, int] = field(default_factory=dict, repr=False)  # id(object) → index in clusters
     # each namespace's LimitRange min/max/maxLimitRequestRatio bounds (what admission rejects)
     limit_constraints: Mapping[str, tuple[LimitRangeConstraint, ...]] = field(default_factory=dict)
+    usage: UsageFacts | None = None  # measured usage (`check --usage`), matched to the workloads' containers
 
     def cluster_of(self, obj: K8sObject) -> ClusterScope | None:
         """The cluster ``obj`` (one of ``objects``) deploys to."""
@@ -392,9 +394,11 @@ def build_facts(
     platform: Platform,
     cluster: str | None = None,
     cluster_for_path: Callable[[str], str | None] | None = None,
+    usage: Sequence[Series] | None = None,
 ) -> Facts:
     """The facts of ``objects`` on ``platform``. ``cluster`` is ``--cluster``; ``cluster_for_path``
-    the config's ``clusters:`` mapping (a file path → its cluster, or None). Pure."""
+    the config's ``clusters:`` mapping (a file path → its cluster, or None); ``usage`` the
+    measured series (``--usage``), matched here to the workloads' containers. Pure."""
     objects = tuple(objects)
     findings: list[Finding] = []
     ranges = limit_range_defaults(objects, findings)
@@ -411,6 +415,7 @@ def build_facts(
         clusters=scopes,
         _scope_of=scope_of,
         limit_constraints=limit_range_constraints(objects),
+        usage=match_usage(usage, workloads) if usage is not None else None,
     )
 
 
@@ -713,6 +718,10 @@ REQUIREMENTS: Mapping[str, tuple[Any, str]] = {
     "nsx-t-load-balancer": (
         lambda f: f.platform.runtime in ("tkg", "vsphere-pods"),
         "an NSX-T load balancer: runtime tkg or vsphere-pods in the platform (spec.runtime); bare-metal has none",
+    ),
+    "usage": (
+        lambda f: f.usage is not None,
+        "measured usage: check --usage FILE (Prometheus query results or kubectl top output)",
     ),
     "runtime-nodes": (
         lambda f: f.platform.runtime != "vsphere-pods",

@@ -109,6 +109,7 @@ def check(
     rules: Sequence[str] = (),
     cluster: str | None = None,
     progress: Callable[[str], None] | None = None,
+    usage: Sequence[Any] | None = None,
 ) -> tuple[Report, Facts]:
     """The report on parsed inputs (facts, Rego in the background, Python rules), and the facts it
     was computed from (which the HTML report draws)."""
@@ -117,10 +118,16 @@ def check(
     say = progress or (lambda _text: None)
     selected = select_rules(rules)
     say(f"checking {len(result.objects):,} objects: facts")
-    facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
+    facts = build_facts(
+        result.objects, platform, cluster, config.cluster_for_path if config.clusters else None, usage=usage
+    )
     say(f"checking {len(result.objects):,} objects: rules")
     eng, rego_results = start_engine(engine, facts, selected, config)
-    notices = (eng.notice,) if eng is not None and eng.notice else ()
+    notices: tuple[str, ...] = (eng.notice,) if eng is not None and eng.notice else ()
+    if facts.usage is not None:
+        from .usage import unmatched_notice
+
+        notices += unmatched_notice(facts.usage)
 
     def rego() -> Sequence[Any]:
         say(f"checking {len(result.objects):,} objects: waiting for the Rego rules")

@@ -107,6 +107,11 @@ class NodePool:
     labels: tuple[tuple[str, str], ...] = ()  # as declared (profile, cluster manifest, --pool-label)
     location: Location | None = None  # where it was declared (profile or TKC manifest)
     taints: tuple[Taint, ...] = ()  # as declared
+    # what the kubelet offers pods on each node (cpu millicores, memory bytes, pods), when the
+    # profile gives it (an imported cluster); else the VM class less the platform's systemOverhead
+    allocatable: tuple[int, int, int | None] | None = None
+    system_pods: tuple[int, int, int] = (0, 0, 0)  # DaemonSet and static pods already on each node
+    kubelet_version: str = ""
 
     @property
     def node_labels(self) -> tuple[tuple[str, str], ...]:
@@ -314,6 +319,9 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 labels=tuple(sorted((p.get("labels") or {}).items())),
                 location=Location(source, line_of(p, default=1)),
                 taints=tuple(Taint(t["key"], str(t.get("value") or ""), t["effect"]) for t in p.get("taints") or ()),
+                allocatable=_allocatable(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
+                system_pods=_system_pods(p.get("systemPods") or {}, f"spec.nodePools[{i}].systemPods", qty),
+                kubelet_version=str(p.get("kubeletVersion") or ""),
             )
         )
     ov = spec.get("systemOverhead") or {}
@@ -343,6 +351,16 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     if problems:
         raise PlatformError(problems)
     return platform
+
+
+def _allocatable(doc: Mapping[str, Any] | None, where: str, qty: Any) -> tuple[int, int, int | None] | None:
+    if doc is None:
+        return None
+    return (qty(doc, "cpu", parse_cpu, 0, where), qty(doc, "memory", parse_memory, 0, where), doc.get("pods"))
+
+
+def _system_pods(doc: Mapping[str, Any], where: str, qty: Any) -> tuple[int, int, int]:
+    return (qty(doc, "cpu", parse_cpu, 0, where), qty(doc, "memory", parse_memory, 0, where), doc.get("pods", 0))
 
 
 def parse_platform(text: str, source: str) -> Platform:

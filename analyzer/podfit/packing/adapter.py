@@ -491,18 +491,22 @@ def pools_to_node_types(
             continue
         if sources is not None:
             sources[name] = p
-        out.append(
-            node_type(
-                name,
-                by_name[p.vm_class],
-                p.count,
-                labels=_node_labels(p),
-                overhead=overhead,
-                daemons=daemons,
-                max_pods=max_pods,
-            )
-        )
+        vc = by_name[p.vm_class]
+        ov, mp = _pool_overhead(p, vc, overhead, max_pods)
+        out.append(node_type(name, vc, p.count, labels=_node_labels(p), overhead=ov, daemons=daemons, max_pods=mp))
     return tuple(out), unknown
+
+
+def _pool_overhead(pool, vc: VMClass, overhead: Overhead, max_pods: int) -> tuple[Overhead, int]:
+    """The overhead and pod slots of one pool's nodes: the platform's, or, when the pool gives the
+    kubelet's allocatable (an imported cluster), the VM class less allocatable plus the system pods
+    already there."""
+    alloc = getattr(pool, "allocatable", None)
+    if alloc is None:
+        return overhead, max_pods
+    sys_cpu, sys_mem, sys_pods = getattr(pool, "system_pods", (0, 0, 0))
+    pods = max_pods if alloc[2] is None else alloc[2]
+    return Overhead(vc.cpu - alloc[0] + sys_cpu, vc.memory - alloc[1] + sys_mem), pods - sys_pods
 
 
 def family_of(pools: Sequence[NodeType]) -> str | None:

@@ -1,0 +1,472 @@
+"""A Platform profile from a snapshot of a cluster's nodes (``podfit platform import``).
+
+Input: the documents of ``kubectl get nodes -o yaml`` (or ``-o json``, a ``List`` or single
+``Node`` objects), optionally those of ``kubectl get pods -A -o yaml``. Output: a profile document
+(``kind: Platform``) that validates against ``schemas/platform.schema.json``.
+
+Nodes are grouped into pools by the label that defines a pool on their platform, first found:
+
+=============  =====================================================================
+EKS            ``eks.amazonaws.com/nodegroup`` (managed node groups), ``alpha.eksctl.io/nodegroup-name``
+GKE            ``cloud.google.com/gke-nodepool``
+AKS            ``kubernetes.azure.com/agentpool``, ``agentpool``
+Karpenter      ``karpenter.sh/nodepool``, ``karpenter.sh/provisioner-name`` (before v0.32)
+kOps           ``kops.k8s.io/instancegroup``
+Cluster API    ``cluster.x-k8s.io/deployment-name``; else the node's ``cluster.x-k8s.io/owner-name``
+               annotation (its MachineSet, the MachineDeployment's name and a hash) less the hash
+=============  =====================================================================
+
+and otherwise by instance type (``node.kubernetes.io/instance-type``). A pool whose nodes differ in
+instance type or capacity (a Karpenter NodePool spanning instance families) becomes one pool per
+shape, named ``<pool>-<instance type>``. Each pool records its nodes' count, their shape as a VM
+class (capacity), what the kubelet offers pods (``allocatable``), the labels and taints every node
+of the pool carries (per-node and transient ones left out), the kubelet version, and, with pods,
+the requests of the DaemonSet and static (mirror) pods on its busiest node (``systemPods``).
+
+Nodes do not show the hosts under them, their NUMA layout or (except through a few distributions'
+labels) the kubelet's CPU Manager policy: :data:`LEFT_FOR_THE_USER` lists what the profile leaves
+out, and the CLI prints it. Pure: text in, document out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .platform import DEFAULT_VM_CLASSES
+from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
+from .yamlio import iter_documents
+
+__all__ = [
+    "NodeImportError",
+    "NodeInfo",
+    "ImportedPool",
+    "Imported",
+    "POOL_LABELS",
+    "LEFT_FOR_THE_USER",
+    "parse_objects",
+    "node_infos",
+    "system_pods_per_node",
+    "import_platform",
+    "profile_document",
+]
+
+# (provider, label) in the order they are tried
+POOL_LABELS: tuple[tuple[str, str], ...] = (
+    ("eks", "eks.amazonaws.com/nodegroup"),
+    ("eks", "alpha.eksctl.io/nodegroup-name"),
+    ("gke", "cloud.google.com/gke-nodepool"),
+    ("aks", "kubernetes.azure.com/agentpool"),
+    ("aks", "agentpool"),
+    ("karpenter", "karpenter.sh/nodepool"),
+    ("karpenter", "karpenter.sh/provisioner-name"),
+    ("kops", "kops.k8s.io/instancegroup"),
+    ("cluster-api", "cluster.x-k8s.io/deployment-name"),
+)
+CAPI_OWNER = "cluster.x-k8s.io/owner-name"
+CAPI_OWNER_KIND = "cluster.x-k8s.io/owner-kind"
+CAPI_CLUSTER = "cluster.x-k8s.io/cluster-name"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
+CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+
+# labels that differ per node (or per hour) even when the pool's nodes are alike
+PER_NODE_LABELS = frozenset(
+    {
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/zone",
+        "topology.ebs.csi.aws.com/zone",
+        "topology.disk.csi.azure.com/zone",
+        "topology.gke.io/zone",
+        "kubernetes.azure.com/node-image-version",
+        "eks.amazonaws.com/nodegroup-image",
+        "cloud.google.com/gke-nodepool-version",
+        "karpenter.sh/registered",
+        "karpenter.sh/initialized",
+        "node.kubernetes.io/exclude-from-external-load-balancers",
+    }
+)
+# taints the node lifecycle puts on and takes off: not a property of the pool
+TRANSIENT_TAINTS = frozenset(
+    {
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/unschedulable",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/pid-pressure",
+        "node.kubernetes.io/network-unavailable",
+        "node.cloudprovider.kubernetes.io/uninitialized",
+        "node.cluster.x-k8s.io/uninitialized",
+        "karpenter.sh/unregistered",
+        "karpenter.sh/disrupted",
+        "karpenter.sh/disruption",
+        "ToBeDeletedByClusterAutoscaler",
+        "DeletionCandidateOfClusterAutoscaler",
+    }
+)
+# labels through which some distributions show the CPU Manager policy (nodes do not otherwise)
+CPU_MANAGER_LABELS: tuple[tuple[str, Mapping[str, str]], ...] = (
+    ("cpumanager", {"true": "static", "false": "none"}),  # OpenShift's documented convention
+)
+
+LEFT_FOR_THE_USER = (
+    "spec.hosts: the hosts under the nodes (sockets, cores, NUMA nodes, memory); without them the NUMA",
+    "  rules (PF301, PF302) and the vSphere capacity rules (PF5xx) stay skipped",
+    "spec.ha: vSphere HA admission control, if the nodes run on vSphere",
+    "spec.kubelet.cpuManagerPolicy, unless written below: nodes do not show it",
+    "  (`kubectl get --raw /api/v1/nodes/NODE/proxy/configz` does)",
+)
+
+
+class NodeImportError(ValueError):
+    """Input that is not a node (or pod) list; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str
+    provider: str  # which label (or rule) made its pool: eks, gke, aks, karpenter, kops, cluster-api, ""
+    pool: str  # the pool it belongs to (before splitting by shape)
+    cluster: str
+    instance_type: str
+    role: str  # worker | control-plane
+    capacity_cpu: int
+    capacity_memory: int
+    allocatable_cpu: int
+    allocatable_memory: int
+    allocatable_pods: int
+    labels: tuple[tuple[str, str], ...]
+    taints: tuple[tuple[str, str, str], ...]  # (key, value, effect)
+    os: str
+    arch: str
+    kubelet_version: str
+    cpu_manager_policy: str | None
+    tanzu: bool  # a vSphere with Tanzu / TKG node
+
+
+@dataclass(frozen=True)
+class ImportedPool:
+    name: str
+    provider: str
+    cluster: str
+    role: str
+    vm_class: str
+    count: int
+    capacity_cpu: int
+    capacity_memory: int
+    allocatable_cpu: int
+    allocatable_memory: int
+    allocatable_pods: int
+    labels: tuple[tuple[str, str], ...]
+    taints: tuple[tuple[str, str, str], ...]
+    kubelet_versions: tuple[str, ...]
+    system_cpu: int = 0  # DaemonSet and static pods' requests on the pool's busiest node
+    system_memory: int = 0
+    system_pods: int = 0
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Imported:
+    pools: tuple[ImportedPool, ...]
+    runtime: str
+    cpu_manager_policy: str | None  # when every node shows the same one
+    notes: tuple[str, ...]  # what the user should know (skipped nodes, pods not on any node)
+
+
+def parse_objects(text: str, source: str, kind: str) -> list[Mapping[str, Any]]:
+    """The objects of ``kind`` in YAML/JSON text: ``List`` items, ``<Kind>List`` items or single objects."""
+    out: list[Mapping[str, Any]] = []
+    try:
+        docs = [d.data for d in iter_documents(text) if d.data is not None]
+    except Exception as e:  # yaml.YAMLError, YamlLimitError
+        raise NodeImportError(f"{source}: cannot parse: {getattr(e, 'problem', None) or e}") from None
+
+    def take(obj: Any) -> None:
+        if not isinstance(obj, Mapping):
+            return
+        if isinstance(obj.get("items"), list) and str(obj.get("kind", "")).endswith("List"):
+            for item in obj["items"]:
+                take(item)
+        elif obj.get("kind") == kind:
+            out.append(obj)
+
+    for d in docs:
+        take(d)
+    return out
+
+
+def _qty(parse: Any, mapping: Mapping[str, Any], key: str, where: str) -> int:
+    if key not in mapping:
+        raise NodeImportError(f"{where}: no {key}")
+    try:
+        return int(parse(mapping[key]))
+    except QuantityError as e:
+        raise NodeImportError(f"{where}: {key}: {e}") from None
+
+
+def _strip_hash(name: str) -> str:
+    """A MachineSet's name less the hash suffix its MachineDeployment added (``workers-7f9c8d6b5b``)."""
+    return re.sub(r"-[a-z0-9]{5,10}$", "", name)
+
+
+def node_infos(nodes: Sequence[Mapping[str, Any]], source: str) -> list[NodeInfo]:
+    out = []
+    for i, n in enumerate(nodes):
+        meta = n.get("metadata") or {}
+        name = str(meta.get("name") or f"items[{i}]")
+        where = f"{source}: node {name}"
+        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+        status = n.get("status") or {}
+        cap = status.get("capacity") or {}
+        alloc = status.get("allocatable") or {}
+        info = status.get("nodeInfo") or {}
+        provider, pool = "", ""
+        for prov, key in POOL_LABELS:
+            if labels.get(key):
+                provider, pool = prov, labels[key]
+                break
+        if not pool and annotations.get(CAPI_OWNER):
+            provider = "cluster-api"
+            pool = (
+                annotations[CAPI_OWNER]
+                if annotations.get(CAPI_OWNER_KIND) == "KubeadmControlPlane"
+                else _strip_hash(annotations[CAPI_OWNER])
+            )
+        instance = labels.get(INSTANCE_TYPE) or labels.get(BETA_INSTANCE_TYPE) or ""
+        role = "control-plane" if any(k in labels for k in CONTROL_PLANE_LABELS) else "worker"
+        taints = tuple(
+            (str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
+            for t in (n.get("spec") or {}).get("taints") or ()
+            if isinstance(t, Mapping) and t.get("key") not in TRANSIENT_TAINTS
+        )
+        if any(t[0] in CONTROL_PLANE_TAINTS and t[2] == "NoSchedule" for t in taints):
+            role = "control-plane"
+        policy = None
+        for key, values in CPU_MANAGER_LABELS:
+            if labels.get(key) in values:
+                policy = values[labels[key]]
+        capacity_cpu = _qty(parse_cpu, cap, "cpu", where + " status.capacity")
+        out.append(
+            NodeInfo(
+                name=name,
+                provider=provider,
+                pool=pool,
+                cluster=annotations.get(CAPI_CLUSTER) or labels.get("alpha.eksctl.io/cluster-name") or "",
+                instance_type=instance,
+                role=role,
+                capacity_cpu=capacity_cpu,
+                capacity_memory=_qty(parse_memory, cap, "memory", where + " status.capacity"),
+                allocatable_cpu=_qty(parse_cpu, alloc, "cpu", where + " status.allocatable"),
+                allocatable_memory=_qty(parse_memory, alloc, "memory", where + " status.allocatable"),
+                allocatable_pods=_qty(parse_memory, alloc, "pods", where + " status.allocatable")
+                if "pods" in alloc
+                else 110,
+                labels=tuple(sorted(labels.items())),
+                taints=taints,
+                os=labels.get("kubernetes.io/os") or str(info.get("operatingSystem") or "linux"),
+                arch=labels.get("kubernetes.io/arch") or str(info.get("architecture") or "amd64"),
+                kubelet_version=str(info.get("kubeletVersion") or ""),
+                cpu_manager_policy=policy,
+                tanzu=any(k.startswith("run.tanzu.vmware.com/") for k in labels),
+            )
+        )
+    return out
+
+
+def _owner_kind(pod: Mapping[str, Any]) -> str:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("controller", True):
+            return str(ref.get("kind", ""))
+    return ""
+
+
+def system_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> tuple[dict[str, tuple[int, int, int]], int]:
+    """Per node name: (CPU, memory, pod count) requested by its DaemonSet and static (mirror) pods,
+    the pods every node of a pool runs whatever is deployed; and how many such pods name no node.
+    Finished pods (Succeeded, Failed) hold nothing. A pod's request is Kubernetes' effective one, as
+    podfit computes it for every workload (max of the containers and init containers, plus overhead)."""
+    from .loader import build_workloads, make_object
+
+    system = []
+    unplaced = 0
+    for p in pods:
+        meta = p.get("metadata") or {}
+        if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        mirror = "kubernetes.io/config.mirror" in (meta.get("annotations") or {})
+        if not (mirror or _owner_kind(p) == "DaemonSet"):
+            continue
+        if not (p.get("spec") or {}).get("nodeName"):
+            unplaced += 1
+            continue
+        system.append(p)
+    workloads, problems = build_workloads([make_object(p, "pods") for p in system], {})
+    if problems:
+        raise NodeImportError(f"pods: {problems[0].object}: {problems[0].message}")
+    per: dict[str, tuple[int, int, int]] = {}
+    for p, w in zip(system, workloads, strict=True):
+        node = str(p["spec"]["nodeName"])
+        c, m, n = per.get(node, (0, 0, 0))
+        per[node] = (c + w.pod.cpu_request, m + w.pod.memory_request, n + 1)
+    return per, unplaced
+
+
+def _common_labels(nodes: Sequence[NodeInfo]) -> tuple[tuple[str, str], ...]:
+    common = dict(nodes[0].labels)
+    for n in nodes[1:]:
+        mine = dict(n.labels)
+        common = {k: v for k, v in common.items() if mine.get(k) == v}
+    return tuple(sorted((k, v) for k, v in common.items() if k not in PER_NODE_LABELS))
+
+
+def _common_taints(nodes: Sequence[NodeInfo]) -> tuple[tuple[str, str, str], ...]:
+    common = set(nodes[0].taints)
+    for n in nodes[1:]:
+        common &= set(n.taints)
+    return tuple(t for t in nodes[0].taints if t in common)
+
+
+def import_platform(
+    nodes: Sequence[NodeInfo],
+    system: Mapping[str, tuple[int, int, int]] | None = None,
+) -> Imported:
+    """Group the nodes into pools (see the module docstring). ``system`` is
+    :func:`system_pods_per_node`'s per-node requests, when pods were given."""
+    groups: dict[tuple[str, str, str, str, int, int], list[NodeInfo]] = {}
+    for n in nodes:
+        base = n.pool or n.instance_type or f"{format_cpu(n.capacity_cpu)}cpu-{format_memory(n.capacity_memory)}"
+        key = (n.cluster, base, n.role, n.instance_type, n.capacity_cpu, n.capacity_memory)
+        groups.setdefault(key, []).append(n)
+    shapes_of: dict[tuple[str, str, str], int] = {}
+    for cluster, base, role, *_ in groups:
+        shapes_of[(cluster, base, role)] = shapes_of.get((cluster, base, role), 0) + 1
+    pools = []
+    for (cluster, base, role, instance, cap_cpu, cap_mem), members in groups.items():
+        name = base
+        if shapes_of[(cluster, base, role)] > 1:  # one pool per shape: the profile gives a pool one VM class
+            name = f"{base}-{instance or f'{format_cpu(cap_cpu)}cpu-{format_memory(cap_mem)}'}"
+        sys_of = [system.get(n.name, (0, 0, 0)) for n in members] if system else [(0, 0, 0)]
+        pools.append(
+            ImportedPool(
+                name=name,
+                provider=members[0].provider,
+                cluster=cluster,
+                role=role,
+                vm_class=_vm_class_name(instance, cap_cpu, cap_mem),
+                count=len(members),
+                capacity_cpu=cap_cpu,
+                capacity_memory=cap_mem,
+                # the least any node of the pool offers: a pod placed by the profile fits every node
+                allocatable_cpu=min(n.allocatable_cpu for n in members),
+                allocatable_memory=min(n.allocatable_memory for n in members),
+                allocatable_pods=min(n.allocatable_pods for n in members),
+                labels=_common_labels(members),
+                taints=_common_taints(members),
+                kubelet_versions=tuple(sorted({n.kubelet_version for n in members if n.kubelet_version})),
+                system_cpu=max(s[0] for s in sys_of),
+                system_memory=max(s[1] for s in sys_of),
+                system_pods=max(s[2] for s in sys_of),
+                nodes=tuple(n.name for n in members),
+            )
+        )
+    pools.sort(key=lambda p: (p.cluster, p.role != "control-plane", p.name))
+    policies = {n.cpu_manager_policy for n in nodes}
+    notes = []
+    if len(policies) > 1:
+        notes.append("the nodes show different CPU Manager policies; spec.kubelet.cpuManagerPolicy left unset")
+    return Imported(
+        pools=tuple(pools),
+        runtime="tkg" if nodes and all(n.tanzu for n in nodes) else "kubernetes",
+        cpu_manager_policy=next(iter(policies)) if len(policies) == 1 else None,
+        notes=tuple(notes),
+    )
+
+
+def _vm_class_name(instance: str, cpu: int, memory: int) -> str:
+    return instance or f"{format_cpu(cpu)}cpu-{format_memory(memory)}"
+
+
+_DEFAULT_CLASSES = {c.name: c for c in DEFAULT_VM_CLASSES}
+
+
+def _whole_cpus(millicores: int) -> int:
+    return -(-millicores // 1000)
+
+
+def profile_document(imported: Imported, name: str, source: str) -> dict[str, Any]:
+    """The Platform profile document for ``imported`` (quantities written exactly)."""
+    classes: dict[str, dict[str, Any]] = {}
+    for p in imported.pools:
+        known = _DEFAULT_CLASSES.get(p.vm_class)
+        if known is not None:
+            continue  # a vSphere with Tanzu class: its nominal size, the nodes' real one is in allocatable
+        classes.setdefault(
+            p.vm_class,
+            {
+                "name": p.vm_class,
+                "cpus": _whole_cpus(p.capacity_cpu),
+                "memory": format_memory(p.capacity_memory),
+                "reserved": False,
+            },
+        )
+    pools_doc = []
+    for p in imported.pools:
+        d: dict[str, Any] = {"name": p.name}
+        if p.cluster:
+            d["cluster"] = p.cluster
+        if p.role != "worker":
+            d["role"] = p.role
+        d["vmClass"] = p.vm_class
+        d["count"] = p.count
+        d["allocatable"] = {
+            "cpu": format_cpu(p.allocatable_cpu),
+            "memory": format_memory(p.allocatable_memory),
+            "pods": p.allocatable_pods,
+        }
+        if p.system_pods:
+            d["systemPods"] = {
+                "cpu": format_cpu(p.system_cpu),
+                "memory": format_memory(p.system_memory),
+                "pods": p.system_pods,
+            }
+        if len(p.kubelet_versions) == 1:
+            d["kubeletVersion"] = p.kubelet_versions[0]
+        elif p.kubelet_versions:
+            d["kubeletVersion"] = ", ".join(p.kubelet_versions)
+        if p.labels:
+            d["labels"] = dict(p.labels)
+        if p.taints:
+            d["taints"] = [{"key": k, **({"value": v} if v else {}), "effect": e} for k, v, e in p.taints]
+        pools_doc.append(d)
+    spec: dict[str, Any] = {"runtime": imported.runtime}
+    if classes:
+        spec["vmClasses"] = list(classes.values())
+    spec["nodePools"] = pools_doc
+    kubelet: dict[str, Any] = {"maxPods": min((p.allocatable_pods for p in imported.pools), default=110)}
+    if imported.cpu_manager_policy is not None:
+        kubelet["cpuManagerPolicy"] = imported.cpu_manager_policy
+    spec["kubelet"] = kubelet
+    return {
+        "apiVersion": "podfit.io/v1alpha1",
+        "kind": "Platform",
+        "metadata": {
+            "name": name,
+            "description": f"Imported from {source} by `podfit platform import`. Not visible on nodes, left "
+            "for you to add: spec.hosts (sockets, cores, NUMA nodes), spec.ha"
+            + ("" if imported.cpu_manager_policy is not None else ", spec.kubelet.cpuManagerPolicy")
+            + ".",
+        },
+        "spec": spec,
+    }
+
+
+def node_names(pools: Iterable[ImportedPool]) -> dict[str, str]:
+    """Node name → the pool it went to."""
+    return {n: p.name for p in pools for n in p.nodes}

@@ -1,0 +1,55 @@
+"""What the usage rules (PF107-PF110, PF209) share: each measured container of the manifests, and
+how a message quotes the measurement."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..model import Container, Workload
+from ..packing.report import fmt_mem
+from ..quantity import format_cpu
+from ..usage import ContainerUsage, Stats
+
+RESOURCES = (("cpu", "CPU"), ("memory", "memory"))
+
+
+def measured(ctx) -> Iterator[tuple[Workload, Container, ContainerUsage]]:
+    """Every container (app containers and sidecars; one-shot init containers are not measured
+    as they run) of the run's workloads that has measured usage."""
+    usage = ctx.facts.usage
+    if usage is None:
+        return
+    for w in ctx.facts.unique_workloads:
+        for c in w.pod.all_containers:
+            if c.init and not c.sidecar:
+                continue
+            u = usage.of(w, c.name)
+            if u is not None:
+                yield w, c, u
+
+
+def amount(resource: str, value: int) -> str:
+    return format_cpu(value) if resource == "cpu" else fmt_mem(value)
+
+
+def evidence(resource: str, s: Stats, u: ContainerUsage) -> str:
+    """``p50 200m, p95 450m, p99 600m, max 700m over 7d, 3 pods``."""
+    q = [f"p{p} {amount(resource, getattr(s, f'p{p}'))}" for p in (50, 95, 99)]
+    pods = f", {len(u.pods)} pod{'s' if len(u.pods) != 1 else ''}"
+    when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top sample"
+    return ", ".join(q) + f", max {amount(resource, s.max)} {when}{pods}"
+
+
+def details(resource: str, s: Stats, u: ContainerUsage, **extra) -> dict:
+    return {
+        "resource": resource,
+        "p50": s.p50,
+        "p95": s.p95,
+        "p99": s.p99,
+        "max": s.max,
+        "samples": s.samples,
+        "pods": list(u.pods),
+        "window_ms": list(u.window_ms) if u.window_ms else None,
+        "sources": list(u.sources),
+        **extra,
+    }

@@ -1,0 +1,53 @@
+"""PF108: a container's limit is far above the peak measured for it (PF104 from measurement)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..findings import Finding
+from ..options import Option
+from ._usage import RESOURCES, amount, details, evidence, measured
+
+ID = "PF108"
+SLUG = "limit-far-above-measured-peak"
+TITLE = "Limit far above the measured peak"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ("usage",)
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "tolerance-percent",
+        "integer",
+        100,
+        "How far above the measured peak a limit may be, in percent of the peak.",
+        minimum=0,
+    ),
+    Option(
+        "min-samples",
+        "integer",
+        10,
+        "Samples a container needs before its peak is trusted (one kubectl top sample is not a peak).",
+        minimum=1,
+    ),
+)
+
+
+def check(ctx) -> Iterator[Finding]:
+    tolerance = int(ctx.option("tolerance-percent"))
+    min_samples = int(ctx.option("min-samples"))
+    for w, c, u in measured(ctx):
+        for res, word in RESOURCES:
+            s = getattr(u, res)
+            limit = getattr(c.resources, f"{res}_limit")
+            if s is None or limit is None or s.samples < min_samples or s.max <= 0:
+                continue
+            if limit * 100 <= s.max * (100 + tolerance):
+                continue
+            yield Finding(
+                ID,
+                f'container "{c.name}": {word} limit {amount(res, limit)} is {limit * 100 // s.max}% of the '
+                f"measured peak {amount(res, s.max)} ({evidence(res, s, u)})",
+                c.location,
+                w.ref,
+                c.name,
+                details(res, s, u, limit=limit, tolerance_percent=tolerance),
+            )

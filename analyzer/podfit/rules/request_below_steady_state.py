@@ -1,0 +1,47 @@
+"""PF110: a container's request is below its measured steady state (p50): the scheduler places it
+by less than it uses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..findings import Finding
+from ..options import Option
+from ._usage import RESOURCES, amount, details, evidence, measured
+
+ID = "PF110"
+SLUG = "request-below-steady-state"
+TITLE = "Request below the measured steady state"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ("usage",)
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "tolerance-percent",
+        "integer",
+        10,
+        "How far the measured p50 may exceed the request, in percent of the request.",
+        minimum=0,
+    ),
+)
+
+
+def check(ctx) -> Iterator[Finding]:
+    tolerance = int(ctx.option("tolerance-percent"))
+    for w, c, u in measured(ctx):
+        for res, word in RESOURCES:
+            s = getattr(u, res)
+            request = getattr(c.resources, f"{res}_request")
+            if s is None or request is None:
+                continue
+            if s.p50 * 100 <= request * (100 + tolerance):
+                continue
+            yield Finding(
+                ID,
+                f'container "{c.name}": {word} request {amount(res, request)} is below the measured steady '
+                f"state, p50 {amount(res, s.p50)} ({evidence(res, s, u)}): nodes are filled by less than "
+                "their pods use",
+                c.location,
+                w.ref,
+                c.name,
+                details(res, s, u, request=request, tolerance_percent=tolerance),
+            )

@@ -1,0 +1,87 @@
+"""PF209: the share of CFS periods in which a container was throttled, as measured by cAdvisor
+(container_cpu_cfs_throttled_periods_total / container_cpu_cfs_periods_total), is above a threshold."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..findings import Finding
+from ..options import Option
+from ..quantity import format_cpu
+from ._usage import measured
+
+ID = "PF209"
+SLUG = "throttling-measured-high"
+TITLE = "High measured CPU throttling"
+SEVERITY = "warning"
+REQUIRES: tuple[str, ...] = ("usage",)
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "percent",
+        "integer",
+        25,
+        "Share of CFS periods throttled above which the rule fires, in percent (kubernetes-mixin's "
+        "CPUThrottlingHigh alert uses 25).",
+        minimum=0,
+    ),
+    Option("min-periods", "integer", 100, "CFS periods a container needs before its share is trusted.", minimum=1),
+)
+
+
+def _predicted(ctx, w, container: str, limit: int | None) -> dict | None:
+    """PF203's simulation for the same limit, thread count and node size, when the node size is
+    known: the share of periods it predicts throttled, to set beside the measured one."""
+    from .throttling_simulated_high import node_logical_cpus, simulate_cached, threads_for
+
+    cpus = node_logical_cpus(ctx) if ctx.platform.runtime != "vsphere-pods" else None
+    if not limit or cpus is None:
+        return None
+    threads, _ = threads_for(w, container, 200)
+    res = simulate_cached(limit, cpus, threads, 2)
+    if not res.nr_periods:
+        return None
+    return {
+        "throttled_ppm": res.nr_throttled * 1_000_000 // res.nr_periods,
+        "threads": threads,
+        "node_logical_cpus": cpus,
+        "score": res.score,
+    }
+
+
+def check(ctx) -> Iterator[Finding]:
+    percent = int(ctx.option("percent"))
+    min_periods = int(ctx.option("min-periods"))
+    for w, c, u in measured(ctx):
+        ppm = u.throttled_ppm
+        if ppm is None or (u.periods or 0) < min_periods or ppm <= percent * 10_000:
+            continue
+        limit = c.resources.cpu_limit
+        predicted = _predicted(ctx, w, c.name, limit)
+        yield Finding(
+            ID,
+            f'container "{c.name}": throttled in {ppm / 10_000:.1f}% of its CFS periods '
+            f"({u.throttled_periods:,} of {u.periods:,} over {u.window}, {len(u.pods)} pod"
+            f"{'s' if len(u.pods) != 1 else ''})"
+            + (f" with a CPU limit of {format_cpu(limit)}" if limit is not None else "")
+            + f"; more than {percent}%"
+            + (
+                f" (the simulator predicts {predicted['throttled_ppm'] / 10_000:.1f}% for this limit with "
+                f"{predicted['threads']} threads on {predicted['node_logical_cpus']}-CPU nodes)"
+                if predicted
+                else ""
+            ),
+            c.location,
+            w.ref,
+            c.name,
+            {
+                "throttled_periods": u.throttled_periods,
+                "periods": u.periods,
+                "throttled_ppm": ppm,
+                "threshold_percent": percent,
+                "cpu_limit": limit,
+                "pods": list(u.pods),
+                "window_ms": list(u.window_ms) if u.window_ms else None,
+                "sources": list(u.sources),
+                "simulated": predicted,
+            },
+        )

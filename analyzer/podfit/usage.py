@@ -1,0 +1,401 @@
+"""Measured usage: what the containers really used, as evidence for the rules (``check --usage``).
+
+Inputs (each ``--usage [KIND=]FILE``):
+
+* Prometheus HTTP API JSON, the response of ``/api/v1/query_range`` (matrix) or ``/api/v1/query``
+  (vector), for one of :data:`KINDS`:
+
+  ==========  =====================================================================================
+  cpu         ``rate(container_cpu_usage_seconds_total[5m])``: CPU cores per container
+  memory      ``container_memory_working_set_bytes``
+  throttled   ``container_cpu_cfs_throttled_periods_total`` (counter samples, or its ``increase``)
+  periods     ``container_cpu_cfs_periods_total`` (counter samples, or its ``increase``)
+  terminated  ``kube_pod_container_status_last_terminated_reason`` (kube-state-metrics; value 1)
+  ==========  =====================================================================================
+
+  The kind is ``KIND=`` when given, else the series' ``__name__`` (raw selectors keep it), else
+  the file's name (``cpu.json``, ``…memory…``); ``podfit usage export`` writes one bundle holding
+  every kind (``kind: PodfitUsage``).
+* ``kubectl top pods -A --containers`` text: one CPU and one memory sample per container.
+
+Series are matched to the manifests' containers by namespace, the pod's owner (the workload whose
+name the pod name is with its generated suffix: ``<deployment>-<template hash>-<5>``,
+``<statefulset>-<ordinal>``, ``<daemonset|job>-<5>``, ``<cronjob>-<schedule time>-<5>``, or the
+Pod itself) and container name; the pod-level series (container ``""`` or ``POD``) are left out.
+What matches nothing is listed (:attr:`UsageFacts.unmatched`).
+
+Per container the samples of all its pods make one distribution: p50, p95, p99 and max by nearest
+rank (exact integers: CPU millicores, memory bytes), the window they cover (first and last sample,
+in milliseconds since the epoch), the throttled share of CFS periods over the window (parts per
+million) and the termination reasons seen. Parsing is pure (text in, samples out); matching is
+pure over the workloads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Workload
+from .quantity import QuantityError, parse_cpu, parse_memory
+
+__all__ = [
+    "KINDS",
+    "UsageError",
+    "Sample",
+    "Series",
+    "Stats",
+    "ContainerUsage",
+    "UsageFacts",
+    "parse_usage",
+    "parse_prometheus",
+    "parse_kubectl_top",
+    "match_usage",
+    "percentile",
+    "owner_pattern",
+]
+
+KINDS = ("cpu", "memory", "throttled", "periods", "terminated")
+METRIC_KIND = {
+    "container_cpu_usage_seconds_total": "cpu",
+    "container_memory_working_set_bytes": "memory",
+    "container_cpu_cfs_throttled_periods_total": "throttled",
+    "container_cpu_cfs_periods_total": "periods",
+    "kube_pod_container_status_last_terminated_reason": "terminated",
+}
+
+
+class UsageError(ValueError):
+    """A usage file podfit cannot read; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    time_ms: int  # 0 when the source has no time (kubectl top)
+    value: int  # millicores (cpu), bytes (memory), periods (throttled, periods), 1 (terminated)
+
+
+@dataclass(frozen=True)
+class Series:
+    kind: str
+    namespace: str
+    pod: str
+    container: str
+    samples: tuple[Sample, ...]
+    source: str
+    counter: bool = False  # raw counter samples (throttled/periods from a range query): use the increase
+    reason: str = ""  # terminated: the reason label
+
+
+@dataclass(frozen=True)
+class Stats:
+    p50: int
+    p95: int
+    p99: int
+    max: int
+    samples: int
+
+
+@dataclass(frozen=True)
+class ContainerUsage:
+    namespace: str
+    workload: str  # kind/name of the owning workload
+    container: str
+    pods: tuple[str, ...]
+    cpu: Stats | None = None  # millicores
+    memory: Stats | None = None  # bytes
+    throttled_periods: int | None = None
+    periods: int | None = None
+    terminated: tuple[str, ...] = ()  # last termination reasons seen (OOMKilled, Error, …)
+    window_ms: tuple[int, int] | None = None  # first and last sample (None: instant, kubectl top)
+    sources: tuple[str, ...] = ()
+
+    @property
+    def throttled_ppm(self) -> int | None:
+        """Throttled share of the CFS periods, parts per million (rounded down)."""
+        if self.throttled_periods is None or not self.periods:
+            return None
+        return self.throttled_periods * 1_000_000 // self.periods
+
+    @property
+    def window(self) -> str:
+        if self.window_ms is None:
+            return "one kubectl top sample"
+        seconds = (self.window_ms[1] - self.window_ms[0]) // 1000
+        return _duration(seconds)
+
+
+@dataclass(frozen=True)
+class UsageFacts:
+    """The measured usage of a run: per (namespace, workload kind/name, container)."""
+
+    containers: tuple[ContainerUsage, ...]
+    unmatched: tuple[str, ...] = ()  # namespace/pod/container of series no container matched
+    sources: tuple[str, ...] = ()
+    _index: Mapping[tuple[str, str, str], ContainerUsage] = field(default_factory=dict, repr=False, compare=False)
+
+    def of(self, workload: Workload, container: str) -> ContainerUsage | None:
+        ns = workload.ref.namespace or "default"
+        return self._index.get((ns, f"{workload.ref.kind}/{workload.ref.name}", container))
+
+
+def _duration(seconds: int) -> str:
+    if seconds >= 86400 and seconds % 3600 == 0:
+        d, h = divmod(seconds // 3600, 24)
+        return f"{d}d{h}h" if h else f"{d}d"
+    if seconds >= 3600:
+        h, rest = divmod(seconds, 3600)
+        return f"{h}h{rest // 60}m" if rest >= 60 else f"{h}h"
+    if seconds >= 60:
+        return f"{seconds // 60}m"
+    return f"{seconds}s"
+
+
+def percentile(values: Sequence[int], p: int) -> int:
+    """Nearest-rank percentile of sorted ``values`` (p in 1..100): the smallest value with at least
+    p% of the values at or below it."""
+    n = len(values)
+    rank = -(-p * n // 100)
+    return values[max(rank, 1) - 1]
+
+
+def stats(values: Iterable[int]) -> Stats | None:
+    v = sorted(values)
+    if not v:
+        return None
+    return Stats(percentile(v, 50), percentile(v, 95), percentile(v, 99), v[-1], len(v))
+
+
+# ----------------------------------------------------------------------------------- parsing ---
+
+
+def _number(kind: str, text: Any, where: str) -> int | None:
+    """A Prometheus sample value as an exact integer of the kind's unit; None for NaN/Inf."""
+    s = str(text).strip()
+    if s.lower() in ("nan", "+inf", "-inf", "inf"):
+        return None
+    try:
+        if kind == "cpu":
+            return parse_cpu(s)  # cores → millicores, rounded up like Kubernetes
+        return parse_memory(s)  # bytes / periods / 1, rounded up
+    except QuantityError as e:
+        raise UsageError(f"{where}: sample {s!r}: {e.reason}") from None
+
+
+def _time_ms(t: Any) -> int:
+    """A Prometheus timestamp (seconds, millisecond resolution) in milliseconds."""
+    if isinstance(t, int):
+        return t * 1000
+    if isinstance(t, float):
+        return round(t * 1000)  # the API's timestamps have at most three decimals
+    whole, _, frac = str(t).partition(".")
+    return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+def _kind_from_name(path: str) -> str | None:
+    base = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    hits = [k for k in ("throttled", "periods", "terminated", "memory", "cpu") if k in base]
+    return hits[0] if hits else None
+
+
+def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = None) -> list[Series]:
+    """The series of one Prometheus API response (``{"status": "success", "data": {...}}``)."""
+    if doc.get("status") not in (None, "success"):
+        raise UsageError(f"{source}: the query failed: {doc.get('error') or doc.get('status')}")
+    data = doc.get("data")
+    if not isinstance(data, Mapping) or data.get("resultType") not in ("matrix", "vector"):
+        raise UsageError(f"{source}: not a Prometheus query result (data.resultType matrix or vector)")
+    matrix = data["resultType"] == "matrix"
+    out = []
+    for i, r in enumerate(data.get("result") or ()):
+        metric = r.get("metric") or {}
+        k = kind or METRIC_KIND.get(str(metric.get("__name__", ""))) or _kind_from_name(source)
+        if k not in KINDS:
+            raise UsageError(
+                f"{source}: cannot tell which usage this is (cpu, memory, throttled, periods, terminated): "
+                f"pass it as KIND=FILE"
+            )
+        where = f"{source}: result[{i}]"
+        raw = r.get("values") if matrix else [r.get("value")]
+        samples = []
+        for pair in raw or ():
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise UsageError(f"{where}: a sample is not [time, value]")
+            v = _number(k, pair[1], where)
+            if v is not None:
+                samples.append(Sample(_time_ms(pair[0]), v))
+        ns = str(metric.get("namespace") or metric.get("exported_namespace") or "")
+        pod = str(metric.get("pod") or metric.get("pod_name") or "")
+        container = str(metric.get("container") or metric.get("container_name") or "")
+        reason = str(metric.get("reason") or "")
+        if k == "terminated" and not any(s.value for s in samples):
+            continue  # kube-state-metrics exports 0 for the reasons a container did not end with
+        out.append(
+            Series(
+                k,
+                ns,
+                pod,
+                container,
+                tuple(samples),
+                source,
+                counter=matrix and k in ("throttled", "periods") and "__name__" in metric,
+                reason=reason,
+            )
+        )
+    return out
+
+
+_TOP_HEADER = re.compile(r"^\s*NAMESPACE\s+POD\s+NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)", re.M)
+
+
+def parse_kubectl_top(text: str, source: str) -> list[Series]:
+    """``kubectl top pods -A --containers`` output: a CPU and a memory series of one sample each."""
+    out = []
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if _TOP_HEADER.match(line)), None)
+    if start is None:
+        raise UsageError(f"{source}: not `kubectl top pods -A --containers` output (no NAMESPACE POD NAME header)")
+    for n, line in enumerate(lines[start + 1 :], start + 2):
+        cols = line.split()
+        if not cols:
+            continue
+        if len(cols) != 5:
+            raise UsageError(f"{source}:{n}: expected 5 columns, found {len(cols)}")
+        ns, pod, container, cpu, mem = cols
+        try:
+            c, m = parse_cpu(cpu), parse_memory(mem)
+        except QuantityError as e:
+            raise UsageError(f"{source}:{n}: {e}") from None
+        out.append(Series("cpu", ns, pod, container, (Sample(0, c),), source))
+        out.append(Series("memory", ns, pod, container, (Sample(0, m),), source))
+    return out
+
+
+def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]:
+    """One usage file: a Prometheus response, a ``PodfitUsage`` bundle, or ``kubectl top`` text."""
+    if kind is not None and kind not in KINDS + ("top",):
+        raise UsageError(f"{source}: unknown usage kind {kind!r} (one of {', '.join(KINDS)}, top)")
+    if kind == "top" or _TOP_HEADER.search(text):
+        return parse_kubectl_top(text, source)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{source}: neither JSON (line {e.lineno}: {e.msg}) nor `kubectl top` output") from None
+    if not isinstance(doc, Mapping):
+        raise UsageError(f"{source}: expected a JSON object")
+    if doc.get("kind") == "PodfitUsage":
+        out = []
+        for k, entry in sorted((doc.get("queries") or {}).items()):
+            if k not in KINDS:
+                raise UsageError(f"{source}: queries.{k}: unknown usage kind")
+            out.extend(parse_prometheus(entry.get("response") or {}, f"{source}#{k}", k))
+        return out
+    return parse_prometheus(doc, source, kind)
+
+
+# ---------------------------------------------------------------------------------- matching ---
+
+_HASH = "[a-z0-9]{1,10}"
+_SUFFIX = "[a-z0-9]{5}"
+
+
+def owner_pattern(kind: str, name: str) -> re.Pattern[str] | None:
+    """The names of the pods a workload of ``kind`` called ``name`` creates."""
+    n = re.escape(name)
+    pattern = {
+        "Pod": n,
+        "Deployment": f"{n}-{_HASH}-{_SUFFIX}",
+        "StatefulSet": f"{n}-[0-9]+",
+        "DaemonSet": f"{n}-{_SUFFIX}",
+        "ReplicaSet": f"{n}-{_SUFFIX}",
+        "ReplicationController": f"{n}-{_SUFFIX}",
+        "Job": f"{n}-{_SUFFIX}",
+        "CronJob": f"{n}-[0-9]+-{_SUFFIX}",
+    }.get(kind)
+    return re.compile(f"^{pattern}$") if pattern else None
+
+
+def _increase(samples: Sequence[Sample]) -> int:
+    """A counter's increase over its samples, across resets (a drop starts from zero)."""
+    total = 0
+    for a, b in zip(samples, samples[1:], strict=False):
+        total += b.value - a.value if b.value >= a.value else b.value
+    return total
+
+
+def _total(series: Sequence[Series]) -> int | None:
+    """The periods counted over the window: a counter's increase, else the sum of the values."""
+    if not series:
+        return None
+    return sum(_increase(s.samples) if s.counter else sum(x.value for x in s.samples) for s in series)
+
+
+def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> UsageFacts:
+    """Attach each series to the workload container it measures; pure."""
+    owners: dict[str, list[tuple[re.Pattern[str], Workload]]] = {}
+    for w in workloads:
+        pat = owner_pattern(w.ref.kind, w.ref.name)
+        if pat is not None:
+            owners.setdefault(w.ref.namespace or "default", []).append((pat, w))
+    for cands in owners.values():
+        cands.sort(key=lambda pw: -len(pw[1].ref.name))  # the longest name first: api-gateway before api
+    found: dict[tuple[str, str, str], list[Series]] = {}
+    unmatched: set[str] = set()
+    pod_owner: dict[tuple[str, str], Workload | None] = {}
+    for s in series:
+        if s.container in ("", "POD"):
+            continue  # the pod's own cgroup and the pause container
+        key = (s.namespace, s.pod)
+        if key not in pod_owner:
+            pod_owner[key] = next((cand for pat, cand in owners.get(s.namespace, ()) if pat.match(s.pod)), None)
+        owner = pod_owner[key]
+        if owner is None or s.container not in {c.name for c in owner.pod.all_containers}:
+            unmatched.add(f"{s.namespace}/{s.pod}/{s.container}")
+            continue
+        found.setdefault((s.namespace, f"{owner.ref.kind}/{owner.ref.name}", s.container), []).append(s)
+    usages = []
+    for (ns, workload, container), ss in sorted(found.items()):
+        by = {k: [s for s in ss if s.kind == k] for k in KINDS}
+        times = [x.time_ms for s in ss for x in s.samples if x.time_ms]
+
+        usages.append(
+            ContainerUsage(
+                namespace=ns,
+                workload=workload,
+                container=container,
+                pods=tuple(sorted({s.pod for s in ss})),
+                cpu=stats(x.value for s in by["cpu"] for x in s.samples),
+                memory=stats(x.value for s in by["memory"] for x in s.samples),
+                throttled_periods=_total(by["throttled"]),
+                periods=_total(by["periods"]),
+                terminated=tuple(sorted({s.reason for s in by["terminated"] if s.reason})),
+                window_ms=(min(times), max(times)) if times else None,
+                sources=tuple(sorted({s.source for s in ss})),
+            )
+        )
+    index = {(u.namespace, u.workload, u.container): u for u in usages}
+    return UsageFacts(
+        containers=tuple(usages),
+        unmatched=tuple(sorted(unmatched)),
+        sources=tuple(sorted({s.source for s in series})),
+        _index=index,
+    )
+
+
+def unmatched_notice(usage: UsageFacts, show: int = 5) -> tuple[str, ...]:
+    """What the report tells about the usage: how much matched, and what did not."""
+    out = [
+        f"usage: {len(usage.containers)} container(s) of the manifests measured "
+        f"({', '.join(usage.sources) or 'no file'})"
+    ]
+    if usage.unmatched:
+        more = len(usage.unmatched) - show
+        out.append(
+            f"usage: {len(usage.unmatched)} measured container(s) match no container of the manifests: "
+            + ", ".join(usage.unmatched[:show])
+            + (f" and {more} more" if more > 0 else "")
+        )
+    return tuple(out)

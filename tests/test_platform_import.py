@@ -1,0 +1,187 @@
+"""`podfit platform import`: node lists of each provider (testdata/platform-import/, written from the
+providers' documented labels) → a Platform profile that validates, has the pools a person would
+write, and gives `podfit check` the same verdicts as that hand-written profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from podfit.cli import main
+from podfit.platform import parse_platform
+from podfit.platform_import import NodeImportError, node_infos, parse_objects, system_pods_per_node
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "testdata" / "platform-import"
+Ki = 1024
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def imported(tmp_path: Path, nodes: str, *extra: str):
+    out = tmp_path / "platform.yaml"
+    res = run("platform", "import", DATA / nodes, *extra, "-o", out)
+    assert res.exit_code == 0, res.stderr
+    text = out.read_text()
+    return parse_platform(text, str(out)), text, res.stderr
+
+
+def pool_view(platform):
+    return [
+        (
+            p.name,
+            p.cluster,
+            p.role,
+            p.vm_class,
+            p.count,
+            p.labels,
+            p.taints,
+            p.allocatable,
+            p.system_pods,
+            p.kubelet_version,
+        )
+        for p in platform.node_pools
+    ]
+
+
+def class_view(platform, names):
+    return sorted((c.name, c.cpus, c.memory_bytes, c.reserved) for c in platform.vm_classes if c.name in names)
+
+
+@pytest.mark.parametrize(
+    "provider, extra",
+    [("eks", ("--pods", str(DATA / "eks" / "pods.yaml"))), ("kops", ()), ("tkg", ())],
+)
+def test_import_gives_the_hand_written_profile(tmp_path, provider, extra):
+    got, _, _ = imported(tmp_path, f"{provider}/nodes.yaml", *extra)
+    want = parse_platform((DATA / provider / "platform.yaml").read_text(), "hand-written")
+    assert pool_view(got) == pool_view(want)
+    classes = {p.vm_class for p in want.node_pools}
+    assert class_view(got, classes) == class_view(want, classes)
+    assert (got.runtime, got.kubelet, got.hosts, got.name) == (want.runtime, want.kubelet, (), want.name)
+
+
+def test_round_trip_check_gives_the_same_findings(tmp_path):
+    """import → check: the same report as with the hand-written profile, and the imported
+    allocatable is what packing uses (3800m fits no m5.xlarge: 3920m − 180m of DaemonSet pods)."""
+    out = tmp_path / "platform.yaml"
+    run("platform", "import", DATA / "eks/nodes.yaml", "--pods", DATA / "eks/pods.yaml", "-o", out)
+    reports = []
+    for profile in (out, DATA / "eks/platform.yaml"):
+        res = run("check", DATA / "app.yaml", "--platform", profile, "--format", "json", "--engine", "embedded")
+        report = json.loads(res.stdout)
+        reports.append(([(f["rule"], f["line"], f["message"]) for f in report["findings"]], res.exit_code))
+    assert reports[0] == reports[1]
+    findings, code = reports[0]
+    assert code == 1
+    too_large = [m for r, _, m in findings if r == "PF303"]
+    assert len(too_large) == 1 and "3800m" in too_large[0], findings
+
+
+def test_the_allocatable_is_what_packing_offers(tmp_path):
+    """Without --pods the DaemonSets take nothing: 3800m fits the 3920m of an m5.xlarge."""
+    out = tmp_path / "platform.yaml"
+    run("platform", "import", DATA / "eks/nodes.yaml", "-o", out)
+    res = run("check", DATA / "app.yaml", "--platform", out, "--format", "json", "--rule", "PF303")
+    assert json.loads(res.stdout)["findings"] == []
+
+
+def test_gke_json_pools(tmp_path):
+    got, text, _ = imported(tmp_path, "gke/nodes.json")
+    assert [(p.name, p.vm_class, p.count, p.allocatable) for p in got.node_pools] == [
+        ("default-pool", "e2-standard-4", 2, (3920, 13292508 * Ki, 110)),
+        ("highcpu", "c2d-highcpu-16", 1, (15890, 28625500 * Ki, 64)),
+    ]
+    spot = got.node_pools[1]
+    assert [(t.key, t.value, t.effect) for t in spot.taints] == [("cloud.google.com/gke-spot", "true", "NoSchedule")]
+    # zones differ between the two default-pool nodes: not a pool label; the region is
+    labels = dict(got.node_pools[0].labels)
+    assert "topology.kubernetes.io/zone" not in labels and labels["topology.kubernetes.io/region"] == "europe-west1"
+    assert "kubernetes.io/hostname" not in labels
+    assert yaml.safe_load(text)["spec"]["kubelet"] == {"maxPods": 64}
+
+
+def test_aks_pools_by_agentpool_with_the_windows_pool_apart(tmp_path):
+    got, _, _ = imported(tmp_path, "aks/nodes.yaml")
+    view = [(p.name, p.vm_class, p.count, dict(p.labels)["kubernetes.io/os"]) for p in got.node_pools]
+    assert view == [
+        ("system", "Standard_D4s_v5", 1, "linux"),
+        ("user", "Standard_D8s_v5", 2, "linux"),
+        ("win", "Standard_D4s_v5", 1, "windows"),
+    ]
+    system = got.node_pools[0]
+    assert [(t.key, t.effect) for t in system.taints] == [("CriticalAddonsOnly", "NoSchedule")]
+    assert system.allocatable == (3860, 12880924 * Ki, 30)
+
+
+def test_karpenter_nodepool_split_by_instance_type(tmp_path):
+    got, _, err = imported(tmp_path, "karpenter/nodes.yaml")
+    assert [(p.name, p.vm_class, p.count) for p in got.node_pools] == [
+        ("default-c6i.2xlarge", "c6i.2xlarge", 1),
+        ("default-m6i.xlarge", "m6i.xlarge", 1),
+        ("gpu", "g5.2xlarge", 1),
+    ]
+    # karpenter.sh/disrupted is Karpenter's own, transient taint; the GPU pool's taint is the pool's
+    assert got.node_pools[0].taints == ()
+    assert [t.key for t in got.node_pools[2].taints] == ["nvidia.com/gpu"]
+    assert "pool default-c6i.2xlarge: 1 × c6i.2xlarge (karpenter)" in err
+
+
+def test_profile_says_what_it_leaves_out(tmp_path):
+    _, text, err = imported(tmp_path, "kops/nodes.yaml")
+    assert "spec.hosts" in text.split("apiVersion:")[0] and "cpuManagerPolicy" in text.split("apiVersion:")[0]
+    assert "spec.hosts" in yaml.safe_load(text)["metadata"]["description"]
+    assert "add spec.hosts (NUMA) and spec.ha yourself" in err
+
+
+def test_cpu_manager_policy_where_a_label_shows_it():
+    text = (DATA / "kops/nodes.yaml").read_text().replace("kubernetes.io/role: node", "cpumanager: 'true'")
+    from podfit.platform_import import import_platform
+
+    infos = node_infos(parse_objects(text, "n", "Node"), "n")
+    assert import_platform(infos).cpu_manager_policy is None  # the control plane does not say
+    workers = [i for i in infos if i.role == "worker"]
+    assert import_platform(workers).cpu_manager_policy == "static"
+
+
+def test_system_pods_are_daemonsets_and_static_pods_only():
+    pods = parse_objects((DATA / "eks/pods.yaml").read_text(), "pods", "Pod")
+    per, unplaced = system_pods_per_node(pods)
+    # coredns (a ReplicaSet's pod) is not overhead; the pending aws-node pod has no node yet
+    assert per["ip-192-168-12-34.us-west-2.compute.internal"] == (180, 120 * 2**20, 3)
+    assert unplaced == 1
+    mirror = {
+        "kind": "Pod",
+        "metadata": {"name": "etcd-cp", "annotations": {"kubernetes.io/config.mirror": "x"}},
+        "spec": {"nodeName": "cp", "containers": [{"resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}]},
+    }
+    assert system_pods_per_node([mirror])[0] == {"cp": (100, 100 * 2**20, 1)}
+
+
+def test_bad_inputs_exit_2(tmp_path):
+    empty = tmp_path / "pods-not-nodes.yaml"
+    empty.write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    res = run("platform", "import", empty)
+    assert res.exit_code == 2 and "no Node objects" in res.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: lots, memory: 1Gi}}\n")
+    res = run("platform", "import", broken)
+    assert res.exit_code == 2 and "node n1" in res.stderr and "lots" in res.stderr
+    with pytest.raises(NodeImportError):
+        parse_objects("a: [", "x", "Node")
+
+
+def test_a_pod_with_a_bad_quantity_exits_2(tmp_path):
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(
+        "kind: Pod\nmetadata: {name: agent-x1, namespace: kube-system, ownerReferences: [{kind: DaemonSet, name: agent}]}\n"
+        "spec:\n  nodeName: n1\n  containers: [{name: a, resources: {requests: {cpu: lots}}}]\n"
+    )
+    res = run("platform", "import", DATA / "kops/nodes.yaml", "--pods", pods)
+    assert res.exit_code == 2 and "agent-x1" in res.stderr and "lots" in res.stderr, res.stderr

@@ -1,0 +1,235 @@
+"""`check --usage` against a real Prometheus: the containers' usage is written as OpenMetrics
+(cAdvisor's and kube-state-metrics' metric names, one sample every 15 s for an hour), turned into a
+TSDB block by `promtool tsdb create-blocks-from openmetrics`, served by `prometheus` on 127.0.0.1,
+queried over the HTTP API (by `podfit usage export` and by plain query_range calls), and the files
+that come back are what `podfit check --usage` reads. Needs the pinned prometheus and promtool in
+.tools/bin (`make tools` builds them; `make test` builds them first)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from podfit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = ROOT / ".tools" / "bin"
+PROMETHEUS, PROMTOOL = BIN / "prometheus", BIN / "promtool"
+MANIFESTS = ROOT / "testdata" / "usage-prometheus" / "manifests.yaml"
+
+pytestmark = pytest.mark.skipif(
+    not (PROMETHEUS.is_file() and PROMTOOL.is_file()),
+    reason="prometheus/promtool not built: run `make tools` (scripts/install-tools.sh prometheus promtool)",
+)
+
+T0 = 1763856000  # 2025-11-23T00:00:00Z, a multiple of the 2 h block range
+STEP_S, POINTS = 15, 241  # an hour of samples
+START, END = T0 + 300, T0 + 3600  # the queried window: rate(...[5m]) has a full range from START on
+MI = 2**20
+
+
+def _api_memory(i: int) -> int:
+    """Pod api-…-x2x7k: 400Mi rising to 700Mi at half past, and back."""
+    return 400 * MI + (300 * MI * (120 - abs(120 - i))) // 120
+
+
+# (namespace, pod, container) → per-sample CPU seconds per 15 s (exact in binary), memory, CFS
+# periods and throttled periods per 15 s (None: not measured)
+SERIES = {
+    ("shop", "api-7d9f8c6b5-x2x7k", "app"): (3.75, _api_memory, None, None),
+    ("shop", "api-7d9f8c6b5-q9w8e", "app"): (3.75, lambda i: 450 * MI, None, None),
+    ("shop", "web-6c8d7f9b4-2kq8n", "app"): (7.5, lambda i: 200 * MI, None, None),
+    ("shop", "checkout-5f6d7c8b9-abcde", "app"): (5.625, lambda i: 300 * MI, 150, 60),
+    ("shop", "cart-0", "app"): (None, lambda i: 600 * MI, None, None),
+    ("kube-system", "coredns-5d78c9869d-8xk2p", "coredns"): (0.375, lambda i: 15 * MI, None, None),
+    # the pod's own cgroup (container=""): podfit leaves it out
+    ("shop", "api-7d9f8c6b5-x2x7k", ""): (None, lambda i: 999 * MI, None, None),
+}
+
+
+def openmetrics() -> str:
+    """The test data: every family's series, each in time order, timestamps in seconds."""
+    out: list[str] = []
+
+    def family(name: str, kind: str, value) -> None:
+        out.append(f"# TYPE {name} {kind}")
+        sample = name + ("_total" if kind == "counter" else "")
+        for (ns, pod, container), spec in SERIES.items():
+            per_step = value(spec)
+            if per_step is None:
+                continue
+            labels = f'{{namespace="{ns}",pod="{pod}",container="{container}"}}'
+            for i in range(POINTS):
+                v = per_step(i) if callable(per_step) else per_step * i
+                out.append(f"{sample}{labels} {v} {T0 + i * STEP_S}")
+
+    family("container_cpu_usage_seconds", "counter", lambda s: s[0])
+    family("container_memory_working_set_bytes", "gauge", lambda s: s[1])
+    family("container_cpu_cfs_periods", "counter", lambda s: s[2])
+    family("container_cpu_cfs_throttled_periods", "counter", lambda s: s[3])
+    out.append("# TYPE kube_pod_container_status_last_terminated_reason gauge")
+    for reason, v in (("OOMKilled", 1), ("Error", 0)):
+        labels = f'{{namespace="shop",pod="cart-0",container="app",reason="{reason}"}}'
+        out.extend(
+            f"kube_pod_container_status_last_terminated_reason{labels} {v} {T0 + i * STEP_S}" for i in range(POINTS)
+        )
+    out.append("# EOF")
+    return "\n".join(out) + "\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory):
+    """A Prometheus serving the test data's block; yields its base URL."""
+    work = tmp_path_factory.mktemp("prometheus")
+    data = work / "data"
+    (work / "metrics.om").write_text(openmetrics())
+    made = subprocess.run(
+        [str(PROMTOOL), "tsdb", "create-blocks-from", "openmetrics", str(work / "metrics.om"), str(data)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    (work / "prometheus.yml").write_text("global: {scrape_interval: 15s}\n")
+    port = _free_port()
+    log = (work / "prometheus.log").open("w")
+    proc = subprocess.Popen(
+        [
+            str(PROMETHEUS),
+            f"--config.file={work / 'prometheus.yml'}",
+            f"--storage.tsdb.path={data}",
+            "--storage.tsdb.retention.time=100y",  # the block's fixed 2025 timestamps must stay
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):  # until ready (a bound on a hung start, not on the results)
+            if proc.poll() is not None:
+                pytest.fail("prometheus exited:\n" + (work / "prometheus.log").read_text()[-3000:])
+            try:
+                with urllib.request.urlopen(url + "/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        else:
+            pytest.fail("prometheus did not become ready:\n" + (work / "prometheus.log").read_text()[-3000:])
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def query_range(url: str, query: str) -> dict:
+    params = urllib.parse.urlencode({"query": query, "start": START, "end": END, "step": 60})
+    with urllib.request.urlopen(f"{url}/api/v1/query_range?{params}", timeout=60) as r:
+        return json.load(r)
+
+
+def check(*args: str):
+    res = CliRunner().invoke(
+        main, ["check", str(MANIFESTS), "--format", "json", "--engine", "embedded", "--fail-on", "never", *args]
+    )
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout), res.stderr
+
+
+def summary(report: dict) -> set[tuple[str, str, str, str]]:
+    return {
+        (f["rule"], f["object"]["name"], f["container"], f["details"].get("resource", "cpu"))
+        for f in report["findings"]
+    }
+
+
+EXPECTED = {
+    ("PF107", "api", "app", "memory"),  # 700Mi peak, 512Mi limit
+    ("PF110", "api", "app", "cpu"),  # p50 250m, 100m request
+    ("PF108", "web", "app", "cpu"),  # 4-CPU limit, 500m peak
+    ("PF109", "web", "app", "cpu"),  # 2-CPU request, 500m p95
+    ("PF209", "checkout", "app", "cpu"),  # 40% of periods throttled
+    ("PF107", "cart", "app", "memory"),  # OOMKilled
+}
+
+
+def test_usage_export_then_check(prometheus, tmp_path):
+    bundle = tmp_path / "usage.json"
+    res = CliRunner().invoke(
+        main,
+        [
+            "usage",
+            "export",
+            "--prometheus",
+            prometheus,
+            "--end",
+            str(END),
+            "--window",
+            "55m",
+            "--step",
+            "1m",
+            "-o",
+            str(bundle),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "cpu 5, memory 6, periods 1, throttled 1, terminated 2" in res.stderr
+    report, stderr = check("--usage", str(bundle))
+    assert summary(report) == EXPECTED
+    by = {(f["rule"], f["object"]["name"]): f for f in report["findings"]}
+    api = by[("PF107", "api")]["details"]
+    # 56 steps of each of the two pods; the working set is exact
+    assert (api["max"], api["samples"], api["window_ms"]) == (700 * MI, 112, [START * 1000, END * 1000])
+    assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8e", "api-7d9f8c6b5-x2x7k"]
+    throttled = by[("PF209", "checkout")]["details"]
+    assert (throttled["throttled_periods"], throttled["periods"], throttled["throttled_ppm"]) == (
+        13_200,
+        33_000,
+        400_000,
+    )
+    assert by[("PF107", "cart")]["details"]["oom_killed"] is True
+    # rate() over the real TSDB: 250m per api container, within a millicore of it
+    assert 249 <= by[("PF110", "api")]["details"]["p50"] <= 251
+    assert (
+        "usage: 1 measured container(s) match no container of the manifests: kube-system/coredns-5d78c9869d-8xk2p/coredns"
+        in stderr
+    )
+
+
+def test_raw_query_range_files_by_kind(prometheus, tmp_path):
+    """The files a user saves from /api/v1/query_range themselves, one per kind."""
+    files = {
+        "cpu": 'sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{container!=""}[5m]))',
+        "memory": "container_memory_working_set_bytes",  # keeps __name__ and the pod cgroup series
+    }
+    args = []
+    for kind, q in files.items():
+        path = tmp_path / f"{kind}-query.json"
+        path.write_text(json.dumps(query_range(prometheus, q)))
+        args += ["--usage", f"{kind}={path}" if kind == "cpu" else str(path)]
+    report, _ = check(*args)
+    # no throttling or termination data: PF209 and the OOM finding are not among them
+    assert summary(report) == EXPECTED - {("PF209", "checkout", "app", "cpu"), ("PF107", "cart", "app", "memory")}
