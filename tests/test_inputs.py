@@ -368,7 +368,7 @@ def test_only_a_kustomization_exits_2_naming_the_command(tmp_path, monkeypatch):
         "podfit: error: no Kubernetes object found in overlay/kustomization.yml (a Kustomize kustomization: "
         "render first: kustomize build overlay | podfit check -); pass --allow-empty if that is expected"
     )
-    assert "  -  info     PF909  a Kustomize kustomization" in r.output  # the report itself says so too
+    assert "  1  info     PF909  a Kustomize kustomization" in r.output  # the report itself says so too
     assert run(["check", "overlay", "--allow-empty"]).exit_code == 0
     assert run(["check", "overlay", "--allow-empty", "--fail-on", "info"]).exit_code == 1
 
