@@ -30,8 +30,8 @@ def _run(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def _findings(path: Path) -> list[tuple[str, str, str]]:
-    code, out, err = _run("check", str(path), "--format", "json", "--fail-on", "never", "--allow-empty")
+def _findings(path: Path, *extra: str) -> list[tuple[str, str, str]]:
+    code, out, err = _run("check", str(path), "--format", "json", "--fail-on", "never", "--allow-empty", *extra)
     assert code == 0, err
     return sorted(
         (f["rule"], json.dumps(f.get("object")), f.get("container") or "") for f in json.loads(out)["findings"]
@@ -160,6 +160,43 @@ def test_write_removes_the_fixed_findings_adds_nothing_and_is_idempotent(fixture
     text = target.read_text()
     code, out, err = _run("fix", str(target), *DEFAULTS)
     assert out == "" and target.read_text() == text
+
+
+def _usage_fixtures() -> list[Path]:
+    rules = ("PF107", "PF108", "PF109", "PF110")
+    return sorted(p for rule in rules for p in (ROOT / "testdata" / rule).glob("fail_*.yaml"))
+
+
+@pytest.mark.parametrize("fixture", _usage_fixtures(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixes_from_measured_usage_clear_the_usage_rules(fixture, tmp_path):
+    usage: list[str] = []
+    for p in sorted(fixture.parent.glob(fixture.stem + ".*")):
+        if p.suffix != ".yaml" and not p.name.endswith(".expected.json"):
+            usage += ["--usage", str(p)]
+    target = tmp_path / fixture.name
+    shutil.copy(fixture, target)
+    rule = fixture.parent.name
+    before = _findings(target, *usage)
+    assert rule in {f[0] for f in before}
+    code, _out, err = _run("fix", str(target), "--write", *usage, "--rule", rule)
+    after = _findings(target, *usage)
+    assert set(after) <= set(before), f"new findings: {set(after) - set(before)}"
+    if code == 0 and "until usage is measured again" in err:
+        assert [f for f in after if f[0] == rule] == [f for f in before if f[0] == rule]  # the kill is history
+    elif code == 0:
+        assert rule not in {f[0] for f in after}, err
+    else:  # what it could not fix, it says why (an OOM kill below the sampled peak has no right value)
+        assert f"{rule} " in err and "no fix: " in err
+
+
+def test_requests_come_from_the_measured_steady_state(tmp_path):
+    fixture = ROOT / "testdata" / "PF110" / "fail_memory_request_below_p50.yaml"
+    usage = ROOT / "testdata" / "PF110" / "fail_memory_request_below_p50.usage.txt"
+    target = tmp_path / fixture.name
+    shutil.copy(fixture, target)
+    code, _out, err = _run("fix", str(target), "--usage", str(usage), "--rule", "PF110")
+    assert code == 0, err
+    assert "request set to the measured steady state, p50" in err
 
 
 def test_the_diff_is_what_write_does(tmp_path):

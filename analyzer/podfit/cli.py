@@ -10,7 +10,6 @@ import gc
 import importlib
 import os
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -27,6 +26,7 @@ from .commands._common import (
     load_config,
     load_inputs,
     load_platform,
+    load_usage,
     output_option,
     platform_option,
     read_text,
@@ -247,22 +247,6 @@ def check(
         ignored = len(discover(paths)) - len(result.files)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
-
-
-def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
-    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read)."""
-    from .usage import UsageError, parse_usage
-
-    series = []
-    for spec in specs:
-        kind, sep, path = spec.partition("=")
-        if not sep or os.path.exists(spec):
-            kind, path = "", spec
-        try:
-            series.extend(parse_usage(read_text(path, "usage"), path, kind or None))
-        except UsageError as e:
-            raise PodfitError(str(e)) from None
-    return series
 
 
 def _visuals(report: Any, facts: Any, config: Any) -> Any:

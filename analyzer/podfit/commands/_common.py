@@ -4,6 +4,7 @@ platform and the inputs with errors a user can act on, status lines and writing 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -200,3 +201,19 @@ def refuse_without_hosts(platform: Any, command: str) -> None:
         f"`podfit vsphere {command}` answers about vSphere hosts, and platform {platform.name} ({source}): "
         f"{why}; give a --platform profile with runtime tkg or vsphere-pods and spec.hosts"
     )
+
+
+def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
+    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read)."""
+    from ..usage import UsageError, parse_usage
+
+    series = []
+    for spec in specs:
+        kind, sep, path = spec.partition("=")
+        if not sep or os.path.exists(spec):
+            kind, path = "", spec
+        try:
+            series.extend(parse_usage(read_text(path, "usage"), path, kind or None))
+        except UsageError as e:
+            raise PodfitError(str(e)) from None
+    return series

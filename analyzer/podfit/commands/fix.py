@@ -60,6 +60,21 @@ def _write_atomically(path: str, text: str) -> None:
 @click.option(
     "--default-memory", type=_Quantity("memory"), metavar="MEM", help="Memory request for PF102/PF105 (e.g. 256Mi)."
 )
+@click.option(
+    "--usage",
+    "usage_files",
+    multiple=True,
+    metavar="[KIND=]FILE",
+    help="Measured usage (as for check --usage): limits from the measured peak, requests from the steady state.",
+)
+@click.option(
+    "--limit-headroom",
+    type=click.IntRange(0, 1000),
+    default=10,
+    show_default=True,
+    metavar="PERCENT",
+    help="Room a limit set from a measured peak leaves above it.",
+)
 @click.option("--diff", "mode", flag_value="diff", default=True, help="Print a unified diff; write nothing (default).")
 @click.option("--write", "mode", flag_value="write", help="Edit the files in place (every other byte kept).")
 @click.option(
@@ -77,6 +92,8 @@ def command(
     rules: tuple[str, ...],
     default_cpu: int | None,
     default_memory: int | None,
+    usage_files: tuple[str, ...],
+    limit_headroom: int,
     mode: str,
     kustomize_dir: str | None,
 ) -> None:
@@ -84,10 +101,11 @@ def command(
 
     \b
     Fixes: PF201 (round a Guaranteed container's CPU up to whole CPUs), PF103 (request
-    lowered to the limit), PF104 (limit to the declared peak plus the tolerance), PF101,
-    PF102 and PF105 (requests from --default-cpu / --default-memory). Every other finding
-    of these rules is listed with the reason it has no safe fix. The diff goes to standard
-    output, the reasons to standard error.
+    lowered to the limit), PF104 (limit to the declared peak plus the tolerance), PF107 and
+    PF108 (limit to the measured peak plus --limit-headroom), PF109 and PF110 (request to
+    the measured p50), PF101, PF102 and PF105 (requests from the measured p50, else from
+    --default-cpu / --default-memory). Every other finding of these rules is listed with the
+    reason it has no safe fix. The diff goes to standard output, the reasons to standard error.
     \b
     Exit status: 0 every fixable finding has its change; 1 some have no safe fix or a file
     had to be left alone (listed); 2 usage or input failure.
@@ -103,7 +121,7 @@ def command(
     from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
     from ..fix.plan import POD_FIXABLE
     from ..pipeline import PipelineError, start_engine
-    from ._common import PodfitError, load_config, load_inputs, load_platform
+    from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
     if kustomize_dir is not None:
         mode = "kustomize"
@@ -123,13 +141,16 @@ def command(
     result = load_inputs(paths, config)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
-    facts = build_facts(result.objects, platform, cluster, config.cluster_for_path if config.clusters else None)
+    usage = load_usage(usage_files) if usage_files else None
+    facts = build_facts(
+        result.objects, platform, cluster, config.cluster_for_path if config.clusters else None, usage=usage
+    )
     try:
         _eng, rego = start_engine("auto", facts, [], config)
         report = analyze(result, facts, config, rego, (), "")
     except PipelineError as e:
         raise PodfitError(str(e)) from None
-    plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory), selected)
+    plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory, limit_headroom), selected)
 
     by_file: dict[str, list] = defaultdict(list)
     for ch in plan.changes:

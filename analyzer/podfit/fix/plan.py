@@ -26,6 +26,7 @@ Path = tuple[str | int, ...]
 class FixOptions:
     default_cpu: int | None = None  # millicores, for PF101/PF105 (`--default-cpu`)
     default_memory: int | None = None  # bytes, for PF102/PF105 (`--default-memory`)
+    limit_headroom_percent: int = 10  # a limit set from a measured peak leaves this much above it
 
 
 @dataclass(frozen=True)
@@ -100,8 +101,13 @@ def _raw_text(w: Workload, path: Path) -> str | None:
 
 
 class _Builder:
-    def __init__(self, f: Finding, w: Workload, c: Container, at: Path) -> None:
+    def __init__(self, f: Finding, w: Workload, c: Container, at: Path, facts: Facts | None = None) -> None:
         self.f, self.w, self.c, self.at = f, w, c, at
+        self.usage = facts.usage.of(w, c.name) if facts is not None and facts.usage is not None else None
+
+    def measured(self, resource: str) -> Any:
+        """The container's measured usage statistics of ``resource`` (``--usage``), or None."""
+        return getattr(self.usage, resource, None) if self.usage is not None else None
 
     def set(self, kind: str, resource: str, value: int, reason: str) -> Change:
         path = self.at + ("resources", kind, resource)
@@ -194,12 +200,97 @@ def _pf104(b: _Builder, _opts: FixOptions) -> list[Change] | str:
 
 def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
     flag = f"--default-{res}"
-    if value is None:
-        return f"no value is known for the {res} request: pass {flag} (a value from measured usage)"
+    stats = b.measured(res)
+    if stats is not None and stats.p50 > 0:
+        value, source = _round_up(res, stats.p50), f"the measured steady state, p50 {_fmt(res, stats.p50)}"
+    elif value is None:
+        return f"no value is known for the {res} request: pass {flag}, or --usage with measured usage"
+    else:
+        source = f"from {flag}"
     limit = _effective(b.c, "limits", res)
     if limit is not None and value > limit:
         value = limit
-    return b.set("requests", res, value, f"{res} request set to {_fmt(res, value)} (from {flag})")
+    return b.set("requests", res, value, f"{res} request set to {_fmt(res, value)} ({source})")
+
+
+def _round_up(res: str, value: int) -> int:
+    """Memory up to whole Mi; CPU up to whole millicores (already so)."""
+    if res == "memory":
+        return -(-value // 2**20) * 2**20
+    return value
+
+
+def _limit_from_peak(b: _Builder, res: str, opts: FixOptions, raising: bool) -> list[Change] | str:
+    """PF107/PF108: the limit set to the measured peak plus the headroom; in a Guaranteed pod the
+    request moves with it (whole CPUs stay whole)."""
+    stats = b.measured(res)
+    if stats is None:
+        return "no measured usage for this container"
+    headroom = max(opts.limit_headroom_percent, int(b.f.details.get("headroom_percent") or 0))
+    target = _round_up(res, -(-stats.max * (100 + headroom) // 100))
+    limit = _effective(b.c, "limits", res)
+    if raising and b.f.details.get("oom_killed") and limit is not None and target <= limit:
+        return (
+            "OOM-killed at its limit although the samples peak below it: the real peak was missed; "
+            "raise the limit by what the workload needs"
+        )
+    if not raising:
+        tolerance = int(b.f.details.get("tolerance_percent", 100))
+        if target * 100 > stats.max * (100 + tolerance):
+            return f"no limit within {tolerance}% of the peak leaves {headroom}% headroom"
+    declared_request = _declared(b.c, "requests", res)
+    guaranteed = b.w.pod.qos_class == "Guaranteed" and declared_request is not None
+    why = f"the measured peak {_fmt(res, stats.max)} plus {headroom}% headroom"
+    if guaranteed:
+        if res == "cpu" and declared_request is not None and declared_request % 1000 == 0:
+            target = -(-target // 1000) * 1000  # whole CPUs stay whole (static CPU Manager)
+        reason = f"limit and request set to {_fmt(res, target)}: {why} (both, so the pod stays Guaranteed)"
+        return [b.set("limits", res, target, reason), b.set("requests", res, target, reason)]
+    request = _effective(b.c, "requests", res)
+    if request is not None and request > target:
+        return f"the {res} request {_fmt(res, request)} is above {why}; lower the request first"
+    if _declared(b.c, "limits", res) is None:
+        return "the limit comes from a LimitRange default; fix the LimitRange"
+    reason = f"{res} limit set to {_fmt(res, target)}: {why}"
+    if raising and b.f.details.get("oom_killed"):
+        reason += "; the OOM kill stays in this usage data, so PF107 reports it until usage is measured again"
+    return [b.set("limits", res, target, reason)]
+
+
+def _pf107(b: _Builder, opts: FixOptions) -> list[Change] | str:
+    return _limit_from_peak(b, str(b.f.details.get("resource")), opts, raising=True)
+
+
+def _pf108(b: _Builder, opts: FixOptions) -> list[Change] | str:
+    return _limit_from_peak(b, str(b.f.details.get("resource")), opts, raising=False)
+
+
+def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | str:
+    """PF109/PF110: the request set to the measured steady state (p50)."""
+    res = str(b.f.details.get("resource"))
+    stats = b.measured(res)
+    if stats is None or stats.p50 <= 0:
+        return "no measured steady state for this container"
+    target = _round_up(res, stats.p50)
+    if b.w.pod.qos_class == "Guaranteed":
+        return (
+            "the pod is Guaranteed (request = limit): a request of its own would make it Burstable; "
+            "set the limit from the measured peak first (PF107/PF108)"
+        )
+    limit = _effective(b.c, "limits", res)
+    if limit is not None and target > limit:
+        return f"the steady state {_fmt(res, target)} is above the limit {_fmt(res, limit)}; raise the limit first"
+    if _declared(b.c, "requests", res) is None:
+        return "the request comes from a LimitRange default; fix the LimitRange"
+    return [
+        b.set(
+            "requests",
+            res,
+            target,
+            f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)}: what the scheduler "
+            "reserves is then what the container uses most of the time",
+        )
+    ]
 
 
 def _pf101(b: _Builder, opts: FixOptions) -> list[Change] | str:
@@ -212,27 +303,43 @@ def _pf102(b: _Builder, opts: FixOptions) -> list[Change] | str:
     return c if isinstance(c, str) else [c]
 
 
-FIXABLE: dict[str, Fixer] = {"PF101": _pf101, "PF102": _pf102, "PF103": _pf103, "PF104": _pf104, "PF201": _pf201}
+FIXABLE: dict[str, Fixer] = {
+    "PF101": _pf101,
+    "PF102": _pf102,
+    "PF103": _pf103,
+    "PF104": _pf104,
+    "PF107": _pf107,
+    "PF108": _pf108,
+    "PF109": _request_to_steady_state,
+    "PF110": _request_to_steady_state,
+    "PF201": _pf201,
+}
 # PF105 names the pod, not a container: every container gets both requests
 POD_FIXABLE = {"PF105"}
 
 
-def _pf105(f: Finding, w: Workload, opts: FixOptions) -> list[Change] | str:
-    if opts.default_cpu is None or opts.default_memory is None:
+def _pf105(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None) -> list[Change] | str:
+    measured = (
+        facts is not None
+        and facts.usage is not None
+        and all(facts.usage.of(w, c.name) is not None for c in w.pod.all_containers if not c.init or c.sidecar)
+    )
+    if not measured and (opts.default_cpu is None or opts.default_memory is None):
         return (
-            "no values are known for the requests: pass both --default-cpu and --default-memory "
-            "(values from measured usage)"
+            "no values are known for the requests: pass both --default-cpu and --default-memory, "
+            "or --usage with every container measured"
         )
     changes: list[Change] = []
     for c in w.pod.all_containers:  # init containers count for the QoS class and for PF101/PF102 too
         at = _container_path(w, c)
         if at is None:
             return f'container "{c.name}" was not found in the manifest'
-        b = _Builder(f, w, c, at)
+        b = _Builder(f, w, c, at, facts)
         for res, value in (("cpu", opts.default_cpu), ("memory", opts.default_memory)):
             if _declared(c, "requests", res) is None:
                 change = _default_request(res, b, value)
-                assert not isinstance(change, str)
+                if isinstance(change, str):
+                    return f'container "{c.name}": {change}'
                 changes.append(change)
     return changes
 
@@ -258,14 +365,14 @@ def plan_fixes(
         w = found
         result: list[Change] | str
         if f.rule in POD_FIXABLE:
-            result = _pf105(f, w, opts)
+            result = _pf105(f, w, opts, facts)
         else:
             c = next((c for c in w.pod.all_containers if c.name == f.container), None)
             at = _container_path(w, c) if c is not None else None
             if c is None or at is None:
                 unfixable.append(Unfixable(f, f'container "{f.container}" was not found in the manifest'))
                 continue
-            result = FIXABLE[f.rule](_Builder(f, w, c, at), opts)
+            result = FIXABLE[f.rule](_Builder(f, w, c, at, facts), opts)
         if isinstance(result, str):
             unfixable.append(Unfixable(f, result))
             continue
