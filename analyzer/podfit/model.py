@@ -139,12 +139,11 @@ class Resources:
         """Kubernetes defaulting of one container: an unset request takes the container's own limit
         (API defaulting, before admission), then the LimitRange defaults fill what is still unset."""
         if (
-            default_request.is_unset
-            and default_limit.is_unset
-            and all(
-                getattr(self, f"{res}_request") is not None or getattr(self, f"{res}_limit") is None
-                for res in ("cpu", "memory", "storage")
-            )
+            (self.cpu_request is not None or self.cpu_limit is None)
+            and (self.memory_request is not None or self.memory_limit is None)
+            and (self.storage_request is not None or self.storage_limit is None)
+            and (default_request is _UNSET or default_request.is_unset)
+            and (default_limit is _UNSET or default_limit.is_unset)
         ):
             return self  # nothing to default (the common case)
         vals = {}
