@@ -301,3 +301,45 @@ def test_stdin_and_unknown_rules_are_usage_errors():
     assert _run("fix", "-")[0] == 2
     code, _out, err = _run("fix", str(ROOT / "testdata" / "PF201"), "--rule", "PF601")
     assert code == 2 and "PF601 has no fix" in err
+
+
+# ---------------------------------------------------------------------------- vSphere Pods (PF402) ---
+
+TOP = """\
+NAMESPACE     POD                                 NAME         CPU(cores)   MEMORY(bytes)
+shop          orders                              envoy        300m         200Mi
+shop          orders                              orders       1500m        1400Mi
+default       redis                               redis        2900m        3000Mi
+"""
+
+
+@pytest.mark.parametrize("name", ["fail_requests_only.yaml", "fail_sidecar_before_init.yaml"])
+def test_vsphere_pods_get_limits_from_the_measured_peak(name, tmp_path):
+    platform = ["--platform", str(ROOT / "testdata" / "PF402" / "platform.yaml")]
+    (tmp_path / "top.txt").write_text(TOP)
+    usage = ["--usage", str(tmp_path / "top.txt")]
+    target = tmp_path / "m" / name
+    target.parent.mkdir()
+    shutil.copy(ROOT / "testdata" / "PF402" / name, target)
+    before = _findings(target, *platform, *usage)
+    assert "PF402" in {f[0] for f in before}
+    code, _out, err = _run("fix", str(target), "--write", "--rule", "PF402", *platform, *usage)
+    assert code == 0, err
+    after = _findings(target, *platform, *usage)
+    assert "PF402" not in {f[0] for f in after}, err
+    assert set(after) <= set(before), f"new findings: {set(after) - set(before)}"
+    limits = [c["resources"].get("limits") for c in yaml.safe_load(target.read_text())["spec"]["containers"]]
+    # peak + 10 %; a limit is set only where the peak plus headroom is above the request
+    assert limits == ([{"cpu": "3190m"}] if name.startswith("fail_req") else [{"cpu": "1650m", "memory": "1540Mi"}])
+    text = target.read_text()
+    code, out, err = _run("fix", str(target), "--rule", "PF402", *platform, *usage)
+    assert out == "" and target.read_text() == text
+
+
+def test_vsphere_pods_without_measured_usage_have_no_limit_fix(tmp_path):
+    target = tmp_path / "p.yaml"
+    shutil.copy(ROOT / "testdata" / "PF402" / "fail_requests_only.yaml", target)
+    platform = ["--platform", str(ROOT / "testdata" / "PF402" / "platform.yaml")]
+    code, out, err = _run("fix", str(target), "--rule", "PF402", *platform)
+    assert code == 1 and out == ""
+    assert "PF402 Pod redis: no fix: no measured usage: pass --usage" in err

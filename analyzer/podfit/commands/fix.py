@@ -104,7 +104,8 @@ def command(
     lowered to the limit), PF104 (limit to the declared peak plus the tolerance), PF107 and
     PF108 (limit to the measured peak plus --limit-headroom), PF109 and PF110 (request to
     the measured p50), PF101, PF102 and PF105 (requests from the measured p50, else from
-    --default-cpu / --default-memory). Every other finding of these rules is listed with the
+    --default-cpu / --default-memory), PF402 (a vSphere Pod's limits from the measured peak
+    plus --limit-headroom). Every other finding of these rules is listed with the
     reason it has no safe fix. The diff goes to standard output, the reasons to standard error.
     \b
     Exit status: 0 every fixable finding has its change; 1 some have no safe fix or a file

@@ -314,8 +314,8 @@ FIXABLE: dict[str, Fixer] = {
     "PF110": _request_to_steady_state,
     "PF201": _pf201,
 }
-# PF105 names the pod, not a container: every container gets both requests
-POD_FIXABLE = {"PF105"}
+# PF105 and PF402 name the pod, not a container: the fix reaches each container that needs it
+POD_FIXABLE = {"PF105", "PF402"}
 
 
 def _pf105(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None) -> list[Change] | str:
@@ -344,6 +344,70 @@ def _pf105(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
     return changes
 
 
+def _pf402(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None) -> list[Change] | str:
+    """PF402: a vSphere Pod sized from its requests gets limits, each the container's measured peak
+    plus the headroom, so the CRX is sized from limits and can burst above the requests. Without a
+    measured peak the right limit is unknown (a declared peak annotation is read by the Rego rules
+    only), so there is no fix."""
+    if w.pod.pod_resources is not None:
+        return "the pod sets spec.resources; set the pod-level limits there"
+    if facts is None or facts.usage is None:
+        return "no measured usage: pass --usage, so each limit can be the measured peak plus --limit-headroom"
+    headroom = opts.limit_headroom_percent
+    changes: list[Change] = []
+    skipped: list[str] = []
+    for res in ("cpu", "memory"):
+        planned: list[tuple[Container, int]] = []
+        for c in w.pod.all_containers:
+            if _effective(c, "limits", res) is not None or _effective(c, "requests", res) is None:
+                continue
+            stats = getattr(facts.usage.of(w, c.name), res, None)
+            if stats is None:
+                continue
+            target = _round_up(res, -(-stats.max * (100 + headroom) // 100))
+            request = _effective(c, "requests", res)
+            if request is not None and target < request:
+                # a limit below the request is rejected; one equal to it changes nothing in the CRX
+                skipped.append(f'container "{c.name}": the {res} request is above the measured peak')
+                continue
+            if _declared(c, "requests", res) is None:
+                skipped.append(f'container "{c.name}": the {res} request comes from a LimitRange default')
+                continue
+            planned.append((c, target))
+        if not planned:
+            continue
+        if res == "memory":
+            # the CRX caps memory at max(3 × Σ requests, largest limit) (PF403): limits beyond it are never given
+            by_name = {c.name: t for c, t in planned}
+
+            def limit_or_request(c: Container, limits: dict[str, int] = by_name) -> int | None:
+                return limits.get(c.name, c.resources.memory_request)
+
+            total = w.pod.combined(limit_or_request)
+            requests = w.pod.combined(lambda c: c.resources.memory_request)
+            if total > max(3 * requests, max(by_name.values())):
+                skipped.append("the memory limits would exceed the CRX cap of 3 × the requests; raise the requests")
+                continue
+        for c, target in planned:
+            at = _container_path(w, c)
+            if at is None:
+                return f'container "{c.name}" was not found in the manifest'
+            b = _Builder(f, w, c, at, facts)
+            stats = b.measured(res)
+            changes.append(
+                b.set(
+                    "limits",
+                    res,
+                    target,
+                    f"{res} limit set to {_fmt(res, target)}: the measured peak {_fmt(res, stats.max)} plus "
+                    f"{headroom}% headroom, so the CRX is sized from limits and can burst above the requests",
+                )
+            )
+    if not changes:
+        return "; ".join(skipped) or "no container of the pod has measured usage"
+    return changes
+
+
 def plan_fixes(
     findings: Iterable[Finding], facts: Facts, opts: FixOptions = FixOptions(), rules: Sequence[str] = ()
 ) -> FixPlan:
@@ -364,7 +428,9 @@ def plan_fixes(
             continue
         w = found
         result: list[Change] | str
-        if f.rule in POD_FIXABLE:
+        if f.rule == "PF402":
+            result = _pf402(f, w, opts, facts)
+        elif f.rule in POD_FIXABLE:
             result = _pf105(f, w, opts, facts)
         else:
             c = next((c for c in w.pod.all_containers if c.name == f.container), None)
