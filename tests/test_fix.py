@@ -421,3 +421,16 @@ def test_kustomize_overlay_patches_cluster_manifests(tmp_path):
         "vmClass": "guaranteed-2xlarge",
         "storageClass": "vsan",
     }
+
+
+def test_a_pool_of_the_platform_profile_names_the_field_to_change(tmp_path):
+    profile = tmp_path / "platform.yaml"
+    profile.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: p}\nspec:\n  runtime: tkg\n"
+        "  nodePools:\n    - {name: workers, vmClass: best-effort-xlarge, count: 12}\n"
+    )
+    app = tmp_path / "app.yaml"
+    app.write_text((ROOT / "testdata" / "PF604" / "fail_twelve_nodes.yaml").read_text().split("---\n", 1)[1])
+    code, out, err = _run("fix", str(app), "--rule", "PF604", "--platform", str(profile))
+    assert code == 1 and out == ""
+    assert f"no fix: the pool workers comes from the platform profile ({profile}:7)" in err
