@@ -434,3 +434,25 @@ def test_a_pool_of_the_platform_profile_names_the_field_to_change(tmp_path):
     code, out, err = _run("fix", str(app), "--rule", "PF604", "--platform", str(profile))
     assert code == 1 and out == ""
     assert f"no fix: the pool workers comes from the platform profile ({profile}:7)" in err
+
+
+def test_no_numa_fix_when_a_pod_would_fit_no_narrower_node(tmp_path):
+    target = tmp_path / "c.yaml"
+    big_pod = """---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: big, namespace: team}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: big}}
+  template:
+    metadata: {labels: {app: big}}
+    spec:
+      containers:
+      - {name: app, image: x:1, resources: {requests: {cpu: "12", memory: 8Gi}, limits: {cpu: "12", memory: 8Gi}}}
+"""
+    target.write_text((ROOT / "testdata" / "PF301" / "fail_8xlarge_v1alpha1.yaml").read_text() + big_pod)
+    platform = ["--platform", str(ROOT / "testdata" / "PF301" / "platform.yaml")]
+    code, out, err = _run("fix", str(target), "--rule", "PF301", *platform)
+    assert code == 1 and out == ""  # 8 vCPUs (the largest class within the NUMA node) cannot take 12 CPUs
+    assert "no fix: no VM class that fits one NUMA node (16 cores, 64Gi) holds the largest pod" in err

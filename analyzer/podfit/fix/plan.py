@@ -8,7 +8,7 @@ that ``fix`` knows is listed with the reason it has no safe fix.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..clusters import cluster_objects, pool_fields
@@ -473,7 +473,17 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
         same = [c for c in fitting if c.reserved == old.reserved] or fitting
         if not same:
             return f"no VM class of the platform fits one NUMA node ({cores} cores, {_fmt('memory', memory)})"
-        new = max(same, key=lambda c: (c.cpus, c.memory_bytes, c.name))
+        holding = [
+            c
+            for c in sorted(same, key=lambda c: (c.cpus, c.memory_bytes, c.name), reverse=True)
+            if pool.role == "control-plane" or not _strands_pods(facts, pool, c)
+        ]
+        if not holding:
+            return (
+                f"no VM class that fits one NUMA node ({cores} cores, {_fmt('memory', memory)}) holds the largest "
+                f"pod of the pool {pool.name}"
+            )
+        new = holding[0]
         if pool.role == "control-plane":
             return (
                 new,
@@ -495,6 +505,22 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
         )
 
     return _pool_changes(f, facts, pick)
+
+
+def _schedulable(facts: Facts, pools: Sequence[NodePool]) -> set[str]:
+    """The pods of the workloads that fit a node of some pool they may run on."""
+    from ..packing.adapter import inputs_from
+    from ..packing.bounds import fits
+
+    inputs = inputs_from(facts.workloads, facts.platform, pools)
+    return {p.name for p in inputs.pods if any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)}
+
+
+def _strands_pods(facts: Facts, pool: NodePool, vc: VMClass) -> bool:
+    """Whether a pod that fits a node now would fit none once ``pool`` uses ``vc``."""
+    before = _schedulable(facts, facts.node_pools)
+    after = _schedulable(facts, [replace(p, vm_class=vc.name) if p is pool else p for p in facts.node_pools])
+    return bool(before - after)
 
 
 def _pf604(f: Finding, facts: Facts) -> list[Change] | str:
