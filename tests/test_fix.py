@@ -301,3 +301,158 @@ def test_stdin_and_unknown_rules_are_usage_errors():
     assert _run("fix", "-")[0] == 2
     code, _out, err = _run("fix", str(ROOT / "testdata" / "PF201"), "--rule", "PF601")
     assert code == 2 and "PF601 has no fix" in err
+
+
+# ---------------------------------------------------------------------------- vSphere Pods (PF402) ---
+
+TOP = """\
+NAMESPACE     POD                                 NAME         CPU(cores)   MEMORY(bytes)
+shop          orders                              envoy        300m         200Mi
+shop          orders                              orders       1500m        1400Mi
+default       redis                               redis        2900m        3000Mi
+"""
+
+
+@pytest.mark.parametrize("name", ["fail_requests_only.yaml", "fail_sidecar_before_init.yaml"])
+def test_vsphere_pods_get_limits_from_the_measured_peak(name, tmp_path):
+    platform = ["--platform", str(ROOT / "testdata" / "PF402" / "platform.yaml")]
+    (tmp_path / "top.txt").write_text(TOP)
+    usage = ["--usage", str(tmp_path / "top.txt")]
+    target = tmp_path / "m" / name
+    target.parent.mkdir()
+    shutil.copy(ROOT / "testdata" / "PF402" / name, target)
+    before = _findings(target, *platform, *usage)
+    assert "PF402" in {f[0] for f in before}
+    code, _out, err = _run("fix", str(target), "--write", "--rule", "PF402", *platform, *usage)
+    assert code == 0, err
+    after = _findings(target, *platform, *usage)
+    assert "PF402" not in {f[0] for f in after}, err
+    assert set(after) <= set(before), f"new findings: {set(after) - set(before)}"
+    limits = [c["resources"].get("limits") for c in yaml.safe_load(target.read_text())["spec"]["containers"]]
+    # peak + 10 %; a limit is set only where the peak plus headroom is above the request
+    assert limits == ([{"cpu": "3190m"}] if name.startswith("fail_req") else [{"cpu": "1650m", "memory": "1540Mi"}])
+    text = target.read_text()
+    code, out, err = _run("fix", str(target), "--rule", "PF402", *platform, *usage)
+    assert out == "" and target.read_text() == text
+
+
+def test_vsphere_pods_without_measured_usage_have_no_limit_fix(tmp_path):
+    target = tmp_path / "p.yaml"
+    shutil.copy(ROOT / "testdata" / "PF402" / "fail_requests_only.yaml", target)
+    platform = ["--platform", str(ROOT / "testdata" / "PF402" / "platform.yaml")]
+    code, out, err = _run("fix", str(target), "--rule", "PF402", *platform)
+    assert code == 1 and out == ""
+    assert "PF402 Pod redis: no fix: no measured usage: pass --usage" in err
+
+
+# ------------------------------------------------------------- node pools of cluster manifests ---
+
+POOL_FIXTURES = [
+    (p, ["--platform", str(ROOT / "testdata" / "PF301" / "platform.yaml")])
+    for p in sorted((ROOT / "testdata" / "PF301").glob("fail_*.yaml"))
+] + [(ROOT / "testdata" / "PF604" / "fail_twelve_nodes.yaml", [])]
+
+
+@pytest.mark.parametrize("fixture,platform", POOL_FIXTURES, ids=lambda p: getattr(p, "name", ""))
+def test_pool_fixes_edit_the_cluster_manifest(fixture, platform, tmp_path):
+    rule = fixture.parent.name
+    target = tmp_path / fixture.name
+    shutil.copy(fixture, target)
+    before = _findings(target, *platform)
+    assert rule in {f[0] for f in before}
+    code, _out, err = _run("fix", str(target), "--write", "--rule", rule, *platform)
+    assert code == 0, err
+    after = _findings(target, *platform)
+    assert rule not in {f[0] for f in after}, err
+    assert set(after) <= set(before), f"new findings: {set(after) - set(before)}"
+    text = target.read_text()
+    code, out, err = _run("fix", str(target), "--rule", rule, *platform)
+    assert out == "" and target.read_text() == text
+
+
+def test_numa_fix_keeps_the_pools_capacity(tmp_path):
+    target = tmp_path / "c.yaml"
+    shutil.copy(ROOT / "testdata" / "PF301" / "fail_8xlarge_v1alpha1.yaml", target)
+    platform = ["--platform", str(ROOT / "testdata" / "PF301" / "platform.yaml")]
+    _run("fix", str(target), "--write", "--rule", "PF301", *platform)
+    workers = yaml.safe_load(target.read_text())["spec"]["topology"]["workers"]
+    # 4 × 32 vCPUs / 256Gi wide VMs become 16 × 8 vCPUs / 64Gi, the largest class within 16 cores and 64Gi
+    assert workers == {"class": "best-effort-2xlarge", "count": 16, "storageClass": "vsan"}
+
+
+def test_a_cluster_variable_shared_by_other_pools_is_not_changed(tmp_path):
+    text = (ROOT / "testdata" / "PF301" / "fail_capi_variable.yaml").read_text()
+    text = text.replace(", variables: {overrides: [{name: vmClass, value: best-effort-xlarge}]}", "")
+    target = tmp_path / "c.yaml"
+    target.write_text(text)
+    platform = ["--platform", str(ROOT / "testdata" / "PF301" / "platform.yaml")]
+    code, out, err = _run("fix", str(target), "--rule", "PF301", *platform)
+    assert code == 1 and out == ""
+    assert "capi-control-plane takes its class from the cluster's vmClass variable, which pool-a share" in err
+
+
+@pytest.mark.skipif(tool("kustomize") is None, reason="kustomize not built: make tools")
+def test_kustomize_overlay_patches_cluster_manifests(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    shutil.copy(ROOT / "testdata" / "PF301" / "fail_4xlarge_memory_v1alpha3.yaml", app / "tkc.yaml")
+    shutil.copy(ROOT / "testdata" / "PF301" / "fail_capi_variable.yaml", app / "capi.yaml")
+    platform = ["--platform", str(ROOT / "testdata" / "PF301" / "platform.yaml")]
+    before = _findings(app, *platform)
+    overlay = tmp_path / "overlay"
+    code, _out, err = _run("fix", str(app), "--kustomize", str(overlay), "--rule", "PF301", *platform)
+    assert code == 0, err
+    built = subprocess.run(
+        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    out_file = tmp_path / "built.yaml"
+    out_file.write_text(built)
+    after = _findings(out_file, *platform)
+    assert len([f for f in before if f[0] == "PF301"]) == 2
+    assert not [f for f in after if f[0] == "PF301"]
+    assert {f[0] for f in after} <= {f[0] for f in before}
+    pools = [d for d in yaml.safe_load_all(built) if d["kind"] == "TanzuKubernetesCluster"][0]["spec"]["topology"]
+    assert pools["nodePools"][0] == {
+        "name": "workers",
+        "replicas": 6,
+        "vmClass": "guaranteed-2xlarge",
+        "storageClass": "vsan",
+    }
+
+
+def test_a_pool_of_the_platform_profile_names_the_field_to_change(tmp_path):
+    profile = tmp_path / "platform.yaml"
+    profile.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: p}\nspec:\n  runtime: tkg\n"
+        "  nodePools:\n    - {name: workers, vmClass: best-effort-xlarge, count: 12}\n"
+    )
+    app = tmp_path / "app.yaml"
+    app.write_text((ROOT / "testdata" / "PF604" / "fail_twelve_nodes.yaml").read_text().split("---\n", 1)[1])
+    code, out, err = _run("fix", str(app), "--rule", "PF604", "--platform", str(profile))
+    assert code == 1 and out == ""
+    assert f"no fix: the pool workers comes from the platform profile ({profile}:7)" in err
+
+
+def test_no_numa_fix_when_a_pod_would_fit_no_narrower_node(tmp_path):
+    target = tmp_path / "c.yaml"
+    big_pod = """---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: big, namespace: team}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: big}}
+  template:
+    metadata: {labels: {app: big}}
+    spec:
+      containers:
+      - {name: app, image: x:1, resources: {requests: {cpu: "12", memory: 8Gi}, limits: {cpu: "12", memory: 8Gi}}}
+"""
+    target.write_text((ROOT / "testdata" / "PF301" / "fail_8xlarge_v1alpha1.yaml").read_text() + big_pod)
+    platform = ["--platform", str(ROOT / "testdata" / "PF301" / "platform.yaml")]
+    code, out, err = _run("fix", str(target), "--rule", "PF301", *platform)
+    assert code == 1 and out == ""  # 8 vCPUs (the largest class within the NUMA node) cannot take 12 CPUs
+    assert "no fix: no VM class that fits one NUMA node (16 cores, 64Gi) holds the largest pod" in err

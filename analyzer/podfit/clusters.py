@@ -20,7 +20,7 @@ from typing import Any
 from .model import K8sObject
 from .platform import NodePool, Taint
 
-__all__ = ["node_pools_from_objects", "cluster_objects", "is_critical"]
+__all__ = ["node_pools_from_objects", "cluster_objects", "is_critical", "pool_fields"]
 
 TKC_KIND = "TanzuKubernetesCluster"
 
@@ -183,3 +183,81 @@ def node_pools_from_objects(objects: Iterable[K8sObject]) -> list[NodePool]:
     for obj in cluster_objects(objects):
         pools.extend(_tkc_pools(obj) if obj.kind == TKC_KIND else _capi_pools(obj))
     return pools
+
+
+Path = tuple[str | int, ...]
+
+
+def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | str:
+    """Where a pool of a cluster manifest sets its VM class and its node count (paths from the
+    object's root; the count path is None for a control plane, whose size is etcd's quorum and not
+    a capacity choice), or why the class cannot be changed for this pool alone."""
+    topo = _m(_m(obj.raw.get("spec")).get("topology"))
+    base: Path = ("spec", "topology")
+    if pool_name == f"{obj.ref.name}-control-plane":
+        cp = _m(topo.get("controlPlane"))
+        if obj.kind == TKC_KIND:
+            return base + ("controlPlane", "vmClass" if "vmClass" in cp else "class"), None
+        overrides = _m(cp.get("variables")).get("overrides")
+        cls = _var_path(overrides, "vmClass")
+        if cls is not None:
+            return base + ("controlPlane", "variables", "overrides") + cls, None
+        default = _capi_default(obj, topo, pool_name)
+        return default if isinstance(default, str) else (default, None)
+    if obj.kind == TKC_KIND:
+        workers = _m(topo.get("workers"))
+        if workers.get("class") and pool_name == f"{obj.ref.name}-workers":
+            return base + ("workers", "class"), base + ("workers", "count")
+        for i, np in enumerate(topo.get("nodePools") or ()):
+            np = _m(np)
+            if str(np.get("name") or f"pool-{i}") == pool_name:
+                key = "vmClass" if "vmClass" in np else "class"
+                return base + ("nodePools", i, key), base + ("nodePools", i, "replicas")
+        return f"node pool {pool_name} not found in {obj.ref}"
+    for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
+        md = _m(md)
+        if str(md.get("name") or f"md-{i}") != pool_name:
+            continue
+        at = base + ("workers", "machineDeployments", i)
+        cls = _var_path(_m(md.get("variables")).get("overrides"), "vmClass")
+        count = at + ("replicas",)
+        if cls is not None:
+            return at + ("variables", "overrides") + cls, count
+        default = _capi_default(obj, topo, pool_name)
+        return default if isinstance(default, str) else (default, count)
+    return f"machine deployment {pool_name} not found in {obj.ref}"
+
+
+def _var_path(variables: Any, key: str) -> Path | None:
+    for j, v in enumerate(variables or ()):
+        if isinstance(v, dict) and v.get("name") == key and "value" in v:
+            return (j, "value")
+    return None
+
+
+def _capi_default(obj: K8sObject, topo: Mapping[str, Any], pool_name: str) -> Path | str:
+    """The cluster-wide ``vmClass`` variable, when only this pool takes its class from it."""
+    at = _var_path(topo.get("variables"), "vmClass")
+    if at is None:
+        return f"{obj.ref} sets no vmClass variable for {pool_name}"
+    sharing = [
+        p.name
+        for p in _capi_pools(obj)
+        if p.name != pool_name and _var_path(_pool_overrides(topo, p.name, obj.ref.name), "vmClass") is None
+    ]
+    if sharing:
+        return (
+            f"{pool_name} takes its class from the cluster's vmClass variable, which {', '.join(sharing)} "
+            f"share; give {pool_name} its own vmClass in variables.overrides"
+        )
+    return ("spec", "topology", "variables") + at
+
+
+def _pool_overrides(topo: Mapping[str, Any], pool_name: str, cluster: str) -> Any:
+    if pool_name == f"{cluster}-control-plane":
+        return _m(_m(topo.get("controlPlane")).get("variables")).get("overrides")
+    for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
+        md = _m(md)
+        if str(md.get("name") or f"md-{i}") == pool_name:
+            return _m(md.get("variables")).get("overrides")
+    return None

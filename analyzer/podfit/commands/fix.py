@@ -104,7 +104,9 @@ def command(
     lowered to the limit), PF104 (limit to the declared peak plus the tolerance), PF107 and
     PF108 (limit to the measured peak plus --limit-headroom), PF109 and PF110 (request to
     the measured p50), PF101, PF102 and PF105 (requests from the measured p50, else from
-    --default-cpu / --default-memory). Every other finding of these rules is listed with the
+    --default-cpu / --default-memory), PF402 (a vSphere Pod's limits from the measured peak
+    plus --limit-headroom), PF301 and PF604 (a node pool's VM class and count in the
+    TanzuKubernetesCluster / Cluster API manifest that declares it). Every other finding of these rules is listed with the
     reason it has no safe fix. The diff goes to standard output, the reasons to standard error.
     \b
     Exit status: 0 every fixable finding has its change; 1 some have no safe fix or a file
@@ -119,7 +121,7 @@ def command(
     from ..check import analyze
     from ..facts import build_facts
     from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
-    from ..fix.plan import POD_FIXABLE
+    from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
     from ..pipeline import PipelineError, start_engine
     from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
@@ -130,8 +132,8 @@ def command(
         rule = resolve(r)
         if rule is None:
             raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
-        if rule.id not in FIXABLE and rule.id not in POD_FIXABLE:
-            known = ", ".join(sorted(set(FIXABLE) | POD_FIXABLE))
+        if rule.id not in FIXABLE and rule.id not in POD_FIXABLE | POOL_FIXABLE:
+            known = ", ".join(sorted(set(FIXABLE) | POD_FIXABLE | POOL_FIXABLE))
             raise click.BadParameter(f"{rule.id} has no fix (fixable: {known})", param_hint="--rule")
         selected.append(rule.id)
     if "-" in paths:

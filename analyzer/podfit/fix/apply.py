@@ -84,19 +84,35 @@ def _patch(changes: Sequence[Change]) -> dict:
     return patch
 
 
+def _json6902(changes: Sequence[Change]) -> list[dict]:
+    """JSON6902 operations for an object that is no workload (a cluster manifest's node pool): its
+    pool entries are in lists without a merge key Kustomize knows, so each value is set by its path.
+    ``add`` replaces a member that exists and creates one that does not."""
+
+    def pointer(path: Sequence[str | int]) -> str:
+        return "".join("/" + str(k).replace("~", "~0").replace("/", "~1") for k in path)
+
+    return [{"op": "add", "path": pointer(ch.path), "value": _json_value(ch.value)} for ch in changes]
+
+
+def _json_value(value: str) -> object:
+    """A node count as a number, a class name as a string (as the manifest holds them)."""
+    return int(value) if value.isdigit() else value
+
+
 def kustomize_overlay(
     out_dir: str,
     resources: Sequence[str],
     changes: Sequence[Change],
 ) -> dict[str, str]:
-    """Files of a Kustomize overlay in ``out_dir`` (path → text): one patch per changed object and a
-    kustomization.yaml that takes ``resources`` (the original files) and applies the patches."""
+    """Files of a Kustomize overlay in ``out_dir`` (path → text): one patch per changed object (a
+    strategic merge for a workload, JSON6902 operations for a cluster manifest) and a kustomization.yaml that takes ``resources`` (the original files) and applies the patches."""
     grouped: dict[tuple[str, str, str, str, str], list[Change]] = {}
     for ch in changes:
         key = (ch.file, ch.ref.api_version, ch.ref.kind, ch.ref.namespace, ch.ref.name)
         grouped.setdefault(key, []).append(ch)
     files: dict[str, str] = {}
-    patch_names: list[str] = []
+    patches: list[dict] = []
     for key, group in sorted(grouped.items()):
         _file, _api, kind, ns, name = key
         base = "-".join(p for p in ("podfit", kind.lower(), ns, name) if p)
@@ -105,14 +121,22 @@ def kustomize_overlay(
         while fname in files:
             fname, n = f"{base}-{n}.yaml", n + 1
         header = "# podfit fix: " + "; ".join(sorted({f"{c.rule} {c.field} = {c.value}" for c in group})) + "\n"
-        files[fname] = header + yaml.safe_dump(_patch(group), sort_keys=False)
-        patch_names.append(fname)
+        if kind in WORKLOAD_KINDS:
+            files[fname] = header + yaml.safe_dump(_patch(group), sort_keys=False)
+            patches.append({"path": fname})
+            continue
+        api = group[0].ref.api_version
+        target = {"group": api.rpartition("/")[0], "version": api.rpartition("/")[2], "kind": kind, "name": name}
+        if ns:
+            target["namespace"] = ns
+        files[fname] = header + yaml.safe_dump(_json6902(group), sort_keys=False)
+        patches.append({"path": fname, "target": target})
     rel = [os.path.relpath(r, out_dir) for r in resources]
     kustomization = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "resources": rel,
-        "patches": [{"path": p} for p in patch_names],
+        "patches": patches,
     }
     note = ""
     if any(r.startswith("..") for r in rel):

@@ -8,13 +8,15 @@ that ``fix`` knows is listed with the reason it has no safe fix.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ..clusters import cluster_objects, pool_fields
 from ..facts import Facts
 from ..findings import Finding
 from ..loader import container_name
-from ..model import WORKLOAD_KINDS, Container, ObjectRef, Workload
+from ..model import WORKLOAD_KINDS, Container, K8sObject, ObjectRef, Workload
+from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory
 
 __all__ = ["Change", "FixOptions", "FixPlan", "Unfixable", "FIXABLE", "plan_fixes"]
@@ -88,8 +90,8 @@ def _effective(c: Container, kind: str, resource: str) -> int | None:
     return getattr(c.resources, f"{resource}_{kind.rstrip('s')}")
 
 
-def _raw_text(w: Workload, path: Path) -> str | None:
-    cur: object = w.obj.raw
+def _raw_text(w: Workload | K8sObject, path: Path) -> str | None:
+    cur: object = w.obj.raw if isinstance(w, Workload) else w.raw
     for key in path:
         if isinstance(cur, dict) and isinstance(key, str):
             cur = cur.get(key)
@@ -314,8 +316,8 @@ FIXABLE: dict[str, Fixer] = {
     "PF110": _request_to_steady_state,
     "PF201": _pf201,
 }
-# PF105 names the pod, not a container: every container gets both requests
-POD_FIXABLE = {"PF105"}
+# PF105 and PF402 name the pod, not a container: the fix reaches each container that needs it
+POD_FIXABLE = {"PF105", "PF402"}
 
 
 def _pf105(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None) -> list[Change] | str:
@@ -344,6 +346,207 @@ def _pf105(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
     return changes
 
 
+def _pf402(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None) -> list[Change] | str:
+    """PF402: a vSphere Pod sized from its requests gets limits, each the container's measured peak
+    plus the headroom, so the CRX is sized from limits and can burst above the requests. Without a
+    measured peak the right limit is unknown (a declared peak annotation is read by the Rego rules
+    only), so there is no fix."""
+    if w.pod.pod_resources is not None:
+        return "the pod sets spec.resources; set the pod-level limits there"
+    if facts is None or facts.usage is None:
+        return "no measured usage: pass --usage, so each limit can be the measured peak plus --limit-headroom"
+    headroom = opts.limit_headroom_percent
+    changes: list[Change] = []
+    skipped: list[str] = []
+    for res in ("cpu", "memory"):
+        planned: list[tuple[Container, int]] = []
+        for c in w.pod.all_containers:
+            if _effective(c, "limits", res) is not None or _effective(c, "requests", res) is None:
+                continue
+            stats = getattr(facts.usage.of(w, c.name), res, None)
+            if stats is None:
+                continue
+            target = _round_up(res, -(-stats.max * (100 + headroom) // 100))
+            request = _effective(c, "requests", res)
+            if request is not None and target < request:
+                # a limit below the request is rejected; one equal to it changes nothing in the CRX
+                skipped.append(f'container "{c.name}": the {res} request is above the measured peak')
+                continue
+            if _declared(c, "requests", res) is None:
+                skipped.append(f'container "{c.name}": the {res} request comes from a LimitRange default')
+                continue
+            planned.append((c, target))
+        if not planned:
+            continue
+        if res == "memory":
+            # the CRX caps memory at max(3 × Σ requests, largest limit) (PF403): limits beyond it are never given
+            by_name = {c.name: t for c, t in planned}
+
+            def limit_or_request(c: Container, limits: dict[str, int] = by_name) -> int | None:
+                return limits.get(c.name, c.resources.memory_request)
+
+            total = w.pod.combined(limit_or_request)
+            requests = w.pod.combined(lambda c: c.resources.memory_request)
+            if total > max(3 * requests, max(by_name.values())):
+                skipped.append("the memory limits would exceed the CRX cap of 3 × the requests; raise the requests")
+                continue
+        for c, target in planned:
+            at = _container_path(w, c)
+            if at is None:
+                return f'container "{c.name}" was not found in the manifest'
+            b = _Builder(f, w, c, at, facts)
+            stats = b.measured(res)
+            changes.append(
+                b.set(
+                    "limits",
+                    res,
+                    target,
+                    f"{res} limit set to {_fmt(res, target)}: the measured peak {_fmt(res, stats.max)} plus "
+                    f"{headroom}% headroom, so the CRX is sized from limits and can burst above the requests",
+                )
+            )
+    if not changes:
+        return "; ".join(skipped) or "no container of the pod has measured usage"
+    return changes
+
+
+# PF301 and PF604 name a node pool: the fix edits the cluster manifest (TanzuKubernetesCluster or
+# Cluster API Cluster) that declares it
+POOL_FIXABLE = {"PF301", "PF604"}
+
+
+def _pool_of(f: Finding, facts: Facts) -> NodePool | None:
+    name = f.details.get("pool")
+    for p in facts.node_pools:
+        if p.location is None or p.location.file != f.location.file:
+            continue
+        if p.name == name or (name is None and p.location.line == f.location.line):
+            return p
+    return None
+
+
+def _pool_changes(
+    f: Finding, facts: Facts, pick: Callable[[NodePool], tuple[VMClass, int | None, str] | str]
+) -> list[Change] | str:
+    """The edits of the pool's VM class (and node count) in the cluster manifest that declares it."""
+    pool = _pool_of(f, facts)
+    if pool is None:
+        return "the node pool was not found"
+    where = f"{pool.location.file}:{pool.location.line}" if pool.location is not None else "the platform profile"
+    if not pool.cluster or f.object is None:
+        return (
+            f"the pool {pool.name} comes from the platform profile ({where}), not from a cluster manifest in "
+            "the inputs: change its vmClass and count there (and in the cluster it describes)"
+        )
+    obj = next(
+        (o for o in cluster_objects(facts.objects) if o.ref == f.object and o.location.file == f.location.file),
+        None,
+    )
+    if obj is None:
+        return f"the cluster manifest {f.object} was not found in a file fix can edit"
+    fields = pool_fields(obj, pool.name)
+    if isinstance(fields, str):
+        return fields
+    picked = pick(pool)
+    if isinstance(picked, str):
+        return picked
+    vc, count, reason = picked
+    class_path, count_path = fields
+
+    def change(path: tuple[str | int, ...], value: str) -> Change:
+        return Change(f.rule, f.location.file, obj.ref, f.location.line, path, value, _raw_text(obj, path), reason)
+
+    out = [change(class_path, vc.name)]
+    if count is not None and count_path is not None and count != pool.count:
+        out.append(change(count_path, str(count)))
+    return out
+
+
+def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
+    cores, memory = facts.numa_node_cores, facts.numa_node_memory
+
+    def pick(pool: NodePool) -> tuple[VMClass, int | None, str] | str:
+        old = facts.vm_class(pool.vm_class)
+        if old is None or cores is None or memory is None:
+            return "the pool's VM class or the NUMA node is unknown"
+        fitting = [c for c in facts.platform.vm_classes if c.cpus <= cores and c.memory_bytes <= memory]
+        same = [c for c in fitting if c.reserved == old.reserved] or fitting
+        if not same:
+            return f"no VM class of the platform fits one NUMA node ({cores} cores, {_fmt('memory', memory)})"
+        holding = [
+            c
+            for c in sorted(same, key=lambda c: (c.cpus, c.memory_bytes, c.name), reverse=True)
+            if pool.role == "control-plane" or not _strands_pods(facts, pool, c)
+        ]
+        if not holding:
+            return (
+                f"no VM class that fits one NUMA node ({cores} cores, {_fmt('memory', memory)}) holds the largest "
+                f"pod of the pool {pool.name}"
+            )
+        new = holding[0]
+        if pool.role == "control-plane":
+            return (
+                new,
+                None,
+                f"VM class {new.name} ({new.cpus} vCPUs, {_fmt('memory', new.memory_bytes)}), the largest that fits "
+                f"one NUMA node ({cores} cores, {_fmt('memory', memory)}); the control plane keeps its "
+                f"{pool.count} replicas (etcd's quorum)",
+            )
+        count = max(
+            -(-pool.count * old.cpus // new.cpus),
+            -(-pool.count * old.memory_bytes // new.memory_bytes),
+        )
+        return (
+            new,
+            count,
+            f"{count} × {new.name} ({new.cpus} vCPUs, {_fmt('memory', new.memory_bytes)}) instead of "
+            f"{pool.count} × {old.name}: the largest class that fits one NUMA node ({cores} cores, "
+            f"{_fmt('memory', memory)}), enough nodes that the pool's vCPUs and memory are not lower",
+        )
+
+    return _pool_changes(f, facts, pick)
+
+
+def _schedulable(facts: Facts, pools: Sequence[NodePool]) -> set[str]:
+    """The pods of the workloads that fit a node of some pool they may run on."""
+    from ..packing.adapter import inputs_from
+    from ..packing.bounds import fits
+
+    inputs = inputs_from(facts.workloads, facts.platform, pools)
+    return {p.name for p in inputs.pods if any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)}
+
+
+def _strands_pods(facts: Facts, pool: NodePool, vc: VMClass) -> bool:
+    """Whether a pod that fits a node now would fit none once ``pool`` uses ``vc``."""
+    before = _schedulable(facts, facts.node_pools)
+    after = _schedulable(facts, [replace(p, vm_class=vc.name) if p is pool else p for p in facts.node_pools])
+    return bool(before - after)
+
+
+def _pf604(f: Finding, facts: Facts) -> list[Change] | str:
+    rec, cur = f.details.get("recommended"), f.details.get("current")
+    if not isinstance(rec, dict) or not isinstance(cur, dict):
+        return "no VM class fits (see the finding)"
+
+    def pick(pool: NodePool) -> tuple[VMClass, int | None, str] | str:
+        if pool.count != cur.get("nodes"):
+            return (
+                f"the {cur.get('nodes')} nodes are spread over several pools; the advice is for one pool of "
+                f"{rec['nodes']} × {rec['vm_class']}"
+            )
+        vc = facts.vm_class(str(rec["vm_class"]))
+        if vc is None:
+            return f"VM class {rec['vm_class']} is not in the platform"
+        return (
+            vc,
+            int(rec["nodes"]),
+            f"{rec['nodes']} × {vc.name} instead of {pool.count} × {pool.vm_class}: the NUMA-fitting class and "
+            "node count with the least waste and the burst headroom (podfit pack)",
+        )
+
+    return _pool_changes(f, facts, pick)
+
+
 def plan_fixes(
     findings: Iterable[Finding], facts: Facts, opts: FixOptions = FixOptions(), rules: Sequence[str] = ()
 ) -> FixPlan:
@@ -354,17 +557,27 @@ def plan_fixes(
     changes: dict[tuple[str, ObjectRef, Path], Change] = {}
     unfixable: list[Unfixable] = []
     for f in findings:
-        if f.rule not in FIXABLE and f.rule not in POD_FIXABLE:
+        if f.rule not in FIXABLE and f.rule not in POD_FIXABLE and f.rule not in POOL_FIXABLE:
             continue
         if rules and f.rule not in rules:
+            continue
+        result: list[Change] | str
+        if f.rule in POOL_FIXABLE:
+            result = _pf301(f, facts) if f.rule == "PF301" else _pf604(f, facts)
+            if isinstance(result, str):
+                unfixable.append(Unfixable(f, result))
+            else:
+                for ch in result:
+                    changes.setdefault((ch.file, ch.ref, ch.path), ch)
             continue
         found = by_ref.get((f.location.file, f.object)) if f.object is not None else None
         if found is None:
             unfixable.append(Unfixable(f, "the object was not found in a file fix can edit"))
             continue
         w = found
-        result: list[Change] | str
-        if f.rule in POD_FIXABLE:
+        if f.rule == "PF402":
+            result = _pf402(f, w, opts, facts)
+        elif f.rule in POD_FIXABLE:
             result = _pf105(f, w, opts, facts)
         else:
             c = next((c for c in w.pod.all_containers if c.name == f.container), None)

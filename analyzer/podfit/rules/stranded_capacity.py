@@ -41,6 +41,10 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
     s = a.stranded
     if not (s.cpu * 100 > percent * total_cpu or s.memory * 100 > percent * total_mem):
         return
+    rec = a.recommendation
+    if rec.vm_class is not None and {p.vm_class for p in a.pools} == {rec.vm_class}:
+        if sum(p.count for p in a.pools) == rec.nodes:
+            return  # the pools already are the least-waste choice (PF604): no class strands less
     pool = next(n.pool for n in a.fit.nodes if n.name in s.nodes)
     loc, obj = pool_anchor(facts, pool)
     yield Finding(
