@@ -178,7 +178,8 @@ def command(
             click.echo(f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}", file=err)
     for u in plan.unfixable:
         f = u.finding
-        click.echo(f"{f.location.file}:{f.location.line}: {f.rule} {f.object}: no fix: {u.reason}", file=err)
+        subject = f" {f.object}" if f.object is not None else ""
+        click.echo(f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}", file=err)
     for line in left_alone:
         click.echo(f"podfit: {line}", file=err)
 
