@@ -334,3 +334,76 @@ spec:
 """
     k = _facts(tkc)
     assert k.version == (1, 33) and k.version_source == "cluster manifests"
+
+
+def _cpu_usage(path: Path, namespace: str, pod: str, container: str, millicores: list[int]) -> Path:
+    """A Prometheus range result of rate(container_cpu_usage_seconds_total[5m]), one sample an hour."""
+    values = [[1763856000 + 3600 * i, f"{m / 1000:g}"] for i, m in enumerate(millicores)]
+    doc = {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": {"namespace": namespace, "pod": pod, "container": container}, "values": values}],
+        },
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def check_usage(*paths, usage: Path, rules=("PF203",), platform=PLATFORM):
+    args = ["check", "--format", "json", "--fail-on", "never", "--platform", str(platform), "--usage", f"cpu={usage}"]
+    for r in rules:
+        args += ["--rule", r]
+    res = CliRunner().invoke(main, args + [str(p) for p in paths], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_measured_cpu_is_the_demand_and_is_said(tmp_path):
+    """Request 500m, limit 1500m: with the request as the demand nothing is throttled; measured, the
+    container runs at its limit in its busy hours (p95 of 20 hourly samples: the 19th, 1500m)."""
+    p = tmp_path / "busy.yaml"
+    p.write_text(
+        _with_resources(
+            TOMCAT, "            requests: {cpu: 500m, memory: 5Gi}\n            limits: {cpu: 1500m, memory: 5Gi}\n"
+        )
+    )
+    assert pf203_findings(check(p)) == []
+    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-abcde", "tomcat", [300] * 18 + [1500, 1500])
+    (f,) = pf203_findings(check_usage(p, usage=usage))
+    d = f["details"]
+    assert (d["demand"], d["demand_from"], d["threads"]) == (1500, "measured", 200)
+    assert d["score"] == pf203.simulate_cached(1500, 256, 200, 2, 1500, 2000).score
+    assert (
+        "average demand 1500m (measured: p95 of the CPU rate, 20 samples over 19h, 1 pod), 2 ms CPU per burst"
+        in f["message"]
+    )
+
+
+def test_a_quiet_measured_container_is_not_throttled_by_its_request(tmp_path):
+    """The study's Tomcat fires with its 1500m request as the demand; measured at 200m it does not."""
+    assert pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
+    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-abcde", "tomcat", [200] * 12)
+    assert pf203_findings(check_usage(FIXTURES / "fail_study_tomcat.yaml", usage=usage)) == []
+
+
+def test_pf209_simulates_the_measured_demand_pf203_simulates(tmp_path):
+    """PF209 quotes PF203's simulation: with the same measured CPU both simulate the same demand."""
+    fixture = ROOT / "testdata" / "PF209" / "fail_throttled_40_percent.yaml"
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [450] * 10)
+    args = ["check", "--format", "json", "--fail-on", "never", "--platform", str(PLATFORM), "--rule", "PF203"]
+    args += [
+        "--rule",
+        "PF209",
+        "--usage",
+        f"cpu={cpu}",
+        "--usage",
+        str(fixture.with_suffix(".usage.json")),
+        str(fixture),
+    ]
+    res = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    by = {f["rule"]: f for f in json.loads(res.stdout)["findings"]}
+    assert by["PF203"]["details"]["demand"] == 450 and by["PF203"]["details"]["demand_from"] == "measured"
+    sim = by["PF209"]["details"]["simulated"]
+    assert (sim["demand"], sim["demand_from"], sim["score"]) == (450, "measured", by["PF203"]["details"]["score"])
