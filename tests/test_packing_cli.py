@@ -71,6 +71,15 @@ def test_measured_peaks_replace_the_limits_in_the_burst_headroom():
     h = json.loads(res.stdout)["headroom"]
     assert (h["needed_cpu"], h["needed_memory"], h["measured_pods"]) == (4 * 50, 4 * 56 * 2**20, 4)
     assert h["ok"] is True
+    assert json.loads(res.stdout)["measured"]["cpu"] == {
+        "pods": 4,
+        "requests": 4 * 1800,
+        "p95": 4 * 1850,
+        "unmeasured_pods": 0,
+    }
+    text = run(["pack", measured, "--usage", measured.with_name(measured.stem + ".usage.txt")]).stdout
+    assert "Burst headroom (100% of Σ(peak − request), measured peaks of 4 pods): CPU 200m needed" in text
+    assert "CPU p95 7400m of 7200m requested (102%), 4 pods" in text
 
 
 def test_rules_are_skipped_without_node_pools(tmp_path):

@@ -407,3 +407,38 @@ def test_pf209_simulates_the_measured_demand_pf203_simulates(tmp_path):
     assert by["PF203"]["details"]["demand"] == 450 and by["PF203"]["details"]["demand_from"] == "measured"
     sim = by["PF209"]["details"]["simulated"]
     assert (sim["demand"], sim["demand_from"], sim["score"]) == (450, "measured", by["PF203"]["details"]["score"])
+
+
+def _throttle(*args):
+    res = CliRunner().invoke(main, ["throttle", "--limit", "500m", "--cpus", "256", "--seconds", "2", *map(str, args)])
+    return res
+
+
+def test_throttle_takes_the_demand_of_a_measured_container(tmp_path):
+    """`podfit throttle --usage --container`: the p95 of the container's measured CPU rate is the
+    demand; the run is the one --demand gives that quantity, and stderr says where it came from.
+    Another workload's pods (checkout-db) and another container (istio-proxy) are not counted."""
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [200] * 18 + [450, 900])
+    other = _cpu_usage(tmp_path / "other.json", "shop", "checkout-db-0", "app", [3000] * 20)
+    proxy = _cpu_usage(tmp_path / "proxy.json", "shop", "checkout-5f6d7c8b9-abcde", "istio-proxy", [2000] * 20)
+    usage = [a for f in (cpu, other, proxy) for a in ("--usage", f"cpu={f}")]
+    measured = _throttle(*usage, "--container", "shop/checkout/app", "--format", "json")
+    assert measured.exit_code == 0, measured.output
+    assert measured.stderr == (
+        "demand 450m: shop/checkout/app, measured p95 of the CPU rate, 20 samples over 19h, 1 pod\n"
+    )
+    declared = _throttle("--demand", "450m", "--format", "json")
+    assert json.loads(measured.stdout) == json.loads(declared.stdout)
+    assert json.loads(measured.stdout) != json.loads(_throttle("--demand", "200m", "--format", "json").stdout)
+
+
+def test_throttle_usage_needs_a_measured_container(tmp_path):
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [200] * 5)
+    res = _throttle("--usage", f"cpu={cpu}")
+    assert res.exit_code == 2 and "--usage and --container go together" in res.output
+    res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/cart/app")
+    assert res.exit_code == 2 and "--usage measures no CPU of shop/cart/app" in res.output
+    res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/checkout")
+    assert res.exit_code == 2 and "expected NAMESPACE/WORKLOAD/CONTAINER" in res.output
+    res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/checkout/app", "--demand", "1")
+    assert res.exit_code == 2 and "not with --demand" in res.output
