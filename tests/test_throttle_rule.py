@@ -439,6 +439,20 @@ def test_throttle_usage_needs_a_measured_container(tmp_path):
     res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/cart/app")
     assert res.exit_code == 2 and "--usage measures no CPU of shop/cart/app" in res.output
     res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/checkout")
-    assert res.exit_code == 2 and "expected NAMESPACE/WORKLOAD/CONTAINER" in res.output
+    assert res.exit_code == 2 and "expected NAMESPACE/[KIND/]WORKLOAD/CONTAINER" in res.output
     res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/checkout/app", "--demand", "1")
     assert res.exit_code == 2 and "not with --demand" in res.output
+
+
+def test_throttle_container_kind_tells_apart_names_that_share_a_prefix(tmp_path):
+    """Pods api-7d9f8c6b5-abcde and api-v2-abcde (a ReplicaSet api-v2's, or Deployment api's with
+    hash v2): without a kind, shop/api/app takes both; a kind picks apart."""
+    a = _cpu_usage(tmp_path / "a.json", "shop", "api-7d9f8c6b5-abcde", "app", [100] * 20)
+    b = _cpu_usage(tmp_path / "b.json", "shop", "api-v2-abcde", "app", [300] * 20)
+    usage = ["--usage", f"cpu={a}", "--usage", f"cpu={b}"]
+    res = _throttle(*usage, "--container", "shop/api/app")
+    assert res.stderr.startswith("demand 300m:") and "40 samples over 19h, 2 pods\n" in res.stderr
+    res = _throttle(*usage, "--container", "shop/ReplicaSet/api-v2/app")
+    assert res.stderr.startswith("demand 300m:") and "20 samples over 19h, 1 pod\n" in res.stderr
+    res = _throttle(*usage, "--container", "shop/StatefulSet/api/app")
+    assert res.exit_code == 2 and "--usage measures no CPU of shop/StatefulSet/api/app" in res.output

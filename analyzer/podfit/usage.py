@@ -390,14 +390,25 @@ _OWNER_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "
 
 
 def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | None:
-    """The measured usage of one container named ``NAMESPACE/WORKLOAD/CONTAINER`` without the
-    manifests (``podfit throttle --usage``): the series of that namespace and container whose pod a
-    workload called WORKLOAD of any kind would create. A ValueError when ``spec`` is malformed."""
+    """The measured usage of one container named ``NAMESPACE/[KIND/]WORKLOAD/CONTAINER`` without
+    the manifests (``podfit throttle --usage``): the series of that namespace and container whose
+    pod a workload called WORKLOAD (of KIND, else of any kind) would create. Without KIND a
+    Deployment ``api``'s pod names also fit a ReplicaSet ``api-v2``'s (``api-v2-<5>`` reads as
+    ``api``'s hash ``v2``): give KIND when such names share a namespace. A ValueError when
+    ``spec`` is malformed."""
     parts = spec.split("/")
+    kinds = {k.lower(): k for k in _OWNER_KINDS}
+    owner_kinds: tuple[str, ...] = _OWNER_KINDS
+    if len(parts) == 4 and parts[1].lower() in kinds:
+        owner_kinds = (kinds[parts[1].lower()],)
+        parts = [parts[0], parts[2], parts[3]]
     if len(parts) != 3 or not all(parts):
-        raise ValueError(f"{spec!r}: expected NAMESPACE/WORKLOAD/CONTAINER, e.g. shop/checkout/app")
+        raise ValueError(
+            f"{spec!r}: expected NAMESPACE/[KIND/]WORKLOAD/CONTAINER, e.g. shop/checkout/app or "
+            f"shop/StatefulSet/db/postgres (KIND one of {', '.join(_OWNER_KINDS)})"
+        )
     ns, name, container = parts
-    patterns = [p for k in _OWNER_KINDS if (p := owner_pattern(k, name)) is not None]
+    patterns = [p for k in owner_kinds if (p := owner_pattern(k, name)) is not None]
     ss = [s for s in series if s.namespace == ns and s.container == container and any(p.match(s.pod) for p in patterns)]
     if not ss:
         return None

@@ -253,8 +253,8 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     "--container",
     "container_spec",
     default=None,
-    metavar="NAMESPACE/WORKLOAD/CONTAINER",
-    help="The measured container of --usage (e.g. shop/checkout/app).",
+    metavar="NAMESPACE/[KIND/]WORKLOAD/CONTAINER",
+    help="The measured container of --usage (e.g. shop/checkout/app, shop/StatefulSet/db/postgres).",
 )
 @click.option(
     "--cfs-burst", "cfs_burst", type=DURATION, default="0us", show_default=True, help="cpu.cfs_burst_us (Linux 5.14+)."
