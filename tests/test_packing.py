@@ -360,7 +360,7 @@ def test_burst_counts_up_to_the_node_a_pod_runs_on():
     from podfit.packing.model import PodType
 
     pod = PodType("api", 1000, 2 * 2**30, 2, cpu_limit=1_000_000, memory_limit=2 * 2**30)
-    assert burst([pod]) == (2 * 999_000, 0, 0)
-    assert burst([pod], 3750, 8 * 2**30) == (2 * 2750, 0, 0)
+    assert burst([pod]) == (2 * 999_000, 0, 0, 0)
+    assert burst([pod], 3750, 8 * 2**30) == (2 * 2750, 0, 0, 0)
     # a node smaller than the request: nothing to burst into
-    assert burst([pod], 500, 2**30) == (0, 0, 0)
+    assert burst([pod], 500, 2**30) == (0, 0, 0, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,12 @@ from podfit.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ("PF303", "PF601", "PF602", "PF603", "PF604")
 FIXTURES = sorted(p for r in RULES for p in (ROOT / "testdata" / r).glob("*.yaml"))
+UPDATE = os.environ.get("PODFIT_UPDATE_EXPECTED") == "1"
+
+
+def usage_files(fixture: Path) -> list[Path]:
+    """The measured usage beside a fixture (``<fixture>.usage.txt``, ``<fixture>.usage.json``)."""
+    return sorted(fixture.parent.glob(fixture.stem + ".usage.*"))
 
 
 def run(args):
@@ -27,16 +34,52 @@ def test_every_packing_rule_has_pass_and_fail_fixtures():
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture(path):
+    """Each fixture, with its measured usage when it has some; a measured fail_ fixture's findings
+    are compared whole with <fixture>.expected.json."""
     rule = path.parent.name
-    res = run(["check", path, "--rule", rule, "--format", "json", "--fail-on", "never"])
+    usage = [a for u in usage_files(path) for a in ("--usage", u)]
+    res = CliRunner().invoke(
+        main, [str(a) for a in ["check", path, "--rule", rule, "--format", "json", "--fail-on", "never", *usage]]
+    )
     assert res.exit_code == 0, res.output
-    report = json.loads(res.output)
+    report = json.loads(res.stdout)
     hits = [f for f in report["findings"] if f["rule"] == rule]
     if path.name.startswith("fail_"):
         assert hits, f"{rule} should fire on {path.name}"
         assert all(f["file"] == str(path) and f["line"] >= 1 for f in hits)
     else:
         assert not hits, hits
+    if usage and hits:
+        found = [
+            {**{k: v for k, v in f.items() if k != "fix"}, "file": path.relative_to(ROOT).as_posix()} for f in hits
+        ]
+        expected = path.with_name(path.stem + ".expected.json")
+        if UPDATE:
+            expected.write_text(json.dumps(found, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        assert found == json.loads(expected.read_text())
+
+
+def test_measured_peaks_replace_the_limits_in_the_burst_headroom():
+    """The same manifest: without usage its limits (twice the requests) leave no headroom; measured,
+    the pods peak 50m and 56Mi above their requests, which the free capacity absorbs."""
+    doubled = ROOT / "testdata/PF603/fail_limits_double.yaml"
+    measured = ROOT / "testdata/PF603/pass_measured_peak_fits.yaml"
+    assert doubled.read_text().split("---", 1)[1] == measured.read_text().split("---", 1)[1]
+    res = run(["pack", measured, "--format", "json"])
+    assert json.loads(res.stdout)["headroom"]["needed_cpu"] == 4 * 1800
+    res = run(["pack", measured, "--usage", measured.with_name(measured.stem + ".usage.txt"), "--format", "json"])
+    h = json.loads(res.stdout)["headroom"]
+    assert (h["needed_cpu"], h["needed_memory"], h["measured_pods"]) == (4 * 50, 4 * 56 * 2**20, 4)
+    assert h["ok"] is True
+    assert json.loads(res.stdout)["measured"]["cpu"] == {
+        "pods": 4,
+        "requests": 4 * 1800,
+        "p95": 4 * 1850,
+        "unmeasured_pods": 0,
+    }
+    text = run(["pack", measured, "--usage", measured.with_name(measured.stem + ".usage.txt")]).stdout
+    assert "Burst headroom (100% of Σ(peak − request), measured peaks of 4 pods): CPU 200m needed" in text
+    assert "CPU p95 7400m of 7200m requested (102%), 4 pods" in text
 
 
 def test_rules_are_skipped_without_node_pools(tmp_path):

@@ -334,3 +334,125 @@ spec:
 """
     k = _facts(tkc)
     assert k.version == (1, 33) and k.version_source == "cluster manifests"
+
+
+def _cpu_usage(path: Path, namespace: str, pod: str, container: str, millicores: list[int]) -> Path:
+    """A Prometheus range result of rate(container_cpu_usage_seconds_total[5m]), one sample an hour."""
+    values = [[1763856000 + 3600 * i, f"{m / 1000:g}"] for i, m in enumerate(millicores)]
+    doc = {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": {"namespace": namespace, "pod": pod, "container": container}, "values": values}],
+        },
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def check_usage(*paths, usage: Path, rules=("PF203",), platform=PLATFORM):
+    args = ["check", "--format", "json", "--fail-on", "never", "--platform", str(platform), "--usage", f"cpu={usage}"]
+    for r in rules:
+        args += ["--rule", r]
+    res = CliRunner().invoke(main, args + [str(p) for p in paths], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_measured_cpu_is_the_demand_and_is_said(tmp_path):
+    """Request 500m, limit 1500m: with the request as the demand nothing is throttled; measured, the
+    container runs at its limit in its busy hours (p95 of 20 hourly samples: the 19th, 1500m)."""
+    p = tmp_path / "busy.yaml"
+    p.write_text(
+        _with_resources(
+            TOMCAT, "            requests: {cpu: 500m, memory: 5Gi}\n            limits: {cpu: 1500m, memory: 5Gi}\n"
+        )
+    )
+    assert pf203_findings(check(p)) == []
+    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-abcde", "tomcat", [300] * 18 + [1500, 1500])
+    (f,) = pf203_findings(check_usage(p, usage=usage))
+    d = f["details"]
+    assert (d["demand"], d["demand_from"], d["threads"]) == (1500, "measured", 200)
+    assert d["score"] == pf203.simulate_cached(1500, 256, 200, 2, 1500, 2000).score
+    assert (
+        "average demand 1500m (measured: p95 of the CPU rate, 20 samples over 19h, 1 pod), 2 ms CPU per burst"
+        in f["message"]
+    )
+
+
+def test_a_quiet_measured_container_is_not_throttled_by_its_request(tmp_path):
+    """The study's Tomcat fires with its 1500m request as the demand; measured at 200m it does not."""
+    assert pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
+    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-abcde", "tomcat", [200] * 12)
+    assert pf203_findings(check_usage(FIXTURES / "fail_study_tomcat.yaml", usage=usage)) == []
+
+
+def test_pf209_simulates_the_measured_demand_pf203_simulates(tmp_path):
+    """PF209 quotes PF203's simulation: with the same measured CPU both simulate the same demand."""
+    fixture = ROOT / "testdata" / "PF209" / "fail_throttled_40_percent.yaml"
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [450] * 10)
+    args = ["check", "--format", "json", "--fail-on", "never", "--platform", str(PLATFORM), "--rule", "PF203"]
+    args += [
+        "--rule",
+        "PF209",
+        "--usage",
+        f"cpu={cpu}",
+        "--usage",
+        str(fixture.with_suffix(".usage.json")),
+        str(fixture),
+    ]
+    res = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    by = {f["rule"]: f for f in json.loads(res.stdout)["findings"]}
+    assert by["PF203"]["details"]["demand"] == 450 and by["PF203"]["details"]["demand_from"] == "measured"
+    sim = by["PF209"]["details"]["simulated"]
+    assert (sim["demand"], sim["demand_from"], sim["score"]) == (450, "measured", by["PF203"]["details"]["score"])
+
+
+def _throttle(*args):
+    res = CliRunner().invoke(main, ["throttle", "--limit", "500m", "--cpus", "256", "--seconds", "2", *map(str, args)])
+    return res
+
+
+def test_throttle_takes_the_demand_of_a_measured_container(tmp_path):
+    """`podfit throttle --usage --container`: the p95 of the container's measured CPU rate is the
+    demand; the run is the one --demand gives that quantity, and stderr says where it came from.
+    Another workload's pods (checkout-db) and another container (istio-proxy) are not counted."""
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [200] * 18 + [450, 900])
+    other = _cpu_usage(tmp_path / "other.json", "shop", "checkout-db-0", "app", [3000] * 20)
+    proxy = _cpu_usage(tmp_path / "proxy.json", "shop", "checkout-5f6d7c8b9-abcde", "istio-proxy", [2000] * 20)
+    usage = [a for f in (cpu, other, proxy) for a in ("--usage", f"cpu={f}")]
+    measured = _throttle(*usage, "--container", "shop/checkout/app", "--format", "json")
+    assert measured.exit_code == 0, measured.output
+    assert measured.stderr == (
+        "demand 450m: shop/checkout/app, measured p95 of the CPU rate, 20 samples over 19h, 1 pod\n"
+    )
+    declared = _throttle("--demand", "450m", "--format", "json")
+    assert json.loads(measured.stdout) == json.loads(declared.stdout)
+    assert json.loads(measured.stdout) != json.loads(_throttle("--demand", "200m", "--format", "json").stdout)
+
+
+def test_throttle_usage_needs_a_measured_container(tmp_path):
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [200] * 5)
+    res = _throttle("--usage", f"cpu={cpu}")
+    assert res.exit_code == 2 and "--usage and --container go together" in res.output
+    res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/cart/app")
+    assert res.exit_code == 2 and "--usage measures no CPU of shop/cart/app" in res.output
+    res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/checkout")
+    assert res.exit_code == 2 and "expected NAMESPACE/[KIND/]WORKLOAD/CONTAINER" in res.output
+    res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/checkout/app", "--demand", "1")
+    assert res.exit_code == 2 and "not with --demand" in res.output
+
+
+def test_throttle_container_kind_tells_apart_names_that_share_a_prefix(tmp_path):
+    """Pods api-7d9f8c6b5-abcde and api-v2-abcde (a ReplicaSet api-v2's, or Deployment api's with
+    hash v2): without a kind, shop/api/app takes both; a kind picks apart."""
+    a = _cpu_usage(tmp_path / "a.json", "shop", "api-7d9f8c6b5-abcde", "app", [100] * 20)
+    b = _cpu_usage(tmp_path / "b.json", "shop", "api-v2-abcde", "app", [300] * 20)
+    usage = ["--usage", f"cpu={a}", "--usage", f"cpu={b}"]
+    res = _throttle(*usage, "--container", "shop/api/app")
+    assert res.stderr.startswith("demand 300m:") and "40 samples over 19h, 2 pods\n" in res.stderr
+    res = _throttle(*usage, "--container", "shop/ReplicaSet/api-v2/app")
+    assert res.stderr.startswith("demand 300m:") and "20 samples over 19h, 1 pod\n" in res.stderr
+    res = _throttle(*usage, "--container", "shop/StatefulSet/api/app")
+    assert res.exit_code == 2 and "--usage measures no CPU of shop/StatefulSet/api/app" in res.output

@@ -100,7 +100,8 @@ def test_options_move_the_thresholds(tmp_path):
 
 def test_measured_throttling_is_set_beside_the_simulated_one():
     """With the node size known (PF203's 256-CPU bare-metal node), PF209 quotes the simulator's
-    prediction for the same 500m limit: every period throttled with the default 200 threads."""
+    prediction for the same 500m limit with PF203's assumptions (the default 200 threads; no CPU
+    measured, so the 500m request as the demand): every period throttled, the score PF203 gives."""
     report, _ = check(
         ROOT / "testdata/PF209/fail_throttled_40_percent.yaml",
         "--platform",
@@ -113,7 +114,12 @@ def test_measured_throttling_is_set_beside_the_simulated_one():
     assert f["details"]["simulated"] == {
         "throttled_ppm": 1_000_000,
         "threads": 200,
+        "demand": 500,
+        "demand_from": "request",
         "node_logical_cpus": 256,
-        "score": 99,
+        "score": 93,
     }
-    assert f["message"].endswith("(the simulator predicts 100.0% for this limit with 200 threads on 256-CPU nodes)")
+    assert f["message"].endswith(
+        "(the simulator predicts 100.0% for this limit with 200 threads, demand 500m (the request) "
+        "on 256-CPU nodes, as PF203 simulates)"
+    )

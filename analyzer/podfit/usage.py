@@ -56,6 +56,7 @@ __all__ = [
     "match_usage",
     "percentile",
     "owner_pattern",
+    "measured_container",
 ]
 
 KINDS = ("cpu", "memory", "throttled", "periods", "terminated")
@@ -382,6 +383,48 @@ def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> Usag
         unmatched=tuple(sorted(unmatched)),
         sources=tuple(sorted({s.source for s in series})),
         _index=index,
+    )
+
+
+_OWNER_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
+
+
+def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | None:
+    """The measured usage of one container named ``NAMESPACE/[KIND/]WORKLOAD/CONTAINER`` without
+    the manifests (``podfit throttle --usage``): the series of that namespace and container whose
+    pod a workload called WORKLOAD (of KIND, else of any kind) would create. Without KIND a
+    Deployment ``api``'s pod names also fit a ReplicaSet ``api-v2``'s (``api-v2-<5>`` reads as
+    ``api``'s hash ``v2``): give KIND when such names share a namespace. A ValueError when
+    ``spec`` is malformed."""
+    parts = spec.split("/")
+    kinds = {k.lower(): k for k in _OWNER_KINDS}
+    owner_kinds: tuple[str, ...] = _OWNER_KINDS
+    if len(parts) == 4 and parts[1].lower() in kinds:
+        owner_kinds = (kinds[parts[1].lower()],)
+        parts = [parts[0], parts[2], parts[3]]
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(
+            f"{spec!r}: expected NAMESPACE/[KIND/]WORKLOAD/CONTAINER, e.g. shop/checkout/app or "
+            f"shop/StatefulSet/db/postgres (KIND one of {', '.join(_OWNER_KINDS)})"
+        )
+    ns, name, container = parts
+    patterns = [p for k in owner_kinds if (p := owner_pattern(k, name)) is not None]
+    ss = [s for s in series if s.namespace == ns and s.container == container and any(p.match(s.pod) for p in patterns)]
+    if not ss:
+        return None
+    times = [x.time_ms for s in ss for x in s.samples if x.time_ms]
+    by = {k: [s for s in ss if s.kind == k] for k in KINDS}
+    return ContainerUsage(
+        namespace=ns,
+        workload=name,
+        container=container,
+        pods=tuple(sorted({s.pod for s in ss})),
+        cpu=stats(x.value for s in by["cpu"] for x in s.samples),
+        memory=stats(x.value for s in by["memory"] for x in s.samples),
+        throttled_periods=_total(by["throttled"]),
+        periods=_total(by["periods"]),
+        window_ms=(min(times), max(times)) if times else None,
+        sources=tuple(sorted({s.source for s in ss})),
     )
 
 

@@ -19,6 +19,7 @@ from ._common import (
     load_config,
     load_inputs,
     load_platform,
+    load_usage,
     output_option,
     platform_option,
     status,
@@ -166,6 +167,14 @@ def _param(parse, text: str, hint: str):
     show_default=True,
     help="Share of Σ(limit − request) that must fit the free capacity.",
 )
+@click.option(
+    "--usage",
+    "usage_files",
+    multiple=True,
+    metavar="[KIND=]FILE",
+    help="Measured usage (as for check --usage): the measured p95 beside the requests, and the burst "
+    "headroom from the measured peaks instead of the limits. Packing stays on requests.",
+)
 @time_budget_option("10s", "the exact solver (CP-SAT); 0 for heuristics and bounds only")
 @click.option(
     "--classes",
@@ -189,6 +198,7 @@ def command(
     overhead_memory: str | None,
     max_pods: int | None,
     headroom_text: str,
+    usage_files: tuple[str, ...],
     time_budget: float,
     search_classes: str,
     fmt: str,
@@ -208,6 +218,11 @@ def command(
     CP-SAT's infeasibility proof), or "budget exhausted". Also: least nodes per VM class, stranded
     capacity, burst headroom and the recommended VM class and count (NUMA-fitting classes only,
     never more nodes than the platform's hosts hold).
+    \b
+    With --usage (measured usage, as for `podfit check`), a pod whose containers were all measured
+    bursts to its measured peak instead of its limit in the burst headroom (and so in the
+    recommended count), and each cluster's measured p95 is set beside the requests of the same
+    pods. The pods are still packed by their requests: that is what the scheduler places.
     \b
     Clusters are those of `podfit check` (the platform, the config's clusters: mapping, the
     TanzuKubernetesCluster / Cluster API Cluster a file sits beside): each cluster's workloads are
@@ -231,6 +246,7 @@ def command(
     from ..packing import Overhead
     from ..packing.adapter import inputs_from
     from ..packing.engine import analyze_inputs
+    from ..packing.measured import measured_json, measured_text, with_measured_peaks
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
     from ..packing.rules_support import host_limits, overcommit_ratio
     from ..rules import RuleContext
@@ -249,9 +265,17 @@ def command(
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, config)
+    series = load_usage(usage_files) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
-    facts = build_facts(result.objects, platform, None, config.cluster_for_path if config.clusters else None)
+    facts = build_facts(
+        result.objects, platform, None, config.cluster_for_path if config.clusters else None, usage=series
+    )
+    if facts.usage is not None:
+        from ..usage import unmatched_notice
+
+        for line in unmatched_notice(facts.usage):
+            click.echo(f"podfit: notice: {line}", err=True)
     try:
         labelled = apply_pool_labels(cli_pools or list(facts.node_pools), labels, taints)
     except ValueError as e:
@@ -271,7 +295,9 @@ def command(
                 + ", ".join(sorted(set(inputs.unknown_classes)))
                 + " (see the platform's vmClasses)"
             )
-        inputs = replace(inputs, host_limits=host_limits(platform, scope_pools, all_pools, ratio))
+        inputs = replace(
+            with_measured_peaks(inputs, facts.usage), host_limits=host_limits(platform, scope_pools, all_pools, ratio)
+        )
         packed.append((scope, inputs))
     if not any(inputs.pools for _, inputs in packed):
         raise PodfitError(
@@ -301,12 +327,16 @@ def command(
         finally:
             clear_status()
         fits = fits and bool(analysis.fit.feasible) and not inputs.unknown
-        out.append({"cluster": scope.name, **to_json(analysis), "scheduling": scheduling_json(inputs)})
+        measured = {"measured": measured_json(inputs, facts.usage)} if facts.usage is not None else {}
+        out.append({"cluster": scope.name, **to_json(analysis), **measured, "scheduling": scheduling_json(inputs)})
         if fmt == "html":
             from ..visuals import packing_picture
 
             pictures.append(packing_picture(inputs, analysis, scope.name if several else ""))
-        text.append(to_text(analysis) + "".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs)))
+        text.append(to_text(analysis))
+        if facts.usage is not None:
+            text.append(measured_text(inputs, facts.usage))
+        text.append("".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs)))
         if several:
             text.append("\n")
     if fmt == "html":

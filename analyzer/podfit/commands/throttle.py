@@ -181,6 +181,29 @@ def render_text(res: Result, timeline: int = 20) -> str:
     return "\n".join(lines)
 
 
+def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
+    """The demand of ``--container`` from ``--usage``: PF203's percentile of its measured CPU rate;
+    said on stderr. Usage errors for a missing half, --demand or --cpu-bound beside it, or a
+    container the files do not measure."""
+    from ..rules.throttling_simulated_high import measured_demand
+    from ..usage import measured_container
+    from ._common import load_usage
+
+    if not usage_files or not container_spec:
+        raise click.UsageError("--usage and --container go together: the measured container's demand")
+    if demand is not None or cpu_bound:
+        raise click.UsageError("--usage sets the demand: not with --demand or --cpu-bound")
+    try:
+        u = measured_container(load_usage(usage_files), container_spec)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--container") from None
+    seen = measured_demand(u)
+    if seen is None:
+        raise click.UsageError(f"--usage measures no CPU of {container_spec} (a rate above zero)")
+    click.echo(f"demand {format_cpu(seen[0])}: {container_spec}, measured {seen[1]}", err=True)
+    return seen[0]
+
+
 @click.command("throttle")
 @click.option("--limit", "limit", type=CPU, default=None, help="CPU limit (a Kubernetes quantity: 1500m, 1.5).")
 @click.option("--no-limit", is_flag=True, help="No CPU limit (no CFS quota).")
@@ -218,6 +241,21 @@ def render_text(res: Result, timeline: int = 20) -> str:
     help="Offered CPU demand, percent of the limit.",
 )
 @click.option("--demand", type=CPU, default=None, help="Offered CPU demand as a quantity (overrides --load).")
+@click.option(
+    "--usage",
+    "usage_files",
+    multiple=True,
+    metavar="[KIND=]FILE",
+    help="Measured usage (as for check --usage) of the --container whose demand to simulate: the p95 of "
+    "its measured CPU rate, as PF203 takes it (overrides --load; not with --demand).",
+)
+@click.option(
+    "--container",
+    "container_spec",
+    default=None,
+    metavar="NAMESPACE/[KIND/]WORKLOAD/CONTAINER",
+    help="The measured container of --usage (e.g. shop/checkout/app, shop/StatefulSet/db/postgres).",
+)
 @click.option(
     "--cfs-burst", "cfs_burst", type=DURATION, default="0us", show_default=True, help="cpu.cfs_burst_us (Linux 5.14+)."
 )
@@ -277,6 +315,8 @@ def command(
     fixed_sleeps: bool,
     load_percent: int,
     demand: int | None,
+    usage_files: tuple[str, ...],
+    container_spec: str | None,
     cfs_burst: int,
     pre54: bool,
     empty_acct: bool,
@@ -296,6 +336,8 @@ def command(
     """
     if limit is None and not no_limit:
         raise click.UsageError("give --limit QUANTITY (or --no-limit)")
+    if usage_files or container_spec:
+        demand = _measured_demand(usage_files, container_spec, demand, cpu_bound)
     if kernel is not None:
         from ..throttle.calibrate import kernel_flags
 

@@ -280,30 +280,41 @@ def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequen
     return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
 
 
-def burst(pods: Sequence[PodType], node_cpu: int | None = None, node_memory: int | None = None) -> tuple[int, int, int]:
-    """Σ(limit − request) for CPU and memory over pods with a limit, and the pods without one.
+def burst(
+    pods: Sequence[PodType], node_cpu: int | None = None, node_memory: int | None = None
+) -> tuple[int, int, int, int]:
+    """Σ(limit − request) for CPU and memory over pods with a limit, the pods with neither a limit
+    nor a measured peak, and the pods with a measured peak.
 
-    A pod bursts on its own node only: with ``node_cpu`` / ``node_memory`` (a node's allocatable),
-    a limit above it counts as the node's size (a 1,000-CPU limit on 4-CPU nodes bursts to 4 CPUs).
+    A pod with a measured peak (``cpu_peak`` / ``memory_peak``) counts peak − request instead: what
+    it did burst to, not what it may. A pod bursts on its own node only: with ``node_cpu`` /
+    ``node_memory`` (a node's allocatable), a limit above it counts as the node's size (a 1,000-CPU
+    limit on 4-CPU nodes bursts to 4 CPUs).
     """
 
-    def gap(limit: int | None, request: int, cap: int | None) -> int:
-        if limit is None:
+    def gap(limit: int | None, peak: int | None, request: int, cap: int | None) -> int:
+        top = peak if peak is not None else limit
+        if top is None:
             return 0
         if cap is not None:
-            limit = min(limit, max(cap, request))
-        return max(limit - request, 0)
+            top = min(top, max(cap, request))
+        return max(top - request, 0)
 
-    b_cpu = sum(gap(p.cpu_limit, p.cpu, node_cpu) * p.count for p in pods)
-    b_mem = sum(gap(p.memory_limit, p.memory, node_memory) * p.count for p in pods)
-    unbounded = sum(p.count for p in pods if p.cpu_limit is None or p.memory_limit is None)
-    return b_cpu, b_mem, unbounded
+    b_cpu = sum(gap(p.cpu_limit, p.cpu_peak, p.cpu, node_cpu) * p.count for p in pods)
+    b_mem = sum(gap(p.memory_limit, p.memory_peak, p.memory, node_memory) * p.count for p in pods)
+    unbounded = sum(
+        p.count
+        for p in pods
+        if (p.cpu_limit is None and p.cpu_peak is None) or (p.memory_limit is None and p.memory_peak is None)
+    )
+    measured = sum(p.count for p in pods if p.cpu_peak is not None or p.memory_peak is not None)
+    return b_cpu, b_mem, unbounded, measured
 
 
 def headroom(pods: Sequence[PodType], nodes: Sequence[NodeResult], share_percent: int = 100) -> Headroom:
     largest_cpu = max((n.allocatable[0] for n in nodes), default=None)
     largest_mem = max((n.allocatable[1] for n in nodes), default=None)
-    b_cpu, b_mem, unbounded = burst(pods, largest_cpu, largest_mem)
+    b_cpu, b_mem, unbounded, measured = burst(pods, largest_cpu, largest_mem)
     return Headroom(
         share_percent=share_percent,
         burst_cpu=b_cpu,
@@ -313,6 +324,7 @@ def headroom(pods: Sequence[PodType], nodes: Sequence[NodeResult], share_percent
         free_cpu=sum(n.free[0] for n in nodes),
         free_memory=sum(n.free[1] for n in nodes),
         unbounded_pods=unbounded,
+        measured_pods=measured,
     )
 
 
@@ -354,7 +366,7 @@ def right_size(
             continue
         t = mn.node_type
         n = mn.nodes
-        b_cpu, b_mem, _ = burst(pods, t.cpu, t.memory)  # each pod bursts within one node of this class
+        b_cpu, b_mem, _, _ = burst(pods, t.cpu, t.memory)  # each pod bursts within one node of this class
         need_cpu = ceil_div(b_cpu * share_percent, 100)
         need_mem = ceil_div(b_mem * share_percent, 100)
         if t.cpu > 0 and need_cpu:

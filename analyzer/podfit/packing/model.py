@@ -61,7 +61,9 @@ class PodType:
     per node (hostname topology spread). ``pools``: the node types (by name) the pods may run on, as
     the scheduling semantics decided (None: every pool whose labels match ``node_selector``).
     ``cpu_limit`` / ``memory_limit`` of ``None`` mean no limit (the pod may burst to whatever the
-    node has).
+    node has). ``cpu_peak`` / ``memory_peak``: the measured peak of one pod (``--usage``: the sum of
+    its containers' measured max), which the burst headroom takes in place of the limit; None when
+    not measured. Packing never uses them: the scheduler packs requests.
     """
 
     name: str
@@ -76,6 +78,8 @@ class PodType:
     node_selector: tuple[tuple[str, str], ...] = ()
     pools: tuple[str, ...] | None = None
     conflicts: tuple[str, ...] = ()
+    cpu_peak: int | None = None
+    memory_peak: int | None = None
 
     def allowed_on(self, node: NodeType) -> bool:
         """Whether the pods may run on ``node``'s pool (labels and scheduling; not capacity)."""
@@ -343,7 +347,8 @@ class Stranded:
 
 @dataclass(frozen=True)
 class Headroom:
-    """Burst headroom: Σ(limit − request) × share against the free capacity after packing."""
+    """Burst headroom: Σ(limit − request) × share against the free capacity after packing; a pod
+    whose peak was measured counts its measured peak − request instead of its limit − request."""
 
     share_percent: int
     burst_cpu: int  # Σ(limit − request) of pods with a CPU limit
@@ -352,7 +357,8 @@ class Headroom:
     needed_memory: int
     free_cpu: int
     free_memory: int
-    unbounded_pods: int  # pods without a CPU or memory limit (their burst is not declared)
+    unbounded_pods: int  # pods without a CPU or memory limit or measured peak (their burst is not known)
+    measured_pods: int = 0  # pods whose CPU or memory burst is their measured peak − request
 
     @property
     def ok(self) -> bool:

@@ -108,6 +108,7 @@ def to_json(a: Analysis) -> dict[str, Any]:
             "free_cpu": a.headroom.free_cpu,
             "free_memory": a.headroom.free_memory,
             "pods_without_limits": a.headroom.unbounded_pods,
+            "measured_pods": a.headroom.measured_pods,
             "ok": a.headroom.ok,
         },
         "recommendation": {
@@ -222,7 +223,13 @@ def to_text(a: Analysis) -> str:
     )
     h = a.headroom
     lines.append(
-        f"Burst headroom ({h.share_percent}% of Σ(limit − request)): CPU {format_cpu(h.needed_cpu)} needed, "
+        f"Burst headroom ({h.share_percent}% of "
+        + (
+            "Σ(limit − request)"
+            if not h.measured_pods
+            else f"Σ(peak − request), measured peaks of {h.measured_pods} pods"
+        )
+        + f"): CPU {format_cpu(h.needed_cpu)} needed, "
         f"{format_cpu(h.free_cpu)} free; memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free"
         f" — {'ok' if h.ok else 'NOT ENOUGH'}"
         + (f"; {h.unbounded_pods} pods without a limit" if h.unbounded_pods else "")

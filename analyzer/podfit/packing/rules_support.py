@@ -17,6 +17,7 @@ from ..platform import NodePool, Platform
 from ..vsphere import critical_workloads, nodes_hosts_hold
 from .adapter import PackInputs, inputs_from
 from .engine import Analysis, analyze_inputs
+from .measured import with_measured_peaks
 
 __all__ = [
     "MISSING_POOLS",
@@ -107,7 +108,7 @@ def _fill(ctx, analyse: bool) -> list[PackingFacts]:
         memo["packing"] = [
             PackingFacts(
                 replace(
-                    inputs_from(c.workloads, ctx.platform, c.node_pools),
+                    with_measured_peaks(inputs_from(c.workloads, ctx.platform, c.node_pools), ctx.facts.usage),
                     host_limits=host_limits(ctx.platform, c.node_pools, ctx.facts.node_pools, ratio),
                 ),
                 None,

@@ -1,4 +1,7 @@
-"""PF603: after packing, the free capacity cannot absorb Σ(limit − request) (times the headroom share)."""
+"""PF603: after packing, the free capacity cannot absorb Σ(limit − request) (times the headroom share).
+
+With measured usage (``check --usage``) a pod whose running containers were all measured counts its
+measured peak − request instead of its limit − request: the burst it took, not the one it may take."""
 
 from __future__ import annotations
 
@@ -31,6 +34,15 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
+def burst_term(measured_pods: int, pods: int) -> str:
+    """What the burst is the sum of: the limits, or the measured peaks where measured."""
+    if not measured_pods:
+        return "Σ(limit − request)"
+    if measured_pods >= pods:
+        return f"Σ(measured peak − request) over {pods} pod{'s' if pods != 1 else ''}"
+    return f"Σ(peak − request) (the measured peak of {measured_pods} of {pods} pods, the limit of the others)"
+
+
 def check(ctx) -> Iterator[Finding]:
     for facts in per_cluster(ctx):
         yield from _check(facts)
@@ -48,11 +60,12 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
         short.append(f"memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free")
     pool = a.pools[0].name
     loc, obj = pool_anchor(facts, pool)
+    extra = {"measured_pods": h.measured_pods} if h.measured_pods else {}
     yield Finding(
         rule=ID,
         message=(
-            f"{facts.prefix}no burst headroom: {h.share_percent}% of Σ(limit − request) does not fit the free "
-            f"capacity after packing ({'; '.join(short)})"
+            f"{facts.prefix}no burst headroom: {h.share_percent}% of {burst_term(h.measured_pods, sum(p.count for p in facts.inputs.pods))} does not fit "
+            f"the free capacity after packing ({'; '.join(short)})"
         ),
         location=loc,
         object=obj,
@@ -65,6 +78,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
                 "needed_memory": h.needed_memory,
                 "free_cpu": h.free_cpu,
                 "free_memory": h.free_memory,
+                **extra,
             }
         ),
     )

@@ -1,5 +1,9 @@
 """PF604: the NUMA-fitting VM class and node count with least waste (and the headroom) differ from
-the pools in use."""
+the pools in use.
+
+The recommendation packs requests (the scheduler packs them); with measured usage (``check --usage``)
+the burst headroom counts the measured peaks (see PF603), and the finding sets the measured p95 of
+the measured pods beside their requests: how much of what the count holds is used."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..packing.measured import measured_totals
+from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
@@ -14,6 +20,8 @@ from ..packing.rules_support import (
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
+from ..quantity import format_cpu
+from ..usage import UsageFacts
 
 ID = "PF604"
 SLUG = "right-size"
@@ -25,10 +33,32 @@ OPTIONS: tuple[Option, ...] = ()
 
 def check(ctx) -> Iterator[Finding]:
     for facts in per_cluster(ctx):
-        yield from _check(facts)
+        yield from _check(facts, ctx.facts.usage)
 
 
-def _check(facts: PackingFacts) -> Iterator[Finding]:
+def _measured(facts: PackingFacts, usage: UsageFacts | None) -> tuple[str, dict]:
+    """The sentence and details that set the measured p95 beside the requests, when measured."""
+    if usage is None:
+        return "", {}
+    parts, details = [], {}
+    for resource, label, fmt in (("cpu", "CPU", format_cpu), ("memory", "memory", fmt_mem)):
+        t = measured_totals(facts.inputs, usage, resource)
+        if not t.pods:
+            continue
+        share = f" ({100 * t.p95 // t.requests}%)" if t.requests else ""
+        parts.append(f"{label} p95 {fmt(t.p95)} of {fmt(t.requests)} requested{share}")
+        details[resource] = {"pods": t.pods, "requests": t.requests, "p95": t.p95, "unmeasured_pods": t.unmeasured_pods}
+    if not parts:
+        return "", {}
+    a = facts.analysis
+    assert a is not None
+    pods = a.headroom.measured_pods
+    text = f". Measured ({pods} pod{'s' if pods != 1 else ''}): {'; '.join(parts)}; the count packs requests"
+    text += ", the headroom takes the measured peaks" if pods else ""
+    return text, {"measured": details}
+
+
+def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Finding]:
     a = facts.analysis
     if a is None:
         return
@@ -51,6 +81,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
     if cur is not None and cur.nodes == count and cur.waste_ppm <= best.waste_ppm:
         return  # as good as the recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
+    measured_text, measured_details = _measured(facts, usage)
     headroom = "and the burst headroom"
     if best.host_limit is not None and best.nodes == best.host_limit and best.nodes > best.min_nodes:
         headroom = f"and as much burst headroom as the hosts allow (they hold at most {best.host_limit} such nodes)"
@@ -59,6 +90,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
         message=(
             f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
             f"({best.waste_ppm / 10_000:.1f}% idle) {headroom}; the pools use {count} × {current}"
+            f"{measured_text}"
         ),
         location=loc,
         object=obj,
@@ -69,6 +101,7 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
                 "candidates": [
                     {"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm} for c in rec.candidates
                 ],
+                **measured_details,
             }
         ),
     )

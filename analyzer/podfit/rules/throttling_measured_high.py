@@ -28,24 +28,34 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
-def _predicted(ctx, w, container: str, limit: int | None) -> dict | None:
-    """PF203's simulation for the same limit, thread count and node size, when the node size is
-    known: the share of periods it predicts throttled, to set beside the measured one."""
-    from .throttling_simulated_high import node_logical_cpus, simulate_cached, threads_for
+def _predicted(ctx, w, c, limit: int | None) -> dict | None:
+    """PF203's simulation for the same limit, node size and assumptions (threads, burst, and the
+    demand from the measured CPU as PF203 takes it), when the node size is known: the share of
+    periods it predicts throttled, to set beside the measured one."""
+    from .throttling_simulated_high import demand_for, node_logical_cpus, simulate_cached
 
     cpus = node_logical_cpus(ctx) if ctx.platform.runtime != "vsphere-pods" else None
     if not limit or cpus is None:
         return None
-    threads, _ = threads_for(w, container, 200)
-    res = simulate_cached(limit, cpus, threads, 2)
+    pf203 = ctx.for_rule("PF203")
+    d = demand_for(w, c, int(pf203.option("default-threads")), ctx.facts.usage)
+    seconds = int(pf203.option("seconds"))
+    res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
     if not res.nr_periods:
         return None
     return {
         "throttled_ppm": res.nr_throttled * 1_000_000 // res.nr_periods,
-        "threads": threads,
+        "threads": d.threads,
+        "demand": d.demand,
+        "demand_from": d.demand_from,
         "node_logical_cpus": cpus,
         "score": res.score,
     }
+
+
+def _demand(predicted: dict) -> str:
+    where = "measured p95" if predicted["demand_from"] == "measured" else f"the {predicted['demand_from']}"
+    return f"demand {format_cpu(predicted['demand'])} ({where})"
 
 
 def check(ctx) -> Iterator[Finding]:
@@ -56,7 +66,7 @@ def check(ctx) -> Iterator[Finding]:
         if ppm is None or (u.periods or 0) < min_periods or ppm <= percent * 10_000:
             continue
         limit = c.resources.cpu_limit
-        predicted = _predicted(ctx, w, c.name, limit)
+        predicted = _predicted(ctx, w, c, limit)
         yield Finding(
             ID,
             f'container "{c.name}": throttled in {ppm / 10_000:.1f}% of its CFS periods '
@@ -66,7 +76,8 @@ def check(ctx) -> Iterator[Finding]:
             + f"; more than {percent}%"
             + (
                 f" (the simulator predicts {predicted['throttled_ppm'] / 10_000:.1f}% for this limit with "
-                f"{predicted['threads']} threads on {predicted['node_logical_cpus']}-CPU nodes)"
+                f"{predicted['threads']} threads, {_demand(predicted)} on "
+                f"{predicted['node_logical_cpus']}-CPU nodes, as PF203 simulates)"
                 if predicted
                 else ""
             ),

@@ -10,8 +10,9 @@ What is simulated, per container (each value from an annotation on the pod templ
 finding prints):
 
 * threads: ``podfit.io/threads`` (default: option ``default-threads``, 200, a Java server's pool);
-* average CPU demand: ``podfit.io/cpu-demand``, a CPU quantity such as ``800m`` (default: the
-  container's CPU request: what it declares it uses);
+* average CPU demand: with measured usage (``check --usage``), the p95 of the container's measured
+  CPU rate (see :data:`MEASURED_PERCENTILE`); else ``podfit.io/cpu-demand``, a CPU quantity such
+  as ``800m``; else the container's CPU request (what it declares it uses), else its limit;
 * CPU work per burst: ``podfit.io/cpu-burst``, a duration such as ``2ms`` (default 2 ms).
 
 The threads run request bursts (exponential, of that mean) and sleep between them so that together
@@ -47,6 +48,7 @@ from ..platform import node_logical_cpus as platform_node_cpus
 from ..quantity import format_cpu, parse_cpu
 from ..throttle import Result, Scenario, simulate
 from ..throttle import Workload as ThreadWorkload
+from ..usage import ContainerUsage, UsageFacts
 
 ID = "PF203"
 SLUG = "throttling-simulated-high"
@@ -75,6 +77,12 @@ DEFAULT_SECONDS = 2
 PERIOD_US = CFS_PERIOD_US
 SLICE_US = CFS_SLICE_US
 STEP = 100  # millicores: the granularity of a suggested limit
+# The measured CPU rate is a 5-minute average per sample; its p95 is the demand of the busy hours,
+# the load under which throttling costs latency. The median would rate the quiet hours, the max one
+# outlier sample. The rate is what the container got, not what it asked for: under a throttling
+# limit the offered demand is higher, so a measured demand understates throttling (PF209 reports
+# the throttling measured directly).
+MEASURED_PERCENTILE = 95
 
 
 def node_logical_cpus(ctx) -> int | None:
@@ -143,9 +151,10 @@ class Demand:
     threads: int
     threads_from: str
     demand: int  # millicores the threads use together when nothing holds them back
-    demand_from: str  # "annotation", "request" or "limit"
+    demand_from: str  # "measured", "annotation", "request" or "limit"
     burst_us: int
     burst_from: str
+    measured: str = ""  # demand_from "measured": what was measured (``p95 of 288 samples over 1d, 2 pods``)
 
     def describe(self) -> str:
         t = f"{self.threads} threads" + (
@@ -155,6 +164,7 @@ class Demand:
             f"average demand {format_cpu(self.demand)}"
             + {
                 "annotation": "",
+                "measured": f" (measured: {self.measured})",
                 "request": f" (the CPU request; {DEMAND_ANNOTATION})",
                 "limit": f" (the CPU limit, no request; {DEMAND_ANNOTATION})",
             }[self.demand_from]
@@ -165,12 +175,30 @@ class Demand:
         return f"{t}, {d}, {b}"
 
 
-def demand_for(workload: Workload, c: Container, default_threads: int) -> Demand:
+def measured_demand(u: ContainerUsage | None) -> tuple[int, str] | None:
+    """(millicores, what was measured) from a container's measured CPU, or None when not measured
+    (or measured idle: no demand to simulate)."""
+    if u is None or u.cpu is None:
+        return None
+    value = getattr(u.cpu, f"p{MEASURED_PERCENTILE}")
+    if value <= 0:
+        return None
+    pods = f"{len(u.pods)} pod{'s' if len(u.pods) != 1 else ''}"
+    when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top sample"
+    return value, f"p{MEASURED_PERCENTILE} of the CPU rate, {u.cpu.samples} samples {when}, {pods}"
+
+
+def demand_for(workload: Workload, c: Container, default_threads: int, usage: UsageFacts | None = None) -> Demand:
+    """What PF203 simulates for one container; the demand from, in order, the measured CPU (when
+    ``usage`` measures it), the annotation, the CPU request, the CPU limit."""
     threads, from_annotation = threads_for(workload, c.name, default_threads)
     raw = _annotated(workload, c.name, DEMAND_ANNOTATION)
     demand: int | None = None
     demand_from = "annotation"
-    if raw:
+    seen = measured_demand(usage.of(workload, c.name) if usage is not None else None)
+    if seen is not None:
+        demand, demand_from = seen[0], "measured"
+    elif raw:
         try:
             demand = parse_cpu(raw)
         except ValueError:
@@ -187,6 +215,7 @@ def demand_for(workload: Workload, c: Container, default_threads: int) -> Demand
         demand_from,
         burst or DEFAULT_BURST_US,
         "annotation" if burst else "default",
+        seen[1] if seen is not None else "",
     )
 
 
@@ -263,7 +292,7 @@ def check(ctx) -> Iterator[Finding]:
                 continue
             if not needs_simulation(limit, cpus):
                 continue
-            d = demand_for(w, c, default_threads)
+            d = demand_for(w, c, default_threads, ctx.facts.usage)
             res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
             if res.score < threshold:
                 continue
