@@ -103,19 +103,19 @@ def _rego_rules() -> dict[str, dict[str, Any]]:
 
 
 def _python_rules() -> dict[str, dict[str, Any]]:
-    from .rules import python_rules
+    from .rules import declarations
 
     out: dict[str, dict[str, Any]] = {}
-    for rule_id, module in python_rules().items():
+    for rule_id, decl in declarations().items():
         out[rule_id] = {
             "id": rule_id,
-            "slug": getattr(module, "SLUG", None),
-            "title": getattr(module, "TITLE", None),
-            "severity": getattr(module, "SEVERITY", None),
-            "requires": tuple(getattr(module, "REQUIRES", ())),
-            "options": tuple(getattr(module, "OPTIONS", ())),
+            "slug": decl["slug"],
+            "title": decl["title"],
+            "severity": decl["severity"],
+            "requires": decl["requires"],
+            "options": decl["options"],
             "engine": "python",
-            "defined_in": module.__name__,
+            "defined_in": f"podfit.rules.{decl['module']}",
         }
     return out
 
