@@ -17,7 +17,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +120,9 @@ def _python_rules() -> dict[str, dict[str, Any]]:
 
 
 def _merge() -> tuple[dict[str, Rule], list[str]]:
-    text = resources.files("podfit").joinpath("catalogue.yaml").read_text(encoding="utf-8")
+    # beside this module in a checkout and in an installed wheel alike (importlib.resources would
+    # cost a one-file check 10 ms of imports)
+    text = (Path(__file__).resolve().parent / "catalogue.yaml").read_text(encoding="utf-8")
     prose = {str(e["id"]): dict(e) for e in yaml.load(text, Loader=_LOADER)["rules"]}
     declared = {**_rego_rules(), **_python_rules()}
     problems: list[str] = []
