@@ -54,3 +54,65 @@ def test_help_uri_anchors_exist_in_rule_docs():
     anchors = {_re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in _re.findall(r"^## (.+)$", text, _re.M)}
     for rule in load_catalogue().values():
         assert rule.help_uri.split("#", 1)[1] in anchors, rule.id
+
+
+def _declarations_read(monkeypatch, cache_home):
+    from podfit import rules
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    rules.declarations.cache_clear()
+    try:
+        return rules.declarations()
+    finally:
+        rules.declarations.cache_clear()
+
+
+def test_cached_rule_declarations_are_what_the_modules_declare(monkeypatch, tmp_path):
+    """The first run imports every rule module and caches their declarations; later runs read the
+    cache instead. Both give exactly what the modules declare (types included: tuples, numbers)."""
+    from podfit.rules import _import_all
+
+    imported = _declarations_read(monkeypatch, tmp_path)
+    (cache,) = (tmp_path / "podfit").glob("rules-*.json")
+    cached = _declarations_read(monkeypatch, tmp_path)
+    assert cached == imported
+    modules = _import_all()
+    assert sorted(cached) == sorted(modules)
+    for rule_id, module in modules.items():
+        decl = cached[rule_id]
+        assert decl["module"] == module.__name__.rsplit(".", 1)[1]
+        assert (decl["slug"], decl["title"], decl["severity"]) == (module.SLUG, module.TITLE, module.SEVERITY)
+        assert decl["requires"] == tuple(getattr(module, "REQUIRES", ()))
+        assert decl["options"] == tuple(getattr(module, "OPTIONS", ()))
+        for declared, read in zip(getattr(module, "OPTIONS", ()), decl["options"], strict=True):
+            assert type(read.default) is type(declared.default), (rule_id, read.name)
+            assert type(read.choices) is type(declared.choices), (rule_id, read.name)
+    # an unreadable cache is rebuilt from the modules
+    cache.write_text("{not json", encoding="utf-8")
+    assert _declarations_read(monkeypatch, tmp_path) == imported
+    assert cache.read_text(encoding="utf-8").startswith("{")
+
+
+def test_a_check_imports_only_the_rules_it_runs(tmp_path):
+    """Rule modules whose required facts are absent are not imported (nor the analyzers they use)."""
+    import subprocess
+    import sys
+
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+    )
+    code = (
+        "import sys; from podfit.cli import main\n"
+        "try: main(['check', '--engine', 'embedded', sys.argv[1]])\n"
+        "except SystemExit: pass\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('podfit.'))))\n"
+    )
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for _ in range(2):  # the first run writes the declarations' cache, the second reads it
+        out = subprocess.run([sys.executable, "-c", code, str(manifest)], capture_output=True, text=True, env=env)
+    loaded = set(out.stdout.split("\n")[-2].split())
+    assert "podfit.rules.cpu_overcommit_high" in loaded  # needs no facts: runs
+    assert "podfit.rules.workload_does_not_fit" not in loaded  # needs node pools
+    assert "podfit.rules.throttling_simulated_high" not in loaded
+    assert "podfit.throttle" not in loaded

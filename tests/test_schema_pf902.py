@@ -552,3 +552,52 @@ def test_inprocess_validation_runs_with_sockets_disabled():
     files = {Path(f["file"]).name for f in report["findings"]}
     assert files == {p.name for p in FIXTURES.glob("fail_*.yaml")}
     assert "network access attempted" not in p.stdout + p.stderr
+
+
+def test_every_kind_reaches_only_the_shared_definitions():
+    """Each shipped kind's validator is built over the definitions its schema reaches: every $ref
+    of the kind and of those definitions resolves inside the kept ones."""
+    from podfit.schemas_k8s import _kind_schema, _refs, reachable_definitions
+
+    s = SchemaSet()
+    defs = json.loads((s._dir / "_definitions.json").read_text())
+    kinds = 0
+    for p in sorted(s._dir.glob("*.json")):
+        raw = json.loads(p.read_text())
+        gvk = (raw.get("x-kubernetes-group-version-kind") or [{}])[0]
+        if not gvk.get("kind"):
+            continue
+        api = f"{gvk['group']}/{gvk['version']}" if gvk.get("group") else gvk["version"]
+        schema = _kind_schema(s._dir, api, gvk["kind"])
+        if schema is None:
+            continue
+        doc = reachable_definitions(defs, schema)
+        assert doc is not None, p.name
+        kept = doc["$defs"]
+        for ref in _refs(schema, []) + _refs(kept, []):
+            assert ref.split("#/$defs/", 1)[1] in kept, (p.name, ref)
+        kinds += 1
+    assert kinds > 100
+
+
+def test_definitions_cache_gives_the_same_violations(tmp_path, monkeypatch):
+    """The first SchemaSet writes each kind's definitions to the cache, the next reads them: the
+    same violations either way."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    doc = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": "two",
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "x", "resources": {"request": {"cpu": "1"}}}]},
+            },
+        },
+    }
+    first = SchemaSet().validate(doc)
+    assert len(list((tmp_path / "podfit" / "schemas").glob("*.json"))) == 1
+    second = SchemaSet().validate(doc)
+    assert first == second and len(first) >= 2

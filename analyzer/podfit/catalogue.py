@@ -17,7 +17,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -103,25 +102,27 @@ def _rego_rules() -> dict[str, dict[str, Any]]:
 
 
 def _python_rules() -> dict[str, dict[str, Any]]:
-    from .rules import python_rules
+    from .rules import declarations
 
     out: dict[str, dict[str, Any]] = {}
-    for rule_id, module in python_rules().items():
+    for rule_id, decl in declarations().items():
         out[rule_id] = {
             "id": rule_id,
-            "slug": getattr(module, "SLUG", None),
-            "title": getattr(module, "TITLE", None),
-            "severity": getattr(module, "SEVERITY", None),
-            "requires": tuple(getattr(module, "REQUIRES", ())),
-            "options": tuple(getattr(module, "OPTIONS", ())),
+            "slug": decl["slug"],
+            "title": decl["title"],
+            "severity": decl["severity"],
+            "requires": decl["requires"],
+            "options": decl["options"],
             "engine": "python",
-            "defined_in": module.__name__,
+            "defined_in": f"podfit.rules.{decl['module']}",
         }
     return out
 
 
 def _merge() -> tuple[dict[str, Rule], list[str]]:
-    text = resources.files("podfit").joinpath("catalogue.yaml").read_text(encoding="utf-8")
+    # beside this module in a checkout and in an installed wheel alike (importlib.resources would
+    # cost a one-file check 10 ms of imports)
+    text = (Path(__file__).resolve().parent / "catalogue.yaml").read_text(encoding="utf-8")
     prose = {str(e["id"]): dict(e) for e in yaml.load(text, Loader=_LOADER)["rules"]}
     declared = {**_rego_rules(), **_python_rules()}
     problems: list[str] = []

@@ -51,7 +51,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
@@ -67,7 +67,9 @@ from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
 from .scheduling import BETA_OS, OS, SchedulingConstraints
 from .scheduling import _node_requirement as node_requirement
-from .usage import Series, UsageFacts, match_usage
+
+if TYPE_CHECKING:  # podfit.usage is imported only by a run with measured usage
+    from .usage import Series, UsageFacts
 
 __all__ = [
     "Facts",
@@ -389,6 +391,12 @@ class Facts:
         return any(h.threads_per_core > 1 for h in hosts) if hosts else None
 
 
+def _matched_usage(usage: Sequence[Series], workloads: Sequence[Workload]) -> UsageFacts:
+    from .usage import match_usage
+
+    return match_usage(usage, workloads)
+
+
 def build_facts(
     objects: Sequence[K8sObject],
     platform: Platform,
@@ -415,7 +423,7 @@ def build_facts(
         clusters=scopes,
         _scope_of=scope_of,
         limit_constraints=limit_range_constraints(objects),
-        usage=match_usage(usage, workloads) if usage is not None else None,
+        usage=_matched_usage(usage, workloads) if usage is not None else None,
     )
 
 

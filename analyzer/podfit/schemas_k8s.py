@@ -19,6 +19,7 @@ validated.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -179,6 +180,74 @@ def _registry(directory: Path) -> Any:
     import jsonschema_rs
 
     return jsonschema_rs.Registry([(_DEFS_URI, _read_json(directory / "_definitions.json"))])
+
+
+def _refs(node: Any, out: list[str]) -> list[str]:
+    """Every ``$ref`` string under ``node``."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            out.append(ref)
+        for v in node.values():
+            _refs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _refs(v, out)
+    return out
+
+
+def reachable_definitions(definitions: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The definitions document keeping only the ``$defs`` that ``schema`` reaches through
+    ``$ref``s (directly or through other definitions): the same document at the same URI, so every
+    reference resolves to the same schema. None when a reference leads anywhere else."""
+    defs = definitions.get("$defs")
+    if not isinstance(defs, dict):
+        return None
+    kept: dict[str, Any] = {}
+    todo = _refs(schema, [])
+    while todo:
+        ref = todo.pop()
+        prefix, sep, pointer = ref.partition("#/$defs/")
+        if not sep or prefix not in ("", _DEFS_URI[len("file://") :]):
+            return None
+        name = pointer.split("/", 1)[0].replace("~1", "/").replace("~0", "~")
+        if name in kept:
+            continue
+        if name not in defs:
+            return None
+        kept[name] = defs[name]
+        _refs(kept[name], todo)
+    return {**{k: v for k, v in definitions.items() if k != "$defs"}, "$defs": kept}
+
+
+def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], full: Any) -> Any:
+    """A jsonschema-rs registry with the definitions one kind's schema reaches: a few hundred
+    kilobytes where the whole document is two megabytes, which take longer to read and register
+    than a small file's check. Cached as JSON under the user's cache directory, keyed by the
+    definitions' and the kind's files (path, size, modification time); ``full()`` gives the whole
+    document when the cache has no entry."""
+    import jsonschema_rs
+
+    h = hashlib.sha256()
+    for p in (directory / "_definitions.json", directory / file_name):
+        st = p.stat()
+        h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "podfit" / "schemas"
+    cache = root / f"{h.hexdigest()[:32]}.json"
+    try:
+        doc = _read_json(cache)
+    except (OSError, ValueError):
+        doc = reachable_definitions(full(), schema)
+        if doc is None:
+            return None
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(doc), encoding="utf-8")
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # no writable cache: computed again next run
+    return jsonschema_rs.Registry([(_DEFS_URI, doc)])
 
 
 # keys whose value maps names to schemas (names must not be mistaken for keywords)
@@ -579,6 +648,7 @@ class SchemaSet:
         self._validators: dict[tuple[str, str], Any] = {}
         self._own: set[tuple[str, str]] = set()
         self._registry: Any = None  # the version's definitions, read on first use
+        self._definitions: Any = None  # the same document as parsed JSON
 
     def is_podfit_schema(self, api_version: str, kind: str) -> bool:
         """True when the kind is validated by one of podfit's own schemas (not Kubernetes')."""
@@ -609,12 +679,21 @@ class SchemaSet:
             return None
         if (api_version, kind) in self._own:
             return jsonschema_rs.validator_for(schema, offline=True)
-        if self._registry is None:
-            if self._dir is None:
-                return None
-            self._registry = _registry(self._dir)
-        base_uri = _BASE + schema_file_name(api_version, kind)
-        return jsonschema_rs.Draft202012Validator(schema, registry=self._registry, base_uri=base_uri, offline=True)
+        if self._dir is None:
+            return None
+        file_name = schema_file_name(api_version, kind)
+        registry = _kind_registry(self._dir, file_name, schema, self._whole_definitions)
+        if registry is None:
+            if self._registry is None:
+                self._registry = jsonschema_rs.Registry([(_DEFS_URI, self._whole_definitions())])
+            registry = self._registry
+        return jsonschema_rs.Draft202012Validator(schema, registry=registry, base_uri=_BASE + file_name, offline=True)
+
+    def _whole_definitions(self) -> Any:
+        if self._definitions is None:
+            assert self._dir is not None
+            self._definitions = _read_json(self._dir / "_definitions.json")
+        return self._definitions
 
     def validate(self, doc: Mapping[str, Any]) -> list[Violation] | None:
         api, kind = doc.get("apiVersion"), doc.get("kind")

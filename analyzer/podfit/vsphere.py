@@ -555,8 +555,6 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
     """Is there an assignment of every reserving VM to a host (dedicated failover hosts excluded)
     such that no host's reservations exceed its CPU MHz or memory? A 2-D bin packing problem,
     answered with proof by the packing engine."""
-    from .packing import NodeType, PodType, Problem, pack
-
     groups = _capacity_groups(platform)
     reserving = [v for v in vms if v.reserves and v.count > 0]
     host_uses = lambda: tuple(  # noqa: E731
@@ -566,6 +564,8 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
         return Placement(True, "nothing-reserved", host_uses())
     if not groups:
         return Placement(False, "no-hosts", (), tuple((v.name, v.count) for v in reserving), "no hosts that run VMs")
+    from .packing import NodeType, PodType, Problem, pack  # imported only when there is something to place
+
     # identical reservations form one item type (the engine groups by type)
     types: dict[tuple[int, int], list] = {}
     for v in reserving:
