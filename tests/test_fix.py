@@ -131,6 +131,15 @@ def test_anchors_and_aliases_are_refused():
         apply_edits(text, [Edit(0, ("spec", "containers", 0, "resources", "limits", "cpu"), "2")])
 
 
+def test_a_file_pyyaml_cannot_read_is_left_alone_with_the_reason():
+    from podfit.fix import Change, edit_file
+    from podfit.model import ObjectRef
+
+    change = Change("PF103", "x.yaml", ObjectRef("v1", "Pod", "", "p"), 1, ("spec",), "1", None, "why")
+    result = edit_file("x.yaml", "kind: Pod\nspec: [unclosed\n", [change])
+    assert result.new_text is None and result.error.startswith("cannot parse:")
+
+
 def test_an_edit_that_would_change_anything_else_is_refused():
     # a scalar where a mapping is needed: no edit can add a key there
     with pytest.raises(CannotPreserve):

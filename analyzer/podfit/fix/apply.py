@@ -12,7 +12,7 @@ import yaml
 
 from ..model import WORKLOAD_KINDS
 from .plan import Change
-from .yamledit import CannotPreserve, Edit, apply_edits, find_document
+from .yamledit import CannotPreserve, Edit, apply_edits, find_document, load_documents
 
 __all__ = ["FileResult", "edit_file", "unified_diff", "kustomize_overlay"]
 
@@ -28,9 +28,13 @@ class FileResult:
 def edit_file(path: str, text: str, changes: Sequence[Change]) -> FileResult:
     """The file's text with the changes made, or why it is left alone."""
     json_like = path.lower().endswith(".json")
+    try:
+        docs = load_documents(text)
+    except CannotPreserve as e:
+        return FileResult(path, None, tuple(changes), str(e))
     edits: list[Edit] = []
     for ch in changes:
-        where = find_document(text, ch.ref.api_version, ch.ref.kind, ch.ref.name, ch.ref.namespace)
+        where = find_document(docs, ch.ref.api_version, ch.ref.kind, ch.ref.name, ch.ref.namespace)
         if len(where) != 1:
             what = "not found" if not where else f"found {len(where)} times"
             return FileResult(path, None, tuple(changes), f"{ch.ref} {what} in the file")

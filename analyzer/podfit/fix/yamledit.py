@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["CannotPreserve", "Edit", "apply_edits", "find_document"]
+__all__ = ["CannotPreserve", "Edit", "apply_edits", "find_document", "load_documents"]
 
 PathKey = str | int
 
@@ -54,11 +54,20 @@ def _load(text: str) -> list[Any]:
     return list(yaml.safe_load_all(text))
 
 
+def load_documents(text: str) -> list[Any]:
+    """The file's documents, read once for :func:`find_document` (CannotPreserve if unreadable)."""
+    try:
+        return _load(text)
+    except yaml.YAMLError as e:
+        raise CannotPreserve(f"cannot parse: {e}") from None
+
+
 def find_document(
-    text: str, api_version: str, kind: str, name: str, namespace: str = ""
+    docs: Sequence[Any], api_version: str, kind: str, name: str, namespace: str = ""
 ) -> list[tuple[int, tuple[PathKey, ...]]]:
-    """Where objects with this identity sit in the text: (document index, path prefix) pairs; the
-    prefix is ``("items", i)`` for an item of a List, ``()`` for a whole document."""
+    """Where objects with this identity sit among the file's documents (:func:`load_documents`):
+    (document index, path prefix) pairs; the prefix is ``("items", i)`` for an item of a List,
+    ``()`` for a whole document."""
     found: list[tuple[int, tuple[PathKey, ...]]] = []
 
     def matches(doc: Any) -> bool:
@@ -75,7 +84,7 @@ def find_document(
             and (ns is None or not namespace or str(ns) == namespace)
         )
 
-    for i, doc in enumerate(_load(text)):
+    for i, doc in enumerate(docs):
         if matches(doc):
             found.append((i, ()))
         elif isinstance(doc, Mapping) and isinstance(doc.get("items"), list):
