@@ -28,6 +28,21 @@ def measured(ctx) -> Iterator[tuple[Workload, Container, ContainerUsage]]:
                 yield w, c, u
 
 
+def measured_values(
+    ctx, field: str, min_samples: int = 0
+) -> Iterator[tuple[Workload, Container, ContainerUsage, str, str, Stats, int]]:
+    """``(workload, container, usage, resource, word, stats, value)`` for each measured container and
+    resource that has both a measurement of at least ``min_samples`` samples and a set ``field``
+    (``"request"`` or ``"limit"``)."""
+    for w, c, u in measured(ctx):
+        for res, word in RESOURCES:
+            s = getattr(u, res)
+            value = getattr(c.resources, f"{res}_{field}")
+            if s is None or value is None or s.samples < min_samples:
+                continue
+            yield w, c, u, res, word, s, value
+
+
 def amount(resource: str, value: int) -> str:
     return format_cpu(value) if resource == "cpu" else fmt_mem(value)
 
