@@ -6,11 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model import Container, Workload
+from ..options import Option
 from ..packing.report import fmt_mem
 from ..quantity import format_cpu
 from ..usage import ContainerUsage, Stats
 
 RESOURCES = (("cpu", "CPU"), ("memory", "memory"))
+
+
+def min_samples_option(description: str) -> Option:
+    """The ``min-samples`` option of the rules that trust a measurement only over enough samples."""
+    return Option("min-samples", "integer", 10, description, minimum=1)
 
 
 def measured(ctx) -> Iterator[tuple[Workload, Container, ContainerUsage]]:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ._usage import amount, details, evidence, measured_values
+from ._usage import amount, details, evidence, measured_values, min_samples_option
 
 ID = "PF108"
 SLUG = "limit-far-above-measured-peak"
@@ -21,13 +21,7 @@ OPTIONS: tuple[Option, ...] = (
         "How far above the measured peak a limit may be, in percent of the peak.",
         minimum=0,
     ),
-    Option(
-        "min-samples",
-        "integer",
-        10,
-        "Samples a container needs before its peak is trusted (one kubectl top sample is not a peak).",
-        minimum=1,
-    ),
+    min_samples_option("Samples a container needs before its peak is trusted (one kubectl top sample is not a peak)."),
 )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ._usage import amount, details, evidence, measured_values
+from ._usage import amount, details, evidence, measured_values, min_samples_option
 
 ID = "PF109"
 SLUG = "request-above-measured-p95"
@@ -21,13 +21,7 @@ OPTIONS: tuple[Option, ...] = (
         "How far above the measured p95 a request may be, in percent of the p95.",
         minimum=0,
     ),
-    Option(
-        "min-samples",
-        "integer",
-        10,
-        "Samples a container needs before its p95 is trusted.",
-        minimum=1,
-    ),
+    min_samples_option("Samples a container needs before its p95 is trusted."),
 )
 
 
