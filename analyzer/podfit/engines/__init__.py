@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 __all__ = [
     "EngineError",
@@ -41,11 +41,14 @@ __all__ = [
     "QUANTITY_MEMO",
     "quantity_strings",
     "worker_count",
+    "split_documents",
     "in_thread",
     "Wait",
 ]
 
 ENGINE_NAMES = ("auto", "embedded", "opa")
+
+T = TypeVar("T")
 
 
 class EngineError(Exception):
@@ -258,6 +261,13 @@ def worker_count(n_documents: int, env_var: str, min_per_worker: int, cpus: int 
     else:
         wanted = min(cpus if cpus is not None else (os.cpu_count() or 1), 4, n_documents // min_per_worker)
     return max(1, min(wanted, n_documents))
+
+
+def split_documents(documents: Sequence[T], n: int) -> list[tuple[int, Sequence[T]]]:
+    """``documents`` in at most ``n`` contiguous parts of equal size (the last may be shorter), each
+    with the index of its first document."""
+    size = -(-len(documents) // n)
+    return [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
 
 
 # The quantity memo (data.podfit.quantities, see policies/lib/quantity.rego): the library's own

@@ -33,6 +33,7 @@ from . import (
     policy_modules,
     rule_packages,
     sort_results,
+    split_documents,
     worker_count,
 )
 
@@ -97,8 +98,7 @@ class OpaEngine:
         if not documents:
             return []
         n = workers(len(documents))
-        size = -(-len(documents) // n)
-        parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
+        parts = split_documents(documents, n)
         with tempfile.TemporaryDirectory(prefix="podfit-opa-") as tmp:
             data_file = Path(tmp) / "data.json"
             data_file.write_text(json.dumps({"podfit": normalise(facts)}), encoding="utf-8")

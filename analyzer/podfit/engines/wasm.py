@@ -52,6 +52,7 @@ from . import (
     quantity_strings,
     rule_packages,
     sort_results,
+    split_documents,
     worker_count,
 )
 
@@ -407,8 +408,7 @@ class WasmEngine:
         if not documents:
             return lambda: []
         data = {"podfit": normalise(facts)}
-        size = -(-len(documents) // _workers(len(documents)))
-        parts = [(start, documents[start : start + size]) for start in range(0, len(documents), size)]
+        parts = split_documents(documents, _workers(len(documents)))
         if len(parts) == 1:
             return in_thread(lambda: sort_results(_run_part(documents, 0, data)))  # lines: the caller's
         return _start_workers(parts, data, locate)

@@ -6,11 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model import Container, Workload
+from ..options import Option
 from ..packing.report import fmt_mem
 from ..quantity import format_cpu
 from ..usage import ContainerUsage, Stats
 
 RESOURCES = (("cpu", "CPU"), ("memory", "memory"))
+
+
+def min_samples_option(description: str) -> Option:
+    """The ``min-samples`` option of the rules that trust a measurement only over enough samples."""
+    return Option("min-samples", "integer", 10, description, minimum=1)
 
 
 def measured(ctx) -> Iterator[tuple[Workload, Container, ContainerUsage]]:
@@ -26,6 +32,21 @@ def measured(ctx) -> Iterator[tuple[Workload, Container, ContainerUsage]]:
             u = usage.of(w, c.name)
             if u is not None:
                 yield w, c, u
+
+
+def measured_values(
+    ctx, field: str, min_samples: int = 0
+) -> Iterator[tuple[Workload, Container, ContainerUsage, str, str, Stats, int]]:
+    """``(workload, container, usage, resource, word, stats, value)`` for each measured container and
+    resource that has both a measurement of at least ``min_samples`` samples and a set ``field``
+    (``"request"`` or ``"limit"``)."""
+    for w, c, u in measured(ctx):
+        for res, word in RESOURCES:
+            s = getattr(u, res)
+            value = getattr(c.resources, f"{res}_{field}")
+            if s is None or value is None or s.samples < min_samples:
+                continue
+            yield w, c, u, res, word, s, value
 
 
 def amount(resource: str, value: int) -> str:

@@ -27,12 +27,7 @@ TITLE = "apiVersion deprecated"
 SEVERITY = "info"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
-    Option(
-        "kubernetes-version",
-        "string",
-        None,
-        "Kubernetes version the manifests target (default: PF906's, then PF902's kubernetes-version, else the newest).",
-    ),
+    api_version_removed.kubernetes_version_option("PF906's, then PF902's kubernetes-version, else the newest"),
 )
 
 
@@ -47,7 +42,7 @@ def skip_reason(ctx: RuleContext) -> str | None:
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    version = api_version_removed._version(_target(ctx))
+    version = api_version_removed.target_version(_target(ctx))
     for obj in ctx.objects:
         d = deprecated_api(obj.ref.api_version, obj.kind, version)
         if d is None:

@@ -28,17 +28,24 @@ SLUG = "api-version-removed"
 TITLE = "apiVersion removed from Kubernetes"
 SEVERITY = "error"
 REQUIRES: tuple[str, ...] = ()
-OPTIONS: tuple[Option, ...] = (
-    Option(
+
+
+def kubernetes_version_option(default: str) -> Option:
+    """The ``kubernetes-version`` option of the apiVersion rules (PF906, PF911); ``default`` says
+    what applies when it is unset."""
+    return Option(
         "kubernetes-version",
         "string",
         None,
-        "Kubernetes version the manifests target (default: PF902's kubernetes-version, else every removal so far).",
-    ),
-)
+        f"Kubernetes version the manifests target (default: {default}).",
+    )
 
 
-def _version(ctx: Any) -> str | None:
+OPTIONS: tuple[Option, ...] = (kubernetes_version_option("PF902's kubernetes-version, else every removal so far"),)
+
+
+def target_version(ctx: Any) -> str | None:
+    """The release the manifests target: the context's ``kubernetes-version``, else PF902's."""
     version = ctx.option("kubernetes-version")
     if version is None:
         version = ctx.config.thresholds.get("PF902", {}).get("kubernetes-version")
@@ -46,7 +53,7 @@ def _version(ctx: Any) -> str | None:
 
 
 def skip_reason(ctx: Any) -> str | None:
-    version = _version(ctx)
+    version = target_version(ctx)
     if version in (None, "", "latest"):
         return None
     try:
@@ -57,7 +64,7 @@ def skip_reason(ctx: Any) -> str | None:
 
 
 def check(ctx: Any) -> Iterator[Finding]:
-    version = _version(ctx)
+    version = target_version(ctx)
     for obj in ctx.objects:
         removal = removed_api(obj.ref.api_version, obj.kind, version)
         if removal is None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ._usage import RESOURCES, amount, details, evidence, measured
+from ._usage import amount, details, evidence, measured_values, min_samples_option
 
 ID = "PF108"
 SLUG = "limit-far-above-measured-peak"
@@ -21,33 +21,24 @@ OPTIONS: tuple[Option, ...] = (
         "How far above the measured peak a limit may be, in percent of the peak.",
         minimum=0,
     ),
-    Option(
-        "min-samples",
-        "integer",
-        10,
-        "Samples a container needs before its peak is trusted (one kubectl top sample is not a peak).",
-        minimum=1,
-    ),
+    min_samples_option("Samples a container needs before its peak is trusted (one kubectl top sample is not a peak)."),
 )
 
 
 def check(ctx) -> Iterator[Finding]:
     tolerance = int(ctx.option("tolerance-percent"))
     min_samples = int(ctx.option("min-samples"))
-    for w, c, u in measured(ctx):
-        for res, word in RESOURCES:
-            s = getattr(u, res)
-            limit = getattr(c.resources, f"{res}_limit")
-            if s is None or limit is None or s.samples < min_samples or s.max <= 0:
-                continue
-            if limit * 100 <= s.max * (100 + tolerance):
-                continue
-            yield Finding(
-                ID,
-                f'container "{c.name}": {word} limit {amount(res, limit)} is {limit * 100 // s.max}% of the '
-                f"measured peak {amount(res, s.max)} ({evidence(res, s, u)})",
-                c.location,
-                w.ref,
-                c.name,
-                details(res, s, u, limit=limit, tolerance_percent=tolerance),
-            )
+    for w, c, u, res, word, s, limit in measured_values(ctx, "limit", min_samples):
+        if s.max <= 0:
+            continue
+        if limit * 100 <= s.max * (100 + tolerance):
+            continue
+        yield Finding(
+            ID,
+            f'container "{c.name}": {word} limit {amount(res, limit)} is {limit * 100 // s.max}% of the '
+            f"measured peak {amount(res, s.max)} ({evidence(res, s, u)})",
+            c.location,
+            w.ref,
+            c.name,
+            details(res, s, u, limit=limit, tolerance_percent=tolerance),
+        )

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ._usage import RESOURCES, amount, details, evidence, measured
+from ._usage import amount, details, evidence, measured_values, min_samples_option
 
 ID = "PF109"
 SLUG = "request-above-measured-p95"
@@ -21,36 +21,25 @@ OPTIONS: tuple[Option, ...] = (
         "How far above the measured p95 a request may be, in percent of the p95.",
         minimum=0,
     ),
-    Option(
-        "min-samples",
-        "integer",
-        10,
-        "Samples a container needs before its p95 is trusted.",
-        minimum=1,
-    ),
+    min_samples_option("Samples a container needs before its p95 is trusted."),
 )
 
 
 def check(ctx) -> Iterator[Finding]:
     tolerance = int(ctx.option("tolerance-percent"))
     min_samples = int(ctx.option("min-samples"))
-    for w, c, u in measured(ctx):
-        for res, word in RESOURCES:
-            s = getattr(u, res)
-            request = getattr(c.resources, f"{res}_request")
-            if s is None or request is None or s.samples < min_samples:
-                continue
-            if request * 100 <= s.p95 * (100 + tolerance):
-                continue
-            replicas = max(w.replicas, 1)
-            unused = (request - s.p95) * replicas
-            yield Finding(
-                ID,
-                f'container "{c.name}": {word} request {amount(res, request)} is far above the measured p95 '
-                f"{amount(res, s.p95)} ({evidence(res, s, u)}): {amount(res, unused)} reserved and unused "
-                f"over {replicas} replica{'s' if replicas != 1 else ''}",
-                c.location,
-                w.ref,
-                c.name,
-                details(res, s, u, request=request, stranded=unused, tolerance_percent=tolerance),
-            )
+    for w, c, u, res, word, s, request in measured_values(ctx, "request", min_samples):
+        if request * 100 <= s.p95 * (100 + tolerance):
+            continue
+        replicas = max(w.replicas, 1)
+        unused = (request - s.p95) * replicas
+        yield Finding(
+            ID,
+            f'container "{c.name}": {word} request {amount(res, request)} is far above the measured p95 '
+            f"{amount(res, s.p95)} ({evidence(res, s, u)}): {amount(res, unused)} reserved and unused "
+            f"over {replicas} replica{'s' if replicas != 1 else ''}",
+            c.location,
+            w.ref,
+            c.name,
+            details(res, s, u, request=request, stranded=unused, tolerance_percent=tolerance),
+        )

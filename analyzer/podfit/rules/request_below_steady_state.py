@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ._usage import RESOURCES, amount, details, evidence, measured
+from ._usage import amount, details, evidence, measured_values
 
 ID = "PF110"
 SLUG = "request-below-steady-state"
@@ -27,21 +27,16 @@ OPTIONS: tuple[Option, ...] = (
 
 def check(ctx) -> Iterator[Finding]:
     tolerance = int(ctx.option("tolerance-percent"))
-    for w, c, u in measured(ctx):
-        for res, word in RESOURCES:
-            s = getattr(u, res)
-            request = getattr(c.resources, f"{res}_request")
-            if s is None or request is None:
-                continue
-            if s.p50 * 100 <= request * (100 + tolerance):
-                continue
-            yield Finding(
-                ID,
-                f'container "{c.name}": {word} request {amount(res, request)} is below the measured steady '
-                f"state, p50 {amount(res, s.p50)} ({evidence(res, s, u)}): nodes are filled by less than "
-                "their pods use",
-                c.location,
-                w.ref,
-                c.name,
-                details(res, s, u, request=request, tolerance_percent=tolerance),
-            )
+    for w, c, u, res, word, s, request in measured_values(ctx, "request"):
+        if s.p50 * 100 <= request * (100 + tolerance):
+            continue
+        yield Finding(
+            ID,
+            f'container "{c.name}": {word} request {amount(res, request)} is below the measured steady '
+            f"state, p50 {amount(res, s.p50)} ({evidence(res, s, u)}): nodes are filled by less than "
+            "their pods use",
+            c.location,
+            w.ref,
+            c.name,
+            details(res, s, u, request=request, tolerance_percent=tolerance),
+        )
