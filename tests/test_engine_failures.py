@@ -6,7 +6,6 @@ from __future__ import annotations
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -52,10 +51,10 @@ def test_opa_timing_out_is_killed(tmp_path):
     # of opa on the machine, a benchmark's say, are not this run's)
     opa = tmp_path / "opa-under-test"
     opa.symlink_to(OPA)
-    t = time.monotonic()
+    # podfit's own timeout (120 s, in podfit() above) is only a hang guard: the message shows that the
+    # 1 ms engine timeout fired, whatever the machine's load
     p = podfit("check", MANIFEST, "--engine", "opa", env={"PODFIT_OPA": str(opa), "PODFIT_OPA_TIMEOUT": "0.001"})
     assert_failure(p, "did not finish within")
-    assert time.monotonic() - t < 60
     left = subprocess.run(["pgrep", "-f", f"{opa} eval"], capture_output=True, text=True).stdout.split()
     assert left == [], "opa eval processes were left running"
 

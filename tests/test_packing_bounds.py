@@ -10,6 +10,10 @@ from podfit.packing import GI, MI, NodeType, PodType, dff_bound, l2_bound, lns, 
 from podfit.packing.bounds import dff_value
 from test_packing import brute_force_fits, random_instance
 
+# The searches below settle their instances in well under a second; the deadline is only a guard
+# against a hang, generous so that a loaded machine cannot cut a search short and fail the test.
+HANG_GUARD_S = 300
+
 
 def opt_bins(sizes: list[int], capacity: int) -> int:
     """Least bins for 1-D items, by exhaustive search (items in decreasing order, symmetric bins skipped)."""
@@ -142,7 +146,7 @@ def test_lns_proves_misfit_only_when_brute_force_agrees():
             pods,
             [pool],
             lns.Search([{} for _ in range(n)], [p.count for p in pods], [0] * n),
-            time.monotonic() + 5,
+            time.monotonic() + HANG_GUARD_S,
             k=4,
         )
         if res.complete:
@@ -168,7 +172,7 @@ def test_descend_empties_nodes_and_keeps_every_pod():
     for t, p in enumerate(pods):
         start += [{t: 1} for _ in range(p.count)]
     lb, _ = lower_bound(pods, pool.allocatable)
-    found, _ = lns.descend(pods, pool, start, lb, time.monotonic() + 5)
+    found, _ = lns.descend(pods, pool, start, lb, time.monotonic() + HANG_GUARD_S)
     check_content(pods, pool, found)
     assert lb <= len(found) < len(start)
     assert len(found) == lb  # 6·3000 + 6·1000 + 8·500 = 28,000m over 8,000m nodes: 4 nodes suffice
@@ -182,12 +186,11 @@ def test_min_nodes_reaches_the_bound_on_a_mixed_instance():
         for i in range(12)
     )
     pool = NodeType("w", "c", 1, 15_750, 64 * GI - 100 * MI, 110)
-    r = min_nodes(pods, pool, time_budget=5)
+    r = min_nodes(pods, pool, time_budget=HANG_GUARD_S)  # it stops on reaching the bound
     assert r is not None
     m = r.summary
     lb, _ = lower_bound(pods, pool.allocatable)
-    assert lb <= m.lower_bound <= m.nodes
-    assert m.exact == (m.nodes == m.lower_bound)
+    assert m.nodes == m.lower_bound == lb == 12 and m.exact
     total = {p.name: 0 for p in pods}
     for n in r.nodes:
         assert all(u <= a for u, a in zip(n.used, n.allocatable, strict=True))

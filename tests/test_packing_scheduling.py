@@ -23,6 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "testdata/platforms/study-4-hosts.yaml"
 
 
+# pack() returns as soon as it has a proof, so a budget only ends a search that hangs; a generous one
+# keeps a loaded machine from turning a proven answer into "budget-exhausted".
+HANG_GUARD_S = 60
+
+
 def objects(text: str):
     return [make_object(d, "t.yaml", i + 1) for i, d in enumerate(yaml.safe_load_all(text)) if d]
 
@@ -168,7 +173,7 @@ def test_a_pod_no_pool_runs_is_a_proven_misfit_with_the_reason():
     inp = inputs(deployment("win", 1, spec={"nodeSelector": {"kubernetes.io/os": "windows"}}), [WORKERS])
     assert inp.pods[0].pools == ()
     assert "kubernetes.io/os=windows" in inp.unschedulable["Deployment/shop/win"]
-    r = pack(Problem(inp.pods, inp.pools), time_budget=1)
+    r = pack(Problem(inp.pods, inp.pools), time_budget=HANG_GUARD_S)
     assert r.feasible is False and r.violated_bounds[0].kind == "no-matching-pool"
 
 
@@ -277,9 +282,9 @@ def test_match_expressions_anti_affinity_caps_one_per_node():
     """The issue's case: 4 replicas with matchExpressions anti-affinity are not packed on one node."""
     inp = inputs(deployment("api", 4, spec=ANTI), [WORKERS])
     assert inp.pods[0].exclusive_group == "shop:app In (api)"
-    r = pack(Problem(inp.pods, inp.pools), time_budget=2)
+    r = pack(Problem(inp.pods, inp.pools), time_budget=HANG_GUARD_S)
     assert r.feasible is False and r.violated_bounds[0].kind == "anti-affinity"
-    fits = pack(Problem(inp.pods, (inp.pools[0].with_count(4),)), time_budget=2)
+    fits = pack(Problem(inp.pods, (inp.pools[0].with_count(4),)), time_budget=HANG_GUARD_S)
     assert fits.feasible is True and all(k == 1 for n in fits.nodes for _, k in n.pods)
 
 
@@ -306,14 +311,14 @@ def test_anti_affinity_between_workloads_is_a_conflict_both_ways():
     assert pods["Deployment/shop/db"].conflicts == ("Deployment/shop/web",)
     assert pods["Deployment/other/other-ns-db"].conflicts == ()  # another namespace
     assert all(p.exclusive_group is None for p in inp.pods)
-    r = pack(Problem(inp.pods, inp.pools), time_budget=2)
+    r = pack(Problem(inp.pods, inp.pools), time_budget=HANG_GUARD_S)
     assert r.feasible is True
     for n in r.nodes:
         names = dict(n.pods)
         assert not ("Deployment/shop/web" in names and "Deployment/shop/db" in names)
     # two nodes: web and db can never share one, so all 4 pods need both nodes… and they fit;
     # on one node they cannot
-    one = pack(Problem(inp.pods, (inp.pools[0].with_count(1),)), time_budget=2)
+    one = pack(Problem(inp.pods, (inp.pools[0].with_count(1),)), time_budget=HANG_GUARD_S)
     assert one.feasible is False
 
 
