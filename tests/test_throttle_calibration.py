@@ -81,8 +81,14 @@ def test_kernel_obeys_the_quota_and_throttles_as_the_model_bounds(exe, cfg):
     # the period timer runs while the group is busy
     assert 0.8 * periods <= real.nr_periods <= 1.2 * periods + 1, shown
 
-    # a group that wants twice its quota uses up its quota in most periods and waits
-    assert real.nr_throttled >= real.nr_periods // 2, shown
+    # a group that wants twice its quota uses up its quota in most periods and waits, when the
+    # machine lets it: load outside the group's parent cgroup can starve it below its quota (its
+    # cpu.weight ranks it only among its siblings), and a starved group is never throttled. So the
+    # kernel's count is held to it only when the group got (nearly) all of its quota.
+    quota_ns = cfg.quota_us * 1000 * real.nr_periods
+    if real.cpu_used_ns >= 0.98 * quota_ns:
+        assert real.nr_throttled >= real.nr_periods // 2, shown
+    assert real.nr_throttled <= real.nr_periods, shown
     assert model.nr_throttled >= model.nr_periods - 1
 
     # other load only shortens the throttled time (the group runs less, so it runs out later)
