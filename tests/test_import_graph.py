@@ -1,6 +1,6 @@
 """Data flows one way (docs/architecture.md): load → model → facts → rules → report → formats,
 with the command line on top. No module below the command line imports it: nothing outside
-``cli.py``, ``commands/`` and ``__main__.py`` imports ``podfit.cli`` or ``podfit.commands``,
+``cli.py``, ``commands/``, ``__main__.py`` and the launcher and server imports ``podfit.cli`` or ``podfit.commands``,
 whether at the top of a module or inside a function; and no stage imports a later one."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "analyzer" / "podfit"
-COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__")
+COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__", "podfit.launcher", "podfit.server")
 
 
 # The stages, first to last: a module may import its own stage's and earlier stages' modules.
@@ -21,7 +21,7 @@ STAGES = [
     {"catalogue", "rules", "config"},
     {"check", "pipeline"},
     {"docs", "formats", "fix", "visuals", "usage_export"},
-    {"commands", "cli", "__main__"},
+    {"commands", "cli", "__main__", "launcher", "server"},
 ]
 
 

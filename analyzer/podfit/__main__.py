@@ -1,3 +1,3 @@
-from .cli import run
+from .launcher import main
 
-run()
+main()
