@@ -313,3 +313,25 @@ def test_requests_round_trip_through_their_encoding():
 )
 def test_the_mode_comes_from_the_command_line_then_the_environment(argv, env, mode):
     assert launcher.mode_of(argv, env) == mode
+
+
+@pytest.mark.parametrize(
+    ("mode", "env", "starts"),
+    [("auto", {}, True), ("auto", {"CI": "true"}, False), ("auto", {"CI": "false"}, True), ("on", {}, False)],
+)
+def test_only_auto_outside_ci_starts_a_server(mode, env, starts):
+    assert launcher.starts_server(mode, env) is starts
+
+
+def test_auto_starts_a_server_for_the_next_run(socket_dir, tmp_path):
+    (tmp_path / "good.yaml").write_text(WELL_SIZED)
+    env = base_env(socket_dir)
+    first = podfit(["check", "good.yaml", "--server", "auto"], env, cwd=tmp_path)
+    assert first.returncode == 0 and "no findings" in first.stdout
+    try:
+        wait_for(lambda: server.query(podfit_socket(env), "status") is not None, "auto starts a server")
+        second = podfit(["check", "good.yaml", "--server", "auto"], env, cwd=tmp_path)
+        assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
+        assert json.loads(server.query(podfit_socket(env), "status"))["served"] == 1
+    finally:
+        podfit(["server", "stop"], env)

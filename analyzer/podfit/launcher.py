@@ -150,6 +150,13 @@ def via_server(argv: list[str]) -> int | None:
         sock.close()
 
 
+def starts_server(mode: str, environ: dict[str, str] | os._Environ[str]) -> bool:
+    """Does a run that found no server start one? In ``auto`` mode, except under CI (``CI`` set and
+    not false), where a background process would outlive the job's step."""
+    ci = environ.get("CI", "").strip().lower()
+    return mode == "auto" and ci in ("", "0", "false", "no")
+
+
 def start_server_detached() -> None:
     """Start a server in the background for the next run (its own session, no terminal); this run
     goes on in-process meanwhile."""
@@ -175,7 +182,7 @@ def main() -> None:
         code = via_server(argv)
         if code is not None:
             os._exit(code)
-        if mode == "auto" and not os.environ.get("CI"):
+        if starts_server(mode, os.environ):
             start_server_detached()
     from .cli import run
 

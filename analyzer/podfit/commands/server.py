@@ -4,6 +4,7 @@ interpreter start and imports (:mod:`podfit.server`)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -55,14 +56,22 @@ def start(idle: float) -> None:
     if running:
         click.echo(f"podfit server already running (pid {running['pid']}) on {_path()}")
         return
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "podfit.server", "--idle", str(idle), _path()],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        close_fds=True,
-    )
+    from ..launcher import private, socket_dir
+
+    directory = socket_dir()
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    if not private(directory):
+        raise PodfitError(f"{directory} is open to other users: make it 0700, or set PODFIT_SERVER_DIR")
+    log = _path() + ".log"  # what the server prints, should it fail to start
+    with open(log, "w", encoding="utf-8") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "podfit.server", "--idle", str(idle), _path()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+        )
     deadline = time.monotonic() + 60  # a hang guard: it is up within a second on an idle machine
     while time.monotonic() < deadline:
         running = _status()
@@ -70,8 +79,9 @@ def start(idle: float) -> None:
             click.echo(f"podfit server running (pid {running['pid']}) on {_path()}; exits after {idle:g} s idle")
             return
         if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-            raise PodfitError(f"the server did not start{': ' + err if err else ''}")
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                why = fh.read().strip().splitlines()[-1:]
+            raise PodfitError(f"the server did not start{': ' + why[0] if why else ''} (its output: {log})")
         time.sleep(0.05)
     raise PodfitError(f"the server did not answer on {_path()} within 60 s")
 
