@@ -140,12 +140,14 @@ def via_server(argv: list[str]) -> int | None:
             status = _recv_exactly(sock, 2)
         except OSError:
             status = b""
-        except KeyboardInterrupt:  # closing the connection tells the worker to stop
-            return 130
         if len(status) == 2 and status[:1] == EXIT:
             return status[1]
         os.write(2, b"podfit: the server's worker ended without an exit status (PODFIT_SERVER=off runs in-process)\n")
         return 2
+    except KeyboardInterrupt:
+        # as click ends an interrupted run in-process; closing the connection ends the worker
+        os.write(2, b"\nAborted!\n")
+        return 1
     finally:
         sock.close()
 
