@@ -420,7 +420,7 @@ def _kubeconform_invalid(resources):
     return {(Path(r["filename"]).resolve(), r["kind"], r["name"]) for r in resources if r["status"] == "statusInvalid"}
 
 
-def testdata_manifests() -> list[str]:
+def fixture_manifests() -> list[str]:
     """The YAML files under testdata/ that hold objects: podfit config files (.podfit.yaml, in the
     fixtures that are repositories) are left out, kubeconform would call them objects without a kind,
     and so is the regression corpus testdata/repos/, whose charts and kustomize inputs are not
@@ -440,10 +440,10 @@ def test_kubeconform_and_inprocess_agree_on_testdata(schema_tree, strict):
     if kc is None:
         pytest.skip("kubeconform not built (make tools)")
     version = shipped_versions()[-1]
-    resources = run_kubeconform(kc, testdata_manifests(), schema_tree, version, strict=strict)
+    resources = run_kubeconform(kc, fixture_manifests(), schema_tree, version, strict=strict)
     assert any(r["status"] == "statusValid" and r["kind"] == "TanzuKubernetesCluster" for r in resources)
     assert any(r["status"] == "statusValid" and r["kind"] == "Platform" for r in resources)
-    ours = _inprocess_invalid([Path(p) for p in testdata_manifests()], version, strict)
+    ours = _inprocess_invalid([Path(p) for p in fixture_manifests()], version, strict)
     theirs = _kubeconform_invalid(resources)
     assert ours == theirs
     names = {(p.name, k) for p, k, _ in ours}
@@ -481,7 +481,7 @@ def test_kubeconform_runs_without_network(schema_tree):
         pytest.skip("cannot create a network namespace here")
     # run_kubeconform's timeout is what catches a hanging remote lookup
     resources = run_kubeconform(
-        kc, testdata_manifests(), schema_tree, shipped_versions()[-1], timeout=60, wrapper=["unshare", "-n"]
+        kc, fixture_manifests(), schema_tree, shipped_versions()[-1], timeout=60, wrapper=["unshare", "-n"]
     )
     assert len(resources) > 20 and all(
         r["status"] in ("statusValid", "statusInvalid", "statusSkipped") for r in resources
@@ -541,7 +541,7 @@ except SystemExit as e:
 def test_inprocess_validation_runs_with_sockets_disabled():
     """A fresh interpreter whose socket module refuses every use: PF902 still finds every fixture's error."""
     p = subprocess.run(
-        [sys.executable, "-c", NO_NET, *testdata_manifests()],
+        [sys.executable, "-c", NO_NET, *fixture_manifests()],
         capture_output=True,
         text=True,
         timeout=120,
