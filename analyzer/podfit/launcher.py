@@ -112,6 +112,8 @@ def _recv_exactly(sock: object, n: int) -> bytes:
 def via_server(argv: list[str]) -> int | None:
     """Hand the run to the server; its exit status, or None when no server took it (nothing has
     been printed then, and the caller runs it itself)."""
+    if os.name != "posix":  # the server needs fork and Unix sockets
+        return None
     import _socket
 
     path = socket_path()
@@ -156,7 +158,7 @@ def starts_server(mode: str, environ: dict[str, str] | os._Environ[str]) -> bool
     """Does a run that found no server start one? In ``auto`` mode, except under CI (``CI`` set and
     not false), where a background process would outlive the job's step."""
     ci = environ.get("CI", "").strip().lower()
-    return mode == "auto" and ci in ("", "0", "false", "no")
+    return mode == "auto" and ci in ("", "0", "false", "no") and os.name == "posix"
 
 
 def start_server_detached() -> None:

@@ -146,6 +146,9 @@ def _recv_request(conn: socket.socket) -> tuple[Request, list[int]]:
 
 
 def _peer_uid(conn: socket.socket) -> int:
+    """The connecting process's user (Linux); elsewhere the socket's private directory is the check."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return os.getuid()
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     return int(struct.unpack("3i", creds)[1])
 
