@@ -16,46 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from samples import NO_REQUESTS, WELL_SIZED
+
 pytest.importorskip("pre_commit")
 
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
-
-NO_REQUESTS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:1.0
-          resources:
-            limits: {memory: 512Mi}
-            requests: {memory: 512Mi}
-"""
-
-WELL_SIZED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/api:1.0
-          resources:
-            requests: {cpu: 500m, memory: 512Mi}
-            limits: {memory: 512Mi}
-"""
 
 
 def env() -> dict[str, str]:

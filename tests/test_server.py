@@ -20,42 +20,10 @@ from pathlib import Path
 import pytest
 
 from podfit import launcher, server
+from samples import NO_REQUESTS, WELL_SIZED
 
 ROOT = Path(__file__).resolve().parents[1]
 GUARD = 120  # hang guard (s): every wait below ends long before on any machine
-
-NO_REQUESTS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/web:1.0
-"""
-
-WELL_SIZED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-        - name: app
-          image: registry.example.com/api:1.0
-          resources:
-            requests: {cpu: 500m, memory: 512Mi}
-            limits: {memory: 512Mi}
-"""
 
 
 @pytest.fixture
@@ -201,7 +169,7 @@ def test_terminal_output_through_the_server_is_coloured_like_in_process(running,
 
     before = status(running)["served"]
     local, served = on_a_terminal("off"), on_a_terminal("on")
-    assert b"\x1b[" in local and b"PF105" in local
+    assert b"\x1b[" in local and b"PF101" in local
     assert served == local
     assert status(running)["served"] == before + 1
 
