@@ -278,53 +278,105 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
 def dot_product(
     pods: Sequence[PodType], pools: Sequence[NodeType], *, template: NodeType | None = None, max_open: int = 0
 ) -> Packing:
-    """Node-centric dot-product heuristic (one pod at a time; uses numpy for the scores)."""
+    """Node-centric dot-product heuristic: each node in turn takes, one pod at a time, the fitting
+    pod with the largest score (normalised demand · normalised free capacity; ties to the first type).
+
+    Placing a pod of a type outside exclusive groups changes, for the choices that follow on the
+    node, only its free capacity (and rules out the types in conflict with it), so after such a type
+    is chosen the choices that would follow are computed at once for every further pod of that type
+    the node could take; its run ends where another type would win. The scores are summed per
+    dimension in a fixed order, elementwise, so a choice never depends on how many are computed
+    together (nor on the BLAS build). The result is that of choosing one pod at a time."""
     import numpy as np
 
     ref = np.array(_reference(pods, [template] if template else pools), dtype=float)
     st = _State(pods, pools, template, max_open)
-    demand = np.array([p.demand for p in pods], dtype=np.int64).reshape(len(pods), 4)
+    n_types = len(pods)
+    demand = np.array([p.demand for p in pods], dtype=np.int64).reshape(n_types, 4)
     norm = demand / ref
+    dims = [d for d in range(4) if norm[:, d].any()]
+
+    def score(free: np.ndarray) -> np.ndarray:
+        """Scores of every type for each row of free capacities (rows × 4 → rows × types), summed
+        per dimension in a fixed order (elementwise, so every row's score is computed alike)."""
+        share = free / ref
+        out = np.zeros((len(free), n_types))
+        for d in dims:
+            out += share[:, d : d + 1] * norm[:, d]
+        return out
+
     rem = np.array([p.count for p in pods], dtype=np.int64)
-    elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
+    elig = np.array(st.elig, dtype=bool).reshape(n_types, len(st.pools))
     caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
     group_ids: dict[str, int] = {}
     gid = np.array(
         [group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1 for p in pods],
         dtype=np.int64,
     )
-    conflicted = [t for t in range(len(pods)) if st.conf[t]]
+    # Per pool, the runs (type, pods) of the last node computed. Every node starts empty, so a node
+    # of the same pool starts from the same free capacity and the same choices, among the types
+    # left, which are a subset of the types then left: as long as each type of those runs still has
+    # the pods they took, every choice is the same (the winner is still there; dropping a type that
+    # did not win changes no choice), and the node is filled the same way without computing it.
+    last: dict[int, list[tuple[int, int]]] = {}
     j = 0
     while rem.any():
         if j == len(st.pool):
             if not st.can_open():
                 break
             st._add(0)
+        pattern = last.get(st.pool[j])
+        if pattern is not None and all(rem[t] >= k for t, k in _totals(pattern).items()):
+            for t, k in pattern:
+                st.place(t, j, k)
+                rem[t] -= k
+            j += 1
+            continue
+        runs: list[tuple[int, int]] = []
         free = np.array([st.fc[j], st.fm[j], st.fp[j], st.fs[j]], dtype=np.int64)
-        placed_here = np.zeros(len(pods), dtype=np.int64)
-        used_groups: set[int] = set()
-        base = (rem > 0) & elig[:, st.pool[j]]
+        placed_here = np.zeros(n_types, dtype=np.int64)
+        allowed = (rem > 0) & elig[:, st.pool[j]]  # types not excluded on this node so far
         while True:
-            ok = base & (rem > 0) & (demand <= free).all(axis=1) & (placed_here < caps)
-            if used_groups:
-                ok &= ~np.isin(gid, list(used_groups))
-            for t in conflicted:
-                if ok[t] and any(placed_here[u] for u in st.conf[t]):
-                    ok[t] = False
+            ok = allowed & (rem > 0) & (placed_here < caps) & (demand <= free).all(axis=1)
             if not ok.any():
                 break
-            score = np.where(ok, norm @ (free / ref), -1.0)
-            t = int(np.argmax(score))
-            st.place(t, j, 1)
-            free -= demand[t]
-            rem[t] -= 1
-            placed_here[t] += 1
+            t = int(np.argmax(np.where(ok, score(free[None, :])[0], -1.0)))
+            # further pods of type t the node could take, and whether t would be chosen for them
+            k = min(int(rem[t]), int(caps[t] - placed_here[t]))
+            for d in range(4):
+                if demand[t, d]:
+                    k = min(k, int(free[d] // demand[t, d]))
+            run = 1
             if gid[t] >= 0:
-                used_groups.add(int(gid[t]))
+                allowed &= gid != gid[t]  # the group's other pods may not join it on this node
+            elif k > 1:
+                rest = ok.copy()
+                rest[list(st.conf[t])] = False
+                frees = free - np.arange(1, k, dtype=np.int64)[:, None] * demand[t]
+                fit = (demand[None, :, :] <= frees[:, None, :]).all(axis=2) & rest
+                best = np.where(fit, score(frees), -1.0).argmax(axis=1)
+                other = np.flatnonzero(best != t)
+                run += int(other[0]) if len(other) else k - 1
+            st.place(t, j, run)
+            runs.append((t, run))
+            free -= demand[t] * run
+            rem[t] -= run
+            placed_here[t] += run
+            if st.conf[t]:
+                allowed[list(st.conf[t])] = False
         if template is not None and not st.content[j]:
             break  # a fresh node took nothing: the rest never fits
+        if runs:
+            last[st.pool[j]] = runs
         j += 1
     return st.result("dot-product", [int(r) for r in rem])
+
+
+def _totals(runs: Sequence[tuple[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for t, k in runs:
+        out[t] = out.get(t, 0) + k
+    return out
 
 
 def run_all(
