@@ -8,7 +8,7 @@ import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from . import exact, lns
@@ -185,8 +185,17 @@ def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
 
 @dataclass(frozen=True)
 class MinNodesResult:
+    """The least count found, and the placement on that many nodes (built when asked for)."""
+
     summary: MinNodes
-    nodes: tuple[NodeResult, ...]
+    _packing: Packing | None = field(default=None, repr=False, compare=False)
+    _pods: tuple[PodType, ...] = field(default=(), repr=False, compare=False)
+
+    @cached_property
+    def nodes(self) -> tuple[NodeResult, ...]:
+        if self._packing is None:
+            return ()
+        return to_nodes(self._packing, self._pods, [self.summary.node_type], skip_empty=True)
 
 
 def min_nodes(
@@ -214,7 +223,7 @@ def min_nodes(
         return None
     total = sum(p.count for p in pods)
     if total == 0:
-        return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
+        return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl))
     if not search:  # bounds only: the lower bound and first-fit-decreasing's count
         time_budget = 0
     heuristics_until = start + max(time_budget / 4, HEURISTIC_MIN_TIME) if search else start
@@ -244,8 +253,7 @@ def min_nodes(
             pods, tmpl, upper, lb, deadline - time.monotonic(), workers=workers, hint_content=packing.content
         )
         packing, upper, lb, method = _take_min(res, packing, upper, lb, method, len(pods))
-    nodes = to_nodes(packing, pods, [tmpl], skip_empty=True)
-    return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), nodes)
+    return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), packing, pods)
 
 
 def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:

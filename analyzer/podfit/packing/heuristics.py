@@ -67,20 +67,20 @@ class _State:
             self.pools = [template]
         else:
             for i, n in enumerate(pools):
-                for _ in range(n.count):
-                    self._add(i)
+                self._add(i, n.count)
         self.elig = [[p.allowed_on(n) for n in self.pools] for p in pods]
         self.conf = conflict_indices(pods)
 
-    def _add(self, pool: int) -> None:
+    def _add(self, pool: int, count: int = 1) -> None:
+        """``count`` empty nodes of pool ``pool``."""
         n = self.pools[pool]
-        self.pool.append(pool)
-        self.fc.append(n.cpu)
-        self.fm.append(n.memory)
-        self.fp.append(n.pods)
-        self.fs.append(n.storage)
-        self.groups.append(set())
-        self.content.append({})
+        self.pool += [pool] * count
+        self.fc += [n.cpu] * count
+        self.fm += [n.memory] * count
+        self.fp += [n.pods] * count
+        self.fs += [n.storage] * count
+        self.groups += [set() for _ in range(count)]
+        self.content += [{} for _ in range(count)]
 
     def can_open(self) -> bool:
         return self.template is not None and len(self.pool) < self.max_open
@@ -265,8 +265,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             present[nodes] = True
         unplaced[t] = rem
     # back to the state's per-node lists
-    while len(st.pool) < n:
-        st._add(0)
+    st._add(0, n - len(st.pool))
     st.fc, st.fm, st.fp, st.fs = (free[d, :n].tolist() for d in range(4))
     for t, (nodes, counts) in where.items():
         for j, k in zip(nodes.tolist(), counts.tolist(), strict=True):
