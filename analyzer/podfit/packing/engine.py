@@ -180,7 +180,11 @@ MAX_MIN_NODES = 20_000  # beyond this, min_nodes reports nothing rather than sea
 
 
 def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
-    return tuple(dataclasses.replace(p, node_selector=(), pools=None) for p in pods if p.count > 0)
+    return tuple(
+        p if not p.node_selector and p.pools is None else dataclasses.replace(p, node_selector=(), pools=None)
+        for p in pods
+        if p.count > 0
+    )
 
 
 @dataclass(frozen=True)
@@ -473,14 +477,15 @@ def analyze(
         dataclasses.replace(d, node_selector=(), pools=None) for d in daemons_for_min_nodes(daemons, pods, pools)
     ]
     searched = [c for c in cands if search is None or c.name in search]
+    relaxed = _relax_selectors(pods)  # every class's nodes are taken to suit every pod
     for c in sorted(cands, key=lambda c: c in searched):  # bounds first: the search takes what is left
         left = max(time_budget - (time.monotonic() - start), 0.0)
         t = node_type(c.name, c, 1, overhead=overhead, daemons=landing, max_pods=max_pods)
         if c in searched:
             share = left / (len(searched) - searched.index(c))
-            r = min_nodes(pods, t, share, workers=workers)
+            r = min_nodes(relaxed, t, share, workers=workers)
         else:
-            r = min_nodes(pods, t, 0, workers=workers, search=False)
+            r = min_nodes(relaxed, t, 0, workers=workers, search=False)
         if r is not None:
             least[c.name] = r.summary
     least = {c.name: least[c.name] for c in cands if c.name in least}  # the catalogue's order

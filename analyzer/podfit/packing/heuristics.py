@@ -24,7 +24,7 @@ from functools import partial
 
 from .model import DIMS, UNBOUNDED, NodeType, PodType
 
-__all__ = ["Packing", "ORDERINGS", "BASELINE", "first_fit", "dot_product", "run_all"]
+__all__ = ["Packing", "ORDERINGS", "BASELINE", "ffd_order", "first_fit", "dot_product", "run_all"]
 
 
 @dataclass
@@ -160,6 +160,33 @@ ORDERINGS: dict[str, Callable[[PodType, tuple[float, ...]], float]] = {
 BASELINE = "ffd-sum"
 
 
+def ffd_order(
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    key: str,
+    *,
+    constrained_first: bool = True,
+    template: NodeType | None = None,
+) -> list[int]:
+    """The order in which :func:`first_fit` places the pod types: decreasing size by ``key``
+    (ties by name); with ``constrained_first``, fewer eligible nodes first, then the types with an
+    anti-affinity group, a per-node cap or conflicts."""
+    ref = _reference(pods, [template] if template else pools)
+    size = ORDERINGS[key]
+
+    def eligible_nodes(p: PodType) -> int:
+        return sum(n.count for n in pools if p.allowed_on(n)) if template is None else 0
+
+    def order_key(t: int) -> tuple:
+        p = pods[t]
+        if constrained_first:
+            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts) else 1
+            return (eligible_nodes(p), constrained, -size(p, ref), p.name)
+        return (-size(p, ref), p.name)
+
+    return sorted(range(len(pods)), key=order_key)
+
+
 def first_fit(
     pods: Sequence[PodType],
     pools: Sequence[NodeType],
@@ -168,23 +195,14 @@ def first_fit(
     constrained_first: bool = True,
     template: NodeType | None = None,
     max_open: int = 0,
+    order: Sequence[int] | None = None,
 ) -> Packing:
-    ref = _reference(pods, [template] if template else pools)
+    """First fit of the pod types in :func:`ffd_order` (``order``, when given, is that order)."""
+    if order is None:
+        order = ffd_order(pods, pools, key, constrained_first=constrained_first, template=template)
     st = _State(pods, pools, template, max_open)
-    size = ORDERINGS[key]
-
-    def eligible_nodes(t: int) -> int:
-        return sum(n.count for n, ok in zip(st.pools, st.elig[t], strict=True) if ok) if template is None else 0
-
-    def order_key(t: int) -> tuple:
-        p = pods[t]
-        if constrained_first:
-            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts) else 1
-            return (eligible_nodes(t), constrained, -size(p, ref), p.name)
-        return (-size(p, ref), p.name)
-
     unplaced = [0] * len(pods)
-    _fill_in_order(st, sorted(range(len(pods)), key=order_key), unplaced)
+    _fill_in_order(st, order, unplaced)
     name = f"ffd-{key}" + ("" if constrained_first else "-plain")
     if not constrained_first and key == "sum":
         name = BASELINE
@@ -392,9 +410,14 @@ def run_all(
 
     baseline = first_fit(pods, pools, "sum", constrained_first=False, template=template, max_open=max_open)
     best = baseline
-    runs: list[Callable[[], Packing]] = [
-        partial(first_fit, pods, pools, k, template=template, max_open=max_open) for k in ORDERINGS
-    ]
+    # first fit in an order already tried places the same way: each order is run once
+    tried = [ffd_order(pods, pools, "sum", constrained_first=False, template=template)]
+    runs: list[Callable[[], Packing]] = []
+    for k in ORDERINGS:
+        order = ffd_order(pods, pools, k, template=template)
+        if order not in tried:
+            tried.append(order)
+            runs.append(partial(first_fit, pods, pools, k, template=template, max_open=max_open, order=order))
     if dot:
         runs.append(lambda: dot_product(pods, pools, template=template, max_open=max_open))
     for run in runs:
