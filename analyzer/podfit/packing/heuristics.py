@@ -61,7 +61,7 @@ class _State:
         self.fm: list[int] = []
         self.fp: list[int] = []
         self.fs: list[int] = []
-        self.groups: list[set[str]] = []
+        self.groups: dict[int, set[str]] = {}  # node → exclusive groups on it (nodes with any)
         self.content: list[dict[int, int]] = []
         if template is not None:
             self.pools = [template]
@@ -79,7 +79,6 @@ class _State:
         self.fm += [n.memory] * count
         self.fp += [n.pods] * count
         self.fs += [n.storage] * count
-        self.groups += [set() for _ in range(count)]
         self.content += [{} for _ in range(count)]
 
     def can_open(self) -> bool:
@@ -91,7 +90,7 @@ class _State:
         if not self.elig[t][self.pool[j]]:
             return 0
         g = p.exclusive_group
-        if g is not None and g in self.groups[j]:
+        if g is not None and g in self.groups.get(j, ()):
             return 0
         if self.conf[t] and any(self.content[j].get(u) for u in self.conf[t]):
             return 0
@@ -114,7 +113,7 @@ class _State:
         self.fp[j] -= k
         self.fs[j] -= p.storage * k
         if p.exclusive_group is not None:
-            self.groups[j].add(p.exclusive_group)
+            self.groups.setdefault(j, set()).add(p.exclusive_group)
         self.content[j][t] = self.content[j].get(t, 0) + k
 
     def result(self, name: str, unplaced: list[int]) -> Packing:
@@ -227,6 +226,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     groups: dict[str, np.ndarray] = {}
     where: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # type → (nodes, pods on each)
     elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
+    everywhere = [all(row) for row in st.elig]  # types every pool takes
     for t in order:
         p = pods[t]
         rem = p.count
@@ -240,7 +240,8 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         for d in (0, 1, 3):
             if demand[d]:
                 np.minimum(k, free[d, :n] // demand[d], out=k)
-        k[~elig[t][pool_of[:n]]] = 0
+        if not everywhere[t]:
+            k[~elig[t][pool_of[:n]]] = 0
         if p.exclusive_group is not None and p.exclusive_group in groups:
             k[groups[p.exclusive_group][:n]] = 0
         for u in st.conf[t]:
@@ -249,9 +250,18 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         if cap is not None:
             np.minimum(k, cap, out=k)
         np.maximum(k, 0, out=k)
-        before = np.cumsum(k) - k  # pods the earlier nodes take
-        take = np.clip(rem - before, 0, k)
-        rem -= int(take.sum())
+        # the nodes in order take all they can until the type's pods run out
+        upto = np.cumsum(k)
+        if n == 0 or upto[-1] <= rem:
+            nodes = np.flatnonzero(k)
+            counts = k[nodes]
+            rem -= int(upto[-1]) if n else 0
+        else:
+            last = int(np.searchsorted(upto, rem))  # the first node by which they all have room
+            nodes = np.flatnonzero(k[: last + 1])
+            counts = k[nodes]
+            counts[-1] -= int(upto[last]) - rem
+            rem = 0
         if rem > 0 and tmpl is not None and n < st.max_open:
             # new template nodes: each empty one takes the same number
             fresh = min([tmpl.pods, *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d])])
@@ -260,7 +270,6 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
                 # opens none when the last node is such an empty one); later types may use it
                 if n == 0 or free[2, n - 1] < tmpl.pods:  # the last node holds pods
                     free[:, n] = [tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage]
-                    take = np.concatenate([take, np.zeros(1, dtype=np.int64)])
                     n += 1
             else:
                 fresh = min(fresh, cap) if cap is not None else fresh
@@ -268,11 +277,10 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
                 free[:, n : n + more] = np.array([tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage])[:, None]
                 extra = np.full(more, fresh, dtype=np.int64)
                 extra[-1] = min(fresh, rem - fresh * (more - 1))
-                take = np.concatenate([take, extra])
+                nodes = np.concatenate([nodes, np.arange(n, n + more)])
+                counts = np.concatenate([counts, extra])
                 n += more
                 rem -= int(extra.sum())
-        nodes = np.flatnonzero(take)
-        counts = take[nodes]
         where[t] = (nodes, counts)
         for d in (0, 1, 3):
             if demand[d]:
@@ -288,8 +296,9 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     for t, (nodes, counts) in where.items():
         for j, k in zip(nodes.tolist(), counts.tolist(), strict=True):
             st.content[j][t] = k
-            if pods[t].exclusive_group is not None:
-                st.groups[j].add(pods[t].exclusive_group)
+            g = pods[t].exclusive_group
+            if g is not None:
+                st.groups.setdefault(j, set()).add(g)
 
 
 def dot_product(
