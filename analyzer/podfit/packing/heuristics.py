@@ -257,7 +257,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             counts = k[nodes]
             rem -= int(upto[-1]) if n else 0
         else:
-            last = int(np.searchsorted(upto, rem))  # the first node by which they all have room
+            last = int(np.searchsorted(upto, rem))  # the node where the running room reaches the pods
             nodes = np.flatnonzero(k[: last + 1])
             counts = k[nodes]
             counts[-1] -= int(upto[last]) - rem
