@@ -7,9 +7,18 @@ with one pool of NODES nodes of VM class bench-16x64 (16 CPUs, 64 GiB, the class
 then runs, each RUNS times: `podfit pack` with --time-budget 0 (bounds and heuristics only), with
 the default budget (the pools' class searched), and with --classes all; and the same analysis
 in-process (`analyze_inputs`). Prints wall and CPU (user + sys) seconds, the load average, the
-answer, the least node count of the pool's class against first-fit-decreasing's. The target (issue
-15): an answer with bounds in under 1 s wall on a quiet 2-core machine; CPU time is the figure to
-compare on a loaded one.
+answer, the least node count of the pool's class against first-fit-decreasing's, and per case the
+best of the runs. The target (issue 15): an answer with bounds in under 1 s wall on a quiet 2-core
+machine; CPU time is the figure to compare on a loaded one.
+
+With PYTHONDONTWRITEBYTECODE set (as in the project's sandboxes) every CLI run compiles podfit's
+modules from source, about 0.1 s CPU that an installed podfit (with its bytecode) does not pay;
+the header says when that is so.
+
+Measured (10,000 pods, --time-budget 0, JSON output; best of 10 interleaved runs, load average
+about 1.9, bytecode not written): before 0.89 s wall / 0.89 s CPU (median 0.99 / 0.99), after
+0.49 s wall / 0.52 s CPU (median 0.57 / 0.58); the same answer byte for byte (549 nodes of
+bench-16x64, lower bound 491; 814,341m CPU stranded). See docs/packing.md for the other rows.
 """
 
 from __future__ import annotations
@@ -122,19 +131,26 @@ def main() -> int:
             f"# {args.pods} pods, {args.types} types, {args.nodes} × bench-16x64; "
             f"first-fit-decreasing (sum) needs {ffd.used_nodes} nodes (no overhead)"
         )
+        if sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            print("# PYTHONDONTWRITEBYTECODE is set: each CLI run compiles podfit's modules (≈ 0.1 s CPU)")
         cases = [
             ("cli --time-budget 0", ["--time-budget", "0"], 0.0, ["bench-16x64"]),
             ("cli (default 10s)", [], 10.0, ["bench-16x64"]),
             ("cli --classes all", ["--classes", "all"], 10.0, None),
         ]
         for label, extra, budget, search in cases:
+            walls, cpus = [], []
             for run in range(args.runs):
                 wall, cpu, d_ = cli([manifest, "--platform", platform, *extra])
+                walls.append(wall)
+                cpus.append(cpu)
                 mn = d_["min_nodes_detail"]["bench-16x64"]
                 print(
                     f"{label:<22} run {run + 1}: wall {wall:6.2f} s  cpu {cpu:6.2f} s  load {os.getloadavg()[0]:5.2f}  "
-                    f"fits={d_['feasible']} proof={d_['proof']}  least bench-16x64={mn['nodes']} (≥ {mn['lower_bound']})"
+                    f"fits={d_['feasible']} proof={d_['proof']}  least bench-16x64={mn['nodes']} (≥ {mn['lower_bound']})  "
+                    f"stranded {d_['stranded']['cpu']}m CPU"
                 )
+            print(f"{label:<22} best  : wall {min(walls):6.2f} s  cpu {min(cpus):6.2f} s")
             wall, cpu, a = in_process(manifest, platform, budget, search)
             m = a.min_nodes["bench-16x64"]
             print(

@@ -7,7 +7,7 @@ import random
 import time
 
 from podfit.packing import GI, MI, NodeType, PodType, dff_bound, l2_bound, lns, lower_bound, min_nodes
-from podfit.packing.bounds import dff_value
+from podfit.packing.bounds import DFF_KS, dff_value
 from test_packing import brute_force_fits, random_instance
 
 # The searches below settle their instances in well under a second; the deadline is only a guard
@@ -92,6 +92,33 @@ def test_dff_bound_never_exceeds_the_optimum_on_random_instances():
         opt = opt_bins(sizes, cap)
         assert dff_bound(items.items(), cap) <= opt, (sizes, cap)
         assert l2_bound(items.items(), cap) <= opt, (sizes, cap)
+
+
+def l2_by_definition(items: list[tuple[int, int]], capacity: int) -> int:
+    """Martello–Toth L2 as defined: for each k in {0} ∪ {sizes ≤ C/2}, every item sorted into J1, J2, J3."""
+    items = [(w, n) for w, n in items if n > 0 and w > 0]
+    best = 0
+    for k in {0} | {w for w, _ in items if 2 * w <= capacity}:
+        j1 = sum(n for w, n in items if w > capacity - k)
+        j2 = [(w, n) for w, n in items if capacity - k >= w and 2 * w > capacity]
+        s3 = sum(w * n for w, n in items if 2 * w <= capacity and w >= k)
+        rest = s3 - sum(n * (capacity - w) for w, n in j2)
+        best = max(best, j1 + sum(n for _, n in j2) + max(0, -(-rest // capacity)))
+    return best
+
+
+def test_l2_and_dff_bounds_agree_with_their_definitions():
+    rng = random.Random(17)
+    for _ in range(2000):
+        cap = rng.choice([10, 16, 100, 15_750, rng.randint(1, 10**6)])
+        items = [(rng.randint(0, cap), rng.randint(0, 50)) for _ in range(rng.randint(0, 25))]
+        if rng.random() < 0.3:  # sizes at the edges: half, just above half, the whole node
+            items += [(cap // 2, 3), (cap - cap // 2, 2), (cap, 1), (cap // 2 + 1, 4)]
+        assert l2_bound(items, cap) == l2_by_definition(items, cap), (items, cap)
+        by_def = max(
+            [-(-sum(n * dff_value(w, cap, k) for w, n in items if n > 0 and w > 0) // (k * cap)) for k in DFF_KS]
+        )
+        assert dff_bound(items, cap) == by_def, (items, cap)
 
 
 def test_node_lower_bound_never_exceeds_the_multi_dimensional_optimum():

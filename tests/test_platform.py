@@ -57,3 +57,52 @@ def test_custom_vm_class_overrides_default():
         "p",
     )
     assert p.vm_class("best-effort-large").cpus == 6 and p.vm_class("best-effort-small").cpus == 2
+
+
+def _profiles():
+    return sorted(ROOT.glob("testdata/**/platform*.yaml")) + sorted(ROOT.glob("testdata/platforms/*.yaml"))
+
+
+def test_schema_check_agrees_with_jsonschema_on_every_profile_and_broken_copies():
+    """A profile jsonschema-rs finds valid is one jsonschema finds valid (the fast check decides
+    alone only then), on the repo's profiles and copies broken in ways the schema forbids."""
+    import copy
+
+    import jsonschema
+
+    from podfit.paths import load_schema
+    from podfit.platform import _schema_errors
+    from podfit.yamlio import iter_documents
+
+    slow = jsonschema.Draft202012Validator(load_schema("platform.schema.json"))
+    docs = []
+    for path in _profiles():
+        for d in iter_documents(path.read_text()):
+            doc = d.data
+            if isinstance(doc, dict) and doc.get("kind") == "Platform":
+                docs.append(doc)
+                for key, value in (("count", -1), ("count", "two"), ("vmClass", 3), ("extra", 1)):
+                    broken = copy.deepcopy(doc)
+                    for pool in broken.get("spec", {}).get("nodePools") or []:
+                        pool[key] = value
+                    docs.append(broken)
+                bad_version = copy.deepcopy(doc)
+                bad_version.setdefault("spec", {})["kubernetesVersion"] = "2.0"
+                docs.append(bad_version)
+    assert len(docs) > 40
+    assert sum(slow.is_valid(d) for d in docs) > 10 and sum(not slow.is_valid(d) for d in docs) > 10
+    for d in docs:
+        assert (not _schema_errors(d)) == slow.is_valid(d)
+
+
+def test_a_valid_profile_is_checked_without_importing_jsonschema():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from podfit.platform import parse_platform; "
+        f"parse_platform(open({str(ROOT / 'testdata/platforms/study-4-hosts.yaml')!r}).read(), 'p'); "
+        "print('jsonschema' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -247,12 +247,28 @@ def _line_for(doc: Any, path: Sequence[Any]) -> int:
     return line
 
 
+def _schema_errors(doc: Mapping[str, Any]) -> list[Any]:
+    """The profile's schema errors (jsonschema's, in path order); none for a valid profile.
+
+    jsonschema-rs says whether the profile is valid (about 35 ms to import, against 70–110 ms for
+    jsonschema); only an invalid or unusual profile imports jsonschema for its messages."""
+    import jsonschema_rs
+
+    schema = load_schema("platform.schema.json")
+    try:
+        if jsonschema_rs.Draft202012Validator(schema).is_valid(doc):
+            return []
+    except (ValueError, TypeError):  # a value JSON has no type for: jsonschema says what it is
+        pass
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    return sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+
+
 def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     """Validate a parsed profile document and build the :class:`Platform`. Raises PlatformError."""
-    import jsonschema  # only when there is a file to validate (40 ms to import)
-
-    validator = jsonschema.Draft202012Validator(load_schema("platform.schema.json"))
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    errors = _schema_errors(doc)
     if errors:
         messages = []
         for e in errors:

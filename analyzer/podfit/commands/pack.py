@@ -327,18 +327,21 @@ def command(
         finally:
             clear_status()
         fits = fits and bool(analysis.fit.feasible) and not inputs.unknown
-        measured = {"measured": measured_json(inputs, facts.usage)} if facts.usage is not None else {}
-        out.append({"cluster": scope.name, **to_json(analysis), **measured, "scheduling": scheduling_json(inputs)})
-        if fmt == "html":
+        # only the chosen format is rendered (10,000 pods make each rendering take a while)
+        if fmt == "json":
+            measured = {"measured": measured_json(inputs, facts.usage)} if facts.usage is not None else {}
+            out.append({"cluster": scope.name, **to_json(analysis), **measured, "scheduling": scheduling_json(inputs)})
+        elif fmt == "html":
             from ..visuals import packing_picture
 
             pictures.append(packing_picture(inputs, analysis, scope.name if several else ""))
-        text.append(to_text(analysis))
-        if facts.usage is not None:
-            text.append(measured_text(inputs, facts.usage))
-        text.append("".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs)))
-        if several:
-            text.append("\n")
+        else:
+            text.append(to_text(analysis))
+            if facts.usage is not None:
+                text.append(measured_text(inputs, facts.usage))
+            text.append("".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs)))
+            if several:
+                text.append("\n")
     if fmt == "html":
         from ..formats.html import pack_page
 

@@ -16,6 +16,7 @@ checks per set of eligible pools (a Hall-type condition) and per-pool bounds.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -48,22 +49,26 @@ def l2_bound(items: Iterable[tuple[int, int]], capacity: int) -> int:
 
     For each k in {0} ∪ {sizes ≤ C/2}: J1 = sizes > C − k, J2 = C − k ≥ size > C/2,
     J3 = C/2 ≥ size ≥ k; L(k) = |J1| + |J2| + max(0, ⌈(Σ J3 − (|J2|·C − Σ J2)) / C⌉).
+    Each k takes three binary searches over the sizes in order, with running sums of the counts
+    and of size × count.
     """
-    items = [(w, n) for w, n in items if n > 0 and w > 0]
+    items = sorted((w, n) for w, n in items if n > 0 and w > 0)
     if not items or capacity <= 0:
         return 0
-    ks = {0} | {w for w, _ in items if 2 * w <= capacity}
+    sizes = [w for w, _ in items]
+    count_upto = [0]  # count_upto[i]: pods of the i smallest sizes
+    sum_upto = [0]  # sum_upto[i]: their total size
+    for w, n in items:
+        count_upto.append(count_upto[-1] + n)
+        sum_upto.append(sum_upto[-1] + w * n)
+    half = bisect_right(sizes, capacity // 2)  # sizes[:half] are ≤ C/2, the rest > C/2
     best = 0
-    for k in ks:
-        n1 = n2 = s2 = s3 = 0
-        for w, n in items:
-            if w > capacity - k:
-                n1 += n
-            elif 2 * w > capacity:
-                n2 += n
-                s2 += w * n
-            elif w >= k:
-                s3 += w * n
+    for k in {0} | {w for w in sizes[:half]}:
+        big = bisect_right(sizes, capacity - k)  # sizes[big:] are > C − k (J1)
+        n1 = count_upto[-1] - count_upto[big]
+        n2 = count_upto[big] - count_upto[half]  # C − k ≥ size > C/2 (J2)
+        s2 = sum_upto[big] - sum_upto[half]
+        s3 = sum_upto[half] - sum_upto[bisect_left(sizes, k)]  # C/2 ≥ size ≥ k (J3)
         rest = s3 - (n2 * capacity - s2)
         best = max(best, n1 + n2 + (ceil_div(rest, capacity) if rest > 0 else 0))
     return best
@@ -87,12 +92,18 @@ def dff_value(size: int, capacity: int, k: int) -> int:
 
 def dff_bound(items: Iterable[tuple[int, int]], capacity: int, ks: Iterable[int] = DFF_KS) -> int:
     """max over k of ⌈Σ count · u^(k)(size / C)⌉ (exact integer arithmetic); sizes ≤ capacity."""
-    items = [(w, n) for w, n in items if n > 0 and w > 0]
-    if not items or capacity <= 0:
+    merged: dict[int, int] = {}
+    for w, n in items:
+        if n > 0 and w > 0:
+            merged[w] = merged.get(w, 0) + n
+    if not merged or capacity <= 0:
         return 0
     best = 0
     for k in ks:
-        total = sum(n * dff_value(w, capacity, k) for w, n in items)
+        total = 0
+        for w, n in merged.items():  # dff_value inlined: this runs for every size and every k
+            x = (k + 1) * w
+            total += n * (k * w if x % capacity == 0 else capacity * (x // capacity))
         best = max(best, ceil_div(total, k * capacity))
     return best
 

@@ -8,7 +8,7 @@ import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from . import exact, lns
@@ -180,13 +180,26 @@ MAX_MIN_NODES = 20_000  # beyond this, min_nodes reports nothing rather than sea
 
 
 def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
-    return tuple(dataclasses.replace(p, node_selector=(), pools=None) for p in pods if p.count > 0)
+    return tuple(
+        p if not p.node_selector and p.pools is None else dataclasses.replace(p, node_selector=(), pools=None)
+        for p in pods
+        if p.count > 0
+    )
 
 
 @dataclass(frozen=True)
 class MinNodesResult:
+    """The least count found, and the placement on that many nodes (built when asked for)."""
+
     summary: MinNodes
-    nodes: tuple[NodeResult, ...]
+    _packing: Packing | None = field(default=None, repr=False, compare=False)
+    _pods: tuple[PodType, ...] = field(default=(), repr=False, compare=False)
+
+    @cached_property
+    def nodes(self) -> tuple[NodeResult, ...]:
+        if self._packing is None:
+            return ()
+        return to_nodes(self._packing, self._pods, [self.summary.node_type], skip_empty=True)
 
 
 def min_nodes(
@@ -214,7 +227,7 @@ def min_nodes(
         return None
     total = sum(p.count for p in pods)
     if total == 0:
-        return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl), ())
+        return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl))
     if not search:  # bounds only: the lower bound and first-fit-decreasing's count
         time_budget = 0
     heuristics_until = start + max(time_budget / 4, HEURISTIC_MIN_TIME) if search else start
@@ -244,8 +257,7 @@ def min_nodes(
             pods, tmpl, upper, lb, deadline - time.monotonic(), workers=workers, hint_content=packing.content
         )
         packing, upper, lb, method = _take_min(res, packing, upper, lb, method, len(pods))
-    nodes = to_nodes(packing, pods, [tmpl], skip_empty=True)
-    return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), nodes)
+    return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), packing, pods)
 
 
 def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
@@ -465,14 +477,15 @@ def analyze(
         dataclasses.replace(d, node_selector=(), pools=None) for d in daemons_for_min_nodes(daemons, pods, pools)
     ]
     searched = [c for c in cands if search is None or c.name in search]
+    relaxed = _relax_selectors(pods)  # every class's nodes are taken to suit every pod
     for c in sorted(cands, key=lambda c: c in searched):  # bounds first: the search takes what is left
         left = max(time_budget - (time.monotonic() - start), 0.0)
         t = node_type(c.name, c, 1, overhead=overhead, daemons=landing, max_pods=max_pods)
         if c in searched:
             share = left / (len(searched) - searched.index(c))
-            r = min_nodes(pods, t, share, workers=workers)
+            r = min_nodes(relaxed, t, share, workers=workers)
         else:
-            r = min_nodes(pods, t, 0, workers=workers, search=False)
+            r = min_nodes(relaxed, t, 0, workers=workers, search=False)
         if r is not None:
             least[c.name] = r.summary
     least = {c.name: least[c.name] for c in cands if c.name in least}  # the catalogue's order

@@ -24,7 +24,7 @@ from functools import partial
 
 from .model import DIMS, UNBOUNDED, NodeType, PodType
 
-__all__ = ["Packing", "ORDERINGS", "BASELINE", "first_fit", "dot_product", "run_all"]
+__all__ = ["Packing", "ORDERINGS", "BASELINE", "ffd_order", "first_fit", "dot_product", "run_all"]
 
 
 @dataclass
@@ -61,26 +61,25 @@ class _State:
         self.fm: list[int] = []
         self.fp: list[int] = []
         self.fs: list[int] = []
-        self.groups: list[set[str]] = []
+        self.groups: dict[int, set[str]] = {}  # node → exclusive groups on it (nodes with any)
         self.content: list[dict[int, int]] = []
         if template is not None:
             self.pools = [template]
         else:
             for i, n in enumerate(pools):
-                for _ in range(n.count):
-                    self._add(i)
+                self._add(i, n.count)
         self.elig = [[p.allowed_on(n) for n in self.pools] for p in pods]
         self.conf = conflict_indices(pods)
 
-    def _add(self, pool: int) -> None:
+    def _add(self, pool: int, count: int = 1) -> None:
+        """``count`` empty nodes of pool ``pool``."""
         n = self.pools[pool]
-        self.pool.append(pool)
-        self.fc.append(n.cpu)
-        self.fm.append(n.memory)
-        self.fp.append(n.pods)
-        self.fs.append(n.storage)
-        self.groups.append(set())
-        self.content.append({})
+        self.pool += [pool] * count
+        self.fc += [n.cpu] * count
+        self.fm += [n.memory] * count
+        self.fp += [n.pods] * count
+        self.fs += [n.storage] * count
+        self.content += [{} for _ in range(count)]
 
     def can_open(self) -> bool:
         return self.template is not None and len(self.pool) < self.max_open
@@ -91,7 +90,7 @@ class _State:
         if not self.elig[t][self.pool[j]]:
             return 0
         g = p.exclusive_group
-        if g is not None and g in self.groups[j]:
+        if g is not None and g in self.groups.get(j, ()):
             return 0
         if self.conf[t] and any(self.content[j].get(u) for u in self.conf[t]):
             return 0
@@ -114,7 +113,7 @@ class _State:
         self.fp[j] -= k
         self.fs[j] -= p.storage * k
         if p.exclusive_group is not None:
-            self.groups[j].add(p.exclusive_group)
+            self.groups.setdefault(j, set()).add(p.exclusive_group)
         self.content[j][t] = self.content[j].get(t, 0) + k
 
     def result(self, name: str, unplaced: list[int]) -> Packing:
@@ -160,6 +159,33 @@ ORDERINGS: dict[str, Callable[[PodType, tuple[float, ...]], float]] = {
 BASELINE = "ffd-sum"
 
 
+def ffd_order(
+    pods: Sequence[PodType],
+    pools: Sequence[NodeType],
+    key: str,
+    *,
+    constrained_first: bool = True,
+    template: NodeType | None = None,
+) -> list[int]:
+    """The order in which :func:`first_fit` places the pod types: decreasing size by ``key``
+    (ties by name); with ``constrained_first``, fewer eligible nodes first, then the types with an
+    anti-affinity group, a per-node cap or conflicts."""
+    ref = _reference(pods, [template] if template else pools)
+    size = ORDERINGS[key]
+
+    def eligible_nodes(p: PodType) -> int:
+        return sum(n.count for n in pools if p.allowed_on(n)) if template is None else 0
+
+    def order_key(t: int) -> tuple:
+        p = pods[t]
+        if constrained_first:
+            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts) else 1
+            return (eligible_nodes(p), constrained, -size(p, ref), p.name)
+        return (-size(p, ref), p.name)
+
+    return sorted(range(len(pods)), key=order_key)
+
+
 def first_fit(
     pods: Sequence[PodType],
     pools: Sequence[NodeType],
@@ -168,23 +194,14 @@ def first_fit(
     constrained_first: bool = True,
     template: NodeType | None = None,
     max_open: int = 0,
+    order: Sequence[int] | None = None,
 ) -> Packing:
-    ref = _reference(pods, [template] if template else pools)
+    """First fit of the pod types in :func:`ffd_order` (``order``, when given, is that order)."""
+    if order is None:
+        order = ffd_order(pods, pools, key, constrained_first=constrained_first, template=template)
     st = _State(pods, pools, template, max_open)
-    size = ORDERINGS[key]
-
-    def eligible_nodes(t: int) -> int:
-        return sum(n.count for n, ok in zip(st.pools, st.elig[t], strict=True) if ok) if template is None else 0
-
-    def order_key(t: int) -> tuple:
-        p = pods[t]
-        if constrained_first:
-            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts) else 1
-            return (eligible_nodes(t), constrained, -size(p, ref), p.name)
-        return (-size(p, ref), p.name)
-
     unplaced = [0] * len(pods)
-    _fill_in_order(st, sorted(range(len(pods)), key=order_key), unplaced)
+    _fill_in_order(st, order, unplaced)
     name = f"ffd-{key}" + ("" if constrained_first else "-plain")
     if not constrained_first and key == "sum":
         name = BASELINE
@@ -209,6 +226,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     groups: dict[str, np.ndarray] = {}
     where: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # type → (nodes, pods on each)
     elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
+    everywhere = [all(row) for row in st.elig]  # types every pool takes
     for t in order:
         p = pods[t]
         rem = p.count
@@ -222,7 +240,8 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         for d in (0, 1, 3):
             if demand[d]:
                 np.minimum(k, free[d, :n] // demand[d], out=k)
-        k[~elig[t][pool_of[:n]]] = 0
+        if not everywhere[t]:
+            k[~elig[t][pool_of[:n]]] = 0
         if p.exclusive_group is not None and p.exclusive_group in groups:
             k[groups[p.exclusive_group][:n]] = 0
         for u in st.conf[t]:
@@ -231,9 +250,18 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         if cap is not None:
             np.minimum(k, cap, out=k)
         np.maximum(k, 0, out=k)
-        before = np.cumsum(k) - k  # pods the earlier nodes take
-        take = np.clip(rem - before, 0, k)
-        rem -= int(take.sum())
+        # the nodes in order take all they can until the type's pods run out
+        upto = np.cumsum(k)
+        if n == 0 or upto[-1] <= rem:
+            nodes = np.flatnonzero(k)
+            counts = k[nodes]
+            rem -= int(upto[-1]) if n else 0
+        else:
+            last = int(np.searchsorted(upto, rem))  # the node where the running room reaches the pods
+            nodes = np.flatnonzero(k[: last + 1])
+            counts = k[nodes]
+            counts[-1] -= int(upto[last]) - rem
+            rem = 0
         if rem > 0 and tmpl is not None and n < st.max_open:
             # new template nodes: each empty one takes the same number
             fresh = min([tmpl.pods, *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d])])
@@ -242,7 +270,6 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
                 # opens none when the last node is such an empty one); later types may use it
                 if n == 0 or free[2, n - 1] < tmpl.pods:  # the last node holds pods
                     free[:, n] = [tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage]
-                    take = np.concatenate([take, np.zeros(1, dtype=np.int64)])
                     n += 1
             else:
                 fresh = min(fresh, cap) if cap is not None else fresh
@@ -250,11 +277,10 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
                 free[:, n : n + more] = np.array([tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage])[:, None]
                 extra = np.full(more, fresh, dtype=np.int64)
                 extra[-1] = min(fresh, rem - fresh * (more - 1))
-                take = np.concatenate([take, extra])
+                nodes = np.concatenate([nodes, np.arange(n, n + more)])
+                counts = np.concatenate([counts, extra])
                 n += more
                 rem -= int(extra.sum())
-        nodes = np.flatnonzero(take)
-        counts = take[nodes]
         where[t] = (nodes, counts)
         for d in (0, 1, 3):
             if demand[d]:
@@ -265,66 +291,118 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             present[nodes] = True
         unplaced[t] = rem
     # back to the state's per-node lists
-    while len(st.pool) < n:
-        st._add(0)
+    st._add(0, n - len(st.pool))
     st.fc, st.fm, st.fp, st.fs = (free[d, :n].tolist() for d in range(4))
     for t, (nodes, counts) in where.items():
         for j, k in zip(nodes.tolist(), counts.tolist(), strict=True):
             st.content[j][t] = k
-            if pods[t].exclusive_group is not None:
-                st.groups[j].add(pods[t].exclusive_group)
+            g = pods[t].exclusive_group
+            if g is not None:
+                st.groups.setdefault(j, set()).add(g)
 
 
 def dot_product(
     pods: Sequence[PodType], pools: Sequence[NodeType], *, template: NodeType | None = None, max_open: int = 0
 ) -> Packing:
-    """Node-centric dot-product heuristic (one pod at a time; uses numpy for the scores)."""
+    """Node-centric dot-product heuristic: each node in turn takes, one pod at a time, the fitting
+    pod with the largest score (normalised demand · normalised free capacity; ties to the first type).
+
+    Placing a pod of a type outside exclusive groups changes, for the choices that follow on the
+    node, only its free capacity (and rules out the types in conflict with it), so after such a type
+    is chosen the choices that would follow are computed at once for every further pod of that type
+    the node could take; its run ends where another type would win. The scores are summed per
+    dimension in a fixed order, elementwise, so a choice never depends on how many are computed
+    together (nor on the BLAS build). The result is that of choosing one pod at a time."""
     import numpy as np
 
     ref = np.array(_reference(pods, [template] if template else pools), dtype=float)
     st = _State(pods, pools, template, max_open)
-    demand = np.array([p.demand for p in pods], dtype=np.int64).reshape(len(pods), 4)
+    n_types = len(pods)
+    demand = np.array([p.demand for p in pods], dtype=np.int64).reshape(n_types, 4)
     norm = demand / ref
+    dims = [d for d in range(4) if norm[:, d].any()]
+
+    def score(free: np.ndarray) -> np.ndarray:
+        """Scores of every type for each row of free capacities (rows × 4 → rows × types), summed
+        per dimension in a fixed order (elementwise, so every row's score is computed alike)."""
+        share = free / ref
+        out = np.zeros((len(free), n_types))
+        for d in dims:
+            out += share[:, d : d + 1] * norm[:, d]
+        return out
+
     rem = np.array([p.count for p in pods], dtype=np.int64)
-    elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
+    elig = np.array(st.elig, dtype=bool).reshape(n_types, len(st.pools))
     caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
     group_ids: dict[str, int] = {}
     gid = np.array(
         [group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1 for p in pods],
         dtype=np.int64,
     )
-    conflicted = [t for t in range(len(pods)) if st.conf[t]]
+    # Per pool, the runs (type, pods) of the last node computed. Every node starts empty, so a node
+    # of the same pool starts from the same free capacity and the same choices, among the types
+    # left, which are a subset of the types then left: as long as each type of those runs still has
+    # the pods they took, every choice is the same (the winner is still there; dropping a type that
+    # did not win changes no choice), and the node is filled the same way without computing it.
+    last: dict[int, list[tuple[int, int]]] = {}
     j = 0
     while rem.any():
         if j == len(st.pool):
             if not st.can_open():
                 break
             st._add(0)
+        pattern = last.get(st.pool[j])
+        if pattern is not None and all(rem[t] >= k for t, k in _totals(pattern).items()):
+            for t, k in pattern:
+                st.place(t, j, k)
+                rem[t] -= k
+            j += 1
+            continue
+        runs: list[tuple[int, int]] = []
         free = np.array([st.fc[j], st.fm[j], st.fp[j], st.fs[j]], dtype=np.int64)
-        placed_here = np.zeros(len(pods), dtype=np.int64)
-        used_groups: set[int] = set()
-        base = (rem > 0) & elig[:, st.pool[j]]
+        placed_here = np.zeros(n_types, dtype=np.int64)
+        allowed = (rem > 0) & elig[:, st.pool[j]]  # types not excluded on this node so far
         while True:
-            ok = base & (rem > 0) & (demand <= free).all(axis=1) & (placed_here < caps)
-            if used_groups:
-                ok &= ~np.isin(gid, list(used_groups))
-            for t in conflicted:
-                if ok[t] and any(placed_here[u] for u in st.conf[t]):
-                    ok[t] = False
+            ok = allowed & (rem > 0) & (placed_here < caps) & (demand <= free).all(axis=1)
             if not ok.any():
                 break
-            score = np.where(ok, norm @ (free / ref), -1.0)
-            t = int(np.argmax(score))
-            st.place(t, j, 1)
-            free -= demand[t]
-            rem[t] -= 1
-            placed_here[t] += 1
+            t = int(np.argmax(np.where(ok, score(free[None, :])[0], -1.0)))
+            # further pods of type t the node could take, and whether t would be chosen for them
+            k = min(int(rem[t]), int(caps[t] - placed_here[t]))
+            for d in range(4):
+                if demand[t, d]:
+                    k = min(k, int(free[d] // demand[t, d]))
+            run = 1
             if gid[t] >= 0:
-                used_groups.add(int(gid[t]))
+                allowed &= gid != gid[t]  # the group's other pods may not join it on this node
+            elif k > 1:
+                rest = ok.copy()
+                rest[list(st.conf[t])] = False
+                frees = free - np.arange(1, k, dtype=np.int64)[:, None] * demand[t]
+                fit = (demand[None, :, :] <= frees[:, None, :]).all(axis=2) & rest
+                best = np.where(fit, score(frees), -1.0).argmax(axis=1)
+                other = np.flatnonzero(best != t)
+                run += int(other[0]) if len(other) else k - 1
+            st.place(t, j, run)
+            runs.append((t, run))
+            free -= demand[t] * run
+            rem[t] -= run
+            placed_here[t] += run
+            if st.conf[t]:
+                allowed[list(st.conf[t])] = False
         if template is not None and not st.content[j]:
             break  # a fresh node took nothing: the rest never fits
+        if runs:
+            last[st.pool[j]] = runs
         j += 1
     return st.result("dot-product", [int(r) for r in rem])
+
+
+def _totals(runs: Sequence[tuple[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for t, k in runs:
+        out[t] = out.get(t, 0) + k
+    return out
 
 
 def run_all(
@@ -341,9 +419,14 @@ def run_all(
 
     baseline = first_fit(pods, pools, "sum", constrained_first=False, template=template, max_open=max_open)
     best = baseline
-    runs: list[Callable[[], Packing]] = [
-        partial(first_fit, pods, pools, k, template=template, max_open=max_open) for k in ORDERINGS
-    ]
+    # first fit in an order already tried places the same way: each order is run once
+    tried = [ffd_order(pods, pools, "sum", constrained_first=False, template=template)]
+    runs: list[Callable[[], Packing]] = []
+    for k in ORDERINGS:
+        order = ffd_order(pods, pools, k, template=template)
+        if order not in tried:
+            tried.append(order)
+            runs.append(partial(first_fit, pods, pools, k, template=template, max_open=max_open, order=order))
     if dot:
         runs.append(lambda: dot_product(pods, pools, template=template, max_open=max_open))
     for run in runs:

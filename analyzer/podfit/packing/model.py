@@ -247,7 +247,8 @@ class NodeResult:
 
     @property
     def free(self) -> Vec:
-        return tuple(a - u for a, u in zip(self.allocatable, self.used, strict=True))  # type: ignore[return-value]
+        a, u = self.allocatable, self.used
+        return (a[0] - u[0], a[1] - u[1], a[2] - u[2], a[3] - u[3])
 
     @property
     def name(self) -> str:
