@@ -10,6 +10,7 @@ Run it as root: ``PYTHONPATH=analyzer python -m podfit.throttle.calibrate``.
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import os
 import platform
@@ -37,6 +38,7 @@ __all__ = [
     "busy_ns",
     "other_load",
     "compare",
+    "p99_comparable",
     "table",
     "main",
 ]
@@ -44,47 +46,56 @@ __all__ = [
 _C_SOURCE = r"""
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <math.h>
 #include <stdint.h>
+#include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
-static double seconds, burst_mean, think_mean;
-static int fixed;
-static double *delays; /* wall time of a burst minus its CPU work: the time it waited */
+static double seconds, burst_mean, think_mean, start;
+static int fixed, ncpus;
+static double *delays; /* completion minus arrival minus CPU work: the time a burst waited */
 static long ndelays, maxdelays = 4000000;
 
 static double now_mono(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static double now_cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static double uni(uint64_t *s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return ((*s >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
 static double expo(uint64_t *s, double mean) { return -mean * log(uni(s)); }
+/* sleep until an absolute CLOCK_MONOTONIC time: the burst arrives then, whenever the thread gets to run */
+static void sleep_until(double t) {
+    struct timespec ts = { (time_t)t, (long)((t - (time_t)t) * 1e9) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) { }
+}
 
 static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 static void *worker(void *arg) {
-    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)((intptr_t)arg + 1);
-    double end = now_mono() + seconds;
-    if (think_mean > 0) { /* start at a random point of the sleep */
-        double d = fixed ? uni(&s) * think_mean : expo(&s, think_mean);
-        struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
-        nanosleep(&ts, NULL);
-    }
-    while (now_mono() < end) {
+    int id = (int)(intptr_t)arg;
+    /* thread i on CPU i mod C, as the model places it; wake-ups on time (no 50 us timer slack) */
+    cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(id % ncpus, &cs);
+    pthread_setaffinity_np(pthread_self(), sizeof cs, &cs);
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1);
+    double end = start + seconds, arrival = start;
+    if (think_mean > 0) /* the first burst arrives at a random point of a sleep */
+        arrival += fixed ? uni(&s) * think_mean : expo(&s, think_mean);
+    sleep_until(arrival);
+    if (think_mean <= 0) { while (now_mono() < end) { } return NULL; }
+    while (arrival < end) {
         double w = fixed ? burst_mean : expo(&s, burst_mean);
-        double t0 = now_mono();
         double stop = now_cpu() + w;
-        if (think_mean <= 0) { while (now_mono() < end) { } break; }
         while (now_cpu() < stop && now_mono() < end) { }
-        double t1 = now_mono();
-        if (t1 < end) {
-            long i = __sync_fetch_and_add(&ndelays, 1);
-            if (i < maxdelays) delays[i] = t1 - t0 - w;
-        }
-        double d = fixed ? think_mean : expo(&s, think_mean);
-        struct timespec ts = { (time_t)d, (long)((d - (time_t)d) * 1e9) };
-        nanosleep(&ts, NULL);
+        double done = now_mono();
+        if (done >= end) break;
+        long i = __sync_fetch_and_add(&ndelays, 1);
+        if (i < maxdelays) delays[i] = done - arrival - w;
+        /* sleep from the burst's completion, as the model's closed loop does */
+        arrival = done + (fixed ? think_mean : expo(&s, think_mean));
+        sleep_until(arrival);
     }
     return NULL;
 }
@@ -94,8 +105,10 @@ int main(int argc, char **argv) {
     int n = atoi(argv[1]);
     seconds = atof(argv[2]); burst_mean = atof(argv[3]) * 1e-6; think_mean = atof(argv[4]) * 1e-6;
     fixed = argc > 5;
+    ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
     delays = malloc(sizeof(double) * maxdelays);
     pthread_t *th = malloc(sizeof(pthread_t) * n);
+    start = now_mono() + 0.02; /* every thread's clock starts together, after they are all created */
     for (int i = 0; i < n; i++) pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
     for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
     struct rusage ru; getrusage(RUSAGE_SELF, &ru);
@@ -353,6 +366,7 @@ def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None,
             demand_millicores=cfg.demand_millicores,
             fixed_bursts=cfg.fixed,
             fixed_sleeps=cfg.fixed,
+            wake_spread=False,  # the program pins thread i to CPU i mod C
         ),
         pre_5_4_expiry=flags["pre_5_4_expiry"],
         account_empty_throttled=flags["account_empty_throttled"],
@@ -376,6 +390,17 @@ TOL_THROTTLED_MS = 2.0
 TOL_CPU_REL = 0.10
 TOL_P99_REL = 0.25  # burst-latency p99 within 25 % (or 1 ms)
 TOL_P99_MS = 1.0
+# A nearest-rank p99 of fewer bursts rests on a handful of samples (of 60 bursts: the largest, which
+# the run's first period decides); it is printed but not held to the target.
+P99_MIN_BURSTS = 500
+
+
+def p99_comparable(real: Measurement, model: Measurement) -> bool:
+    return (
+        real.p99_delay_ns is not None
+        and model.p99_delay_ns is not None
+        and min(real.bursts, model.bursts) >= P99_MIN_BURSTS
+    )
 
 
 def compare(real: Measurement, model: Measurement) -> list[str]:
@@ -391,7 +416,7 @@ def compare(real: Measurement, model: Measurement) -> list[str]:
     um = model.cpu_used_ns / 1e9 / model.seconds
     if abs(ur - um) > TOL_CPU_REL * max(ur, um, 0.05):
         problems.append(f"CPU used {ur:.3f}/s vs model {um:.3f}/s")
-    if real.p99_delay_ns is not None and model.p99_delay_ns is not None:
+    if real.p99_delay_ns is not None and model.p99_delay_ns is not None and p99_comparable(real, model):
         pr, pm = real.p99_delay_ns / 1e6, model.p99_delay_ns / 1e6
         if abs(pr - pm) > max(TOL_P99_MS, TOL_P99_REL * pr):
             problems.append(f"burst p99 wait {pr:.1f} ms vs model {pm:.1f}")
@@ -410,7 +435,8 @@ def _ms(ns: int | None) -> str:
 
 def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float] | None = None) -> str:
     """Kernel vs simulator per configuration: throttled periods, throttled time (summed over CPUs,
-    per period), CPU used; with the other load (CPUs busy outside the group) when measured."""
+    per period), CPU used, p99 wait (in parentheses: too few bursts to hold to the target); with the
+    other load (CPUs busy outside the group) when measured."""
     head = (
         "| config | threads | kernel nr_throttled/nr_periods | model | Δ nr_throttled "
         "| kernel throttled ms/period | model | Δ throttled | kernel CPU/s | model CPU/s "
@@ -421,18 +447,26 @@ def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float
         tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
         tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
         load = f"{loads[i]:.2f}" if loads is not None else "—"
+        p99r, p99m = _ms(real.p99_delay_ns), _ms(model.p99_delay_ns)
+        if real.p99_delay_ns is not None and not p99_comparable(real, model):
+            p99r, p99m = f"({p99r})", f"({p99m})"
         lines.append(
             f"| {cfg.name} | {cfg.threads} "
             f"| {real.nr_throttled}/{real.nr_periods} | {model.nr_throttled}/{model.nr_periods} "
             f"| {_dev(real.nr_throttled, model.nr_throttled)} "
             f"| {tr:.1f} | {tm:.1f} | {_dev(tr, tm)} "
             f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} "
-            f"| {_ms(real.p99_delay_ns)} | {_ms(model.p99_delay_ns)} | {load} |"
+            f"| {p99r} | {p99m} | {load} |"
         )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m podfit.throttle.calibrate", description=__doc__.splitlines()[0])
+    ap.add_argument("rows", nargs="*", help="run only the rows whose name contains one of these")
+    ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times")
+    args = ap.parse_args(argv)
+    configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
     try:
         cgroup_root()
     except CgroupUnavailable as e:
@@ -443,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
         exe = _compile(d)
-        for cfg in CONFIGS:
+        for cfg in (c for c in configs for _ in range(args.repeat)):
             before = busy_ns()
             real = measure(cfg, exe)
             loads.append(other_load(before, busy_ns(), real))
