@@ -35,6 +35,9 @@ __all__ = [
     "kernel_flags",
     "measure",
     "simulate_config",
+    "simulate_mean",
+    "mean",
+    "MODEL_SEEDS",
     "busy_ns",
     "other_load",
     "compare",
@@ -153,6 +156,32 @@ class Measurement:
     seconds: float
     p99_delay_ns: int | None = None  # p99 of the time a burst waited (bursty workloads)
     bursts: int = 0
+    runs: int = 1  # runs (kernel) or seeds (model) this is the mean of
+    nr_throttled_range: tuple[int, int] | None = None  # lowest and highest of the runs
+    throttled_ms_range: tuple[float, float] | None = None  # throttled ms per period, likewise
+
+    @property
+    def throttled_ms(self) -> float:
+        """Throttled time per period (ms, summed over CPUs)."""
+        return self.throttled_time_ns / max(1, self.nr_periods) / 1e6
+
+
+def mean(ms: list[Measurement]) -> Measurement:
+    """The mean of several runs of one row, with the range of its throttling figures."""
+    n = len(ms)
+    p99s = [m.p99_delay_ns for m in ms if m.p99_delay_ns is not None]
+    return Measurement(
+        nr_periods=round(sum(m.nr_periods for m in ms) / n),
+        nr_throttled=round(sum(m.nr_throttled for m in ms) / n),
+        throttled_time_ns=round(sum(m.throttled_time_ns for m in ms) / n),
+        cpu_used_ns=round(sum(m.cpu_used_ns for m in ms) / n),
+        seconds=sum(m.seconds for m in ms) / n,
+        p99_delay_ns=round(sum(p99s) / len(p99s)) if p99s else None,
+        bursts=min(m.bursts for m in ms),
+        runs=n,
+        nr_throttled_range=(min(m.nr_throttled for m in ms), max(m.nr_throttled for m in ms)),
+        throttled_ms_range=(min(m.throttled_ms for m in ms), max(m.throttled_ms for m in ms)),
+    )
 
 
 # The calibration table (`make calibrate`): CPU-bound and bursty, fixed and exponential sleeps,
@@ -349,6 +378,17 @@ def other_load(busy_before_ns: int, busy_after_ns: int, real: Measurement) -> fl
     return max(0.0, (busy_after_ns - busy_before_ns - real.cpu_used_ns) / 1e9 / real.seconds)
 
 
+# Seeds the model is run with per row: periodic workers and burst credit make a 3 s run's throttling
+# depend on the threads' phases (from 2 to 30 throttled periods of 30 across seeds for `1000m/4 fixed
+# 5ms`), so the row is compared with the model's mean.
+MODEL_SEEDS = 8
+
+
+def simulate_mean(cfg: Config, cpus: int | None = None, hz: int | None = None) -> Measurement:
+    """The model's mean over MODEL_SEEDS seeds."""
+    return mean([simulate_config(cfg, cpus, hz, seed) for seed in range(MODEL_SEEDS)])
+
+
 def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None, seed: int = 0) -> Measurement:
     flags = kernel_flags()
     sc = Scenario(
@@ -433,6 +473,20 @@ def _ms(ns: int | None) -> str:
     return "—" if ns is None else f"{ns / 1e6:.1f}"
 
 
+def _periods(m: Measurement) -> str:
+    out = f"{m.nr_throttled}/{m.nr_periods}"
+    if m.runs > 1 and m.nr_throttled_range is not None:
+        out += f" ({m.nr_throttled_range[0]}–{m.nr_throttled_range[1]})"
+    return out
+
+
+def _throttled(m: Measurement) -> str:
+    out = f"{m.throttled_ms:.1f}"
+    if m.runs > 1 and m.throttled_ms_range is not None:
+        out += f" ({m.throttled_ms_range[0]:.1f}–{m.throttled_ms_range[1]:.1f})"
+    return out
+
+
 def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float] | None = None) -> str:
     """Kernel vs simulator per configuration: throttled periods, throttled time (summed over CPUs,
     per period), CPU used, p99 wait (in parentheses: too few bursts to hold to the target); with the
@@ -444,17 +498,16 @@ def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float
     )
     lines = [head, "|" + "---|" * 13]
     for i, (cfg, real, model) in enumerate(rows):
-        tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
-        tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
+        tr, tm = real.throttled_ms, model.throttled_ms
         load = f"{loads[i]:.2f}" if loads is not None else "—"
         p99r, p99m = _ms(real.p99_delay_ns), _ms(model.p99_delay_ns)
         if real.p99_delay_ns is not None and not p99_comparable(real, model):
             p99r, p99m = f"({p99r})", f"({p99m})"
         lines.append(
             f"| {cfg.name} | {cfg.threads} "
-            f"| {real.nr_throttled}/{real.nr_periods} | {model.nr_throttled}/{model.nr_periods} "
+            f"| {_periods(real)} | {_periods(model)} "
             f"| {_dev(real.nr_throttled, model.nr_throttled)} "
-            f"| {tr:.1f} | {tm:.1f} | {_dev(tr, tm)} "
+            f"| {_throttled(real)} | {_throttled(model)} | {_dev(tr, tm)} "
             f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} "
             f"| {p99r} | {p99m} | {load} |"
         )
@@ -464,7 +517,7 @@ def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m podfit.throttle.calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("rows", nargs="*", help="run only the rows whose name contains one of these")
-    ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times")
+    ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times (the mean is compared)")
     args = ap.parse_args(argv)
     configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
     try:
@@ -477,11 +530,15 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
         exe = _compile(d)
-        for cfg in (c for c in configs for _ in range(args.repeat)):
-            before = busy_ns()
-            real = measure(cfg, exe)
-            loads.append(other_load(before, busy_ns(), real))
-            model = simulate_config(cfg)
+        for cfg in configs:
+            reals, load = [], 0.0
+            for _ in range(args.repeat):
+                before = busy_ns()
+                reals.append(measure(cfg, exe))
+                load = max(load, other_load(before, busy_ns(), reals[-1]))
+            real = mean(reals)
+            loads.append(load)
+            model = simulate_mean(cfg)
             rows.append((cfg, real, model))
             problems = compare(real, model)
             bad += bool(problems)
