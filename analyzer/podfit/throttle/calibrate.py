@@ -61,6 +61,7 @@ _C_SOURCE = r"""
 
 static double seconds, burst_mean, think_mean, start;
 static int fixed, ncpus;
+static uint64_t seed;
 static double *delays; /* completion minus arrival minus CPU work: the time a burst waited */
 static long ndelays, maxdelays = 4000000;
 
@@ -82,10 +83,12 @@ static void *worker(void *arg) {
     cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(id % ncpus, &cs);
     pthread_setaffinity_np(pthread_self(), sizeof cs, &cs);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1);
+    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1) + 0xD1B54A32D192ED03ull * seed;
+    for (int k = 0; k < 4; k++) uni(&s);
     double end = start + seconds, arrival = start;
     if (think_mean > 0) /* the first burst arrives at a random point of a sleep */
         arrival += fixed ? uni(&s) * think_mean : expo(&s, think_mean);
+    if (arrival >= end) return NULL;
     sleep_until(arrival);
     if (think_mean <= 0) { while (now_mono() < end) { } return NULL; }
     while (arrival < end) {
@@ -98,16 +101,17 @@ static void *worker(void *arg) {
         if (i < maxdelays) delays[i] = done - arrival - w;
         /* sleep from the burst's completion, as the model's closed loop does */
         arrival = done + (fixed ? think_mean : expo(&s, think_mean));
+        if (arrival >= end) break; /* no sleeping past the end: the run lasts `seconds` */
         sleep_until(arrival);
     }
     return NULL;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 5) { fprintf(stderr, "usage: burst THREADS SECONDS BURST_US THINK_US [fixed]\n"); return 2; }
+    if (argc < 7) { fprintf(stderr, "usage: burst THREADS SECONDS BURST_US THINK_US FIXED SEED\n"); return 2; }
     int n = atoi(argv[1]);
     seconds = atof(argv[2]); burst_mean = atof(argv[3]) * 1e-6; think_mean = atof(argv[4]) * 1e-6;
-    fixed = argc > 5;
+    fixed = atoi(argv[5]); seed = strtoull(argv[6], NULL, 10);
     ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
     delays = malloc(sizeof(double) * maxdelays);
     pthread_t *th = malloc(sizeof(pthread_t) * n);
@@ -292,8 +296,9 @@ def _read_stat(path: str) -> dict[str, int]:
     return out
 
 
-def measure(cfg: Config, exe: str) -> Measurement:
-    """Run ``exe`` in a fresh cgroup with the config's quota; return cpu.stat and CPU used."""
+def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
+    """Run ``exe`` in a fresh cgroup with the config's quota; return cpu.stat and CPU used. ``seed``
+    draws the threads' phases, bursts and sleeps (as the model's seed does, though not the same draws)."""
     root, version = cgroup_root()
     group = os.path.join(root, f"podfit-calib-{os.getpid()}-{time.monotonic_ns()}")
     try:
@@ -327,9 +332,15 @@ def measure(cfg: Config, exe: str) -> Measurement:
             with open(procs, "w") as f:
                 f.write(str(os.getpid()))
 
-        args = [exe, str(cfg.threads), str(cfg.seconds), str(cfg.burst_us), str(_think_us(cfg))]
-        if cfg.fixed:
-            args.append("fixed")
+        args = [
+            exe,
+            str(cfg.threads),
+            str(cfg.seconds),
+            str(cfg.burst_us),
+            str(_think_us(cfg)),
+            str(int(cfg.fixed)),
+            str(seed),
+        ]
         t0 = time.monotonic()
         # the program stops itself after cfg.seconds; the timeout only guards against a hang
         proc = subprocess.run(args, capture_output=True, text=True, preexec_fn=enter, timeout=cfg.seconds + 120)
@@ -532,9 +543,9 @@ def main(argv: list[str] | None = None) -> int:
         exe = _compile(d)
         for cfg in configs:
             reals, load = [], 0.0
-            for _ in range(args.repeat):
+            for run in range(args.repeat):
                 before = busy_ns()
-                reals.append(measure(cfg, exe))
+                reals.append(measure(cfg, exe, seed=run))
                 load = max(load, other_load(before, busy_ns(), reals[-1]))
             real = mean(reals)
             loads.append(load)
