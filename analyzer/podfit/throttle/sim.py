@@ -26,7 +26,7 @@ slack timer. It follows the kernel's functions step by step:
 
 Time sharing: the group's threads queued on one CPU share it equally (processor sharing, the limit
 of CFS's interleaving; kernel traces show two 5 ms bursts on one CPU both finishing as equal
-sharing predicts, within 0.2 ms). It matters beyond individual delays: periodic workers whose bursts
+sharing predicts, within 0.25 ms). It matters beyond individual delays: periodic workers whose bursts
 overlap finish together, so they stay in step and each cycle stretches, which lowers their demand.
 
 Simplifications (documented in docs/throttling.md): a waking thread stays on its previous CPU when
