@@ -8,10 +8,10 @@ test-throttle: venv-test  ## simulator, `podfit throttle`, PF203 fixtures, kerne
 	$(PY) -m pytest -q tests/test_throttle.py tests/test_throttle_golden.py tests/test_throttle_rule.py \
 	  tests/test_throttle_calibration.py
 
-calibrate: calibrate-throttle  ## kernel vs simulator on 16 configurations (a benchmark; root: creates and removes a cpu cgroup)
+calibrate: calibrate-throttle  ## kernel vs simulator on 18 configurations, 5 runs each (a benchmark; root: creates and removes a cpu cgroup)
 
 calibrate-throttle: venv  ## run the kernel calibration table (root: creates and removes a cpu cgroup)
-	PYTHONPATH=analyzer $(PY) -m podfit.throttle.calibrate
+	PYTHONPATH=analyzer $(PY) -m podfit.throttle.calibrate --repeat 5
 
 lint-throttle: $(VENV)/.installed-lint  ## ruff check and ruff format --check on the throttle package (ruff pinned in the lint extra)
 	$(VENV)/bin/ruff check analyzer/podfit/throttle/

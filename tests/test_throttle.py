@@ -329,3 +329,21 @@ def test_bursts_and_sleeps_from_a_given_distribution():
     r = simulate(Scenario(cpus=4, threads=4, quota_us=None, seconds_us=4_000_000, workload=wl))
     assert r.cpu_used_per_second == pytest.approx(2.0, rel=0.03)
     assert r.burst_delay_p99_ns == 0
+
+
+def test_threads_on_one_cpu_share_it():
+    """CFS time-shares the group's threads queued on a CPU: two 10 ms bursts that arrive together
+    both complete after 20 ms (each waits 10 ms), not one after 10 ms and one after 20 ms."""
+    wl = Workload(burst_us=10_000, fixed_bursts=True, sleep_samples_us=(0,), wake_spread=False)
+    r = simulate(Scenario(cpus=1, threads=2, quota_us=None, seconds_us=1_000_000, workload=wl))
+    assert r.bursts_done == 100
+    assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 10 * MS
+
+
+def test_shared_cpu_stretches_a_periodic_workers_cycle():
+    """Two periodic workers pinned to one CPU whose bursts overlap stay in step (both finish late
+    together), so each cycle is longer than burst + sleep and the pair uses less CPU than offered."""
+    wl = Workload(burst_us=5_000, fixed_bursts=True, sleep_samples_us=(5_000,), wake_spread=False)
+    r = simulate(Scenario(cpus=1, threads=2, quota_us=None, seconds_us=1_000_000, workload=wl))
+    # offered: 2 x 5 / (5 + 5) = 1 CPU; in step, each cycle is 10 ms shared + 5 ms sleep
+    assert r.cpu_used_per_second < 0.9

@@ -112,3 +112,13 @@ def test_kernel_flags_by_release():
     assert cal.kernel_flags("4.19.0") == {"pre_5_4_expiry": True, "account_empty_throttled": True}
     assert cal.kernel_flags("5.4.0-100-generic") == {"pre_5_4_expiry": False, "account_empty_throttled": True}
     assert cal.kernel_flags("6.18.44") == {"pre_5_4_expiry": False, "account_empty_throttled": False}
+
+
+def test_p99_held_to_the_target_only_with_enough_bursts():
+    def m(p99_ms, bursts):
+        return cal.Measurement(30, 30, 60 * 10**6 * 30, 6 * 10**8, 3.0, p99_ms * 10**6, bursts)
+
+    # 34 ms vs 76 ms: a miss when both rest on 600 bursts, not when on 60 (the largest of them)
+    assert any("p99" in p for p in cal.compare(m(34, 600), m(76, 600)))
+    assert not any("p99" in p for p in cal.compare(m(34, 60), m(76, 60)))
+    assert "(34.0)" in cal.table([(cal.CONFIGS[0], m(34, 60), m(76, 60))])

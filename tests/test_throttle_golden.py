@@ -239,7 +239,7 @@ def write() -> None:
         f.write('{"period_fields": ' + json.dumps(PERIOD_FIELDS) + ',\n "cases": [\n')
         f.write(",\n".join(json.dumps(c, separators=(",", ":")) for c in cases))
         f.write("\n]}\n")
-    assert _load() == doc
+    assert _load() == json.loads(json.dumps(doc))  # tuples read back as lists
     print(f"{GOLDEN}: {len(cases)} cases")
 
 
