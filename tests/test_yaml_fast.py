@@ -65,7 +65,7 @@ def _corpus_texts():
         yield pytest.param(p.read_text(encoding="utf-8-sig", errors="replace"), id=str(p.relative_to(ROOT)))
 
 
-@pytest.mark.parametrize("text", _corpus_texts())
+@pytest.mark.parametrize("text", list(_corpus_texts()))
 def test_testdata_reads_the_same_both_ways(text):
     assert_equivalent(text)
 
