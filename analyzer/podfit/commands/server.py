@@ -16,7 +16,7 @@ from ._common import DURATION, PodfitError
 
 @click.group("server")
 def command() -> None:
-    """A background podfit that answers each run in a few milliseconds.
+    """A background podfit that answers a small run in about 0.05 s instead of 0.25 s.
 
     \b
     `podfit` hands a run to the server of its installation when one runs (PODFIT_SERVER=off,
