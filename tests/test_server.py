@@ -273,7 +273,8 @@ def test_requests_round_trip_through_their_encoding():
     [
         (["check", "x"], {}, "on"),
         (["check", "x"], {"PODFIT_SERVER": "off"}, "off"),
-        (["check", "x", "--server", "auto"], {"PODFIT_SERVER": "off"}, "auto"),
+        (["check", "x", "--server", "auto"], {"PODFIT_SERVER": "off"}, "off"),  # the user's opt-out holds
+        (["check", "x", "--server", "auto"], {"PODFIT_SERVER": "on"}, "auto"),
         (["check", "--server=off", "x"], {}, "off"),
         (["check", "--", "--server", "auto"], {}, "on"),  # after --, a file name
         (["server", "status"], {"PODFIT_SERVER": "on"}, "off"),

@@ -171,7 +171,8 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
     "server_mode",
     type=click.Choice(["on", "off", "auto"]),
     help="Hand the run to the background podfit server: on (use one when it runs), off (in-process), "
-    "auto (also start one for the next run; the pre-commit hook's). [default: PODFIT_SERVER, else on]",
+    "auto (also start one for the next run; the pre-commit hook's). PODFIT_SERVER=off in the "
+    "environment always runs in-process. [default: PODFIT_SERVER, else on]",
 )
 @click.option(
     "--allow-empty",

@@ -4,9 +4,10 @@ directory, environment and its standard input, output and error (the descriptors
 server forks a worker that has every module loaded already, and this process waits for the exit
 status. Otherwise the run happens here (:func:`podfit.cli.run`).
 
-Which one is chosen by ``PODFIT_SERVER`` (or ``--server`` on the command line, which wins):
-``on`` (the default) uses a running server, ``off`` never does, ``auto`` also starts one when
-none runs (not under CI), so that the next run finds it; the pre-commit hook runs with ``auto``.
+Which one is chosen by ``PODFIT_SERVER`` and ``--server`` on the command line (which wins, but
+for ``PODFIT_SERVER=off``, which always runs in-process): ``on`` (the default) uses a running
+server, ``off`` never does, ``auto`` also starts one when none runs (not under CI), so that the
+next run finds it; the pre-commit hook runs with ``auto``.
 
 This module is the whole cost of a run the server answers, so it imports nothing beyond what
 the interpreter has loaded at start-up (``_socket`` is a built-in extension; ``socket`` would
@@ -59,12 +60,13 @@ def private(directory: str) -> bool:
 
 
 def mode_of(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> str:
-    """The server mode: ``--server MODE`` / ``--server=MODE`` before a ``--``, else ``PODFIT_SERVER``,
-    else ``on``; ``off`` for the ``server`` command itself. An unknown value is left to the
-    command line's own check (and means ``off`` here)."""
-    if argv[:1] == ["server"]:
-        return "off"
+    """The server mode: ``off`` when ``PODFIT_SERVER=off`` (a user's opt-out holds even against the
+    pre-commit hook's ``--server auto``) or for the ``server`` command itself; else ``--server
+    MODE`` / ``--server=MODE`` before a ``--``, else ``PODFIT_SERVER``, else ``on``. An unknown
+    value is left to the command line's own check (and means ``off`` here)."""
     mode = environ.get("PODFIT_SERVER", "on").strip().lower() or "on"
+    if argv[:1] == ["server"] or mode == "off":
+        return "off"
     for i, arg in enumerate(argv):
         if arg == "--":
             break
