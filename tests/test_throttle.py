@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -332,12 +333,23 @@ def test_bursts_and_sleeps_from_a_given_distribution():
 
 
 def test_threads_on_one_cpu_share_it():
-    """CFS time-shares the group's threads queued on a CPU: two 10 ms bursts that arrive together
-    both complete after 20 ms (each waits 10 ms), not one after 10 ms and one after 20 ms."""
+    """EEVDF time-shares the group's threads queued on a CPU in turns of the base slice (0.7 ms on
+    one CPU): two 10 ms bursts that arrive together both complete within a slice of 20 ms (each
+    waits about 10 ms), not one after 10 ms and one after 20 ms (first come, first served)."""
     wl = Workload(burst_us=10_000, fixed_bursts=True, sleep_samples_us=(0,), wake_spread=False)
     r = simulate(Scenario(cpus=1, threads=2, quota_us=None, seconds_us=1_000_000, workload=wl))
     assert r.bursts_done == 100
-    assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 10 * MS
+    assert 9_300_000 <= r.burst_delay_p50_ns <= r.burst_delay_p99_ns <= 10_700_000
+
+
+def test_idle_cpu_wake_latency():
+    """A thread waking on an idle CPU runs after the CPU's wake-up latency: a lone periodic worker
+    waits exactly that long for every burst, and without it not at all."""
+    wl = Workload(burst_us=1_000, fixed_bursts=True, sleep_samples_us=(4_000,), wake_spread=False)
+    sc = Scenario(cpus=1, threads=1, quota_us=None, seconds_us=1_000_000, workload=wl)
+    assert simulate(sc).burst_delay_p99_ns == 0
+    r = simulate(replace(sc, wake_latency_us=80))
+    assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 80_000
 
 
 def test_shared_cpu_stretches_a_periodic_workers_cycle():

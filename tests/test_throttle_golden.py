@@ -150,6 +150,28 @@ def _named_scenarios():
                 f"calib-{quota // 1000}ms-{threads}t-{wl.kind}-empty{empty}",
                 Scenario(2, threads, quota, seconds_us=3_000_000, account_empty_throttled=empty, workload=wl),
             )
+    # the periodic calibration rows as calibrate runs them: pinned threads, an idle wake-up latency
+    for quota, threads, burst, demand in [(100_000, 4, 5_000, 1_200), (150_000, 32, 2_000, 1_800)]:
+        periodic = Workload(
+            kind=REQUEST,
+            burst_us=burst,
+            demand_millicores=demand,
+            fixed_bursts=True,
+            fixed_sleeps=True,
+            wake_spread=False,
+        )
+        yield (
+            f"calib-fixed-{threads}t-wake90",
+            Scenario(
+                2,
+                threads,
+                quota,
+                seconds_us=3_000_000,
+                account_empty_throttled=False,
+                wake_latency_us=90,
+                workload=periodic,
+            ),
+        )
     # PF203 (2 simulated seconds, default workload) and its fixtures' cases
     for limit_m, threads in [(1500, 200), (1000, 64), (1500, 1), (1000, 50), (500, 8), (750, 10)]:
         yield (

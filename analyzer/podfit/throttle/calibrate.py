@@ -39,6 +39,7 @@ __all__ = [
     "mean",
     "MODEL_SEEDS",
     "busy_ns",
+    "wake_latency_us",
     "other_load",
     "compare",
     "p99_comparable",
@@ -56,6 +57,7 @@ _C_SOURCE = r"""
 #include <math.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
@@ -107,7 +109,24 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* how late a timer wakes a thread on an idle CPU: the median of 200 sleeps, each 3 ms after a wake-up */
+static int wake_latency(int cpu) {
+    cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(cpu, &cs);
+    if (sched_setaffinity(0, sizeof cs, &cs)) return 1;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    double late[200];
+    for (int i = 0; i < 200; i++) {
+        double t = now_mono() + 0.003;
+        sleep_until(t);
+        late[i] = now_mono() - t;
+    }
+    qsort(late, 200, sizeof(double), cmp);
+    printf("wake_latency_ns %ld\n", (long)(late[100] * 1e9));
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "wakelat")) return wake_latency(atoi(argv[2]));
     if (argc < 7) { fprintf(stderr, "usage: burst THREADS SECONDS BURST_US THINK_US FIXED SEED\n"); return 2; }
     int n = atoi(argv[1]);
     seconds = atof(argv[2]); burst_mean = atof(argv[3]) * 1e-6; think_mean = atof(argv[4]) * 1e-6;
@@ -377,6 +396,18 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
                 time.sleep(0.05)
 
 
+def wake_latency_us(exe: str) -> int:
+    """The median time a timer takes to run a thread on an idle CPU of this machine (its CPUs in
+    turn), for the model's ``wake_latency_us``."""
+    lat = []
+    for cpu in range(os.cpu_count() or 1):
+        out = subprocess.run([exe, "wakelat", str(cpu)], capture_output=True, text=True, timeout=60).stdout
+        m = re.search(r"wake_latency_ns (\d+)", out)
+        if m:
+            lat.append(int(m.group(1)))
+    return sorted(lat)[len(lat) // 2] // 1000 if lat else 0
+
+
 def busy_ns() -> int:
     """CPU time all CPUs spent busy since boot (/proc/stat's first line: all but idle and iowait)."""
     with open("/proc/stat") as f:
@@ -396,12 +427,14 @@ def other_load(busy_before_ns: int, busy_after_ns: int, real: Measurement) -> fl
 MODEL_SEEDS = 32
 
 
-def simulate_mean(cfg: Config, cpus: int | None = None, hz: int | None = None) -> Measurement:
+def simulate_mean(cfg: Config, cpus: int | None = None, hz: int | None = None, wake_latency: int = 0) -> Measurement:
     """The model's mean over MODEL_SEEDS seeds."""
-    return mean([simulate_config(cfg, cpus, hz, seed) for seed in range(MODEL_SEEDS)])
+    return mean([simulate_config(cfg, cpus, hz, seed, wake_latency) for seed in range(MODEL_SEEDS)])
 
 
-def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None, seed: int = 0) -> Measurement:
+def simulate_config(
+    cfg: Config, cpus: int | None = None, hz: int | None = None, seed: int = 0, wake_latency: int = 0
+) -> Measurement:
     flags = kernel_flags()
     sc = Scenario(
         cpus=cpus or os.cpu_count() or 1,
@@ -422,6 +455,7 @@ def simulate_config(cfg: Config, cpus: int | None = None, hz: int | None = None,
         ),
         pre_5_4_expiry=flags["pre_5_4_expiry"],
         account_empty_throttled=flags["account_empty_throttled"],
+        wake_latency_us=wake_latency,
     )
     r = simulate(sc)
     return Measurement(
@@ -542,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
         exe = _compile(d)
+        latency = wake_latency_us(exe)
         for cfg in configs:
             reals, load = [], 0.0
             for run in range(args.repeat):
@@ -550,13 +585,16 @@ def main(argv: list[str] | None = None) -> int:
                 load = max(load, other_load(before, busy_ns(), reals[-1]))
             real = mean(reals)
             loads.append(load)
-            model = simulate_mean(cfg)
+            model = simulate_mean(cfg, wake_latency=latency)
             rows.append((cfg, real, model))
             problems = compare(real, model)
             bad += bool(problems)
             if problems:
                 print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
-    print(f"kernel {platform.release()}, HZ={kernel_hz()}, {os.cpu_count()} CPUs, {kernel_flags()}")
+    print(
+        f"kernel {platform.release()}, HZ={kernel_hz()}, {os.cpu_count()} CPUs, {kernel_flags()}, "
+        f"idle wake-up latency {latency} us"
+    )
     print(table(rows, loads))
     # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0

@@ -99,7 +99,10 @@ class Scenario:
     left on a CPU expires when the period ends. ``account_empty_throttled`` is how kernels before 6.6
     (the study's 5.4 included) count throttled time: from the moment a CPU's group run queue is
     throttled, even with no thread waiting on it; later kernels start the clock only once a thread
-    is queued there (commit 79462e8c879a).
+    is queued there (commit 79462e8c879a). ``wake_latency_us``: the time from a thread's wake-up on
+    an idle CPU until it runs there (the CPU leaving its idle state; in a virtual machine the host
+    resuming the halted vCPU, tens of microseconds); a thread waking on a CPU that is running
+    another thread of the group is queued at once.
     """
 
     cpus: int
@@ -116,6 +119,7 @@ class Scenario:
     min_expiration_us: int = 2_000  # min_bandwidth_expiration
     pre_5_4_expiry: bool = False
     account_empty_throttled: bool = True
+    wake_latency_us: int = 0  # how long an idle CPU takes to run a thread woken on it
     workload: Workload = field(default_factory=Workload)
     groups: tuple[tuple[int, Workload], ...] = ()  # (threads, workload) per thread group
 
@@ -136,6 +140,8 @@ class Scenario:
             raise ValueError("simulate at least one period")
         if self.hz not in (100, 250, 300, 1000):
             raise ValueError("HZ must be one of the kernel's choices: 100, 250, 300, 1000")
+        if self.wake_latency_us < 0:
+            raise ValueError("wake_latency_us must not be negative")
         if self.slice_us < 1 or self.min_runtime_us < 0 or self.slack_us < 1 or self.min_expiration_us < 0:
             raise ValueError("kernel tunables must be positive")
 

@@ -24,10 +24,23 @@ slack timer. It follows the kernel's functions step by step:
   throttled intervals, so it can exceed wall time.
 * ``pre_5_4_expiry``: before Linux 5.4 runtime left on a CPU expired when the period ended.
 
-Time sharing: the group's threads queued on one CPU share it equally (processor sharing, the limit
-of CFS's interleaving; kernel traces show two 5 ms bursts on one CPU both finishing as equal
-sharing predicts, within 0.25 ms). It matters beyond individual delays: periodic workers whose bursts
-overlap finish together, so they stay in step and each cycle stretches, which lowers their demand.
+Time sharing (EEVDF, ``pick_eevdf`` and friends): the group's threads queued on one CPU take turns.
+Each has a vruntime (all weights are equal, so it advances with the CPU time the thread gets) and a
+deadline, a base slice (``sysctl_sched_base_slice``: 0.70 ms × (1 + log2 CPUs), 1.4 ms on 2 CPUs)
+after its vruntime when it asked. The CPU runs the eligible thread (vruntime at most the queue's
+average) with the earliest deadline; a picked thread keeps the CPU until it has used its slice
+(RUN_TO_PARITY) unless it is no longer eligible when another thread wakes; after its slice it runs on
+only while it is eligible with the earliest deadline. A waking thread is placed with the lag it left
+with (``place_entity``); a thread that sleeps while ahead of the average stays queued until it is
+not (DELAY_DEQUEUE). The kernel notices a used-up slice at its next ``update_curr``; the model
+assumes that is at once (as for the calibration's busy loop, which reads its thread CPU clock, and
+with it calls ``update_curr``, every few microseconds), not at the next tick. With 2 ms bursts and
+a 1.4 ms slice, a burst runs in two pieces; periodic workers whose bursts overlap settle a
+second-piece apart and stay in step, each cycle longer by the shared wait.
+
+A thread waking on an idle CPU runs after ``wake_latency_us`` (the CPU leaving its idle state): the
+first of two periodic workers that share a CPU starts late and the second does not, so their bursts
+drift together until they overlap.
 
 Simplifications (documented in docs/throttling.md): a waking thread stays on its previous CPU when
 that CPU has no other thread of the group, otherwise goes to a random CPU without one (the kernel's
@@ -38,8 +51,10 @@ Structure: the state lives in slotted dataclasses, ``_Params`` (the scenario in 
 ``_Cpu`` (one CPU's ``cfs_rq``), ``_Thread``, ``_Bandwidth`` (``cfs_bandwidth``) and ``_Stats``
 (cpu.stat and the timeline), held by ``_Sim`` with the event heap. Each step above is a method of
 ``_Sim`` (``refill``, ``take_slice``, ``account``, ``charge``, ``return_runtime``,
-``arm_slack_timer``, ``throttle``, ``unthrottle``, ``distribute``, ``dispatch``, ``burst_done``),
-called from the four event handlers (``on_cpu``, ``on_wake``, ``on_period``, ``on_slack``).
+``arm_slack_timer``, ``throttle``, ``unthrottle``, ``distribute``, ``dispatch``, ``burst_done``;
+EEVDF's ``best``, ``pick``, ``switch``, ``wakeup_preempt``, ``place``, ``update_deadline``,
+``requeue_delayed``), called from the event handlers (``on_cpu``, ``on_wake`` and ``enqueue``,
+``on_period``, ``on_slack``).
 ``simulate`` builds a fresh ``_Sim`` per call: its result depends on the scenario alone.
 """
 
@@ -56,8 +71,9 @@ from .score import score_result
 __all__ = ["simulate"]
 
 # Event kinds, also their priorities at equal times: the period timer first (a tick at the period
-# boundary sees the new period), then the slack timer, then per-CPU accounting, then wake-ups.
-_PERIOD, _SLACK, _CPU, _WAKE = 0, 1, 2, 3
+# boundary sees the new period), then the slack timer, then per-CPU accounting, then wake-ups, then
+# threads queued on an idle CPU once it has woken up.
+_PERIOD, _SLACK, _CPU, _WAKE, _ENQ = 0, 1, 2, 3, 4
 
 
 def _percentile(sorted_vals: list[int], p: float) -> int | None:
@@ -66,6 +82,12 @@ def _percentile(sorted_vals: list[int], p: float) -> int | None:
         return None
     k = max(0, math.ceil(p * len(sorted_vals)) - 1)
     return sorted_vals[k]
+
+
+def _base_slice(cpus: int) -> int:
+    """sysctl_sched_base_slice: 0.70 ms scaled by 1 + ilog2(CPUs), CPUs capped at 8 (the default
+    logarithmic tunable scaling, ``get_update_sysctl_factor``)."""
+    return 700_000 * (1 + (min(cpus, 8).bit_length() - 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +110,9 @@ class _Params:
     count_empty: bool  # throttled time counts while no thread waits (before 6.6)
     groups: tuple[_Group, ...]  # what the threads do, one entry per thread group
     group_of: tuple[int, ...]  # each thread's group
+    base_slice: int  # sysctl_sched_base_slice: EEVDF's request size (ns)
+    lag_limit: int  # update_entity_lag's clamp: base slice + one tick
+    wake_latency: int  # how long an idle CPU takes to run a thread woken on it (ns)
 
     @classmethod
     def of(cls, sc: Scenario) -> _Params:
@@ -110,6 +135,9 @@ class _Params:
             count_empty=sc.account_empty_throttled,
             groups=tuple(_Group.of(wl, n, sc.limit_millicores) for n, wl in groups),
             group_of=tuple(i for i, (n, _) in enumerate(groups) for _ in range(n)),
+            base_slice=_base_slice(sc.cpus),
+            lag_limit=_base_slice(sc.cpus) + 1_000_000_000 // sc.hz,
+            wake_latency=sc.wake_latency_us * 1000,
         )
 
 
@@ -158,6 +186,12 @@ class _Thread:
     work: int = 0  # CPU work of the current burst (ns)
     work_left: int = 0
     arrival: int = 0  # when the current burst arrived
+    # EEVDF (all threads have the same weight, so virtual time runs at the speed of CPU time)
+    v: int = 0  # vruntime
+    dl: int = 0  # deadline: vruntime + base slice when the request was made
+    vprot: int = 0  # the vruntime up to which it runs unpreempted once picked (RUN_TO_PARITY)
+    vlag: int = 0  # the lag it left with, applied when it is placed again
+    delayed: bool = False  # asleep but still queued (DELAY_DEQUEUE) until it is eligible
 
 
 @dataclass(slots=True, eq=False)
@@ -165,7 +199,12 @@ class _Cpu:
     """The group's run queue (``cfs_rq``) on one CPU."""
 
     index: int
-    queue: list[_Thread] = field(default_factory=list)  # queue[0] runs unless throttled
+    queue: list[_Thread] = field(default_factory=list)  # the group's runnable threads here
+    curr: _Thread | None = None  # the one picked to run (it runs unless the CPU is throttled)
+    delayed: list[_Thread] = field(default_factory=list)  # sleeping, dequeue delayed (DELAY_DEQUEUE)
+    vsum: int = 0  # the queued threads' vruntimes summed (queue and delayed): V = vsum / count
+    vref: int = 0  # where a thread waking on an empty queue is placed
+    waking: int = -1  # an idle CPU being woken up runs its first thread from this time
     runtime: int = 0  # runtime_remaining (ns); negative: a debt
     throttled: bool = False
     throttled_since: int = -1  # throttled_clock; -1 when not counting
@@ -289,20 +328,18 @@ class _Sim:
             self.take_slice(cpu)
 
     def charge(self, cpu: _Cpu, now: int) -> None:
-        """update_curr: the CPU time used up to now is charged to the CPU's runtime, and shared equally
-        by the group's threads queued there (CFS time-shares them)."""
+        """update_curr: the CPU time used up to now is charged to the CPU's runtime and to the running
+        thread (its work and its vruntime)."""
         s = cpu.running_since
         if s >= 0 and now > s:
             d = now - s
             self.stats.used += d
             cpu.runtime -= d
-            q = cpu.queue
-            if len(q) == 1:
-                q[0].work_left -= d
-            else:
-                share, extra = divmod(d, len(q))
-                for i, t in enumerate(q):
-                    t.work_left -= share + 1 if i < extra else share
+            t = cpu.curr
+            if t is not None:
+                t.work_left -= d
+                t.v += d
+                cpu.vsum += d
             cpu.running_since = now
         self.account(cpu)
 
@@ -374,12 +411,16 @@ class _Sim:
     # --- running threads ---
 
     def dispatch(self, cpu: _Cpu, now: int) -> None:
-        """Pick what runs on the CPU and schedule its next accounting point (tick or end of burst)."""
+        """Pick what runs on the CPU and schedule its next event: the tick that finds the runtime used
+        up, the end of the running burst, or the next EEVDF decision."""
         cpu.version += 1
         q = cpu.queue
         if cpu.throttled or not q:
             cpu.running_since = -1
             return
+        t = cpu.curr
+        if t is None:
+            t = self.pick(cpu)
         if cpu.running_since < 0:
             cpu.running_since = now
         p = self.p
@@ -391,14 +432,111 @@ class _Sim:
             pe = -(-self.bw.next_period // tick) * tick  # the first tick of the next period: expiry
             if pe < nt:
                 nt = pe
-        if len(q) == 1:
-            done = now + q[0].work_left
-        else:  # the first burst to complete while the threads share the CPU
-            left = min(t.work_left for t in q)
-            done = now + (left if left > 0 else 0) * len(q)
-        when = done if done <= nt else nt
+        left = t.work_left
+        when = now + (left if left > 0 else 0)
+        if nt < when:
+            when = nt
+        n = len(q) + len(cpu.delayed)
+        if n > 1:
+            s = self.next_decision(cpu, t, n)
+            if now + s < when:
+                when = now + s
         if when <= p.end:
             heappush(self.heap, (when, _CPU, cpu.index, cpu.version))
+
+    # --- EEVDF: how the group's threads queued on one CPU share it ---
+
+    def best(self, cpu: _Cpu) -> _Thread:
+        """__pick_eevdf: the running thread if it is eligible (vruntime at most the queue's average V)
+        and its slice is protected (RUN_TO_PARITY), else the eligible thread with the earliest
+        deadline, the running one only if its deadline is strictly earlier. May be a delayed sleeper."""
+        q, dq = cpu.queue, cpu.delayed
+        n = len(q) + len(dq)
+        vsum = cpu.vsum
+        curr = cpu.curr
+        if curr is not None and curr.v * n > vsum:
+            curr = None  # not eligible
+        if curr is not None and curr.v < curr.vprot:
+            return curr
+        best = None
+        for e in q:
+            if e is not curr and e.v * n <= vsum and (best is None or e.dl < best.dl):
+                best = e
+        for e in dq:
+            if e.v * n <= vsum and (best is None or e.dl < best.dl):
+                best = e
+        if best is None or (curr is not None and curr.dl < best.dl):
+            best = curr
+        if best is None:  # (not reached: the lowest vruntime is always eligible)
+            best = min(q, key=lambda e: e.v)
+        return best
+
+    def pick(self, cpu: _Cpu) -> _Thread:
+        """pick_next_entity: the best thread runs; a delayed sleeper that is picked leaves the queue
+        instead (its lag becomes 0) and the pick is repeated."""
+        while True:
+            best = self.best(cpu)
+            if best.delayed:
+                cpu.delayed.remove(best)
+                best.delayed = False
+                best.vlag = 0
+                cpu.vsum -= best.v
+                continue
+            if best is not cpu.curr:
+                self.switch(cpu, best)
+            return best
+
+    def switch(self, cpu: _Cpu, t: _Thread) -> None:
+        """set_next_entity: t runs, its slice protected up to its deadline."""
+        cpu.curr = t
+        t.vprot = t.dl
+
+    def wakeup_preempt(self, cpu: _Cpu, t: _Thread) -> None:
+        """check_preempt_wakeup_fair: the woken thread t runs at once if it is now the best."""
+        if self.best(cpu) is t:
+            self.switch(cpu, t)
+
+    def next_decision(self, cpu: _Cpu, t: _Thread, n: int) -> int:
+        """How long the running thread t runs before EEVDF decides again (n threads queued): to the end
+        of its protected slice; unprotected, until its deadline, until it is no longer eligible, or
+        until a thread with an earlier deadline becomes eligible (the kernel re-picks at every
+        update_curr then)."""
+        v = t.v
+        if v < t.vprot:
+            return t.vprot - v
+        s = t.dl - v
+        vsum = cpu.vsum
+        x = vsum - n * v  # V rises 1/n as fast as t's vruntime: t stays eligible x/(n-1) longer
+        if x >= 0:
+            w = x // (n - 1) + 1
+            if w < s:
+                s = w
+        dl = t.dl
+        for e in cpu.queue:
+            if e.dl < dl:
+                w = n * e.v - vsum
+                if 0 < w < s:
+                    s = w
+        return s if s > 0 else 1
+
+    def place(self, cpu: _Cpu, t: _Thread) -> None:
+        """place_entity: a waking thread's vruntime is the queue's average minus its lag (scaled by
+        (n + 1) / n for the n threads queued); on an empty queue the lag is dropped. Its deadline is a
+        base slice later."""
+        n = len(cpu.queue) + len(cpu.delayed)
+        if n:
+            v = cpu.vsum // n - (t.vlag * (n + 1)) // n
+        else:
+            v = cpu.vref
+        t.v = v
+        t.dl = v + self.p.base_slice
+        cpu.vsum += v
+
+    def update_deadline(self, cpu: _Cpu) -> None:
+        """update_deadline: a running thread that used its request up asks for another slice."""
+        t = cpu.curr
+        if t is not None and t.v >= t.dl:
+            t.dl = t.v + self.p.base_slice
 
     def new_burst(self, t: _Thread, now: int) -> None:
         g = t.g
@@ -427,11 +565,31 @@ class _Sim:
             heappush(self.heap, (now + d, _WAKE, t.index, 0))
 
     def burst_done(self, cpu: _Cpu, t: _Thread, now: int) -> None:
-        """A thread finished its burst and sleeps (dequeue_entity, then put_prev_entity)."""
+        """A thread finished its burst and sleeps (dequeue_entity, then put_prev_entity). It leaves
+        with its lag (V - vruntime, clamped); one that is not eligible stays queued, delayed, until
+        it is (DELAY_DEQUEUE)."""
         self.stats.delays.append(now - t.arrival - t.work)
         q = cpu.queue
         q.remove(t)
+        cpu.curr = None
+        n = len(q) + len(cpu.delayed) + 1
+        x = cpu.vsum - n * t.v  # n × lag
+        if q and x < 0:
+            t.delayed = True
+            cpu.delayed.append(t)
+        else:
+            cpu.vsum -= t.v
+            lag = x // n
+            lim = self.p.lag_limit
+            t.vlag = lim if lag > lim else -lim if lag < -lim else lag
         if not q:
+            # the delayed sleepers are picked (and so dequeued, lag 0) before the CPU goes idle
+            for e in cpu.delayed:
+                e.delayed = False
+                e.vlag = 0
+            cpu.delayed.clear()
+            cpu.vsum = 0
+            cpu.vref = t.v
             self.idle_add(cpu)
             self.return_runtime(cpu, now)
         if self.p.limited and cpu.runtime <= 0 and not cpu.throttled:
@@ -441,38 +599,64 @@ class _Sim:
     # --- events ---
 
     def on_cpu(self, cpu: _Cpu, now: int) -> None:
-        """A CPU's accounting point: a tick that finds its runtime used up, or the end of a burst."""
+        """A CPU's event: a tick that finds its runtime used up, the end of a burst, or an EEVDF
+        decision (the running thread's slice is used up, or it is no longer eligible)."""
         self.charge(cpu, now)
-        done = [t for t in cpu.queue if t.work_left <= 0]
-        if done:
-            for t in done:
-                self.burst_done(cpu, t, now)
+        t = cpu.curr
+        if t is not None and t.work_left <= 0:
+            self.burst_done(cpu, t, now)
         elif self.p.limited and cpu.runtime <= 0:
             self.throttle(cpu, now)  # the tick found the runtime used up and the pool empty
+        elif t is not None:
+            self.update_deadline(cpu)
+            self.pick(cpu)
         self.dispatch(cpu, now)
 
     def on_wake(self, t: _Thread, now: int) -> None:
-        """A sleeping thread wakes with a new burst and is queued on a CPU."""
-        p = self.p
+        """A sleeping thread wakes with a new burst and is queued on a CPU; it preempts the running
+        thread if it is now the one EEVDF picks (check_preempt_wakeup_fair)."""
         self.new_burst(t, now)
         cpu = t.cpu
         idle = self.idle
+        if t.delayed:  # still queued where it slept: requeued there (ttwu_runnable)
+            self.requeue_delayed(cpu, t, now)
+            return
         if t.g.spread and cpu.queue and idle:
             cpu = t.cpu = self.cpus[idle[self.rng.randrange(len(idle))]]
+        lat = self.p.wake_latency
+        if lat and not cpu.queue:
+            # the CPU is idle (halted): the thread runs once the CPU has woken up; threads that wake
+            # on it meanwhile are queued at the same moment
+            if cpu.waking < now:
+                cpu.waking = now + lat
+            heappush(self.heap, (cpu.waking, _ENQ, t.index, 0))
+            return
+        self.enqueue(t, now)
+
+    def enqueue(self, t: _Thread, now: int) -> None:
+        """enqueue_task_fair on the thread's CPU (now running if it was idle)."""
+        p = self.p
+        cpu = t.cpu
         q = cpu.queue
         if q:
             if cpu.running_since >= 0:
                 self.charge(cpu, now)  # enqueue_entity's update_curr on a busy CPU
+                self.update_deadline(cpu)
+                self.place(cpu, t)
                 q.append(t)
                 if p.limited and cpu.runtime <= 0:
                     self.throttle(cpu, now)
+                else:
+                    self.wakeup_preempt(cpu, t)
                 self.dispatch(cpu, now)
             else:
+                self.place(cpu, t)
                 q.append(t)
                 if cpu.throttled and cpu.throttled_since < 0:
                     cpu.throttled_since = now
         else:
             self.idle_remove(cpu)
+            self.place(cpu, t)
             q.append(t)
             if cpu.throttled:
                 if cpu.throttled_since < 0:
@@ -483,6 +667,30 @@ class _Sim:
                     self.throttle(cpu, now)
                 else:
                     self.dispatch(cpu, now)
+
+    def requeue_delayed(self, cpu: _Cpu, t: _Thread, now: int) -> None:
+        """requeue_delayed_entity: a thread woken while still queued keeps its vruntime (its negative
+        lag), or is placed anew with lag 0 if its lag has turned positive (DELAY_ZERO)."""
+        running = cpu.running_since >= 0
+        if running:
+            self.charge(cpu, now)
+            self.update_deadline(cpu)
+        cpu.delayed.remove(t)
+        t.delayed = False
+        n = len(cpu.queue) + len(cpu.delayed) + 1
+        if t.v * n < cpu.vsum:
+            cpu.vsum -= t.v
+            t.vlag = 0
+            self.place(cpu, t)
+        cpu.queue.append(t)
+        if running:
+            if self.p.limited and cpu.runtime <= 0:
+                self.throttle(cpu, now)
+            else:
+                self.wakeup_preempt(cpu, t)
+            self.dispatch(cpu, now)
+        elif cpu.throttled and cpu.throttled_since < 0:
+            cpu.throttled_since = now
 
     def on_period(self, now: int) -> None:
         """do_sched_cfs_period_timer: close the period's books, refill the pool, stop the timer after an
@@ -581,6 +789,7 @@ class _Sim:
             t.work = t.work_left = 4 * p.end + 1  # never completes
             if not cpu.queue:
                 self.idle_remove(cpu)
+            self.place(cpu, t)
             cpu.queue.append(t)
         if busy:
             for cpu in self.cpus:
@@ -615,6 +824,8 @@ class _Sim:
                     on_cpu(cpu, now)
             elif kind == _WAKE:
                 on_wake(threads[x], now)
+            elif kind == _ENQ:
+                self.enqueue(threads[x], now)
             elif kind == _PERIOD:
                 self.on_period(now)
             else:
