@@ -122,3 +122,12 @@ def test_p99_held_to_the_target_only_with_enough_bursts():
     assert any("p99" in p for p in cal.compare(m(34, 600), m(76, 600)))
     assert not any("p99" in p for p in cal.compare(m(34, 60), m(76, 60)))
     assert "(34.0)" in cal.table([(cal.CONFIGS[0], m(34, 60), m(76, 60))])
+
+
+def test_cpu_per_burst_besides_its_work():
+    """The kernel runs' CPU outside the bursts' work, per burst, over all runs of a row."""
+    a = cal.Measurement(30, 0, 0, 10**9, 3.0, outside_ns=30_000_000, wakes=1_000)
+    b = cal.Measurement(30, 0, 0, 10**9, 3.0, outside_ns=10_000_000, wakes=1_000)
+    assert cal.mean([a, b]).wake_cost_us == pytest.approx(20.0)
+    assert cal.Measurement(30, 0, 0, 10**9, 3.0).wake_cost_us is None
+    assert "| 20 |" in cal.table([(cal.CONFIGS[0], cal.mean([a, b]), a)])

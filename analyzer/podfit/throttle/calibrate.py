@@ -66,6 +66,10 @@ static int fixed, ncpus;
 static uint64_t seed;
 static double *delays; /* completion minus arrival minus CPU work: the time a burst waited */
 static long ndelays, maxdelays = 4000000;
+/* CPU the threads used outside their bursts' busy loops (waking, going to sleep, reading clocks),
+   from just before each thread's first sleep, and the bursts it was spread over */
+static double outside_cpu; static long nwakes;
+static pthread_mutex_t outside_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static double now_mono(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 static double now_cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
@@ -91,12 +95,16 @@ static void *worker(void *arg) {
     if (think_mean > 0) /* the first burst arrives at a random point of a sleep */
         arrival += fixed ? uni(&s) * think_mean : expo(&s, think_mean);
     if (arrival >= end) return NULL;
+    double cpu0 = now_cpu(), inside = 0;
+    long wakes = 0;
     sleep_until(arrival);
     if (think_mean <= 0) { while (now_mono() < end) { } return NULL; }
     while (arrival < end) {
         double w = fixed ? burst_mean : expo(&s, burst_mean);
-        double stop = now_cpu() + w;
+        double c = now_cpu(), stop = c + w;
         while (now_cpu() < stop && now_mono() < end) { }
+        inside += now_cpu() - c;
+        wakes++;
         double done = now_mono();
         if (done >= end) break;
         long i = __sync_fetch_and_add(&ndelays, 1);
@@ -106,6 +114,10 @@ static void *worker(void *arg) {
         if (arrival >= end) break; /* no sleeping past the end: the run lasts `seconds` */
         sleep_until(arrival);
     }
+    double outside = now_cpu() - cpu0 - inside;
+    pthread_mutex_lock(&outside_lock);
+    outside_cpu += outside; nwakes += wakes;
+    pthread_mutex_unlock(&outside_lock);
     return NULL;
 }
 
@@ -145,6 +157,7 @@ int main(int argc, char **argv) {
         long r = (long)ceil(0.99 * k) - 1;
         printf("p99_delay_us %ld\nbursts %ld\n", (long)(delays[r < 0 ? 0 : r] * 1e6), k);
     }
+    if (nwakes > 0) printf("outside_ns %ld\nwakes %ld\n", (long)(outside_cpu * 1e9), nwakes);
     return 0;
 }
 """
@@ -182,6 +195,13 @@ class Measurement:
     runs: int = 1  # runs (kernel) or seeds (model) this is the mean of
     nr_throttled_range: tuple[int, int] | None = None  # lowest and highest of the runs
     throttled_ms_range: tuple[float, float] | None = None  # throttled ms per period, likewise
+    outside_ns: int = 0  # CPU the threads used outside their bursts' work (kernel runs)
+    wakes: int = 0  # bursts that CPU was spread over
+
+    @property
+    def wake_cost_us(self) -> float | None:
+        """CPU used per burst besides its work (µs), where measured."""
+        return self.outside_ns / self.wakes / 1000 if self.wakes else None
 
     @property
     def throttled_ms(self) -> float:
@@ -205,6 +225,8 @@ def mean(ms: list[Measurement]) -> Measurement:
         runs=n,
         nr_throttled_range=(min(m.nr_throttled for m in ms), max(m.nr_throttled for m in ms)),
         throttled_ms_range=(min(m.throttled_ms for m in ms), max(m.throttled_ms for m in ms)),
+        outside_ns=sum(m.outside_ns for m in ms),
+        wakes=sum(m.wakes for m in ms),
     )
 
 
@@ -373,6 +395,8 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
         cpu_us = int(m.group(1))
         p99 = re.search(r"p99_delay_us (\d+)", proc.stdout)
         nb = re.search(r"bursts (\d+)", proc.stdout)
+        outside = re.search(r"outside_ns (-?\d+)", proc.stdout)
+        wakes = re.search(r"wakes (\d+)", proc.stdout)
         st = _read_stat(os.path.join(group, "cpu.stat"))
         if version == 1:
             thr_ns = st.get("throttled_time", 0)
@@ -386,6 +410,8 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
             seconds=elapsed,
             p99_delay_ns=int(p99.group(1)) * 1000 if p99 else None,
             bursts=int(nb.group(1)) if nb else 0,
+            outside_ns=int(outside.group(1)) if outside else 0,
+            wakes=int(wakes.group(1)) if wakes else 0,
         )
     finally:
         for _ in range(50):
@@ -535,18 +561,20 @@ def _throttled(m: Measurement) -> str:
 
 def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float] | None = None) -> str:
     """Kernel vs simulator per configuration: throttled periods, throttled time (summed over CPUs,
-    per period), CPU used, p99 wait (in parentheses: too few bursts to hold to the target); with the
-    other load (CPUs busy outside the group) when measured."""
+    per period), CPU used, p99 wait (in parentheses: too few bursts to hold to the target), the CPU the
+    kernel's threads used per burst besides its work; with the other load (CPUs busy outside the
+    group) when measured."""
     head = (
         "| config | threads | kernel nr_throttled/nr_periods | model | Δ nr_throttled "
         "| kernel throttled ms/period | model | Δ throttled | kernel CPU/s | model CPU/s "
-        "| kernel p99 wait ms | model | other load (CPUs) |"
+        "| kernel p99 wait ms | model | kernel CPU per burst besides its work µs | other load (CPUs) |"
     )
-    lines = [head, "|" + "---|" * 13]
+    lines = [head, "|" + "---|" * 14]
     for i, (cfg, real, model) in enumerate(rows):
         tr, tm = real.throttled_ms, model.throttled_ms
         load = f"{loads[i]:.2f}" if loads is not None else "—"
         p99r, p99m = _ms(real.p99_delay_ns), _ms(model.p99_delay_ns)
+        cost = "—" if real.wake_cost_us is None else f"{real.wake_cost_us:.0f}"
         if real.p99_delay_ns is not None and not p99_comparable(real, model):
             p99r, p99m = f"({p99r})", f"({p99m})"
         lines.append(
@@ -555,7 +583,7 @@ def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float
             f"| {_dev(real.nr_throttled, model.nr_throttled)} "
             f"| {_throttled(real)} | {_throttled(model)} | {_dev(tr, tm)} "
             f"| {real.cpu_used_ns / 1e9 / real.seconds:.3f} | {model.cpu_used_ns / 1e9 / model.seconds:.3f} "
-            f"| {p99r} | {p99m} | {load} |"
+            f"| {p99r} | {p99m} | {cost} | {load} |"
         )
     return "\n".join(lines)
 
