@@ -118,14 +118,12 @@ def main() -> None:
     results = {"podfit check, in-process": best(check, args.runs, local_env)}
     subprocess.run([podfit, "server", "start"], stdout=subprocess.DEVNULL, env=env, check=True)
     try:
-        from podfit.launcher import socket_path  # noqa: PLC0415 - the installed podfit's, as the command's
-
-        os.environ["PODFIT_SERVER_DIR"] = env["PODFIT_SERVER_DIR"]
         import json
 
+        from podfit.launcher import socket_path  # the installed podfit's, as the command's
         from podfit.server import query
 
-        pid = json.loads(query(socket_path(), "status") or b"{}")["pid"]
+        pid = json.loads(query(socket_path(env), "status") or b"{}")["pid"]
         subprocess.run(check, stdout=subprocess.DEVNULL, env=served_env, check=False)
         before = children_cpu(pid)
         wall, cpu = best(check, args.runs, served_env)

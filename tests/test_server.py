@@ -5,6 +5,7 @@ directory others can enter, and a worker ends with its interrupted client."""
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import pty
@@ -59,24 +60,14 @@ def podfit(args, env, input=None, cwd=ROOT):
 
 
 def status(env) -> dict | None:
-    p = podfit(["server", "status"], env)
-    if p.returncode != 0:
-        return None
-    path = podfit_socket(env)
-    answer = server.query(path, "status")
+    answer = server.query(podfit_socket(env), "status")
     return json.loads(answer) if answer else None
 
 
 def podfit_socket(env) -> str:
-    p = subprocess.run(
-        [sys.executable, "-c", "from podfit import launcher; print(launcher.socket_path())"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=GUARD,
-        check=True,
-    )
-    return p.stdout.strip()
+    """The socket the podfit of ``env`` uses (the same interpreter and package as this process's;
+    the ``running`` fixture holds it equal to what ``podfit server start`` names)."""
+    return launcher.socket_path(env)
 
 
 def wait_for(predicate, what: str):
@@ -93,10 +84,13 @@ def running(socket_dir):
     env = base_env(socket_dir, PODFIT_SERVER="on")
     p = podfit(["server", "start", "--idle", "10m"], env)
     assert p.returncode == 0, p.stderr
-    assert "podfit server running (pid" in p.stdout
+    assert "podfit server running (pid" in p.stdout and f" on {podfit_socket(env)};" in p.stdout
+    shown = podfit(["server", "status"], env)
+    assert shown.returncode == 0 and f"pid {status(env)['pid']}," in shown.stdout
     yield env
     podfit(["server", "stop"], env)
     wait_for(lambda: not os.path.exists(podfit_socket(env)), "the server removes its socket when stopped")
+    assert podfit(["server", "status"], env).returncode == 1
 
 
 def test_runs_through_the_server_match_in_process_runs(running, tmp_path):
@@ -227,7 +221,7 @@ def _send(path: str, request: bytes) -> bytes:
         conn.connect(path)
         conn.sendmsg(
             [len(request).to_bytes(4, "big") + request],
-            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(memoryview(__import__("array").array("i", [null] * 3))))],
+            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3).tobytes())],
         )
         first = conn.recv(1)
         if first == launcher.RUNNING:

@@ -18,6 +18,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # not typing's: importing typing would cost this module more than all its work
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 PROTOCOL = b"PODFIT1"
 MODES = ("on", "off", "auto")
 # the server's answers: it is running the request (exit status follows), or it will not (it is
@@ -29,25 +33,26 @@ def package_dir() -> str:
     return os.path.dirname(os.path.abspath(__file__))
 
 
-def socket_dir() -> str:
+def socket_dir(environ: Mapping[str, str] | None = None) -> str:
     """A directory only this user can enter: ``$PODFIT_SERVER_DIR``, else ``$XDG_RUNTIME_DIR/podfit``,
-    else ``/tmp/podfit-UID``."""
-    explicit = os.environ.get("PODFIT_SERVER_DIR")
+    else ``/tmp/podfit-UID`` (``environ``: this process's environment unless given)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("PODFIT_SERVER_DIR")
     if explicit:
         return explicit
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    runtime = env.get("XDG_RUNTIME_DIR")
     if runtime:
         return os.path.join(runtime, "podfit")
     return os.path.join("/tmp", f"podfit-{os.getuid()}")
 
 
-def socket_path() -> str:
+def socket_path(environ: Mapping[str, str] | None = None) -> str:
     """One server per installation: the name is keyed by the interpreter and the package's place
     (a pre-commit environment and a project's virtualenv each have their own)."""
     import zlib  # built into the interpreter
 
     key = zlib.crc32(f"{sys.executable}\0{package_dir()}".encode("utf-8", "surrogateescape"))
-    return os.path.join(socket_dir(), f"server-{key:08x}.sock")
+    return os.path.join(socket_dir(environ), f"server-{key:08x}.sock")
 
 
 def private(directory: str) -> bool:
@@ -101,7 +106,7 @@ def encode_request(argv: list[str], cwd: str, environ: dict[str, str] | os._Envi
     return PROTOCOL + b"\0" + body
 
 
-def _recv_exactly(sock: object, n: int) -> bytes:
+def recv_exactly(sock: object, n: int) -> bytes:
     data = b""
     while len(data) < n:
         chunk = sock.recv(n - len(data))  # type: ignore[attr-defined]
@@ -135,13 +140,13 @@ def via_server(argv: list[str]) -> int | None:
             sent = sock.sendmsg([header + request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
             if sent < len(header) + len(request):
                 sock.sendall((header + request)[sent:])
-            answer = _recv_exactly(sock, 1)
+            answer = recv_exactly(sock, 1)
         except OSError:  # no server listens there (a stale socket file), or a descriptor is closed
             return None
         if answer != RUNNING:
             return None
         try:
-            status = _recv_exactly(sock, 2)
+            status = recv_exactly(sock, 2)
         except OSError:
             status = b""
         if len(status) == 2 and status[:1] == EXIT:
@@ -170,7 +175,7 @@ def start_server_detached() -> None:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "podfit.server", "--detached"],
+            [sys.executable, "-m", "podfit.server"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

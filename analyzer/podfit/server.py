@@ -135,13 +135,13 @@ def _recv_request(conn: socket.socket) -> tuple[Request, list[int]]:
             usable = len(payload) - len(payload) % 4
             fds.extend(struct.unpack(f"{usable // 4}i", payload[:usable]))
     if len(data) < 4:
-        data += launcher._recv_exactly(conn, 4 - len(data))
+        data += launcher.recv_exactly(conn, 4 - len(data))
     size = int.from_bytes(data[:4], "big")
     if size > _MAX_REQUEST:
         raise ValueError("request too large")
     body = data[4:]
     if len(body) < size:
-        body += launcher._recv_exactly(conn, size - len(body))
+        body += launcher.recv_exactly(conn, size - len(body))
     return decode_request(body[:size]), fds
 
 
@@ -203,8 +203,11 @@ def _worker(conn: socket.socket, request: Request, fds: list[int]) -> NoReturn:
         code = run_main(prog_name=request.prog)
         signal.signal(signal.SIGIO, signal.SIG_IGN)
         conn.sendall(launcher.EXIT + bytes([code & 0xFF]))
-    except BaseException:  # the client sees "no exit status" and exits 2
-        pass
+    except BaseException as e:  # the client reports "no exit status" and exits 2
+        try:
+            os.write(2, f"podfit server worker: {type(e).__name__}: {e}\n".encode(errors="replace"))
+        except OSError:
+            pass
     finally:
         os._exit(code)
 
@@ -327,13 +330,12 @@ def query(path: str, kind: str, timeout: float = 10.0) -> bytes | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m podfit.server [--detached] [--idle SECONDS] [SOCKET]``: what ``podfit server
+    """``python -m podfit.server [--idle SECONDS] [SOCKET]``: what ``podfit server
     start`` and the launcher's ``auto`` mode run."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m podfit.server")
     parser.add_argument("--idle", type=float, default=DEFAULT_IDLE)
-    parser.add_argument("--detached", action="store_true", help="started in the background: no output")
     parser.add_argument("socket", nargs="?")
     args = parser.parse_args(argv)
     path = args.socket or launcher.socket_path()
