@@ -139,8 +139,7 @@ _pod_qos(0, level, cs) := _qos(0, cs) if {
 
 _pod_qos(0, level, cs) := "Guaranteed" if {
 	count(level.request) + count(level.limit) > 0
-	level.limit.cpu == _level_request(level, cs, "cpu")
-	level.limit.memory == _level_request(level, cs, "memory")
+	_level_guaranteed(level, cs)
 }
 
 _pod_qos(0, level, cs) := "Burstable" if {
