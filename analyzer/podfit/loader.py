@@ -502,8 +502,9 @@ def _render_first(f: InputFile) -> tuple[str, str] | None:
 
 
 def _json_values(text: str) -> list[Any] | None:
-    """The values of a JSON file: one document, or one per line (JSON lines); None when the text is
-    neither (then it is parsed as YAML, which reports where it breaks)."""
+    """The values of a JSON file: one document, or one per line (JSON lines, strict or relaxed as
+    mongoimport reads them: ``{rating: 5}`` with unquoted keys); None when the text is neither (then
+    it is parsed as YAML, which reports where it breaks)."""
     try:
         return [json.loads(text)]
     except ValueError:
@@ -514,8 +515,23 @@ def _json_values(text: str) -> list[Any] | None:
             try:
                 values.append(json.loads(line))
             except ValueError:
-                return None
+                relaxed = _relaxed_json_line(line)
+                if relaxed is None:
+                    return None
+                values.append(relaxed)
     return values or None
+
+
+def _relaxed_json_line(line: str) -> Any:
+    """One line of relaxed JSON (a YAML flow mapping or sequence on one line); None when it is not."""
+    body = line.strip()
+    if not (body.startswith("{") and body.endswith("}")) and not (body.startswith("[") and body.endswith("]")):
+        return None
+    try:
+        value = yaml.safe_load(body)
+    except yaml.YAMLError:
+        return None
+    return value if isinstance(value, (dict, list)) else None
 
 
 def _is_manifest(value: Any) -> bool:
