@@ -463,6 +463,26 @@ def test_kustomize_patches_are_render_first_not_objects(tmp_path, monkeypatch):
     assert report["summary"]["objects"] == 0
 
 
+def test_patches_named_only_in_commented_out_entries_are_patches_too(monkeypatch):
+    """A scaffold's patches whose `#- path:` entries under `patches:` are commented out are partial
+    objects all the same: PF909 naming them as such, no PF902 for the fields a patch leaves out; the
+    resource beside them is still checked."""
+    monkeypatch.chdir(ROOT / "testdata" / "PF909")
+    d = "fail_kustomize_commented_patches"
+    report = json.loads(run(["check", d, "--format", "json", "--allow-empty"]).output)
+    assert sorted((f["rule"], f["file"]) for f in report["findings"]) == [
+        ("PF909", f"{d}/kustomization.yaml"),
+        ("PF909", f"{d}/patches/cainjection_in_widgets.yaml"),
+        ("PF909", f"{d}/patches/webhook_in_widgets.yaml"),
+    ]
+    patch = next(f for f in report["findings"] if f["file"].endswith("webhook_in_widgets.yaml"))
+    assert patch["message"] == (
+        f"a Kustomize patch (its entry commented out) in {d}/kustomization.yaml, not a manifest: "
+        f"render first: kustomize build {d} | podfit check -"
+    )
+    assert report["summary"]["objects"] == 1  # the CRD listed under resources
+
+
 def test_chart_inputs_by_any_values_name_are_render_first_and_rendered_output_is_checked(tmp_path, monkeypatch):
     """Inside a chart (Chart.yaml above), values files by any name holding "values", everything
     under ci/ and Helm 2's requirements.yaml are chart inputs (PF909 at their first line); a

@@ -344,6 +344,7 @@ def test_a_kind_ending_in_list_without_items_is_one_object():
         ("dashboard.json", '{"title": "CPU", "panels": [{"expr": "rate(x[5m])", "url": "http:\\/\\/grafana"}]}'),
         ("seed.json", '{"id": 1, "kind": "review"}\n{"id": 2, "kind": "review"}\n'),
         ("products.json", '[{"id": "OLJCESPC7Z", "name": "Sunglasses"}]'),
+        ("ratings.json", "{user: 1, rating: 5}\n{user: 2, rating: 4, tags: [fast, kind]}\n"),
     ],
 )
 def test_json_that_is_not_a_kubernetes_object_is_counted_not_checked(name, text):
@@ -362,6 +363,9 @@ def test_json_manifests_and_broken_json_are_still_read_as_manifests():
     assert [(o.kind, o.ref.name, o.location.line) for o in r.objects] == [("Pod", "p", 1)]
     broken = parse('{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "p"}\n', "pod.json")
     assert [(f.rule, f.location.line) for f in broken.findings] == [("PF901", 2)]
+    # a relaxed line that is an object is still read as a manifest, where YAML breaks on the next one
+    relaxed = parse("{apiVersion: v1, kind: Pod, metadata: {name: p}}\n{apiVersion: v1, kind: Pod}\n", "pods.json")
+    assert [f.rule for f in relaxed.findings] == ["PF901"]
 
 
 SCALED_TO_ZERO = """\

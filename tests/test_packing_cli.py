@@ -200,3 +200,16 @@ def test_pack_works_per_cluster_like_check(monkeypatch):
     assert [line for line in text.splitlines() if line.startswith("== cluster ")] == [
         f"== cluster {n} ==" for n in names
     ]
+
+
+def test_pf601_gives_the_shortfall_not_the_pod_pf303_names():
+    """Beside a pod too large for any node (PF303's), the pools-wide PF601 proves the rest do not
+    fit either with the bound that shows it (the CPU they ask together), not the pod again."""
+    path = ROOT / "testdata/PF601/fail_capacity_beside_too_large.yaml"
+    res = run(["check", path, "--rule", "PF601", "--rule", "PF303", "--format", "json", "--fail-on", "never"])
+    found = sorted((f["rule"], f["message"]) for f in json.loads(res.stdout)["findings"])
+    assert [r for r, _ in found] == ["PF303", "PF601"]
+    assert found[1][1] == (
+        "7 pods do not fit 2 nodes (2 × best-effort-large): proven by a lower bound (capacity-cpu: needs 9 CPU, "
+        "7500m CPU available; Σ cpu of pods limited to these pools); recommended: 1 × best-effort-4xlarge (PF604)"
+    )

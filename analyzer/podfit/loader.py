@@ -82,6 +82,7 @@ class InputFile:
     skip: str | None = None  # deliberately not parsed (too large, binary, symlink loop)
     chart: str | None = None  # the Helm chart directory of a values file (Chart.yaml beside or above it)
     patch_of: str | None = None  # the kustomization that uses this file as a patch (not a manifest)
+    patch_commented: bool = False  # that kustomization names it in a commented-out patch entry only
     # what `kustomize build` of the kustomizations listing this file as a resource does to its objects
     kustomize: tuple[Layer, ...] = ()
 
@@ -195,12 +196,39 @@ def _kustomize_patches(doc: Mapping[str, Any]) -> list[str]:
     return out
 
 
+PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+# a top-level key, live or commented out (`#patchesStrategicMerge:`), that opens a block
+_TOP_KEY = re.compile(r"^#?\s?([A-Za-z]\w*):\s*(?:#.*)?$")
+# a commented-out list entry naming a file: `#- path: patches/webhook_in_x.yaml`, `#- x_patch.yaml`
+_COMMENTED_ENTRY = re.compile(r"^\s*#+\s*-\s*(?:path:\s*)?([^\s#'\"]+\.(?:ya?ml|json))\s*$", re.IGNORECASE)
+
+
+def _commented_patches(data: bytes) -> list[str]:
+    """The files a kustomization names in commented-out entries of its patch lists (kubebuilder
+    scaffolds ship `#- path: patches/webhook_in_x.yaml` under `patches:` for the user to enable):
+    partial objects all the same, so they are not read as manifests either."""
+    out: list[str] = []
+    block = ""
+    for line in data.decode("utf-8", "replace").splitlines():
+        key = _TOP_KEY.match(line)
+        if key is not None:
+            block = key.group(1)
+            continue
+        if line[:1] not in ("", " ", "\t", "-", "#"):
+            block = ""  # any other top-level content closes the block
+        entry = _COMMENTED_ENTRY.match(line)
+        if entry is not None and block in PATCH_KEYS:
+            out.append(entry.group(1))
+    return out
+
+
 def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
     """Mark the files that a kustomization among the inputs uses
     - as patches: partial objects that only kustomize build turns into manifests, so they are
       reported as such rather than checked;
     - as resources: their objects get the kustomization's namespace and labels (podfit.kustomize)."""
     patches: dict[str, str] = {}
+    commented: dict[str, str] = {}
     kustomizations: dict[str, dict[str, Any]] = {}
     for f in files:
         if f.data is not None and os.path.basename(f.path) in KUSTOMIZATION_NAMES:
@@ -211,6 +239,8 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
             base = os.path.dirname(f.path)
             for rel in _kustomize_patches(doc):
                 patches.setdefault(os.path.normpath(os.path.join(base, rel)), f.path)
+            for rel in _commented_patches(f.data):
+                commented.setdefault(os.path.normpath(os.path.join(base, rel)), f.path)
     if not kustomizations:
         return files
     layers = layers_for(kustomizations, [f.path for f in files])
@@ -219,6 +249,8 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
         key = os.path.normpath(f.path)
         if key in patches:
             f = replace(f, patch_of=patches[key])
+        elif key in commented and f.path not in layers:  # a live resource entry wins over a comment
+            f = replace(f, patch_of=commented[key], patch_commented=True)
         elif f.path in layers:
             f = replace(f, kustomize=layers[f.path])
         out.append(f)
@@ -502,8 +534,9 @@ def _render_first(f: InputFile) -> tuple[str, str] | None:
 
 
 def _json_values(text: str) -> list[Any] | None:
-    """The values of a JSON file: one document, or one per line (JSON lines); None when the text is
-    neither (then it is parsed as YAML, which reports where it breaks)."""
+    """The values of a JSON file: one document, or one per line (JSON lines, strict or relaxed as
+    mongoimport reads them: ``{rating: 5}`` with unquoted keys); None when the text is neither (then
+    it is parsed as YAML, which reports where it breaks)."""
     try:
         return [json.loads(text)]
     except ValueError:
@@ -514,8 +547,23 @@ def _json_values(text: str) -> list[Any] | None:
             try:
                 values.append(json.loads(line))
             except ValueError:
-                return None
+                relaxed = _relaxed_json_line(line)
+                if relaxed is None:
+                    return None
+                values.append(relaxed)
     return values or None
+
+
+def _relaxed_json_line(line: str) -> Any:
+    """One line of relaxed JSON (a YAML flow mapping or sequence on one line); None when it is not."""
+    body = line.strip()
+    if not (body.startswith("{") and body.endswith("}")) and not (body.startswith("[") and body.endswith("]")):
+        return None
+    try:
+        value = yaml.safe_load(body)
+    except yaml.YAMLError:
+        return None
+    return value if isinstance(value, (dict, list)) else None
 
 
 def _is_manifest(value: Any) -> bool:
@@ -564,7 +612,8 @@ def parse_file(
     render = _render_first(f)
     if render is None and f.patch_of is not None:
         where = os.path.dirname(f.patch_of) or "."
-        render = f"a Kustomize patch of {f.patch_of}", f"kustomize build {where} | podfit check -"
+        what = "a Kustomize patch (its entry commented out) in" if f.patch_commented else "a Kustomize patch of"
+        render = f"{what} {f.patch_of}", f"kustomize build {where} | podfit check -"
     if render is not None:
         what, command = render
         finding = _finding(

@@ -164,9 +164,12 @@ def pool_anchor(facts: PackingFacts, pool_name: str) -> tuple[Location, ObjectRe
 
 def advice_withheld(inputs: PackInputs) -> str | None:
     """Why sizing advice (PF602, PF604) would mislead, or None: pods left out of packing because
-    their node selection is unknown, or pods that request nothing (every class would look idle)."""
+    their node selection is unknown, or no pod that requests anything (no pod at all, e.g. a chart
+    left unrendered, or pods without requests): every class would look idle and every node stranded."""
     if inputs.unknown:
         return "some pods were left out of packing (PF605)"
-    if inputs.pods and not any(p.cpu or p.memory for p in inputs.pods):
+    if not inputs.pods:
+        return "no pod to pack"
+    if not any(p.cpu or p.memory for p in inputs.pods):
         return "no pod requests CPU or memory (PF101, PF102, PF105)"
     return None

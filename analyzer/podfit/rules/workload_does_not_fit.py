@@ -144,11 +144,17 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
         fix = "; no VM class fits: the hosts cannot run enough nodes (PF604)"
     else:
         fix = ""
+    # PF303 already names each pod too large for any node: the proof given is another bound when
+    # one holds (the pods together exceed the pools), as the findings below are about the others
+    violated = [b for b in a.fit.violated_bounds if b.kind != "pod-too-large"]
+    if a.fit.proof == "lower-bound" and violated:
+        proof = describe_bound(violated[0])
+    else:
+        proof = describe_proof(a).removeprefix("no: ")
     message = (
         f"{facts.prefix}{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
-        f"{describe_proof(a).removeprefix('no: ')}{fix}"
+        f"{proof}{fix}"
     )
-    violated = [b for b in a.fit.violated_bounds if b.kind != "pod-too-large"]
     concerned = _pods_of(violated[0], inputs) if violated else [p.name for p in inputs.pods]
     alone = False
     for p in inputs.pods:
