@@ -46,8 +46,8 @@ from ..model import Container, Workload
 from ..options import Option
 from ..platform import node_logical_cpus as platform_node_cpus
 from ..quantity import format_cpu, parse_cpu
-from ..throttle import Result, Scenario, simulate
-from ..throttle import Workload as ThreadWorkload
+from ..throttle import Result, simulate
+from ..throttle.sweep import container_scenario
 from ..usage import ContainerUsage, UsageFacts
 
 ID = "PF203"
@@ -229,16 +229,7 @@ def simulate_cached(
     burst_us: int = DEFAULT_BURST_US,
 ) -> Result:
     """The simulation of one container (``limit_millicores`` None: no limit); a pure function, cached."""
-    sc = Scenario(
-        cpus=cpus,
-        threads=threads,
-        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, PERIOD_US),
-        period_us=PERIOD_US,
-        seconds_us=seconds * 1_000_000,
-        seed=0,
-        workload=ThreadWorkload(burst_us=burst_us, demand_millicores=demand_millicores),
-    )
-    return simulate(sc)
+    return simulate(container_scenario(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us))
 
 
 def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
