@@ -56,8 +56,10 @@ TITLE = "High simulated CPU throttling"
 SEVERITY = "warning"
 REQUIRES: tuple[str, ...] = ("node-logical-cpus",)
 SUPERSEDES: tuple[str, ...] = ("PF202",)
+DEFAULT_SCORE = 50
+DEFAULT_SECONDS = 2
 OPTIONS: tuple[Option, ...] = (
-    Option("score", "integer", 50, "Throttling score (0-100) above which the rule fires.", minimum=0),
+    Option("score", "integer", DEFAULT_SCORE, "Throttling score (0-100) above which the rule fires.", minimum=0),
     Option(
         "default-threads",
         "integer",
@@ -65,15 +67,13 @@ OPTIONS: tuple[Option, ...] = (
         "Threads assumed for a container without the podfit.io/threads annotation.",
         minimum=1,
     ),
-    Option("seconds", "integer", 2, "Simulated seconds per container.", minimum=1),
+    Option("seconds", "integer", DEFAULT_SECONDS, "Simulated seconds per container.", minimum=1),
 )
 
 THREADS_ANNOTATION = "podfit.io/threads"
 DEMAND_ANNOTATION = "podfit.io/cpu-demand"
 BURST_ANNOTATION = "podfit.io/cpu-burst"
 DEFAULT_BURST_US = 2_000
-DEFAULT_SCORE = 50
-DEFAULT_SECONDS = 2
 PERIOD_US = CFS_PERIOD_US
 SLICE_US = CFS_SLICE_US
 STEP = 100  # millicores: the granularity of a suggested limit
