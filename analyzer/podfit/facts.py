@@ -82,6 +82,7 @@ __all__ = [
     "CFS_SLICE_US",
     "KubeletFacts",
     "kubelet_facts",
+    "is_kubelet_configuration",
     "parse_version",
     "linux_excluded",
     "CPU_MANAGER_OPTIONS",
@@ -217,6 +218,12 @@ def _cluster_version(obj: K8sObject) -> str | None:
     return None
 
 
+def is_kubelet_configuration(obj: K8sObject) -> bool:
+    """Whether ``obj`` is a kubelet's configuration file (kind KubeletConfiguration of the
+    kubelet.config.k8s.io group, whatever its version)."""
+    return obj.kind == "KubeletConfiguration" and obj.ref.api_version.startswith("kubelet.config.k8s.io/")
+
+
 def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFacts:
     """The kubelet facts of a run (see :class:`KubeletFacts`). The first KubeletConfiguration of the
     input wins over the platform."""
@@ -228,7 +235,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
     topology, scope, memory = "none", "container", "None"
     for o in objects:
-        if o.kind == "KubeletConfiguration" and o.ref.api_version.startswith("kubelet.config.k8s.io/"):
+        if is_kubelet_configuration(o):
             raw = o.raw
             p = raw.get("cpuManagerPolicy")
             policy = str(p) if p else "none"
