@@ -261,10 +261,6 @@ def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: in
     return min(limit, cap)
 
 
-def _containers(workload: Workload) -> list[Container]:
-    return list(workload.pod.init_containers) + list(workload.pod.containers)
-
-
 def check(ctx) -> Iterator[Finding]:
     cpus = node_logical_cpus(ctx)
     if cpus is None:
@@ -277,7 +273,7 @@ def check(ctx) -> Iterator[Finding]:
         if linux_excluded(w.pod.scheduling):
             continue
         qos = w.pod.qos_class
-        for c in _containers(w):
+        for c in w.pod.all_containers:
             limit = c.resources.cpu_limit
             if not limit or limit <= 0 or kub.exclusive_cpus(qos, limit):
                 continue
