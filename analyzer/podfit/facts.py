@@ -47,12 +47,12 @@ object it is given, which per-object conftest use needs without podfit.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from . import schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
 from .loader import (
@@ -140,8 +140,10 @@ def cpu_manager_option_stage(name: str, version: tuple[int, int] | None) -> str 
 
 def parse_version(text: str) -> tuple[int, int] | None:
     """(major, minor) of a Kubernetes version as written ("1.33", "v1.33.2+vmware.1"); None if not one."""
-    m = re.match(r"^v?(\d+)\.(\d+)", text.strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    try:
+        return schemas_k8s.parse_version(text)
+    except schemas_k8s.SchemaError:
+        return None
 
 
 @dataclass(frozen=True)
