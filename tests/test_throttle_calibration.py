@@ -95,11 +95,12 @@ def test_kernel_obeys_the_quota_and_throttles_as_the_model_bounds(exe, cfg):
     # group's parent cgroup; its cpu.weight ranks it only among siblings) took the rest of those
     # CPUs' period. The other load measured meanwhile bounds those periods however much there was;
     # besides them up to 4 periods are the program's start and end (threads not yet, or no longer,
-    # running, and the two idle periods the timer counts before it stops).
+    # running, and the two idle periods the timer counts before it stops), and 2 more allow for
+    # /proc/stat's busy time, sampled at the scheduler tick and counted in 10 ms units.
     pinned = min(cfg.threads, cpus)
     starved_ns = (pinned * cfg.period_us - cfg.quota_us - pinned * CFS_SLICE_US) * 1000
     unthrottled = real.nr_periods - real.nr_throttled
-    assert 0 <= unthrottled <= other * real.seconds * 1e9 / starved_ns + 4, shown
+    assert 0 <= unthrottled <= other * real.seconds * 1e9 / starved_ns + 6, shown
     assert model.nr_throttled >= model.nr_periods - 1
 
     # other load only shortens the throttled time (the group runs less, so it runs out later)
