@@ -35,6 +35,11 @@ def _rego(documents: list, data: dict, tmp: Path) -> list:
 
     (tmp / "input.json").write_text(json.dumps(batch_input(documents)), encoding="utf-8")
     (tmp / "data.json").write_text(json.dumps({"podfit": normalise(data)}), encoding="utf-8")
+    return _eval(tmp, QUERY)
+
+
+def _eval(tmp: Path, query: str):
+    """``query``'s value over the policies, with the input and facts _rego wrote to ``tmp``."""
     out = subprocess.run(
         [
             OPA,
@@ -49,7 +54,7 @@ def _rego(documents: list, data: dict, tmp: Path) -> list:
             str(tmp / "data.json"),
             "--input",
             str(tmp / "input.json"),
-            QUERY,
+            query,
         ],
         capture_output=True,
         text=True,
@@ -223,25 +228,10 @@ def test_pod_level_resources_on_both_sides(tmp_path):
         ("limits-and-container-request", "Burstable", 250, 1000, 2**30, 2**30),
         ("cpu-request-only", "Burstable", 600, None, 0, None),
     ]
-    rego = subprocess.run(
-        [
-            OPA,
-            "eval",
-            "--format",
-            "json",
-            "--ignore",
-            "*_test.rego",
-            "--data",
-            str(ROOT / "policies"),
-            "--input",
-            str(tmp_path / "input.json"),
-            '[[p.name, k8s.pod_request(p, "cpu"), [l | l := k8s.pod_limit(p, "cpu")]] | some p in k8s.pods]'.replace(
-                "k8s.", "data.podfit.lib.k8s."
-            ),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+    value = _eval(
+        tmp_path,
+        '[[p.name, k8s.pod_request(p, "cpu"), [l | l := k8s.pod_limit(p, "cpu")]] | some p in k8s.pods]'.replace(
+            "k8s.", "data.podfit.lib.k8s."
+        ),
     )
-    value = json.loads(rego.stdout)["result"][0]["expressions"][0]["value"]
     assert value == [[n, cpu, [] if lim is None else [lim]] for n, _, cpu, lim, _, _ in got]

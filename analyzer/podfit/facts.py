@@ -47,12 +47,12 @@ object it is given, which per-object conftest use needs without podfit.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from . import schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
 from .loader import (
@@ -82,6 +82,7 @@ __all__ = [
     "CFS_SLICE_US",
     "KubeletFacts",
     "kubelet_facts",
+    "is_kubelet_configuration",
     "parse_version",
     "linux_excluded",
     "CPU_MANAGER_OPTIONS",
@@ -139,8 +140,10 @@ def cpu_manager_option_stage(name: str, version: tuple[int, int] | None) -> str 
 
 def parse_version(text: str) -> tuple[int, int] | None:
     """(major, minor) of a Kubernetes version as written ("1.33", "v1.33.2+vmware.1"); None if not one."""
-    m = re.match(r"^v?(\d+)\.(\d+)", text.strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    try:
+        return schemas_k8s.parse_version(text)
+    except schemas_k8s.SchemaError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,12 @@ def _cluster_version(obj: K8sObject) -> str | None:
     return None
 
 
+def is_kubelet_configuration(obj: K8sObject) -> bool:
+    """Whether ``obj`` is a kubelet's configuration file (kind KubeletConfiguration of the
+    kubelet.config.k8s.io group, whatever its version)."""
+    return obj.kind == "KubeletConfiguration" and obj.ref.api_version.startswith("kubelet.config.k8s.io/")
+
+
 def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFacts:
     """The kubelet facts of a run (see :class:`KubeletFacts`). The first KubeletConfiguration of the
     input wins over the platform."""
@@ -228,7 +237,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
     topology, scope, memory = "none", "container", "None"
     for o in objects:
-        if o.kind == "KubeletConfiguration" and o.ref.api_version.startswith("kubelet.config.k8s.io/"):
+        if is_kubelet_configuration(o):
             raw = o.raw
             p = raw.get("cpuManagerPolicy")
             policy = str(p) if p else "none"

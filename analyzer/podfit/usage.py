@@ -357,32 +357,32 @@ def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> Usag
             unmatched.add(f"{s.namespace}/{s.pod}/{s.container}")
             continue
         found.setdefault((s.namespace, f"{owner.ref.kind}/{owner.ref.name}", s.container), []).append(s)
-    usages = []
-    for (ns, workload, container), ss in sorted(found.items()):
-        by = {k: [s for s in ss if s.kind == k] for k in KINDS}
-        times = [x.time_ms for s in ss for x in s.samples if x.time_ms]
-
-        usages.append(
-            ContainerUsage(
-                namespace=ns,
-                workload=workload,
-                container=container,
-                pods=tuple(sorted({s.pod for s in ss})),
-                cpu=stats(x.value for s in by["cpu"] for x in s.samples),
-                memory=stats(x.value for s in by["memory"] for x in s.samples),
-                throttled_periods=_total(by["throttled"]),
-                periods=_total(by["periods"]),
-                terminated=tuple(sorted({s.reason for s in by["terminated"] if s.reason})),
-                window_ms=(min(times), max(times)) if times else None,
-                sources=tuple(sorted({s.source for s in ss})),
-            )
-        )
+    usages = [_container_usage(ns, workload, container, ss) for (ns, workload, container), ss in sorted(found.items())]
     index = {(u.namespace, u.workload, u.container): u for u in usages}
     return UsageFacts(
         containers=tuple(usages),
         unmatched=tuple(sorted(unmatched)),
         sources=tuple(sorted({s.source for s in series})),
         _index=index,
+    )
+
+
+def _container_usage(ns: str, workload: str, container: str, ss: Sequence[Series]) -> ContainerUsage:
+    """One container's usage from all its series (every pod, every kind)."""
+    by = {k: [s for s in ss if s.kind == k] for k in KINDS}
+    times = [x.time_ms for s in ss for x in s.samples if x.time_ms]
+    return ContainerUsage(
+        namespace=ns,
+        workload=workload,
+        container=container,
+        pods=tuple(sorted({s.pod for s in ss})),
+        cpu=stats(x.value for s in by["cpu"] for x in s.samples),
+        memory=stats(x.value for s in by["memory"] for x in s.samples),
+        throttled_periods=_total(by["throttled"]),
+        periods=_total(by["periods"]),
+        terminated=tuple(sorted({s.reason for s in by["terminated"] if s.reason})),
+        window_ms=(min(times), max(times)) if times else None,
+        sources=tuple(sorted({s.source for s in ss})),
     )
 
 
@@ -412,20 +412,7 @@ def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | 
     ss = [s for s in series if s.namespace == ns and s.container == container and any(p.match(s.pod) for p in patterns)]
     if not ss:
         return None
-    times = [x.time_ms for s in ss for x in s.samples if x.time_ms]
-    by = {k: [s for s in ss if s.kind == k] for k in KINDS}
-    return ContainerUsage(
-        namespace=ns,
-        workload=name,
-        container=container,
-        pods=tuple(sorted({s.pod for s in ss})),
-        cpu=stats(x.value for s in by["cpu"] for x in s.samples),
-        memory=stats(x.value for s in by["memory"] for x in s.samples),
-        throttled_periods=_total(by["throttled"]),
-        periods=_total(by["periods"]),
-        window_ms=(min(times), max(times)) if times else None,
-        sources=tuple(sorted({s.source for s in ss})),
-    )
+    return _container_usage(ns, name, container, ss)
 
 
 def unmatched_notice(usage: UsageFacts, show: int = 5) -> tuple[str, ...]:

@@ -58,9 +58,6 @@ class _Cpu(click.ParamType):
         return m
 
 
-# The suggested limit of `--format html`: the least swept limit scoring below PF203's default threshold.
-HTML_THRESHOLD = 50
-
 DURATION = _Duration()
 CPU = _Cpu()
 
@@ -398,11 +395,12 @@ def command(
         if limit is None:
             raise click.UsageError("--format html draws throttling against the CPU limit: give --limit")
         from ..formats.html import throttle_page
+        from ..rules.throttling_simulated_high import DEFAULT_SCORE
         from ..throttle.sweep import sweep_scenario
         from ..visuals import ThrottleCurve
 
         subject = f"{threads} {sc.workload.kind} threads on {cpus} CPUs, CPU limit {format_cpu(limit)}"
-        emit(throttle_page(ThrottleCurve(None, subject, sweep_scenario(sc, HTML_THRESHOLD))), output)
+        emit(throttle_page(ThrottleCurve(None, subject, sweep_scenario(sc, DEFAULT_SCORE))), output)
         return
     res = simulate(sc)
     if fmt == "json":

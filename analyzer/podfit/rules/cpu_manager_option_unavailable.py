@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ..facts import CPU_MANAGER_OPTION_CONFLICTS, CPU_MANAGER_OPTIONS, OPTION_GATES, cpu_manager_option_stage
+from ..facts import (
+    CPU_MANAGER_OPTION_CONFLICTS,
+    CPU_MANAGER_OPTIONS,
+    OPTION_GATES,
+    cpu_manager_option_stage,
+    is_kubelet_configuration,
+)
 from ..findings import Finding
 from ..options import Option
 from . import RuleContext
@@ -44,7 +50,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     version = kub.version
     vtext = f"Kubernetes {kub.version_text}" if version else "the latest Kubernetes (the version is not given)"
     for o in ctx.objects:
-        if o.kind != "KubeletConfiguration" or not o.ref.api_version.startswith("kubelet.config.k8s.io/"):
+        if not is_kubelet_configuration(o):
             continue
         raw = o.raw
         opts = raw.get("cpuManagerPolicyOptions")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from ..facts import is_kubelet_configuration
 from ..findings import Finding
 from ..options import Option
 from ..quantity import format_memory, parse_memory
@@ -50,7 +51,7 @@ def _reserved_total(items: list) -> int | None:
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for o in ctx.objects:
-        if o.kind != "KubeletConfiguration" or not o.ref.api_version.startswith("kubelet.config.k8s.io/"):
+        if not is_kubelet_configuration(o):
             continue
         raw = o.raw
         policy = raw.get("memoryManagerPolicy")

@@ -32,10 +32,10 @@ def _predicted(ctx, w, c, limit: int | None) -> dict | None:
     """PF203's simulation for the same limit, node size and assumptions (threads, burst, and the
     demand from the measured CPU as PF203 takes it), when the node size is known: the share of
     periods it predicts throttled, to set beside the measured one."""
-    from .throttling_simulated_high import demand_for, node_logical_cpus, simulate_cached
+    from .throttling_simulated_high import demand_for, node_logical_cpus, simulate_cached, skip_reason
 
-    cpus = node_logical_cpus(ctx) if ctx.platform.runtime != "vsphere-pods" else None
-    if not limit or cpus is None:
+    cpus = node_logical_cpus(ctx)
+    if not limit or cpus is None or skip_reason(ctx) is not None:  # where PF203 does not simulate
         return None
     pf203 = ctx.for_rule("PF203")
     d = demand_for(w, c, int(pf203.option("default-threads")), ctx.facts.usage)

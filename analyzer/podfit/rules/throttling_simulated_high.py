@@ -46,8 +46,8 @@ from ..model import Container, Workload
 from ..options import Option
 from ..platform import node_logical_cpus as platform_node_cpus
 from ..quantity import format_cpu, parse_cpu
-from ..throttle import Result, Scenario, simulate
-from ..throttle import Workload as ThreadWorkload
+from ..throttle import Result, simulate
+from ..throttle.sweep import container_scenario
 from ..usage import ContainerUsage, UsageFacts
 
 ID = "PF203"
@@ -56,8 +56,10 @@ TITLE = "High simulated CPU throttling"
 SEVERITY = "warning"
 REQUIRES: tuple[str, ...] = ("node-logical-cpus",)
 SUPERSEDES: tuple[str, ...] = ("PF202",)
+DEFAULT_SCORE = 50
+DEFAULT_SECONDS = 2
 OPTIONS: tuple[Option, ...] = (
-    Option("score", "integer", 50, "Throttling score (0-100) above which the rule fires.", minimum=0),
+    Option("score", "integer", DEFAULT_SCORE, "Throttling score (0-100) above which the rule fires.", minimum=0),
     Option(
         "default-threads",
         "integer",
@@ -65,15 +67,13 @@ OPTIONS: tuple[Option, ...] = (
         "Threads assumed for a container without the podfit.io/threads annotation.",
         minimum=1,
     ),
-    Option("seconds", "integer", 2, "Simulated seconds per container.", minimum=1),
+    Option("seconds", "integer", DEFAULT_SECONDS, "Simulated seconds per container.", minimum=1),
 )
 
 THREADS_ANNOTATION = "podfit.io/threads"
 DEMAND_ANNOTATION = "podfit.io/cpu-demand"
 BURST_ANNOTATION = "podfit.io/cpu-burst"
 DEFAULT_BURST_US = 2_000
-DEFAULT_SCORE = 50
-DEFAULT_SECONDS = 2
 PERIOD_US = CFS_PERIOD_US
 SLICE_US = CFS_SLICE_US
 STEP = 100  # millicores: the granularity of a suggested limit
@@ -229,16 +229,7 @@ def simulate_cached(
     burst_us: int = DEFAULT_BURST_US,
 ) -> Result:
     """The simulation of one container (``limit_millicores`` None: no limit); a pure function, cached."""
-    sc = Scenario(
-        cpus=cpus,
-        threads=threads,
-        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, PERIOD_US),
-        period_us=PERIOD_US,
-        seconds_us=seconds * 1_000_000,
-        seed=0,
-        workload=ThreadWorkload(burst_us=burst_us, demand_millicores=demand_millicores),
-    )
-    return simulate(sc)
+    return simulate(container_scenario(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us))
 
 
 def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
@@ -270,10 +261,6 @@ def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: in
     return min(limit, cap)
 
 
-def _containers(workload: Workload) -> list[Container]:
-    return list(workload.pod.init_containers) + list(workload.pod.containers)
-
-
 def check(ctx) -> Iterator[Finding]:
     cpus = node_logical_cpus(ctx)
     if cpus is None:
@@ -286,7 +273,7 @@ def check(ctx) -> Iterator[Finding]:
         if linux_excluded(w.pod.scheduling):
             continue
         qos = w.pod.qos_class
-        for c in _containers(w):
+        for c in w.pod.all_containers:
             limit = c.resources.cpu_limit
             if not limit or limit <= 0 or kub.exclusive_cpus(qos, limit):
                 continue

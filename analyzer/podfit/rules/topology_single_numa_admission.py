@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Finding
-from ..model import QOS_GUARANTEED, Container, Workload
+from ..model import QOS_GUARANTEED
 from ..options import Option
 from ..quantity import format_cpu, format_memory
 from . import RuleContext
@@ -44,10 +44,6 @@ def _too_big(cpu: int, memory: int, cpu_aligned: bool, mem_aligned: bool, numa_c
     if mem_aligned and memory > numa_mem:
         out.append(f"{format_memory(memory)} of memory > {format_memory(numa_mem)}")
     return out
-
-
-def _containers(w: Workload) -> tuple[Container, ...]:
-    return w.pod.init_containers + w.pod.containers
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
@@ -78,7 +74,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     kub.topology_manager_scope,
                 )
             continue
-        for c in _containers(w):
+        for c in w.pod.all_containers:
             too_big = _too_big(
                 c.resources.cpu_request or 0,
                 c.resources.memory_request or 0,

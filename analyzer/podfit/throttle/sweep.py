@@ -13,7 +13,7 @@ from functools import lru_cache
 from .scenario import Scenario, Workload
 from .sim import simulate
 
-__all__ = ["SweepPoint", "Sweep", "sweep", "sweep_scenario", "sweep_limits"]
+__all__ = ["SweepPoint", "Sweep", "container_scenario", "sweep", "sweep_scenario", "sweep_limits"]
 
 PERIOD_US = 100_000
 STEP_MILLICORES = 100  # swept limits are multiples of 0.1 CPU
@@ -81,6 +81,31 @@ def sweep_scenario(base: Scenario, threshold: int) -> Sweep:
     return Sweep(base.cpus, base.threads, demand, threshold, current, points)
 
 
+def container_scenario(
+    limit_millicores: int | None,
+    cpus: int,
+    threads: int,
+    seconds: int,
+    demand_millicores: int | None = None,
+    burst_us: int | None = None,
+) -> Scenario:
+    """The scenario PF203 simulates for one container (``limit_millicores`` None: no limit): the
+    default period and seed, and the demand and burst it assumed (the Java server workload's when
+    not given)."""
+    workload = Workload() if burst_us is None else Workload(burst_us=burst_us)
+    if demand_millicores is not None:
+        workload = replace(workload, demand_millicores=demand_millicores)
+    return Scenario(
+        cpus=cpus,
+        threads=threads,
+        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, PERIOD_US),
+        period_us=PERIOD_US,
+        seconds_us=seconds * 1_000_000,
+        seed=0,
+        workload=workload,
+    )
+
+
 def sweep(
     current: int,
     cpus: int,
@@ -90,19 +115,5 @@ def sweep(
     demand_millicores: int | None = None,
     burst_us: int | None = None,
 ) -> Sweep:
-    """:func:`sweep_scenario` of the scenario PF203 simulates (its period, seed, and the demand and
-    burst it assumed; the Java server workload's when not given) for a container with CPU limit
-    ``current``."""
-    workload = Workload() if burst_us is None else Workload(burst_us=burst_us)
-    if demand_millicores is not None:
-        workload = replace(workload, demand_millicores=demand_millicores)
-    base = Scenario(
-        cpus=cpus,
-        threads=threads,
-        quota_us=Scenario.quota_for_limit(current, PERIOD_US),
-        period_us=PERIOD_US,
-        seconds_us=seconds * 1_000_000,
-        seed=0,
-        workload=workload,
-    )
-    return sweep_scenario(base, threshold)
+    """:func:`sweep_scenario` of :func:`container_scenario` for a container with CPU limit ``current``."""
+    return sweep_scenario(container_scenario(current, cpus, threads, seconds, demand_millicores, burst_us), threshold)
