@@ -28,6 +28,7 @@ __all__ = [
     "headroom_share",
     "pool_location",
     "pool_anchor",
+    "cluster_inputs",
 ]
 
 MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
@@ -99,6 +100,23 @@ def host_limits(platform: Platform, pools: Sequence[NodePool], all_pools: Sequen
     return found or None
 
 
+def cluster_inputs(
+    platform: Platform,
+    workloads,
+    pools: Sequence[NodePool],
+    all_pools: Sequence[NodePool],
+    *,
+    usage,
+    ratio: int,
+    overhead=None,
+    max_pods: int | None = None,
+) -> PackInputs:
+    """One cluster's packing inputs (:func:`inputs_from`), with the pods' measured peaks (``usage``,
+    None without ``--usage``) and the most nodes per VM class the hosts hold (:func:`host_limits`)."""
+    inputs = inputs_from(workloads, platform, pools, overhead=overhead, max_pods=max_pods)
+    return replace(with_measured_peaks(inputs, usage), host_limits=host_limits(platform, pools, all_pools, ratio))
+
+
 def _fill(ctx, analyse: bool) -> list[PackingFacts]:
     """The run's packing facts, computed once per run (``ctx.memo`` is shared by the rules' contexts)."""
     memo = ctx.memo
@@ -107,9 +125,8 @@ def _fill(ctx, analyse: bool) -> list[PackingFacts]:
         ratio = overcommit_ratio(ctx) if ctx.platform.hosts else 0
         memo["packing"] = [
             PackingFacts(
-                replace(
-                    with_measured_peaks(inputs_from(c.workloads, ctx.platform, c.node_pools), ctx.facts.usage),
-                    host_limits=host_limits(ctx.platform, c.node_pools, ctx.facts.node_pools, ratio),
+                cluster_inputs(
+                    ctx.platform, c.workloads, c.node_pools, ctx.facts.node_pools, usage=ctx.facts.usage, ratio=ratio
                 ),
                 None,
                 c,
