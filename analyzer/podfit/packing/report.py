@@ -7,7 +7,7 @@ from typing import Any
 
 from ..quantity import format_cpu
 from .engine import Analysis
-from .model import GI, MI, UNBOUNDED, Bound, NodeType, format_amount
+from .model import GI, MI, UNBOUNDED, Bound, NodeType
 
 __all__ = ["to_json", "to_text", "fmt_mem", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
 
@@ -152,6 +152,17 @@ def fmt_mem(b: int) -> str:
     if abs(b) >= GI:
         return f"{b / GI:.1f}Gi"
     return f"{b // MI}Mi" if b % MI == 0 else f"{b / MI:.1f}Mi"
+
+
+def format_amount(dim: str, value: int) -> str:
+    """An amount of one dimension for people: ``80 CPU``, ``1500m CPU``, ``6Gi``, ``110 pods``."""
+    if dim == "cpu":
+        return f"{format_cpu(value)} CPU"
+    if dim in ("memory", "storage"):
+        if value >= GI:
+            return f"{value // GI}Gi" if value % GI == 0 else f"{value / GI:.1f}Gi"
+        return f"{value // MI}Mi" if value % MI == 0 else f"{value / MI:.1f}Mi"
+    return f"{value:,} {dim}"
 
 
 def _bar(used: int, total: int, width: int = 20) -> str:
