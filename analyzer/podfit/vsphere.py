@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 from .clusters import cluster_objects, is_critical
 from .model import Container, K8sObject, Location, ObjectRef, PodSpec, Workload
 from .platform import HostGroup, NodePool, Platform
+
+if TYPE_CHECKING:
+    from .facts import ClusterScope
 
 __all__ = [
     "GiB",
@@ -791,7 +795,7 @@ def is_loadbalancer_service(obj: K8sObject) -> bool:
     return obj.kind == "Service" and isinstance(spec, Mapping) and spec.get("type") == "LoadBalancer"
 
 
-def loadbalancer_groups(clusters: Iterable, runtime: str) -> dict[tuple[str, str], list[K8sObject]]:
+def loadbalancer_groups(clusters: Iterable[ClusterScope], runtime: str) -> dict[tuple[str, str], list[K8sObject]]:
     """Services of type LoadBalancer grouped by the NSX-T load balancer that serves them, keyed
     (cluster name, vSphere Namespace): on ``vsphere-pods`` one per vSphere Namespace (the Service's
     namespace) of each cluster, but one per guest cluster (a TKC / Cluster API cluster on the
@@ -801,7 +805,7 @@ def loadbalancer_groups(clusters: Iterable, runtime: str) -> dict[tuple[str, str
     if runtime not in LB_DEFAULT_SIZE:
         return groups
     for c in clusters:
-        pods = runtime == "vsphere-pods" and getattr(c, "runtime", runtime) == "vsphere-pods"
+        pods = runtime == "vsphere-pods" and c.runtime == "vsphere-pods"
         for o in c.objects:
             if is_loadbalancer_service(o):
                 ns = (o.ref.namespace or "default") if pods else ""
