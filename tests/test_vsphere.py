@@ -293,6 +293,14 @@ def test_dedicated_failover_hosts_are_removed_from_capacity_and_placement():
     assert place([VM("vm", "node", 5, 8, 16_000, GiB)], p, 2).feasible is False
 
 
+def test_placement_proof_names_only_the_vm_larger_than_every_host():
+    # hosts of 32,000 MHz: "Pod a-2" (40,000 MHz) fits none; "Pod a", whose name is a prefix of it, fits
+    p = Platform(hosts=(HostGroup("run", 2, 1, 16, 2, 2000, 256 * GiB),))
+    res = place([VM("Pod a-2", "crx", 1, 20, 40_000, GiB), VM("Pod a", "crx", 1, 1, 1_000, GiB)], p, 2)
+    assert res.feasible is False and res.proof != "solver"
+    assert res.about == ("Pod a-2",)
+
+
 # ------------------------------------------------------------------------------ reservations ---
 
 

@@ -608,7 +608,7 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
             f" ({b.detail})" if b.detail else ""
         )
         if b.kind == "pod-too-large":
-            about = tuple(v.name for name, members in names.items() if name in b.detail for v in members)
+            about = tuple(v.name for v in names.get(b.detail, ()))  # the bound's detail: the item's name
         elif b.kind.startswith("capacity-"):
             about = (b.kind.removeprefix("capacity-"),)
     elif res.proof == "solver":
