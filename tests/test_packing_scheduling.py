@@ -252,7 +252,7 @@ def test_daemonsets_run_only_on_the_pools_they_select_and_tolerate():
     assert pools["gpu"].daemon_pods == ("DaemonSet/shop/drv", "DaemonSet/shop/everywhere")
     assert pools["workers"].cpu == 4000 - 250 - 300 and pools["gpu"].cpu == 4000 - 250 - 1100
     # least nodes: a DaemonSet counts when the pods cannot avoid it (app runs on workers only: logs
-    # and everywhere run there); drv runs only on the tainted gpu pool app never uses, nowhere nowhere
+    # and everywhere run there); drv runs only on the tainted gpu pool app never uses; nowhere runs on no pool
     nowhere = deployment("nowhere", kind="DaemonSet", cpu="2", spec={"nodeSelector": {"kubernetes.io/os": "windows"}})
     text2 = "---\n".join([text, nowhere, deployment("app", 2, cpu="500m")])
     inp2 = inputs(text2, [WORKERS, GPU])
