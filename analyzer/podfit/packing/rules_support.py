@@ -156,9 +156,9 @@ def per_cluster(ctx, analyse: bool = True) -> list[PackingFacts]:
 
 def pool_location(inputs: PackInputs, pool_name: str) -> Location:
     """Where a node pool was declared (profile or cluster manifest); else the first workload's file."""
-    loc = getattr((inputs.pool_sources or {}).get(pool_name), "location", None)
-    if loc is not None:
-        return loc
+    source = (inputs.pool_sources or {}).get(pool_name)
+    if source is not None and source.location is not None:
+        return source.location
     first = next(iter(inputs.workloads.values()), None)
     return Location(first.location.file if first is not None else "", 0)
 
@@ -169,12 +169,10 @@ def pool_anchor(facts: PackingFacts, pool_name: str) -> tuple[Location, ObjectRe
     platform profile's pool is no object of the input: None)."""
     loc = pool_location(facts.inputs, pool_name)
     source = (facts.inputs.pool_sources or {}).get(pool_name)
-    cluster = getattr(source, "cluster", "")
-    declared = getattr(source, "location", None)
-    if not cluster or declared is None or facts.cluster is None:
+    if source is None or not source.cluster or source.location is None or facts.cluster is None:
         return loc, None
     for o in cluster_objects(facts.cluster.objects):
-        if o.ref.name == cluster and o.location.file == declared.file:
+        if o.ref.name == source.cluster and o.location.file == source.location.file:
             return loc, o.ref
     return loc, None
 
