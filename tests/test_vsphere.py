@@ -639,3 +639,25 @@ def test_pod_level_resources_size_the_crx_and_need_no_container_resources(tmp_pa
         main, ["check", str(tmp_path / "p.yaml"), "--platform", str(platform), "--rule", "PF401", "--format", "json"]
     )
     assert _json.loads(r.output)["findings"] == []
+
+
+def test_an_unset_pod_level_request_is_defaulted_for_the_crx_as_the_api_server_does():
+    """Pod-level limits only: the CRX reserves the limit when no container requests memory, else
+    the containers' request (the pod's effective request either way)."""
+    from podfit.facts import build_facts
+    from podfit.loader import InputFile, load
+    from podfit.platform import DEFAULT_PLATFORM
+    from podfit.vsphere import crx_size
+
+    for container, reserved in (
+        ("{name: a, image: x}", 2 * GiB),
+        ("{name: a, image: x, resources: {requests: {memory: 512Mi}}}", GiB // 2),
+    ):
+        doc = (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+            f"  resources: {{limits: {{cpu: 1500m, memory: 2Gi}}}}\n  containers: [{container}]\n"
+        )
+        (w,) = build_facts(load([InputFile("p.yaml", doc.encode())]).objects, DEFAULT_PLATFORM).workloads
+        size = crx_size(w.pod, None)
+        assert (size.vcpus, size.memory_bytes, size.memory_reservation_bytes) == (2, 2 * GiB, reserved)
+        assert w.pod.memory_request == reserved

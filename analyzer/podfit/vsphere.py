@@ -178,18 +178,9 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
     def any_set(res: str, part: str) -> bool:
         return any(getattr(c.resources, f"{res}_{part}") is not None for c in everyone)
 
-    def own(res: str, part: str) -> int | None:
-        """The pod-level (spec.resources) request or limit, which replaces the containers' sum
-        (an unset pod-level request next to a limit defaulted as the API server does)."""
-        if pod.pod_resources is None:
-            return None
-        v = getattr(pod.pod_resources, f"{res}_{part}")
-        if v is None and part == "request" and not any_set(res, "request"):
-            v = getattr(pod.pod_resources, f"{res}_limit")
-        return v
-
     # CPU
-    own_cpu, own_cpu_limit = own("cpu", "request"), own("cpu", "limit")
+    # a pod-level (spec.resources) request or limit replaces the containers' combined values
+    own_cpu, own_cpu_limit = pod.pod_level("cpu_request"), pod.pod_level("cpu_limit")
     cpu_req = own_cpu if own_cpu is not None else pod.combined(req("cpu"))
     cpu_limit_mc: int | None = None
     if own_cpu_limit is not None or any_set("cpu", "limit"):
@@ -222,7 +213,7 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
             why["cpu_limit_mhz"] = WHY_NO_MHZ
 
     # memory
-    own_mem, own_mem_limit = own("memory", "request"), own("memory", "limit")
+    own_mem, own_mem_limit = pod.pod_level("memory_request"), pod.pod_level("memory_limit")
     mem_req = own_mem if own_mem is not None else pod.combined(req("memory"))
     mem_total: int | None = None
     mem_cap: int | None = None
