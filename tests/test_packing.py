@@ -364,3 +364,19 @@ def test_burst_counts_up_to_the_node_a_pod_runs_on():
     assert burst([pod], 3750, 8 * 2**30) == (2 * 2750, 0, 0, 0)
     # a node smaller than the request: nothing to burst into
     assert burst([pod], 500, 2**30) == (0, 0, 0, 0)
+
+
+def test_min_nodes_without_search_is_first_fit_decreasing_only():
+    # an instance where another first-fit order needs fewer nodes (10) than the baseline's 12: the
+    # bounds-only count is the baseline's, whatever the clock
+    from podfit.packing.heuristics import BASELINE, run_all
+
+    sizes = [(250, 9, 6), (2500, 1, 6), (1000, 5, 5), (250, 5, 5), (1000, 5, 6), (1500, 5, 2)]
+    pods = tuple(PodType(f"t{i}", cpu, mem * GI, count=n) for i, (cpu, mem, n) in enumerate(sizes))
+    tmpl = NodeType("n", "c", 1, 4000, 16 * GI, 110)
+    best, baseline = run_all(pods, [], template=tmpl, max_open=100)
+    assert (baseline.used_nodes, best.used_nodes) == (12, 10)
+    r = min_nodes(pods, tmpl, 0, search=False)
+    assert r is not None
+    assert (r.summary.nodes, r.summary.method) == (12, BASELINE)
+    assert r.summary.lower_bound <= 10

@@ -252,7 +252,7 @@ def test_daemonsets_run_only_on_the_pools_they_select_and_tolerate():
     assert pools["gpu"].daemon_pods == ("DaemonSet/shop/drv", "DaemonSet/shop/everywhere")
     assert pools["workers"].cpu == 4000 - 250 - 300 and pools["gpu"].cpu == 4000 - 250 - 1100
     # least nodes: a DaemonSet counts when the pods cannot avoid it (app runs on workers only: logs
-    # and everywhere run there); drv runs only on the tainted gpu pool app never uses, nowhere nowhere
+    # and everywhere run there); drv runs only on the tainted gpu pool app never uses; nowhere runs on no pool
     nowhere = deployment("nowhere", kind="DaemonSet", cpu="2", spec={"nodeSelector": {"kubernetes.io/os": "windows"}})
     text2 = "---\n".join([text, nowhere, deployment("app", 2, cpu="500m")])
     inp2 = inputs(text2, [WORKERS, GPU])
@@ -498,49 +498,17 @@ def test_pack_pool_labels_and_taints_from_the_command_line(tmp_path):
     assert "Scheduling: unknown for these pods: Deployment/shop/train" in unknown
 
 
-GPU_DAEMONSET = """apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: gpu-plugin, namespace: kube-system}
-spec:
-  selector: {matchLabels: {app: gpu}}
-  template:
-    metadata: {labels: {app: gpu}}
-    spec:
-      nodeSelector: {gpu: "true"}
-      containers:
-      - name: c
-        image: x
-        resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: "1", memory: 1Gi}}
-"""
-
-WEB_3 = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: app}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      %s
-      containers:
-      - name: c
-        image: x
-        resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: "1", memory: 1Gi}}
-"""
+GPU_DAEMONSET = deployment(
+    "gpu-plugin", kind="DaemonSet", cpu="1", ns="kube-system", spec={"nodeSelector": {"gpu": "true"}}
+)
 
 
 def _least_large(tmp_path, web: str) -> int:
-    from click.testing import CliRunner
-
-    from podfit.cli import main
-
     app = tmp_path / "app.yaml"
     app.write_text(GPU_DAEMONSET + "---\n" + web)
-    res = CliRunner().invoke(
-        main,
-        ["pack", str(app), "--pool", "cpu:best-effort-large=1", "--pool", "g:best-effort-large=1"]
-        + ["--pool-label", "g:gpu=true", "--format", "json", "--time-budget", "1s"],
+    res = run(
+        ["pack", app, "--pool", "cpu:best-effort-large=1", "--pool", "g:best-effort-large=1"]
+        + ["--pool-label", "g:gpu=true", "--format", "json", "--time-budget", "1s"]
     )
     return json.loads(res.output)["min_nodes"]["best-effort-large"]
 
@@ -548,6 +516,6 @@ def _least_large(tmp_path, web: str) -> int:
 def test_a_daemonset_on_nodes_the_pods_need_not_use_adds_no_node_to_least_nodes(tmp_path):
     # three 1-CPU pods fit one large node (3750m); the gpu DaemonSet's 1 CPU runs only on gpu nodes,
     # which these pods do not need
-    assert _least_large(tmp_path, WEB_3 % "") == 1
+    assert _least_large(tmp_path, deployment("web", 3, cpu="1", ns="app")) == 1
     # pods that must run on gpu nodes take the DaemonSet with them: 4 CPUs on 3750m nodes → 2
-    assert _least_large(tmp_path, WEB_3 % 'nodeSelector: {gpu: "true"}') == 2
+    assert _least_large(tmp_path, deployment("web", 3, cpu="1", ns="app", spec={"nodeSelector": {"gpu": "true"}})) == 2

@@ -293,6 +293,14 @@ def test_dedicated_failover_hosts_are_removed_from_capacity_and_placement():
     assert place([VM("vm", "node", 5, 8, 16_000, GiB)], p, 2).feasible is False
 
 
+def test_placement_proof_names_only_the_vm_larger_than_every_host():
+    # hosts of 32,000 MHz: "Pod a-2" (40,000 MHz) fits none; "Pod a", whose name is a prefix of it, fits
+    p = Platform(hosts=(HostGroup("run", 2, 1, 16, 2, 2000, 256 * GiB),))
+    res = place([VM("Pod a-2", "crx", 1, 20, 40_000, GiB), VM("Pod a", "crx", 1, 1, 1_000, GiB)], p, 2)
+    assert res.feasible is False and res.proof != "solver"
+    assert res.about == ("Pod a-2",)
+
+
 # ------------------------------------------------------------------------------ reservations ---
 
 
@@ -631,3 +639,25 @@ def test_pod_level_resources_size_the_crx_and_need_no_container_resources(tmp_pa
         main, ["check", str(tmp_path / "p.yaml"), "--platform", str(platform), "--rule", "PF401", "--format", "json"]
     )
     assert _json.loads(r.output)["findings"] == []
+
+
+def test_an_unset_pod_level_request_is_defaulted_for_the_crx_as_the_api_server_does():
+    """Pod-level limits only: the CRX reserves the limit when no container requests memory, else
+    the containers' request (the pod's effective request either way)."""
+    from podfit.facts import build_facts
+    from podfit.loader import InputFile, load
+    from podfit.platform import DEFAULT_PLATFORM
+    from podfit.vsphere import crx_size
+
+    for container, reserved in (
+        ("{name: a, image: x}", 2 * GiB),
+        ("{name: a, image: x, resources: {requests: {memory: 512Mi}}}", GiB // 2),
+    ):
+        doc = (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+            f"  resources: {{limits: {{cpu: 1500m, memory: 2Gi}}}}\n  containers: [{container}]\n"
+        )
+        (w,) = build_facts(load([InputFile("p.yaml", doc.encode())]).objects, DEFAULT_PLATFORM).workloads
+        size = crx_size(w.pod, None)
+        assert (size.vcpus, size.memory_bytes, size.memory_reservation_bytes) == (2, 2 * GiB, reserved)
+        assert w.pod.memory_request == reserved

@@ -167,7 +167,7 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
                 NodePool(
                     str(cls),
                     _count(md.get("replicas")),
-                    str(md.get("name") or f"md-{i}"),
+                    _md_name(md, i),
                     name,
                     "worker",
                     tuple(sorted(labels.items())),
@@ -214,18 +214,31 @@ def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | st
                 key = "vmClass" if "vmClass" in np else "class"
                 return base + ("nodePools", i, key), base + ("nodePools", i, "replicas")
         return f"node pool {pool_name} not found in {obj.ref}"
+    found = _machine_deployment(topo, pool_name)
+    if found is None:
+        return f"machine deployment {pool_name} not found in {obj.ref}"
+    i, md = found
+    at = base + ("workers", "machineDeployments", i)
+    cls = _var_path(_m(md.get("variables")).get("overrides"), "vmClass")
+    count = at + ("replicas",)
+    if cls is not None:
+        return at + ("variables", "overrides") + cls, count
+    default = _capi_default(obj, topo, pool_name)
+    return default if isinstance(default, str) else (default, count)
+
+
+def _md_name(md: Mapping[str, Any], i: int) -> str:
+    """A machine deployment's pool name: its ``name``, else ``md-INDEX``."""
+    return str(md.get("name") or f"md-{i}")
+
+
+def _machine_deployment(topo: Mapping[str, Any], pool_name: str) -> tuple[int, Mapping[str, Any]] | None:
+    """The index and body of the machine deployment that makes pool ``pool_name``, if any."""
     for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
         md = _m(md)
-        if str(md.get("name") or f"md-{i}") != pool_name:
-            continue
-        at = base + ("workers", "machineDeployments", i)
-        cls = _var_path(_m(md.get("variables")).get("overrides"), "vmClass")
-        count = at + ("replicas",)
-        if cls is not None:
-            return at + ("variables", "overrides") + cls, count
-        default = _capi_default(obj, topo, pool_name)
-        return default if isinstance(default, str) else (default, count)
-    return f"machine deployment {pool_name} not found in {obj.ref}"
+        if _md_name(md, i) == pool_name:
+            return i, md
+    return None
 
 
 def _var_path(variables: Any, key: str) -> Path | None:
@@ -256,8 +269,5 @@ def _capi_default(obj: K8sObject, topo: Mapping[str, Any], pool_name: str) -> Pa
 def _pool_overrides(topo: Mapping[str, Any], pool_name: str, cluster: str) -> Any:
     if pool_name == f"{cluster}-control-plane":
         return _m(_m(topo.get("controlPlane")).get("variables")).get("overrides")
-    for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
-        md = _m(md)
-        if str(md.get("name") or f"md-{i}") == pool_name:
-            return _m(md.get("variables")).get("overrides")
-    return None
+    found = _machine_deployment(topo, pool_name)
+    return _m(found[1].get("variables")).get("overrides") if found is not None else None

@@ -205,19 +205,11 @@ class PodSpec:
         Returns None when no container sets the field (for limits: when some app container has no
         limit, the pod is unbounded, also None).
         """
-        res, kind = attr.split("_")
+        res = attr.split("_")[0]
         overhead = {"cpu": self.overhead_cpu, "memory": self.overhead_memory}.get(res, 0)
-        own = self.pod_resources
-        if own is not None and res in ("cpu", "memory"):
-            # pod-level resources decide (the scheduler's and kubelet's PodRequests/PodLimits); an
-            # unset pod-level request next to a pod-level limit is defaulted by the API server: to
-            # the containers' effective requests when some container sets one, else to the limit
-            value = getattr(own, attr)
-            if value is None and kind == "request" and getattr(own, f"{res}_limit") is not None:
-                if all(getattr(c.resources, attr) is None for c in self.all_containers):
-                    value = getattr(own, f"{res}_limit")
-            if value is not None:
-                return value + overhead
+        own = self.pod_level(attr)  # pod-level resources decide (the scheduler's and kubelet's PodRequests/PodLimits)
+        if own is not None:
+            return own + overhead
         if all(getattr(c.resources, attr) is None for c in self.all_containers):
             return None
         if attr.endswith("_limit") and any(
@@ -225,6 +217,20 @@ class PodSpec:
         ):
             return None  # an app or one-shot init container without a limit: the pod is unbounded
         return self.combined(lambda c: getattr(c.resources, attr)) + overhead
+
+    def pod_level(self, attr: str) -> int | None:
+        """The pod-level (``spec.resources``) value of ``attr`` (``cpu_request``, ``memory_limit``…),
+        None when the pod does not set it (its containers' values then count). An unset pod-level
+        request next to a pod-level limit is defaulted by the API server: to the containers'
+        effective requests when some container sets one (None here), else to the limit."""
+        own = self.pod_resources
+        res, kind = attr.split("_")
+        if own is None or res not in ("cpu", "memory"):
+            return None
+        value: int | None = getattr(own, attr)
+        if value is None and kind == "request" and not self._some_request(res):
+            value = getattr(own, f"{res}_limit")
+        return value
 
     def _some_request(self, res: str) -> bool:
         return any(getattr(c.resources, f"{res}_request") is not None for c in self.all_containers)

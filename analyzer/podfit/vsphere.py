@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 from .clusters import cluster_objects, is_critical
 from .model import Container, K8sObject, Location, ObjectRef, PodSpec, Workload
 from .platform import HostGroup, NodePool, Platform
+
+if TYPE_CHECKING:
+    from .facts import ClusterScope
 
 __all__ = [
     "GiB",
@@ -174,18 +178,9 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
     def any_set(res: str, part: str) -> bool:
         return any(getattr(c.resources, f"{res}_{part}") is not None for c in everyone)
 
-    def own(res: str, part: str) -> int | None:
-        """The pod-level (spec.resources) request or limit, which replaces the containers' sum
-        (an unset pod-level request next to a limit defaulted as the API server does)."""
-        if pod.pod_resources is None:
-            return None
-        v = getattr(pod.pod_resources, f"{res}_{part}")
-        if v is None and part == "request" and not any_set(res, "request"):
-            v = getattr(pod.pod_resources, f"{res}_limit")
-        return v
-
     # CPU
-    own_cpu, own_cpu_limit = own("cpu", "request"), own("cpu", "limit")
+    # a pod-level (spec.resources) request or limit replaces the containers' combined values
+    own_cpu, own_cpu_limit = pod.pod_level("cpu_request"), pod.pod_level("cpu_limit")
     cpu_req = own_cpu if own_cpu is not None else pod.combined(req("cpu"))
     cpu_limit_mc: int | None = None
     if own_cpu_limit is not None or any_set("cpu", "limit"):
@@ -218,7 +213,7 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
             why["cpu_limit_mhz"] = WHY_NO_MHZ
 
     # memory
-    own_mem, own_mem_limit = own("memory", "request"), own("memory", "limit")
+    own_mem, own_mem_limit = pod.pod_level("memory_request"), pod.pod_level("memory_limit")
     mem_req = own_mem if own_mem is not None else pod.combined(req("memory"))
     mem_total: int | None = None
     mem_cap: int | None = None
@@ -604,7 +599,7 @@ def place(vms: Sequence[VM], platform: Platform, time_budget: float = DEFAULT_PL
             f" ({b.detail})" if b.detail else ""
         )
         if b.kind == "pod-too-large":
-            about = tuple(v.name for name, members in names.items() if name in b.detail for v in members)
+            about = tuple(v.name for v in names.get(b.detail, ()))  # the bound's detail: the item's name
         elif b.kind.startswith("capacity-"):
             about = (b.kind.removeprefix("capacity-"),)
     elif res.proof == "solver":
@@ -791,7 +786,7 @@ def is_loadbalancer_service(obj: K8sObject) -> bool:
     return obj.kind == "Service" and isinstance(spec, Mapping) and spec.get("type") == "LoadBalancer"
 
 
-def loadbalancer_groups(clusters: Iterable, runtime: str) -> dict[tuple[str, str], list[K8sObject]]:
+def loadbalancer_groups(clusters: Iterable[ClusterScope], runtime: str) -> dict[tuple[str, str], list[K8sObject]]:
     """Services of type LoadBalancer grouped by the NSX-T load balancer that serves them, keyed
     (cluster name, vSphere Namespace): on ``vsphere-pods`` one per vSphere Namespace (the Service's
     namespace) of each cluster, but one per guest cluster (a TKC / Cluster API cluster on the
@@ -801,7 +796,7 @@ def loadbalancer_groups(clusters: Iterable, runtime: str) -> dict[tuple[str, str
     if runtime not in LB_DEFAULT_SIZE:
         return groups
     for c in clusters:
-        pods = runtime == "vsphere-pods" and getattr(c, "runtime", runtime) == "vsphere-pods"
+        pods = runtime == "vsphere-pods" and c.runtime == "vsphere-pods"
         for o in c.objects:
             if is_loadbalancer_service(o):
                 ns = (o.ref.namespace or "default") if pods else ""

@@ -93,8 +93,6 @@ def _pool_names(p) -> set[str]:
 def apply_pool_labels(pools, labels, taints):
     """The pools with ``labels`` ((name, key, value)) and ``taints`` ((name, Taint)) added; a name
     that no pool has is a ValueError."""
-    from dataclasses import replace
-
     known = set().union(*(_pool_names(p) for p in pools)) if pools else set()
     for name in [n for n, _, _ in labels] + [n for n, _ in taints]:
         if name not in known:
@@ -244,11 +242,10 @@ def command(
     """
     from ..facts import build_facts
     from ..packing import Overhead
-    from ..packing.adapter import inputs_from
     from ..packing.engine import analyze_inputs
-    from ..packing.measured import measured_json, measured_text, with_measured_peaks
+    from ..packing.measured import measured_json, measured_text
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
-    from ..packing.rules_support import host_limits, overcommit_ratio
+    from ..packing.rules_support import cluster_inputs, overcommit_ratio
     from ..rules import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
@@ -288,16 +285,22 @@ def command(
     packed = []
     for scope in scopes:
         scope_pools = labelled if cli_pools else [relabel.get(id(p), p) for p in scope.node_pools]
-        inputs = inputs_from(scope.workloads, platform, scope_pools, overhead=ov, max_pods=max_pods)
+        inputs = cluster_inputs(
+            platform,
+            scope.workloads,
+            scope_pools,
+            all_pools,
+            usage=facts.usage,
+            ratio=ratio,
+            overhead=ov,
+            max_pods=max_pods,
+        )
         if inputs.unknown_classes:
             raise PodfitError(
                 "unknown VM class: "
                 + ", ".join(sorted(set(inputs.unknown_classes)))
                 + " (see the platform's vmClasses)"
             )
-        inputs = replace(
-            with_measured_peaks(inputs, facts.usage), host_limits=host_limits(platform, scope_pools, all_pools, ratio)
-        )
         packed.append((scope, inputs))
     if not any(inputs.pools for _, inputs in packed):
         raise PodfitError(

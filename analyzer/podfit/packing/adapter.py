@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Workload
 from ..scheduling import (
@@ -59,6 +59,9 @@ from ..scheduling import (
 )
 from .bounds import fits
 from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
+
+if TYPE_CHECKING:
+    from ..platform import NodePool
 
 __all__ = [
     "PackInputs",
@@ -108,7 +111,7 @@ class PackInputs:
     family: str | None
     workloads: Mapping[str, Workload]  # pod type / daemon name → workload (for findings)
     unknown_classes: tuple[str, ...] = ()
-    pool_sources: Mapping[str, object] | None = None  # node type name → NodePool
+    pool_sources: Mapping[str, NodePool] | None = None  # node type name → the pool it was made from
     unknown: tuple[UnknownPods, ...] = ()  # left out of packing: their answer is unknown
     control_plane_only: tuple[str, ...] = ()  # fit only control-plane pools: not packed
     unschedulable: Mapping[str, str] = field(default_factory=dict)  # pod name → why no worker pool fits
@@ -480,7 +483,7 @@ def pools_to_node_types(
     overhead: Overhead,
     daemons: Sequence[DaemonPod],
     max_pods: int,
-    sources: dict | None = None,
+    sources: dict[str, NodePool] | None = None,
 ) -> tuple[tuple[NodeType, ...], tuple[str, ...]]:
     """Worker node pools → node types; returns also the VM class names the catalogue lacks."""
     by_name = {c.name: c for c in classes}
@@ -544,7 +547,7 @@ def inputs_from(
         ]
     )
     plan = _plan(_names(workloads), sched)
-    sources: dict = {}
+    sources: dict[str, NodePool] = {}
     pools, unknown = pools_to_node_types(
         pools_in, classes, overhead=ov, daemons=plan.daemons, max_pods=mp, sources=sources
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from . import exact, lns
 from .bounds import ceil_div, certificates, fits, lower_bound
-from .heuristics import Packing, run_all
+from .heuristics import Packing, first_fit, run_all
 from .model import (
     UNBOUNDED,
     Candidate,
@@ -228,10 +228,13 @@ def min_nodes(
     total = sum(p.count for p in pods)
     if total == 0:
         return MinNodesResult(MinNodes(template.vm_class, 0, 0, True, "empty", tmpl))
-    if not search:  # bounds only: the lower bound and first-fit-decreasing's count
+    if search:
+        best, _ = run_all(
+            pods, [], template=tmpl, max_open=total, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME), dot=dot
+        )
+    else:  # bounds only: the lower bound and first-fit-decreasing's count (run_all's baseline), no search
         time_budget = 0
-    heuristics_until = start + max(time_budget / 4, HEURISTIC_MIN_TIME) if search else start
-    best, _ = run_all(pods, [], template=tmpl, max_open=total, deadline=heuristics_until, dot=dot and search)
+        best = first_fit(pods, [], "sum", constrained_first=False, template=tmpl, max_open=total)
     upper = best.used_nodes
     method = best.name
     packing = best

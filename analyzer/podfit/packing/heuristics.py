@@ -417,10 +417,12 @@ def run_all(
     """Run every heuristic (until ``deadline``, the baseline always) and return (best, baseline)."""
     import time
 
-    baseline = first_fit(pods, pools, "sum", constrained_first=False, template=template, max_open=max_open)
-    best = baseline
     # first fit in an order already tried places the same way: each order is run once
     tried = [ffd_order(pods, pools, "sum", constrained_first=False, template=template)]
+    baseline = first_fit(
+        pods, pools, "sum", constrained_first=False, template=template, max_open=max_open, order=tried[0]
+    )
+    best = baseline
     runs: list[Callable[[], Packing]] = []
     for k in ORDERINGS:
         order = ffd_order(pods, pools, k, template=template)

@@ -255,17 +255,6 @@ class NodeResult:
         return f"{self.pool}-{self.index}"
 
 
-def format_amount(dim: str, value: int) -> str:
-    """An amount of one dimension for people: ``80 CPU``, ``1500m CPU``, ``6Gi``, ``110 pods``."""
-    if dim == "cpu":
-        return f"{value // 1000} CPU" if value % 1000 == 0 else f"{value}m CPU"
-    if dim in ("memory", "storage"):
-        if value >= GI:
-            return f"{value // GI}Gi" if value % GI == 0 else f"{value / GI:.1f}Gi"
-        return f"{value // MI}Mi" if value % MI == 0 else f"{value / MI:.1f}Mi"
-    return f"{value:,} {dim}"
-
-
 @dataclass(frozen=True)
 class Bound:
     """A lower-bound certificate: ``needed`` nodes (or capacity) against ``available``.

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..quantity import format_cpu
 from .engine import Analysis
-from .model import GI, MI, UNBOUNDED, Bound, NodeType, format_amount
+from .model import GI, MI, UNBOUNDED, Bound, NodeType
+
+if TYPE_CHECKING:
+    from .adapter import PackInputs
 
 __all__ = ["to_json", "to_text", "fmt_mem", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
 
@@ -120,20 +123,19 @@ def to_json(a: Analysis) -> dict[str, Any]:
     }
 
 
-def scheduling_notes(inputs: Any) -> list[str]:
+def scheduling_notes(inputs: PackInputs) -> list[str]:
     """What the scheduling semantics kept out of packing or proved unschedulable, one line each
     (``inputs``: :class:`podfit.packing.adapter.PackInputs`)."""
     lines = [u.describe() + "; left out of packing" for u in inputs.unknown]
     if inputs.control_plane_only:
         lines.append("not packed, they run only on control-plane pools: " + ", ".join(inputs.control_plane_only))
     lines.extend(f"no worker pool can run {name}: {why}" for name, why in inputs.unschedulable.items())
-    rtc = getattr(inputs, "run_to_completion", None)
-    if rtc is not None:
-        lines.append(rtc.describe())
+    if inputs.run_to_completion is not None:
+        lines.append(inputs.run_to_completion.describe())
     return lines
 
 
-def scheduling_json(inputs: Any) -> dict[str, Any]:
+def scheduling_json(inputs: PackInputs) -> dict[str, Any]:
     return {
         "unknown": [{"keys": list(u.keys), "pods": list(u.pods), "message": u.describe()} for u in inputs.unknown],
         "control_plane_only": list(inputs.control_plane_only),
@@ -152,6 +154,17 @@ def fmt_mem(b: int) -> str:
     if abs(b) >= GI:
         return f"{b / GI:.1f}Gi"
     return f"{b // MI}Mi" if b % MI == 0 else f"{b / MI:.1f}Mi"
+
+
+def format_amount(dim: str, value: int) -> str:
+    """An amount of one dimension for people: ``80 CPU``, ``1500m CPU``, ``6Gi``, ``110 pods``."""
+    if dim == "cpu":
+        return f"{format_cpu(value)} CPU"
+    if dim in ("memory", "storage"):
+        if value >= GI:
+            return f"{value // GI}Gi" if value % GI == 0 else f"{value / GI:.1f}Gi"
+        return f"{value // MI}Mi" if value % MI == 0 else f"{value / MI:.1f}Mi"
+    return f"{value:,} {dim}"
 
 
 def _bar(used: int, total: int, width: int = 20) -> str:

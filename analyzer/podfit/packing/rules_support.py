@@ -28,6 +28,7 @@ __all__ = [
     "headroom_share",
     "pool_location",
     "pool_anchor",
+    "cluster_inputs",
 ]
 
 MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
@@ -99,6 +100,23 @@ def host_limits(platform: Platform, pools: Sequence[NodePool], all_pools: Sequen
     return found or None
 
 
+def cluster_inputs(
+    platform: Platform,
+    workloads,
+    pools: Sequence[NodePool],
+    all_pools: Sequence[NodePool],
+    *,
+    usage,
+    ratio: int,
+    overhead=None,
+    max_pods: int | None = None,
+) -> PackInputs:
+    """One cluster's packing inputs (:func:`inputs_from`), with the pods' measured peaks (``usage``,
+    None without ``--usage``) and the most nodes per VM class the hosts hold (:func:`host_limits`)."""
+    inputs = inputs_from(workloads, platform, pools, overhead=overhead, max_pods=max_pods)
+    return replace(with_measured_peaks(inputs, usage), host_limits=host_limits(platform, pools, all_pools, ratio))
+
+
 def _fill(ctx, analyse: bool) -> list[PackingFacts]:
     """The run's packing facts, computed once per run (``ctx.memo`` is shared by the rules' contexts)."""
     memo = ctx.memo
@@ -107,9 +125,8 @@ def _fill(ctx, analyse: bool) -> list[PackingFacts]:
         ratio = overcommit_ratio(ctx) if ctx.platform.hosts else 0
         memo["packing"] = [
             PackingFacts(
-                replace(
-                    with_measured_peaks(inputs_from(c.workloads, ctx.platform, c.node_pools), ctx.facts.usage),
-                    host_limits=host_limits(ctx.platform, c.node_pools, ctx.facts.node_pools, ratio),
+                cluster_inputs(
+                    ctx.platform, c.workloads, c.node_pools, ctx.facts.node_pools, usage=ctx.facts.usage, ratio=ratio
                 ),
                 None,
                 c,
@@ -139,9 +156,9 @@ def per_cluster(ctx, analyse: bool = True) -> list[PackingFacts]:
 
 def pool_location(inputs: PackInputs, pool_name: str) -> Location:
     """Where a node pool was declared (profile or cluster manifest); else the first workload's file."""
-    loc = getattr((inputs.pool_sources or {}).get(pool_name), "location", None)
-    if loc is not None:
-        return loc
+    source = (inputs.pool_sources or {}).get(pool_name)
+    if source is not None and source.location is not None:
+        return source.location
     first = next(iter(inputs.workloads.values()), None)
     return Location(first.location.file if first is not None else "", 0)
 
@@ -152,12 +169,10 @@ def pool_anchor(facts: PackingFacts, pool_name: str) -> tuple[Location, ObjectRe
     platform profile's pool is no object of the input: None)."""
     loc = pool_location(facts.inputs, pool_name)
     source = (facts.inputs.pool_sources or {}).get(pool_name)
-    cluster = getattr(source, "cluster", "")
-    declared = getattr(source, "location", None)
-    if not cluster or declared is None or facts.cluster is None:
+    if source is None or not source.cluster or source.location is None or facts.cluster is None:
         return loc, None
     for o in cluster_objects(facts.cluster.objects):
-        if o.ref.name == cluster and o.location.file == declared.file:
+        if o.ref.name == source.cluster and o.location.file == source.location.file:
             return loc, o.ref
     return loc, None
 
