@@ -232,8 +232,8 @@ def vsphere_capacity(facts: Facts) -> VsphereCapacity | None:
     if not platform.hosts or platform.runtime == "bare-metal":
         return None
     cap = capacity(platform)
-    vms = reservations_of(facts.workloads, platform, facts.node_pools)
-    crxs = crx_rows(facts.workloads, platform) if platform.runtime == "vsphere-pods" else ()
+    vms = reservations_of(facts.crx_workloads, platform, facts.node_pools)
+    crxs = crx_rows(facts.crx_workloads, platform)
 
     def total(kind: str, attr: str) -> int:
         return sum(getattr(v, attr) * v.count for v in vms if (v.kind == "crx") == (kind == "crx"))

@@ -16,7 +16,6 @@ import base64
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from functools import cache
 from html import escape
 from importlib.resources import files
@@ -691,14 +690,10 @@ def pack_page(pictures: Sequence[PackingPicture], platform: str) -> str:
     return _page("podfit pack", title, _e(f"{title} · platform {platform}"), [_packing(list(pictures))])
 
 
-def vsphere_page(capacity: VsphereCapacity | None, crxs: Sequence[CrxRow], platform: str) -> str:
-    """``podfit vsphere capacity|crx --format html``: the capacity picture (when the platform has
-    hosts) and the CRX table."""
-    if capacity is not None:
-        capacity = replace(capacity, crxs=tuple(crxs))
-        body = _vsphere(capacity)
-    else:
-        body = _vsphere_crxs(crxs)
+def vsphere_page(shown: VsphereCapacity | Sequence[CrxRow], platform: str) -> str:
+    """``podfit vsphere capacity|crx --format html``: the capacity picture with its CRX table
+    (capacity), or the CRX table alone (crx)."""
+    body = _vsphere(shown) if isinstance(shown, VsphereCapacity) else _vsphere_crxs(shown)
     title = f"podfit vsphere: {platform}"
     return _page("podfit vsphere", title, _e(title), [body])
 
