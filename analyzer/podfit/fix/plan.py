@@ -14,8 +14,8 @@ from typing import Any
 from ..clusters import cluster_objects, pool_fields
 from ..facts import Facts
 from ..findings import Finding
-from ..loader import container_name
-from ..model import WORKLOAD_KINDS, Container, K8sObject, ObjectRef, Workload
+from ..loader import container_path
+from ..model import Container, K8sObject, ObjectRef, Workload
 from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory
 
@@ -62,24 +62,6 @@ class FixPlan:
 
 def _fmt(resource: str, value: int) -> str:
     return format_cpu(value) if resource == "cpu" else format_memory(value)
-
-
-def _container_path(w: Workload, c: Container) -> Path | None:
-    """Path from the object's root to the container's mapping, found by its (reported) name."""
-    spec_path = WORKLOAD_KINDS[w.obj.kind] + ("spec",)
-    spec: Any = w.obj.raw
-    for key in spec_path:
-        spec = spec.get(key) if isinstance(spec, dict) else None
-    if not isinstance(spec, dict):
-        return None
-    for key, init in (("containers", False), ("initContainers", True)):
-        items = spec.get(key)
-        if not isinstance(items, list):
-            continue
-        for i, raw in enumerate(items):
-            if isinstance(raw, dict) and init == c.init and container_name(raw, init, i) == c.name:
-                return spec_path + (key, i)
-    return None
 
 
 def _declared(c: Container, kind: str, resource: str) -> int | None:
@@ -333,7 +315,7 @@ def _pf105(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
         )
     changes: list[Change] = []
     for c in w.pod.all_containers:  # init containers count for the QoS class and for PF101/PF102 too
-        at = _container_path(w, c)
+        at = container_path(w.obj, c.name)
         if at is None:
             return f'container "{c.name}" was not found in the manifest'
         b = _Builder(f, w, c, at, facts)
@@ -391,7 +373,7 @@ def _pf402(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
                 skipped.append("the memory limits would exceed the CRX cap of 3 × the requests; raise the requests")
                 continue
         for c, target in planned:
-            at = _container_path(w, c)
+            at = container_path(w.obj, c.name)
             if at is None:
                 return f'container "{c.name}" was not found in the manifest'
             b = _Builder(f, w, c, at, facts)
@@ -581,7 +563,7 @@ def plan_fixes(
             result = _pf105(f, w, opts, facts)
         else:
             c = next((c for c in w.pod.all_containers if c.name == f.container), None)
-            at = _container_path(w, c) if c is not None else None
+            at = container_path(w.obj, c.name) if c is not None else None
             if c is None or at is None:
                 unfixable.append(Unfixable(f, f'container "{f.container}" was not found in the manifest'))
                 continue
