@@ -26,6 +26,7 @@ from ..findings import SEVERITIES, SEVERITY_RANK
 from ..packing.report import fmt_mem
 from ..quantity import format_cpu
 from ..visuals import CrxRow, NodeBar, PackingPicture, ThrottleCurve, Visuals, VsphereCapacity
+from .text import plural
 
 NAME = "html"
 
@@ -43,10 +44,6 @@ def _sha256(text: str) -> str:
 
 def _e(x: object) -> str:
     return escape(str(x), quote=True)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _n(x: float) -> str:
@@ -99,7 +96,7 @@ def _summary(report: Report) -> str:
     if report.config_source:
         rows.append(("config", report.config_source))
     if report.suppressed:
-        rows.append(("suppressed", _plural(report.suppressed, "finding")))
+        rows.append(("suppressed", plural(report.suppressed, "finding")))
     out.append('<dl class="facts">')
     out.extend(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
     out.append("</dl>")
@@ -108,7 +105,7 @@ def _summary(report: Report) -> str:
         for rid, why in report.skipped_rules:
             by_fact.setdefault(why, []).append(rid)
         out.append(
-            f'<h3 id="lacking">Facts the run lacked ({_plural(len(report.skipped_rules), "rule")} skipped)</h3><ul>'
+            f'<h3 id="lacking">Facts the run lacked ({plural(len(report.skipped_rules), "rule")} skipped)</h3><ul>'
         )
         out.extend(f"<li>{_e(why)}: {_e(', '.join(rids))}</li>" for why, rids in by_fact.items())
         out.append("</ul>")
@@ -237,7 +234,7 @@ def _node_label(n: NodeBar) -> str:
         f"({format_cpu(n.capacity_cpu)} capacity, system {format_cpu(n.overhead_cpu)}, DaemonSets {format_cpu(n.daemon_cpu)}); "
         f"memory requested {fmt_mem(n.used_memory)} of {fmt_mem(n.allocatable_memory)} allocatable "
         f"({fmt_mem(n.capacity_memory)} capacity, system {fmt_mem(n.overhead_memory)}, DaemonSets {fmt_mem(n.daemon_memory)}); "
-        f"{_plural(pods, 'pod')}" + ("; its free capacity is stranded" if n.stranded else "")
+        f"{plural(pods, 'pod')}" + ("; its free capacity is stranded" if n.stranded else "")
     )
 
 
@@ -258,7 +255,7 @@ def _pool_svg(ident: str, title: str, nodes: Sequence[NodeBar]) -> str:
         name = n.name if len(n.name) <= _NAME_CHARS else n.name[: _NAME_CHARS - 1] + "…"
         out.append(
             f'<text x="0" y="{y + 11}"><title>{_e(n.name)}</title>{_e(name)} '
-            f'<tspan class="small">{_e(_plural(pods, "pod"))}</tspan></text>'
+            f'<tspan class="small">{_e(plural(pods, "pod"))}</tspan></text>'
         )
         figures = (
             ("cpu", f"{_cpus(n.used_cpu)}/{_cpus(n.allocatable_cpu)} CPU"),
@@ -672,7 +669,7 @@ def render(report: Report, color: bool = False, visuals: Visuals | None = None, 
     has the summary and the findings."""
     v = visuals or Visuals()
     docs = next(iter(load_catalogue().values())).help_uri.partition("#")[0]  # docs/rules.md itself
-    title = f"podfit report: {_plural(len(report.findings), 'finding')} in {_plural(len(report.files), 'file')}"
+    title = f"podfit report: {plural(len(report.findings), 'finding')} in {plural(len(report.files), 'file')}"
     meta = f'{_e(title)} · each rule id links to its section of <a href="{_e(docs)}">docs/rules.md</a>'
     body = [
         _summary(report),
