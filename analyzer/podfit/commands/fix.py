@@ -118,11 +118,9 @@ def command(
       podfit fix k8s/ --kustomize overlays/podfit --default-cpu 100m --default-memory 128Mi
     """
     from ..catalogue import resolve
-    from ..check import analyze
-    from ..facts import build_facts
     from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
-    from ..pipeline import PipelineError, start_engine
+    from ..pipeline import PipelineError, check
     from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
     if kustomize_dir is not None:
@@ -144,12 +142,8 @@ def command(
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
     usage = load_usage(usage_files) if usage_files else None
-    facts = build_facts(
-        result.objects, platform, cluster, config.cluster_for_path if config.clusters else None, usage=usage
-    )
-    try:
-        _eng, rego = start_engine("auto", facts, [], config)
-        report = analyze(result, facts, config, rego, (), "")
+    try:  # the check's run, of the selected rules only: fix acts on no other rule's findings
+        report, facts = check(result, platform, config, rules=selected, cluster=cluster, usage=usage)
     except PipelineError as e:
         raise PodfitError(str(e)) from None
     plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory, limit_headroom), selected)
