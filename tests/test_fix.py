@@ -214,6 +214,7 @@ def test_the_diff_is_what_write_does(tmp_path):
     shutil.copy(src, target)
     code, diff, err = _run("fix", str(target))
     assert code == 0, err
+    assert err.endswith("\n2 changes proposed in 1 file\n")  # the limit and the request
     assert diff.startswith(f"--- {target}\n+++ {target}\n")
     patched = tmp_path / "patched"
     patched.mkdir()
@@ -232,6 +233,7 @@ def test_findings_without_a_safe_value_say_why_and_exit_1(tmp_path):
     code, out, err = _run("fix", str(target), "--write")
     assert code == 1
     assert "PF101 Pod p: no fix: no value is known for the cpu request: pass --default-cpu" in err
+    assert err.endswith("\n0 changes made in 0 files; 1 finding without a safe fix\n")
     assert out == "" and "memory: 64Mi}}\n" in target.read_text()
 
 

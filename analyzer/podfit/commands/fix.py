@@ -120,6 +120,7 @@ def command(
     from ..catalogue import resolve
     from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
+    from ..formats.text import plural
     from ..pipeline import PipelineError, check
     from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
@@ -203,10 +204,10 @@ def command(
                     fh.write(text)
     n_changes = sum(1 for ch in plan.changes if ch.file in outputs)
     verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[mode]
-    summary = f"{n_changes} change{'s' if n_changes != 1 else ''} {verb} in {len(outputs)} file{'s' if len(outputs) != 1 else ''}"
+    summary = f"{plural(n_changes, 'change')} {verb} in {plural(len(outputs), 'file')}"
     if plan.unfixable:
-        summary += f"; {len(plan.unfixable)} finding{'s' if len(plan.unfixable) != 1 else ''} without a safe fix"
+        summary += f"; {plural(len(plan.unfixable), 'finding')} without a safe fix"
     if left_alone:
-        summary += f"; {len(left_alone)} file{'s' if len(left_alone) != 1 else ''} left alone"
+        summary += f"; {plural(len(left_alone), 'file')} left alone"
     click.echo(summary, file=err)
     sys.exit(1 if plan.unfixable or left_alone else 0)
