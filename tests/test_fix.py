@@ -237,6 +237,20 @@ def test_findings_without_a_safe_value_say_why_and_exit_1(tmp_path):
     assert out == "" and "memory: 64Mi}}\n" in target.read_text()
 
 
+def test_a_value_from_a_limitrange_default_is_fixed_in_the_limitrange(tmp_path):
+    target = tmp_path / "app.yaml"
+    target.write_text(
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: shop}\nspec:\n  limits:\n"
+        "    - {type: Container, default: {memory: 1Gi}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: shop\n"
+        "  annotations: {podfit.io/peak-memory: 200Mi}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+        "    resources: {requests: {cpu: 100m, memory: 100Mi}}\n"
+    )
+    code, out, err = _run("fix", str(target), "--rule", "PF104")  # the 1Gi limit is the LimitRange's
+    assert code == 1 and out == ""
+    assert "PF104 Pod shop/p: no fix: the limit comes from a LimitRange default; fix the LimitRange" in err
+
+
 def test_a_guaranteed_pod_keeps_its_qos_and_whole_cpus(tmp_path):
     target = tmp_path / "pod.yaml"
     target.write_text(

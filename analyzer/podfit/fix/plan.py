@@ -107,6 +107,12 @@ class _Builder:
             str(_raw_text(self.w, self.at + ("name",)) or ""),
         )
 
+    def set_declared(self, kind: str, resource: str, value: int, reason: str) -> list[Change] | str:
+        """The change of a field the manifest declares; one a LimitRange default fills is fixed there."""
+        if _declared(self.c, kind, resource) is None:
+            return f"the {kind.rstrip('s')} comes from a LimitRange default; fix the LimitRange"
+        return [self.set(kind, resource, value, reason)]
+
 
 Fixer = Callable[[_Builder, FixOptions], "list[Change] | str"]
 
@@ -127,17 +133,13 @@ def _pf201(b: _Builder, _opts: FixOptions) -> list[Change] | str:
 def _pf103(b: _Builder, _opts: FixOptions) -> list[Change] | str:
     res = str(b.f.details.get("resource"))
     limit = int(b.f.details["limit"])
-    if _declared(b.c, "requests", res) is None:
-        return "the request comes from a LimitRange default; fix the LimitRange"
-    return [
-        b.set(
-            "requests",
-            res,
-            limit,
-            f"the {res} request lowered to the limit {_fmt(res, limit)}: a container never uses more than its "
-            "limit, so a larger request only reserves capacity nothing uses (and the API server rejects it)",
-        )
-    ]
+    return b.set_declared(
+        "requests",
+        res,
+        limit,
+        f"the {res} request lowered to the limit {_fmt(res, limit)}: a container never uses more than its "
+        "limit, so a larger request only reserves capacity nothing uses (and the API server rejects it)",
+    )
 
 
 def _pf104(b: _Builder, _opts: FixOptions) -> list[Change] | str:
@@ -170,16 +172,12 @@ def _pf104(b: _Builder, _opts: FixOptions) -> list[Change] | str:
             f"the {res} request {_fmt(res, request)} is above the declared peak too; lower the request "
             "(or correct the peak annotation) first"
         )
-    if _declared(b.c, "limits", res) is None:
-        return "the limit comes from a LimitRange default; fix the LimitRange"
-    return [
-        b.set(
-            "limits",
-            res,
-            target,
-            f"the {res} limit lowered to {_fmt(res, target)}, within {tolerance}% of the declared peak {_fmt(res, peak)}",
-        )
-    ]
+    return b.set_declared(
+        "limits",
+        res,
+        target,
+        f"the {res} limit lowered to {_fmt(res, target)}, within {tolerance}% of the declared peak {_fmt(res, peak)}",
+    )
 
 
 def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
@@ -233,12 +231,10 @@ def _limit_from_peak(b: _Builder, res: str, opts: FixOptions, raising: bool) -> 
     request = _effective(b.c, "requests", res)
     if request is not None and request > target:
         return f"the {res} request {_fmt(res, request)} is above {why}; lower the request first"
-    if _declared(b.c, "limits", res) is None:
-        return "the limit comes from a LimitRange default; fix the LimitRange"
     reason = f"{res} limit set to {_fmt(res, target)}: {why}"
     if raising and b.f.details.get("oom_killed"):
         reason += "; the OOM kill stays in this usage data, so PF107 reports it until usage is measured again"
-    return [b.set("limits", res, target, reason)]
+    return b.set_declared("limits", res, target, reason)
 
 
 def _pf107(b: _Builder, opts: FixOptions) -> list[Change] | str:
@@ -264,17 +260,13 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
     limit = _effective(b.c, "limits", res)
     if limit is not None and target > limit:
         return f"the steady state {_fmt(res, target)} is above the limit {_fmt(res, limit)}; raise the limit first"
-    if _declared(b.c, "requests", res) is None:
-        return "the request comes from a LimitRange default; fix the LimitRange"
-    return [
-        b.set(
-            "requests",
-            res,
-            target,
-            f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)}: what the scheduler "
-            "reserves is then what the container uses most of the time",
-        )
-    ]
+    return b.set_declared(
+        "requests",
+        res,
+        target,
+        f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)}: what the scheduler "
+        "reserves is then what the container uses most of the time",
+    )
 
 
 def _pf101(b: _Builder, opts: FixOptions) -> list[Change] | str:
