@@ -288,6 +288,18 @@ def test_generated_corpus_fixes_hold(tmp_path):
     assert corpus.read_text() == text
 
 
+def _kustomize_build(overlay: Path, out_file: Path) -> tuple[str, Path]:
+    """What the real ``kustomize build`` makes of the overlay fix wrote, also written to ``out_file``."""
+    built = subprocess.run(
+        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    out_file.write_text(built)
+    return built, out_file
+
+
 @pytest.mark.skipif(tool("kustomize") is None, reason="kustomize not built: make tools")
 def test_kustomize_overlay_builds_and_passes(tmp_path):
     app = tmp_path / "app"
@@ -300,14 +312,7 @@ def test_kustomize_overlay_builds_and_passes(tmp_path):
     code, _out, err = _run("fix", str(app), "--kustomize", str(overlay))
     assert code == 0, err
     assert {p.name: p.read_text() for p in app.iterdir()} == original  # the sources are not touched
-    built = subprocess.run(
-        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    out_file = tmp_path / "built.yaml"
-    out_file.write_text(built)
+    _, out_file = _kustomize_build(overlay, tmp_path / "built.yaml")
     after = _findings(out_file)
     assert [f for f in before if f[0] in ("PF103", "PF201")]
     assert not [f for f in after if f[0] in ("PF103", "PF201")]
@@ -427,14 +432,7 @@ def test_kustomize_overlay_patches_cluster_manifests(tmp_path):
     overlay = tmp_path / "overlay"
     code, _out, err = _run("fix", str(app), "--kustomize", str(overlay), "--rule", "PF301", *platform)
     assert code == 0, err
-    built = subprocess.run(
-        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    out_file = tmp_path / "built.yaml"
-    out_file.write_text(built)
+    built, out_file = _kustomize_build(overlay, tmp_path / "built.yaml")
     after = _findings(out_file, *platform)
     assert len([f for f in before if f[0] == "PF301"]) == 2
     assert not [f for f in after if f[0] == "PF301"]
