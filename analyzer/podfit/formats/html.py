@@ -26,7 +26,7 @@ from ..findings import SEVERITIES, SEVERITY_RANK
 from ..packing.report import fmt_mem
 from ..quantity import format_cpu
 from ..visuals import CrxRow, NodeBar, PackingPicture, ThrottleCurve, Visuals, VsphereCapacity
-from .text import plural
+from .text import platform_source, plural
 
 NAME = "html"
 
@@ -85,9 +85,8 @@ def _summary(report: Report) -> str:
         )
     out.append("</ul>")
     plat = report.platform
-    desc = "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1)" if plat.is_default else plat.source
     rows = [
-        ("platform", f"{plat.name}: {desc}"),
+        ("platform", f"{plat.name}: {platform_source(plat)}"),
         ("runtime", plat.runtime),
         ("node pools", "; ".join(report.node_pools) or "none (give them in the platform or a TanzuKubernetesCluster)"),
     ]
