@@ -79,10 +79,9 @@ def crx(
     rows = []
     for w in workloads:
         s = crx_size(w.pod, base)
-        scope = facts.cluster_of(w.obj)
         rows.append(
             {
-                "cluster": scope.name if scope is not None else "",
+                "cluster": _cluster_name(facts, w),
                 # False: the pod runs on a guest cluster's nodes (TKC / Cluster API), or the platform's
                 # runtime is not vsphere-pods: the CRX is what it would get as a vSphere Pod
                 "vsphere_pod": facts.runs_as_vsphere_pod(w),
