@@ -142,6 +142,16 @@ def command(
     result = load_inputs(paths, config)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
+    if mode == "kustomize":  # refused before any check: kustomize holds one object per identity
+        seen: dict[object, list[str]] = defaultdict(list)
+        for o in result.objects:
+            seen[o.ref].append(o.location.file)
+        for ref, where in seen.items():
+            if len(where) > 1:  # patches match by identity too
+                raise PodfitError(
+                    f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
+                    "cannot hold both: run fix --kustomize on each alternative"
+                )
     usage = load_usage(usage_files) if usage_files else None
     try:  # the check's run, of the selected rules only: fix acts on no other rule's findings
         report, facts = check(result, platform, config, rules=selected, cluster=cluster, usage=usage)
@@ -186,15 +196,6 @@ def command(
     else:
         assert kustomize_dir is not None
         changes = [ch for ch in plan.changes if ch.file in outputs]
-        seen: dict[object, list[str]] = defaultdict(list)
-        for o in result.objects:
-            seen[o.ref].append(o.location.file)
-        for ref, where in seen.items():
-            if len(where) > 1:  # kustomize holds one object per identity, and patches match by it
-                raise PodfitError(
-                    f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
-                    "cannot hold both: run fix --kustomize on each alternative"
-                )
         if changes:
             resources = sorted({f.path for f in result.files if f.objects and f.path != "-"})
             files = kustomize_overlay(kustomize_dir, resources, changes)
