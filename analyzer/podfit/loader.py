@@ -322,13 +322,11 @@ def list_items(doc: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]] | 
     items = doc.get("items")
     if not isinstance(kind, str) or not kind.endswith("List") or not isinstance(items, list):
         return None
-    out: list[tuple[int, Mapping[str, Any]]] = []
     if kind == "List":
         return [(i, item) for i, item in enumerate(items) if isinstance(item, dict) and "kind" in item]
-    item_kind = kind[: -len("List")]
-    if not item_kind:
-        return None
+    item_kind = kind[: -len("List")]  # not empty: kind is longer than "List"
     api_version = doc.get("apiVersion")
+    out: list[tuple[int, Mapping[str, Any]]] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
