@@ -167,8 +167,8 @@ def test_write_removes_the_fixed_findings_adds_nothing_and_is_idempotent(fixture
     assert not set(fixed) & set(after), err
     assert set(after) <= set(before), f"new findings: {set(after) - set(before)}"
     text = target.read_text()
-    code, out, err = _run("fix", str(target), *DEFAULTS)
-    assert out == "" and target.read_text() == text
+    code, out, err = _run("fix", str(target), "--write", *DEFAULTS)  # twice: nothing left to change
+    assert target.read_text() == text and "\n0 changes made in 0 files" in f"\n{err}", err
 
 
 def _usage_fixtures() -> list[Path]:
@@ -214,6 +214,7 @@ def test_the_diff_is_what_write_does(tmp_path):
     shutil.copy(src, target)
     code, diff, err = _run("fix", str(target))
     assert code == 0, err
+    assert err.endswith("\n2 changes proposed in 1 file\n")  # the limit and the request
     assert diff.startswith(f"--- {target}\n+++ {target}\n")
     patched = tmp_path / "patched"
     patched.mkdir()
@@ -232,7 +233,22 @@ def test_findings_without_a_safe_value_say_why_and_exit_1(tmp_path):
     code, out, err = _run("fix", str(target), "--write")
     assert code == 1
     assert "PF101 Pod p: no fix: no value is known for the cpu request: pass --default-cpu" in err
+    assert err.endswith("\n0 changes made in 0 files; 1 finding without a safe fix\n")
     assert out == "" and "memory: 64Mi}}\n" in target.read_text()
+
+
+def test_a_value_from_a_limitrange_default_is_fixed_in_the_limitrange(tmp_path):
+    target = tmp_path / "app.yaml"
+    target.write_text(
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: shop}\nspec:\n  limits:\n"
+        "    - {type: Container, default: {memory: 1Gi}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: shop\n"
+        "  annotations: {podfit.io/peak-memory: 200Mi}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+        "    resources: {requests: {cpu: 100m, memory: 100Mi}}\n"
+    )
+    code, out, err = _run("fix", str(target), "--rule", "PF104")  # the 1Gi limit is the LimitRange's
+    assert code == 1 and out == ""
+    assert "PF104 Pod shop/p: no fix: the limit comes from a LimitRange default; fix the LimitRange" in err
 
 
 def test_a_guaranteed_pod_keeps_its_qos_and_whole_cpus(tmp_path):
@@ -272,6 +288,18 @@ def test_generated_corpus_fixes_hold(tmp_path):
     assert corpus.read_text() == text
 
 
+def _kustomize_build(overlay: Path, out_file: Path) -> tuple[str, Path]:
+    """What the real ``kustomize build`` makes of the overlay fix wrote, also written to ``out_file``."""
+    built = subprocess.run(
+        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    out_file.write_text(built)
+    return built, out_file
+
+
 @pytest.mark.skipif(tool("kustomize") is None, reason="kustomize not built: make tools")
 def test_kustomize_overlay_builds_and_passes(tmp_path):
     app = tmp_path / "app"
@@ -284,14 +312,7 @@ def test_kustomize_overlay_builds_and_passes(tmp_path):
     code, _out, err = _run("fix", str(app), "--kustomize", str(overlay))
     assert code == 0, err
     assert {p.name: p.read_text() for p in app.iterdir()} == original  # the sources are not touched
-    built = subprocess.run(
-        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    out_file = tmp_path / "built.yaml"
-    out_file.write_text(built)
+    _, out_file = _kustomize_build(overlay, tmp_path / "built.yaml")
     after = _findings(out_file)
     assert [f for f in before if f[0] in ("PF103", "PF201")]
     assert not [f for f in after if f[0] in ("PF103", "PF201")]
@@ -302,7 +323,7 @@ def test_kustomize_refuses_objects_it_cannot_tell_apart(tmp_path):
     for rel in ("PF103/fail_cpu_request_above_limit.yaml", "PF103/fail_memory_request_above_limit.yaml"):
         shutil.copy(ROOT / "testdata" / rel, tmp_path / rel.replace("/", "-"))
     code, _out, err = _run("fix", str(tmp_path), "--kustomize", str(tmp_path / "overlay"))
-    assert code == 2 and "Deployment calc appears in 2 files" in err
+    assert code == 2 and err.startswith("podfit: error: Deployment calc appears in 2 files")  # no change listed
     assert not (tmp_path / "overlay").exists()
 
 
@@ -341,8 +362,8 @@ def test_vsphere_pods_get_limits_from_the_measured_peak(name, tmp_path):
     # peak + 10 %; a limit is set only where the peak plus headroom is above the request
     assert limits == ([{"cpu": "3190m"}] if name.startswith("fail_req") else [{"cpu": "1650m", "memory": "1540Mi"}])
     text = target.read_text()
-    code, out, err = _run("fix", str(target), "--rule", "PF402", *platform, *usage)
-    assert out == "" and target.read_text() == text
+    code, out, err = _run("fix", str(target), "--write", "--rule", "PF402", *platform, *usage)  # nothing left
+    assert target.read_text() == text and "\n0 changes made in 0 files" in f"\n{err}", err
 
 
 def test_vsphere_pods_without_measured_usage_have_no_limit_fix(tmp_path):
@@ -375,8 +396,8 @@ def test_pool_fixes_edit_the_cluster_manifest(fixture, platform, tmp_path):
     assert rule not in {f[0] for f in after}, err
     assert set(after) <= set(before), f"new findings: {set(after) - set(before)}"
     text = target.read_text()
-    code, out, err = _run("fix", str(target), "--rule", rule, *platform)
-    assert out == "" and target.read_text() == text
+    code, out, err = _run("fix", str(target), "--write", "--rule", rule, *platform)  # nothing left
+    assert target.read_text() == text and "\n0 changes made in 0 files" in f"\n{err}", err
 
 
 def test_numa_fix_keeps_the_pools_capacity(tmp_path):
@@ -411,14 +432,7 @@ def test_kustomize_overlay_patches_cluster_manifests(tmp_path):
     overlay = tmp_path / "overlay"
     code, _out, err = _run("fix", str(app), "--kustomize", str(overlay), "--rule", "PF301", *platform)
     assert code == 0, err
-    built = subprocess.run(
-        [str(tool("kustomize")), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    out_file = tmp_path / "built.yaml"
-    out_file.write_text(built)
+    built, out_file = _kustomize_build(overlay, tmp_path / "built.yaml")
     after = _findings(out_file, *platform)
     assert len([f for f in before if f[0] == "PF301"]) == 2
     assert not [f for f in after if f[0] == "PF301"]

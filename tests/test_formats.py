@@ -281,6 +281,7 @@ def test_junit_validates_against_junit_10_xsd_and_fails_only_at_fail_on(tree, fa
         assert "PF201" in mixed.find("system-out").text
     broken = suites["k8s/broken.yaml"].find("testcase")
     assert (broken.find("failure") is not None) is (fail_on != "never")
+    assert [c.get("name") for c in suites["k8s/good.yaml"]] == ["k8s/good.yaml (1 object)"]  # a clean file passes
     assert int(root.get("failures")) == sum(1 for _ in root.iter("failure"))
     for s in suites.values():
         assert int(s.get("skipped")) == len(s.findall("testcase/skipped"))

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -157,13 +158,29 @@ def test_throttling_curves_one_per_pf203_finding(tmp_path):
 
 
 def test_crx_rows_and_capacity_for_vsphere_pods(tmp_path):
-    page = parse(html(PF401, tmp_path))
-    assert len(page.having("tr", "crx")) == len(
-        [r for r in json.loads(run(["vsphere", "crx", *PF401, "--format", "json"]))["pods"] if r["replicas"] > 0]
-    )
+    text = html(PF401, tmp_path).read_text(encoding="utf-8")
     cap = json.loads(run(["vsphere", "capacity", *PF401, "--format", "json"]))
-    text = (tmp_path / "report.html").read_text(encoding="utf-8")
+    # a row a CRX `vsphere capacity` reserves: redis stands in two files and is one workload (PF910)
+    crxs = [v["name"] for v in cap["vms"] if v["kind"] == "crx"]
+    rows = re.findall(r'<tr class="crx"><th scope="row">([^<]*)</th>', text)
+    assert [unescape(r) for r in rows] == crxs and len(crxs) == 3
     assert f"{cap['cpu_total_mhz']:,} MHz in total" in text
+
+
+def test_crx_reservations_count_a_copied_workload_once(tmp_path):
+    # the same Deployment in two folders of one cluster is one workload (PF910): the pages reserve its
+    # CRXs once, as `vsphere capacity --format json` and the PF501 rule do
+    app = (ROOT / "testdata" / "PF401" / "pass_requests_and_limits.yaml").read_text()
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "app.yaml").write_text(app)
+    args = [str(tmp_path / "a"), str(tmp_path / "b"), "--platform", PF401[-1]]
+    cap = json.loads(run(["vsphere", "capacity", *args, "--format", "json"]))
+    crx = sum(v["cpu_reservation_mhz"] * v["count"] for v in cap["vms"] if v["kind"] == "crx")
+    assert crx > 0
+    said = f"{crx:,} MHz by CRXs"
+    assert said in html(args, tmp_path).read_text(encoding="utf-8")
+    assert said in run(["vsphere", "capacity", *args, "--format", "html"])
 
 
 def test_reservations_over_ha_capacity_are_said_in_words(tmp_path):

@@ -354,13 +354,11 @@ def list_items(doc: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]] | 
     items = doc.get("items")
     if not isinstance(kind, str) or not kind.endswith("List") or not isinstance(items, list):
         return None
-    out: list[tuple[int, Mapping[str, Any]]] = []
     if kind == "List":
         return [(i, item) for i, item in enumerate(items) if isinstance(item, dict) and "kind" in item]
-    item_kind = kind[: -len("List")]
-    if not item_kind:
-        return None
+    item_kind = kind[: -len("List")]  # not empty: kind is longer than "List"
     api_version = doc.get("apiVersion")
+    out: list[tuple[int, Mapping[str, Any]]] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
@@ -1104,19 +1102,26 @@ def container_line(obj: K8sObject, name: str | None) -> int:
     ``PodSpec.all_containers`` orders them), else the object's own line. The same answer as the
     container's location in :func:`workload_from_object`, from the raw object alone (so that the
     engine's workers can resolve it while the main process still builds the workloads)."""
+    path = container_path(obj, name) if name else None
+    return obj.location.line if path is None else obj.line_at(path)
+
+
+def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
+    """Path from the object's root to the mapping of its container called ``name`` (init
+    containers first, as ``PodSpec.all_containers`` orders them); None when there is none."""
     path = WORKLOAD_KINDS.get(obj.kind)
-    if not name or path is None:
-        return obj.location.line
+    if path is None:
+        return None
     template = _dig(obj.raw, path) if path else obj.raw
     spec = template.get("spec") if isinstance(template, dict) else None
     if not isinstance(spec, dict):
-        return obj.location.line
+        return None
     sp = tuple(path) + ("spec",)
     for key in ("initContainers", "containers"):
         for i, c in enumerate(_list(spec.get(key))):
             if isinstance(c, dict) and container_name(c, key == "initContainers", i) == name:
-                return obj.line_at(sp + (key, i))
-    return obj.location.line
+                return sp + (key, i)
+    return None
 
 
 def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]) -> Workload | None:

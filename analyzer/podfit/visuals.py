@@ -202,26 +202,20 @@ def _packing(facts: Facts, config: Config, memo: dict[str, Any]) -> tuple[Packin
 
 def crx_rows(workloads: Sequence[Workload], platform: Platform) -> tuple[CrxRow, ...]:
     """The CRX of each workload's pods as vSphere Pods would run them (DaemonSets left out)."""
-    from .vsphere import crx_size, reference_mhz
+    from .vsphere import crx_sizes
 
-    base = reference_mhz(platform)
-    crxs = []
-    for w in workloads:
-        if w.per_node or w.replicas <= 0:
-            continue
-        s = crx_size(w.pod, base)
-        crxs.append(
-            CrxRow(
-                str(w.ref),
-                w.replicas,
-                s.vcpus,
-                s.cpu_limit_mhz,
-                s.cpu_reservation_mhz,
-                s.memory_bytes,
-                s.memory_reservation_bytes,
-            )
+    return tuple(
+        CrxRow(
+            str(w.ref),
+            w.replicas,
+            s.vcpus,
+            s.cpu_limit_mhz,
+            s.cpu_reservation_mhz,
+            s.memory_bytes,
+            s.memory_reservation_bytes,
         )
-    return tuple(crxs)
+        for w, s in crx_sizes(workloads, platform)
+    )
 
 
 def vsphere_capacity(facts: Facts) -> VsphereCapacity | None:
@@ -232,8 +226,8 @@ def vsphere_capacity(facts: Facts) -> VsphereCapacity | None:
     if not platform.hosts or platform.runtime == "bare-metal":
         return None
     cap = capacity(platform)
-    vms = reservations_of(facts.workloads, platform, facts.node_pools)
-    crxs = crx_rows(facts.workloads, platform) if platform.runtime == "vsphere-pods" else ()
+    vms = reservations_of(facts.crx_workloads, platform, facts.node_pools)
+    crxs = crx_rows(facts.crx_workloads, platform)
 
     def total(kind: str, attr: str) -> int:
         return sum(getattr(v, attr) * v.count for v in vms if (v.kind == "crx") == (kind == "crx"))

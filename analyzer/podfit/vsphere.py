@@ -8,7 +8,7 @@ The formulas, and how the cases the best-practices study leaves open are decided
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
@@ -476,17 +476,22 @@ def vms_from_node_pools(pools: Iterable[NodePool], platform: Platform) -> tuple[
     return tuple(vms), tuple(sorted(set(unknown)))
 
 
+def crx_sizes(workloads: Iterable[Workload], platform: Platform) -> Iterator[tuple[Workload, CrxSize]]:
+    """Each workload whose pods run as CRXs, with its CRX size: DaemonSets and workloads of no
+    replicas left out (vSphere Pods run no DaemonSet)."""
+    base = reference_mhz(platform)
+    for w in workloads:
+        if not w.per_node and w.replicas > 0:
+            yield w, crx_size(w.pod, base)
+
+
 def vms_from_workloads(
     workloads: Iterable[Workload], platform: Platform, cluster_of: Callable[[Workload], str] | None = None
 ) -> tuple[VM, ...]:
     """The CRX of every vSphere Pod: ``replicas`` CRXs per workload. DaemonSets are left out
     (vSphere Pods do not run them). ``cluster_of`` names each workload's cluster (default: none)."""
-    base = reference_mhz(platform)
     out = []
-    for w in workloads:
-        if w.per_node or w.replicas <= 0:
-            continue
-        size = crx_size(w.pod, base)
+    for w, size in crx_sizes(workloads, platform):
         out.append(
             VM(
                 name=str(w.ref),

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-EXIT_OK, EXIT_FINDINGS, EXIT_FAILURE = 0, 1, 2
+EXIT_OK, EXIT_FAILURE = 0, 2  # 1 (findings) is pipeline.exit_status's
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 
 

@@ -118,11 +118,10 @@ def command(
       podfit fix k8s/ --kustomize overlays/podfit --default-cpu 100m --default-memory 128Mi
     """
     from ..catalogue import resolve
-    from ..check import analyze
-    from ..facts import build_facts
     from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
-    from ..pipeline import PipelineError, start_engine
+    from ..formats.text import plural
+    from ..pipeline import PipelineError, check
     from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
     if kustomize_dir is not None:
@@ -143,13 +142,19 @@ def command(
     result = load_inputs(paths, config)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
+    if mode == "kustomize":  # refused before any check: kustomize holds one object per identity
+        seen: dict[object, list[str]] = defaultdict(list)
+        for o in result.objects:
+            seen[o.ref].append(o.location.file)
+        for ref, where in seen.items():
+            if len(where) > 1:  # patches match by identity too
+                raise PodfitError(
+                    f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
+                    "cannot hold both: run fix --kustomize on each alternative"
+                )
     usage = load_usage(usage_files) if usage_files else None
-    facts = build_facts(
-        result.objects, platform, cluster, config.cluster_for_path if config.clusters else None, usage=usage
-    )
-    try:
-        _eng, rego = start_engine("auto", facts, [], config)
-        report = analyze(result, facts, config, rego, (), "")
+    try:  # the check's run, of the selected rules only: fix acts on no other rule's findings
+        report, facts = check(result, platform, config, rules=selected, cluster=cluster, usage=usage)
     except PipelineError as e:
         raise PodfitError(str(e)) from None
     plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory, limit_headroom), selected)
@@ -191,15 +196,6 @@ def command(
     else:
         assert kustomize_dir is not None
         changes = [ch for ch in plan.changes if ch.file in outputs]
-        seen: dict[object, list[str]] = defaultdict(list)
-        for o in result.objects:
-            seen[o.ref].append(o.location.file)
-        for ref, where in seen.items():
-            if len(where) > 1:  # kustomize holds one object per identity, and patches match by it
-                raise PodfitError(
-                    f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
-                    "cannot hold both: run fix --kustomize on each alternative"
-                )
         if changes:
             resources = sorted({f.path for f in result.files if f.objects and f.path != "-"})
             files = kustomize_overlay(kustomize_dir, resources, changes)
@@ -209,10 +205,10 @@ def command(
                     fh.write(text)
     n_changes = sum(1 for ch in plan.changes if ch.file in outputs)
     verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[mode]
-    summary = f"{n_changes} change{'s' if n_changes != 1 else ''} {verb} in {len(outputs)} file{'s' if len(outputs) != 1 else ''}"
+    summary = f"{plural(n_changes, 'change')} {verb} in {plural(len(outputs), 'file')}"
     if plan.unfixable:
-        summary += f"; {len(plan.unfixable)} finding{'s' if len(plan.unfixable) != 1 else ''} without a safe fix"
+        summary += f"; {plural(len(plan.unfixable), 'finding')} without a safe fix"
     if left_alone:
-        summary += f"; {len(left_alone)} file{'s' if len(left_alone) != 1 else ''} left alone"
+        summary += f"; {plural(len(left_alone), 'file')} left alone"
     click.echo(summary, file=err)
     sys.exit(1 if plan.unfixable or left_alone else 0)

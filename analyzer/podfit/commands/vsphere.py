@@ -79,10 +79,9 @@ def crx(
     rows = []
     for w in workloads:
         s = crx_size(w.pod, base)
-        scope = facts.cluster_of(w.obj)
         rows.append(
             {
-                "cluster": scope.name if scope is not None else "",
+                "cluster": _cluster_name(facts, w),
                 # False: the pod runs on a guest cluster's nodes (TKC / Cluster API), or the platform's
                 # runtime is not vsphere-pods: the CRX is what it would get as a vSphere Pod
                 "vsphere_pod": facts.runs_as_vsphere_pod(w),
@@ -104,7 +103,7 @@ def crx(
 
         for p in problems:
             click.echo(f"warning: {p}", err=True)
-        emit(vsphere_page(None, crx_rows(workloads, platform), platform.name), output)
+        emit(vsphere_page(crx_rows(workloads, platform), platform.name), output)
         return
     if fmt == "json":
         doc = {"platform": platform.name, "base_mhz": base, "pods": rows, "input_problems": problems}
@@ -317,10 +316,11 @@ def capacity_cmd(
         click.echo(f"warning: {p}", err=True)
     if fmt == "html":
         from ..formats.html import vsphere_page
-        from ..visuals import crx_rows, vsphere_capacity
+        from ..visuals import vsphere_capacity
 
-        crxs = crx_rows(facts.crx_workloads, platform) if platform.runtime == "vsphere-pods" else ()
-        emit(vsphere_page(vsphere_capacity(facts), crxs, platform.name), output)
+        capacity = vsphere_capacity(facts)
+        assert capacity is not None  # refuse_without_hosts let only a platform with vSphere hosts through
+        emit(vsphere_page(capacity, platform.name), output)
         return
     emit(_capacity_text(data, platform.is_default) + "\n", output)
 

@@ -14,8 +14,8 @@ from typing import Any
 from ..clusters import cluster_objects, pool_fields
 from ..facts import Facts
 from ..findings import Finding
-from ..loader import container_name
-from ..model import WORKLOAD_KINDS, Container, K8sObject, ObjectRef, Workload
+from ..loader import container_path
+from ..model import Container, K8sObject, ObjectRef, Workload
 from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory
 
@@ -64,24 +64,6 @@ def _fmt(resource: str, value: int) -> str:
     return format_cpu(value) if resource == "cpu" else format_memory(value)
 
 
-def _container_path(w: Workload, c: Container) -> Path | None:
-    """Path from the object's root to the container's mapping, found by its (reported) name."""
-    spec_path = WORKLOAD_KINDS[w.obj.kind] + ("spec",)
-    spec: Any = w.obj.raw
-    for key in spec_path:
-        spec = spec.get(key) if isinstance(spec, dict) else None
-    if not isinstance(spec, dict):
-        return None
-    for key, init in (("containers", False), ("initContainers", True)):
-        items = spec.get(key)
-        if not isinstance(items, list):
-            continue
-        for i, raw in enumerate(items):
-            if isinstance(raw, dict) and init == c.init and container_name(raw, init, i) == c.name:
-                return spec_path + (key, i)
-    return None
-
-
 def _declared(c: Container, kind: str, resource: str) -> int | None:
     return getattr(c.declared, f"{resource}_{kind.rstrip('s')}")
 
@@ -125,6 +107,12 @@ class _Builder:
             str(_raw_text(self.w, self.at + ("name",)) or ""),
         )
 
+    def set_declared(self, kind: str, resource: str, value: int, reason: str) -> list[Change] | str:
+        """The change of a field the manifest declares; one a LimitRange default fills is fixed there."""
+        if _declared(self.c, kind, resource) is None:
+            return f"the {kind.rstrip('s')} comes from a LimitRange default; fix the LimitRange"
+        return [self.set(kind, resource, value, reason)]
+
 
 Fixer = Callable[[_Builder, FixOptions], "list[Change] | str"]
 
@@ -145,17 +133,13 @@ def _pf201(b: _Builder, _opts: FixOptions) -> list[Change] | str:
 def _pf103(b: _Builder, _opts: FixOptions) -> list[Change] | str:
     res = str(b.f.details.get("resource"))
     limit = int(b.f.details["limit"])
-    if _declared(b.c, "requests", res) is None:
-        return "the request comes from a LimitRange default; fix the LimitRange"
-    return [
-        b.set(
-            "requests",
-            res,
-            limit,
-            f"the {res} request lowered to the limit {_fmt(res, limit)}: a container never uses more than its "
-            "limit, so a larger request only reserves capacity nothing uses (and the API server rejects it)",
-        )
-    ]
+    return b.set_declared(
+        "requests",
+        res,
+        limit,
+        f"the {res} request lowered to the limit {_fmt(res, limit)}: a container never uses more than its "
+        "limit, so a larger request only reserves capacity nothing uses (and the API server rejects it)",
+    )
 
 
 def _pf104(b: _Builder, _opts: FixOptions) -> list[Change] | str:
@@ -188,16 +172,12 @@ def _pf104(b: _Builder, _opts: FixOptions) -> list[Change] | str:
             f"the {res} request {_fmt(res, request)} is above the declared peak too; lower the request "
             "(or correct the peak annotation) first"
         )
-    if _declared(b.c, "limits", res) is None:
-        return "the limit comes from a LimitRange default; fix the LimitRange"
-    return [
-        b.set(
-            "limits",
-            res,
-            target,
-            f"the {res} limit lowered to {_fmt(res, target)}, within {tolerance}% of the declared peak {_fmt(res, peak)}",
-        )
-    ]
+    return b.set_declared(
+        "limits",
+        res,
+        target,
+        f"the {res} limit lowered to {_fmt(res, target)}, within {tolerance}% of the declared peak {_fmt(res, peak)}",
+    )
 
 
 def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
@@ -251,12 +231,10 @@ def _limit_from_peak(b: _Builder, res: str, opts: FixOptions, raising: bool) -> 
     request = _effective(b.c, "requests", res)
     if request is not None and request > target:
         return f"the {res} request {_fmt(res, request)} is above {why}; lower the request first"
-    if _declared(b.c, "limits", res) is None:
-        return "the limit comes from a LimitRange default; fix the LimitRange"
     reason = f"{res} limit set to {_fmt(res, target)}: {why}"
     if raising and b.f.details.get("oom_killed"):
         reason += "; the OOM kill stays in this usage data, so PF107 reports it until usage is measured again"
-    return [b.set("limits", res, target, reason)]
+    return b.set_declared("limits", res, target, reason)
 
 
 def _pf107(b: _Builder, opts: FixOptions) -> list[Change] | str:
@@ -282,17 +260,13 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
     limit = _effective(b.c, "limits", res)
     if limit is not None and target > limit:
         return f"the steady state {_fmt(res, target)} is above the limit {_fmt(res, limit)}; raise the limit first"
-    if _declared(b.c, "requests", res) is None:
-        return "the request comes from a LimitRange default; fix the LimitRange"
-    return [
-        b.set(
-            "requests",
-            res,
-            target,
-            f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)}: what the scheduler "
-            "reserves is then what the container uses most of the time",
-        )
-    ]
+    return b.set_declared(
+        "requests",
+        res,
+        target,
+        f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)}: what the scheduler "
+        "reserves is then what the container uses most of the time",
+    )
 
 
 def _pf101(b: _Builder, opts: FixOptions) -> list[Change] | str:
@@ -333,7 +307,7 @@ def _pf105(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
         )
     changes: list[Change] = []
     for c in w.pod.all_containers:  # init containers count for the QoS class and for PF101/PF102 too
-        at = _container_path(w, c)
+        at = container_path(w.obj, c.name)
         if at is None:
             return f'container "{c.name}" was not found in the manifest'
         b = _Builder(f, w, c, at, facts)
@@ -391,7 +365,7 @@ def _pf402(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
                 skipped.append("the memory limits would exceed the CRX cap of 3 × the requests; raise the requests")
                 continue
         for c, target in planned:
-            at = _container_path(w, c)
+            at = container_path(w.obj, c.name)
             if at is None:
                 return f'container "{c.name}" was not found in the manifest'
             b = _Builder(f, w, c, at, facts)
@@ -581,7 +555,7 @@ def plan_fixes(
             result = _pf105(f, w, opts, facts)
         else:
             c = next((c for c in w.pod.all_containers if c.name == f.container), None)
-            at = _container_path(w, c) if c is not None else None
+            at = container_path(w.obj, c.name) if c is not None else None
             if c is None or at is None:
                 unfixable.append(Unfixable(f, f'container "{f.container}" was not found in the manifest'))
                 continue

@@ -16,7 +16,6 @@ import base64
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from functools import cache
 from html import escape
 from importlib.resources import files
@@ -27,6 +26,7 @@ from ..findings import SEVERITIES, SEVERITY_RANK
 from ..packing.report import fmt_mem
 from ..quantity import format_cpu
 from ..visuals import CrxRow, NodeBar, PackingPicture, ThrottleCurve, Visuals, VsphereCapacity
+from .text import platform_source, plural
 
 NAME = "html"
 
@@ -44,10 +44,6 @@ def _sha256(text: str) -> str:
 
 def _e(x: object) -> str:
     return escape(str(x), quote=True)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _n(x: float) -> str:
@@ -89,9 +85,8 @@ def _summary(report: Report) -> str:
         )
     out.append("</ul>")
     plat = report.platform
-    desc = "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1)" if plat.is_default else plat.source
     rows = [
-        ("platform", f"{plat.name}: {desc}"),
+        ("platform", f"{plat.name}: {platform_source(plat)}"),
         ("runtime", plat.runtime),
         ("node pools", "; ".join(report.node_pools) or "none (give them in the platform or a TanzuKubernetesCluster)"),
     ]
@@ -100,7 +95,7 @@ def _summary(report: Report) -> str:
     if report.config_source:
         rows.append(("config", report.config_source))
     if report.suppressed:
-        rows.append(("suppressed", _plural(report.suppressed, "finding")))
+        rows.append(("suppressed", plural(report.suppressed, "finding")))
     out.append('<dl class="facts">')
     out.extend(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
     out.append("</dl>")
@@ -109,7 +104,7 @@ def _summary(report: Report) -> str:
         for rid, why in report.skipped_rules:
             by_fact.setdefault(why, []).append(rid)
         out.append(
-            f'<h3 id="lacking">Facts the run lacked ({_plural(len(report.skipped_rules), "rule")} skipped)</h3><ul>'
+            f'<h3 id="lacking">Facts the run lacked ({plural(len(report.skipped_rules), "rule")} skipped)</h3><ul>'
         )
         out.extend(f"<li>{_e(why)}: {_e(', '.join(rids))}</li>" for why, rids in by_fact.items())
         out.append("</ul>")
@@ -238,7 +233,7 @@ def _node_label(n: NodeBar) -> str:
         f"({format_cpu(n.capacity_cpu)} capacity, system {format_cpu(n.overhead_cpu)}, DaemonSets {format_cpu(n.daemon_cpu)}); "
         f"memory requested {fmt_mem(n.used_memory)} of {fmt_mem(n.allocatable_memory)} allocatable "
         f"({fmt_mem(n.capacity_memory)} capacity, system {fmt_mem(n.overhead_memory)}, DaemonSets {fmt_mem(n.daemon_memory)}); "
-        f"{_plural(pods, 'pod')}" + ("; its free capacity is stranded" if n.stranded else "")
+        f"{plural(pods, 'pod')}" + ("; its free capacity is stranded" if n.stranded else "")
     )
 
 
@@ -259,7 +254,7 @@ def _pool_svg(ident: str, title: str, nodes: Sequence[NodeBar]) -> str:
         name = n.name if len(n.name) <= _NAME_CHARS else n.name[: _NAME_CHARS - 1] + "…"
         out.append(
             f'<text x="0" y="{y + 11}"><title>{_e(n.name)}</title>{_e(name)} '
-            f'<tspan class="small">{_e(_plural(pods, "pod"))}</tspan></text>'
+            f'<tspan class="small">{_e(plural(pods, "pod"))}</tspan></text>'
         )
         figures = (
             ("cpu", f"{_cpus(n.used_cpu)}/{_cpus(n.allocatable_cpu)} CPU"),
@@ -673,7 +668,7 @@ def render(report: Report, color: bool = False, visuals: Visuals | None = None, 
     has the summary and the findings."""
     v = visuals or Visuals()
     docs = next(iter(load_catalogue().values())).help_uri.partition("#")[0]  # docs/rules.md itself
-    title = f"podfit report: {_plural(len(report.findings), 'finding')} in {_plural(len(report.files), 'file')}"
+    title = f"podfit report: {plural(len(report.findings), 'finding')} in {plural(len(report.files), 'file')}"
     meta = f'{_e(title)} · each rule id links to its section of <a href="{_e(docs)}">docs/rules.md</a>'
     body = [
         _summary(report),
@@ -691,14 +686,10 @@ def pack_page(pictures: Sequence[PackingPicture], platform: str) -> str:
     return _page("podfit pack", title, _e(f"{title} · platform {platform}"), [_packing(list(pictures))])
 
 
-def vsphere_page(capacity: VsphereCapacity | None, crxs: Sequence[CrxRow], platform: str) -> str:
-    """``podfit vsphere capacity|crx --format html``: the capacity picture (when the platform has
-    hosts) and the CRX table."""
-    if capacity is not None:
-        capacity = replace(capacity, crxs=tuple(crxs))
-        body = _vsphere(capacity)
-    else:
-        body = _vsphere_crxs(crxs)
+def vsphere_page(shown: VsphereCapacity | Sequence[CrxRow], platform: str) -> str:
+    """``podfit vsphere capacity|crx --format html``: the capacity picture with its CRX table
+    (capacity), or the CRX table alone (crx)."""
+    body = _vsphere(shown) if isinstance(shown, VsphereCapacity) else _vsphere_crxs(shown)
     title = f"podfit vsphere: {platform}"
     return _page("podfit vsphere", title, _e(title), [body])
 

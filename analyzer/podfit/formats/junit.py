@@ -22,6 +22,7 @@ from collections import OrderedDict
 from ..catalogue import load_catalogue
 from ..check import Report
 from ..findings import SEVERITY_RANK, Finding
+from .text import plural
 
 NAME = "junit"
 
@@ -48,7 +49,7 @@ def _line(f: Finding, slug: str) -> str:
 
 def _summary(found: list[Finding]) -> str:
     rules = ", ".join(dict.fromkeys(f.rule for f in found))
-    return f"{len(found)} finding{'s' if len(found) != 1 else ''}: {rules}"
+    return f"{plural(len(found), 'finding')}: {rules}"
 
 
 def render(report: Report, color: bool = False, *, fail_on: str = "error", **_: object) -> str:
@@ -103,8 +104,8 @@ def render(report: Report, color: bool = False, *, fail_on: str = "error", **_: 
             )
         elif not cases:
             tests += 1
-            objs = rec.objects if rec is not None else 0
-            body.append(f"    <testcase classname={_a(path)} name={_a(f'{path} ({objs} objects)')}/>")
+            objs = plural(rec.objects if rec is not None else 0, "object")
+            body.append(f"    <testcase classname={_a(path)} name={_a(f'{path} ({objs})')}/>")
         total_tests += tests
         total_failures += failures
         total_errors += errors

@@ -26,6 +26,7 @@ from itertools import groupby
 from ..catalogue import load_catalogue
 from ..check import Report
 from ..findings import Finding
+from ..platform import Platform
 
 NAME = "text"
 
@@ -39,6 +40,11 @@ def _c(text: str, style: str, color: bool) -> str:
 def plural(n: int, word: str) -> str:
     """``1 error``, ``2 errors``, ``1,200 objects``; ``info`` is a mass noun."""
     return f"{n:,} {word}{'' if n == 1 or word == 'info' else 's'}"
+
+
+def platform_source(plat: Platform) -> str:
+    """Where the platform comes from: its file, or what the built-in default is."""
+    return "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1)" if plat.is_default else plat.source
 
 
 def subject(f: Finding) -> str:
@@ -127,9 +133,9 @@ def render(
         out.append("")
     if not quiet:
         plat = report.platform
-        desc = "built-in default (4 hosts × 2 × 16 cores, 2,300 MHz, HA 1)" if plat.is_default else plat.source
         out.append(
-            f"platform: {desc}, runtime {plat.runtime}" + (f"; engine: {report.engine}" if report.engine else "")
+            f"platform: {platform_source(plat)}, runtime {plat.runtime}"
+            + (f"; engine: {report.engine}" if report.engine else "")
         )
         if report.node_pools:
             out.append("node pools: " + "; ".join(report.node_pools))
