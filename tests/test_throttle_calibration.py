@@ -153,3 +153,17 @@ def test_a_rows_cpu_besides_the_work_is_split_between_wake_up_and_sleep():
     assert cal.split_burst_cpu(49.0) == (24, 25)
     w, s = cal.split_burst_cpu(18.4)
     assert w + s == 18 and abs(w - s) <= 1
+
+
+def test_throttled_periods_compared_before_rounding():
+    """Means of 1.6 and 1.4 throttled periods agree within 15 %; rounded to 2 and 1 they would not.
+    Means of 2.0 and 1.0 do not."""
+
+    def runs(*counts):
+        return cal.mean([cal.Measurement(30, c, c * 10**6, 10**9, 3.0) for c in counts])
+
+    kernel, model = runs(2, 1, 2, 2, 1), runs(1, 2, 1, 1, 2)
+    assert (kernel.nr_throttled, model.nr_throttled) == (2, 1)
+    assert not any("nr_throttled" in p for p in cal.compare(kernel, model))
+    assert "| 1.6/30 (1–2) | 1.4/30 (1–2) |" in cal.table([(cal.CONFIGS[0], kernel, model)])
+    assert any("nr_throttled 2 vs model 1" in p for p in cal.compare(runs(2, 2), runs(1, 1)))
