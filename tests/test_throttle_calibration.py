@@ -20,9 +20,11 @@ The deterministic tests of the simulator itself (closed forms, invariants) are t
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
+from dataclasses import asdict
 
 import pytest
 
@@ -167,3 +169,25 @@ def test_throttled_periods_compared_before_rounding():
     assert not any("nr_throttled" in p for p in cal.compare(kernel, model))
     assert "| 1.6/30 (1–2) | 1.4/30 (1–2) |" in cal.table([(cal.CONFIGS[0], kernel, model)])
     assert any("nr_throttled 2 vs model 1" in p for p in cal.compare(runs(2, 2), runs(1, 1)))
+
+
+def test_saved_kernel_runs_compared_again(tmp_path, capsys):
+    """Kernel runs saved with --save are compared with the model by --load, without measuring (and
+    without root), with or without the CPU besides the work."""
+    run = cal.Measurement(31, 30, 30 * 78 * 10**6, 6 * 10**8, 3.0, wall_s=3.04)
+    saved = tmp_path / "runs.json"
+    saved.write_text(
+        json.dumps(
+            {
+                "header": "kernel test",
+                "wake_latency_us": 70,
+                "rows": {"200m/1 busy": [[asdict(run), asdict(run)], 0.01]},
+            }
+        )
+    )
+    assert cal.main(["--load", str(saved), "200m/1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("kernel test\n")
+    assert "| 200m/1 busy | 1 | 30.0/31 (30–30) | 30.0/30 (30–30) | +0% | 75.5 (75.5–75.5) | 80.0" in out
+    assert cal.main(["--load", str(saved), "--no-burst-cpu", "200m/1"]) == 0
+    assert "without the CPU besides the work" in capsys.readouterr().out

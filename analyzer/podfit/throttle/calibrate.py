@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import os
 import platform
 import re
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from .scenario import CPU_BOUND, REQUEST, Scenario, Workload
 from .sim import simulate
@@ -552,6 +553,7 @@ def split_burst_cpu(per_burst_us: float | None) -> tuple[int, int]:
 # 15 % of the kernel's (throttled time: or 2 ms per period when both are small), CPU used within 10 %.
 TOL_REL = 0.15
 TOL_THROTTLED_MS = 2.0
+TOL_PERIODS = 0.5
 TOL_CPU_REL = 0.10
 TOL_P99_REL = 0.25  # burst-latency p99 within 25 % (or 1 ms)
 TOL_P99_MS = 1.0
@@ -572,8 +574,9 @@ def compare(real: Measurement, model: Measurement) -> list[str]:
     """Reasons the two disagree beyond the targets (empty list: they agree)."""
     problems = []
     # the means before rounding: of 1.6 and 1.4 throttled periods, 2 and 1 would read as 50 % apart
+    # (and at least half a period apart: a count's mean that close would round to the same count)
     nr, nm = real.throttled_periods, model.throttled_periods
-    if abs(nr - nm) > TOL_REL * max(nr, nm, 1):
+    if abs(nr - nm) > max(TOL_REL * max(nr, nm), TOL_PERIODS):
         problems.append(f"nr_throttled {nr:g} vs model {nm:g}")
     tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
     tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
@@ -644,42 +647,77 @@ def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m podfit.throttle.calibrate", description=__doc__.splitlines()[0])
-    ap.add_argument("rows", nargs="*", help="run only the rows whose name contains one of these")
-    ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times (the mean is compared)")
-    args = ap.parse_args(argv)
-    configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
-    try:
-        cgroup_root()
-    except CgroupUnavailable as e:
-        print(f"skipped: {e}", file=sys.stderr)
-        return 2
-    rows = []
-    loads = []
-    bad = 0
+def _measure_rows(configs: list[Config], repeat: int) -> tuple[int, dict[str, tuple[list[Measurement], float]]]:
+    """The kernel's runs of each row and the highest other load during them; the idle wake-up latency."""
+    runs: dict[str, tuple[list[Measurement], float]] = {}
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
         exe = _compile(d)
         latency = wake_latency_us(exe)
         for cfg in configs:
             reals, load = [], 0.0
-            for run in range(args.repeat):
+            for run in range(repeat):
                 before = busy_ns()
                 reals.append(measure(cfg, exe, seed=run))
                 load = max(load, other_load(before, busy_ns(), reals[-1]))
-            real = mean(reals)
-            loads.append(load)
-            wake_cpu, sleep_cpu = split_burst_cpu(real.wake_cost_us)
-            model = simulate_mean(cfg, wake_latency=latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
-            rows.append((cfg, real, model))
-            problems = compare(real, model)
-            bad += bool(problems)
-            if problems:
-                print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
-    print(
-        f"kernel {platform.release()}, HZ={kernel_hz()}, {os.cpu_count()} CPUs, {kernel_flags()}, "
-        f"idle wake-up latency {latency} us"
+            runs[cfg.name] = (reals, load)
+    return latency, runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m podfit.throttle.calibrate", description=__doc__.splitlines()[0])
+    ap.add_argument("rows", nargs="*", help="run only the rows whose name contains one of these")
+    ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times (the mean is compared)")
+    ap.add_argument("--save", metavar="FILE", help="also write the kernel's runs to FILE (JSON)")
+    ap.add_argument(
+        "--load", metavar="FILE", help="compare the model with kernel runs saved by --save instead of measuring"
     )
+    ap.add_argument(
+        "--no-burst-cpu",
+        action="store_true",
+        help="simulate without the CPU the threads used besides their work (to see what it changes)",
+    )
+    args = ap.parse_args(argv)
+    configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
+    if args.load:
+        with open(args.load) as f:
+            saved = json.load(f)
+        latency = saved["wake_latency_us"]
+        header = saved["header"]
+        runs = {
+            name: ([Measurement(**{**m, "nr_throttled_range": None, "throttled_ms_range": None}) for m in r], load)
+            for name, (r, load) in saved["rows"].items()
+        }
+        configs = [c for c in configs if c.name in runs]
+    else:
+        try:
+            cgroup_root()
+        except CgroupUnavailable as e:
+            print(f"skipped: {e}", file=sys.stderr)
+            return 2
+        latency, runs = _measure_rows(configs, args.repeat)
+        header = (
+            f"kernel {platform.release()}, HZ={kernel_hz()}, {os.cpu_count()} CPUs, {kernel_flags()}, "
+            f"idle wake-up latency {latency} us"
+        )
+        if args.save:
+            with open(args.save, "w") as f:
+                rows_json = {name: ([asdict(m) for m in r], load) for name, (r, load) in runs.items()}
+                json.dump({"header": header, "wake_latency_us": latency, "rows": rows_json}, f, indent=1)
+    rows = []
+    loads = []
+    bad = 0
+    for cfg in configs:
+        reals, load = runs[cfg.name]
+        real = mean(reals)
+        loads.append(load)
+        wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.wake_cost_us)
+        model = simulate_mean(cfg, wake_latency=latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
+        rows.append((cfg, real, model))
+        problems = compare(real, model)
+        bad += bool(problems)
+        if problems:
+            print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
+    print(header + (", without the CPU besides the work" if args.no_burst_cpu else ""))
     print(table(rows, loads))
     # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0
