@@ -258,7 +258,10 @@ CONFIGS: tuple[Config, ...] = (
     Config("1200m/16 exp 5ms", 120_000, 16, kind=REQUEST, burst_us=5_000, demand_millicores=1_600),
     Config("1900m/64 exp 2ms", 190_000, 64, kind=REQUEST, burst_us=2_000, demand_millicores=1_500),
     Config("400m/8 fixed 2ms", 40_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=600, fixed=True),
-    Config("1000m/4 fixed 5ms", 100_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=1_200, fixed=True),
+    # 15 s runs: a few short throttles per run, from 0 to 9 periods of 30 in a 3 s run
+    Config(
+        "1000m/4 fixed 5ms", 100_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=1_200, fixed=True, seconds=15
+    ),
     # 15 s runs: the group settles at its quota, where a 3 s run's throttled periods range 14-25 of 30
     Config(
         "1500m/32 fixed 2ms", 150_000, 32, kind=REQUEST, burst_us=2_000, demand_millicores=1_800, fixed=True, seconds=15
