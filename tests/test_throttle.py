@@ -352,6 +352,42 @@ def test_idle_cpu_wake_latency():
     assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 80_000
 
 
+def test_cpu_besides_the_work_at_wake_up_and_at_sleep():
+    """The CPU a thread uses per burst besides its work is charged like the work. Run on waking it
+    delays the work (it counts in the burst's wait) and lengthens the cycle; run going to sleep it
+    does neither: the next burst still arrives one sleep after the work ended. A lone periodic worker
+    (1 ms work, 4 ms sleep) over 1 s, no quota."""
+    wl = Workload(burst_us=1_000, fixed_bursts=True, sleep_samples_us=(4_000,), wake_spread=False)
+    sc = Scenario(cpus=1, threads=1, quota_us=None, seconds_us=1_000_000, workload=wl, seed=3)
+    base = simulate(sc)
+    assert base.burst_delay_p99_ns == 0
+
+    wake = simulate(replace(sc, wake_cpu_us=50))
+    assert wake.burst_delay_p50_ns == wake.burst_delay_p99_ns == 50_000
+    assert wake.bursts_done < base.bursts_done  # each cycle is 5.05 ms instead of 5
+    # CPU used: every completed burst's work and cost, plus what the burst under way at the end ran
+    assert 0 <= wake.cpu_used_ns - wake.bursts_done * 1_050_000 < 1_050_000
+
+    asleep = simulate(replace(sc, sleep_cpu_us=50))
+    assert asleep.burst_delay_p99_ns == 0
+    assert asleep.bursts_done == base.bursts_done
+    assert asleep.cpu_used_ns - base.cpu_used_ns == asleep.bursts_done * 50_000
+
+    with pytest.raises(ValueError):
+        replace(sc, sleep_cpu_us=-1)
+
+
+def test_cpu_besides_the_work_adds_to_the_demand_under_a_limit():
+    """At its quota, a group whose threads use CPU besides their work is throttled more: 8 threads
+    of 2 ms bursts offering exactly 400m under a 400m limit, with 50 us on waking and 50 going to
+    sleep (5 % more demand), over 10 s."""
+    wl = Workload(burst_us=2_000, demand_millicores=400)
+    sc = Scenario(cpus=2, threads=8, quota_us=40_000, seconds_us=10_000_000, workload=wl)
+    a, b = simulate(sc), simulate(replace(sc, wake_cpu_us=50, sleep_cpu_us=50))
+    assert b.cpu_used_ns > a.cpu_used_ns
+    assert b.throttled_time_ns > a.throttled_time_ns and b.nr_throttled > a.nr_throttled
+
+
 def test_shared_cpu_stretches_a_periodic_workers_cycle():
     """Two periodic workers pinned to one CPU whose bursts overlap stay in step (both finish late
     together), so each cycle is longer than burst + sleep and the pair uses less CPU than offered."""

@@ -20,9 +20,11 @@ The deterministic tests of the simulator itself (closed forms, invariants) are t
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
+from dataclasses import asdict
 
 import pytest
 
@@ -78,7 +80,7 @@ def test_kernel_obeys_the_quota_and_throttles_as_the_model_bounds(exe, cfg):
 
     # the quota is a hard bound: per period at most the quota plus one tick per CPU
     per_period = cfg.quota_us * 1000 + cpus * 1_000_000_000 // hz
-    assert real.cpu_used_ns <= per_period * (real.seconds * 1e6 / cfg.period_us) * 1.02, shown
+    assert real.cpu_used_ns <= per_period * (real.wall_s * 1e6 / cfg.period_us) * 1.02, shown
     assert model.cpu_used_ns <= per_period * periods
 
     # the period timer counts every period while the group is busy, and only then: each count refills
@@ -87,7 +89,7 @@ def test_kernel_obeys_the_quota_and_throttles_as_the_model_bounds(exe, cfg):
     # does (it starts with the group's first demand and stops after two idle periods), however long
     # other load made that
     assert real.cpu_used_ns / per_period - 1 <= real.nr_periods, shown
-    assert real.nr_periods <= real.seconds * 1e6 / cfg.period_us + 3, shown
+    assert real.nr_periods <= real.wall_s * 1e6 / cfg.period_us + 3, shown
 
     # a group that wants twice its quota uses it up and waits in every period the machine lets it:
     # in a period it is not throttled in, its threads, always runnable on their pinned CPUs, got at
@@ -100,7 +102,7 @@ def test_kernel_obeys_the_quota_and_throttles_as_the_model_bounds(exe, cfg):
     pinned = min(cfg.threads, cpus)
     starved_ns = (pinned * cfg.period_us - cfg.quota_us - pinned * CFS_SLICE_US) * 1000
     unthrottled = real.nr_periods - real.nr_throttled
-    assert 0 <= unthrottled <= other * real.seconds * 1e9 / starved_ns + 6, shown
+    assert 0 <= unthrottled <= other * real.wall_s * 1e9 / starved_ns + 6, shown
     assert model.nr_throttled >= model.nr_periods - 1
 
     # other load only shortens the throttled time (the group runs less, so it runs out later)
@@ -143,3 +145,49 @@ def test_cpu_per_burst_besides_its_work():
     assert cal.mean([a, b]).wake_cost_us == pytest.approx(20.0)
     assert cal.Measurement(30, 0, 0, 10**9, 3.0).wake_cost_us is None
     assert "| 20 |" in cal.table([(cal.CONFIGS[0], cal.mean([a, b]), a)])
+
+
+def test_a_rows_cpu_besides_the_work_is_split_between_wake_up_and_sleep():
+    """The CPU a row's threads used per burst besides their work goes to the model half on waking,
+    half going to sleep (the measured split); none where nothing was measured."""
+    assert cal.split_burst_cpu(None) == (0, 0)
+    assert cal.split_burst_cpu(0.0) == (0, 0)
+    assert cal.split_burst_cpu(49.0) == (24, 25)
+    w, s = cal.split_burst_cpu(18.4)
+    assert w + s == 18 and abs(w - s) <= 1
+
+
+def test_throttled_periods_compared_before_rounding():
+    """Means of 1.6 and 1.4 throttled periods agree within 15 %; rounded to 2 and 1 they would not.
+    Means of 2.0 and 1.0 do not."""
+
+    def runs(*counts):
+        return cal.mean([cal.Measurement(30, c, c * 10**6, 10**9, 3.0) for c in counts])
+
+    kernel, model = runs(2, 1, 2, 2, 1), runs(1, 2, 1, 1, 2)
+    assert (kernel.nr_throttled, model.nr_throttled) == (2, 1)
+    assert not any("nr_throttled" in p for p in cal.compare(kernel, model))
+    assert "| 1.6/30 (1–2) | 1.4/30 (1–2) |" in cal.table([(cal.CONFIGS[0], kernel, model)])
+    assert any("nr_throttled 2 vs model 1" in p for p in cal.compare(runs(2, 2), runs(1, 1)))
+
+
+def test_saved_kernel_runs_compared_again(tmp_path, capsys):
+    """Kernel runs saved with --save are compared with the model by --load, without measuring (and
+    without root), with or without the CPU besides the work."""
+    run = cal.Measurement(31, 30, 30 * 78 * 10**6, 6 * 10**8, 3.0, wall_s=3.04)
+    saved = tmp_path / "runs.json"
+    saved.write_text(
+        json.dumps(
+            {
+                "header": "kernel test",
+                "wake_latency_us": 70,
+                "rows": {"200m/1 busy": [[asdict(run), asdict(run)], 0.01]},
+            }
+        )
+    )
+    assert cal.main(["--load", str(saved), "200m/1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("kernel test\n")
+    assert "| 200m/1 busy | 1 | 30.0/31 (30–30) | 30.0/30 (30–30) | +0% | 75.5 (75.5–75.5) | 80.0" in out
+    assert cal.main(["--load", str(saved), "--no-burst-cpu", "200m/1"]) == 0
+    assert "without the CPU besides the work" in capsys.readouterr().out

@@ -102,7 +102,12 @@ class Scenario:
     is queued there (commit 79462e8c879a). ``wake_latency_us``: the time from a thread's wake-up on
     an idle CPU until it runs there (the CPU leaving its idle state; in a virtual machine the host
     resuming the halted vCPU, tens of microseconds); a thread waking on a CPU that is running
-    another thread of the group is queued at once.
+    another thread of the group is queued at once. ``wake_cpu_us`` and ``sleep_cpu_us``: the CPU a
+    request thread uses at each wake-up besides its burst's work: returning from the sleep before the
+    work starts (it counts in the burst's wait, and so lengthens the cycle), and after the work until
+    the thread is off the CPU (the next burst still arrives a sleep after the work ended); both are
+    charged to the group like the work. In a program they are the system calls, the clock reads and,
+    in a virtual machine, the exits these cause; 0 unless given (an ideal machine).
     """
 
     cpus: int
@@ -120,6 +125,8 @@ class Scenario:
     pre_5_4_expiry: bool = False
     account_empty_throttled: bool = True
     wake_latency_us: int = 0  # how long an idle CPU takes to run a thread woken on it
+    wake_cpu_us: int = 0  # CPU a thread runs after each wake-up before its burst's work
+    sleep_cpu_us: int = 0  # CPU a thread runs after each burst's work before it sleeps
     workload: Workload = field(default_factory=Workload)
     groups: tuple[tuple[int, Workload], ...] = ()  # (threads, workload) per thread group
 
@@ -142,6 +149,8 @@ class Scenario:
             raise ValueError("HZ must be one of the kernel's choices: 100, 250, 300, 1000")
         if self.wake_latency_us < 0:
             raise ValueError("wake_latency_us must not be negative")
+        if self.wake_cpu_us < 0 or self.sleep_cpu_us < 0:
+            raise ValueError("wake_cpu_us and sleep_cpu_us must not be negative")
         if self.slice_us < 1 or self.min_runtime_us < 0 or self.slack_us < 1 or self.min_expiration_us < 0:
             raise ValueError("kernel tunables must be positive")
 

@@ -113,6 +113,8 @@ class _Params:
     base_slice: int  # sysctl_sched_base_slice: EEVDF's request size (ns)
     lag_limit: int  # update_entity_lag's clamp: base slice + one tick
     wake_latency: int  # how long an idle CPU takes to run a thread woken on it (ns)
+    wake_cpu: int  # CPU a thread runs after a wake-up before its work (ns)
+    sleep_cpu: int  # CPU a thread runs after its work while it goes to sleep (ns)
 
     @classmethod
     def of(cls, sc: Scenario) -> _Params:
@@ -138,6 +140,8 @@ class _Params:
             base_slice=_base_slice(sc.cpus),
             lag_limit=_base_slice(sc.cpus) + 1_000_000_000 // sc.hz,
             wake_latency=sc.wake_latency_us * 1000,
+            wake_cpu=sc.wake_cpu_us * 1000,
+            sleep_cpu=sc.sleep_cpu_us * 1000,
         )
 
 
@@ -545,7 +549,7 @@ class _Sim:
         else:
             w = g.burst_mean if g.fixed_bursts else max(1, int(self.expo(g.inv_burst)))
         t.work = w
-        t.work_left = w
+        t.work_left = w + self.p.wake_cpu
         t.arrival = now
 
     def sleep(self, t: _Thread, now: int, first: bool = False) -> None:
@@ -569,6 +573,14 @@ class _Sim:
         with its lag (V - vruntime, clamped); one that is not eligible stays queued, delayed, until
         it is (DELAY_DEQUEUE)."""
         self.stats.delays.append(now - t.arrival - t.work)
+        sc = self.p.sleep_cpu
+        if sc:
+            # going to sleep runs in the kernel, which a throttle does not stop; charged at once
+            self.stats.used += sc
+            cpu.runtime -= sc
+            t.v += sc
+            cpu.vsum += sc
+            self.account(cpu)
         q = cpu.queue
         q.remove(t)
         cpu.curr = None
