@@ -90,6 +90,7 @@ def result_json(res: Result) -> dict[str, Any]:
         "nr_bursts": res.nr_bursts,
         "burst_time_s": round(res.burst_time_ns / 1e9, 6),
         "bursts_done": res.bursts_done,
+        "burst_delay_mean_ms": _ms(res.burst_delay_mean_ns),
         "burst_delay_p50_ms": _ms(res.burst_delay_p50_ns),
         "burst_delay_p99_ms": _ms(res.burst_delay_p99_ns),
         "max_throttled_cpus": res.max_throttled_cpus,

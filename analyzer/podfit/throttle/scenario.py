@@ -209,6 +209,7 @@ class Result:
     periods: tuple[PeriodStats, ...]
     score: int
     events: int  # simulator events processed (for benchmarks)
+    burst_delay_mean_ns: int | None = None  # the mean time a completed burst waited
 
     @property
     def duration_ns(self) -> int:

@@ -586,7 +586,7 @@ class _Sim:
         cpu.curr = None
         n = len(q) + len(cpu.delayed) + 1
         x = cpu.vsum - n * t.v  # n × lag
-        if q and x < 0:
+        if x < 0 and (q or cpu.delayed):  # not eligible among the entities still queued
             t.delayed = True
             cpu.delayed.append(t)
         else:
@@ -619,7 +619,9 @@ class _Sim:
             self.burst_done(cpu, t, now)
         elif self.p.limited and cpu.runtime <= 0:
             self.throttle(cpu, now)  # the tick found the runtime used up and the pool empty
-        elif t is not None:
+        elif t is not None and t.v >= t.vprot:
+            # update_curr reschedules only once the running thread's protected slice is used up
+            # (RUN_TO_PARITY): a tick or a runtime top-up within it picks nothing
             self.update_deadline(cpu)
             self.pick(cpu)
         self.dispatch(cpu, now)
@@ -781,6 +783,7 @@ class _Sim:
             burst_time_ns=st.burst_time,
             bursts_done=len(delays),
             burst_delay_p50_ns=_percentile(delays, 0.50),
+            burst_delay_mean_ns=sum(delays) // len(delays) if delays else None,
             burst_delay_p99_ns=_percentile(delays, 0.99),
             throttle_events=st.throttle_events,
             max_throttled_cpus=st.max_throttled,
