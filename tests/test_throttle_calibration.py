@@ -191,3 +191,11 @@ def test_saved_kernel_runs_compared_again(tmp_path, capsys):
     assert "| 200m/1 busy | 1 | 30.0/31 (30–30) | 30.0/30 (30–30) | +0% | 75.5 (75.5–75.5) | 80.0" in out
     assert cal.main(["--load", str(saved), "--no-burst-cpu", "200m/1"]) == 0
     assert "without the CPU besides the work" in capsys.readouterr().out
+
+
+def test_idle_wake_up_latency_profile(exe):
+    """The idle wake-up latency is reported with its tail: median, 90th and 99th percentile, in
+    that order (the tail is what a busy host shows, which /proc/stat cannot)."""
+    p50, p90, p99 = cal.wake_latency_profile(exe)
+    assert 0 < p50 <= p90 <= p99
+    assert cal.wake_latency_us(exe) > 0
