@@ -198,4 +198,3 @@ def test_idle_wake_up_latency_profile(exe):
     that order (the tail is what a busy host shows, which /proc/stat cannot)."""
     p50, p90, p99 = cal.wake_latency_profile(exe)
     assert 0 < p50 <= p90 <= p99
-    assert cal.wake_latency_us(exe) > 0

@@ -40,7 +40,6 @@ __all__ = [
     "mean",
     "MODEL_SEEDS",
     "busy_ns",
-    "wake_latency_us",
     "wake_latency_profile",
     "split_burst_cpu",
     "SLEEP_CPU_US",
@@ -447,15 +446,9 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
                 time.sleep(0.05)
 
 
-def wake_latency_us(exe: str) -> int:
-    """The median time a timer takes to run a thread on an idle CPU of this machine (its CPUs in
-    turn), for the model's ``wake_latency_us``."""
-    return wake_latency_profile(exe)[0]
-
-
 def wake_latency_profile(exe: str) -> tuple[int, int, int]:
     """The idle wake-up latency in µs: the median over this machine's CPUs of each CPU's median of
-    200 timer wake-ups, and the highest of the CPUs' 90th and 99th percentiles. A tail of
+    200 timer wake-ups (the model's ``wake_latency_us``), and the highest of the CPUs' 90th and 99th percentiles. A tail of
     milliseconds means the host kept the virtual CPUs waiting, which a guest without steal time
     cannot see in /proc/stat."""
     p50: list[int] = []
