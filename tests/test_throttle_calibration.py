@@ -142,8 +142,8 @@ def test_cpu_per_burst_besides_its_work():
     """The kernel runs' CPU outside the bursts' work, per burst, over all runs of a row."""
     a = cal.Measurement(30, 0, 0, 10**9, 3.0, outside_ns=30_000_000, wakes=1_000)
     b = cal.Measurement(30, 0, 0, 10**9, 3.0, outside_ns=10_000_000, wakes=1_000)
-    assert cal.mean([a, b]).wake_cost_us == pytest.approx(20.0)
-    assert cal.Measurement(30, 0, 0, 10**9, 3.0).wake_cost_us is None
+    assert cal.mean([a, b]).burst_cpu_us == pytest.approx(20.0)
+    assert cal.Measurement(30, 0, 0, 10**9, 3.0).burst_cpu_us is None
     assert "| 20 |" in cal.table([(cal.CONFIGS[0], cal.mean([a, b]), a)])
 
 

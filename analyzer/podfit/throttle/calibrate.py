@@ -210,7 +210,7 @@ class Measurement:
         return self.nr_throttled if self.throttled_periods_mean is None else self.throttled_periods_mean
 
     @property
-    def wake_cost_us(self) -> float | None:
+    def burst_cpu_us(self) -> float | None:
         """CPU used per burst besides its work (µs), where measured."""
         return self.outside_ns / self.wakes / 1000 if self.wakes else None
 
@@ -650,7 +650,7 @@ def table(rows: list[tuple[Config, Measurement, Measurement]], loads: list[float
         tr, tm = real.throttled_ms, model.throttled_ms
         load = f"{loads[i]:.2f}" if loads is not None else "—"
         p99r, p99m = _ms(real.p99_delay_ns), _ms(model.p99_delay_ns)
-        cost = "—" if real.wake_cost_us is None else f"{real.wake_cost_us:.0f}"
+        cost = "—" if real.burst_cpu_us is None else f"{real.burst_cpu_us:.0f}"
         if real.p99_delay_ns is not None and not p99_comparable(real, model):
             p99r, p99m = f"({p99r})", f"({p99m})"
         lines.append(
@@ -738,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         reals, load = runs[cfg.name]
         real = mean(reals)
         loads.append(load)
-        wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.wake_cost_us)
+        wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.burst_cpu_us)
         model = simulate_mean(cfg, wake_latency=latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
         rows.append((cfg, real, model))
         problems = compare(real, model)
