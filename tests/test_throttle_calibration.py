@@ -180,6 +180,7 @@ def test_saved_kernel_runs_compared_again(tmp_path, capsys):
         json.dumps(
             {
                 "header": "kernel test",
+                "machine": {"cpus": 2, "hz": 250, "release": "6.18.0"},
                 "wake_latency_us": 70,
                 "rows": {"200m/1 busy": [[asdict(run), asdict(run)], 0.01]},
             }
@@ -191,6 +192,28 @@ def test_saved_kernel_runs_compared_again(tmp_path, capsys):
     assert "| 200m/1 busy | 1 | 30.0/31 (30–30) | 30.0/30 (30–30) | +0% | 75.5 (75.5–75.5) | 80.0" in out
     assert cal.main(["--load", str(saved), "--no-burst-cpu", "200m/1"]) == 0
     assert "without the CPU besides the work" in capsys.readouterr().out
+
+
+def test_saved_runs_are_simulated_on_the_machine_they_came_from(tmp_path, capsys):
+    """--load simulates the saved runs' CPUs, HZ and kernel release, not this machine's: two
+    CPU-bound threads under 500m on 1 CPU are throttled 50 ms per period (one CPU's queue waits
+    while the quota is used up), on 2 CPUs 150."""
+    run = cal.Measurement(31, 30, 30 * 50 * 10**6, 15 * 10**8, 3.0, wall_s=3.04)
+
+    def load(cpus):
+        saved = tmp_path / f"runs{cpus}.json"
+        doc = {
+            "header": "kernel test",
+            "machine": {"cpus": cpus, "hz": 1000, "release": "6.6.0"},
+            "wake_latency_us": 0,
+            "rows": {"500m/2 busy": [[asdict(run)], 0.0]},
+        }
+        saved.write_text(json.dumps(doc))
+        cal.main(["--load", str(saved), "500m/2"])
+        return capsys.readouterr().out
+
+    assert "| 500m/2 busy | 2 | 30/31 | 30.0/30 (30–30) | +0% | 48.4 | 50.0 (50.0–50.0) |" in load(1)
+    assert "| 150.0 (150.0–150.0) |" in load(2)  # at HZ=1000; 149.9 at 250
 
 
 def test_idle_wake_up_latency_profile(exe):

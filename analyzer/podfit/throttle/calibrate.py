@@ -37,6 +37,7 @@ __all__ = [
     "measure",
     "simulate_config",
     "simulate_mean",
+    "Machine",
     "mean",
     "MODEL_SEEDS",
     "busy_ns",
@@ -488,39 +489,46 @@ def other_load(busy_before_ns: int, busy_after_ns: int, real: Measurement) -> fl
 MODEL_SEEDS = 32
 
 
+@dataclass(frozen=True)
+class Machine:
+    """What the model needs of the machine the kernel runs came from."""
+
+    cpus: int
+    hz: int
+    release: str  # the kernel release: its accounting rules (kernel_flags)
+
+    @classmethod
+    def here(cls) -> Machine:
+        return cls(os.cpu_count() or 1, kernel_hz(), platform.release())
+
+
 def simulate_mean(
-    cfg: Config,
-    cpus: int | None = None,
-    hz: int | None = None,
-    wake_latency: int = 0,
-    wake_cpu: int = 0,
-    sleep_cpu: int = 0,
+    cfg: Config, machine: Machine, wake_latency: int = 0, wake_cpu: int = 0, sleep_cpu: int = 0
 ) -> Measurement:
     """The model's mean over MODEL_SEEDS seeds."""
-    return mean(
-        [simulate_config(cfg, cpus, hz, seed, wake_latency, wake_cpu, sleep_cpu) for seed in range(MODEL_SEEDS)]
-    )
+    return mean([simulate_config(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu) for seed in range(MODEL_SEEDS)])
 
 
 def simulate_config(
     cfg: Config,
-    cpus: int | None = None,
-    hz: int | None = None,
+    machine: Machine | None = None,
     seed: int = 0,
     wake_latency: int = 0,
     wake_cpu: int = 0,
     sleep_cpu: int = 0,
 ) -> Measurement:
-    flags = kernel_flags()
+    """One seed of the model for a row, on ``machine`` (default: this one)."""
+    m = machine or Machine.here()
+    flags = kernel_flags(m.release)
     sc = Scenario(
-        cpus=cpus or os.cpu_count() or 1,
+        cpus=m.cpus,
         threads=cfg.threads,
         quota_us=cfg.quota_us,
         period_us=cfg.period_us,
         seconds_us=cfg.seconds * 1_000_000,
         burst_us=cfg.cfs_burst_us,
         seed=seed,
-        hz=hz or kernel_hz(),
+        hz=m.hz,
         workload=Workload(
             kind=cfg.kind,
             burst_us=cfg.burst_us,
@@ -704,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
             saved = json.load(f)
         latency = saved["wake_latency_us"]
         header = saved["header"]
+        machine = Machine(**saved["machine"])
         runs = {
             name: ([Measurement(**{**m, "nr_throttled_range": None, "throttled_ms_range": None}) for m in r], load)
             for name, (r, load) in saved["rows"].items()
@@ -717,8 +726,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         lat_before, lat_after, runs = _measure_rows(configs, args.repeat)
         latency = lat_before[0]
+        machine = Machine.here()
         header = (
-            f"kernel {platform.release()}, HZ={kernel_hz()}, {os.cpu_count()} CPUs, {kernel_flags()}, "
+            f"kernel {machine.release}, HZ={machine.hz}, {machine.cpus} CPUs, {kernel_flags(machine.release)}, "
             f"idle wake-up latency {_latency_text(lat_before)}, after the rows {_latency_text(lat_after)}"
         )
         if args.save:
@@ -726,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows_json = {name: ([asdict(m) for m in r], load) for name, (r, load) in runs.items()}
                 saved = {
                     "header": header,
+                    "machine": asdict(machine),
                     "wake_latency_us": latency,
                     "wake_latency_profile_us": {"before": lat_before, "after": lat_after},
                     "rows": rows_json,
@@ -739,7 +750,7 @@ def main(argv: list[str] | None = None) -> int:
         real = mean(reals)
         loads.append(load)
         wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.burst_cpu_us)
-        model = simulate_mean(cfg, wake_latency=latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
+        model = simulate_mean(cfg, machine, wake_latency=latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
         rows.append((cfg, real, model))
         problems = compare(real, model)
         bad += bool(problems)
