@@ -221,3 +221,72 @@ def test_idle_wake_up_latency_profile(exe):
     that order (the tail is what a busy host shows, which /proc/stat cannot)."""
     p50, p90, p99 = cal.wake_latency_profile(exe)
     assert 0 < p50 <= p90 <= p99
+
+
+def test_latency_around_a_row():
+    """A row's idle wake-up latency is the mean of the medians before and after it; it is contended
+    when either 90th percentile is over CONTENDED_P90_US (one late wake-up, a p99, is not enough)."""
+    quiet = cal.LatencyProfile((48, 68, 86), (60, 70, 99))
+    assert (quiet.p50, quiet.p90, quiet.p99, quiet.contended) == (54, 70, 99, False)
+    blip = cal.LatencyProfile((87, 112, 626), (87, 135, 1_282))
+    assert not blip.contended
+    busy = cal.LatencyProfile((60, 70, 99), (130, 1_700, 8_000))
+    assert (busy.p50, busy.p90, busy.p99, busy.contended) == (95, 1_700, 8_000, True)
+    edge = cal.LatencyProfile((60, cal.CONTENDED_P90_US, 900), (60, 70, 99))
+    assert not edge.contended
+
+
+def _save(path, nr_throttled, row_latency=None):
+    run = cal.Measurement(31, nr_throttled, nr_throttled * 78 * 10**6, 6 * 10**8, 3.0, wall_s=3.04)
+    doc = {
+        "header": f"kernel {path.stem}",
+        "machine": {"cpus": 2, "hz": 250, "release": "6.18.0"},
+        "wake_latency_us": 70,
+        "rows": {"200m/1 busy": [[asdict(run), asdict(run)], 0.01]},
+    }
+    if row_latency is not None:
+        doc["row_wake_latency_us"] = {"200m/1 busy": row_latency}
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_each_row_simulated_with_the_latency_around_it(tmp_path, capsys, monkeypatch):
+    """--load gives the model each row's own idle wake-up latency where the file has it (else the
+    table's), prints it, and names the rows measured on a contended host in the summary."""
+    seen = []
+    real_simulate_mean = cal.simulate_mean
+
+    def spy(cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0):
+        seen.append(wake_latency)
+        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu)
+
+    monkeypatch.setattr(cal, "simulate_mean", spy)
+    busy = {"before": [60, 70, 99], "after": [130, 1_700, 8_000]}
+    assert cal.main(["--load", _save(tmp_path / "a.json", 30, busy), "200m/1"]) == 0
+    out = capsys.readouterr().out
+    assert seen == [95]
+    assert "| 0.01 | 95 (1700, 8000) contended |" in out
+    assert out.splitlines()[-1] == (
+        "1 of 1 rows within the targets; measured while the host delayed idle wake-ups by over 500 µs "
+        "(p90), not quiet-machine figures: 200m/1 busy"
+    )
+    assert cal.main(["--load", _save(tmp_path / "b.json", 30), "200m/1"]) == 0  # a file without them
+    assert seen == [95, 70]
+    out = capsys.readouterr().out
+    assert "| 0.01 | — |" in out
+    assert out.splitlines()[-1] == "1 of 1 rows within the targets"
+
+
+def test_kernel_runs_against_other_kernel_runs(tmp_path, capsys):
+    """--against compares two sets of kernel runs by the model's targets: how well the kernel
+    reproduces itself."""
+    a, b, c = _save(tmp_path / "a.json", 30), _save(tmp_path / "b.json", 29), _save(tmp_path / "c.json", 20)
+    assert cal.main(["--load", a, "--against", b, "200m/1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("kernel a; against kernel b\n")
+    assert "| kernel nr_throttled/nr_periods | other kernel |" in out
+    assert "| 30.0/31 (30–30) | 29.0/31 (29–29) | -3% |" in out
+    assert cal.main(["--load", a, "--against", c, "200m/1"]) == 1
+    captured = capsys.readouterr()
+    assert "200m/1 busy: nr_throttled 30 vs other kernel 20" in captured.err
+    assert captured.out.splitlines()[-1] == "0 of 1 rows within the targets (off: 200m/1 busy)"
