@@ -290,3 +290,17 @@ def test_kernel_runs_against_other_kernel_runs(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "200m/1 busy: nr_throttled 30 vs other kernel 20" in captured.err
     assert captured.out.splitlines()[-1] == "0 of 1 rows within the targets (off: 200m/1 busy)"
+
+
+def test_no_row_to_compare_is_an_error(tmp_path, capsys):
+    """Row names that match nothing saved, or files with no row in common, end with exit 2 and say
+    so, not with an empty table."""
+    a = _save(tmp_path / "a.json", 30)
+    assert cal.main(["--load", a, "1500m/32"]) == 2
+    assert "no calibration row to compare: none matches 1500m/32" in capsys.readouterr().err
+    other = tmp_path / "other.json"
+    doc = json.loads((tmp_path / "a.json").read_text())
+    doc["rows"] = {"500m/1 busy": doc["rows"]["200m/1 busy"]}
+    other.write_text(json.dumps(doc))
+    assert cal.main(["--load", a, "--against", str(other)]) == 2
+    assert f"none in both {a} and {other}" in capsys.readouterr().err

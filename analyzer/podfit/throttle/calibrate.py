@@ -49,6 +49,7 @@ __all__ = [
     "p99_comparable",
     "table",
     "LatencyProfile",
+    "SavedRuns",
     "CONTENDED_P90_US",
     "main",
 ]
@@ -741,25 +742,38 @@ def _measure_rows(
     return runs, latency
 
 
-def _load_runs(path: str) -> dict:
-    """A file written by --save: its header, machine, table-wide latency, and per row the runs, the
-    other load and (files from 2026-11-24 on) the latency around the row."""
-    with open(path) as f:
-        saved = json.load(f)
-    rows_latency = saved.get("row_wake_latency_us", {})
-    return {
-        "header": saved["header"],
-        "machine": Machine(**saved["machine"]),
-        "latency": saved["wake_latency_us"],
-        "runs": {
-            name: ([Measurement(**{**m, "nr_throttled_range": None, "throttled_ms_range": None}) for m in r], load)
-            for name, (r, load) in saved["rows"].items()
-        },
-        "row_latency": {
-            name: LatencyProfile(tuple(v["before"]), tuple(v["after"]))  # type: ignore[arg-type]
-            for name, v in rows_latency.items()
-        },
-    }
+def _profile(values: list[int]) -> tuple[int, int, int]:
+    p50, p90, p99 = values
+    return int(p50), int(p90), int(p99)
+
+
+@dataclass(frozen=True)
+class SavedRuns:
+    """A file written by --save: kernel runs and the machine they came from."""
+
+    header: str
+    machine: Machine
+    latency: int  # the idle wake-up latency before the first row (µs)
+    runs: dict[str, tuple[list[Measurement], float]]  # per row: its runs and the other load
+    row_latency: dict[str, LatencyProfile]  # per row (files from 2026-11-24 on)
+
+    @classmethod
+    def read(cls, path: str) -> SavedRuns:
+        with open(path) as f:
+            saved = json.load(f)
+        return cls(
+            header=saved["header"],
+            machine=Machine(**saved["machine"]),
+            latency=saved["wake_latency_us"],
+            runs={
+                name: ([Measurement(**{**m, "nr_throttled_range": None, "throttled_ms_range": None}) for m in r], load)
+                for name, (r, load) in saved["rows"].items()
+            },
+            row_latency={
+                name: LatencyProfile(_profile(v["before"]), _profile(v["after"]))
+                for name, v in saved.get("row_wake_latency_us", {}).items()
+            },
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -785,11 +799,17 @@ def main(argv: list[str] | None = None) -> int:
     configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
     row_latency: dict[str, LatencyProfile]
     if args.load:
-        saved = _load_runs(args.load)
-        latency, header, machine = saved["latency"], saved["header"], saved["machine"]
-        runs, row_latency = saved["runs"], saved["row_latency"]
+        saved = SavedRuns.read(args.load)
+        latency, header, machine = saved.latency, saved.header, saved.machine
+        runs, row_latency = saved.runs, saved.row_latency
         configs = [c for c in configs if c.name in runs]
-    else:
+    if not configs:
+        print(
+            "no calibration row to compare: " + ("none matches " + " ".join(args.rows) if args.rows else "none saved"),
+            file=sys.stderr,
+        )
+        return 2
+    if not args.load:
         try:
             cgroup_root()
         except CgroupUnavailable as e:
@@ -817,10 +837,16 @@ def main(argv: list[str] | None = None) -> int:
                 json.dump(doc, f, indent=1)
     others: dict[str, tuple[list[Measurement], float]] = {}
     if args.against:
-        other = _load_runs(args.against)
-        others = other["runs"]
+        other = SavedRuns.read(args.against)
+        others = other.runs
         configs = [c for c in configs if c.name in others]
-        header += f"; against {other['header']}"
+        header += f"; against {other.header}"
+        if not configs:
+            print(
+                f"no calibration row to compare: none in both {args.load or 'the runs'} and {args.against}",
+                file=sys.stderr,
+            )
+            return 2
     rows, loads, lats = [], [], []
     bad: list[str] = []
     for cfg in configs:
