@@ -719,29 +719,6 @@ def table(
     return "\n".join(lines)
 
 
-def _measure_rows(
-    configs: list[Config], repeat: int
-) -> tuple[dict[str, tuple[list[Measurement], float]], dict[str, LatencyProfile]]:
-    """The kernel's runs of each row and the highest other load during them; the idle wake-up
-    latency around each row (measured between rows, so a row's "after" is the next row's "before")."""
-    runs: dict[str, tuple[list[Measurement], float]] = {}
-    latency: dict[str, LatencyProfile] = {}
-    with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
-        exe = _compile(d)
-        before_row = wake_latency_profile(exe)
-        for cfg in configs:
-            reals, load = [], 0.0
-            for run in range(repeat):
-                before = busy_ns()
-                reals.append(measure(cfg, exe, seed=run))
-                load = max(load, other_load(before, busy_ns(), reals[-1]))
-            runs[cfg.name] = (reals, load)
-            after_row = wake_latency_profile(exe)
-            latency[cfg.name] = LatencyProfile(before_row, after_row)
-            before_row = after_row
-    return runs, latency
-
-
 def _profile(values: list[int]) -> tuple[int, int, int]:
     p50, p90, p99 = values
     return int(p50), int(p90), int(p99)
@@ -749,13 +726,25 @@ def _profile(values: list[int]) -> tuple[int, int, int]:
 
 @dataclass(frozen=True)
 class SavedRuns:
-    """A file written by --save: kernel runs and the machine they came from."""
+    """Kernel runs of the calibration rows and the machine they came from: what ``--save`` writes
+    and ``--load`` reads."""
 
     header: str
     machine: Machine
     latency: int  # the idle wake-up latency before the first row (µs)
     runs: dict[str, tuple[list[Measurement], float]]  # per row: its runs and the other load
     row_latency: dict[str, LatencyProfile]  # per row (files from 2026-11-24 on)
+
+    def write(self, path: str) -> None:
+        doc = {
+            "header": self.header,
+            "machine": asdict(self.machine),
+            "wake_latency_us": self.latency,
+            "row_wake_latency_us": {name: asdict(p) for name, p in self.row_latency.items()},
+            "rows": {name: ([asdict(m) for m in r], load) for name, (r, load) in self.runs.items()},
+        }
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
 
     @classmethod
     def read(cls, path: str) -> SavedRuns:
@@ -776,11 +765,37 @@ class SavedRuns:
         )
 
 
+def _measure_rows(configs: list[Config], repeat: int) -> SavedRuns:
+    """The kernel's runs of each row and the highest other load during them; the idle wake-up
+    latency around each row (measured between rows, so a row's "after" is the next row's "before")."""
+    runs: dict[str, tuple[list[Measurement], float]] = {}
+    latency: dict[str, LatencyProfile] = {}
+    with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
+        exe = _compile(d)
+        first = before_row = wake_latency_profile(exe)
+        for cfg in configs:
+            reals, load = [], 0.0
+            for run in range(repeat):
+                before = busy_ns()
+                reals.append(measure(cfg, exe, seed=run))
+                load = max(load, other_load(before, busy_ns(), reals[-1]))
+            runs[cfg.name] = (reals, load)
+            after_row = wake_latency_profile(exe)
+            latency[cfg.name] = LatencyProfile(before_row, after_row)
+            before_row = after_row
+    machine = Machine.here()
+    header = (
+        f"kernel {machine.release}, HZ={machine.hz}, {machine.cpus} CPUs, {kernel_flags(machine.release)}, "
+        f"idle wake-up latency {_latency_text(first)}, after the rows {_latency_text(before_row)}"
+    )
+    return SavedRuns(header, machine, first[0], runs, latency)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m podfit.throttle.calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("rows", nargs="*", help="run only the rows whose name contains one of these")
     ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times (the mean is compared)")
-    ap.add_argument("--save", metavar="FILE", help="also write the kernel's runs to FILE (JSON)")
+    ap.add_argument("--save", metavar="FILE", help="also write the kernel's runs (measured or loaded) to FILE (JSON)")
     ap.add_argument(
         "--load", metavar="FILE", help="compare the model with kernel runs saved by --save instead of measuring"
     )
@@ -797,44 +812,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
-    row_latency: dict[str, LatencyProfile]
-    if args.load:
-        saved = SavedRuns.read(args.load)
-        latency, header, machine = saved.latency, saved.header, saved.machine
-        runs, row_latency = saved.runs, saved.row_latency
-        configs = [c for c in configs if c.name in runs]
+    saved = SavedRuns.read(args.load) if args.load else None
+    if saved is not None:
+        configs = [c for c in configs if c.name in saved.runs]
     if not configs:
         print(
             "no calibration row to compare: " + ("none matches " + " ".join(args.rows) if args.rows else "none saved"),
             file=sys.stderr,
         )
         return 2
-    if not args.load:
+    if saved is None:
         try:
             cgroup_root()
         except CgroupUnavailable as e:
             print(f"skipped: {e}", file=sys.stderr)
             return 2
-        runs, row_latency = _measure_rows(configs, args.repeat)
-        lat_before, lat_after = row_latency[configs[0].name].before, row_latency[configs[-1].name].after
-        latency = lat_before[0]
-        machine = Machine.here()
-        header = (
-            f"kernel {machine.release}, HZ={machine.hz}, {machine.cpus} CPUs, {kernel_flags(machine.release)}, "
-            f"idle wake-up latency {_latency_text(lat_before)}, after the rows {_latency_text(lat_after)}"
-        )
-        if args.save:
-            with open(args.save, "w") as f:
-                rows_json = {name: ([asdict(m) for m in r], load) for name, (r, load) in runs.items()}
-                doc = {
-                    "header": header,
-                    "machine": asdict(machine),
-                    "wake_latency_us": latency,
-                    "wake_latency_profile_us": {"before": lat_before, "after": lat_after},
-                    "row_wake_latency_us": {name: asdict(p) for name, p in row_latency.items()},
-                    "rows": rows_json,
-                }
-                json.dump(doc, f, indent=1)
+        saved = _measure_rows(configs, args.repeat)
+    if args.save:
+        saved.write(args.save)
+    header = saved.header
     others: dict[str, tuple[list[Measurement], float]] = {}
     if args.against:
         other = SavedRuns.read(args.against)
@@ -847,28 +843,29 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    versus = "other kernel" if args.against else "model"
     rows, loads, lats = [], [], []
     bad: list[str] = []
     for cfg in configs:
-        reals, load = runs[cfg.name]
+        reals, load = saved.runs[cfg.name]
         real = mean(reals)
         loads.append(load)
-        lat = row_latency.get(cfg.name)
+        lat = saved.row_latency.get(cfg.name)
         lats.append(lat)
         if args.against:
             model = mean(others[cfg.name][0])
         else:
             wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.burst_cpu_us)
-            wake_latency = lat.p50 if lat is not None else latency
-            model = simulate_mean(cfg, machine, wake_latency=wake_latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
+            wake_latency = lat.p50 if lat is not None else saved.latency
+            model = simulate_mean(cfg, saved.machine, wake_latency=wake_latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
         rows.append((cfg, real, model))
-        problems = compare(real, model, "other kernel" if args.against else "model")
+        problems = compare(real, model, versus)
         if problems:
             bad.append(cfg.name)
             print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
     print(header + (", without the CPU besides the work" if args.no_burst_cpu else ""))
-    print(table(rows, loads, lats, versus="other kernel" if args.against else "model"))
-    print(_summary(configs, bad, row_latency))
+    print(table(rows, loads, lats, versus=versus))
+    print(_summary(configs, bad, saved.row_latency))
     # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0
 
