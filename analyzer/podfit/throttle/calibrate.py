@@ -754,10 +754,7 @@ class SavedRuns:
             header=saved["header"],
             machine=Machine(**saved["machine"]),
             latency=saved["wake_latency_us"],
-            runs={
-                name: ([Measurement(**{**m, "nr_throttled_range": None, "throttled_ms_range": None}) for m in r], load)
-                for name, (r, load) in saved["rows"].items()
-            },
+            runs={name: ([Measurement(**m) for m in r], load) for name, (r, load) in saved["rows"].items()},
             row_latency={
                 name: LatencyProfile(_profile(v["before"]), _profile(v["after"]))
                 for name, v in saved.get("row_wake_latency_us", {}).items()
