@@ -295,6 +295,52 @@ def test_kernel_runs_against_other_kernel_runs(tmp_path, capsys):
     assert captured.out.splitlines()[-1] == "0 of 1 rows within the targets (off: 200m/1 busy)"
 
 
+def _runs(counts):
+    """Kernel runs of 150 periods, throttled in the given numbers of them."""
+    return [cal.Measurement(150, n, n * 10**7, 14 * 10**9, 15.0, wall_s=15.03) for n in counts]
+
+
+def test_runs_needed_to_resolve_the_mean():
+    """A mean of runs that scatter is known to the target only with enough of them: the runs named
+    are the fewest for which twice the standard error is within the tolerance (15 %, or half a
+    period), at the same standard deviation."""
+    scattered = cal.mean(_runs([6, 4, 12, 9, 8]))
+    need = cal.runs_to_resolve(scattered)
+    assert need is not None
+    sd = scattered.throttled_periods_sd
+    tol = cal.TOL_REL * scattered.throttled_periods
+    assert 2 * sd / need**0.5 <= tol < 2 * sd / (need - 1) ** 0.5
+    assert cal.runs_to_resolve(cal.mean(_runs([30, 30, 31, 30, 29]))) is None
+    assert cal.runs_to_resolve(_runs([6])[0]) is None  # a single run: nothing to tell
+    assert cal.runs_to_resolve(cal.mean(_runs([0, 1, 0, 0]))) is None  # within half a period
+
+
+def test_summary_names_rows_too_scattered_to_hold_to_the_target(tmp_path, capsys):
+    """The summary line says which rows' kernel runs scatter too widely for the 15 % target, and how
+    many runs would do; rows whose runs agree are not named."""
+    row = "1000m/4 fixed 5ms"
+    path = str(tmp_path / "s.json")
+    cal.SavedRuns(
+        header="kernel s",
+        machine=cal.Machine(2, 250, "6.18.0"),
+        latency=70,
+        runs={row: (_runs([6, 4, 12, 9, 8]), 0.01)},
+        row_latency={},
+    ).write(path)
+    assert cal.main(["--load", path, "--against", path, row]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    # mean 7.8, standard deviation 3.03: twice the standard error 2.71, 35 % of the mean; the
+    # tolerance 1.17 (15 %) needs 5 × (2.71 / 1.17)² = 26.9, so 27 runs
+    assert last == (
+        "1 of 1 rows within the targets; throttled periods scatter between runs more than the 15 % "
+        "target allows (twice the standard error of the mean): 1000m/4 fixed 5ms "
+        "(kernel ±35 % over 5 runs, 27 would do; other kernel ±35 % over 5 runs, 27 would do)"
+    )
+    steady = _save(tmp_path / "a.json", 30)
+    assert cal.main(["--load", steady, "--against", steady, "200m/1"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 of 1 rows within the targets"
+
+
 def test_no_row_to_compare_is_an_error(tmp_path, capsys):
     """Row names that match nothing saved, or files with no row in common, end with exit 2 and say
     so, not with an empty table."""

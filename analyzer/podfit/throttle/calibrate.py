@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -207,6 +209,7 @@ class Measurement:
     wakes: int = 0  # bursts that CPU was spread over
     wall_s: float = 0.0  # the program's wall time, start-up and exit included (kernel runs)
     throttled_periods_mean: float | None = None  # nr_throttled before rounding (a mean of runs)
+    throttled_periods_sd: float | None = None  # the runs' sample standard deviation of nr_throttled
 
     @property
     def throttled_periods(self) -> float:
@@ -244,7 +247,21 @@ def mean(ms: list[Measurement]) -> Measurement:
         wakes=sum(m.wakes for m in ms),
         wall_s=sum(m.wall_s for m in ms) / n,
         throttled_periods_mean=sum(m.nr_throttled for m in ms) / n,
+        throttled_periods_sd=statistics.stdev(m.nr_throttled for m in ms) if n > 1 else None,
     )
+
+
+def runs_to_resolve(m: Measurement) -> int | None:
+    """How many runs it would take for the mean throttled periods to be known to the target (twice
+    its standard error within the tolerance ``compare`` holds it to), when ``m``'s runs fall short;
+    None when they suffice or ``m`` is a single run."""
+    if m.throttled_periods_sd is None or m.runs < 2:
+        return None
+    two_se = 2 * m.throttled_periods_sd / math.sqrt(m.runs)
+    tol = max(TOL_REL * m.throttled_periods, TOL_PERIODS)
+    if two_se <= tol:
+        return None
+    return math.ceil(m.runs * (two_se / tol) ** 2)
 
 
 # The calibration table (`make calibrate`): CPU-bound and bursty, fixed and exponential sleeps,
@@ -862,7 +879,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
     print(header + (", without the CPU besides the work" if args.no_burst_cpu else ""))
     print(table(rows, loads, lats, versus=versus))
-    print(_summary(configs, bad, saved.row_latency))
+    print(_summary(configs, bad, saved.row_latency) + _scatter(rows, versus))
     # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0
 
@@ -879,6 +896,29 @@ def _summary(configs: list[Config], bad: list[str], row_latency: dict[str, Laten
             "not quiet-machine figures: " + ", ".join(contended)
         )
     return out
+
+
+def _scatter(rows: list[tuple[Config, Measurement, Measurement]], versus: str) -> str:
+    """The rows whose runs scatter too widely for their mean throttled periods to be held to the
+    target: twice the standard error of the mean (as a share of it) and the runs that would do."""
+    parts = []
+    for cfg, real, other in rows:
+        sides = []
+        for name, m, unit in (("kernel", real, "runs"), (versus, other, "seeds" if versus == "model" else "runs")):
+            need = runs_to_resolve(m)
+            if need is not None and m.throttled_periods_sd is not None:
+                two_se = 2 * m.throttled_periods_sd / math.sqrt(m.runs)
+                sides.append(
+                    f"{name} ±{100 * two_se / m.throttled_periods:.0f} % over {m.runs} {unit}, {need} would do"
+                )
+        if sides:
+            parts.append(f"{cfg.name} ({'; '.join(sides)})")
+    if not parts:
+        return ""
+    return (
+        f"; throttled periods scatter between runs more than the {TOL_REL * 100:.0f} % target allows (twice the "
+        "standard error of the mean): " + ", ".join(parts)
+    )
 
 
 if __name__ == "__main__":
