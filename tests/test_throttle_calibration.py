@@ -121,9 +121,13 @@ def test_other_load_is_what_the_group_did_not_use():
 
 
 def test_kernel_flags_by_release():
-    assert cal.kernel_flags("4.19.0") == {"pre_5_4_expiry": True, "account_empty_throttled": True}
-    assert cal.kernel_flags("5.4.0-100-generic") == {"pre_5_4_expiry": False, "account_empty_throttled": True}
-    assert cal.kernel_flags("6.18.44") == {"pre_5_4_expiry": False, "account_empty_throttled": False}
+    def flags(pre54, empty, task):
+        return {"pre_5_4_expiry": pre54, "account_empty_throttled": empty, "task_based_throttle": task}
+
+    assert cal.kernel_flags("4.19.0") == flags(True, True, False)
+    assert cal.kernel_flags("5.4.0-100-generic") == flags(False, True, False)
+    assert cal.kernel_flags("6.17.9") == flags(False, False, False)
+    assert cal.kernel_flags("6.18.44") == flags(False, False, True)
 
 
 def test_p99_held_to_the_target_only_with_enough_bursts():

@@ -67,6 +67,7 @@ def test_golden_covers_the_options():
     assert not all(s.account_empty_throttled for s in scs)
     assert {CPU_BOUND, REQUEST} == {s.workload.kind for s in scs}
     assert any(s.workload.fixed_bursts for s in scs) and not all(s.workload.wake_spread for s in scs)
+    assert any(s.workload.frequent_syscalls for s in scs) and any(s.task_based_throttle for s in scs)
 
 
 # --- generating the file ------------------------------------------------------------------------
@@ -172,6 +173,34 @@ def _named_scenarios():
                 workload=periodic,
             ),
         )
+    # the periodic rows as the model runs them for a 6.18 kernel: bursts that read their CPU clock are
+    # charged at once, throttled threads come back as wake-ups; and each switch alone
+    for quota, threads, burst, demand in [(100_000, 4, 5_000, 1_200), (40_000, 8, 2_000, 600)]:
+        for syscalls, task in [(True, True), (True, False), (False, True)]:
+            periodic = Workload(
+                kind=REQUEST,
+                burst_us=burst,
+                demand_millicores=demand,
+                fixed_bursts=True,
+                fixed_sleeps=True,
+                wake_spread=False,
+                frequent_syscalls=syscalls,
+            )
+            yield (
+                f"calib-fixed-{threads}t-syscalls{syscalls}-task{task}",
+                Scenario(
+                    2,
+                    threads,
+                    quota,
+                    seconds_us=3_000_000,
+                    account_empty_throttled=False,
+                    task_based_throttle=task,
+                    wake_latency_us=90,
+                    wake_cpu_us=19,
+                    sleep_cpu_us=6,
+                    workload=periodic,
+                ),
+            )
     # PF203 (2 simulated seconds, default workload) and its fixtures' cases
     for limit_m, threads in [(1500, 200), (1000, 64), (1500, 1), (1000, 50), (500, 8), (750, 10)]:
         yield (

@@ -231,6 +231,12 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     "--fixed-sleeps", is_flag=True, help="Every sleep between bursts is exactly its mean (default: exponential)."
 )
 @click.option(
+    "--frequent-syscalls",
+    is_flag=True,
+    help="The threads enter the kernel every few microseconds while they run, so their CPU is charged to "
+    "the quota as it is used (default: at the scheduler tick, as for computation in user space).",
+)
+@click.option(
     "--load",
     "load_percent",
     type=click.IntRange(1, 100_000),
@@ -268,12 +274,19 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     help="Count throttled time of CPUs with no waiting thread (kernels before 6.6).",
 )
 @click.option(
+    "--task-based-throttle",
+    "task_throttle",
+    is_flag=True,
+    help="Kernels from 6.18: a throttled CPU's threads leave its queue and come back as wake-ups when it is "
+    "unthrottled.",
+)
+@click.option(
     "--kernel",
     "kernel",
     default=None,
     metavar="RELEASE",
-    help="Account as this kernel release does (e.g. 5.4, 6.8): sets --pre-5.4-expiry and the throttled-time "
-    "accounting from the version.",
+    help="Account as this kernel release does (e.g. 5.4, 6.8): sets --pre-5.4-expiry, the throttled-time "
+    "accounting and --task-based-throttle from the version.",
 )
 @click.option(
     "--hz",
@@ -311,6 +324,7 @@ def command(
     burst_work: int,
     fixed_bursts: bool,
     fixed_sleeps: bool,
+    frequent_syscalls: bool,
     load_percent: int,
     demand: int | None,
     usage_files: tuple[str, ...],
@@ -318,6 +332,7 @@ def command(
     cfs_burst: int,
     pre54: bool,
     empty_acct: bool,
+    task_throttle: bool,
     kernel: str | None,
     hz: str,
     slice_us: int,
@@ -343,6 +358,7 @@ def command(
             raise click.UsageError(f"--kernel {kernel!r}: give a release such as 5.4 or 6.8.0-45-generic")
         flags = kernel_flags(kernel)
         pre54, empty_acct = flags["pre_5_4_expiry"], flags["account_empty_throttled"]
+        task_throttle = flags["task_based_throttle"]
     if limit is not None and no_limit:
         raise click.UsageError("--limit and --no-limit exclude each other")
     seconds_us = round(seconds * 1_000_000)
@@ -381,6 +397,7 @@ def command(
             slice_us=slice_us,
             pre_5_4_expiry=pre54,
             account_empty_throttled=empty_acct,
+            task_based_throttle=task_throttle,
             workload=Workload(
                 kind=CPU_BOUND if cpu_bound else REQUEST,
                 burst_us=burst_work,
@@ -388,6 +405,7 @@ def command(
                 load_percent=load_percent,
                 fixed_bursts=fixed_bursts,
                 fixed_sleeps=fixed_sleeps,
+                frequent_syscalls=frequent_syscalls,
             ),
         )
     except ValueError as e:

@@ -345,10 +345,15 @@ def kernel_hz() -> int:
 
 
 def kernel_flags(release: str | None = None) -> dict[str, bool]:
-    """Model switches matching a kernel release: slice expiry before 5.4, empty-group accounting before 6.6."""
+    """Model switches matching a kernel release: slice expiry before 5.4, empty-group accounting before
+    6.6, task-based throttling from 6.18."""
     m = re.match(r"(\d+)\.(\d+)", release or platform.release())
     ver = (int(m.group(1)), int(m.group(2))) if m else (6, 6)
-    return {"pre_5_4_expiry": ver < (5, 4), "account_empty_throttled": ver < (6, 6)}
+    return {
+        "pre_5_4_expiry": ver < (5, 4),
+        "account_empty_throttled": ver < (6, 6),
+        "task_based_throttle": ver >= (6, 18),
+    }
 
 
 def _compile(workdir: str) -> str:
@@ -589,9 +594,13 @@ def simulate_config(
             fixed_bursts=cfg.fixed,
             fixed_sleeps=cfg.fixed,
             wake_spread=False,  # the program pins thread i to CPU i mod C
+            # a burst's busy loop reads its thread CPU clock, a system call; a CPU-bound thread's
+            # loop reads CLOCK_MONOTONIC, which the vDSO answers without entering the kernel
+            frequent_syscalls=cfg.kind == REQUEST,
         ),
         pre_5_4_expiry=flags["pre_5_4_expiry"],
         account_empty_throttled=flags["account_empty_throttled"],
+        task_based_throttle=flags["task_based_throttle"],
         wake_latency_us=wake_latency,
         wake_cpu_us=wake_cpu,
         sleep_cpu_us=sleep_cpu,

@@ -54,6 +54,11 @@ class Workload:
     uniformly from these values (e.g. measured ones); sleep samples replace the demand-derived sleep.
     ``wake_spread`` (default on) lets a waking thread move to an idle CPU when its previous CPU
     is busy with another thread of the container, as the kernel's wake-up placement does.
+    ``frequent_syscalls``: the threads enter the kernel every few microseconds while they run (a
+    loop of system calls, like the calibration's busy loop reading its thread CPU clock, whose every
+    read runs ``update_curr``), so the kernel charges their CPU to the quota as it is used and stops
+    a CPU the moment its runtime runs out and the pool is empty. Off (the default: computation in
+    user space), the CPU is charged at the scheduler tick, and a CPU overruns its runtime until then.
     """
 
     kind: str = REQUEST
@@ -65,6 +70,7 @@ class Workload:
     fixed_sleeps: bool = False
     burst_samples_us: tuple[int, ...] = ()
     sleep_samples_us: tuple[int, ...] = ()
+    frequent_syscalls: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in (CPU_BOUND, REQUEST):
@@ -94,12 +100,17 @@ class Scenario:
     ``quota_us`` ``None`` means no CPU limit (``cfs_quota_us = -1``): nothing is throttled.
     ``burst_us`` is ``cpu.cfs_burst_us`` (Linux 5.14+): unused quota carried over, up to this much.
     ``hz`` is the kernel's tick rate; runtime is charged to a CPU at ticks (and when its thread sleeps
-    or another thread wakes on it), so a CPU can overrun its local runtime by up to one tick.
+    or another thread wakes on it), so a CPU can overrun its local runtime by up to one tick, unless
+    the thread running there makes ``frequent_syscalls``.
     ``pre_5_4_expiry`` reproduces kernels before 5.4 (commit de53fd7aedb1 removed it), where runtime
     left on a CPU expires when the period ends. ``account_empty_throttled`` is how kernels before 6.6
     (the study's 5.4 included) count throttled time: from the moment a CPU's group run queue is
     throttled, even with no thread waiting on it; later kernels start the clock only once a thread
-    is queued there (commit 79462e8c879a). ``wake_latency_us``: the time from a thread's wake-up on
+    is queued there (commit 79462e8c879a). ``task_based_throttle`` is how Linux 6.18 and later stop
+    a throttled CPU's threads: each leaves the queue on its way back to user space, as a sleeper
+    with its lag, and comes back as a wake-up when the CPU is unthrottled, the last stopped first,
+    with a fresh deadline; before, the threads wait in the queue and the running one resumes.
+    ``wake_latency_us``: the time from a thread's wake-up on
     an idle CPU until it runs there (the CPU leaving its idle state; in a virtual machine the host
     resuming the halted vCPU, tens of microseconds); a thread waking on a CPU that is running
     another thread of the group is queued at once. ``wake_cpu_us`` and ``sleep_cpu_us``: the CPU a
@@ -124,6 +135,7 @@ class Scenario:
     min_expiration_us: int = 2_000  # min_bandwidth_expiration
     pre_5_4_expiry: bool = False
     account_empty_throttled: bool = True
+    task_based_throttle: bool = False
     wake_latency_us: int = 0  # how long an idle CPU takes to run a thread woken on it
     wake_cpu_us: int = 0  # CPU a thread runs after each wake-up before its burst's work
     sleep_cpu_us: int = 0  # CPU a thread runs after each burst's work before it sleeps

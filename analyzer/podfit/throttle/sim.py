@@ -108,6 +108,7 @@ class _Params:
     cap: int  # quota + burst: the most the pool holds after a refill
     pre54: bool
     count_empty: bool  # throttled time counts while no thread waits (before 6.6)
+    task_throttle: bool  # threads leave a throttled CPU's queue and come back as wake-ups (6.18+)
     groups: tuple[_Group, ...]  # what the threads do, one entry per thread group
     group_of: tuple[int, ...]  # each thread's group
     base_slice: int  # sysctl_sched_base_slice: EEVDF's request size (ns)
@@ -135,6 +136,7 @@ class _Params:
             cap=quota + sc.burst_us * 1000,
             pre54=sc.pre_5_4_expiry,
             count_empty=sc.account_empty_throttled,
+            task_throttle=sc.task_based_throttle,
             groups=tuple(_Group.of(wl, n, sc.limit_millicores) for n, wl in groups),
             group_of=tuple(i for i, (n, _) in enumerate(groups) for _ in range(n)),
             base_slice=_base_slice(sc.cpus),
@@ -159,6 +161,7 @@ class _Group:
     inv_think: float  # rate of the exponential sleep; 0: threads never sleep
     burst_samples: tuple[int, ...]  # bursts drawn uniformly from these (ns), when given
     sleep_samples: tuple[int, ...]  # sleeps drawn uniformly from these (ns), when given
+    charged_at_once: bool  # frequent system calls: runtime charged as used, not at the tick
 
     @classmethod
     def of(cls, wl: Workload, threads: int, limit_millicores: int | None) -> _Group:
@@ -177,6 +180,7 @@ class _Group:
             inv_think=1.0 / think_mean if think_mean > 0 else 0.0,
             burst_samples=tuple(max(1, b * 1000) for b in wl.burst_samples_us),
             sleep_samples=tuple(d * 1000 for d in wl.sleep_samples_us),
+            charged_at_once=wl.frequent_syscalls,
         )
 
 
@@ -206,6 +210,7 @@ class _Cpu:
     queue: list[_Thread] = field(default_factory=list)  # the group's runnable threads here
     curr: _Thread | None = None  # the one picked to run (it runs unless the CPU is throttled)
     delayed: list[_Thread] = field(default_factory=list)  # sleeping, dequeue delayed (DELAY_DEQUEUE)
+    stopped: list[_Thread] = field(default_factory=list)  # task-based throttle: in the order stopped
     vsum: int = 0  # the queued threads' vruntimes summed (queue and delayed): V = vsum / count
     vref: int = 0  # where a thread waking on an empty queue is placed
     waking: int = -1  # an idle CPU being woken up runs its first thread from this time
@@ -383,6 +388,12 @@ class _Sim:
         self.stats.throttle_events += 1
         if self.p.count_empty or cpu.queue:
             cpu.throttled_since = now
+        if self.p.task_throttle:
+            # each thread is stopped on its way back to user space: the running one first, then the
+            # others as EEVDF picks them (a thread waking here later is stopped after them)
+            curr = cpu.curr
+            rest = sorted((e for e in cpu.queue if e is not curr), key=lambda e: e.dl)
+            cpu.stopped = ([curr] if curr is not None else []) + rest
 
     def unthrottle(self, cpu: _Cpu, now: int) -> None:
         cpu.throttled = False
@@ -390,7 +401,39 @@ class _Sim:
         if s >= 0:
             self.stats.throttled_time += now - s
             cpu.throttled_since = -1
+        if self.p.task_throttle and cpu.queue:
+            self.requeue_stopped(cpu)
         self.dispatch(cpu, now)
+
+    def requeue_stopped(self, cpu: _Cpu) -> None:
+        """Task-based throttling (6.18, ``throttle_cfs_rq_work`` / ``tg_unthrottle_up``): each stopped
+        thread left the queue as a sleeper, with its lag against the threads still queued (no delayed
+        dequeue), and comes back as a wake-up, the last stopped first, placed with that lag and a
+        fresh deadline; the thread that was running has no slice left to protect."""
+        for e in cpu.delayed:  # sleepers the CPU would have dequeued on picking them
+            e.delayed = False
+            e.vlag = 0
+            cpu.vsum -= e.v
+        cpu.delayed.clear()
+        q = cpu.queue
+        order = [e for e in cpu.stopped if e in q]
+        order += [e for e in q if e not in order]
+        lim = self.p.lag_limit
+        vsum, n = cpu.vsum, len(order)
+        for e in order:
+            lag = (vsum - n * e.v) // n
+            e.vlag = lim if lag > lim else -lim if lag < -lim else lag
+            vsum -= e.v
+            n -= 1
+        cpu.vref = cpu.vsum // len(order)
+        cpu.stopped = []
+        cpu.queue = []
+        cpu.vsum = 0
+        cpu.curr = None
+        for e in reversed(order):
+            self.place(cpu, e)
+            q = cpu.queue
+            q.append(e)
 
     def distribute(self, now: int) -> None:
         """distribute_cfs_runtime: pay each throttled CPU's debt (+1 ns), oldest first."""
@@ -431,7 +474,9 @@ class _Sim:
         tick = p.tick
         r = cpu.runtime
         due = now + (r if r > 0 else 1)
-        nt = -(-due // tick) * tick  # the first tick at which the runtime is found used up
+        # when the runtime is found used up: at once for a thread in and out of the kernel, else at
+        # the first tick after
+        nt = due if t.g.charged_at_once else -(-due // tick) * tick
         if p.pre54 and r > 0 and self.bw.active:
             pe = -(-self.bw.next_period // tick) * tick  # the first tick of the next period: expiry
             if pe < nt:
