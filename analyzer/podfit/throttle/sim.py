@@ -10,7 +10,8 @@ slack timer. It follows the kernel's functions step by step:
   ``nr_bursts`` / ``burst_usec``.
 * ``__account_cfs_rq_runtime`` / ``assign_cfs_rq_runtime``: a CPU's local runtime is charged when the
   kernel calls ``update_curr``: at the scheduler tick (every 1/HZ s), when a thread sleeps, and
-  when another thread is queued on a busy CPU. When it is used up the CPU takes a slice (5 ms,
+  when another thread is queued on a busy CPU; continuously for a thread with frequent system
+  calls (each clock read runs it). When it is used up the CPU takes a slice (5 ms,
   ``sched_cfs_bandwidth_slice_us``, plus any debt) from the pool, or what is left of it.
 * ``throttle_cfs_rq``: a CPU whose runtime is used up and finds the pool empty is throttled: its
   threads stop until runtime is handed to it, even while other CPUs hold unused slices.
@@ -23,6 +24,9 @@ slack timer. It follows the kernel's functions step by step:
   ``nr_throttled`` the periods that ended with a throttled CPU; ``throttled_time`` sums each CPU's
   throttled intervals, so it can exceed wall time.
 * ``pre_5_4_expiry``: before Linux 5.4 runtime left on a CPU expired when the period ended.
+* ``task_based_throttle`` (6.18, ``throttle_cfs_rq_work`` / ``tg_unthrottle_up``): a throttled CPU's
+  threads leave its queue as sleepers, with their lags, and come back as wake-ups when it is
+  unthrottled, the last stopped first (``requeue_stopped``).
 
 Time sharing (EEVDF, ``pick_eevdf`` and friends): the group's threads queued on one CPU take turns.
 Each has a vruntime (all weights are equal, so it advances with the CPU time the thread gets) and a
