@@ -151,16 +151,22 @@ def _named_scenarios():
                 f"calib-{quota // 1000}ms-{threads}t-{wl.kind}-empty{empty}",
                 Scenario(2, threads, quota, seconds_us=3_000_000, account_empty_throttled=empty, workload=wl),
             )
-    # the periodic calibration rows as calibrate runs them: pinned threads, an idle wake-up latency
-    for quota, threads, burst, demand in [(100_000, 4, 5_000, 1_200), (150_000, 32, 2_000, 1_800)]:
-        periodic = Workload(
+
+    # the periodic calibration rows as calibrate runs them: pinned threads, an idle wake-up latency;
+    # then as the model runs them for a 6.18 kernel (bursts that read their CPU clock charged at once,
+    # throttled threads back as wake-ups), and each switch alone
+    def periodic(burst: int, demand: int, syscalls: bool = False) -> Workload:
+        return Workload(
             kind=REQUEST,
             burst_us=burst,
             demand_millicores=demand,
             fixed_bursts=True,
             fixed_sleeps=True,
             wake_spread=False,
+            frequent_syscalls=syscalls,
         )
+
+    for quota, threads, burst, demand in [(100_000, 4, 5_000, 1_200), (150_000, 32, 2_000, 1_800)]:
         yield (
             f"calib-fixed-{threads}t-wake90",
             Scenario(
@@ -170,22 +176,11 @@ def _named_scenarios():
                 seconds_us=3_000_000,
                 account_empty_throttled=False,
                 wake_latency_us=90,
-                workload=periodic,
+                workload=periodic(burst, demand),
             ),
         )
-    # the periodic rows as the model runs them for a 6.18 kernel: bursts that read their CPU clock are
-    # charged at once, throttled threads come back as wake-ups; and each switch alone
     for quota, threads, burst, demand in [(100_000, 4, 5_000, 1_200), (40_000, 8, 2_000, 600)]:
         for syscalls, task in [(True, True), (True, False), (False, True)]:
-            periodic = Workload(
-                kind=REQUEST,
-                burst_us=burst,
-                demand_millicores=demand,
-                fixed_bursts=True,
-                fixed_sleeps=True,
-                wake_spread=False,
-                frequent_syscalls=syscalls,
-            )
             yield (
                 f"calib-fixed-{threads}t-syscalls{syscalls}-task{task}",
                 Scenario(
@@ -198,7 +193,7 @@ def _named_scenarios():
                     wake_latency_us=90,
                     wake_cpu_us=19,
                     sleep_cpu_us=6,
-                    workload=periodic,
+                    workload=periodic(burst, demand, syscalls),
                 ),
             )
     # PF203 (2 simulated seconds, default workload) and its fixtures' cases
