@@ -375,3 +375,23 @@ def test_measured_runs_saved_for_load(tmp_path, capsys):
     assert saved.latency == lat.before[0] > 0
     assert out.startswith(saved.header + "\n")
     assert f"| {lat.p50} ({lat.p90}, {lat.p99})" in out
+
+
+@pytest.mark.parametrize(("counts", "runs"), [([30, 30, 31, 30, 29], 5), ([6, 4, 12, 9, 8, 5, 11, 7, 3, 10], 10)])
+def test_resolve_measures_a_scattered_row_again(monkeypatch, counts, runs):
+    """--resolve MAX measures a row again while its throttled periods scatter too widely for the
+    target, up to MAX runs in all; a row whose runs agree keeps its --repeat runs. (The kernel run
+    is replaced by the given counts: what is tested is when the calibration asks for another.)"""
+    seeds = []
+
+    def scripted(cfg, exe, seed=0):
+        seeds.append(seed)
+        return _runs([counts[seed % len(counts)]])[0]
+
+    monkeypatch.setattr(cal, "measure", scripted)
+    monkeypatch.setattr(cal, "wake_latency_profile", lambda exe: (70, 90, 120))
+    monkeypatch.setattr(cal, "_compile", lambda workdir: "burst")
+    row = next(c for c in cal.CONFIGS if c.name == "1000m/4 fixed 5ms")
+    saved = cal._measure_rows([row], repeat=5, resolve=10)
+    assert len(saved.runs[row.name][0]) == runs
+    assert seeds == list(range(runs))  # each run its own seed

@@ -788,20 +788,27 @@ class SavedRuns:
         )
 
 
-def _measure_rows(configs: list[Config], repeat: int) -> SavedRuns:
+def _measure_rows(configs: list[Config], repeat: int, resolve: int = 0) -> SavedRuns:
     """The kernel's runs of each row and the highest other load during them; the idle wake-up
-    latency around each row (measured between rows, so a row's "after" is the next row's "before")."""
+    latency around each row (measured between rows, so a row's "after" is the next row's "before").
+    With ``resolve``, a row whose runs scatter too widely for the target gets more, up to that many
+    in all, until its mean is known to the target (``runs_to_resolve``)."""
     runs: dict[str, tuple[list[Measurement], float]] = {}
     latency: dict[str, LatencyProfile] = {}
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
         exe = _compile(d)
         first = before_row = wake_latency_profile(exe)
         for cfg in configs:
-            reals, load = [], 0.0
-            for run in range(repeat):
+            reals: list[Measurement] = []
+            load = 0.0
+            run = 0
+            while run < repeat or (
+                run < resolve and len(reals) > 1 and (runs_to_resolve(mean(reals)) or 0) > len(reals)
+            ):
                 before = busy_ns()
                 reals.append(measure(cfg, exe, seed=run))
                 load = max(load, other_load(before, busy_ns(), reals[-1]))
+                run += 1
             runs[cfg.name] = (reals, load)
             after_row = wake_latency_profile(exe)
             latency[cfg.name] = LatencyProfile(before_row, after_row)
@@ -818,6 +825,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m podfit.throttle.calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("rows", nargs="*", help="run only the rows whose name contains one of these")
     ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times (the mean is compared)")
+    ap.add_argument(
+        "--resolve",
+        type=int,
+        default=0,
+        metavar="MAX",
+        help="measure a row whose throttled periods scatter too widely for the 15 %% target again, up to MAX "
+        "runs in all, until its mean is known to the target",
+    )
     ap.add_argument("--save", metavar="FILE", help="also write the kernel's runs (measured or loaded) to FILE (JSON)")
     ap.add_argument(
         "--load", metavar="FILE", help="compare the model with kernel runs saved by --save instead of measuring"
@@ -850,7 +865,7 @@ def main(argv: list[str] | None = None) -> int:
         except CgroupUnavailable as e:
             print(f"skipped: {e}", file=sys.stderr)
             return 2
-        saved = _measure_rows(configs, args.repeat)
+        saved = _measure_rows(configs, args.repeat, args.resolve)
     if args.save:
         saved.write(args.save)
     header = saved.header
