@@ -217,6 +217,13 @@ class Measurement:
         return self.nr_throttled if self.throttled_periods_mean is None else self.throttled_periods_mean
 
     @property
+    def throttled_periods_two_se(self) -> float | None:
+        """Twice the standard error of the mean throttled periods (None for a single run)."""
+        if self.throttled_periods_sd is None or self.runs < 2:
+            return None
+        return 2 * self.throttled_periods_sd / math.sqrt(self.runs)
+
+    @property
     def burst_cpu_us(self) -> float | None:
         """CPU used per burst besides its work (µs), where measured."""
         return self.outside_ns / self.wakes / 1000 if self.wakes else None
@@ -255,11 +262,9 @@ def runs_to_resolve(m: Measurement) -> int | None:
     """How many runs it would take for the mean throttled periods to be known to the target (twice
     its standard error within the tolerance ``compare`` holds it to), when ``m``'s runs fall short;
     None when they suffice or ``m`` is a single run."""
-    if m.throttled_periods_sd is None or m.runs < 2:
-        return None
-    two_se = 2 * m.throttled_periods_sd / math.sqrt(m.runs)
+    two_se = m.throttled_periods_two_se
     tol = max(TOL_REL * m.throttled_periods, TOL_PERIODS)
-    if two_se <= tol:
+    if two_se is None or two_se <= tol:
         return None
     return math.ceil(m.runs * (two_se / tol) ** 2)
 
@@ -802,9 +807,7 @@ def _measure_rows(configs: list[Config], repeat: int, resolve: int = 0) -> Saved
             reals: list[Measurement] = []
             load = 0.0
             run = 0
-            while run < repeat or (
-                run < resolve and len(reals) > 1 and (runs_to_resolve(mean(reals)) or 0) > len(reals)
-            ):
+            while run < repeat or (run < resolve and runs_to_resolve(mean(reals)) is not None):
                 before = busy_ns()
                 reals.append(measure(cfg, exe, seed=run))
                 load = max(load, other_load(before, busy_ns(), reals[-1]))
@@ -929,9 +932,8 @@ def _scatter(rows: list[tuple[Config, Measurement, Measurement]], versus: str) -
     for cfg, real, other in rows:
         sides = []
         for name, m, unit in (("kernel", real, "runs"), (versus, other, "seeds" if versus == "model" else "runs")):
-            need = runs_to_resolve(m)
-            if need is not None and m.throttled_periods_sd is not None:
-                two_se = 2 * m.throttled_periods_sd / math.sqrt(m.runs)
+            need, two_se = runs_to_resolve(m), m.throttled_periods_two_se
+            if need is not None and two_se is not None:
                 sides.append(
                     f"{name} ±{100 * two_se / m.throttled_periods:.0f} % over {m.runs} {unit}, {need} would do"
                 )

@@ -394,7 +394,8 @@ class _Sim:
             cpu.throttled_since = now
         if self.p.task_throttle:
             # each thread is stopped on its way back to user space: the running one first, then the
-            # others as EEVDF picks them (a thread waking here later is stopped after them)
+            # others in the order EEVDF would pick them, taken as their deadlines' (eligibility
+            # aside); a thread waking here later is stopped after them
             curr = cpu.curr
             rest = sorted((e for e in cpu.queue if e is not curr), key=lambda e: e.dl)
             cpu.stopped = ([curr] if curr is not None else []) + rest
@@ -419,9 +420,9 @@ class _Sim:
             e.vlag = 0
             cpu.vsum -= e.v
         cpu.delayed.clear()
-        q = cpu.queue
-        order = [e for e in cpu.stopped if e in q]
-        order += [e for e in q if e not in order]
+        # no thread leaves a throttled CPU's queue: the stopped ones, then those that woke since
+        stopped = set(cpu.stopped)
+        order = cpu.stopped + [e for e in cpu.queue if e not in stopped]
         lim = self.p.lag_limit
         vsum, n = cpu.vsum, len(order)
         for e in order:
@@ -436,8 +437,7 @@ class _Sim:
         cpu.curr = None
         for e in reversed(order):
             self.place(cpu, e)
-            q = cpu.queue
-            q.append(e)
+            cpu.queue.append(e)
 
     def distribute(self, now: int) -> None:
         """distribute_cfs_runtime: pay each throttled CPU's debt (+1 ns), oldest first."""
