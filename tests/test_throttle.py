@@ -487,3 +487,41 @@ def test_throttled_threads_come_back_as_wakeups_from_6_18(task_based, within):
         )
         per_period.append(r.throttled_time_ns / 1e6 / r.nr_periods)
     assert (abs(sum(per_period) / len(per_period) - 55) <= 0.15 * 55) is within
+
+
+def test_other_tasks_take_the_cpu_from_a_busy_thread():
+    """A CPU-bound thread with no limit runs all the time but for the 30 ms another task holds its
+    CPU; an interval on the other CPU, where no thread of the group runs, takes nothing."""
+    base = Scenario(cpus=2, threads=1, quota_us=None, seconds_us=1_000_000, workload=Workload(kind=CPU_BOUND))
+    assert simulate(base).cpu_used_ns == 1_000_000_000
+    held = replace(base, other_tasks=((0, 100_000, 130_000), (1, 200_000, 900_000)))
+    assert simulate(held).cpu_used_ns == 970_000_000
+
+
+def test_other_tasks_while_throttled_change_nothing():
+    """Under 50 ms per 100 ms, a thread throttled from 50 ms on does not miss the CPU another task
+    holds from 60 to 90 ms: every period it still uses its quota."""
+    sc = Scenario(cpus=1, threads=1, quota_us=50_000, seconds_us=1_000_000, hz=1000, workload=Workload(kind=CPU_BOUND))
+    held = replace(sc, other_tasks=tuple((0, p + 60_000, p + 90_000) for p in range(0, 1_000_000, 100_000)))
+    a, b = simulate(sc), simulate(held)
+    assert (b.cpu_used_ns, b.nr_throttled) == (a.cpu_used_ns, a.nr_throttled) == (500_000_000, 10)
+
+
+def test_a_burst_waits_for_the_other_task_to_leave():
+    """One thread on one CPU, fixed 5 ms bursts every 20 ms: another task holding the CPU for 2 ms
+    delays the burst it meets by exactly those 2 ms (when it starts inside a burst or when the burst
+    arrives), and delays nothing when it falls in a sleep."""
+    wl = Workload(kind=REQUEST, burst_us=5_000, demand_millicores=250, fixed_bursts=True, fixed_sleeps=True)
+    sc = Scenario(cpus=1, threads=1, quota_us=None, seconds_us=100_000, workload=wl)
+    assert simulate(sc).burst_delay_p99_ns == 0
+    delays = {simulate(replace(sc, other_tasks=((0, t, t + 2_000),))).burst_delay_p99_ns for t in range(0, 20_000, 500)}
+    assert all(0 <= d <= 2_000_000 for d in delays)
+    assert max(delays) == 2_000_000
+    assert 0 in delays
+
+
+def test_other_tasks_must_be_on_the_scenarios_cpus():
+    with pytest.raises(ValueError, match="other_tasks"):
+        Scenario(cpus=2, threads=1, quota_us=None, other_tasks=((2, 0, 10),))
+    with pytest.raises(ValueError, match="other_tasks"):
+        Scenario(cpus=2, threads=1, quota_us=None, other_tasks=((0, 10, 10),))

@@ -263,9 +263,9 @@ def test_each_row_simulated_with_the_latency_around_it(tmp_path, capsys, monkeyp
     seen = []
     real_simulate_mean = cal.simulate_mean
 
-    def spy(cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0):
+    def spy(cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0, other_tasks=None):
         seen.append(wake_latency)
-        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu)
+        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu, other_tasks)
 
     monkeypatch.setattr(cal, "simulate_mean", spy)
     busy = cal.LatencyProfile((60, 70, 99), (130, 1_700, 8_000))
@@ -395,3 +395,73 @@ def test_resolve_measures_a_scattered_row_again(monkeypatch, counts, runs):
     saved = cal._measure_rows([row], repeat=5, resolve=10)
     assert len(saved.runs[row.name][0]) == runs
     assert seeds == list(range(runs))  # each run its own seed
+
+
+# sched_stat_runtime lines as tracefs prints them (trace_clock mono), around a run that started at
+# 1000.000000 s: the group's own events ("burst") are ignored, pieces that touch are merged, and
+# what lies outside the run is clipped
+_RUNTIME_TRACE = """# tracer: nop
+ tokio-rt-worker-75      [001] d.h1.  1000.010000: sched_stat_runtime: comm=tokio-rt-worker pid=75 runtime=2000000 [ns]
+ tokio-rt-worker-75      [001] d.s4.  1000.010500: sched_stat_runtime: comm=tokio-rt-worker pid=75 runtime=500000 [ns]
+           burst-901     [000] d..2.  1000.020000: sched_stat_runtime: comm=burst pid=901 runtime=900000 [ns]
+ memfd:sealed-91-16938   [000] d..2.  1000.030040: sched_stat_runtime: comm=memfd:sealed-91 pid=16938 runtime=40000 [ns]
+     kworker/0:0-9       [000] d..2.   999.999990: sched_stat_runtime: comm=kworker/0:0 pid=9 runtime=30000 [ns]
+       kdamond.0-20      [001] d..2.  1003.000500: sched_stat_runtime: comm=kdamond.0 pid=20 runtime=1000000 [ns]
+"""
+
+
+def test_other_tasks_read_from_their_runtime():
+    """Each runtime event is an interval ending at the event; on CPU 1 the two tokio pieces (8-10 ms
+    and 10-10.5 ms) are one interval; the kworker before the start and the half of kdamond's after
+    the 3 s run are cut away."""
+    got = cal.other_task_intervals(_RUNTIME_TRACE, 1_000_000_000_000, 3)
+    assert got == ((1, 8_000, 10_500), (0, 30_000, 30_040), (1, 2_999_500, 3_000_000))
+
+
+def test_other_tasks_text():
+    runs = [
+        cal.Measurement(30, 1, 0, 0, 3, other_tasks=((0, 0, 3_000), (1, 10, 20))),
+        cal.Measurement(30, 1, 0, 0, 3, other_tasks=((1, 0, 2_990),)),
+    ]
+    assert cal.other_tasks_text(runs) == "1.0 ms/s in 0/s"
+    assert cal.other_tasks_text([cal.Measurement(30, 1, 0, 0, 3)]) == ""
+
+
+def test_model_replays_each_runs_other_tasks(monkeypatch):
+    """Seed k of the model replays the other tasks traced in kernel run k mod the runs."""
+    seen = []
+
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=()):
+        seen.append((seed, other_tasks))
+        return cal.Measurement(30, 1, 0, 0, 3)
+
+    monkeypatch.setattr(cal, "simulate_config", fake)
+    runs = [((0, 1, 2),), ((1, 5, 9),), ()]
+    cal.simulate_mean(cal.CONFIGS[0], cal.Machine(2, 250, "6.18.0"), other_tasks=runs)
+    assert [s for s, _ in seen] == list(range(cal.MODEL_SEEDS))
+    assert all(o == runs[s % 3] for s, o in seen)
+
+
+def test_other_tasks_saved_and_read_back(tmp_path):
+    run = cal.Measurement(31, 30, 30 * 50 * 10**6, 15 * 10**8, 3.0, other_tasks=((0, 10, 20), (1, 30, 45)))
+    path = str(tmp_path / "runs.json")
+    cal.SavedRuns("kernel runs", cal.Machine(2, 250, "6.18.0"), 60, {"500m/2 busy": ([run], 0.0)}, {}).write(path)
+    assert cal.SavedRuns.read(path).runs["500m/2 busy"][0][0].other_tasks == ((0, 10, 20), (1, 30, 45))
+
+
+def test_load_replays_the_other_tasks_unless_told_not_to(tmp_path, capsys):
+    """Two CPU-bound threads under 1500m: with CPU 0 held by other tasks for a second of the three,
+    the model uses about 1.33 CPUs instead of 1.5 (a second at 1 CPU; a few ms more, the runtime CPU 0
+    held when it stopped); --without-other-tasks simulates the CPUs free, and the table shows what
+    the other tasks held."""
+    run = cal.Measurement(
+        31, 30, 30 * 50 * 10**6, 45 * 10**8, 3.0, wall_s=3.04, other_tasks=((0, 1_000_000, 2_000_000),)
+    )
+    path = str(tmp_path / "runs.json")
+    cal.SavedRuns("kernel runs", cal.Machine(2, 250, "6.18.0"), 0, {"1500m/2 busy": ([run], 0.0)}, {}).write(path)
+    cal.main(["--load", path, "1500m/2"])
+    out = capsys.readouterr().out
+    assert "| 1.500 | 1.33" in out and "| 0.00 (333.3 ms/s in 0/s) |" in out
+    cal.main(["--load", path, "--without-other-tasks", "1500m/2"])
+    out = capsys.readouterr().out
+    assert "without the other tasks" in out and "| 1.500 | 1.501 |" in out

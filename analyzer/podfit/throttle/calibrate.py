@@ -47,6 +47,8 @@ __all__ = [
     "split_burst_cpu",
     "SLEEP_CPU_US",
     "other_load",
+    "other_task_intervals",
+    "other_tasks_text",
     "compare",
     "p99_comparable",
     "table",
@@ -168,6 +170,7 @@ int main(int argc, char **argv) {
         printf("p99_delay_us %ld\nbursts %ld\n", (long)(delays[r < 0 ? 0 : r] * 1e6), k);
     }
     if (nwakes > 0) printf("outside_ns %ld\nwakes %ld\n", (long)(outside_cpu * 1e9), nwakes);
+    printf("start_ns %lld\n", (long long)llround(start * 1e9));
     return 0;
 }
 """
@@ -210,6 +213,9 @@ class Measurement:
     wall_s: float = 0.0  # the program's wall time, start-up and exit included (kernel runs)
     throttled_periods_mean: float | None = None  # nr_throttled before rounding (a mean of runs)
     throttled_periods_sd: float | None = None  # the runs' sample standard deviation of nr_throttled
+    # (cpu, start_us, end_us) from the program's start: other tasks holding one of the CPUs (traced
+    # sched_stat_runtime); None where not traced
+    other_tasks: tuple[tuple[int, int, int], ...] | None = None
 
     @property
     def throttled_periods(self) -> float:
@@ -391,9 +397,92 @@ def _read_stat(path: str) -> dict[str, int]:
     return out
 
 
-def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
+_TRACEFS = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
+_RUNTIME = re.compile(r"\[(\d+)\][^\n]*? (\d+)\.(\d+): sched_stat_runtime: comm=(.*?) pid=(\d+) runtime=(\d+)")
+
+
+def other_task_intervals(
+    trace: str, start_ns: int, seconds: int, group_comm: str = "burst"
+) -> tuple[tuple[int, int, int], ...]:
+    """The intervals ``(cpu, start_us, end_us)`` in which tasks other than the group's held a CPU,
+    from a ``sched_stat_runtime`` trace (``trace_clock`` mono): each event charges a task the CPU it
+    ran since it was last charged, so it held the CPU for that long up to the event. Microseconds
+    from ``start_ns``, clipped to the run's ``seconds``, overlapping pieces merged."""
+    end_us = seconds * 1_000_000
+    pieces: dict[int, list[tuple[int, int]]] = {}
+    for m in _RUNTIME.finditer(trace):
+        if m.group(4) == group_comm:
+            continue
+        t = int(m.group(2)) * 1_000_000_000 + int(m.group(3).ljust(9, "0")[:9]) - start_ns
+        a, b = max((t - int(m.group(6))) // 1000, 0), min(t // 1000, end_us)
+        if a < b:
+            pieces.setdefault(int(m.group(1)), []).append((a, b))
+    out: list[tuple[int, int, int]] = []
+    for cpu, ps in pieces.items():
+        ps.sort()
+        a, b = ps[0]
+        for x, y in ps[1:]:
+            if x <= b:
+                b = max(b, y)
+            else:
+                out.append((cpu, a, b))
+                a, b = x, y
+        out.append((cpu, a, b))
+    return tuple(sorted(out, key=lambda iv: (iv[1], iv[0])))
+
+
+class _OtherTasksTrace:
+    """Traces the CPU time of the tasks outside the group (``sched_stat_runtime``) while a row runs
+    (tracefs, root); does nothing where tracefs cannot be written. The switches themselves are not
+    traced: on this machine kind the switch back from some of the host agent's threads is missing
+    from the trace, while their runtime is not."""
+
+    def __init__(self, group_comm: str) -> None:
+        self.root = next((r for r in _TRACEFS if os.access(os.path.join(r, "trace"), os.W_OK)), None)
+        self.filter = f'comm != "{group_comm}"'
+
+    def _write(self, name: str, value: str) -> None:
+        assert self.root is not None
+        with open(os.path.join(self.root, name), "w") as f:
+            f.write(value)
+
+    def start(self) -> bool:
+        if self.root is None:
+            return False
+        try:
+            self._write("tracing_on", "0")
+            self._write("trace", "")
+            self._write("trace_clock", "mono")
+            self._write("buffer_size_kb", "4096")
+            self._write("events/sched/sched_stat_runtime/filter", self.filter)
+            self._write("events/sched/sched_stat_runtime/enable", "1")
+            self._write("tracing_on", "1")
+        except OSError:
+            self.root = None
+            return False
+        return True
+
+    def stop(self) -> str:
+        """The trace; tracing is switched off and cleared."""
+        if self.root is None:
+            return ""
+        try:
+            self._write("tracing_on", "0")
+            with open(os.path.join(self.root, "trace")) as f:
+                text = f.read()
+            self._write("events/sched/sched_stat_runtime/enable", "0")
+            self._write("events/sched/sched_stat_runtime/filter", "0")
+            self._write("trace", "")
+        except OSError:
+            return ""
+        return text
+
+
+def measure(cfg: Config, exe: str, seed: int = 0, trace_others: bool = True) -> Measurement:
     """Run ``exe`` in a fresh cgroup with the config's quota; return cpu.stat and CPU used. ``seed``
-    draws the threads' phases, bursts and sleeps (as the model's seed does, though not the same draws)."""
+    draws the threads' phases, bursts and sleeps (as the model's seed does, though not the same draws).
+    With ``trace_others`` (and tracefs writable), the tasks outside the group that held a CPU during
+    the run are traced into ``other_tasks``."""
     root, version = cgroup_root()
     group = os.path.join(root, f"podfit-calib-{os.getpid()}-{time.monotonic_ns()}")
     try:
@@ -436,9 +525,14 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
             str(int(cfg.fixed)),
             str(seed),
         ]
+        tracer = _OtherTasksTrace(os.path.basename(exe)[:15])
+        traced = trace_others and tracer.start()
         t0 = time.monotonic()
-        # the program stops itself after cfg.seconds; the timeout only guards against a hang
-        proc = subprocess.run(args, capture_output=True, text=True, preexec_fn=enter, timeout=cfg.seconds + 120)
+        try:
+            # the program stops itself after cfg.seconds; the timeout only guards against a hang
+            proc = subprocess.run(args, capture_output=True, text=True, preexec_fn=enter, timeout=cfg.seconds + 120)
+        finally:
+            trace = tracer.stop() if traced else ""
         elapsed = time.monotonic() - t0
         if proc.returncode != 0:
             raise RuntimeError(f"workload failed: {proc.stderr.strip()}")
@@ -450,6 +544,12 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
         nb = re.search(r"bursts (\d+)", proc.stdout)
         outside = re.search(r"outside_ns (-?\d+)", proc.stdout)
         wakes = re.search(r"wakes (\d+)", proc.stdout)
+        start = re.search(r"start_ns (\d+)", proc.stdout)
+        others = (
+            other_task_intervals(trace, int(start.group(1)), cfg.seconds, os.path.basename(exe)[:15])
+            if traced and start
+            else None
+        )
         st = _read_stat(os.path.join(group, "cpu.stat"))
         if version == 1:
             thr_ns = st.get("throttled_time", 0)
@@ -467,6 +567,7 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
             bursts=int(nb.group(1)) if nb else 0,
             outside_ns=int(outside.group(1)) if outside else 0,
             wakes=int(wakes.group(1)) if wakes else 0,
+            other_tasks=others,
         )
     finally:
         for _ in range(50):
@@ -566,10 +667,29 @@ class Machine:
 
 
 def simulate_mean(
-    cfg: Config, machine: Machine, wake_latency: int = 0, wake_cpu: int = 0, sleep_cpu: int = 0
+    cfg: Config,
+    machine: Machine,
+    wake_latency: int = 0,
+    wake_cpu: int = 0,
+    sleep_cpu: int = 0,
+    other_tasks: list[tuple[tuple[int, int, int], ...]] | None = None,
 ) -> Measurement:
-    """The model's mean over MODEL_SEEDS seeds."""
-    return mean([simulate_config(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu) for seed in range(MODEL_SEEDS)])
+    """The model's mean over MODEL_SEEDS seeds; with ``other_tasks`` (the kernel runs' traced
+    intervals), seed k replays those of run k mod the runs."""
+    return mean(
+        [
+            simulate_config(
+                cfg,
+                machine,
+                seed,
+                wake_latency,
+                wake_cpu,
+                sleep_cpu,
+                other_tasks[seed % len(other_tasks)] if other_tasks else (),
+            )
+            for seed in range(MODEL_SEEDS)
+        ]
+    )
 
 
 def simulate_config(
@@ -579,8 +699,10 @@ def simulate_config(
     wake_latency: int = 0,
     wake_cpu: int = 0,
     sleep_cpu: int = 0,
+    other_tasks: tuple[tuple[int, int, int], ...] = (),
 ) -> Measurement:
-    """One seed of the model for a row, on ``machine`` (default: this one)."""
+    """One seed of the model for a row, on ``machine`` (default: this one), with the CPUs held by
+    ``other_tasks`` (intervals on CPUs the machine has, within the run, are kept)."""
     m = machine or Machine.here()
     flags = kernel_flags(m.release)
     sc = Scenario(
@@ -609,6 +731,7 @@ def simulate_config(
         wake_latency_us=wake_latency,
         wake_cpu_us=wake_cpu,
         sleep_cpu_us=sleep_cpu,
+        other_tasks=tuple(iv for iv in other_tasks if iv[0] < m.cpus and iv[1] < cfg.seconds * 1_000_000),
     )
     r = simulate(sc)
     return Measurement(
@@ -711,18 +834,32 @@ def _throttled(m: Measurement) -> str:
     return out
 
 
+def other_tasks_text(runs: list[Measurement]) -> str:
+    """What the traced other tasks took of the CPUs during the runs: milliseconds per second of run
+    (summed over CPUs) and intervals per second; empty where the runs were not traced."""
+    traced = [m for m in runs if m.other_tasks is not None]
+    if not traced:
+        return ""
+    secs = sum(m.seconds for m in traced)
+    held = sum(b - a for m in traced for _, a, b in m.other_tasks or ())
+    n = sum(len(m.other_tasks or ()) for m in traced)
+    return f"{held / 1000 / secs:.1f} ms/s in {n / secs:.0f}/s"
+
+
 def table(
     rows: list[tuple[Config, Measurement, Measurement]],
     loads: list[float] | None = None,
     latencies: list[LatencyProfile | None] | None = None,
     versus: str = "model",
+    others: list[str] | None = None,
 ) -> str:
     """Kernel vs simulator (or vs ``versus``: other kernel runs) per configuration: throttled periods,
     throttled time (summed over CPUs, per period), CPU used, p99 wait (in parentheses: too few bursts
     to hold to the target), the CPU the kernel's threads used per burst besides its work; with the
-    other load (CPUs busy outside the group) and the idle wake-up latency around the row (median and,
-    in parentheses, the 90th and 99th percentiles; "contended" when the 90th is over
-    CONTENDED_P90_US) when measured."""
+    other load (CPUs busy outside the group; and, where traced, what other tasks held of the CPUs,
+    ``other_tasks_text``) and the idle wake-up latency around the row (median and, in parentheses,
+    the 90th and 99th percentiles; "contended" when the 90th is over CONTENDED_P90_US) when
+    measured."""
     head = (
         f"| config | threads | kernel nr_throttled/nr_periods | {versus} | Δ nr_throttled "
         f"| kernel throttled ms/period | {versus} | Δ throttled | kernel CPU/s | {versus} CPU/s "
@@ -733,6 +870,8 @@ def table(
     for i, (cfg, real, model) in enumerate(rows):
         tr, tm = real.throttled_ms, model.throttled_ms
         load = f"{loads[i]:.2f}" if loads is not None else "—"
+        if others is not None and others[i]:
+            load += f" ({others[i]})"
         lat = latencies[i] if latencies is not None else None
         wake = "—" if lat is None else f"{lat.p50} ({lat.p90}, {lat.p99})" + (" contended" if lat.contended else "")
         p99r, p99m = _ms(real.p99_delay_ns), _ms(model.p99_delay_ns)
@@ -785,12 +924,23 @@ class SavedRuns:
             header=saved["header"],
             machine=Machine(**saved["machine"]),
             latency=saved["wake_latency_us"],
-            runs={name: ([Measurement(**m) for m in r], load) for name, (r, load) in saved["rows"].items()},
+            runs={name: ([_measurement(m) for m in r], load) for name, (r, load) in saved["rows"].items()},
             row_latency={
                 name: LatencyProfile(_profile(v["before"]), _profile(v["after"]))
                 for name, v in saved.get("row_wake_latency_us", {}).items()
             },
         )
+
+
+def _measurement(d: dict[str, object]) -> Measurement:
+    """A saved run (JSON turned tuples into lists)."""
+    d = dict(d)
+    for k in ("nr_throttled_range", "throttled_ms_range"):
+        if d.get(k) is not None:
+            d[k] = tuple(d[k])  # type: ignore[arg-type]
+    if d.get("other_tasks") is not None:
+        d["other_tasks"] = tuple(tuple(iv) for iv in d["other_tasks"])  # type: ignore[attr-defined]
+    return Measurement(**d)  # type: ignore[arg-type]
 
 
 def _measure_rows(configs: list[Config], repeat: int, resolve: int = 0) -> SavedRuns:
@@ -851,6 +1001,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="simulate without the CPU the threads used besides their work (to see what it changes)",
     )
+    ap.add_argument(
+        "--without-other-tasks",
+        action="store_true",
+        help="simulate without the other tasks traced on the CPUs during the kernel's runs (to see what "
+        "they change); by default the model replays them",
+    )
     args = ap.parse_args(argv)
     configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
     saved = SavedRuns.read(args.load) if args.load else None
@@ -885,12 +1041,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
     versus = "other kernel" if args.against else "model"
-    rows, loads, lats = [], [], []
+    rows, loads, lats, traces = [], [], [], []
     bad: list[str] = []
     for cfg in configs:
         reals, load = saved.runs[cfg.name]
         real = mean(reals)
         loads.append(load)
+        traces.append(other_tasks_text(reals))
         lat = saved.row_latency.get(cfg.name)
         lats.append(lat)
         if args.against:
@@ -898,14 +1055,26 @@ def main(argv: list[str] | None = None) -> int:
         else:
             wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.burst_cpu_us)
             wake_latency = lat.p50 if lat is not None else saved.latency
-            model = simulate_mean(cfg, saved.machine, wake_latency=wake_latency, wake_cpu=wake_cpu, sleep_cpu=sleep_cpu)
+            traced = [m.other_tasks for m in reals if m.other_tasks is not None]
+            model = simulate_mean(
+                cfg,
+                saved.machine,
+                wake_latency=wake_latency,
+                wake_cpu=wake_cpu,
+                sleep_cpu=sleep_cpu,
+                other_tasks=None if args.without_other_tasks else traced or None,
+            )
         rows.append((cfg, real, model))
         problems = compare(real, model, versus)
         if problems:
             bad.append(cfg.name)
             print(f"{cfg.name}: " + "; ".join(problems), file=sys.stderr)
-    print(header + (", without the CPU besides the work" if args.no_burst_cpu else ""))
-    print(table(rows, loads, lats, versus=versus))
+    print(
+        header
+        + (", without the CPU besides the work" if args.no_burst_cpu else "")
+        + (", without the other tasks" if args.without_other_tasks else "")
+    )
+    print(table(rows, loads, lats, versus=versus, others=traces))
     print(_summary(configs, bad, saved.row_latency) + _scatter(rows, versus))
     # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0

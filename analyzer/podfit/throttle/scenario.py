@@ -119,6 +119,10 @@ class Scenario:
     the thread is off the CPU (the next burst still arrives a sleep after the work ended); both are
     charged to the group like the work. In a program they are the system calls, the clock reads and,
     in a virtual machine, the exits these cause; 0 unless given (an ideal machine).
+    ``other_tasks``: ``(cpu, start_us, end_us)`` intervals in which tasks outside the group held a
+    CPU (the machine's own services, kernel threads); the group's threads do not run there, and a
+    thread they took the CPU from resumes when they end. Measured on a real machine from
+    ``sched_switch`` (``podfit.throttle.calibrate``); empty unless given (a dedicated machine).
     """
 
     cpus: int
@@ -141,6 +145,7 @@ class Scenario:
     sleep_cpu_us: int = 0  # CPU a thread runs after each burst's work before it sleeps
     workload: Workload = field(default_factory=Workload)
     groups: tuple[tuple[int, Workload], ...] = ()  # (threads, workload) per thread group
+    other_tasks: tuple[tuple[int, int, int], ...] = ()  # (cpu, start_us, end_us): CPU held by others
 
     def __post_init__(self) -> None:
         if self.cpus < 1:
@@ -163,6 +168,10 @@ class Scenario:
             raise ValueError("wake_latency_us must not be negative")
         if self.wake_cpu_us < 0 or self.sleep_cpu_us < 0:
             raise ValueError("wake_cpu_us and sleep_cpu_us must not be negative")
+        if any(not 0 <= c < self.cpus or not 0 <= a < b for c, a, b in self.other_tasks):
+            raise ValueError(
+                "other_tasks intervals must be (cpu, start_us, end_us) on a CPU of the scenario, start before end"
+            )
         if self.slice_us < 1 or self.min_runtime_us < 0 or self.slack_us < 1 or self.min_expiration_us < 0:
             raise ValueError("kernel tunables must be positive")
 

@@ -48,8 +48,9 @@ drift together until they overlap.
 
 Simplifications (documented in docs/throttling.md): a waking thread stays on its previous CPU when
 that CPU has no other thread of the group, otherwise goes to a random CPU without one (the kernel's
-idle-sibling search), or stays if there is none; nothing else competes for the CPUs; ticks of all
-CPUs are aligned with the period timer.
+idle-sibling search), or stays if there is none; nothing else competes for the CPUs but the
+``other_tasks`` given (intervals in which another task holds a CPU: the group's thread there stops
+and resumes after); ticks of all CPUs are aligned with the period timer.
 
 Structure: the state lives in slotted dataclasses, ``_Params`` (the scenario in nanoseconds),
 ``_Cpu`` (one CPU's ``cfs_rq``), ``_Thread``, ``_Bandwidth`` (``cfs_bandwidth``) and ``_Stats``
@@ -58,7 +59,7 @@ Structure: the state lives in slotted dataclasses, ``_Params`` (the scenario in 
 ``arm_slack_timer``, ``throttle``, ``unthrottle``, ``distribute``, ``dispatch``, ``burst_done``;
 EEVDF's ``best``, ``pick``, ``switch``, ``wakeup_preempt``, ``place``, ``update_deadline``,
 ``requeue_delayed``), called from the event handlers (``on_cpu``, ``on_wake`` and ``enqueue``,
-``on_period``, ``on_slack``).
+``on_period``, ``on_slack``, ``on_busy`` and ``on_free``).
 ``simulate`` builds a fresh ``_Sim`` per call: its result depends on the scenario alone.
 """
 
@@ -76,8 +77,8 @@ __all__ = ["simulate"]
 
 # Event kinds, also their priorities at equal times: the period timer first (a tick at the period
 # boundary sees the new period), then the slack timer, then per-CPU accounting, then wake-ups, then
-# threads queued on an idle CPU once it has woken up.
-_PERIOD, _SLACK, _CPU, _WAKE, _ENQ = 0, 1, 2, 3, 4
+# threads queued on an idle CPU once it has woken up, then other tasks taking a CPU and leaving it.
+_PERIOD, _SLACK, _CPU, _WAKE, _ENQ, _BUSY, _FREE = 0, 1, 2, 3, 4, 5, 6
 
 
 def _percentile(sorted_vals: list[int], p: float) -> int | None:
@@ -120,6 +121,7 @@ class _Params:
     wake_latency: int  # how long an idle CPU takes to run a thread woken on it (ns)
     wake_cpu: int  # CPU a thread runs after a wake-up before its work (ns)
     sleep_cpu: int  # CPU a thread runs after its work while it goes to sleep (ns)
+    other_tasks: tuple[tuple[int, int, int], ...]  # (cpu, start, end) held by other tasks (ns)
 
     @classmethod
     def of(cls, sc: Scenario) -> _Params:
@@ -148,6 +150,7 @@ class _Params:
             wake_latency=sc.wake_latency_us * 1000,
             wake_cpu=sc.wake_cpu_us * 1000,
             sleep_cpu=sc.sleep_cpu_us * 1000,
+            other_tasks=tuple((c, a * 1000, b * 1000) for c, a, b in sc.other_tasks),
         )
 
 
@@ -222,6 +225,7 @@ class _Cpu:
     throttled: bool = False
     throttled_since: int = -1  # throttled_clock; -1 when not counting
     running_since: int = -1  # the last update_curr while running; -1 when not running
+    busy_until: int = -1  # another task holds the CPU until then
     version: int = 0  # bumped to cancel the CPU's pending event
     period_seq: int = 0  # pre-5.4: the period whose runtime the CPU holds
 
@@ -466,7 +470,7 @@ class _Sim:
         up, the end of the running burst, or the next EEVDF decision."""
         cpu.version += 1
         q = cpu.queue
-        if cpu.throttled or not q:
+        if cpu.throttled or not q or now < cpu.busy_until:
             cpu.running_since = -1
             return
         t = cpu.curr
@@ -842,6 +846,23 @@ class _Sim:
         )
         return score_result(res)
 
+    def on_busy(self, cpu: _Cpu, now: int, end: int) -> None:
+        """A task outside the group takes the CPU until ``end``: the group's thread running there is
+        charged up to now and stops (it stays picked and resumes when the CPU is free)."""
+        if end <= cpu.busy_until:
+            return
+        if cpu.busy_until < now and cpu.running_since >= 0:
+            self.charge(cpu, now)
+            cpu.running_since = -1
+            cpu.version += 1
+        cpu.busy_until = end
+        heappush(self.heap, (end, _FREE, cpu.index, 0))
+
+    def on_free(self, cpu: _Cpu, now: int) -> None:
+        """The other task leaves the CPU: the group's threads queued there run again."""
+        if now >= cpu.busy_until and cpu.queue and not cpu.throttled and cpu.running_since < 0:
+            self.dispatch(cpu, now)
+
     # --- the run ---
 
     def start(self) -> None:
@@ -868,6 +889,9 @@ class _Sim:
                 self.sleep(t, 0, first=True)
         if p.limited:
             heappush(self.heap, (p.period, _PERIOD, 0, 0))
+        for i, (c, a, _) in enumerate(p.other_tasks):
+            if a <= p.end:
+                heappush(self.heap, (a, _BUSY, c, i))
 
     def run(self) -> None:
         """Process events in time order up to the end."""
@@ -892,8 +916,12 @@ class _Sim:
                 self.enqueue(threads[x], now)
             elif kind == _PERIOD:
                 self.on_period(now)
-            else:
+            elif kind == _SLACK:
                 self.on_slack(now)
+            elif kind == _BUSY:
+                self.on_busy(cpus[x], now, self.p.other_tasks[v][2])
+            else:
+                self.on_free(cpus[x], now)
         self.stats.events = events
 
 
