@@ -263,9 +263,9 @@ def test_each_row_simulated_with_the_latency_around_it(tmp_path, capsys, monkeyp
     seen = []
     real_simulate_mean = cal.simulate_mean
 
-    def spy(cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0, other_tasks=None):
+    def spy(cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0, other_tasks=None, seeds=cal.MODEL_SEEDS):
         seen.append(wake_latency)
-        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu, other_tasks)
+        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu, other_tasks, seeds)
 
     monkeypatch.setattr(cal, "simulate_mean", spy)
     busy = cal.LatencyProfile((60, 70, 99), (130, 1_700, 8_000))
@@ -465,3 +465,16 @@ def test_load_replays_the_other_tasks_unless_told_not_to(tmp_path, capsys):
     cal.main(["--load", path, "--without-other-tasks", "1500m/2"])
     out = capsys.readouterr().out
     assert "without the other tasks" in out and "| 1.500 | 1.501 |" in out
+
+
+def test_seeds_sets_how_many_seeds_the_model_runs(tmp_path, monkeypatch, capsys):
+    """--seeds N simulates each row with seeds 0..N-1 (the summary says when 32 are too few)."""
+    seen = []
+
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=()):
+        seen.append(seed)
+        return cal.Measurement(30, 30, 30 * 80 * 10**6, 6 * 10**8, 3)
+
+    monkeypatch.setattr(cal, "simulate_config", fake)
+    cal.main(["--load", _save(tmp_path / "a.json", 30), "--seeds", "5", "200m/1"])
+    assert seen == [0, 1, 2, 3, 4]

@@ -673,8 +673,9 @@ def simulate_mean(
     wake_cpu: int = 0,
     sleep_cpu: int = 0,
     other_tasks: list[tuple[tuple[int, int, int], ...]] | None = None,
+    seeds: int = MODEL_SEEDS,
 ) -> Measurement:
-    """The model's mean over MODEL_SEEDS seeds; with ``other_tasks`` (the kernel runs' traced
+    """The model's mean over ``seeds`` seeds; with ``other_tasks`` (the kernel runs' traced
     intervals), seed k replays those of run k mod the runs."""
     return mean(
         [
@@ -687,7 +688,7 @@ def simulate_mean(
                 sleep_cpu,
                 other_tasks[seed % len(other_tasks)] if other_tasks else (),
             )
-            for seed in range(MODEL_SEEDS)
+            for seed in range(seeds)
         ]
     )
 
@@ -1002,6 +1003,14 @@ def main(argv: list[str] | None = None) -> int:
         help="simulate without the CPU the threads used besides their work (to see what it changes)",
     )
     ap.add_argument(
+        "--seeds",
+        type=int,
+        default=MODEL_SEEDS,
+        metavar="N",
+        help=f"simulate each row with this many seeds (default {MODEL_SEEDS}); more where the summary says the "
+        "model's throttled periods scatter too widely",
+    )
+    ap.add_argument(
         "--without-other-tasks",
         action="store_true",
         help="simulate without the other tasks traced on the CPUs during the kernel's runs (to see what "
@@ -1063,6 +1072,7 @@ def main(argv: list[str] | None = None) -> int:
                 wake_cpu=wake_cpu,
                 sleep_cpu=sleep_cpu,
                 other_tasks=None if args.without_other_tasks else traced or None,
+                seeds=args.seeds,
             )
         rows.append((cfg, real, model))
         problems = compare(real, model, versus)
