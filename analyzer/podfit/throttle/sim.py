@@ -49,8 +49,8 @@ drift together until they overlap.
 Simplifications (documented in docs/throttling.md): a waking thread stays on its previous CPU when
 that CPU has no other thread of the group, otherwise goes to a random CPU without one (the kernel's
 idle-sibling search), or stays if there is none; nothing else competes for the CPUs but the
-``other_tasks`` given (intervals in which another task holds a CPU: the group's thread there stops
-and resumes after); ticks of all CPUs are aligned with the period timer.
+``other_tasks`` given (intervals in which another task holds a CPU: the group's thread there goes
+back to its queue and EEVDF picks afresh after); ticks of all CPUs are aligned with the period timer.
 
 Structure: the state lives in slotted dataclasses, ``_Params`` (the scenario in nanoseconds),
 ``_Cpu`` (one CPU's ``cfs_rq``), ``_Thread``, ``_Bandwidth`` (``cfs_bandwidth``) and ``_Stats``
@@ -848,11 +848,14 @@ class _Sim:
 
     def on_busy(self, cpu: _Cpu, now: int, end: int) -> None:
         """A task outside the group takes the CPU until ``end``: the group's thread running there is
-        charged up to now and stops (it stays picked and resumes when the CPU is free)."""
+        charged up to now and put back in the queue (put_prev_entity), so when the CPU is free EEVDF
+        picks afresh, without the slice protection it had."""
         if end <= cpu.busy_until:
             return
         if cpu.busy_until < now and cpu.running_since >= 0:
             self.charge(cpu, now)
+            self.update_deadline(cpu)
+            cpu.curr = None
             cpu.running_since = -1
             cpu.version += 1
         cpu.busy_until = end
