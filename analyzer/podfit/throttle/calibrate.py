@@ -478,11 +478,11 @@ class _OtherTasksTrace:
         return text
 
 
-def measure(cfg: Config, exe: str, seed: int = 0, trace_others: bool = True) -> Measurement:
+def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
     """Run ``exe`` in a fresh cgroup with the config's quota; return cpu.stat and CPU used. ``seed``
     draws the threads' phases, bursts and sleeps (as the model's seed does, though not the same draws).
-    With ``trace_others`` (and tracefs writable), the tasks outside the group that held a CPU during
-    the run are traced into ``other_tasks``."""
+    Where tracefs can be written, the tasks outside the group that held a CPU during the run are
+    traced into ``other_tasks``."""
     root, version = cgroup_root()
     group = os.path.join(root, f"podfit-calib-{os.getpid()}-{time.monotonic_ns()}")
     try:
@@ -525,8 +525,9 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace_others: bool = True) -> 
             str(int(cfg.fixed)),
             str(seed),
         ]
-        tracer = _OtherTasksTrace(os.path.basename(exe)[:15])
-        traced = trace_others and tracer.start()
+        comm = os.path.basename(exe)[:15]  # the threads' command name (TASK_COMM_LEN)
+        tracer = _OtherTasksTrace(comm)
+        traced = tracer.start()
         t0 = time.monotonic()
         try:
             # the program stops itself after cfg.seconds; the timeout only guards against a hang
@@ -545,11 +546,7 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace_others: bool = True) -> 
         outside = re.search(r"outside_ns (-?\d+)", proc.stdout)
         wakes = re.search(r"wakes (\d+)", proc.stdout)
         start = re.search(r"start_ns (\d+)", proc.stdout)
-        others = (
-            other_task_intervals(trace, int(start.group(1)), cfg.seconds, os.path.basename(exe)[:15])
-            if traced and start
-            else None
-        )
+        others = other_task_intervals(trace, int(start.group(1)), cfg.seconds, comm) if traced and start else None
         st = _read_stat(os.path.join(group, "cpu.stat"))
         if version == 1:
             thr_ns = st.get("throttled_time", 0)
@@ -703,7 +700,7 @@ def simulate_config(
     other_tasks: tuple[tuple[int, int, int], ...] = (),
 ) -> Measurement:
     """One seed of the model for a row, on ``machine`` (default: this one), with the CPUs held by
-    ``other_tasks`` (intervals on CPUs the machine has, within the run, are kept)."""
+    ``other_tasks`` (traced on that machine, within the run)."""
     m = machine or Machine.here()
     flags = kernel_flags(m.release)
     sc = Scenario(
@@ -732,7 +729,7 @@ def simulate_config(
         wake_latency_us=wake_latency,
         wake_cpu_us=wake_cpu,
         sleep_cpu_us=sleep_cpu,
-        other_tasks=tuple(iv for iv in other_tasks if iv[0] < m.cpus and iv[1] < cfg.seconds * 1_000_000),
+        other_tasks=other_tasks,
     )
     r = simulate(sc)
     return Measurement(

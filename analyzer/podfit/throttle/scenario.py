@@ -121,8 +121,9 @@ class Scenario:
     in a virtual machine, the exits these cause; 0 unless given (an ideal machine).
     ``other_tasks``: ``(cpu, start_us, end_us)`` intervals in which tasks outside the group held a
     CPU (the machine's own services, kernel threads); the group's threads do not run there, and a
-    thread they took the CPU from goes back to its queue, so that EEVDF picks afresh when they end. Measured on a real machine from
-    ``sched_switch`` (``podfit.throttle.calibrate``); empty unless given (a dedicated machine).
+    thread they took the CPU from goes back to its queue, so that EEVDF picks afresh when they end.
+    Measured on a real machine from ``sched_stat_runtime`` (``podfit.throttle.calibrate``); empty
+    unless given (a dedicated machine).
     """
 
     cpus: int

@@ -805,6 +805,26 @@ class _Sim:
         if bw.active and bw.next_period - now >= p.min_expiration and bw.pool > p.slice:
             self.distribute(now)
 
+    def on_busy(self, cpu: _Cpu, now: int, end: int) -> None:
+        """A task outside the group takes the CPU until ``end``: the group's thread running there is
+        charged up to now and put back in the queue (put_prev_entity), so when the CPU is free EEVDF
+        picks afresh, without the slice protection it had."""
+        if end <= cpu.busy_until:
+            return
+        if cpu.busy_until < now and cpu.running_since >= 0:
+            self.charge(cpu, now)
+            self.update_deadline(cpu)
+            cpu.curr = None
+            cpu.running_since = -1
+            cpu.version += 1
+        cpu.busy_until = end
+        heappush(self.heap, (end, _FREE, cpu.index, 0))
+
+    def on_free(self, cpu: _Cpu, now: int) -> None:
+        """The other task leaves the CPU (unless another took it since): what is queued there runs."""
+        if now >= cpu.busy_until and cpu.running_since < 0:
+            self.dispatch(cpu, now)
+
     # --- accounting ---
 
     def totals(self, now: int) -> tuple[int, int]:
@@ -845,26 +865,6 @@ class _Sim:
             events=st.events,
         )
         return score_result(res)
-
-    def on_busy(self, cpu: _Cpu, now: int, end: int) -> None:
-        """A task outside the group takes the CPU until ``end``: the group's thread running there is
-        charged up to now and put back in the queue (put_prev_entity), so when the CPU is free EEVDF
-        picks afresh, without the slice protection it had."""
-        if end <= cpu.busy_until:
-            return
-        if cpu.busy_until < now and cpu.running_since >= 0:
-            self.charge(cpu, now)
-            self.update_deadline(cpu)
-            cpu.curr = None
-            cpu.running_since = -1
-            cpu.version += 1
-        cpu.busy_until = end
-        heappush(self.heap, (end, _FREE, cpu.index, 0))
-
-    def on_free(self, cpu: _Cpu, now: int) -> None:
-        """The other task leaves the CPU: the group's threads queued there run again."""
-        if now >= cpu.busy_until and cpu.queue and not cpu.throttled and cpu.running_since < 0:
-            self.dispatch(cpu, now)
 
     # --- the run ---
 
