@@ -478,3 +478,63 @@ def test_seeds_sets_how_many_seeds_the_model_runs(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(cal, "simulate_config", fake)
     cal.main(["--load", _save(tmp_path / "a.json", 30), "--seeds", "5", "200m/1"])
     assert seen == [0, 1, 2, 3, 4]
+
+
+def test_reproducibility_counts_the_pairs_of_tables_that_agree(tmp_path, capsys):
+    """--reproducibility compares every pair of saved kernel tables by the targets: of tables
+    throttled in 30, 29 and 20 periods of 31, the first two agree and the third agrees with neither,
+    so the row is reproduced in 1 of 3 pairs, and so is every row."""
+    paths = [_save(tmp_path / f"{n}.json", n) for n in (30, 29, 20)]
+    assert cal.main(["--reproducibility", *paths]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == [f"1: {paths[0]}", f"2: {paths[1]}", f"3: {paths[2]}"]
+    assert "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 |" in out
+    assert out[-1] == (
+        "the kernel's tables agree within the targets on every row in 1 of 3 pairs; rows the kernel does "
+        "not reproduce in every pair: 200m/1 busy (1 of 3)"
+    )
+
+
+def test_reproducibility_of_rows_measured_in_only_some_tables():
+    """A row counts only the pairs of tables that both measured it; a pair of tables agrees when
+    every row both measured agrees; a row measured once is left out."""
+    m = {n: cal.mean(_runs([n] * 3)) for n in (4, 8, 30)}
+    a = {"1000m/4 fixed 5ms": m[4], "200m/1 busy": m[30]}
+    b = {"1000m/4 fixed 5ms": m[8], "200m/1 busy": m[30]}
+    c = {"1000m/4 fixed 5ms": m[4]}
+    d = {"1500m/32 fixed 2ms": m[8]}
+    rows, pairs, within = cal.reproducibility([a, b, c, d])
+    assert [(r.row, r.throttled_periods, r.pairs, r.pairs_within) for r in rows] == [
+        ("200m/1 busy", (30.0, 30.0, None, None), 1, 1),
+        ("1000m/4 fixed 5ms", (4.0, 8.0, 4.0, None), 3, 1),
+    ]
+    # a-b and b-c are off on the periodic row; a-c agrees; pairs with d share no row
+    assert (pairs, within) == (6, 4)
+
+
+def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_path, monkeypatch, capsys):
+    """--with-model simulates each table's rows and counts the tables the model agrees with: a model
+    throttled in 30 of 30 periods agrees with tables of 30 and 29, not with one of 20."""
+
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=()):
+        return cal.Measurement(31, 30, 30 * 78 * 10**6, 6 * 10**8, 3.0)
+
+    monkeypatch.setattr(cal, "simulate_config", fake)
+    paths = [_save(tmp_path / f"{n}.json", n) for n in (30, 29, 20)]
+    assert cal.main(["--reproducibility", *paths, "--with-model", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 2 of 3 |" in out
+    assert out[-1].startswith(
+        "the kernel's tables agree within the targets on every row in 1 of 3 pairs; the model agrees with "
+        "every row of 2 of 3 tables;"
+    )
+
+
+def test_reproducibility_needs_two_tables_and_with_model_needs_it(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        cal.main(["--reproducibility", _save(tmp_path / "a.json", 30)])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        cal.main(["--load", _save(tmp_path / "b.json", 30), "--with-model"])
+    assert e.value.code == 2
+    assert "--with-model goes with --reproducibility" in capsys.readouterr().err

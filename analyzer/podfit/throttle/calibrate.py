@@ -54,6 +54,9 @@ __all__ = [
     "table",
     "LatencyProfile",
     "SavedRuns",
+    "RowAgreement",
+    "reproducibility",
+    "reproducibility_text",
     "CONTENDED_P90_US",
     "main",
 ]
@@ -887,6 +890,107 @@ def table(
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class RowAgreement:
+    """How one calibration row fares across several saved kernel tables: its mean throttled periods
+    in each (None where it was not measured), how many pairs of those tables agree on it within the
+    targets (``compare``, the earlier table as the reference) out of the pairs that measured it, and,
+    where the model was run on each table, in how many of them it agrees with the kernel."""
+
+    row: str
+    throttled_periods: tuple[float | None, ...]
+    throttled_ms: tuple[float | None, ...]  # throttled time per period, summed over CPUs
+    pairs: int
+    pairs_within: int
+    # table by table: whether the model agrees with the kernel (None: not simulated or not measured)
+    model_agrees: tuple[bool | None, ...] = ()
+
+    @property
+    def model_tables(self) -> int:
+        return sum(1 for a in self.model_agrees if a is not None)
+
+    @property
+    def model_within(self) -> int:
+        return sum(1 for a in self.model_agrees if a)
+
+
+def reproducibility(
+    tables: list[dict[str, Measurement]], models: list[dict[str, Measurement]] | None = None
+) -> tuple[list[RowAgreement], int, int]:
+    """Every pair of kernel tables (each a row's mean per name) compared by the targets, as
+    ``--against`` compares two: per row (in CONFIGS order, those measured in at least two tables),
+    and how many pairs agree on every row both measured, out of the pairs. With ``models`` (the
+    model's mean per row for each table), also per row how many tables the model agrees with."""
+    per_row: list[RowAgreement] = []
+    pair_off: set[tuple[int, int]] = set()
+    n = len(tables)
+    for cfg in CONFIGS:
+        name = cfg.name
+        have = [i for i in range(n) if name in tables[i]]
+        if len(have) < 2:
+            continue
+        pairs = within = 0
+        for a_i, i in enumerate(have):
+            for j in have[a_i + 1 :]:
+                pairs += 1
+                if compare(tables[i][name], tables[j][name], "other kernel"):
+                    pair_off.add((i, j))
+                else:
+                    within += 1
+        agrees: tuple[bool | None, ...] = ()
+        if models is not None:
+            agrees = tuple(
+                None
+                if name not in tables[i] or name not in models[i]
+                else not compare(tables[i][name], models[i][name])
+                for i in range(n)
+            )
+        per_row.append(
+            RowAgreement(
+                row=name,
+                throttled_periods=tuple(
+                    tables[i][name].throttled_periods if name in tables[i] else None for i in range(n)
+                ),
+                throttled_ms=tuple(tables[i][name].throttled_ms if name in tables[i] else None for i in range(n)),
+                pairs=pairs,
+                pairs_within=within,
+                model_agrees=agrees,
+            )
+        )
+    all_pairs = n * (n - 1) // 2
+    return per_row, all_pairs, all_pairs - len(pair_off)
+
+
+def reproducibility_text(
+    names: list[str], rows: list[RowAgreement], pairs: int, pairs_within: int, with_model: bool
+) -> str:
+    """The ``--reproducibility`` report: the tables, a line per row, and the summary last."""
+    lines = [f"{i + 1}: {name}" for i, name in enumerate(names)]
+    head = (
+        "| config | kernel throttled periods, table by table | kernel throttled ms/period "
+        "| pairs of tables within the targets |"
+    )
+    if with_model:
+        head += " tables the model is within the targets of |"
+    lines += ["", head, "|" + "---|" * (5 if with_model else 4)]
+    for r in rows:
+        periods = ", ".join("—" if v is None else f"{v:.1f}" for v in r.throttled_periods)
+        ms = ", ".join("—" if v is None else f"{v:.1f}" for v in r.throttled_ms)
+        line = f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} |"
+        if with_model:
+            line += f" {r.model_within} of {r.model_tables} |"
+        lines.append(line)
+    summary = f"the kernel's tables agree within the targets on every row in {pairs_within} of {pairs} pairs"
+    if with_model:
+        whole = sum(1 for i in range(len(names)) if all(r.model_agrees[i] is not False for r in rows))
+        summary += f"; the model agrees with every row of {whole} of {len(names)} tables"
+    off = [f"{r.row} ({r.pairs_within} of {r.pairs})" for r in rows if r.pairs_within < r.pairs]
+    if off:
+        summary += "; rows the kernel does not reproduce in every pair: " + ", ".join(off)
+    lines += ["", summary]
+    return "\n".join(lines)
+
+
 def _profile(values: list[int]) -> tuple[int, int, int]:
     p50, p90, p99 = values
     return int(p50), int(p90), int(p99)
@@ -995,6 +1099,18 @@ def main(argv: list[str] | None = None) -> int:
         "(how well the kernel reproduces itself, by the same targets)",
     )
     ap.add_argument(
+        "--reproducibility",
+        nargs="+",
+        metavar="FILE",
+        help="compare kernel runs saved by --save in several files with each other, every pair by the "
+        "targets (how often the kernel reproduces each row), instead of measuring",
+    )
+    ap.add_argument(
+        "--with-model",
+        action="store_true",
+        help="with --reproducibility: also simulate each file's rows and count the files the model agrees with",
+    )
+    ap.add_argument(
         "--no-burst-cpu",
         action="store_true",
         help="simulate without the CPU the threads used besides their work (to see what it changes)",
@@ -1014,6 +1130,12 @@ def main(argv: list[str] | None = None) -> int:
         "they change); by default the model replays them",
     )
     args = ap.parse_args(argv)
+    if args.reproducibility:
+        if len(args.reproducibility) < 2:
+            ap.error("--reproducibility needs at least two files")
+        return _reproducibility(args.reproducibility, args.rows, args)
+    if args.with_model:
+        ap.error("--with-model goes with --reproducibility")
     configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
     saved = SavedRuns.read(args.load) if args.load else None
     if saved is not None:
@@ -1059,18 +1181,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.against:
             model = mean(others[cfg.name][0])
         else:
-            wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.burst_cpu_us)
-            wake_latency = lat.p50 if lat is not None else saved.latency
-            traced = [m.other_tasks for m in reals if m.other_tasks is not None]
-            model = simulate_mean(
-                cfg,
-                saved.machine,
-                wake_latency=wake_latency,
-                wake_cpu=wake_cpu,
-                sleep_cpu=sleep_cpu,
-                other_tasks=None if args.without_other_tasks else traced or None,
-                seeds=args.seeds,
-            )
+            model = _model(cfg, saved, args)
         rows.append((cfg, real, model))
         problems = compare(real, model, versus)
         if problems:
@@ -1085,6 +1196,46 @@ def main(argv: list[str] | None = None) -> int:
     print(_summary(configs, bad, saved.row_latency) + _scatter(rows, versus))
     # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0
+
+
+def _model(cfg: Config, saved: SavedRuns, args: argparse.Namespace) -> Measurement:
+    """The model's mean for a row of saved kernel runs, on their machine: the idle wake-up latency
+    around the row, the CPU the threads used per burst besides their work and the other tasks traced
+    during the runs (unless the options leave them out)."""
+    reals = saved.runs[cfg.name][0]
+    real = mean(reals)
+    lat = saved.row_latency.get(cfg.name)
+    wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.burst_cpu_us)
+    traced = [m.other_tasks for m in reals if m.other_tasks is not None]
+    return simulate_mean(
+        cfg,
+        saved.machine,
+        wake_latency=lat.p50 if lat is not None else saved.latency,
+        wake_cpu=wake_cpu,
+        sleep_cpu=sleep_cpu,
+        other_tasks=None if args.without_other_tasks else traced or None,
+        seeds=args.seeds,
+    )
+
+
+def _reproducibility(paths: list[str], rows: list[str], args: argparse.Namespace) -> int:
+    """``--reproducibility``: the saved kernel tables compared with each other, pair by pair (and,
+    with ``--with-model``, each with the model)."""
+    saved = [SavedRuns.read(p) for p in paths]
+    tables = [
+        {name: mean(r) for name, (r, _) in t.runs.items() if not rows or any(x in name for x in rows)} for t in saved
+    ]
+    models = None
+    if args.with_model:
+        models = []
+        for t, kernel in zip(saved, tables, strict=True):
+            models.append({c.name: _model(c, t, args) for c in CONFIGS if c.name in kernel})
+    per_row, pairs, within = reproducibility(tables, models)
+    if not per_row:
+        print("no calibration row measured in two of the tables", file=sys.stderr)
+        return 2
+    print(reproducibility_text(paths, per_row, pairs, within, models is not None))
+    return 0
 
 
 def _summary(configs: list[Config], bad: list[str], row_latency: dict[str, LatencyProfile]) -> str:
