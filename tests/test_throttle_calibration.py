@@ -483,30 +483,32 @@ def test_seeds_sets_how_many_seeds_the_model_runs(tmp_path, monkeypatch, capsys)
 def test_reproducibility_counts_the_pairs_of_tables_that_agree(tmp_path, capsys):
     """--reproducibility compares every pair of saved kernel tables by the targets: of tables
     throttled in 30, 29 and 20 periods of 31, the first two agree and the third agrees with neither,
-    so the row is reproduced in 1 of 3 pairs, and so is every row."""
+    so the row is reproduced in 1 of 3 pairs, and so is every row. The mean of all their runs, 26.3,
+    is within the targets of the first two."""
     paths = [_save(tmp_path / f"{n}.json", n) for n in (30, 29, 20)]
     assert cal.main(["--reproducibility", *paths]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[:3] == [f"1: {paths[0]}", f"2: {paths[1]}", f"3: {paths[2]}"]
-    assert "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 |" in out
+    assert "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 |" in out
     assert out[-1] == (
-        "the kernel's tables agree within the targets on every row in 1 of 3 pairs; rows the kernel does "
-        "not reproduce in every pair: 200m/1 busy (1 of 3)"
+        "the kernel's tables agree within the targets on every row in 1 of 3 pairs; the mean of all the runs "
+        "agrees with every row of 2 of 3 tables; rows the kernel does not reproduce in every pair: "
+        "200m/1 busy (1 of 3)"
     )
 
 
 def test_reproducibility_of_rows_measured_in_only_some_tables():
     """A row counts only the pairs of tables that both measured it; a pair of tables agrees when
-    every row both measured agrees; a row measured once is left out."""
-    m = {n: cal.mean(_runs([n] * 3)) for n in (4, 8, 30)}
-    a = {"1000m/4 fixed 5ms": m[4], "200m/1 busy": m[30]}
-    b = {"1000m/4 fixed 5ms": m[8], "200m/1 busy": m[30]}
-    c = {"1000m/4 fixed 5ms": m[4]}
-    d = {"1500m/32 fixed 2ms": m[8]}
+    every row both measured agrees; a row measured once is left out. The mean of all a row's runs
+    weighs each run alike: 4, 8 and 4 periods over 3, 3 and 6 runs are 5 on average."""
+    a = {"1000m/4 fixed 5ms": _runs([4] * 3), "200m/1 busy": _runs([30] * 3)}
+    b = {"1000m/4 fixed 5ms": _runs([8] * 3), "200m/1 busy": _runs([30] * 3)}
+    c = {"1000m/4 fixed 5ms": _runs([4] * 6)}
+    d = {"1500m/32 fixed 2ms": _runs([8] * 3)}
     rows, pairs, within = cal.reproducibility([a, b, c, d])
-    assert [(r.row, r.throttled_periods, r.pairs, r.pairs_within) for r in rows] == [
-        ("200m/1 busy", (30.0, 30.0, None, None), 1, 1),
-        ("1000m/4 fixed 5ms", (4.0, 8.0, 4.0, None), 3, 1),
+    assert [(r.row, r.throttled_periods, r.pairs, r.pairs_within, r.pooled_periods, r.pooled_agrees) for r in rows] == [
+        ("200m/1 busy", (30.0, 30.0, None, None), 1, 1, 30.0, (True, True, None, None)),
+        ("1000m/4 fixed 5ms", (4.0, 8.0, 4.0, None), 3, 1, 5.0, (False, False, False, None)),
     ]
     # a-b and b-c are off on the periodic row; a-c agrees; pairs with d share no row
     assert (pairs, within) == (6, 4)
@@ -523,11 +525,11 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     paths = [_save(tmp_path / f"{n}.json", n) for n in (30, 29, 20)]
     assert cal.main(["--reproducibility", *paths, "--with-model", "--seeds", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 2 of 3 |" in out
-    assert out[-1].startswith(
-        "the kernel's tables agree within the targets on every row in 1 of 3 pairs; the model agrees with "
-        "every row of 2 of 3 tables;"
+    # the model's 30 periods against the 26.3 of all the runs: +14 %
+    assert (
+        "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | 2 of 3 | 30.0 (+14%) |" in out
     )
+    assert "; the model agrees with every row of 2 of 3 tables;" in out[-1]
 
 
 def test_reproducibility_needs_two_tables_and_with_model_needs_it(tmp_path, capsys):

@@ -902,8 +902,23 @@ class RowAgreement:
     throttled_ms: tuple[float | None, ...]  # throttled time per period, summed over CPUs
     pairs: int
     pairs_within: int
+    pooled_periods: float  # the mean throttled periods of all the row's runs in all the tables
+    # table by table: whether it agrees with the mean of all the runs (None: not measured)
+    pooled_agrees: tuple[bool | None, ...]
     # table by table: whether the model agrees with the kernel (None: not simulated or not measured)
     model_agrees: tuple[bool | None, ...] = ()
+    # the model's throttled periods over the tables, each weighted by its kernel runs (the model's
+    # counterpart of pooled_periods)
+    model_periods: float | None = None
+
+    @property
+    def tables(self) -> int:
+        """The tables that measured the row."""
+        return sum(1 for v in self.throttled_periods if v is not None)
+
+    @property
+    def pooled_within(self) -> int:
+        return sum(1 for a in self.pooled_agrees if a)
 
     @property
     def model_tables(self) -> int:
@@ -915,12 +930,14 @@ class RowAgreement:
 
 
 def reproducibility(
-    tables: list[dict[str, Measurement]], models: list[dict[str, Measurement]] | None = None
+    tables: list[dict[str, list[Measurement]]], models: list[dict[str, Measurement]] | None = None
 ) -> tuple[list[RowAgreement], int, int]:
-    """Every pair of kernel tables (each a row's mean per name) compared by the targets, as
+    """Every pair of kernel tables (each row's runs per name) compared by the targets, as
     ``--against`` compares two: per row (in CONFIGS order, those measured in at least two tables),
-    and how many pairs agree on every row both measured, out of the pairs. With ``models`` (the
-    model's mean per row for each table), also per row how many tables the model agrees with."""
+    and how many pairs agree on every row both measured, out of the pairs. Per row also how many
+    tables agree with the mean of all its runs in all the tables (what a model that had the kernel's
+    long-run mean exactly would score). With ``models`` (the model's mean per row for each table),
+    per row how many tables the model agrees with."""
     per_row: list[RowAgreement] = []
     pair_off: set[tuple[int, int]] = set()
     n = len(tables)
@@ -929,32 +946,38 @@ def reproducibility(
         have = [i for i in range(n) if name in tables[i]]
         if len(have) < 2:
             continue
+        got = {i: mean(tables[i][name]) for i in have}
+        means = [got.get(i) for i in range(n)]
         pairs = within = 0
         for a_i, i in enumerate(have):
             for j in have[a_i + 1 :]:
                 pairs += 1
-                if compare(tables[i][name], tables[j][name], "other kernel"):
+                if compare(got[i], got[j], "other kernel"):
                     pair_off.add((i, j))
                 else:
                     within += 1
+        pooled = mean([run for i in have for run in tables[i][name]])
         agrees: tuple[bool | None, ...] = ()
+        model_periods = None
         if models is not None:
             agrees = tuple(
-                None
-                if name not in tables[i] or name not in models[i]
-                else not compare(tables[i][name], models[i][name])
-                for i in range(n)
+                None if m is None or name not in models[i] else not compare(m, models[i][name])
+                for i, m in enumerate(means)
             )
+            weighed = [(len(tables[i][name]), models[i][name].throttled_periods) for i in have if name in models[i]]
+            if weighed:
+                model_periods = sum(w * v for w, v in weighed) / sum(w for w, _ in weighed)
         per_row.append(
             RowAgreement(
                 row=name,
-                throttled_periods=tuple(
-                    tables[i][name].throttled_periods if name in tables[i] else None for i in range(n)
-                ),
-                throttled_ms=tuple(tables[i][name].throttled_ms if name in tables[i] else None for i in range(n)),
+                throttled_periods=tuple(None if m is None else m.throttled_periods for m in means),
+                throttled_ms=tuple(None if m is None else m.throttled_ms for m in means),
                 pairs=pairs,
                 pairs_within=within,
+                pooled_periods=pooled.throttled_periods,
+                pooled_agrees=tuple(None if m is None else not compare(m, pooled) for m in means),
                 model_agrees=agrees,
+                model_periods=model_periods,
             )
         )
     all_pairs = n * (n - 1) // 2
@@ -968,19 +991,28 @@ def reproducibility_text(
     lines = [f"{i + 1}: {name}" for i, name in enumerate(names)]
     head = (
         "| config | kernel throttled periods, table by table | kernel throttled ms/period "
-        "| pairs of tables within the targets |"
+        "| pairs of tables within the targets | all the runs' throttled periods | tables within the targets of "
+        "all the runs |"
     )
     if with_model:
-        head += " tables the model is within the targets of |"
-    lines += ["", head, "|" + "---|" * (5 if with_model else 4)]
+        head += " tables the model is within the targets of | the model's throttled periods over the tables |"
+    lines += ["", head, "|" + "---|" * (8 if with_model else 6)]
     for r in rows:
         periods = ", ".join("—" if v is None else f"{v:.1f}" for v in r.throttled_periods)
         ms = ", ".join("—" if v is None else f"{v:.1f}" for v in r.throttled_ms)
-        line = f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} |"
+        line = (
+            f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {r.pooled_periods:.1f} "
+            f"| {r.pooled_within} of {r.tables} |"
+        )
         if with_model:
-            line += f" {r.model_within} of {r.model_tables} |"
+            mp = (
+                "—" if r.model_periods is None else f"{r.model_periods:.1f} ({_dev(r.pooled_periods, r.model_periods)})"
+            )
+            line += f" {r.model_within} of {r.model_tables} | {mp} |"
         lines.append(line)
     summary = f"the kernel's tables agree within the targets on every row in {pairs_within} of {pairs} pairs"
+    whole = sum(1 for i in range(len(names)) if all(r.pooled_agrees[i] is not False for r in rows))
+    summary += f"; the mean of all the runs agrees with every row of {whole} of {len(names)} tables"
     if with_model:
         whole = sum(1 for i in range(len(names)) if all(r.model_agrees[i] is not False for r in rows))
         summary += f"; the model agrees with every row of {whole} of {len(names)} tables"
@@ -1222,9 +1254,7 @@ def _reproducibility(paths: list[str], rows: list[str], args: argparse.Namespace
     """``--reproducibility``: the saved kernel tables compared with each other, pair by pair (and,
     with ``--with-model``, each with the model)."""
     saved = [SavedRuns.read(p) for p in paths]
-    tables = [
-        {name: mean(r) for name, (r, _) in t.runs.items() if not rows or any(x in name for x in rows)} for t in saved
-    ]
+    tables = [{name: r for name, (r, _) in t.runs.items() if not rows or any(x in name for x in rows)} for t in saved]
     models = None
     if args.with_model:
         models = []
