@@ -540,3 +540,9 @@ def test_reproducibility_needs_two_tables_and_with_model_needs_it(tmp_path, caps
         cal.main(["--load", _save(tmp_path / "b.json", 30), "--with-model"])
     assert e.value.code == 2
     assert "--with-model goes with --reproducibility" in capsys.readouterr().err
+    a, b = _save(tmp_path / "c.json", 30), _save(tmp_path / "d.json", 30)
+    for extra in (["--load", a], ["--against", a], ["--save", str(tmp_path / "e.json")], ["--repeat", "5"]):
+        with pytest.raises(SystemExit) as e:
+            cal.main(["--reproducibility", a, b, *extra])
+        assert e.value.code == 2
+        assert "--reproducibility compares saved files" in capsys.readouterr().err

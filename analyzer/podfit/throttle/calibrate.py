@@ -1165,6 +1165,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.reproducibility:
         if len(args.reproducibility) < 2:
             ap.error("--reproducibility needs at least two files")
+        if args.load or args.against or args.save or args.resolve or args.repeat != 1:
+            ap.error(
+                "--reproducibility compares saved files: it takes no --load, --against, --save, --repeat or --resolve"
+            )
         return _reproducibility(args.reproducibility, args.rows, args)
     if args.with_model:
         ap.error("--with-model goes with --reproducibility")
