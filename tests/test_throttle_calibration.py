@@ -546,3 +546,19 @@ def test_reproducibility_needs_two_tables_and_with_model_needs_it(tmp_path, caps
             cal.main(["--reproducibility", a, b, *extra])
         assert e.value.code == 2
         assert "--reproducibility compares saved files" in capsys.readouterr().err
+
+
+def test_unreadable_saved_runs_are_an_error_not_a_traceback(tmp_path, capsys):
+    """A missing file or one that is not saved runs exits 2 with its name, for --load, --against and
+    --reproducibility alike; so does a row filter that leaves no row measured twice."""
+    good = _save(tmp_path / "a.json", 30)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"rows": {}}')
+    missing = str(tmp_path / "missing.json")
+    for argv in (["--load", missing], ["--load", good, "--against", str(bad)], ["--reproducibility", good, missing]):
+        assert cal.main(argv) == 2
+        err = capsys.readouterr().err
+        assert "cannot read saved kernel runs from" in err
+        assert (missing if missing in argv else str(bad)) in err
+    assert cal.main(["1000m/4 fixed", "--reproducibility", good, _save(tmp_path / "b.json", 30)]) == 2
+    assert "no calibration row measured in two of the tables" in capsys.readouterr().err

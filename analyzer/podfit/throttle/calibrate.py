@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .scenario import CPU_BOUND, REQUEST, Scenario, Workload
 from .sim import simulate
@@ -54,6 +55,7 @@ __all__ = [
     "table",
     "LatencyProfile",
     "SavedRuns",
+    "SavedRunsUnreadable",
     "RowAgreement",
     "reproducibility",
     "reproducibility_text",
@@ -177,6 +179,10 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+
+
+class SavedRunsUnreadable(ValueError):
+    """A file given to --load, --against or --reproducibility that is missing or not saved runs."""
 
 
 class CgroupUnavailable(RuntimeError):
@@ -1052,8 +1058,16 @@ class SavedRuns:
 
     @classmethod
     def read(cls, path: str) -> SavedRuns:
-        with open(path) as f:
-            saved = json.load(f)
+        """The runs saved in ``path``; SavedRunsUnreadable when it cannot be read or is not such a file."""
+        try:
+            with open(path) as f:
+                saved = json.load(f)
+            return cls._from(saved)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SavedRunsUnreadable(f"cannot read saved kernel runs from {path}: {e}") from e
+
+    @classmethod
+    def _from(cls, saved: dict[str, Any]) -> SavedRuns:
         return cls(
             header=saved["header"],
             machine=Machine(**saved["machine"]),
@@ -1135,7 +1149,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         metavar="FILE",
         help="compare kernel runs saved by --save in several files with each other, every pair by the "
-        "targets (how often the kernel reproduces each row), instead of measuring",
+        "targets (how often the kernel reproduces each row), instead of measuring; row names go before it",
     )
     ap.add_argument(
         "--with-model",
@@ -1173,7 +1187,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.with_model:
         ap.error("--with-model goes with --reproducibility")
     configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
-    saved = SavedRuns.read(args.load) if args.load else None
+    try:
+        saved = SavedRuns.read(args.load) if args.load else None
+        other = SavedRuns.read(args.against) if args.against else None
+    except SavedRunsUnreadable as e:
+        print(e, file=sys.stderr)
+        return 2
     if saved is not None:
         configs = [c for c in configs if c.name in saved.runs]
     if not configs:
@@ -1194,7 +1213,7 @@ def main(argv: list[str] | None = None) -> int:
     header = saved.header
     others: dict[str, tuple[list[Measurement], float]] = {}
     if args.against:
-        other = SavedRuns.read(args.against)
+        assert other is not None
         others = other.runs
         configs = [c for c in configs if c.name in others]
         header += f"; against {other.header}"
@@ -1257,7 +1276,11 @@ def _model(cfg: Config, saved: SavedRuns, args: argparse.Namespace) -> Measureme
 def _reproducibility(paths: list[str], rows: list[str], args: argparse.Namespace) -> int:
     """``--reproducibility``: the saved kernel tables compared with each other, pair by pair (and,
     with ``--with-model``, each with the model)."""
-    saved = [SavedRuns.read(p) for p in paths]
+    try:
+        saved = [SavedRuns.read(p) for p in paths]
+    except SavedRunsUnreadable as e:
+        print(e, file=sys.stderr)
+        return 2
     tables = [{name: r for name, (r, _) in t.runs.items() if not rows or any(x in name for x in rows)} for t in saved]
     models = None
     if args.with_model:
