@@ -898,41 +898,37 @@ def table(
 
 @dataclass(frozen=True)
 class RowAgreement:
-    """How one calibration row fares across several saved kernel tables: its mean throttled periods
-    in each (None where it was not measured), how many pairs of those tables agree on it within the
-    targets (``compare``, the earlier table as the reference) out of the pairs that measured it, and,
-    where the model was run on each table, in how many of them it agrees with the kernel."""
+    """How one calibration row fares across several saved kernel tables: its mean in each (None
+    where it was not measured), how many pairs of those tables agree on it within the targets
+    (``compare``, the earlier table as the reference) out of the pairs that measured it, the mean of
+    all its runs and, table by table, whether it agrees with that mean (what a model exactly at the
+    kernel's long-run mean would score) and with the model where the model was run."""
 
     row: str
-    throttled_periods: tuple[float | None, ...]
-    throttled_ms: tuple[float | None, ...]  # throttled time per period, summed over CPUs
+    means: tuple[Measurement | None, ...]
     pairs: int
     pairs_within: int
-    pooled_periods: float  # the mean throttled periods of all the row's runs in all the tables
-    # table by table: whether it agrees with the mean of all the runs (None: not measured)
-    pooled_agrees: tuple[bool | None, ...]
-    # table by table: whether the model agrees with the kernel (None: not simulated or not measured)
-    model_agrees: tuple[bool | None, ...] = ()
-    # the model's throttled periods over the tables, each weighted by its kernel runs (the model's
-    # counterpart of pooled_periods)
+    pooled: Measurement  # all the row's runs in all the tables
+    pooled_agrees: tuple[bool | None, ...]  # None: not measured
+    model_agrees: tuple[bool | None, ...] = ()  # None: not simulated or not measured
+    # the model's throttled periods over the tables, each weighted by its kernel runs
     model_periods: float | None = None
 
     @property
     def tables(self) -> int:
-        """The tables that measured the row."""
-        return sum(1 for v in self.throttled_periods if v is not None)
+        return len(self.means) - self.means.count(None)
 
     @property
     def pooled_within(self) -> int:
-        return sum(1 for a in self.pooled_agrees if a)
+        return self.pooled_agrees.count(True)
 
     @property
     def model_tables(self) -> int:
-        return sum(1 for a in self.model_agrees if a is not None)
+        return len(self.model_agrees) - self.model_agrees.count(None)
 
     @property
     def model_within(self) -> int:
-        return sum(1 for a in self.model_agrees if a)
+        return self.model_agrees.count(True)
 
 
 def reproducibility(
@@ -940,10 +936,8 @@ def reproducibility(
 ) -> tuple[list[RowAgreement], int, int]:
     """Every pair of kernel tables (each row's runs per name) compared by the targets, as
     ``--against`` compares two: per row (in CONFIGS order, those measured in at least two tables),
-    and how many pairs agree on every row both measured, out of the pairs. Per row also how many
-    tables agree with the mean of all its runs in all the tables (what a model that had the kernel's
-    long-run mean exactly would score). With ``models`` (the model's mean per row for each table),
-    per row how many tables the model agrees with."""
+    and how many pairs agree on every row both measured, out of the pairs. With ``models`` (the
+    model's mean per row for each table), also the model against each table."""
     per_row: list[RowAgreement] = []
     pair_off: set[tuple[int, int]] = set()
     n = len(tables)
@@ -953,7 +947,6 @@ def reproducibility(
         if len(have) < 2:
             continue
         got = {i: mean(tables[i][name]) for i in have}
-        means = [got.get(i) for i in range(n)]
         pairs = within = 0
         for a_i, i in enumerate(have):
             for j in have[a_i + 1 :]:
@@ -967,8 +960,7 @@ def reproducibility(
         model_periods = None
         if models is not None:
             agrees = tuple(
-                None if m is None or name not in models[i] else not compare(m, models[i][name])
-                for i, m in enumerate(means)
+                not compare(got[i], models[i][name]) if i in got and name in models[i] else None for i in range(n)
             )
             weighed = [(len(tables[i][name]), models[i][name].throttled_periods) for i in have if name in models[i]]
             if weighed:
@@ -976,12 +968,11 @@ def reproducibility(
         per_row.append(
             RowAgreement(
                 row=name,
-                throttled_periods=tuple(None if m is None else m.throttled_periods for m in means),
-                throttled_ms=tuple(None if m is None else m.throttled_ms for m in means),
+                means=tuple(got.get(i) for i in range(n)),
                 pairs=pairs,
                 pairs_within=within,
-                pooled_periods=pooled.throttled_periods,
-                pooled_agrees=tuple(None if m is None else not compare(m, pooled) for m in means),
+                pooled=pooled,
+                pooled_agrees=tuple(not compare(got[i], pooled) if i in got else None for i in range(n)),
                 model_agrees=agrees,
                 model_periods=model_periods,
             )
@@ -1004,24 +995,25 @@ def reproducibility_text(
         head += " tables the model is within the targets of | the model's throttled periods over the tables |"
     lines += ["", head, "|" + "---|" * (8 if with_model else 6)]
     for r in rows:
-        periods = ", ".join("—" if v is None else f"{v:.1f}" for v in r.throttled_periods)
-        ms = ", ".join("—" if v is None else f"{v:.1f}" for v in r.throttled_ms)
-        line = (
-            f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {r.pooled_periods:.1f} "
-            f"| {r.pooled_within} of {r.tables} |"
-        )
+        periods = ", ".join("—" if m is None else f"{m.throttled_periods:.1f}" for m in r.means)
+        ms = ", ".join("—" if m is None else f"{m.throttled_ms:.1f}" for m in r.means)
+        pooled = r.pooled.throttled_periods
+        line = f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {pooled:.1f} | {r.pooled_within} of {r.tables} |"
         if with_model:
-            mp = (
-                "—" if r.model_periods is None else f"{r.model_periods:.1f} ({_dev(r.pooled_periods, r.model_periods)})"
-            )
+            mp = "—" if r.model_periods is None else f"{r.model_periods:.1f} ({_dev(pooled, r.model_periods)})"
             line += f" {r.model_within} of {r.model_tables} | {mp} |"
         lines.append(line)
+
+    def whole(flags: list[tuple[bool | None, ...]]) -> int:
+        """The tables no row disagrees with."""
+        return sum(1 for i in range(len(names)) if all(f[i] is not False for f in flags))
+
     summary = f"the kernel's tables agree within the targets on every row in {pairs_within} of {pairs} pairs"
-    whole = sum(1 for i in range(len(names)) if all(r.pooled_agrees[i] is not False for r in rows))
-    summary += f"; the mean of all the runs agrees with every row of {whole} of {len(names)} tables"
+    summary += f"; the mean of all the runs agrees with every row of {whole([r.pooled_agrees for r in rows])} of {len(names)} tables"
     if with_model:
-        whole = sum(1 for i in range(len(names)) if all(r.model_agrees[i] is not False for r in rows))
-        summary += f"; the model agrees with every row of {whole} of {len(names)} tables"
+        summary += (
+            f"; the model agrees with every row of {whole([r.model_agrees for r in rows])} of {len(names)} tables"
+        )
     off = [f"{r.row} ({r.pairs_within} of {r.pairs})" for r in rows if r.pairs_within < r.pairs]
     if off:
         summary += "; rows the kernel does not reproduce in every pair: " + ", ".join(off)
@@ -1211,11 +1203,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.save:
         saved.write(args.save)
     header = saved.header
-    others: dict[str, tuple[list[Measurement], float]] = {}
-    if args.against:
-        assert other is not None
-        others = other.runs
-        configs = [c for c in configs if c.name in others]
+    if other is not None:
+        configs = [c for c in configs if c.name in other.runs]
         header += f"; against {other.header}"
         if not configs:
             print(
@@ -1223,7 +1212,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-    versus = "other kernel" if args.against else "model"
+    versus = "model" if other is None else "other kernel"
     rows, loads, lats, traces = [], [], [], []
     bad: list[str] = []
     for cfg in configs:
@@ -1233,10 +1222,7 @@ def main(argv: list[str] | None = None) -> int:
         traces.append(other_tasks_text(reals))
         lat = saved.row_latency.get(cfg.name)
         lats.append(lat)
-        if args.against:
-            model = mean(others[cfg.name][0])
-        else:
-            model = _model(cfg, saved, args)
+        model = _model(cfg, saved, args) if other is None else mean(other.runs[cfg.name][0])
         rows.append((cfg, real, model))
         problems = compare(real, model, versus)
         if problems:
