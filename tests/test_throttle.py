@@ -525,3 +525,13 @@ def test_other_tasks_must_be_on_the_scenarios_cpus():
         Scenario(cpus=2, threads=1, quota_us=None, other_tasks=((2, 0, 10),))
     with pytest.raises(ValueError, match="other_tasks"):
         Scenario(cpus=2, threads=1, quota_us=None, other_tasks=((0, 10, 10),))
+
+
+def test_an_other_task_starting_as_the_period_refills_stops_the_unthrottled_thread():
+    """Under 50 ms per 100 ms, a CPU-bound thread is throttled from 50 to 100 ms. Another task holds
+    its CPU from 60 ms and, in a second interval, from 100 to 130 ms: the thread unthrottled at 100
+    ms does not run beside it but from 130 ms, so it is throttled again from 180 ms, 20 ms before
+    the period ends: 70 ms in all."""
+    sc = Scenario(cpus=1, threads=1, quota_us=50_000, seconds_us=200_000, hz=1000, workload=Workload(kind=CPU_BOUND))
+    r = simulate(replace(sc, other_tasks=((0, 60_000, 100_000), (0, 100_000, 130_000))))
+    assert (r.cpu_used_ns, r.throttled_time_ns) == (100_000_000, 70_000_000)

@@ -811,7 +811,7 @@ class _Sim:
         picks afresh, without the slice protection it had."""
         if end <= cpu.busy_until:
             return
-        if cpu.busy_until < now and cpu.running_since >= 0:
+        if cpu.running_since >= 0:  # a thread runs there (none can while another task holds it)
             self.charge(cpu, now)
             self.update_deadline(cpu)
             cpu.curr = None
