@@ -914,22 +914,6 @@ class RowAgreement:
     # the model's throttled periods over the tables, each weighted by its kernel runs
     model_periods: float | None = None
 
-    @property
-    def tables(self) -> int:
-        return len(self.means) - self.means.count(None)
-
-    @property
-    def pooled_within(self) -> int:
-        return self.pooled_agrees.count(True)
-
-    @property
-    def model_tables(self) -> int:
-        return len(self.model_agrees) - self.model_agrees.count(None)
-
-    @property
-    def model_within(self) -> int:
-        return self.model_agrees.count(True)
-
 
 def reproducibility(
     tables: list[dict[str, list[Measurement]]], models: list[dict[str, Measurement]] | None = None
@@ -981,6 +965,11 @@ def reproducibility(
     return per_row, all_pairs, all_pairs - len(pair_off)
 
 
+def _of(agrees: tuple[bool | None, ...]) -> str:
+    """ "k of n": the tables that agree, of those compared (None: not compared)."""
+    return f"{agrees.count(True)} of {len(agrees) - agrees.count(None)}"
+
+
 def reproducibility_text(
     names: list[str], rows: list[RowAgreement], pairs: int, pairs_within: int, with_model: bool
 ) -> str:
@@ -998,10 +987,10 @@ def reproducibility_text(
         periods = ", ".join("—" if m is None else f"{m.throttled_periods:.1f}" for m in r.means)
         ms = ", ".join("—" if m is None else f"{m.throttled_ms:.1f}" for m in r.means)
         pooled = r.pooled.throttled_periods
-        line = f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {pooled:.1f} | {r.pooled_within} of {r.tables} |"
+        line = f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {pooled:.1f} | {_of(r.pooled_agrees)} |"
         if with_model:
             mp = "—" if r.model_periods is None else f"{r.model_periods:.1f} ({_dev(pooled, r.model_periods)})"
-            line += f" {r.model_within} of {r.model_tables} | {mp} |"
+            line += f" {_of(r.model_agrees)} | {mp} |"
         lines.append(line)
 
     def whole(flags: list[tuple[bool | None, ...]]) -> int:
