@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import replace
 
 import pytest
@@ -375,6 +376,42 @@ def test_cpu_besides_the_work_at_wake_up_and_at_sleep():
 
     with pytest.raises(ValueError):
         replace(sc, sleep_cpu_us=-1)
+
+
+def test_cpu_besides_the_work_varies_from_burst_to_burst():
+    """With ``wake_cpu_sd_us`` each burst's CPU on waking is drawn (gamma: the given mean and
+    deviation), so a lone periodic worker's waits spread around the same mean: 50 us on average
+    with a deviation of 40, a median below the mean and a 99th percentile far above it; the CPU
+    used still averages 1.05 ms per burst. Over 10 s, no quota."""
+    wl = Workload(burst_us=1_000, fixed_bursts=True, sleep_samples_us=(4_000,), wake_spread=False)
+    sc = Scenario(cpus=1, threads=1, quota_us=None, seconds_us=10_000_000, workload=wl, wake_cpu_us=50)
+    r = simulate(replace(sc, wake_cpu_sd_us=40))
+    assert r.burst_delay_mean_ns == pytest.approx(50_000, rel=0.05)
+    assert r.burst_delay_p50_ns < 45_000 and r.burst_delay_p99_ns > 150_000
+    assert (r.cpu_used_ns - r.bursts_done * 1_000_000) / r.bursts_done == pytest.approx(50_000, rel=0.05)
+    same = simulate(sc)  # without the deviation every burst takes the same 50 us
+    assert same.burst_delay_p50_ns == same.burst_delay_p99_ns == 50_000
+    with pytest.raises(ValueError):
+        replace(sc, wake_cpu_sd_us=-1)
+
+
+def test_cpus_wake_up_latencies_differ_within_a_run():
+    """With ``wake_latency_spread_us`` each CPU's idle wake-up latency is drawn once per run: over
+    400 runs the two CPUs' differ by 20 us (standard deviation) around the given 80 us; a lone
+    periodic worker on each CPU then waits its own CPU's latency for every burst."""
+    from podfit.throttle.sim import _Sim
+
+    wl = Workload(burst_us=1_000, fixed_bursts=True, sleep_samples_us=(4_000,), wake_spread=False)
+    sc = Scenario(cpus=2, threads=2, quota_us=None, seconds_us=1_000_000, workload=wl, wake_latency_us=80)
+    assert [c.wake_latency for c in _Sim(sc).cpus] == [80_000, 80_000]
+    drawn = [[c.wake_latency for c in _Sim(replace(sc, seed=s, wake_latency_spread_us=20)).cpus] for s in range(400)]
+    diffs = [b - a for a, b in drawn]
+    assert statistics.pstdev(diffs) == pytest.approx(20_000, rel=0.1)
+    assert statistics.mean(x for pair in drawn for x in pair) == pytest.approx(80_000, abs=1_500)
+    r = simulate(replace(sc, seed=3, wake_latency_spread_us=20))
+    lo, hi = sorted(drawn[3])
+    assert lo != hi and r.burst_delay_p99_ns == hi
+    assert r.burst_delay_mean_ns == pytest.approx((lo + hi) / 2, abs=1_000)
 
 
 def test_cpu_besides_the_work_adds_to_the_demand_under_a_limit():

@@ -119,6 +119,13 @@ class Scenario:
     the thread is off the CPU (the next burst still arrives a sleep after the work ended); both are
     charged to the group like the work. In a program they are the system calls, the clock reads and,
     in a virtual machine, the exits these cause; 0 unless given (an ideal machine).
+    ``wake_cpu_sd_us``: how much ``wake_cpu_us`` varies from burst to burst (its standard
+    deviation): each burst's is drawn from a gamma distribution with that mean and this deviation;
+    0: every burst the same. ``wake_latency_spread_us``: how much the CPUs' idle wake-up latencies
+    differ within a run: each CPU's is ``wake_latency_us`` plus an offset drawn once per run, normal
+    with a standard deviation of this over √2 (so the difference between two CPUs' has this one);
+    0: every CPU the same. Periodic workers on two CPUs whose latencies differ have cycles of
+    different lengths, so the phase between the CPUs drifts.
     ``other_tasks``: ``(cpu, start_us, end_us)`` intervals in which tasks outside the group held a
     CPU (the machine's own services, kernel threads); the group's threads do not run there, and a
     thread they took the CPU from goes back to its queue, so that EEVDF picks afresh when they end.
@@ -144,6 +151,8 @@ class Scenario:
     wake_latency_us: int = 0  # how long an idle CPU takes to run a thread woken on it
     wake_cpu_us: int = 0  # CPU a thread runs after each wake-up before its burst's work
     sleep_cpu_us: int = 0  # CPU a thread runs after each burst's work before it sleeps
+    wake_cpu_sd_us: int = 0  # standard deviation of wake_cpu_us from burst to burst
+    wake_latency_spread_us: int = 0  # standard deviation of the difference of two CPUs' wake_latency_us
     workload: Workload = field(default_factory=Workload)
     groups: tuple[tuple[int, Workload], ...] = ()  # (threads, workload) per thread group
     other_tasks: tuple[tuple[int, int, int], ...] = ()  # (cpu, start_us, end_us): CPU held by others
@@ -169,6 +178,8 @@ class Scenario:
             raise ValueError("wake_latency_us must not be negative")
         if self.wake_cpu_us < 0 or self.sleep_cpu_us < 0:
             raise ValueError("wake_cpu_us and sleep_cpu_us must not be negative")
+        if self.wake_cpu_sd_us < 0 or self.wake_latency_spread_us < 0:
+            raise ValueError("wake_cpu_sd_us and wake_latency_spread_us must not be negative")
         if any(not 0 <= c < self.cpus or not 0 <= a < b for c, a, b in self.other_tasks):
             raise ValueError(
                 "other_tasks intervals must be (cpu, start_us, end_us) on a CPU of the scenario, start before end"

@@ -44,7 +44,9 @@ second-piece apart and stay in step, each cycle longer by the shared wait.
 
 A thread waking on an idle CPU runs after ``wake_latency_us`` (the CPU leaving its idle state): the
 first of two periodic workers that share a CPU starts late and the second does not, so their bursts
-drift together until they overlap.
+drift together until they overlap. With ``wake_latency_spread_us`` each CPU's latency is drawn once
+per run, so periodic workers on different CPUs drift against each other; with ``wake_cpu_sd_us``
+the CPU a thread runs on waking is drawn per burst.
 
 Simplifications (documented in docs/throttling.md): a waking thread stays on its previous CPU when
 that CPU has no other thread of the group, otherwise goes to a random CPU without one (the kernel's
@@ -121,6 +123,8 @@ class _Params:
     wake_latency: int  # how long an idle CPU takes to run a thread woken on it (ns)
     wake_cpu: int  # CPU a thread runs after a wake-up before its work (ns)
     sleep_cpu: int  # CPU a thread runs after its work while it goes to sleep (ns)
+    wake_cpu_sd: int  # standard deviation of wake_cpu from burst to burst (ns)
+    latency_spread: int  # standard deviation of the difference of two CPUs' wake latencies (ns)
     other_tasks: tuple[tuple[int, int, int], ...]  # (cpu, start, end) held by other tasks (ns)
 
     @classmethod
@@ -150,6 +154,8 @@ class _Params:
             wake_latency=sc.wake_latency_us * 1000,
             wake_cpu=sc.wake_cpu_us * 1000,
             sleep_cpu=sc.sleep_cpu_us * 1000,
+            wake_cpu_sd=sc.wake_cpu_sd_us * 1000,
+            latency_spread=sc.wake_latency_spread_us * 1000,
             other_tasks=tuple((c, a * 1000, b * 1000) for c, a, b in sc.other_tasks),
         )
 
@@ -221,6 +227,7 @@ class _Cpu:
     vsum: int = 0  # the queued threads' vruntimes summed (queue and delayed): V = vsum / count
     vref: int = 0  # where a thread waking on an empty queue is placed
     waking: int = -1  # an idle CPU being woken up runs its first thread from this time
+    wake_latency: int = 0  # how long this CPU takes to run a thread woken on it while idle (ns)
     runtime: int = 0  # runtime_remaining (ns); negative: a debt
     throttled: bool = False
     throttled_since: int = -1  # throttled_clock; -1 when not counting
@@ -276,7 +283,12 @@ class _Sim:
         p = self.p = _Params.of(sc)
         self.rng = random.Random(sc.seed)
         self.expo = self.rng.expovariate
-        self.cpus = [_Cpu(c) for c in range(p.cpus)]
+        self.cpus = [_Cpu(c, wake_latency=p.wake_latency) for c in range(p.cpus)]
+        if p.latency_spread:
+            # each CPU's idle wake-up latency is off the mean by its own draw, fixed for the run
+            sd = p.latency_spread / math.sqrt(2)
+            for cpu in self.cpus:
+                cpu.wake_latency = max(0, p.wake_latency + int(self.rng.gauss(0, sd)))
         self.threads = [_Thread(t, self.cpus[t % p.cpus], p.groups[p.group_of[t]]) for t in range(p.threads)]
         # setting the quota fills the pool
         self.bw = _Bandwidth(pool=p.quota, snap=p.quota, next_period=p.period)
@@ -602,7 +614,11 @@ class _Sim:
         else:
             w = g.burst_mean if g.fixed_bursts else max(1, int(self.expo(g.inv_burst)))
         t.work = w
-        t.work_left = w + self.p.wake_cpu
+        wc = self.p.wake_cpu
+        if self.p.wake_cpu_sd and wc:
+            k = (wc / self.p.wake_cpu_sd) ** 2  # gamma shape for this mean and deviation
+            wc = int(self.rng.gammavariate(k, wc / k))
+        t.work_left = w + wc
         t.arrival = now
 
     def sleep(self, t: _Thread, now: int, first: bool = False) -> None:
@@ -690,7 +706,7 @@ class _Sim:
             return
         if t.g.spread and cpu.queue and idle:
             cpu = t.cpu = self.cpus[idle[self.rng.randrange(len(idle))]]
-        lat = self.p.wake_latency
+        lat = cpu.wake_latency
         if lat and not cpu.queue:
             # the CPU is idle (halted): the thread runs once the CPU has woken up; threads that wake
             # on it meanwhile are queued at the same moment
