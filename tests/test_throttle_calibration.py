@@ -263,9 +263,11 @@ def test_each_row_simulated_with_the_latency_around_it(tmp_path, capsys, monkeyp
     seen = []
     real_simulate_mean = cal.simulate_mean
 
-    def spy(cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0, other_tasks=None, seeds=cal.MODEL_SEEDS):
+    def spy(
+        cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0, other_tasks=None, seeds=cal.MODEL_SEEDS, jitter=False
+    ):
         seen.append(wake_latency)
-        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu, other_tasks, seeds)
+        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu, other_tasks, seeds, jitter)
 
     monkeypatch.setattr(cal, "simulate_mean", spy)
     busy = cal.LatencyProfile((60, 70, 99), (130, 1_700, 8_000))
@@ -392,9 +394,19 @@ def test_resolve_measures_a_scattered_row_again(monkeypatch, counts, runs):
     monkeypatch.setattr(cal, "wake_latency_profile", lambda exe: (70, 90, 120))
     monkeypatch.setattr(cal, "_compile", lambda workdir: "burst")
     row = next(c for c in cal.CONFIGS if c.name == "1000m/4 fixed 5ms")
-    saved = cal._measure_rows([row], repeat=5, resolve=10)
+    lines: list[str] = []
+    saved = cal._measure_rows([row], repeat=5, resolve=10, progress=lines.append)
     assert len(saved.runs[row.name][0]) == runs
     assert seeds == list(range(runs))  # each run its own seed
+    # one progress line as the row starts, and one per run beyond --repeat, with the scatter so far
+    assert lines[0] == "[1/1] 1000m/4 fixed 5ms: 5 runs of 15 s"
+    assert len(lines) == 1 + runs - 5
+    if runs > 5:
+        # 6, 4, 12, 9, 8: mean 7.8, standard deviation 3.03, twice the standard error 2.71 (35 %)
+        # against a tolerance of 1.17, so 5 × (2.71 / 1.17)² = 26.9 runs
+        assert lines[1] == (
+            "[1/1] 1000m/4 fixed 5ms: run 6 of at most 10 (its mean throttled periods ±35 % after 5; 27 runs would do)"
+        )
 
 
 # sched_stat_runtime lines as tracefs prints them (trace_clock mono), around a run that started at
@@ -431,7 +443,7 @@ def test_model_replays_each_runs_other_tasks(monkeypatch):
     """Seed k of the model replays the other tasks traced in kernel run k mod the runs."""
     seen = []
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=()):
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False):
         seen.append((seed, other_tasks))
         return cal.Measurement(30, 1, 0, 0, 3)
 
@@ -471,7 +483,7 @@ def test_seeds_sets_how_many_seeds_the_model_runs(tmp_path, monkeypatch, capsys)
     """--seeds N simulates each row with seeds 0..N-1 (the summary says when 32 are too few)."""
     seen = []
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=()):
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False):
         seen.append(seed)
         return cal.Measurement(30, 30, 30 * 80 * 10**6, 6 * 10**8, 3)
 
@@ -529,7 +541,7 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     """--with-model simulates each table's rows and counts the tables the model agrees with: a model
     throttled in 30 of 30 periods agrees with tables of 30 and 29, not with one of 20."""
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=()):
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False):
         return cal.Measurement(31, 30, 30 * 78 * 10**6, 6 * 10**8, 3.0)
 
     monkeypatch.setattr(cal, "simulate_config", fake)

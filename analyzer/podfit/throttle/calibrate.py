@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -587,8 +588,8 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
 def wake_latency_profile(exe: str) -> tuple[int, int, int]:
     """The idle wake-up latency in µs: the median over this machine's CPUs of each CPU's median of
     200 timer wake-ups (the model's ``wake_latency_us``), and the highest of the CPUs' 90th and 99th percentiles. A tail of
-    milliseconds means the host kept the virtual CPUs waiting, which a guest without steal time
-    cannot see in /proc/stat."""
+    milliseconds means the host was slow to resume the halted virtual CPUs (steal time, which
+    other_load counts, is reported in 10 ms ticks)."""
     p50: list[int] = []
     p90: list[int] = []
     p99: list[int] = []
@@ -680,6 +681,7 @@ def simulate_mean(
     sleep_cpu: int = 0,
     other_tasks: list[tuple[tuple[int, int, int], ...]] | None = None,
     seeds: int = MODEL_SEEDS,
+    jitter: bool = False,
 ) -> Measurement:
     """The model's mean over ``seeds`` seeds; with ``other_tasks`` (the kernel runs' traced
     intervals), seed k replays those of run k mod the runs."""
@@ -693,6 +695,7 @@ def simulate_mean(
                 wake_cpu,
                 sleep_cpu,
                 other_tasks[seed % len(other_tasks)] if other_tasks else (),
+                jitter,
             )
             for seed in range(seeds)
         ]
@@ -707,9 +710,12 @@ def simulate_config(
     wake_cpu: int = 0,
     sleep_cpu: int = 0,
     other_tasks: tuple[tuple[int, int, int], ...] = (),
+    jitter: bool = False,
 ) -> Measurement:
     """One seed of the model for a row, on ``machine`` (default: this one), with the CPUs held by
-    ``other_tasks`` (traced on that machine, within the run)."""
+    ``other_tasks`` (traced on that machine, within the run); with ``jitter``, the CPU besides the
+    work varies from burst to burst and the CPUs' wake-up latencies from each other as measured on
+    this machine kind (``BURST_CPU_SD_US``, ``LATENCY_SPREAD_US``)."""
     m = machine or Machine.here()
     flags = kernel_flags(m.release)
     sc = Scenario(
@@ -738,6 +744,8 @@ def simulate_config(
         wake_latency_us=wake_latency,
         wake_cpu_us=wake_cpu,
         sleep_cpu_us=sleep_cpu,
+        wake_cpu_sd_us=BURST_CPU_SD_US if jitter else 0,
+        wake_latency_spread_us=LATENCY_SPREAD_US if jitter else 0,
         other_tasks=other_tasks,
     )
     r = simulate(sc)
@@ -759,6 +767,15 @@ def simulate_config(
 # this kernel's trace does not show (some switches from the idle task are missing) and which grows
 # with how long the CPU was idle (29 µs per wake-up after 1 ms sleeps, 66 µs after 20-50 ms).
 SLEEP_CPU_US = 6
+
+# How the machine varies around the row's means, measured on this machine kind in per-burst records
+# of `1000m/4 fixed 5ms` (docs/throttling.md). The CPU a thread used besides its work varied from
+# burst to burst with a standard deviation of 14 µs (5-35 µs between the 10th and 90th percentiles);
+# the model draws the waking part so. The two CPUs' pairs of workers had cycles of different
+# lengths within a run, the difference between them (their idle wake-ups) drawn anew each run: a
+# standard deviation of 9 µs over 50 runs of 15 s (mean -0.7 µs).
+BURST_CPU_SD_US = 14
+LATENCY_SPREAD_US = 9
 
 
 def split_burst_cpu(per_burst_us: float | None) -> tuple[int, int]:
@@ -1072,21 +1089,36 @@ def _measurement(d: dict[str, object]) -> Measurement:
     return Measurement(**d)  # type: ignore[arg-type]
 
 
-def _measure_rows(configs: list[Config], repeat: int, resolve: int = 0) -> SavedRuns:
+def _no_progress(line: str) -> None:
+    pass
+
+
+def _measure_rows(
+    configs: list[Config], repeat: int, resolve: int = 0, progress: Callable[[str], None] = _no_progress
+) -> SavedRuns:
     """The kernel's runs of each row and the highest other load during them; the idle wake-up
     latency around each row (measured between rows, so a row's "after" is the next row's "before").
     With ``resolve``, a row whose runs scatter too widely for the target gets more, up to that many
-    in all, until its mean is known to the target (``runs_to_resolve``)."""
+    in all, until its mean is known to the target (``runs_to_resolve``). ``progress`` gets a line
+    as each row starts and as each extra run of a scattered row starts."""
     runs: dict[str, tuple[list[Measurement], float]] = {}
     latency: dict[str, LatencyProfile] = {}
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
         exe = _compile(d)
         first = before_row = wake_latency_profile(exe)
-        for cfg in configs:
+        for i, cfg in enumerate(configs, 1):
             reals: list[Measurement] = []
             load = 0.0
             run = 0
-            while run < repeat or (run < resolve and runs_to_resolve(mean(reals)) is not None):
+            progress(f"[{i}/{len(configs)}] {cfg.name}: {repeat} run{'s' * (repeat != 1)} of {cfg.seconds} s")
+            while run < repeat or (run < resolve and (need := runs_to_resolve(mean(reals))) is not None):
+                if run >= repeat:
+                    m = mean(reals)
+                    share = 100 * (m.throttled_periods_two_se or 0) / m.throttled_periods
+                    progress(
+                        f"[{i}/{len(configs)}] {cfg.name}: run {run + 1} of at most {resolve} (its mean "
+                        f"throttled periods ±{share:.0f} % after {run}; {need} runs would do)"
+                    )
                 before = busy_ns()
                 reals.append(measure(cfg, exe, seed=run))
                 load = max(load, other_load(before, busy_ns(), reals[-1]))
@@ -1143,6 +1175,12 @@ def main(argv: list[str] | None = None) -> int:
         help="simulate without the CPU the threads used besides their work (to see what it changes)",
     )
     ap.add_argument(
+        "--no-jitter",
+        action="store_true",
+        help="simulate every burst's CPU besides its work and every CPU's wake-up latency the same "
+        "(the row's means), without the variation measured on this machine kind",
+    )
+    ap.add_argument(
         "--seeds",
         type=int,
         default=MODEL_SEEDS,
@@ -1188,7 +1226,7 @@ def main(argv: list[str] | None = None) -> int:
         except CgroupUnavailable as e:
             print(f"skipped: {e}", file=sys.stderr)
             return 2
-        saved = _measure_rows(configs, args.repeat, args.resolve)
+        saved = _measure_rows(configs, args.repeat, args.resolve, lambda line: print(line, file=sys.stderr, flush=True))
     if args.save:
         saved.write(args.save)
     header = saved.header
@@ -1221,6 +1259,7 @@ def main(argv: list[str] | None = None) -> int:
         header
         + (", without the CPU besides the work" if args.no_burst_cpu else "")
         + (", without the other tasks" if args.without_other_tasks else "")
+        + (", without jitter" if args.no_jitter else "")
     )
     print(table(rows, loads, lats, versus=versus, others=traces))
     print(_summary(configs, bad, saved.row_latency) + _scatter(rows, versus))
@@ -1244,6 +1283,7 @@ def _model(cfg: Config, saved: SavedRuns, args: argparse.Namespace) -> Measureme
         wake_cpu=wake_cpu,
         sleep_cpu=sleep_cpu,
         other_tasks=None if args.without_other_tasks else traced or None,
+        jitter=not args.no_jitter,
         seeds=args.seeds,
     )
 
