@@ -286,6 +286,27 @@ def test_each_row_simulated_with_the_latency_around_it(tmp_path, capsys, monkeyp
     assert out.splitlines()[-1] == "1 of 1 rows within the targets"
 
 
+def test_rows_simulated_with_the_measured_variation_unless_no_jitter(tmp_path, capsys, monkeypatch):
+    """--load simulates every seed with the variation measured on this machine kind (the CPU besides
+    the work per burst, the CPUs' wake-up latencies); --no-jitter leaves both at 0 and says so."""
+    seen = []
+    real_simulate = cal.simulate
+
+    def spy(sc):
+        seen.append((sc.wake_cpu_sd_us, sc.wake_latency_spread_us))
+        return real_simulate(sc)
+
+    monkeypatch.setattr(cal, "simulate", spy)
+    path = _save(tmp_path / "a.json", 30)
+    assert cal.main(["--load", path, "--seeds", "2", "200m/1"]) == 0
+    assert seen == [(cal.BURST_CPU_SD_US, cal.LATENCY_SPREAD_US)] * 2 == [(14, 9)] * 2
+    assert capsys.readouterr().out.startswith("kernel a\n")
+    seen.clear()
+    assert cal.main(["--load", path, "--seeds", "2", "--no-jitter", "200m/1"]) == 0
+    assert seen == [(0, 0)] * 2
+    assert capsys.readouterr().out.startswith("kernel a, without jitter\n")
+
+
 def test_kernel_runs_against_other_kernel_runs(tmp_path, capsys):
     """--against compares two sets of kernel runs by the model's targets: how well the kernel
     reproduces itself."""
@@ -404,9 +425,7 @@ def test_resolve_measures_a_scattered_row_again(monkeypatch, counts, runs):
     if runs > 5:
         # 6, 4, 12, 9, 8: mean 7.8, standard deviation 3.03, twice the standard error 2.71 (35 %)
         # against a tolerance of 1.17, so 5 × (2.71 / 1.17)² = 26.9 runs
-        assert lines[1] == (
-            "[1/1] 1000m/4 fixed 5ms: run 6 of at most 10 (its mean throttled periods ±35 % after 5; 27 runs would do)"
-        )
+        assert lines[1] == "[1/1] 1000m/4 fixed 5ms: run 6 of at most 10 (±35 % over 5 runs, 27 would do)"
 
 
 # sched_stat_runtime lines as tracefs prints them (trace_clock mono), around a run that started at

@@ -1111,14 +1111,12 @@ def _measure_rows(
             load = 0.0
             run = 0
             progress(f"[{i}/{len(configs)}] {cfg.name}: {repeat} run{'s' * (repeat != 1)} of {cfg.seconds} s")
-            while run < repeat or (run < resolve and (need := runs_to_resolve(mean(reals))) is not None):
+            while run < repeat or run < resolve:
                 if run >= repeat:
-                    m = mean(reals)
-                    share = 100 * (m.throttled_periods_two_se or 0) / m.throttled_periods
-                    progress(
-                        f"[{i}/{len(configs)}] {cfg.name}: run {run + 1} of at most {resolve} (its mean "
-                        f"throttled periods ±{share:.0f} % after {run}; {need} runs would do)"
-                    )
+                    scatter = _scatter_text(mean(reals), "runs")
+                    if scatter is None:
+                        break
+                    progress(f"[{i}/{len(configs)}] {cfg.name}: run {run + 1} of at most {resolve} ({scatter})")
                 before = busy_ns()
                 reals.append(measure(cfg, exe, seed=run))
                 load = max(load, other_load(before, busy_ns(), reals[-1]))
@@ -1324,6 +1322,15 @@ def _summary(configs: list[Config], bad: list[str], row_latency: dict[str, Laten
     return out
 
 
+def _scatter_text(m: Measurement, unit: str) -> str | None:
+    """ "±X % over N runs, K would do" where ``m``'s throttled periods scatter too widely for the
+    target (twice the standard error of the mean as a share of it), else None."""
+    need, two_se = runs_to_resolve(m), m.throttled_periods_two_se
+    if need is None or two_se is None:
+        return None
+    return f"±{100 * two_se / m.throttled_periods:.0f} % over {m.runs} {unit}, {need} would do"
+
+
 def _scatter(rows: list[tuple[Config, Measurement, Measurement]], versus: str) -> str:
     """The rows whose runs scatter too widely for their mean throttled periods to be held to the
     target: twice the standard error of the mean (as a share of it) and the runs that would do."""
@@ -1331,11 +1338,9 @@ def _scatter(rows: list[tuple[Config, Measurement, Measurement]], versus: str) -
     for cfg, real, other in rows:
         sides = []
         for name, m, unit in (("kernel", real, "runs"), (versus, other, "seeds" if versus == "model" else "runs")):
-            need, two_se = runs_to_resolve(m), m.throttled_periods_two_se
-            if need is not None and two_se is not None:
-                sides.append(
-                    f"{name} ±{100 * two_se / m.throttled_periods:.0f} % over {m.runs} {unit}, {need} would do"
-                )
+            scatter = _scatter_text(m, unit)
+            if scatter is not None:
+                sides.append(f"{name} {scatter}")
         if sides:
             parts.append(f"{cfg.name} ({'; '.join(sides)})")
     if not parts:
