@@ -20,8 +20,10 @@ The deterministic tests of the simulator itself (closed forms, invariants) are t
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
@@ -107,6 +109,31 @@ def test_kernel_obeys_the_quota_and_throttles_as_the_model_bounds(exe, cfg):
     tr = real.throttled_time_ns / max(1, real.nr_periods)
     tm = model.throttled_time_ns / max(1, model.nr_periods)
     assert tr <= tm * 1.35 + 20e6, shown
+
+
+def test_other_tasks_traced_only_when_asked(exe):
+    """A run traces the other tasks unless told not to; untraced it records none (None, not an
+    empty trace, so the model does not replay a CPU free of them)."""
+    cfg = cal.Config("50ms/1 busy", 50_000, 1, seconds=1)
+    assert cal.measure(cfg, exe, trace=False).other_tasks is None
+    if cal._OtherTasksTrace("burst").root is not None:
+        assert isinstance(cal.measure(cfg, exe).other_tasks, tuple)
+
+
+def test_sign_flip_p_of_the_trace_experiment():
+    """bench/calibration_trace_ab.py's paired test: over 10,000 random sign flips it is within 0.02
+    of the exact share of all 2^n flips whose mean is as far from 0, and pairs that differ only by
+    noise are not called a difference."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+    from calibration_trace_ab import sign_flip_p
+
+    for diffs in ([3, 1, 4, 2, 5, 1, 2, 6], [2, -1, 3, -4, 1, 0, -2, 2], [1, 1, 1, 1, 1, 1, 1, -1]):
+        flips = list(itertools.product((1, -1), repeat=len(diffs)))
+        exact = sum(
+            1 for f in flips if abs(sum(a * b for a, b in zip(f, diffs, strict=True))) >= abs(sum(diffs))
+        ) / len(flips)
+        assert abs(sign_flip_p(diffs) - exact) < 0.02
+    assert sign_flip_p([2, -1, 3, -4, 1, 0, -2, 2]) > 0.5
 
 
 def test_cgroups_cleaned_up(exe):
@@ -520,7 +547,12 @@ def test_reproducibility_counts_the_pairs_of_tables_that_agree(tmp_path, capsys)
     assert cal.main(["--reproducibility", *paths]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[:3] == [f"1: {paths[0]}", f"2: {paths[1]}", f"3: {paths[2]}"]
-    assert "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 |" in out
+    # each table's two runs alike: 6 of the 90 deals keep every pair together, p about 0.07
+    differ = cal.tables_differ([[30, 30], [29, 29], [20, 20]])
+    assert abs(differ - 6 / 90) < 0.02
+    assert (
+        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {cal._p_text(differ)} |" in out
+    )
     assert out[-1] == (
         "the kernel's tables agree within the targets on every row in 1 of 3 pairs; the mean of all the runs "
         "agrees with every row of 2 of 3 tables; rows the kernel does not reproduce in every pair: "
@@ -556,6 +588,77 @@ def test_reproducibility_of_rows_measured_in_only_some_tables():
     assert (pairs, within) == (6, 4)
 
 
+def _exact_differ_p(samples):
+    """tables_differ's p over every deal of the runs to tables of the same sizes (small cases)."""
+    pooled = [v for x in samples for v in x]
+    sizes = [len(x) for x in samples]
+
+    def stat(values):
+        out, i = 0.0, 0
+        for n in sizes:
+            out += sum(values[i : i + n]) ** 2 / n
+            i += n
+        return out
+
+    observed = stat(pooled)
+    deals = list(itertools.permutations(range(len(pooled))))
+    hits = sum(1 for d in deals if stat([pooled[k] for k in d]) >= observed - 1e-9)
+    return hits / len(deals)
+
+
+@pytest.mark.parametrize(
+    "samples",
+    [
+        [[0, 1, 2, 3], [5, 6, 7, 8]],  # apart: only the observed deal and its mirror are as extreme
+        [[1, 7, 3, 5], [2, 6, 4, 8]],  # interleaved
+        [[4, 9, 1], [3, 3, 8], [2, 7]],  # three tables of unequal size
+    ],
+)
+def test_tables_differ_estimates_the_exact_permutation_p(samples):
+    """The permutation test's p, estimated from 2,000 random deals, is within 0.03 of the exact
+    share of all deals whose between-table sum of squares is at least the observed one."""
+    assert abs(cal.tables_differ(samples) - _exact_differ_p(samples)) < 0.03
+
+
+def test_tables_differ_tells_tables_that_moved_from_scattered_ones():
+    """Five tables of the same scattered runs, dealt differently, do not differ (p well above 0.01);
+    the same runs with one table's shifted up by 8 periods do. The same input gives the same p; with
+    fewer than two tables, or no table of two runs, there is nothing to test."""
+    runs = [2, 9, 5, 0, 7, 4, 11, 6, 3, 8, 5, 1, 10, 6, 4, 7, 2, 9, 5, 6, 3, 8, 4, 12, 5]
+    same = [runs[i::5] for i in range(5)]
+    moved = [x[:] for x in same]
+    moved[2] = [v + 8 for v in moved[2]]
+    assert cal.tables_differ(same) > 0.2
+    assert cal.tables_differ(moved) < cal.DIFFER_P
+    assert cal.tables_differ(moved) == cal.tables_differ(moved)
+    assert cal.tables_differ([runs]) is None
+    assert cal.tables_differ([[3], [9], [4]]) is None
+
+
+def test_reproducibility_names_the_rows_whose_tables_moved(tmp_path, capsys):
+    """The report gives each row the test's p and names in its summary the rows whose tables' means
+    differ beyond their runs' scatter: here the periodic row, whose second table reads 12 where the
+    first reads 4 with runs of 3-5; the CPU-bound row, read alike, is not named."""
+
+    def table(path, periodic):
+        busy = [cal.Measurement(31, n, n * 78 * 10**6, 6 * 10**8, 3.0, wall_s=3.04) for n in (30, 29, 30, 30)]
+        runs = {"200m/1 busy": (busy, 0.0), "1000m/4 fixed 5ms": (_runs(periodic), 0.0)}
+        cal.SavedRuns(f"kernel {path.stem}", cal.Machine(2, 250, "6.18.0"), 70, runs, {}).write(str(path))
+        return str(path)
+
+    paths = [table(tmp_path / "a.json", [3, 5, 4, 4, 3, 5]), table(tmp_path / "b.json", [11, 13, 12, 12, 11, 13])]
+    assert cal.main(["--reproducibility", *paths]) == 0
+    out = capsys.readouterr().out.splitlines()
+    p_busy = cal.tables_differ([[30, 29, 30, 30]] * 2)
+    p_periodic = cal.tables_differ([[3, 5, 4, 4, 3, 5], [11, 13, 12, 12, 11, 13]])
+    assert p_busy > 0.5 and p_periodic < 0.01
+    assert f"| 200m/1 busy | 29.8, 29.8 | 74.9, 74.9 | 1 of 1 | 29.8 | 2 of 2 | {cal._p_text(p_busy)} |" in out
+    assert out[-1].endswith(
+        "; rows whose tables' means differ beyond what their runs' scatter explains (p < 0.01): "
+        f"1000m/4 fixed 5ms ({cal._p_text(p_periodic)})"
+    )
+
+
 def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_path, monkeypatch, capsys):
     """--with-model simulates each table's rows and counts the tables the model agrees with: a model
     throttled in 30 of 30 periods agrees with tables of 30 and 29, not with one of 20."""
@@ -568,8 +671,10 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     assert cal.main(["--reproducibility", *paths, "--with-model", "--seeds", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
     # the model's 30 periods against the 26.3 of all the runs: +14 %
+    differ = cal._p_text(cal.tables_differ([[30, 30], [29, 29], [20, 20]]))
     assert (
-        "| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | 2 of 3 | 30.0 (+14%) |" in out
+        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {differ} | 2 of 3 | 30.0 (+14%) |"
+        in out
     )
     assert "; the model agrees with every row of 2 of 3 tables;" in out[-1]
 

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import shutil
 import statistics
@@ -488,11 +489,12 @@ class _OtherTasksTrace:
         return text
 
 
-def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
+def measure(cfg: Config, exe: str, seed: int = 0, trace: bool = True) -> Measurement:
     """Run ``exe`` in a fresh cgroup with the config's quota; return cpu.stat and CPU used. ``seed``
     draws the threads' phases, bursts and sleeps (as the model's seed does, though not the same draws).
-    Where tracefs can be written, the tasks outside the group that held a CPU during the run are
-    traced into ``other_tasks``."""
+    With ``trace``, where tracefs can be written, the tasks outside the group that held a CPU during
+    the run are traced into ``other_tasks`` (``bench/calibration_trace_ab.py`` measures whether the
+    tracing changes what it measures)."""
     root, version = cgroup_root()
     group = os.path.join(root, f"podfit-calib-{os.getpid()}-{time.monotonic_ns()}")
     try:
@@ -537,13 +539,13 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
         ]
         comm = os.path.basename(exe)[:15]  # the threads' command name (TASK_COMM_LEN)
         tracer = _OtherTasksTrace(comm)
-        traced = tracer.start()
+        traced = trace and tracer.start()
         t0 = time.monotonic()
         try:
             # the program stops itself after cfg.seconds; the timeout only guards against a hang
             proc = subprocess.run(args, capture_output=True, text=True, preexec_fn=enter, timeout=cfg.seconds + 120)
         finally:
-            trace = tracer.stop() if traced else ""
+            text = tracer.stop() if traced else ""
         elapsed = time.monotonic() - t0
         if proc.returncode != 0:
             raise RuntimeError(f"workload failed: {proc.stderr.strip()}")
@@ -556,7 +558,7 @@ def measure(cfg: Config, exe: str, seed: int = 0) -> Measurement:
         outside = re.search(r"outside_ns (-?\d+)", proc.stdout)
         wakes = re.search(r"wakes (\d+)", proc.stdout)
         start = re.search(r"start_ns (\d+)", proc.stdout)
-        others = other_task_intervals(trace, int(start.group(1)), cfg.seconds, comm) if traced and start else None
+        others = other_task_intervals(text, int(start.group(1)), cfg.seconds, comm) if traced and start else None
         st = _read_stat(os.path.join(group, "cpu.stat"))
         if version == 1:
             thr_ns = st.get("throttled_time", 0)
@@ -913,6 +915,45 @@ def table(
     return "\n".join(lines)
 
 
+# --reproducibility: rows whose tables' means differ by more than this chance of it under one
+# distribution of runs are named in the summary; the test's permutations and its fixed seed (the
+# report is the same on every call)
+DIFFER_P = 0.01
+PERMUTATIONS = 2000
+
+
+def tables_differ(samples: list[list[int]], permutations: int = PERMUTATIONS, seed: int = 0) -> float | None:
+    """How likely tables measuring one row would differ as much as ``samples`` (each table's
+    throttled periods, run by run) do if every run came from one distribution: a permutation test
+    of the one-way analysis of variance. The runs are dealt to tables of the same sizes at random
+    ``permutations`` times; the result is the share of deals whose between-table sum of squares is at
+    least the observed one, the observed deal counted (so never 0). With the total fixed, that sum
+    of squares rises with sum(S_i² / n_i), S_i the sum of table i's n_i runs, which is what is
+    compared. None where fewer than two tables have runs, or no table has two."""
+    tables = [list(x) for x in samples if x]
+    if len(tables) < 2 or all(len(x) < 2 for x in tables):
+        return None
+    pooled = [v for x in tables for v in x]
+    sizes = [len(x) for x in tables]
+
+    def stat(values: list[int]) -> float:
+        total, i = 0.0, 0
+        for n in sizes:
+            s = sum(values[i : i + n])
+            total += s * s / n
+            i += n
+        return total
+
+    observed = stat(pooled) * (1 - 1e-12)  # ties count as at least as extreme
+    rng = random.Random(seed)
+    hits = 1
+    for _ in range(permutations):
+        rng.shuffle(pooled)
+        if stat(pooled) >= observed:
+            hits += 1
+    return hits / (permutations + 1)
+
+
 @dataclass(frozen=True)
 class RowAgreement:
     """How one calibration row fares across several saved kernel tables: its mean in each (None
@@ -930,6 +971,9 @@ class RowAgreement:
     model_agrees: tuple[bool | None, ...] = ()  # None: not simulated or not measured
     # the model's throttled periods over the tables, each weighted by its kernel runs
     model_periods: float | None = None
+    # tables_differ over the tables that measured the row: how likely their means would differ this
+    # much if all their runs came from one distribution (None: no table has two runs)
+    differ_p: float | None = None
 
 
 def reproducibility(
@@ -976,10 +1020,16 @@ def reproducibility(
                 pooled_agrees=tuple(not compare(got[i], pooled) if i in got else None for i in range(n)),
                 model_agrees=agrees,
                 model_periods=model_periods,
+                differ_p=tables_differ([[run.nr_throttled for run in tables[i][name]] for i in have]),
             )
         )
     all_pairs = n * (n - 1) // 2
     return per_row, all_pairs, all_pairs - len(pair_off)
+
+
+def _p_text(p: float) -> str:
+    """A permutation test's p: two significant digits, "p < 0.001" at the test's resolution."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 
 def _of(agrees: tuple[bool | None, ...]) -> str:
@@ -995,16 +1045,20 @@ def reproducibility_text(
     head = (
         "| config | kernel throttled periods, table by table | kernel throttled ms/period "
         "| pairs of tables within the targets | all the runs' throttled periods | tables within the targets of "
-        "all the runs |"
+        "all the runs | tables' means differ beyond their runs' scatter (p) |"
     )
     if with_model:
         head += " tables the model is within the targets of | the model's throttled periods over the tables |"
-    lines += ["", head, "|" + "---|" * (8 if with_model else 6)]
+    lines += ["", head, "|" + "---|" * (9 if with_model else 7)]
     for r in rows:
         periods = ", ".join("—" if m is None else f"{m.throttled_periods:.1f}" for m in r.means)
         ms = ", ".join("—" if m is None else f"{m.throttled_ms:.1f}" for m in r.means)
         pooled = r.pooled.throttled_periods
-        line = f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {pooled:.1f} | {_of(r.pooled_agrees)} |"
+        differ = "—" if r.differ_p is None else _p_text(r.differ_p)
+        line = (
+            f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {pooled:.1f} | {_of(r.pooled_agrees)} "
+            f"| {differ} |"
+        )
         if with_model:
             mp = "—" if r.model_periods is None else f"{r.model_periods:.1f} ({_dev(pooled, r.model_periods)})"
             line += f" {_of(r.model_agrees)} | {mp} |"
@@ -1023,6 +1077,12 @@ def reproducibility_text(
     off = [f"{r.row} ({r.pairs_within} of {r.pairs})" for r in rows if r.pairs_within < r.pairs]
     if off:
         summary += "; rows the kernel does not reproduce in every pair: " + ", ".join(off)
+    moved = [f"{r.row} ({_p_text(r.differ_p)})" for r in rows if r.differ_p is not None and r.differ_p < DIFFER_P]
+    if moved:
+        summary += (
+            "; rows whose tables' means differ beyond what their runs' scatter explains "
+            f"(p < {DIFFER_P}): " + ", ".join(moved)
+        )
     lines += ["", summary]
     return "\n".join(lines)
 
