@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -550,8 +551,12 @@ def test_reproducibility_counts_the_pairs_of_tables_that_agree(tmp_path, capsys)
     # each table's two runs alike: 6 of the 90 deals keep every pair together, p about 0.07
     differ = cal.tables_differ([[30, 30], [29, 29], [20, 20]])
     assert abs(differ - 6 / 90) < 0.02
+    # the three means 30, 29 and 20 with nothing scattered within a table: the mean moves by 5.5
+    moves = cal.between_table_sd([[30, 30], [29, 29], [20, 20]])
+    assert moves == pytest.approx((((30 - 79 / 3) ** 2 + (29 - 79 / 3) ** 2 + (20 - 79 / 3) ** 2) / 2) ** 0.5)
     assert (
-        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {cal._p_text(differ)} |" in out
+        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {cal._p_text(differ)} "
+        f"| ±{moves:.1f} (±21 %) |" in out
     )
     assert out[-1] == (
         "the kernel's tables agree within the targets on every row in 1 of 3 pairs; the mean of all the runs "
@@ -635,6 +640,22 @@ def test_tables_differ_tells_tables_that_moved_from_scattered_ones():
     assert cal.tables_differ([[3], [9], [4]]) is None
 
 
+def test_between_table_sd_separates_how_far_the_mean_moves_from_the_runs_scatter():
+    """The one-way random-effects estimate: for tables [1, 3] and [5, 7] the mean squares are 16
+    between and 2 within, n0 is 2, so the mean moves by sqrt((16 - 2) / 2) = sqrt(7). Tables that
+    differ less than their runs scatter give 0. Drawn with a known spread (30 tables of 20 runs, true
+    means 2 apart, runs 3 apart, standard deviations), the estimate is within a third of it."""
+    assert cal.between_table_sd([[1, 3], [5, 7]]) == pytest.approx(7**0.5)
+    assert cal.between_table_sd([[1, 9, 5], [2, 8, 5]]) == 0.0
+    assert cal.between_table_sd([[4, 6, 5]]) is None
+    rng = random.Random(7)
+    tables = []
+    for _ in range(30):
+        mu = rng.gauss(20, 2)
+        tables.append([round(rng.gauss(mu, 3)) for _ in range(20)])
+    assert 2 * 2 / 3 < cal.between_table_sd(tables) < 2 * 4 / 3
+
+
 def test_reproducibility_names_the_rows_whose_tables_moved(tmp_path, capsys):
     """The report gives each row the test's p and names in its summary the rows whose tables' means
     differ beyond their runs' scatter: here the periodic row, whose second table reads 12 where the
@@ -652,10 +673,17 @@ def test_reproducibility_names_the_rows_whose_tables_moved(tmp_path, capsys):
     p_busy = cal.tables_differ([[30, 29, 30, 30]] * 2)
     p_periodic = cal.tables_differ([[3, 5, 4, 4, 3, 5], [11, 13, 12, 12, 11, 13]])
     assert p_busy > 0.5 and p_periodic < 0.01
-    assert f"| 200m/1 busy | 29.8, 29.8 | 74.9, 74.9 | 1 of 1 | 29.8 | 2 of 2 | {cal._p_text(p_busy)} |" in out
+    assert (
+        f"| 200m/1 busy | 29.8, 29.8 | 74.9, 74.9 | 1 of 1 | 29.8 | 2 of 2 | {cal._p_text(p_busy)} | ±0.0 (±0 %) |"
+        in out
+    )
+    # the periodic tables' means, 4 and 12, around 8: mean squares 192 between and 0.8 within, n0 6,
+    # so the mean moves by sqrt(191.2 / 6) = 5.6 periods, 71 % of 8
+    moves = cal.between_table_sd([[3, 5, 4, 4, 3, 5], [11, 13, 12, 12, 11, 13]])
+    assert moves == pytest.approx(((2 * 6 * 16 - 0.8) / 6) ** 0.5)
     assert out[-1].endswith(
         "; rows whose tables' means differ beyond what their runs' scatter explains (p < 0.01): "
-        f"1000m/4 fixed 5ms ({cal._p_text(p_periodic)})"
+        f"1000m/4 fixed 5ms ({cal._p_text(p_periodic)}; its mean moves between tables by ±{moves:.1f} (±71 %))"
     )
 
 
@@ -673,8 +701,8 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     # the model's 30 periods against the 26.3 of all the runs: +14 %
     differ = cal._p_text(cal.tables_differ([[30, 30], [29, 29], [20, 20]]))
     assert (
-        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {differ} | 2 of 3 | 30.0 (+14%) |"
-        in out
+        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {differ} | ±5.5 (±21 %) "
+        "| 2 of 3 | 30.0 (+14%) |" in out
     )
     assert "; the model agrees with every row of 2 of 3 tables;" in out[-1]
 

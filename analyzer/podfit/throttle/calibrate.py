@@ -954,6 +954,24 @@ def tables_differ(samples: list[list[int]], permutations: int = PERMUTATIONS, se
     return hits / (permutations + 1)
 
 
+def between_table_sd(samples: list[list[int]]) -> float | None:
+    """How far the row's true mean moves from table to table (throttled periods, a standard
+    deviation), beyond what the runs' scatter within the tables explains: the one-way random-effects
+    estimate from the analysis of variance's mean squares, (MSB - MSW) / n0 with n0 the tables' size
+    adjusted for unequal runs, 0 where the tables differ no more than their runs do. None where
+    ``tables_differ`` has nothing to test."""
+    tables = [list(x) for x in samples if x]
+    if len(tables) < 2 or all(len(x) < 2 for x in tables):
+        return None
+    k, n = len(tables), sum(len(x) for x in tables)
+    grand = sum(sum(x) for x in tables) / n
+    means = [sum(x) / len(x) for x in tables]
+    msb = sum(len(x) * (m - grand) ** 2 for x, m in zip(tables, means, strict=True)) / (k - 1)
+    msw = sum((v - m) ** 2 for x, m in zip(tables, means, strict=True) for v in x) / (n - k)
+    n0 = (n - sum(len(x) ** 2 for x in tables) / n) / (k - 1)
+    return math.sqrt(max(0.0, (msb - msw) / n0))
+
+
 @dataclass(frozen=True)
 class RowAgreement:
     """How one calibration row fares across several saved kernel tables: its mean in each (None
@@ -974,6 +992,7 @@ class RowAgreement:
     # tables_differ over the tables that measured the row: how likely their means would differ this
     # much if all their runs came from one distribution (None: no table has two runs)
     differ_p: float | None = None
+    between_sd: float | None = None  # between_table_sd over those tables (throttled periods)
 
 
 def reproducibility(
@@ -1001,6 +1020,7 @@ def reproducibility(
                 else:
                     within += 1
         pooled = mean([run for i in have for run in tables[i][name]])
+        counts = [[run.nr_throttled for run in tables[i][name]] for i in have]
         agrees: tuple[bool | None, ...] = ()
         model_periods = None
         if models is not None:
@@ -1020,7 +1040,8 @@ def reproducibility(
                 pooled_agrees=tuple(not compare(got[i], pooled) if i in got else None for i in range(n)),
                 model_agrees=agrees,
                 model_periods=model_periods,
-                differ_p=tables_differ([[run.nr_throttled for run in tables[i][name]] for i in have]),
+                differ_p=tables_differ(counts),
+                between_sd=between_table_sd(counts),
             )
         )
     all_pairs = n * (n - 1) // 2
@@ -1030,6 +1051,14 @@ def reproducibility(
 def _p_text(p: float) -> str:
     """A permutation test's p: two significant digits, "p < 0.001" at the test's resolution."""
     return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+
+
+def _moves_text(r: RowAgreement) -> str:
+    """The between-table standard deviation in throttled periods and as a share of the row's mean."""
+    if r.between_sd is None:
+        return "—"
+    share = f" (±{100 * r.between_sd / r.pooled.throttled_periods:.0f} %)" if r.pooled.throttled_periods else ""
+    return f"±{r.between_sd:.1f}{share}"
 
 
 def _of(agrees: tuple[bool | None, ...]) -> str:
@@ -1045,11 +1074,11 @@ def reproducibility_text(
     head = (
         "| config | kernel throttled periods, table by table | kernel throttled ms/period "
         "| pairs of tables within the targets | all the runs' throttled periods | tables within the targets of "
-        "all the runs | tables' means differ beyond their runs' scatter (p) |"
+        "all the runs | tables' means differ beyond their runs' scatter (p) | how far the mean moves between tables |"
     )
     if with_model:
         head += " tables the model is within the targets of | the model's throttled periods over the tables |"
-    lines += ["", head, "|" + "---|" * (9 if with_model else 7)]
+    lines += ["", head, "|" + "---|" * (10 if with_model else 8)]
     for r in rows:
         periods = ", ".join("—" if m is None else f"{m.throttled_periods:.1f}" for m in r.means)
         ms = ", ".join("—" if m is None else f"{m.throttled_ms:.1f}" for m in r.means)
@@ -1057,7 +1086,7 @@ def reproducibility_text(
         differ = "—" if r.differ_p is None else _p_text(r.differ_p)
         line = (
             f"| {r.row} | {periods} | {ms} | {r.pairs_within} of {r.pairs} | {pooled:.1f} | {_of(r.pooled_agrees)} "
-            f"| {differ} |"
+            f"| {differ} | {_moves_text(r)} |"
         )
         if with_model:
             mp = "—" if r.model_periods is None else f"{r.model_periods:.1f} ({_dev(pooled, r.model_periods)})"
@@ -1077,7 +1106,11 @@ def reproducibility_text(
     off = [f"{r.row} ({r.pairs_within} of {r.pairs})" for r in rows if r.pairs_within < r.pairs]
     if off:
         summary += "; rows the kernel does not reproduce in every pair: " + ", ".join(off)
-    moved = [f"{r.row} ({_p_text(r.differ_p)})" for r in rows if r.differ_p is not None and r.differ_p < DIFFER_P]
+    moved = [
+        f"{r.row} ({_p_text(r.differ_p)}; its mean moves between tables by {_moves_text(r)})"
+        for r in rows
+        if r.differ_p is not None and r.differ_p < DIFFER_P
+    ]
     if moved:
         summary += (
             "; rows whose tables' means differ beyond what their runs' scatter explains "
