@@ -656,6 +656,26 @@ def test_between_table_sd_separates_how_far_the_mean_moves_from_the_runs_scatter
     assert 2 * 2 / 3 < cal.between_table_sd(tables) < 2 * 4 / 3
 
 
+def test_tables_of_different_run_lengths_compare_by_the_share_of_periods_throttled():
+    """Runs of 3 s throttled in 6 and 7 periods and runs of 15 s in 30 and 33 are alike per second:
+    the row does not move between those tables. The same counts in runs of equal length do (six runs
+    a table, so that only 2 of the 924 deals are as extreme). A table whose runs counted 32 periods
+    where the other's counted 31 is not taken to differ by that."""
+
+    def runs(periods, counts, seconds=None):
+        return [cal.Measurement(periods, n, n * 10**7, 14 * 10**8, seconds or periods // 10) for n in counts]
+
+    short, long_ = runs(31, [6, 7, 6, 7, 6, 7]), runs(151, [30, 33, 30, 33, 30, 33])
+    (row,), _, _ = cal.reproducibility([{"1000m/4 fixed 5ms": short}, {"1000m/4 fixed 5ms": long_}])
+    assert row.between_sd == 0.0 and row.differ_p > 0.5
+    (row,), _, _ = cal.reproducibility(
+        [{"1000m/4 fixed 5ms": short}, {"1000m/4 fixed 5ms": runs(31, [30, 33, 30, 33])}]
+    )
+    assert row.between_sd > 10 and row.differ_p < cal.DIFFER_P
+    (row,), _, _ = cal.reproducibility([{"200m/1 busy": runs(31, [30] * 6, 3)}, {"200m/1 busy": runs(32, [30] * 6, 3)}])
+    assert row.between_sd == 0.0 and row.differ_p == 1.0
+
+
 def test_reproducibility_names_the_rows_whose_tables_moved(tmp_path, capsys):
     """The report gives each row the test's p and names in its summary the rows whose tables' means
     differ beyond their runs' scatter: here the periodic row, whose second table reads 12 where the

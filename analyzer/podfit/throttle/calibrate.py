@@ -922,7 +922,7 @@ DIFFER_P = 0.01
 PERMUTATIONS = 2000
 
 
-def tables_differ(samples: list[list[int]], permutations: int = PERMUTATIONS, seed: int = 0) -> float | None:
+def tables_differ(samples: list[list[float]], permutations: int = PERMUTATIONS, seed: int = 0) -> float | None:
     """How likely tables measuring one row would differ as much as ``samples`` (each table's
     throttled periods, run by run) do if every run came from one distribution: a permutation test
     of the one-way analysis of variance. The runs are dealt to tables of the same sizes at random
@@ -936,7 +936,7 @@ def tables_differ(samples: list[list[int]], permutations: int = PERMUTATIONS, se
     pooled = [v for x in tables for v in x]
     sizes = [len(x) for x in tables]
 
-    def stat(values: list[int]) -> float:
+    def stat(values: list[float]) -> float:
         total, i = 0.0, 0
         for n in sizes:
             s = sum(values[i : i + n])
@@ -954,7 +954,7 @@ def tables_differ(samples: list[list[int]], permutations: int = PERMUTATIONS, se
     return hits / (permutations + 1)
 
 
-def between_table_sd(samples: list[list[int]]) -> float | None:
+def between_table_sd(samples: list[list[float]]) -> float | None:
     """How far the row's true mean moves from table to table (throttled periods, a standard
     deviation), beyond what the runs' scatter within the tables explains: the one-way random-effects
     estimate from the analysis of variance's mean squares, (MSB - MSW) / n0 with n0 the tables' size
@@ -1020,7 +1020,11 @@ def reproducibility(
                 else:
                     within += 1
         pooled = mean([run for i in have for run in tables[i][name]])
-        counts = [[run.nr_throttled for run in tables[i][name]] for i in have]
+        # each run's throttled periods scaled to the row's mean run length, so that tables whose runs
+        # ran for different lengths compare per second (not per period counted: the period timer
+        # counts 31 or 32 for the same 3 s, which would make the CPU-bound rows' tables differ)
+        length = pooled.seconds
+        counts = [[run.nr_throttled * length / run.seconds for run in tables[i][name]] for i in have]
         agrees: tuple[bool | None, ...] = ()
         model_periods = None
         if models is not None:
