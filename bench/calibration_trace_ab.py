@@ -54,7 +54,7 @@ def main() -> int:
     runs: dict[bool, list[cal.Measurement]] = {True: [], False: []}
     load = {True: 0.0, False: 0.0}
     with tempfile.TemporaryDirectory(prefix="podfit-ab-") as d:
-        exe = cal._compile(d)
+        exe = cal.compile_program(d)
         before = cal.wake_latency_profile(exe)
         for i in range(args.pairs):
             for trace in (True, False) if i % 2 == 0 else (False, True):

@@ -57,7 +57,7 @@ def exe():
     if why:
         pytest.skip(why)
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
-        yield cal._compile(d)
+        yield cal.compile_program(d)
 
 
 # CPU-bound groups that want at least twice their quota: 1 thread under 0.5 CPU, 4 threads under
@@ -441,7 +441,7 @@ def test_resolve_measures_a_scattered_row_again(monkeypatch, counts, runs):
 
     monkeypatch.setattr(cal, "measure", scripted)
     monkeypatch.setattr(cal, "wake_latency_profile", lambda exe: (70, 90, 120))
-    monkeypatch.setattr(cal, "_compile", lambda workdir: "burst")
+    monkeypatch.setattr(cal, "compile_program", lambda workdir: "burst")
     row = next(c for c in cal.CONFIGS if c.name == "1000m/4 fixed 5ms")
     lines: list[str] = []
     saved = cal._measure_rows([row], repeat=5, resolve=10, progress=lines.append)

@@ -378,7 +378,8 @@ def kernel_flags(release: str | None = None) -> dict[str, bool]:
     }
 
 
-def _compile(workdir: str) -> str:
+def compile_program(workdir: str) -> str:
+    """Build the calibration's workload program (``_C_SOURCE``) in ``workdir``; its path."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         raise CgroupUnavailable("no C compiler (gcc) to build the workload")
@@ -1201,7 +1202,7 @@ def _measure_rows(
     runs: dict[str, tuple[list[Measurement], float]] = {}
     latency: dict[str, LatencyProfile] = {}
     with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
-        exe = _compile(d)
+        exe = compile_program(d)
         first = before_row = wake_latency_profile(exe)
         for i, cfg in enumerate(configs, 1):
             reals: list[Measurement] = []
