@@ -123,7 +123,10 @@ class _Params:
     wake_latency: int  # how long an idle CPU takes to run a thread woken on it (ns)
     wake_cpu: int  # CPU a thread runs after a wake-up before its work (ns)
     sleep_cpu: int  # CPU a thread runs after its work while it goes to sleep (ns)
-    wake_cpu_sd: int  # standard deviation of wake_cpu from burst to burst (ns)
+    # each burst's wake_cpu drawn from a gamma distribution of this shape and scale (mean wake_cpu,
+    # standard deviation Scenario.wake_cpu_sd_us); shape 0: every burst the same
+    wake_cpu_shape: float
+    wake_cpu_scale: float
     latency_spread: int  # standard deviation of the difference of two CPUs' wake latencies (ns)
     other_tasks: tuple[tuple[int, int, int], ...]  # (cpu, start, end) held by other tasks (ns)
 
@@ -131,6 +134,7 @@ class _Params:
     def of(cls, sc: Scenario) -> _Params:
         quota = sc.quota_us * 1000 if sc.quota_us is not None else 0
         groups = sc.thread_groups
+        shape = (sc.wake_cpu_us / sc.wake_cpu_sd_us) ** 2 if sc.wake_cpu_sd_us and sc.wake_cpu_us else 0.0
         return cls(
             cpus=sc.cpus,
             threads=sc.threads,
@@ -154,7 +158,8 @@ class _Params:
             wake_latency=sc.wake_latency_us * 1000,
             wake_cpu=sc.wake_cpu_us * 1000,
             sleep_cpu=sc.sleep_cpu_us * 1000,
-            wake_cpu_sd=sc.wake_cpu_sd_us * 1000,
+            wake_cpu_shape=shape,
+            wake_cpu_scale=sc.wake_cpu_us * 1000 / shape if shape else 0.0,
             latency_spread=sc.wake_latency_spread_us * 1000,
             other_tasks=tuple((c, a * 1000, b * 1000) for c, a, b in sc.other_tasks),
         )
@@ -614,10 +619,8 @@ class _Sim:
         else:
             w = g.burst_mean if g.fixed_bursts else max(1, int(self.expo(g.inv_burst)))
         t.work = w
-        wc = self.p.wake_cpu
-        if self.p.wake_cpu_sd and wc:
-            k = (wc / self.p.wake_cpu_sd) ** 2  # gamma shape for this mean and deviation
-            wc = int(self.rng.gammavariate(k, wc / k))
+        p = self.p
+        wc = int(self.rng.gammavariate(p.wake_cpu_shape, p.wake_cpu_scale)) if p.wake_cpu_shape else p.wake_cpu
         t.work_left = w + wc
         t.arrival = now
 
