@@ -78,7 +78,7 @@ def main() -> int:
         machine = cal.Machine.here()
         for trace, suffix in ((True, "traced"), (False, "untraced")):
             header = (
-                f"kernel {machine.release}, HZ={machine.hz}, {machine.cpus} CPUs, {cal.kernel_flags(machine.release)}, "
+                f"{machine.text()}, "
                 f"{cfg.name} with the other tasks {suffix} (paired by seed with the other half, "
                 "bench/calibration_trace_ab.py)"
             )

@@ -422,10 +422,34 @@ def test_measured_runs_saved_for_load(tmp_path, capsys):
     runs, load = saved.runs["500m/1 busy"]
     assert len(runs) == 1 and runs[0].nr_periods > 0 and load >= 0
     assert saved.machine == cal.Machine.here()
+    assert saved.header.startswith(f"kernel {saved.machine.release}, HZ={saved.machine.hz}, ")
     lat = saved.row_latency["500m/1 busy"]
     assert saved.latency == lat.before[0] > 0
     assert out.startswith(saved.header + "\n")
     assert f"| {lat.p50} ({lat.p90}, {lat.p99})" in out
+
+
+def test_trace_experiment_saves_both_halves_paired(tmp_path, capsys, monkeypatch):
+    """bench/calibration_trace_ab.py on a 3 s row, two pairs: each half has one run per seed, the
+    traced half with the other tasks (where tracefs can be written) and the untraced one without;
+    both files name this machine and their half and read back for --load."""
+    why = _writable()
+    if why:
+        pytest.skip(why)
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+    import calibration_trace_ab
+
+    prefix = str(tmp_path / "ab")
+    monkeypatch.setattr(sys, "argv", ["ab", "--row", "500m/1 busy", "--pairs", "2", "--save", prefix])
+    assert calibration_trace_ab.main() == 0
+    assert "500m/1 busy, 2 pairs of 3 s runs" in capsys.readouterr().out
+    traced, untraced = (cal.SavedRuns.read(f"{prefix}-{half}.json") for half in ("traced", "untraced"))
+    for saved, half in ((traced, "traced"), (untraced, "untraced")):
+        assert saved.header.startswith(cal.Machine.here().text() + ", 500m/1 busy with the other tasks " + half)
+        assert len(saved.runs["500m/1 busy"][0]) == 2
+    assert all(m.other_tasks is None for m in untraced.runs["500m/1 busy"][0])
+    if cal._OtherTasksTrace("burst").root is not None:
+        assert all(m.other_tasks is not None for m in traced.runs["500m/1 busy"][0])
 
 
 @pytest.mark.parametrize(("counts", "runs"), [([30, 30, 31, 30, 29], 5), ([6, 4, 12, 9, 8, 5, 11, 7, 3, 10], 10)])

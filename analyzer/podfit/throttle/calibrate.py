@@ -675,6 +675,10 @@ class Machine:
     def here(cls) -> Machine:
         return cls(os.cpu_count() or 1, kernel_hz(), platform.release())
 
+    def text(self) -> str:
+        """How a saved table's header names the machine: kernel, HZ, CPUs and accounting rules."""
+        return f"kernel {self.release}, HZ={self.hz}, {self.cpus} CPUs, {kernel_flags(self.release)}"
+
 
 def simulate_mean(
     cfg: Config,
@@ -923,6 +927,13 @@ DIFFER_P = 0.01
 PERMUTATIONS = 2000
 
 
+def _testable(samples: list[list[float]]) -> list[list[float]] | None:
+    """The tables that measured the row, where the one-way analysis of variance can compare them:
+    at least two tables, at least one with two runs (else the runs' scatter is unknown); else None."""
+    tables = [list(x) for x in samples if x]
+    return tables if len(tables) >= 2 and any(len(x) >= 2 for x in tables) else None
+
+
 def tables_differ(samples: list[list[float]], permutations: int = PERMUTATIONS, seed: int = 0) -> float | None:
     """How likely tables measuring one row would differ as much as ``samples`` (each table's
     throttled periods, run by run) do if every run came from one distribution: a permutation test
@@ -930,9 +941,9 @@ def tables_differ(samples: list[list[float]], permutations: int = PERMUTATIONS, 
     ``permutations`` times; the result is the share of deals whose between-table sum of squares is at
     least the observed one, the observed deal counted (so never 0). With the total fixed, that sum
     of squares rises with sum(S_i² / n_i), S_i the sum of table i's n_i runs, which is what is
-    compared. None where fewer than two tables have runs, or no table has two."""
-    tables = [list(x) for x in samples if x]
-    if len(tables) < 2 or all(len(x) < 2 for x in tables):
+    compared. None where there is nothing to compare (``_testable``)."""
+    tables = _testable(samples)
+    if tables is None:
         return None
     pooled = [v for x in tables for v in x]
     sizes = [len(x) for x in tables]
@@ -961,8 +972,8 @@ def between_table_sd(samples: list[list[float]]) -> float | None:
     estimate from the analysis of variance's mean squares, (MSB - MSW) / n0 with n0 the tables' size
     adjusted for unequal runs, 0 where the tables differ no more than their runs do. None where
     ``tables_differ`` has nothing to test."""
-    tables = [list(x) for x in samples if x]
-    if len(tables) < 2 or all(len(x) < 2 for x in tables):
+    tables = _testable(samples)
+    if tables is None:
         return None
     k, n = len(tables), sum(len(x) for x in tables)
     grand = sum(sum(x) for x in tables) / n
@@ -1225,8 +1236,7 @@ def _measure_rows(
             before_row = after_row
     machine = Machine.here()
     header = (
-        f"kernel {machine.release}, HZ={machine.hz}, {machine.cpus} CPUs, {kernel_flags(machine.release)}, "
-        f"idle wake-up latency {_latency_text(first)}, after the rows {_latency_text(before_row)}"
+        f"{machine.text()}, idle wake-up latency {_latency_text(first)}, after the rows {_latency_text(before_row)}"
     )
     return SavedRuns(header, machine, first[0], runs, latency)
 
