@@ -20,8 +20,10 @@ from podfit.loader import LoaderLimits, discover, load, read_inputs
 from podfit.schemas_k8s import (
     SchemaError,
     SchemaSet,
+    Violation,
     build_schema_tree,
     kubernetes_schema_root,
+    merge_required,
     pick_version,
     run_kubeconform,
     schema_file_name,
@@ -173,6 +175,12 @@ EXPECTED = {
             "spec.template.spec.containers[0]: 'name' is a required property",
         ),
     ],
+    "fail_partial_object.yaml": [
+        (
+            7,
+            "fails the apps/v1 Deployment schema (Kubernetes {v}): spec: 'selector' and 'template' are required properties",
+        ),
+    ],
     "fail_negative_counts.yaml": [
         (
             7,
@@ -248,6 +256,43 @@ def test_messages_name_the_value_the_types_and_the_line(tmp_path):
         (15, "spec.containers[0].resources.requests.memory: NaN is not a number JSON can hold"),
         (18, 'kind: "pod" is not one of "Pod"'),
     }, got
+
+
+def test_missing_required_properties_are_one_violation_per_path():
+    """Required properties missing at one path are one violation naming them all, in the order the
+    schema gives; other paths and other kinds of violation stay as they are."""
+    a = Violation(("spec",), "spec: 'group' is a required property", missing=("group",))
+    b = Violation(("spec",), "spec: 'names' is a required property", missing=("names",))
+    c = Violation(("spec",), "spec: 'scope' is a required property", missing=("scope",))
+    typed = Violation(("spec", "x"), "spec.x: 1 is not of type string")
+    other = Violation(("spec", "versions", 0), "spec.versions[0]: 'name' is a required property", missing=("name",))
+    assert merge_required([a, typed, b, other, c, b]) == [
+        Violation(
+            ("spec",), "spec: 'group', 'names' and 'scope' are required properties", missing=("group", "names", "scope")
+        ),
+        typed,
+        other,
+    ]
+    assert merge_required([a]) == [a]
+    assert merge_required([]) == []
+
+
+CRD_PATCH = """\
+{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "widgets.example.com"},
+ "spec": {"conversion": {"strategy": "None"}}}
+"""
+
+
+def test_a_patch_body_is_one_finding(tmp_path):
+    """A JSON patch body for a CRD (only spec.conversion) misses four required properties of spec:
+    one finding on spec's line, not four."""
+    f = tmp_path / "patch.json"
+    f.write_text(CRD_PATCH)
+    _, report = check_json([str(f)])
+    assert [(x["line"], x["message"].split(": ", 1)[1], x["details"]["path"]) for x in report["findings"]] == [
+        (3, "spec: 'group', 'names', 'scope' and 'versions' are required properties", ["spec"])
+    ]
 
 
 # --------------------------------------------------- the API server's rules beside the schema ---

@@ -294,6 +294,33 @@ class Violation:
     path: tuple[Any, ...]  # into the object; the line is looked up by the rule
     message: str
     source: str = "schema"
+    missing: tuple[str, ...] = ()  # the required properties absent there (a "required" violation)
+
+
+def _and(names: Sequence[str]) -> str:
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def merge_required(violations: Sequence[Violation]) -> list[Violation]:
+    """One violation per object path for its missing required properties, naming them all: a
+    partial object (a patch, a fragment) misses several at once, and one cause is one finding."""
+    out: list[Violation] = []
+    at: dict[tuple[str, ...], int] = {}
+    for v in violations:
+        if not v.missing:
+            out.append(v)
+            continue
+        key = tuple(str(p) for p in v.path)
+        if key not in at:
+            at[key] = len(out)
+            out.append(v)
+            continue
+        first = out[at[key]]
+        names = first.missing + tuple(n for n in v.missing if n not in first.missing)
+        where = _dotted(first.path)
+        out[at[key]] = Violation(first.path, f"{where}: {_and(names)} are required properties", first.source, names)
+    return out
 
 
 def _dotted(path: Sequence[Any]) -> str:
@@ -380,7 +407,8 @@ def _violations(error: Any, doc: Any) -> Iterator[Violation]:
         yield Violation(path, f"{where}: {_show(value)} is not of type {_types(types)}")
         return
     if kind.name == "required":
-        yield Violation(path, f"{where}: {detail['property']!r} is a required property")
+        name = str(detail["property"])
+        yield Violation(path, f"{where}: {name!r} is a required property", missing=(name,))
         return
     if kind.name == "enum":
         yield Violation(path, f"{where}: {_show(value)} is not one of {', '.join(_show(o) for o in detail['options'])}")
@@ -712,7 +740,7 @@ class SchemaSet:
         if (api, kind) not in self._own:
             out.extend(api_server_violations(doc))
         out.sort(key=lambda x: [str(p) for p in x.path])
-        return out
+        return merge_required(out)
 
 
 # ------------------------------------------------------------------- kubeconform's layout ---

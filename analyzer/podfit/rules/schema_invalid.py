@@ -4,7 +4,8 @@ Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``
 ``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
 server's rules that their schemas do not state (negative replicas, parallelism, completions). See
 :mod:`podfit.schemas_k8s`. Kinds without a schema are not validated, nor objects whose apiVersion
-Kubernetes no longer serves (PF906 reports those).
+Kubernetes no longer serves (PF906 reports those). Required properties missing at one place are one
+finding that names them all (a patch body or fragment misses several at once).
 
 Thresholds (``.podfit.yaml``)::
 
