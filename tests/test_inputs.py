@@ -286,10 +286,6 @@ def test_templates_beside_manifests_leave_the_manifests_checked(tmp_path, monkey
             "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n      args: [{{ x }}]\n",
             7,
         ),
-        (
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  app.yaml: |\n    replicas: {{ .Values.n }}\n",
-            6,
-        ),
     ],
     ids=[
         "unquoted-helm",
@@ -299,7 +295,6 @@ def test_templates_beside_manifests_leave_the_manifests_checked(tmp_path, monkey
         "unquoted-name",
         "control-lines",
         "flow-sequence",
-        "helm-in-block-scalar",
     ],
 )
 def test_template_forms_on_stdin(text, line):
@@ -309,6 +304,47 @@ def test_template_forms_on_stdin(text, line):
     assert (
         "<the tool that fills its placeholders, e.g. helm template CHART> | podfit check -" in (findings[0]["message"])
     )
+
+
+INJECTOR = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: injector, namespace: mesh}
+data:
+  config: |-
+    templates:
+      sidecar: |
+        {{- if .Values.global.proxy.resources }}
+          {{ toYaml .Values.global.proxy.resources | indent 6 }}
+        {{- end }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app, namespace: mesh}
+spec:
+  selector: {matchLabels: {app: a}}
+  template:
+    metadata: {labels: {app: a}}
+    spec:
+      containers: [{name: a, image: a:1}]
+"""
+
+
+def test_actions_in_block_scalars_are_data_outside_a_chart(tmp_path):
+    """Rendered YAML may carry another tool's template as string data (a mesh's sidecar injector
+    ConfigMap, `.Values` and all): outside a chart's templates/ the file is checked as it parsed; in
+    a chart's templates/ the same text is an unrendered template."""
+    r = run(["check", "-", "--format", "json", "--engine", "embedded"], input=INJECTOR)
+    report = json.loads(r.output)
+    assert [(f["rule"], f["line"], f["object"]["name"]) for f in report["findings"]] == [("PF105", 12, "app")]
+    assert report["summary"]["objects"] == 2
+    chart = tmp_path / "mesh" / "templates"
+    chart.mkdir(parents=True)
+    (chart / "injector.yaml").write_text(INJECTOR)
+    r = run(["check", str(chart / "injector.yaml"), "--format", "json", "--engine", "embedded"])
+    findings = json.loads(r.output)["findings"]
+    assert [(f["rule"], f["line"]) for f in findings] == [("PF908", 8)]
+    assert "helm template " + str(tmp_path / "mesh") in findings[0]["message"]
 
 
 @pytest.mark.parametrize(

@@ -416,9 +416,11 @@ def _actions(line: str, start: int = 0) -> Iterator[str]:
         pos = line.find("{{", end + 2)
 
 
-def _template_evidence(text: str, broken: bool) -> tuple[int, str] | None:
+def _template_evidence(text: str, broken: bool, blocks: bool = True) -> tuple[int, str] | None:
     """The line and action that show ``text`` to be an unrendered Go/Helm template, or None.
-    ``broken``: the YAML did not parse, so an action where a node starts counts too."""
+    ``broken``: the YAML did not parse, so an action where a node starts counts too. ``blocks``:
+    actions inside block scalars count; without it they are string data (a rendered Istio install
+    carries its sidecar injection template, `.Values` and all, in a ConfigMap)."""
     block = -1  # indentation of the line that opened the block scalar we are in; -1: none
     at_node = None
     for n, line in enumerate(text.splitlines(), 1):
@@ -433,7 +435,7 @@ def _template_evidence(text: str, broken: bool) -> tuple[int, str] | None:
         comment = _COMMENT.search(plain)
         if comment is not None:
             plain, line = plain[: comment.start()], line[: comment.start()]
-        if "{{" in line:
+        if "{{" in line and (blocks or not in_block):
             hit = next((a for a in _actions(line) if _HELM_NAMES.search(a)), None)
             if hit is None and not in_block:
                 typed = _TYPED_ACTION.search(line)
@@ -633,7 +635,9 @@ def parse_file(
             return ParsedFile(FileRecord(path, "parsed", "", len(values), 0), (), ())
     braces = "{{" in text
     if braces:
-        evidence = _template_evidence(text, broken=False)
+        # outside a chart's templates, actions in block scalars of YAML that parses are data
+        in_chart = f.chart is not None or _chart_of(path) is not None
+        evidence = _template_evidence(text, broken=False, blocks=in_chart)
         if evidence is not None:
             return _unrendered(path, f, evidence, 0)
     objects: list[K8sObject] = []
