@@ -30,12 +30,13 @@ QUERY = """[[obj_index, p.qos, cs] |
 ]"""
 
 
-def _rego(documents: list, data: dict, tmp: Path) -> list:
+def _rego(documents: list, data: dict, tmp: Path, query: str = QUERY):
+    """``query``'s value over the policies, with ``documents`` as the input and ``data`` as the facts."""
     from podfit.engines import batch_input, normalise
 
     (tmp / "input.json").write_text(json.dumps(batch_input(documents)), encoding="utf-8")
     (tmp / "data.json").write_text(json.dumps({"podfit": normalise(data)}), encoding="utf-8")
-    return _eval(tmp, QUERY)
+    return _eval(tmp, query)
 
 
 def _eval(tmp: Path, query: str):
@@ -235,3 +236,88 @@ def test_pod_level_resources_on_both_sides(tmp_path):
         ),
     )
     assert value == [[n, cpu, [] if lim is None else [lim]] for n, _, cpu, lim, _, _ in got]
+
+
+# ------------------------------------------------- the node a workload's pods may land on ---
+
+EKS = ROOT / "testdata" / "platform-import" / "eks" / "platform.yaml"  # general: 4 CPUs; memory-spot: 8, tainted
+
+PLACED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: anywhere, namespace: web}
+spec:
+  selector: {matchLabels: {app: a}}
+  template:
+    metadata: {labels: {app: a}}
+    spec:
+      containers: [{name: a, image: a:1, resources: {limits: {cpu: 300m}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: cache, namespace: web}
+spec:
+  selector: {matchLabels: {app: c}}
+  template:
+    metadata: {labels: {app: c}}
+    spec:
+      nodeSelector: {workload: cache}
+      tolerations: [{key: dedicated, operator: Equal, value: cache, effect: NoSchedule}]
+      containers: [{name: c, image: c:1, resources: {limits: {cpu: 300m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tolerant}
+spec:
+  tolerations: [{operator: Exists}]
+  containers: [{name: t, image: t:1, resources: {limits: {cpu: 300m}}}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: g}}
+  template:
+    metadata: {labels: {app: g}}
+    spec:
+      nodeSelector: {eks.amazonaws.com/nodegroup: general}
+      containers: [{name: g, image: g:1, resources: {limits: {cpu: 300m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nowhere, namespace: web}
+spec:
+  nodeSelector: {eks.amazonaws.com/nodegroup: gpu}
+  containers: [{name: n, image: n:1, resources: {limits: {cpu: 300m}}}]
+"""
+
+
+def test_node_size_per_workload_is_one_fact(tmp_path):
+    """The largest node a workload's pods may land on: the facts stage decides it from the pools'
+    labels and taints (untolerated taints and selectors rule pools out; a pod that fits nowhere
+    is sized against every pool), and the Rego library reads the same number from the facts."""
+    from podfit.platform import parse_platform
+
+    manifest = tmp_path / "placed.yaml"
+    manifest.write_text(PLACED)
+    objects = load([InputFile(str(manifest), manifest.read_bytes())]).objects
+    facts = build_facts(objects, parse_platform(EKS.read_text(), str(EKS)))
+    python = {w.ref.name: facts.workload_node_logical_cpus(w) for w in facts.workloads}
+    assert python == {"anywhere": 4, "cache": 8, "tolerant": 8, "agent": 4, "nowhere": 8}
+    # the facts state the size a pod without node selection or tolerations gets, and list the others
+    data = facts_data(facts)
+    assert data["platform"]["node_logical_cpus"] == facts.plain_node_logical_cpus() == 4
+    assert data["platform"]["workloads"] == {
+        "Deployment/web/cache": {"node_logical_cpus": 8},
+        "Pod//tolerant": {"node_logical_cpus": 8},
+        "Pod/web/nowhere": {"node_logical_cpus": 8},
+    }
+    rego = dict(
+        _rego(
+            [o.raw for o in objects],
+            data,
+            tmp_path,
+            "[[p.obj.metadata.name, data.podfit.lib.platform.node_logical_cpus_of(p.obj)] | some p in data.podfit.lib.k8s.pods]",
+        )
+    )
+    assert rego == python

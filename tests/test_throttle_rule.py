@@ -456,3 +456,44 @@ def test_throttle_container_kind_tells_apart_names_that_share_a_prefix(tmp_path)
     assert res.stderr.startswith("demand 300m:") and "20 samples over 19h, 1 pod\n" in res.stderr
     res = _throttle(*usage, "--container", "shop/StatefulSet/api/app")
     assert res.exit_code == 2 and "--usage measures no CPU of shop/StatefulSet/api/app" in res.output
+
+
+EKS = ROOT / "testdata" / "platform-import" / "eks" / "platform.yaml"  # general: 4 CPUs; memory-spot: 8, tainted
+
+PINNED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: web}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      nodeSelector: {eks.amazonaws.com/nodegroup: GROUP}
+      TOLERATIONS
+      containers:
+        - name: api
+          image: api:1
+          resources: {requests: {cpu: 300m, memory: 256Mi}, limits: {cpu: 300m, memory: 256Mi}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("group", "tolerations", "cpus"),
+    [
+        ("general", "", None),
+        ("memory-spot", "tolerations: [{key: dedicated, operator: Equal, value: cache, effect: NoSchedule}]", 8),
+    ],
+    ids=["pinned-to-4-cpu-nodes", "tolerates-the-8-cpu-group"],
+)
+def test_node_size_is_that_of_the_pools_the_pod_may_land_on(tmp_path, group, tolerations, cpus):
+    """300m is 6 slices: a throttling risk on 8-CPU nodes, none on 4-CPU ones. A pod pinned to the
+    4-CPU group is not rated on the tainted 8-CPU group it cannot reach; one that selects and
+    tolerates that group is. PF202 alone gives the same verdict on the same node size."""
+    f = tmp_path / "api.yaml"
+    f.write_text(PINNED.replace("GROUP", group).replace("TOLERATIONS", tolerations))
+    found = pf203_findings(check(f, platform=EKS))
+    assert [x["details"]["node_logical_cpus"] for x in found] == ([cpus] if cpus else [])
+    args = ["check", str(f), "--platform", str(EKS), "--rule", "PF202", "--format", "json", "--fail-on", "never"]
+    pf202 = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)["findings"]
+    assert [x["details"]["node_logical_cpus"] for x in pf202] == ([cpus] if cpus else [])

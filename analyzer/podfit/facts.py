@@ -65,7 +65,7 @@ from .loader import (
 )
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
-from .scheduling import BETA_OS, OS, SchedulingConstraints
+from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, WELL_KNOWN_KEYS, SchedulingConstraints, decide
 from .scheduling import _node_requirement as node_requirement
 
 if TYPE_CHECKING:  # podfit.usage is imported only by a run with measured usage
@@ -373,8 +373,59 @@ class Facts:
             return None
         if runtime == "bare-metal":
             return max((h.logical_cpus for h in self.platform.hosts), default=None)
-        cpus = [vc.cpus for p in self.worker_pools if (vc := self.vm_class(p.vm_class)) is not None]
-        return max(cpus, default=None)
+        return self._largest(self.worker_pools)
+
+    def _pools_of(self, scope: ClusterScope | None) -> tuple[NodePool, ...]:
+        """The worker pools offered to ``scope``'s workloads: a guest cluster on a Supervisor its
+        own, every other cluster the run's."""
+        pools = scope.node_pools if scope is not None and scope.runtime != self.platform.runtime else self.node_pools
+        return tuple(p for p in pools if p.role != "control-plane")
+
+    def landing_pools(self, w: Workload) -> tuple[NodePool, ...]:
+        """The worker pools ``w``'s pods may run on: those its nodeSelector, required node affinity
+        and tolerations do not rule out (:func:`podfit.scheduling.decide`; a label the platform does
+        not describe leaves a pool in). Where every pool is ruled out, all of them: the pod fits
+        nowhere (PF601 says so), and the rules that size it against a node take the largest."""
+        return self._landing(w.pod.scheduling, self._pools_of(self.cluster_of(w.obj)))
+
+    def _landing(self, c: SchedulingConstraints, pools: tuple[NodePool, ...]) -> tuple[NodePool, ...]:
+        key = (c, pools)
+        hit = self._landing_memo.get(key)
+        if hit is None:
+            described = WELL_KNOWN_KEYS | {k for p in pools for k, _ in p.labels}
+            fits = tuple(p for p in pools if decide(c, p.node_labels, p.node_taints, described).answer != NO)
+            hit = self._landing_memo[key] = fits or pools
+        return hit
+
+    @cached_property
+    def _landing_memo(self) -> dict[tuple[SchedulingConstraints, tuple[NodePool, ...]], tuple[NodePool, ...]]:
+        """_landing's answers, per constraints and pools (most workloads share both)."""
+        return {}
+
+    def _largest(self, pools: Sequence[NodePool]) -> int | None:
+        """Logical CPUs of the largest VM class among ``pools``."""
+        return max((vc.cpus for p in pools if (vc := self.vm_class(p.vm_class)) is not None), default=None)
+
+    def workload_node_logical_cpus(self, w: Workload) -> int | None:
+        """Logical CPUs of the largest node ``w``'s pods may land on: the largest host on bare metal,
+        else the largest VM class of :meth:`landing_pools`; None when unknown or on vSphere Pods.
+        PF202 (through ``facts_data``) and PF203 both read this."""
+        if self.runs_as_vsphere_pod(w):
+            return None
+        if self.platform.runtime == "bare-metal":
+            return max((h.logical_cpus for h in self.platform.hosts), default=None)
+        return self._largest(self.landing_pools(w))
+
+    def plain_node_logical_cpus(self, scope: ClusterScope | None = None) -> int | None:
+        """What :meth:`workload_node_logical_cpus` gives a workload of ``scope`` (default: of the
+        platform's runtime) that neither selects nodes nor tolerates taints: the node size
+        ``facts_data`` states once, listing only the workloads that differ from it."""
+        runtime = scope.runtime if scope is not None else self.platform.runtime
+        if runtime == "vsphere-pods":
+            return None
+        if runtime == "bare-metal":
+            return max((h.logical_cpus for h in self.platform.hosts), default=None)
+        return self._largest(self._landing(NO_CONSTRAINTS, self._pools_of(scope)))
 
     @cached_property
     def kubelet(self) -> KubeletFacts:
@@ -663,16 +714,13 @@ def facts_data(
         p["numa_node"] = {"cores": facts.numa_node_cores, "memory": facts.numa_node_memory}
     if facts.smt is not None:
         p["smt"] = facts.smt
-    node_cpus = facts.node_logical_cpus
-    if scope is not None and runtime != platform.runtime:
-        cpus = [
-            vc.cpus
-            for pool in scope.node_pools
-            if pool.role != "control-plane" and (vc := facts.vm_class(pool.vm_class)) is not None
-        ]
-        node_cpus = max(cpus, default=None)
+    apart = scope if scope is not None and runtime != platform.runtime else None
+    node_cpus = facts.plain_node_logical_cpus(apart)
     if node_cpus is not None:
         p["node_logical_cpus"] = node_cpus
+    narrowed = _workload_node_cpus(facts, apart, node_cpus)
+    if narrowed:
+        p["workloads"] = narrowed
     p["vm_classes"] = {
         c.name: {"cpus": c.cpus, "memory": c.memory_bytes, "reserved": bool(c.reserved)} for c in platform.vm_classes
     }
@@ -702,6 +750,39 @@ def facts_data(
         "namespaces": namespaces,
         "options": {rule: dict(values) for rule, values in sorted((options or {}).items()) if values},
     }
+
+
+def workload_key(ref: ObjectRef) -> str:
+    """How ``data.podfit.platform.workloads`` names a workload: kind/namespace/name, the namespace as
+    written ("" when none; podfit.lib.platform builds the same key)."""
+    return f"{ref.kind}/{ref.namespace}/{ref.name}"
+
+
+def _workload_node_cpus(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, int]]:
+    """Per workload of the evaluation (``scope``'s objects, or those of the platform's runtime)
+    whose node selection or tolerations give it nodes of another size than ``plain``, that size.
+    Two workloads of one key (in different clusters) keep the larger."""
+    runtime = scope.runtime if scope is not None else facts.platform.runtime
+    if plain is None or runtime == "bare-metal":
+        return {}
+    sizes = {vc.cpus for p in facts._pools_of(scope) if (vc := facts.vm_class(p.vm_class)) is not None}
+    if len(sizes) < 2:
+        return {}  # one node size: every workload has it
+    largest: dict[str, int] = {}
+    sized: dict[tuple[int, SchedulingConstraints], int | None] = {}  # most workloads share constraints
+    for w in facts.workloads:
+        own = facts.cluster_of(w.obj)
+        if scope is not None and own is not scope:
+            continue
+        if scope is None and own is not None and own.runtime != facts.platform.runtime:
+            continue
+        memo = (id(own), w.pod.scheduling)
+        if memo not in sized:
+            sized[memo] = facts.workload_node_logical_cpus(w)
+        cpus = sized[memo]
+        key = workload_key(w.obj.ref)
+        largest[key] = max(plain if cpus is None else cpus, largest.get(key, 0))
+    return {key: {"node_logical_cpus": cpus} for key, cpus in sorted(largest.items()) if cpus != plain}
 
 
 # The facts a rule can require (REQUIRES in a Python rule, custom.requires in a Rego rule's

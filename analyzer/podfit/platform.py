@@ -31,7 +31,6 @@ __all__ = [
     "DEFAULT_VM_CLASSES",
     "DEFAULT_PLATFORM",
     "platform_from_doc",
-    "node_logical_cpus",
     "parse_platform",
 ]
 
@@ -194,20 +193,6 @@ class Platform:
 
     def with_node_pools(self, pools: Sequence[NodePool]) -> Platform:
         return replace(self, node_pools=tuple(self.node_pools) + tuple(pools))
-
-
-def node_logical_cpus(platform: Platform, pools: Sequence[NodePool]) -> int | None:
-    """Logical CPUs of the largest node workloads can land on: the largest host on bare metal, else
-    the largest VM class of the worker pools (control planes run no workloads); None when unknown.
-    PF202 (through the Rego platform data) and PF203 both use this."""
-    if platform.runtime == "bare-metal":
-        return max((h.logical_cpus for h in platform.hosts), default=None)
-    cpus = []
-    for pool in pools:
-        vc = platform.vm_class(pool.vm_class)
-        if vc is not None and pool.role != "control-plane":
-            cpus.append(vc.cpus)
-    return max(cpus, default=None)
 
 
 DEFAULT_PLATFORM = Platform(

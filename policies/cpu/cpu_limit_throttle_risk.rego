@@ -21,7 +21,7 @@ findings contains f if {
 	not platform.vsphere_pods
 	some pod in k8s.pods
 	not _windows_only(pod)
-	cpus := platform.node_logical_cpus
+	cpus := platform.node_logical_cpus_of(pod.obj)
 	period := platform.cfs_period_us
 	slice := platform.cfs_slice_us
 	some c in pod.containers

@@ -192,3 +192,42 @@ _os_affinity(values) := affinity if {
 	terms := [{"matchExpressions": [expression]}]
 	affinity := {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 }
+
+# The facts name a workload whose node selection leaves it only smaller nodes: its size is theirs.
+_pinned_pod := {
+	"apiVersion": "v1",
+	"kind": "Pod",
+	"metadata": {"name": "p", "namespace": "web"},
+	"spec": {
+		"nodeSelector": {"pool": "small"},
+		"containers": [{
+			"name": "a",
+			"image": "img:1",
+			"resources": {"requests": {"cpu": "300m", "memory": "1Gi"}, "limits": {"cpu": "300m"}},
+		}],
+	},
+}
+
+test_node_size_per_workload_from_the_facts if {
+	facts := {"node_logical_cpus": 8, "workloads": {"Pod/web/p": {"node_logical_cpus": 4}}}
+	count(cpu_limit_throttle_risk.findings) == 0 with input as _pinned_pod with data.podfit.platform as facts
+	wider := {"node_logical_cpus": 16, "workloads": {"Pod/web/p": {"node_logical_cpus": 8}}}
+	results := cpu_limit_throttle_risk.findings with input as _pinned_pod with data.podfit.platform as wider
+	results == {{
+		"container": "a",
+		"details": {"cpu_limit": 300, "node_logical_cpus": 8, "period_us": 100000, "slice_us": 5000, "slices": 6},
+		"rule": "PF202",
+		"severity": "warning",
+		"message": concat(" ", [
+			"container \"a\" has a CPU limit of 300m: 6 slices of 5000 µs per 100000 µs period, fewer than the",
+			"node's 8 logical CPUs, so its threads can be throttled while quota sits unused",
+		]),
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "web", "name": "p"},
+	}}
+}
+
+test_node_size_of_other_workloads_is_the_run_wide_one if {
+	facts := {"node_logical_cpus": 8, "workloads": {"Pod/web/other": {"node_logical_cpus": 4}}}
+	results := cpu_limit_throttle_risk.findings with input as _pinned_pod with data.podfit.platform as facts
+	[f.details.node_logical_cpus | some f in results] == [8]
+}

@@ -44,8 +44,19 @@ smt := v if {
 	is_boolean(v)
 }
 
-# node_logical_cpus: logical CPUs of the largest node pods land on.
+# node_logical_cpus: logical CPUs of the largest node a pod without node selection or tolerations
+# lands on.
 node_logical_cpus := _positive_int(_facts, "node_logical_cpus")
+
+# node_logical_cpus_of(obj): logical CPUs of the largest node the workload obj's pods may land on.
+# The facts list, under workloads, those whose node selection and tolerations give them nodes of
+# another size (keyed kind/namespace/name, the namespace as written); any other gets
+# node_logical_cpus.
+node_logical_cpus_of(obj) := n if {
+	n := _positive_int(_object(_object(_facts, "workloads"), _workload_key(obj)), "node_logical_cpus")
+} else := node_logical_cpus
+
+_workload_key(obj) := concat("/", [obj.kind, object.get(obj, ["metadata", "namespace"], ""), obj.metadata.name])
 
 # cpu_manager_policy of the kubelet on the nodes ("none" unless the facts say otherwise).
 cpu_manager_policy := object.get(_object(_facts, "kubelet"), "cpu_manager_policy", "none")

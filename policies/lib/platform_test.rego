@@ -41,3 +41,16 @@ test_invalid_numbers_are_absent if {
 	not platform.numa_cores with data.podfit.platform as facts
 	not platform.numa_memory with data.podfit.platform as facts
 }
+
+test_node_logical_cpus_of_a_workload if {
+	facts := {"node_logical_cpus": 8, "workloads": {
+		"Deployment/web/a": {"node_logical_cpus": 4},
+		"Pod//b": {"node_logical_cpus": 2},
+	}}
+	a := {"kind": "Deployment", "metadata": {"name": "a", "namespace": "web"}}
+	b := {"kind": "Pod", "metadata": {"name": "b"}}
+	c := {"kind": "Pod", "metadata": {"name": "c", "namespace": "web"}}
+	[platform.node_logical_cpus_of(x) | some x in [a, b, c]] == [4, 2, 8] with data.podfit.platform as facts
+	zero := {"workloads": {"Deployment/web/a": {"node_logical_cpus": 0}}}
+	not platform.node_logical_cpus_of(a) with data.podfit.platform as zero
+}

@@ -34,7 +34,7 @@ def _predicted(ctx, w, c, limit: int | None) -> dict | None:
     periods it predicts throttled, to set beside the measured one."""
     from .throttling_simulated_high import demand_for, node_logical_cpus, simulate_cached, skip_reason
 
-    cpus = node_logical_cpus(ctx)
+    cpus = node_logical_cpus(ctx, w)
     if not limit or cpus is None or skip_reason(ctx) is not None:  # where PF203 does not simulate
         return None
     pf203 = ctx.for_rule("PF203")

@@ -17,7 +17,8 @@ finding prints):
 
 The threads run request bursts (exponential, of that mean) and sleep between them so that together
 they use the demand if nothing holds them back. Node logical CPUs: the largest host on bare metal,
-else the largest VM class of the node pools. Not simulated: vSphere Pods, pods that run only on
+else the largest VM class of the node pools the pod may land on (the facts stage's
+``workload_node_logical_cpus``). Not simulated: vSphere Pods, pods that run only on
 Windows nodes (no CFS quota there), and containers the static CPU Manager gives exclusive CPUs
 (Guaranteed pod, whole CPUs): from Kubernetes 1.33 (DisableCPUQuotaWithExclusiveCPUs, on by default)
 they have no CFS quota, before it their quota covers exactly their pinned CPUs.
@@ -44,7 +45,6 @@ from ..facts import CFS_PERIOD_US, CFS_SLICE_US, linux_excluded
 from ..findings import Finding
 from ..model import Container, Workload
 from ..options import Option
-from ..platform import node_logical_cpus as platform_node_cpus
 from ..quantity import format_cpu, parse_cpu
 from ..throttle import Result, simulate
 from ..throttle.sweep import container_scenario
@@ -85,9 +85,11 @@ STEP = 100  # millicores: the granularity of a suggested limit
 MEASURED_PERCENTILE = 95
 
 
-def node_logical_cpus(ctx) -> int | None:
-    """Logical CPUs of the largest node the workloads can land on, or None when unknown."""
-    return platform_node_cpus(ctx.platform, ctx.node_pools)
+def node_logical_cpus(ctx, w: Workload | None = None) -> int | None:
+    """Logical CPUs of the largest node ``w``'s pods may land on (its node selection and
+    tolerations against the pools: the facts stage's answer, which PF202 reads too), or of the
+    largest node any workload may land on; None when unknown."""
+    return ctx.facts.node_logical_cpus if w is None else ctx.facts.workload_node_logical_cpus(w)
 
 
 def skip_reason(ctx) -> str | None:
@@ -262,8 +264,7 @@ def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: in
 
 
 def check(ctx) -> Iterator[Finding]:
-    cpus = node_logical_cpus(ctx)
-    if cpus is None:
+    if node_logical_cpus(ctx) is None:
         return
     threshold = int(ctx.option("score"))
     default_threads = int(ctx.option("default-threads"))
@@ -271,6 +272,9 @@ def check(ctx) -> Iterator[Finding]:
     kub = ctx.facts.kubelet
     for w in ctx.workloads:
         if linux_excluded(w.pod.scheduling):
+            continue
+        cpus = node_logical_cpus(ctx, w)
+        if cpus is None:
             continue
         qos = w.pod.qos_class
         for c in w.pod.all_containers:
