@@ -168,3 +168,27 @@ def test_pf206_replaces_pf302_on_the_same_pod():
     assert rules == ["PF206"]
     rules = [f[0] for f in run(ROOT / "testdata" / "PF206" / "fail_solver_wider_than_numa.yaml", "--rule", "PF302")]
     assert rules == ["PF302"]
+
+
+BIG_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: solver, namespace: hpc}
+spec:
+  containers:
+    - name: solver
+      image: solver:1
+      resources: {requests: {cpu: "CPUS", memory: 64Gi}, limits: {cpu: "CPUS", memory: 64Gi}}
+"""
+
+
+@pytest.mark.parametrize(("cpus", "over"), [(100, False), (130, True)])
+def test_a_numa_node_holds_its_logical_cpus_on_bare_metal(tmp_path, cpus, over):
+    """On the 2 × 64-core, 2-thread host a NUMA node has 128 logical CPUs, and a pod's CPU is a
+    hardware thread: 100 CPUs fit one node, 130 do not. PF302 counts them as PF206 does."""
+    f = tmp_path / "solver.yaml"
+    f.write_text(BIG_POD.replace("CPUS", str(cpus)))
+    found = run(f, "--rule", "PF302", platform=ROOT / "testdata" / "PF202" / "platform.yaml")
+    assert [(r, m.split(", more than one NUMA node ")[-1][:5]) for r, _, m in found] == (
+        [("PF302", "(128)")] if over else []
+    )

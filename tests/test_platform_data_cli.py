@@ -20,7 +20,8 @@ def test_platform_data_shape():
     assert set(document) == {"platform", "namespaces", "options"}  # data.podfit, as facts_data writes it
     data = document["platform"]
     assert data["runtime"] == "bare-metal" and data["node_logical_cpus"] == 256
-    assert data["numa_node"] == {"cores": 64, "memory": 2**40 // 2}
+    # on bare metal a NUMA node holds cores × threads of the CPUs a pod counts
+    assert data["numa_node"] == {"cores": 64, "cpus": 128, "memory": 2**40 // 2}
 
 
 def test_platform_data_is_the_facts_podfit_check_uses(tmp_path):

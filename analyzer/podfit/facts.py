@@ -441,6 +441,15 @@ class Facts:
         return self.platform.numa_node_memory
 
     @property
+    def numa_node_cpus(self) -> int | None:
+        """CPUs of the smallest NUMA node as a pod's CPUs count them: logical CPUs on bare metal,
+        where a Kubernetes CPU is a hardware thread; physical cores under vSphere, whose NUMA
+        scheduler places a VM's (or a vSphere Pod's) vCPUs on a node's cores, not its threads."""
+        if self.platform.runtime == "bare-metal":
+            return self.numa_node_logical_cpus
+        return self.numa_node_cores
+
+    @property
     def numa_node_logical_cpus(self) -> int | None:
         """Logical CPUs (cores × hardware threads) of the smallest NUMA node of any host."""
         return min((h.numa_node_cores * h.threads_per_core for h in self.platform.hosts), default=None)
@@ -711,7 +720,11 @@ def facts_data(
     runtime = scope.runtime if scope is not None else platform.runtime
     p: dict[str, Any] = {"runtime": runtime}
     if facts.numa_node_cores is not None and facts.numa_node_memory is not None:
-        p["numa_node"] = {"cores": facts.numa_node_cores, "memory": facts.numa_node_memory}
+        p["numa_node"] = {
+            "cores": facts.numa_node_cores,
+            "cpus": facts.numa_node_cpus,
+            "memory": facts.numa_node_memory,
+        }
     if facts.smt is not None:
         p["smt"] = facts.smt
     apart = scope if scope is not None and runtime != platform.runtime else None

@@ -36,6 +36,12 @@ numa_cores := _positive_int(_object(_facts, "numa_node"), "cores")
 
 numa_memory := _positive_int(_object(_facts, "numa_node"), "memory")
 
+# numa_cpus: CPUs of one host NUMA node as a pod's CPUs count them (logical CPUs on bare metal,
+# physical cores under vSphere); the cores when the facts do not say.
+numa_cpus := n if {
+	n := _positive_int(_object(_facts, "numa_node"), "cpus")
+} else := numa_cores
+
 # smt: the hosts run two or more hardware threads per core (true when unknown: the study's hosts do).
 default smt := true
 

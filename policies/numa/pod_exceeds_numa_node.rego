@@ -27,7 +27,7 @@ findings contains f if {
 	f := result.finding(rego.metadata.chain(), pod.obj, null, msg, check)
 }
 
-_numa contains ["cpu", platform.numa_cores * 1000]
+_numa contains ["cpu", platform.numa_cpus * 1000]
 
 _numa contains ["memory", platform.numa_memory]
 

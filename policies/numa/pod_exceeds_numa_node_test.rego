@@ -145,3 +145,19 @@ test_allow_no_numa_facts if {
 	}
 	count(results) == 0
 }
+
+# On bare metal a pod's CPUs are hardware threads: a NUMA node of 64 cores × 2 threads holds 128.
+_hundred_cpus := {
+	"apiVersion": "v1",
+	"kind": "Pod",
+	"metadata": {"name": "big"},
+	"spec": {"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "100", "memory": "1Gi"}}}]},
+}
+
+test_numa_node_cpus_count_threads_where_the_facts_say if {
+	threads := {"numa_node": {"cores": 64, "cpus": 128, "memory": 549755813888}}
+	count(pod_exceeds_numa_node.findings) == 0 with input as _hundred_cpus with data.podfit.platform as threads
+	cores := {"numa_node": {"cores": 64, "memory": 549755813888}}
+	results := pod_exceeds_numa_node.findings with input as _hundred_cpus with data.podfit.platform as cores
+	[f.details | some f in results] == [{"kind": "request", "numa": 64000, "resource": "cpu", "value": 100000}]
+}
