@@ -313,8 +313,29 @@ def test_pf910_without_a_named_cluster_is_one_summary(monkeypatch):
         for f in findings
     ] == [(second, 2, "Namespace", 3, "input")]
     (f,) = findings
-    assert f["severity"] == "info" and f["message"].startswith("3 objects are declared more than once across 2 files")
-    assert f["details"]["files"] == [first, second]
+    assert f["severity"] == "info"
+    assert f["message"] == (
+        f"3 objects are declared more than once (6 declarations across 2 files, e.g. Namespace edge-system in {first} "
+        f"and {second}); nothing names a cluster, so each counts once. If the files are alternatives for different "
+        "clusters, map their paths to clusters in the config (clusters: {glob: name})"
+    )
+    assert f["details"]["files"] == [first, second] and f["details"]["objects"] == 3
+
+
+def test_pf910_on_the_platforms_cluster_is_one_summary(monkeypatch):
+    """A platform profile names the cluster the files go to without mapping any file to it: the
+    copies are alternatives as often as when nothing names a cluster, so one summary too."""
+    platform = ROOT / "testdata" / "platforms" / "bare-metal-256.yaml"
+    code, findings = check_fixture(
+        ROOT / "testdata/PF910/fail_provider_variants", "PF910", monkeypatch, "--platform", str(platform)
+    )
+    assert [(f["details"]["cluster"], f["details"]["cluster_source"], f["details"]["count"]) for f in findings] == [
+        ("bare-metal-256", "platform", 3)
+    ]
+    assert (
+        "; the files are taken to deploy to the platform's cluster bare-metal-256, so each counts once."
+        in (findings[0]["message"])
+    )
 
 
 def test_pf910_points_at_the_second_copy_with_the_first_in_the_message(monkeypatch):

@@ -34,12 +34,13 @@ _FROM = {
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    """One finding per pair of files: alternative manifests repeat many objects (a controller's
-    manifests per cloud provider), and one line that says so is worth more than one per object.
-    A single repeated object keeps its own line; more point at the first repeated object."""
+    """Where files were mapped to the cluster, one finding per pair of files: alternative manifests
+    repeat many objects (a controller's manifests per cloud provider), and one line that says so is
+    worth more than one per object. A single repeated object keeps its own line; more point at the
+    first repeated object. Where the cluster was assumed (``_ASSUMED``), one finding for it."""
     for scope in ctx.facts.clusters:
-        if scope.source == "input" and scope.duplicates:
-            yield _unnamed_cluster(scope)
+        if scope.source in _ASSUMED and scope.duplicates:
+            yield _summary(scope)
             continue
         where = (
             scope.label.removesuffix(")") + f": {_FROM[scope.source]})"
@@ -77,17 +78,28 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
-def _unnamed_cluster(scope) -> Finding:
-    """One finding for a run in which nothing names a cluster: repositories hold alternative
-    manifests (providers, install flavours, generated bundles beside their sources) far more often
-    than clashes, and one line per file would bury the run's other findings."""
+# Where the run's objects go to one cluster only because nothing says otherwise (no cluster named,
+# or the platform profile's own): repositories hold alternative manifests (providers, install
+# flavours, generated bundles beside their sources) far more often than clashes, so these get one
+# finding for the cluster; one line per file would bury the run's other findings.
+_ASSUMED = {"input": "nothing names a cluster", "platform": "the files are taken to deploy to the platform's cluster"}
+
+
+def _summary(scope) -> Finding:
+    """One finding for a cluster whose objects were put together by default: the objects declared
+    more than once, their declarations and files, and an example."""
     first, second = min(scope.duplicates, key=lambda d: d[1].location)
     files = sorted({s.location.file for _, s in scope.duplicates} | {f.location.file for f, _ in scope.duplicates})
+    repeated = len({id(f) for f, _ in scope.duplicates})
+    declarations = repeated + len(scope.duplicates)
     example = f"{second.ref.kind} {second.ref.name} in {first.location.file} and {second.location.file}"
+    objects = "1 object is" if repeated == 1 else f"{repeated} objects are"
+    cluster = f" {scope.name}" if scope.name else ""
+    why = _ASSUMED[scope.source].replace("the platform's cluster", f"the platform's cluster{cluster}")
     return Finding(
         ID,
-        f"{len(scope.duplicates)} objects are declared more than once across {len(files)} files (e.g. {example}); "
-        "nothing names a cluster, so each counts once. If the files are alternatives for different clusters, "
+        f"{objects} declared more than once ({declarations} declarations across {len(files)} files, e.g. {example}); "
+        f"{why}, so each counts once. If the files are alternatives for different clusters, "
         "map their paths to clusters in the config (clusters: {glob: name})",
         second.location,
         second.ref,
@@ -95,6 +107,7 @@ def _unnamed_cluster(scope) -> Finding:
             "cluster": scope.name,
             "cluster_source": scope.source,
             "count": len(scope.duplicates),
+            "objects": repeated,
             "files": files,
             "first": {"file": first.location.file, "line": first.location.line, "api_version": first.ref.api_version},
         },
