@@ -497,3 +497,23 @@ def test_node_size_is_that_of_the_pools_the_pod_may_land_on(tmp_path, group, tol
     args = ["check", str(f), "--platform", str(EKS), "--rule", "PF202", "--format", "json", "--fail-on", "never"]
     pf202 = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)["findings"]
     assert [x["details"]["node_logical_cpus"] for x in pf202] == ([cpus] if cpus else [])
+
+
+def test_too_few_bursts_for_a_p99_says_so(tmp_path):
+    """A demand of 1m completes a handful of 2 ms bursts in the simulated seconds: the finding says
+    a p99 cannot be had from them, rather than "+0 ms"."""
+    f = tmp_path / "tiny.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: tiny, namespace: shop}\nspec:\n  containers:\n"
+        "    - {name: app, image: app:1, resources: {requests: {cpu: 1m, memory: 64Mi}, limits: {cpu: 5m, memory: 64Mi}}}\n"
+    )
+    (found,) = pf203_findings(check(f))
+    d = found["details"]
+    assert (
+        d["bursts_completed"] < pf203.P99_MIN_BURSTS and d["added_p99_ms"] is None and d["burst_delay_p99_ms"] is None
+    )
+    assert (
+        f"too few bursts for a p99 latency ({d['bursts_completed']} completed in 2 s, {pf203.P99_MIN_BURSTS} needed)"
+        in found["message"]
+    )
+    assert "ms p99 latency per burst" not in found["message"]

@@ -84,6 +84,9 @@ STEP = 100  # millicores: the granularity of a suggested limit
 # the throttling measured directly).
 MEASURED_PERCENTILE = 95
 
+# Completed bursts a simulated p99 latency needs: of fewer it is the largest or second largest.
+P99_MIN_BURSTS = 100
+
 
 def node_logical_cpus(ctx, w: Workload | None = None) -> int | None:
     """Logical CPUs of the largest node ``w``'s pods may land on (its node selection and
@@ -319,11 +322,19 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
     static_text = (
         f"{whole} whole {cpus_word} (requests = limits, Guaranteed pod) with {policy}: exclusive CPUs, {effect}"
     )
+    # a p99 of fewer completed bursts is their maximum, or nothing: a demand of a few millicores
+    # completes one 2 ms burst in a run of seconds
+    p99_known = res.bursts_done >= P99_MIN_BURSTS
+    p99_text = (
+        f"+{added_p99 / 1e6:.0f} ms p99 latency per burst against no limit"
+        if p99_known
+        else f"too few bursts for a p99 latency ({res.bursts_done} completed in {seconds} s, {P99_MIN_BURSTS} needed)"
+    )
     message = (
         f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of 5 ms per 100 ms period): "
         f"throttling score {res.score}/100 (threshold {threshold}). Assumed {d.describe()}. "
         f"Simulated {seconds} s: throttled in {throttled_pct}% of periods, "
-        f"+{added_p99 / 1e6:.0f} ms p99 latency per burst against no limit, "
+        f"{p99_text}, "
         f"{per_period / 1e6:.0f} ms throttled per period summed over CPUs "
         f"({per_period / used_cpus / 1e6:.1f} ms per CPU, over the {used_cpus} CPUs its threads can use). "
         f"Under the threshold: limits.cpu {format_cpu(new_limit)}{keep}; or no CPU limit; or {static_text}"
@@ -352,8 +363,9 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
             "throttled_per_period_ms": round(per_period / 1e6, 3),
             "throttled_per_period_per_cpu_ms": round(per_period / used_cpus / 1e6, 3),
             "cpu_used_per_second": round(res.cpu_used_per_second, 4),
-            "burst_delay_p99_ms": round(p99 / 1e6, 3),
-            "added_p99_ms": round(added_p99 / 1e6, 3),
+            "burst_delay_p99_ms": round(p99 / 1e6, 3) if p99_known else None,
+            "added_p99_ms": round(added_p99 / 1e6, 3) if p99_known else None,
+            "bursts_completed": res.bursts_done,
             "simulated_seconds": seconds,
             "suggested_cpu_limit": new_limit,
             "suggested_whole_cpus": whole,
