@@ -423,17 +423,43 @@ def test_a_chart_directory_gives_render_first_and_template_findings(tmp_path, mo
     r = run(["check", "shop", "--format", "json", "--engine", "embedded"])
     assert r.exit_code == 1  # the template was not checked: an error
     got = sorted((f["file"], f["rule"], f["severity"]) for f in json.loads(r.output)["findings"])
+    # Chart.yaml and the default values.yaml only repeat the template's render command: no finding
+    # of their own; a values file of another variant says how to render that one
     assert got == [
-        ("shop/Chart.yaml", "PF909", "info"),
         ("shop/environments/prod/values.yaml", "PF909", "info"),
         ("shop/templates/deployment.yaml", "PF908", "error"),
-        ("shop/values.yaml", "PF909", "info"),
     ]
     messages = {f["file"]: f["message"] for f in json.loads(r.output)["findings"]}
     assert messages["shop/environments/prod/values.yaml"].endswith(
         "render first: helm template shop -f shop/environments/prod/values.yaml | podfit check -"
     )
     assert messages["shop/templates/deployment.yaml"].endswith("render it first: helm template shop | podfit check -")
+
+
+def test_a_charts_templates_are_one_finding(tmp_path, monkeypatch):
+    """Three unrendered templates of one chart: one PF908 at the first (by file), counting them and
+    answering for the chart's files, so the text report lists none of them again."""
+    chart = tmp_path / "shop"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 0.1.0\n")
+    template = (ROOT / "testdata/PF908/fail_chart_template.yaml").read_text()
+    for name in ("web.yaml", "api.yaml", "worker.yaml"):
+        (chart / "templates" / name).write_text(template)
+    monkeypatch.chdir(tmp_path)
+    (f,) = json.loads(run(["check", "shop", "--format", "json", "--allow-empty"]).output)["findings"]
+    assert (f["rule"], f["file"], f["line"]) == ("PF908", "shop/templates/api.yaml", 5)
+    assert f["message"] == (
+        'unrendered Helm chart shop: 3 templates not checked (this one from {{ include "shop.fullname" . }}); '
+        "render it first: helm template shop | podfit check -"
+    )
+    assert f["details"]["files"] == [
+        "shop/Chart.yaml",
+        "shop/templates/api.yaml",
+        "shop/templates/web.yaml",
+        "shop/templates/worker.yaml",
+    ]
+    text = run(["check", "shop", "--allow-empty", "--no-color"]).output
+    assert "skipped:" not in text and "4 files (4 skipped), 0 objects: 1 error" in text
 
 
 def test_values_files_count_as_chart_files_only_in_a_chart():

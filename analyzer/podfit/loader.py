@@ -495,7 +495,7 @@ def _unrendered(path: str, f: InputFile, evidence: tuple[int, str], ndocs: int) 
         f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
         path,
         line,
-        details={"action": action, "render": render},
+        details={"action": action, "render": render, "chart": chart},
     )
     reason = f"unrendered Go/Helm template (line {line}): render it first: {render}"
     return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), (finding,))
@@ -849,7 +849,45 @@ def load(
     return LoadResult(
         files=tuple(p.record for p in parsed),
         objects=tuple(o for p in parsed for o in p.objects),
-        findings=tuple(x for p in parsed for x in p.findings),
+        findings=per_chart(tuple(x for p in parsed for x in p.findings)),
+    )
+
+
+def per_chart(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """One cause, one finding: a chart whose templates were given unrendered gets one PF908 at its
+    first template (by file), naming how many were not checked; the PF909 that only repeats its
+    render command (Chart.yaml, the default values.yaml) goes. A values file that renders another
+    variant (``-f``) keeps its PF909."""
+    charts: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.rule == "PF908" and f.details.get("chart") is not None:
+            charts.setdefault(str(f.details["chart"]), []).append(f)
+    if not charts:
+        return findings
+    renders = {str(fs[0].details["render"]): chart for chart, fs in charts.items()}
+    repeats: dict[str, list[str]] = {}  # chart → files whose PF909 only repeats its render command
+    for f in findings:
+        if f.rule == "PF909" and f.details.get("render") in renders:
+            repeats.setdefault(renders[str(f.details["render"])], []).append(f.location.file)
+    folded: dict[int, Finding] = {}
+    dropped: set[int] = set()
+    for chart, fs in charts.items():
+        first = min(fs, key=lambda f: (f.location.file, f.location.line))
+        templates = sorted({f.location.file for f in fs})
+        message = first.message
+        if len(templates) > 1:
+            message = (
+                f"unrendered Helm chart {chart}: {len(templates)} templates not checked (this one from "
+                f"{first.details['action']}); render it first: {first.details['render']}"
+            )
+        # the files this finding answers for: the text report lists no other line for them
+        files = sorted(set(templates) | set(repeats.get(chart, ())))
+        folded[id(first)] = replace(first, message=message, details={**first.details, "files": files})
+        dropped.update(id(f) for f in fs if f is not first)
+    return tuple(
+        folded.get(id(f), f)
+        for f in findings
+        if id(f) not in dropped and not (f.rule == "PF909" and f.details.get("render") in renders)
     )
 
 
