@@ -213,3 +213,82 @@ def test_pf601_gives_the_shortfall_not_the_pod_pf303_names():
         "7 pods do not fit 2 nodes (2 × best-effort-large): proven by a lower bound (capacity-cpu: needs 9 CPU, "
         "7500m CPU available; Σ cpu of pods limited to these pools); recommended: 1 × best-effort-4xlarge (PF604)"
     )
+
+
+def _cloud_profile(runtime: str, classes: str, pool_class: str = "Standard_D4s_v5", count: int = 2) -> str:
+    """An AKS-like profile: node pools of Azure VM sizes, no vSphere hosts."""
+    return f"""apiVersion: podfit.io/v1alpha1
+kind: Platform
+metadata: {{name: aks}}
+spec:
+  runtime: {runtime}
+  vmClasses:
+{classes}
+  nodePools:
+    - {{name: nodepool1, vmClass: {pool_class}, count: {count}, labels: {{agentpool: nodepool1}}}}
+"""
+
+
+D4 = "    - {name: Standard_D4s_v5, cpus: 4, memory: 16Gi}\n"
+E4 = "    - {name: Standard_E4s_v5, cpus: 4, memory: 32Gi}\n"
+
+
+def _sizing(tmp_path, profile: str, manifest: Path) -> list[dict]:
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(profile)
+    res = run(
+        ["check", manifest, "--platform", platform, "--rule", "PF602", "--rule", "PF604"]
+        + ["--format", "json", "--fail-on", "never"]
+    )
+    return json.loads(res.stdout)["findings"]
+
+
+def test_a_cloud_platform_is_never_advised_a_built_in_vsphere_class(tmp_path):
+    """On runtime kubernetes (AKS, EKS, …) the built-in vSphere with Tanzu classes cannot be
+    provisioned: PF604 and PF602 weigh only the classes the profile declares and the pools use."""
+    from podfit.platform import DEFAULT_VM_CLASSES
+
+    builtin = {c.name for c in DEFAULT_VM_CLASSES}
+    app = tmp_path / "app.yaml"
+    app.write_text((ROOT / "testdata/PF602/fail_memory_heavy.yaml").read_text().split("---", 1)[1])
+    # the pools' own class alone: a node count, and the finding says no other class was compared
+    twelve = tmp_path / "twelve.yaml"
+    twelve.write_text((ROOT / "testdata/PF604/fail_twelve_nodes.yaml").read_text().split("---", 1)[1])
+    (f,) = _sizing(tmp_path, _cloud_profile("kubernetes", D4, count=12), twelve)
+    assert f["rule"] == "PF604" and not builtin & set(f["message"].split())
+    assert [c["vm_class"] for c in f["details"]["candidates"]] == ["Standard_D4s_v5"]
+    assert f["details"]["recommended"]["vm_class"] == "Standard_D4s_v5"
+    assert f["message"].endswith("the platform declares no other VM class to compare (spec.vmClasses)")
+    # memory-heavy pods strand CPU on D4s_v5, and the pools already are the least waste among the
+    # classes known: PF602 has nothing better to offer
+    assert _sizing(tmp_path, _cloud_profile("kubernetes", D4), app) == []
+    # a declared memory-optimised class is weighed, and suggested by both rules
+    found = _sizing(tmp_path, _cloud_profile("kubernetes", D4 + E4), app)
+    assert sorted(f["rule"] for f in found) == ["PF602", "PF604"]
+    for f in found:
+        assert "Standard_E4s_v5" in f["message"] and not builtin & set(f["message"].split())
+        assert "declares no other" not in f["message"]
+    (pf604,) = (f for f in found if f["rule"] == "PF604")
+    assert {c["vm_class"] for c in pf604["details"]["candidates"]} == {"Standard_D4s_v5", "Standard_E4s_v5"}
+    # bare metal provisions no vSphere VM either
+    (f,) = _sizing(tmp_path, _cloud_profile("bare-metal", D4, count=12), twelve)
+    assert [c["vm_class"] for c in f["details"]["candidates"]] == ["Standard_D4s_v5"]
+    # podfit pack weighs the same classes
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(_cloud_profile("kubernetes", D4 + E4))
+    res = run(["pack", app, "--platform", platform, "--format", "json", "--time-budget", "0"])
+    cands = json.loads(res.stdout)["recommendation"]["candidates"]
+    assert {c["vm_class"] for c in cands} == {"Standard_D4s_v5", "Standard_E4s_v5"}
+
+
+def test_a_vsphere_platform_still_weighs_the_built_in_classes(tmp_path):
+    """The same kind of profile on runtime tkg (vSphere with Tanzu provisions its built-in classes):
+    they are weighed beside the declared one, and one of them wins over twelve oversized nodes."""
+    twelve = tmp_path / "twelve.yaml"
+    twelve.write_text((ROOT / "testdata/PF604/fail_twelve_nodes.yaml").read_text().split("---", 1)[1])
+    d16 = "    - {name: Standard_D16s_v5, cpus: 16, memory: 64Gi}\n"
+    (f,) = _sizing(tmp_path, _cloud_profile("tkg", d16, pool_class="Standard_D16s_v5", count=12), twelve)
+    names = {c["vm_class"] for c in f["details"]["candidates"]}
+    assert "Standard_D16s_v5" in names and {"best-effort-large", "guaranteed-xlarge"} <= names
+    assert f["details"]["recommended"] == {"vm_class": "best-effort-large", "nodes": 2}
+    assert "declares no other" not in f["message"]

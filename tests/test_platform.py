@@ -106,3 +106,31 @@ def test_a_valid_profile_is_checked_without_importing_jsonschema():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_sizing_classes_are_those_the_runtime_can_provision():
+    """Built-in vSphere with Tanzu classes are right-sizing candidates on tkg and vsphere-pods only;
+    elsewhere the declared classes and the pools' own (a built-in one a pool names stays)."""
+    from dataclasses import replace
+
+    from podfit.platform import NodePool, sizing_classes
+
+    text = (
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: RUNTIME\n  vmClasses:\n"
+        "    - {name: m5.xlarge, cpus: 4, memory: 16Gi}\n    - {name: best-effort-large, cpus: 4, memory: 16Gi}\n"
+        "  nodePools:\n    - {name: general, vmClass: m5.xlarge, count: 3}\n"
+    )
+    builtin = {c.name for c in DEFAULT_VM_CLASSES}
+    for runtime in ("kubernetes", "bare-metal"):
+        p = parse_platform(text.replace("RUNTIME", runtime), "p")
+        assert len(p.vm_classes) == 17 and p.vm_class("best-effort-small") is not None  # still looked up
+        # a built-in name declared again is the profile's own class
+        assert [c.name for c in sizing_classes(p, p.node_pools)] == ["best-effort-large", "m5.xlarge"]
+        tkg_pool = NodePool("best-effort-xlarge", 2, name="tkg")
+        names = [c.name for c in sizing_classes(p, (*p.node_pools, tkg_pool))]
+        assert names == ["best-effort-large", "best-effort-xlarge", "m5.xlarge"]
+    for runtime in ("tkg", "vsphere-pods"):
+        p = parse_platform(text.replace("RUNTIME", runtime), "p")
+        assert {c.name for c in sizing_classes(p, p.node_pools)} == builtin | {"m5.xlarge"}
+    assert sizing_classes(DEFAULT_PLATFORM, ()) == DEFAULT_VM_CLASSES
+    assert sizing_classes(replace(DEFAULT_PLATFORM, runtime="kubernetes"), ()) == ()

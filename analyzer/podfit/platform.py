@@ -2,7 +2,10 @@
 
 A profile (``kind: Platform``, validated by ``schemas/platform.schema.json``) describes the vSphere
 hosts, HA admission control, VM classes, node pools, per-node system overhead, kubelet settings and
-the runtime (``tkg``, ``vsphere-pods`` or ``bare-metal``). ``DEFAULT_PLATFORM`` describes the
+the runtime (``tkg``, ``vsphere-pods``, ``bare-metal`` or ``kubernetes``: any other cluster's node
+pools). The built-in vSphere with Tanzu VM classes (``DEFAULT_VM_CLASSES``) are in every profile's
+catalogue, to look up a pool's size, but only tkg and vsphere-pods can be given them
+(:func:`sizing_classes`). ``DEFAULT_PLATFORM`` describes the
 study's cluster: 4 hosts × 2 sockets × 16 cores, 2 threads per core, 2,300 MHz, 512 GiB, one NUMA
 node per socket, HA tolerating one host failure, runtime ``tkg`` and no node pools.
 """
@@ -31,6 +34,8 @@ __all__ = [
     "DEFAULT_VM_CLASSES",
     "DEFAULT_PLATFORM",
     "platform_from_doc",
+    "sizing_classes",
+    "VSPHERE_RUNTIMES",
     "parse_platform",
 ]
 
@@ -90,6 +95,7 @@ class VMClass:
     cpus: int
     memory_bytes: int
     reserved: bool  # guaranteed class: CPU and memory fully reserved
+    builtin: bool = False  # one of the built-in vSphere with Tanzu classes (DEFAULT_VM_CLASSES)
 
     @property
     def cpu_millicores(self) -> int:
@@ -152,13 +158,16 @@ def _default_classes() -> tuple[VMClass, ...]:
         ("8xlarge", 32, 128),
     ]
     return tuple(
-        VMClass(f"{kind}-{size}", cpus, mem * GiB, kind == "guaranteed")
+        VMClass(f"{kind}-{size}", cpus, mem * GiB, kind == "guaranteed", builtin=True)
         for kind in ("best-effort", "guaranteed")
         for size, cpus, mem in sizes
     )
 
 
 DEFAULT_VM_CLASSES: tuple[VMClass, ...] = _default_classes()
+
+# The runtimes whose nodes are VMs of vSphere with Tanzu VM classes, the built-in ones among them.
+VSPHERE_RUNTIMES = frozenset({"tkg", "vsphere-pods"})
 
 
 @dataclass(frozen=True)
@@ -193,6 +202,21 @@ class Platform:
 
     def with_node_pools(self, pools: Sequence[NodePool]) -> Platform:
         return replace(self, node_pools=tuple(self.node_pools) + tuple(pools))
+
+
+def sizing_classes(platform: Platform, pools: Sequence[NodePool]) -> tuple[VMClass, ...]:
+    """The VM classes a cluster of ``platform`` whose node pools are ``pools`` can be given: those
+    right-sizing chooses among (PF604, PF602, ``podfit pack``), in the catalogue's order.
+
+    On vSphere with Tanzu (runtime tkg or vsphere-pods) every class of the catalogue, built-in and
+    declared. Elsewhere (kubernetes: a managed or self-run cluster; bare-metal) the built-in vSphere
+    with Tanzu classes cannot be provisioned: only the classes the profile declares
+    (``spec.vmClasses``) and those the pools already use. Every class stays in
+    ``platform.vm_classes`` for looking up a pool's size."""
+    if platform.runtime in VSPHERE_RUNTIMES:
+        return platform.vm_classes
+    used = {p.vm_class for p in pools}
+    return tuple(c for c in platform.vm_classes if not c.builtin or c.name in used)
 
 
 DEFAULT_PLATFORM = Platform(

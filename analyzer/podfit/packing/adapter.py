@@ -447,7 +447,12 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
 
 
 def vm_classes(platform) -> tuple[VMClass, ...]:
-    return tuple(VMClass(c.name, c.cpus * 1000, c.memory_bytes) for c in platform.vm_classes)
+    """The platform's whole VM class catalogue as packing's classes (what a pool's class is)."""
+    return _as_packing(platform.vm_classes)
+
+
+def _as_packing(classes) -> tuple[VMClass, ...]:
+    return tuple(VMClass(c.name, c.cpus * 1000, c.memory_bytes) for c in classes)
 
 
 def _worker_names(node_pools, classes: Sequence[VMClass]) -> tuple[list[str | None], tuple[str, ...]]:
@@ -533,12 +538,14 @@ def inputs_from(
     ``node_pools`` defaults to the platform's; the caller adds pools from cluster manifests or the
     command line. ``overhead`` / ``max_pods`` default to the platform's.
     """
+    from ..platform import sizing_classes
+
     workloads = tuple(workloads)
-    classes = vm_classes(platform)
+    catalogue = vm_classes(platform)  # a pool's class is looked up here; sizing weighs sizing_classes
     ov = overhead or Overhead(platform.overhead_cpu, platform.overhead_memory)
     mp = platform.kubelet.max_pods if max_pods is None else max_pods
     pools_in = tuple(platform.node_pools if node_pools is None else node_pools)
-    names, _ = _worker_names(pools_in, classes)
+    names, _ = _worker_names(pools_in, catalogue)
     sched = _Scheduling(
         [
             _Pool(p, name, dict(_node_labels(p)), tuple(getattr(p, "node_taints", ())))
@@ -549,7 +556,7 @@ def inputs_from(
     plan = _plan(_names(workloads), sched)
     sources: dict[str, NodePool] = {}
     pools, unknown = pools_to_node_types(
-        pools_in, classes, overhead=ov, daemons=plan.daemons, max_pods=mp, sources=sources
+        pools_in, catalogue, overhead=ov, daemons=plan.daemons, max_pods=mp, sources=sources
     )
     kinds = {name: kind for name, w in plan.by_name.items() if (kind := run_kind(w))}
     pods, rtc = _peak_group(plan.pods, kinds, pools)
@@ -557,7 +564,7 @@ def inputs_from(
         pods,
         plan.daemons,
         pools,
-        classes,
+        _as_packing(sizing_classes(platform, pools_in)),
         ov,
         mp,
         platform.numa_node_cores,

@@ -82,6 +82,10 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
         return  # as good as the recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
     measured_text, measured_details = _measured(facts, usage)
+    # only the pools' own class was weighed (a cloud profile declaring no other): the advice is a
+    # node count, and the finding says that no other class was compared
+    alone = set(by_class) | set(rec.excluded) == {current}
+    only = "; the platform declares no other VM class to compare (spec.vmClasses)" if alone else ""
     headroom = "and the burst headroom"
     if best.host_limit is not None and best.nodes == best.host_limit and best.nodes > best.min_nodes:
         headroom = f"and as much burst headroom as the hosts allow (they hold at most {best.host_limit} such nodes)"
@@ -90,7 +94,7 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
         message=(
             f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
             f"({best.waste_ppm / 10_000:.1f}% idle) {headroom}; the pools use {count} × {current}"
-            f"{measured_text}"
+            f"{only}{measured_text}"
         ),
         location=loc,
         object=obj,
