@@ -5,10 +5,13 @@ commonAnnotations, with the lines of the original file."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
+import yaml
 from click.testing import CliRunner
 
+from conftest import tool
 from podfit.cli import main
 from podfit.kustomize import Layer, apply, layers_for
 from podfit.loader import load, read_inputs
@@ -154,3 +157,52 @@ def test_apply_leaves_the_original_untouched():
     out = apply(doc, (Layer("k", namespace="n", labels=(("a", "b"),)),))
     assert out["metadata"] == {"name": "c", "namespace": "n", "labels": {"a": "b"}}
     assert doc == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+
+
+WEBHOOK = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: defaults}
+webhooks:
+  - name: defaults.example.com
+    clientConfig: {service: {name: webhook, path: /mutate}}
+    admissionReviewVersions: [v1]
+    sideEffects: None
+  - name: pinned.example.com
+    clientConfig: {service: {name: webhook, namespace: elsewhere, path: /pinned}}
+    admissionReviewVersions: [v1]
+    sideEffects: None
+"""
+
+
+def test_a_webhooks_service_reference_gets_the_namespace_as_kustomize_gives_it(tmp_path, monkeypatch):
+    """A kubebuilder-style config/webhook: the webhook names its Service without a namespace and the
+    kustomization gives both one. The reference podfit checks is kustomize's (no PF902 for the
+    missing namespace); one that names its namespace keeps it."""
+    write(
+        tmp_path,
+        {
+            "webhook/kustomization.yaml": "namespace: system\nresources: [manifests.yaml, service.yaml]\n",
+            "webhook/manifests.yaml": WEBHOOK,
+            "webhook/service.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: webhook}\n"
+            "spec: {ports: [{port: 443}]}\n",
+        },
+    )
+    (hook,) = [o for o in load(read_inputs([str(tmp_path / "webhook")])).objects if o.kind.endswith("Configuration")]
+    services = [h["clientConfig"]["service"] for h in hook.raw["webhooks"]]
+    assert services == [
+        {"name": "webhook", "path": "/mutate", "namespace": "system"},
+        {"name": "webhook", "namespace": "elsewhere", "path": "/pinned"},
+    ]
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(CliRunner().invoke(main, ["check", "webhook", "--format", "json", "--rule", "PF902"]).output)
+    assert report["findings"] == []
+    kustomize = tool("kustomize")
+    if kustomize is not None:  # the first reference is what kustomize build gives it
+        built = list(
+            yaml.safe_load_all(
+                subprocess.run([kustomize, "build", "webhook"], capture_output=True, text=True, check=True).stdout
+            )
+        )
+        (real,) = [d for d in built if d["kind"] == "MutatingWebhookConfiguration"]
+        assert real["webhooks"][0]["clientConfig"]["service"] == services[0]

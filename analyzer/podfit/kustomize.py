@@ -11,7 +11,8 @@ each object of such a file what ``kustomize build`` of that directory gives it:
   and the pod template labels (kustomize's commonLabels field specs);
 - ``labels`` with ``includeTemplates: true``: metadata.labels and the pod template labels;
 - other ``labels``: metadata.labels only;
-- ``commonAnnotations``: metadata.annotations and the pod template annotations.
+- ``commonAnnotations``: metadata.annotations and the pod template annotations;
+- ``namespace`` again: a webhook configuration's Service references that name no namespace.
 
 A kustomization listing a subdirectory (a nested kustomization, ``worker/``) applies its own
 transformations after the nested one's, as kustomize does. Only resources inside the
@@ -218,6 +219,21 @@ def _merge(doc: dict[str, Any], path: tuple[str, ...], pairs: Sequence[tuple[str
         last.update(pairs)
 
 
+_WEBHOOK_KINDS = frozenset({"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"})
+
+
+def _webhook_services(doc: dict[str, Any], namespace: str) -> None:
+    """A webhook's Service reference without a namespace gets the kustomization's: kustomize moves
+    the reference with the Service when the Service is among the build's resources, as it is in the
+    layouts that name one without a namespace (kubebuilder's config/webhook beside its service)."""
+    hooks = doc.get("webhooks")
+    for hook in hooks if isinstance(hooks, list) else ():
+        config = hook.get("clientConfig") if isinstance(hook, dict) else None
+        service = config.get("service") if isinstance(config, dict) else None
+        if isinstance(service, dict) and not service.get("namespace"):
+            service["namespace"] = namespace
+
+
 def apply(doc: Mapping[str, Any], layers: Sequence[Layer]) -> dict[str, Any]:
     """A copy of the object ``doc`` as ``kustomize build`` gives it, ``layers`` innermost first."""
     out: dict[str, Any] = _plain(doc)
@@ -225,6 +241,8 @@ def apply(doc: Mapping[str, Any], layers: Sequence[Layer]) -> dict[str, Any]:
     for layer in layers:
         if layer.namespace and kind not in CLUSTER_SCOPED_KINDS:
             _merge(out, ("metadata",), (("namespace", layer.namespace),), True)
+        if layer.namespace and kind in _WEBHOOK_KINDS:
+            _webhook_services(out, layer.namespace)
         meta_labels = layer.selector_labels + layer.template_labels + layer.labels
         if meta_labels:
             _merge(out, ("metadata", "labels"), meta_labels, True)
