@@ -378,9 +378,11 @@ def test_templates_read_the_same_in_parse_workers(monkeypatch):
 
 
 def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_checked(tmp_path, monkeypatch):
+    """A kustomization with fields podfit does not apply (here images:) is "render first"; its
+    resources are checked all the same."""
     base = tmp_path / "base"
     base.mkdir()
-    (base / "kustomization.yaml").write_text("resources: [api.yaml]\n")
+    (base / "kustomization.yaml").write_text("resources: [api.yaml]\nimages: [{name: api, newTag: '2'}]\n")
     (base / "api.yaml").write_text(NO_REQUESTS)
     monkeypatch.chdir(tmp_path)
     report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
@@ -392,6 +394,36 @@ def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_chec
     )
     assert any(f["file"] == "base/api.yaml" for f in report["findings"] if f["rule"] != "PF909")
     assert report["summary"]["objects"] == 1
+
+
+@pytest.mark.parametrize(
+    ("kustomization", "render_first"),
+    [
+        ("namespace: shop\ncommonLabels: {app: api}\nresources: [api.yaml, worker]\n", False),
+        ("namespace: shop\nresources: [api.yaml, worker]\nnamePrefix: prod-\n", True),
+        ("resources: [api.yaml, worker, ../shared]\n", True),
+        ("resources: [api.yaml, worker, missing.yaml]\n", True),
+    ],
+    ids=["applied", "name-prefix", "outside-resource", "resource-not-given"],
+)
+def test_a_kustomization_podfit_applies_whole_needs_no_rendering(tmp_path, monkeypatch, kustomization, render_first):
+    """Where podfit gives the resources everything the build would (namespace, labels, annotations;
+    every resource among the inputs, a nested one applied too), there is nothing left to render."""
+    base = tmp_path / "base"
+    (base / "worker").mkdir(parents=True)
+    (base / "kustomization.yaml").write_text(kustomization)
+    (base / "api.yaml").write_text(NO_REQUESTS)
+    (base / "worker" / "kustomization.yaml").write_text("resources: [w.yaml]\n")
+    (base / "worker" / "w.yaml").write_text(NO_REQUESTS.replace("name: api", "name: worker"))
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
+    assert sorted(f["file"] for f in report["findings"] if f["rule"] == "PF909") == (
+        ["base/kustomization.yaml"] if render_first else []
+    )
+    # the nested kustomization is applied in every case: not among the files left unread
+    not_parsed = [r["path"] for r in report["files"] if r["status"] != "parsed"]
+    assert "base/worker/kustomization.yaml" not in not_parsed
+    assert ("base/kustomization.yaml" in not_parsed) == render_first
 
 
 def test_only_a_kustomization_exits_2_naming_the_command(tmp_path, monkeypatch):

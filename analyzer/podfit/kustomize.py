@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Layer", "layer_of", "layers_for", "apply", "CLUSTER_SCOPED_KINDS"]
+__all__ = ["Layer", "layer_of", "layers_for", "apply", "local", "CLUSTER_SCOPED_KINDS"]
 
 # Kinds kustomize's namespace transformer leaves alone (cluster-scoped built-in kinds).
 CLUSTER_SCOPED_KINDS = frozenset(
@@ -142,7 +142,7 @@ def layer_of(path: str, doc: Any) -> Layer:
     )
 
 
-def _local(entry: Any) -> bool:
+def local(entry: Any) -> bool:
     """A resource entry naming a path inside the kustomization's directory (not ``../``, not a URL)."""
     if not isinstance(entry, str) or not entry or "://" in entry or entry.startswith(("/", "git@", "github.com/")):
         return False
@@ -164,7 +164,7 @@ def layers_for(kustomizations: Mapping[str, Any], files: Sequence[str]) -> dict[
         base = posixpath.dirname(_norm(k))
         entries = doc.get("resources") if isinstance(doc, dict) else None
         for entry in entries if isinstance(entries, list) else ():
-            if not _local(entry):
+            if not local(entry):
                 continue
             target = _norm(posixpath.join(base, entry))
             if target in dirs and target != base:

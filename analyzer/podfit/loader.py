@@ -21,6 +21,7 @@ import yaml
 from .findings import Finding
 from .kustomize import Layer, layers_for
 from .kustomize import apply as kustomize_apply
+from .kustomize import local as kustomize_local
 from .model import (
     WORKLOAD_KINDS,
     Container,
@@ -85,6 +86,8 @@ class InputFile:
     patch_commented: bool = False  # that kustomization names it in a commented-out patch entry only
     # what `kustomize build` of the kustomizations listing this file as a resource does to its objects
     kustomize: tuple[Layer, ...] = ()
+    # a kustomization whose whole build podfit gives its resources (podfit.kustomize): nothing to render
+    applied: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,10 +247,13 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
     if not kustomizations:
         return files
     layers = layers_for(kustomizations, [f.path for f in files])
+    applied = _applied(kustomizations, [f.path for f in files])
     out = []
     for f in files:
         key = os.path.normpath(f.path)
-        if key in patches:
+        if f.path in applied:
+            f = replace(f, applied=True)
+        elif key in patches:
             f = replace(f, patch_of=patches[key])
         elif key in commented and f.path not in layers:  # a live resource entry wins over a comment
             f = replace(f, patch_of=commented[key], patch_commented=True)
@@ -255,6 +261,44 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
             f = replace(f, kustomize=layers[f.path])
         out.append(f)
     return out
+
+
+# The fields of a kustomization podfit applies to its resources itself (podfit.kustomize); any other
+# (patches, generators, images, replicas, name prefixes, components, …) only kustomize build gives.
+_APPLIED_KEYS = frozenset(
+    {"apiVersion", "kind", "metadata", "namespace", "commonLabels", "labels", "commonAnnotations", "resources"}
+)
+
+
+def _applied(kustomizations: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> set[str]:
+    """The kustomizations whose build is what podfit checks: no field but those it applies, and
+    every resource among the inputs (a file, or a directory whose own kustomization is applied)."""
+    inputs = {os.path.normpath(p) for p in paths}
+    by_dir = {os.path.normpath(os.path.dirname(k) or "."): k for k in kustomizations}
+    memo: dict[str, bool] = {}
+
+    def ok(k: str, seen: frozenset[str] = frozenset()) -> bool:
+        if k in memo:
+            return memo[k]
+        doc = kustomizations[k]
+        base = os.path.dirname(k)
+        resources = doc.get("resources") or []
+        good = set(doc) <= _APPLIED_KEYS and isinstance(resources, list) and bool(resources)
+        for entry in resources if good else ():
+            if not kustomize_local(entry):
+                good = False
+                break
+            target = os.path.normpath(os.path.join(base, entry))
+            nested = by_dir.get(target)
+            if target in inputs:
+                continue
+            if nested is None or nested in seen or not ok(nested, seen | {k}):
+                good = False
+                break
+        memo[k] = good
+        return good
+
+    return {k for k in kustomizations if ok(k)}
 
 
 def _chart_above(path: str, levels: int = 3) -> str | None:
@@ -609,6 +653,8 @@ def parse_file(
     assert f.data is not None
     if b"\x00" in f.data[:8192]:
         return ParsedFile(FileRecord(path, "skipped", "binary file"), (), (_not_checked(path, "binary file"),))
+    if f.applied:  # its resources are checked as it builds them
+        return ParsedFile(FileRecord(path, "parsed", "a Kustomize kustomization, applied to its resources"), (), ())
     render = _render_first(f)
     if render is None and f.patch_of is not None:
         where = os.path.dirname(f.patch_of) or "."
