@@ -13,7 +13,10 @@ Validation is jsonschema-rs (:class:`SchemaSet`, used by ``podfit check``), plus
 API server enforces that the OpenAPI schemas do not state (:func:`api_server_violations`). The
 ``kubeconform`` binary validates against the same schemas written standalone by
 ``scripts/build-schemas.py`` (:func:`build_schema_tree`, :func:`run_kubeconform`); a test shows the
-two agree on ``testdata/``. Neither reads anything but local files. Kinds without a schema are not
+two agree on ``testdata/`` but for null fields. The in-process check validates what the API server
+does, the object with its null fields unset (:func:`without_null_fields`); kubeconform validates a
+null as the value null, which the schemas' IntOrString and Quantity cannot take (both branches of
+their ``oneOf`` accept it). Neither reads anything but local files. Kinds without a schema are not
 validated.
 """
 
@@ -42,6 +45,7 @@ __all__ = [
     "standalone",
     "SchemaSet",
     "Violation",
+    "without_null_fields",
     "api_server_violations",
     "Removal",
     "REMOVED_APIS",
@@ -295,6 +299,7 @@ class Violation:
     message: str
     source: str = "schema"
     missing: tuple[str, ...] = ()  # the required properties absent there (a "required" violation)
+    nulls: tuple[str, ...] = ()  # those of ``missing`` the object gives as null
 
 
 def _and(names: Sequence[str]) -> str:
@@ -318,8 +323,9 @@ def merge_required(violations: Sequence[Violation]) -> list[Violation]:
             continue
         first = out[at[key]]
         names = first.missing + tuple(n for n in v.missing if n not in first.missing)
-        where = _dotted(first.path)
-        out[at[key]] = Violation(first.path, f"{where}: {_and(names)} are required properties", first.source, names)
+        nulls = tuple(n for n in names if n in first.nulls or n in v.nulls)
+        message = _required_message(first.path, names, nulls)
+        out[at[key]] = Violation(first.path, message, first.source, names, nulls)
     return out
 
 
@@ -364,6 +370,43 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+def without_null_fields(value: Any) -> Any:
+    """``value`` with every mapping entry whose value is null left out, at any depth: the object
+    the API server validates. Its decoder leaves a field given as null unset, as if absent (a CRD's
+    non-nullable fields are pruned the same way), so a null optional field is valid and a null
+    required field is missing. In a map such as labels or resources.limits a null value decodes as
+    the zero value ("" or 0), which the schemas of such maps accept as they accept its absence.
+    List items stay where they are, null or not: the decoder makes a null item a zero-valued one,
+    and removing it would shift the indices that point at lines. Returns ``value`` itself (not a
+    copy) when it holds no null field; never changes ``value``."""
+    if isinstance(value, dict):
+        kept = {k: without_null_fields(v) for k, v in value.items() if v is not None}
+        unchanged = len(kept) == len(value) and all(kept[k] is value[k] for k in kept)
+        return value if unchanged else kept
+    if isinstance(value, list):
+        items = [without_null_fields(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
+def _null_keys(node: Any, names: Iterable[str]) -> tuple[str, ...]:
+    """Those of ``names`` that the mapping ``node`` holds with a null value."""
+    if not isinstance(node, dict):
+        return ()
+    nulls = {_json_key(k) for k, v in node.items() if v is None}
+    return tuple(n for n in names if n in nulls)
+
+
+def _required_message(path: Sequence[Any], names: Sequence[str], nulls: Sequence[str]) -> str:
+    """``path: 'a' and 'b' are required properties``, saying which of them were given as null."""
+    text = f"{_dotted(path)}: {_and(names)} " + (
+        "is a required property" if len(names) == 1 else "are required properties"
+    )
+    if nulls:
+        text += f" ({_and(nulls)}: null is the same as unset)"
+    return text
+
+
 def _locate(doc: Any, path: Sequence[Any]) -> tuple[tuple[Any, ...], Any]:
     """The path into the original object (its own keys, not their JSON text) and the value there."""
     out: list[Any] = []
@@ -384,7 +427,8 @@ def _locate(doc: Any, path: Sequence[Any]) -> tuple[tuple[Any, ...], Any]:
 
 def _violations(error: Any, doc: Any) -> Iterator[Violation]:
     """Human-sized messages from a jsonschema-rs error: the unexpected key itself for strict schemas,
-    the expected types of a union, the value as JSON."""
+    the expected types of a union, the value as JSON. ``doc`` is the object as written: the error's
+    path is looked up in it (its own keys, its null fields), whichever form of it was validated."""
     path, value = _locate(doc, error.instance_path)
     where = _dotted(path)
     kind = error.kind
@@ -408,7 +452,8 @@ def _violations(error: Any, doc: Any) -> Iterator[Violation]:
         return
     if kind.name == "required":
         name = str(detail["property"])
-        yield Violation(path, f"{where}: {name!r} is a required property", missing=(name,))
+        nulls = _null_keys(value, (name,))
+        yield Violation(path, _required_message(path, (name,), nulls), missing=(name,), nulls=nulls)
         return
     if kind.name == "enum":
         yield Violation(path, f"{where}: {_show(value)} is not one of {', '.join(_show(o) for o in detail['options'])}")
@@ -417,6 +462,19 @@ def _violations(error: Any, doc: Any) -> Iterator[Violation]:
     if len(msg) > 200:
         msg = msg[:197] + "..."
     yield Violation(path, f"{where}: {msg}")
+
+
+def _unknown_null_fields(validator: Any, sent: Any, doc: Any) -> list[Violation]:
+    """Unknown fields given as null, which validating without null fields cannot see: a strict
+    decoder rejects an unknown field whatever its value (``request: null`` for ``requests:``).
+    ``sent`` is the object as sent (null fields kept), ``doc`` as written, for the paths."""
+    return [
+        x
+        for err in validator.iter_errors(sent)
+        if err.kind.name == "additionalProperties"
+        for x in _violations(err, doc)
+        if _locate(doc, x.path)[1] is None
+    ]
 
 
 # ----------------------------------------------------------- the API server's own rules ---
@@ -730,13 +788,18 @@ class SchemaSet:
         v = self.validator(api, kind)
         if v is None:
             return None
-        instance: Any = doc
+        # The object as the API server decodes it, its null fields unset (without_null_fields);
+        # podfit's Platform profile is read by podfit, not decoded by an API server: as written.
+        instance: Any = doc if (api, kind) == PLATFORM_API else without_null_fields(doc)
+        has_null_fields = instance is not doc
         try:
             valid = v.is_valid(instance)
         except ValueError:  # a key or value JSON cannot hold: validate what kubectl would send
-            instance = _jsonable(doc)
+            instance = _jsonable(instance)
             valid = v.is_valid(instance)
         out = [] if valid else [x for err in v.iter_errors(instance) for x in _violations(err, doc)]
+        if has_null_fields:
+            out.extend(_unknown_null_fields(v, _jsonable(doc), doc))
         if (api, kind) not in self._own:
             out.extend(api_server_violations(doc))
         out.sort(key=lambda x: [str(p) for p in x.path])

@@ -5,7 +5,9 @@ Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``
 server's rules that their schemas do not state (negative replicas, parallelism, completions). See
 :mod:`podfit.schemas_k8s`. Kinds without a schema are not validated, nor objects whose apiVersion
 Kubernetes no longer serves (PF906 reports those). Required properties missing at one place are one
-finding that names them all (a patch body or fragment misses several at once).
+finding that names them all (a patch body or fragment misses several at once). A field given as null
+is unset, as the API server decodes it: an optional one passes, a required one is missing, an unknown
+one is still unknown.
 
 Thresholds (``.podfit.yaml``)::
 
