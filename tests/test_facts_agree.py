@@ -285,6 +285,20 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {generateName: batch-, namespace: null}
+spec:
+  tolerations: [{operator: Exists}]
+  containers: [{name: b, image: b:1, resources: {limits: {cpu: 300m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: numbered, namespace: 5}
+spec:
+  tolerations: [{operator: Exists}]
+  containers: [{name: n, image: n:1, resources: {limits: {cpu: 300m}}}]
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: nowhere, namespace: web}
 spec:
   nodeSelector: {eks.amazonaws.com/nodegroup: gpu}
@@ -303,12 +317,14 @@ def test_node_size_per_workload_is_one_fact(tmp_path):
     objects = load([InputFile(str(manifest), manifest.read_bytes())]).objects
     facts = build_facts(objects, parse_platform(EKS.read_text(), str(EKS)))
     python = {w.ref.name: facts.workload_node_logical_cpus(w) for w in facts.workloads}
-    assert python == {"anywhere": 4, "cache": 8, "tolerant": 8, "agent": 4, "nowhere": 8}
+    assert python == {"anywhere": 4, "cache": 8, "tolerant": 8, "agent": 4, "batch-": 8, "numbered": 8, "nowhere": 8}
     # the facts state the size a pod without node selection or tolerations gets, and list the others
     data = facts_data(facts)
     assert data["platform"]["node_logical_cpus"] == facts.plain_node_logical_cpus() == 4
     assert data["platform"]["workloads"] == {
         "Deployment/web/cache": {"node_logical_cpus": 8},
+        "Pod//batch-": {"node_logical_cpus": 8},
+        "Pod//numbered": {"node_logical_cpus": 8},
         "Pod//tolerant": {"node_logical_cpus": 8},
         "Pod/web/nowhere": {"node_logical_cpus": 8},
     }
@@ -317,7 +333,22 @@ def test_node_size_per_workload_is_one_fact(tmp_path):
             [o.raw for o in objects],
             data,
             tmp_path,
-            "[[p.obj.metadata.name, data.podfit.lib.platform.node_logical_cpus_of(p.obj)] | some p in data.podfit.lib.k8s.pods]",
+            '[[object.get(p.obj.metadata, "name", object.get(p.obj.metadata, "generateName", "")), '
+            "data.podfit.lib.platform.node_logical_cpus_of(p.obj)] | some p in data.podfit.lib.k8s.pods]",
         )
     )
     assert rego == python
+
+
+def test_one_node_size_lists_no_workload():
+    """Bare metal (one host size) and pools of one node size: every workload has the run's size,
+    so the facts list none, whatever the workloads select or tolerate."""
+    from podfit.platform import parse_platform
+
+    objects = load([InputFile("placed.yaml", PLACED.encode())]).objects
+    bare = ROOT / "testdata" / "platforms" / "bare-metal-256.yaml"
+    data = facts_data(build_facts(objects, parse_platform(bare.read_text(), str(bare))))
+    assert data["platform"]["node_logical_cpus"] == 256 and "workloads" not in data["platform"]
+    one = EKS.read_text().replace("vmClass: r6g.2xlarge", "vmClass: m5.xlarge")
+    data = facts_data(build_facts(objects, parse_platform(one, "one-size.yaml")))
+    assert data["platform"]["node_logical_cpus"] == 4 and "workloads" not in data["platform"]

@@ -91,8 +91,9 @@ def hostile_dir(tmp_path_factory) -> Path:
     return d
 
 
-# Runs a command and prints, last on standard error, the peak resident memory (KiB) of it and its
-# descendants: its own RUSAGE_CHILDREN, which no other process of the test run adds to.
+# Runs a command and prints, last on standard error, the peak resident memory (KiB) of the largest
+# of it and its descendants (ru_maxrss of its own RUSAGE_CHILDREN is a maximum, not a sum), which no
+# other process of the test run raises.
 _PEAK = (
     "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
     "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)"

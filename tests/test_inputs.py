@@ -403,8 +403,12 @@ def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_chec
         ("namespace: shop\nresources: [api.yaml, worker]\nnamePrefix: prod-\n", True),
         ("resources: [api.yaml, worker, ../shared]\n", True),
         ("resources: [api.yaml, worker, missing.yaml]\n", True),
+        (
+            "labels: [{pairs: {a: b}, fields: [{path: spec/x, kind: Deployment}]}]\nresources: [api.yaml, worker]\n",
+            True,
+        ),
     ],
-    ids=["applied", "name-prefix", "outside-resource", "resource-not-given"],
+    ids=["applied", "name-prefix", "outside-resource", "resource-not-given", "label-field-specs"],
 )
 def test_a_kustomization_podfit_applies_whole_needs_no_rendering(tmp_path, monkeypatch, kustomization, render_first):
     """Where podfit gives the resources everything the build would (namespace, labels, annotations;

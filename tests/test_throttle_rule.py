@@ -517,3 +517,70 @@ def test_too_few_bursts_for_a_p99_says_so(tmp_path):
         in found["message"]
     )
     assert "ms p99 latency per burst" not in found["message"]
+
+
+def test_p99_needs_its_minimum_of_completed_bursts(tmp_path, monkeypatch):
+    """The same simulation, with the minimum set at its completed bursts and one above: the p99 is
+    stated from exactly P99_MIN_BURSTS on."""
+    f = tmp_path / "api.yaml"
+    f.write_text(PINNED.replace("GROUP", "memory-spot").replace("TOLERATIONS", "tolerations: [{operator: Exists}]"))
+    (found,) = pf203_findings(check(f, platform=EKS))
+    done = found["details"]["bursts_completed"]
+    monkeypatch.setattr(pf203, "P99_MIN_BURSTS", done)
+    (at,) = pf203_findings(check(f, platform=EKS))
+    assert at["details"]["added_p99_ms"] is not None and "ms p99 latency per burst against no limit" in at["message"]
+    monkeypatch.setattr(pf203, "P99_MIN_BURSTS", done + 1)
+    (above,) = pf203_findings(check(f, platform=EKS))
+    assert above["details"]["added_p99_ms"] is None
+    assert f"too few bursts for a p99 latency ({done} completed in 2 s, {done + 1} needed)" in above["message"]
+
+
+GUEST = """\
+apiVersion: run.tanzu.vmware.com/v1alpha3
+kind: TanzuKubernetesCluster
+metadata: {name: guest, namespace: team}
+spec:
+  topology:
+    controlPlane: {replicas: 1, vmClass: best-effort-small, storageClass: fast}
+    nodePools:
+      - {name: small, replicas: 2, vmClass: best-effort-large, storageClass: fast}
+      - name: big
+        replicas: 2
+        vmClass: best-effort-2xlarge
+        storageClass: fast
+        labels: {tier: big}
+        taints: [{key: big, value: "y", effect: NoSchedule}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: anywhere, namespace: web}
+spec:
+  containers: [{name: a, image: a:1, resources: {requests: {cpu: 300m, memory: 256Mi}, limits: {cpu: 300m, memory: 256Mi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: web}
+spec:
+  nodeSelector: {tier: big}
+  tolerations: [{key: big, operator: Exists}]
+  containers: [{name: b, image: b:1, resources: {requests: {cpu: 300m, memory: 256Mi}, limits: {cpu: 300m, memory: 256Mi}}}]
+"""
+
+
+def test_a_guest_cluster_on_a_supervisor_is_rated_on_its_own_nodes(tmp_path):
+    """On a vSphere Pods Supervisor, the workloads of a TanzuKubernetesCluster declared beside them
+    run on its nodes: PF203 rates them (it skipped the whole run before), each on the pools it may
+    land on (4-CPU best-effort-large, or the tainted 8-CPU pool it selects and tolerates), and PF202
+    alone says the same."""
+    f = tmp_path / "guest.yaml"
+    f.write_text(GUEST)
+    platform = tmp_path / "supervisor.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: sup}\nspec: {runtime: vsphere-pods}\n"
+    )
+    doc = check(f, platform=platform)
+    assert "PF203" not in [r["rule"] for r in doc.get("skipped_rules", [])]
+    assert [(x["object"]["name"], x["details"]["node_logical_cpus"]) for x in pf203_findings(doc)] == [("big", 8)]
+    args = ["check", str(f), "--platform", str(platform), "--rule", "PF202", "--format", "json", "--fail-on", "never"]
+    pf202 = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)["findings"]
+    assert [(x["object"]["name"], x["details"]["node_logical_cpus"]) for x in pf202] == [("big", 8)]

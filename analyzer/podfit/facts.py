@@ -368,12 +368,7 @@ class Facts:
         """Logical CPUs of the largest node pods land on: the largest host on bare metal, else the
         largest VM class of the worker pools; None when unknown, and on vSphere Pods (each pod is
         its own CRX, there is no shared node)."""
-        runtime = self.platform.runtime
-        if runtime == "vsphere-pods":
-            return None
-        if runtime == "bare-metal":
-            return max((h.logical_cpus for h in self.platform.hosts), default=None)
-        return self._largest(self.worker_pools)
+        return self._node_cpus(self.platform.runtime, self.worker_pools)
 
     def _pools_of(self, scope: ClusterScope | None) -> tuple[NodePool, ...]:
         """The worker pools offered to ``scope``'s workloads: a guest cluster on a Supervisor its
@@ -402,30 +397,29 @@ class Facts:
         """_landing's answers, per constraints and pools (most workloads share both)."""
         return {}
 
-    def _largest(self, pools: Sequence[NodePool]) -> int | None:
-        """Logical CPUs of the largest VM class among ``pools``."""
+    def _node_cpus(self, runtime: str, pools: Sequence[NodePool]) -> int | None:
+        """Logical CPUs of the largest node among ``pools`` on ``runtime``: the largest host on bare
+        metal, else the largest VM class of the pools; None when unknown, and on vSphere Pods (each
+        pod is its own CRX, there is no shared node)."""
+        if runtime == "vsphere-pods":
+            return None
+        if runtime == "bare-metal":
+            return max((h.logical_cpus for h in self.platform.hosts), default=None)
         return max((vc.cpus for p in pools if (vc := self.vm_class(p.vm_class)) is not None), default=None)
 
     def workload_node_logical_cpus(self, w: Workload) -> int | None:
-        """Logical CPUs of the largest node ``w``'s pods may land on: the largest host on bare metal,
-        else the largest VM class of :meth:`landing_pools`; None when unknown or on vSphere Pods.
-        PF202 (through ``facts_data``) and PF203 both read this."""
-        if self.runs_as_vsphere_pod(w):
-            return None
-        if self.platform.runtime == "bare-metal":
-            return max((h.logical_cpus for h in self.platform.hosts), default=None)
-        return self._largest(self.landing_pools(w))
+        """Logical CPUs of the largest node ``w``'s pods may land on (:meth:`landing_pools`, on its
+        cluster's runtime). PF202 (through ``facts_data``) and PF203 both read this."""
+        scope = self.cluster_of(w.obj)
+        runtime = scope.runtime if scope is not None else self.platform.runtime
+        return self._node_cpus(runtime, self.landing_pools(w))
 
     def plain_node_logical_cpus(self, scope: ClusterScope | None = None) -> int | None:
         """What :meth:`workload_node_logical_cpus` gives a workload of ``scope`` (default: of the
         platform's runtime) that neither selects nodes nor tolerates taints: the node size
         ``facts_data`` states once, listing only the workloads that differ from it."""
         runtime = scope.runtime if scope is not None else self.platform.runtime
-        if runtime == "vsphere-pods":
-            return None
-        if runtime == "bare-metal":
-            return max((h.logical_cpus for h in self.platform.hosts), default=None)
-        return self._largest(self._landing(NO_CONSTRAINTS, self._pools_of(scope)))
+        return self._node_cpus(runtime, self._landing(NO_CONSTRAINTS, self._pools_of(scope)))
 
     @cached_property
     def kubelet(self) -> KubeletFacts:
@@ -702,7 +696,8 @@ def facts_data(
 ) -> dict[str, Any]:
     """The facts as the Rego rules read them, ``data.podfit`` (shape in docs/rego.md)::
 
-        {"platform": {"runtime", "numa_node": {"cores", "memory"}, "smt", "node_logical_cpus",
+        {"platform": {"runtime", "numa_node": {"cores", "cpus", "memory"}, "smt", "node_logical_cpus",
+                      "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus"}},
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
@@ -765,10 +760,24 @@ def facts_data(
     }
 
 
-def workload_key(ref: ObjectRef) -> str:
-    """How ``data.podfit.platform.workloads`` names a workload: kind/namespace/name, the namespace as
-    written ("" when none; podfit.lib.platform builds the same key)."""
-    return f"{ref.kind}/{ref.namespace}/{ref.name}"
+def workload_key(raw: Mapping[str, Any]) -> str:
+    """How ``data.podfit.platform.workloads`` names a workload, from the object as written (the Rego
+    library builds the same key from its input): kind/namespace/name, the namespace "" unless it is
+    a string, the name metadata.name if a string, else metadata.generateName if a string, else ""."""
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+    meta = raw.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = meta.get("name")
+    return "/".join(
+        (
+            text(raw.get("kind")),
+            text(meta.get("namespace")),
+            name if isinstance(name, str) else text(meta.get("generateName")),
+        )
+    )
 
 
 def _workload_node_cpus(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, int]]:
@@ -778,7 +787,7 @@ def _workload_node_cpus(facts: Facts, scope: ClusterScope | None, plain: int | N
     runtime = scope.runtime if scope is not None else facts.platform.runtime
     if plain is None or runtime == "bare-metal":
         return {}
-    sizes = {vc.cpus for p in facts._pools_of(scope) if (vc := facts.vm_class(p.vm_class)) is not None}
+    sizes = {facts._node_cpus(runtime, (p,)) for p in facts._pools_of(scope)} - {None}
     if len(sizes) < 2:
         return {}  # one node size: every workload has it
     largest: dict[str, int] = {}
@@ -793,7 +802,7 @@ def _workload_node_cpus(facts: Facts, scope: ClusterScope | None, plain: int | N
         if memo not in sized:
             sized[memo] = facts.workload_node_logical_cpus(w)
         cpus = sized[memo]
-        key = workload_key(w.obj.ref)
+        key = workload_key(w.obj.raw)
         largest[key] = max(plain if cpus is None else cpus, largest.get(key, 0))
     return {key: {"node_logical_cpus": cpus} for key, cpus in sorted(largest.items()) if cpus != plain}
 

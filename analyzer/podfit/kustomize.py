@@ -225,7 +225,10 @@ _WEBHOOK_KINDS = frozenset({"MutatingWebhookConfiguration", "ValidatingWebhookCo
 def _webhook_services(doc: dict[str, Any], namespace: str) -> None:
     """A webhook's Service reference without a namespace gets the kustomization's: kustomize moves
     the reference with the Service when the Service is among the build's resources, as it is in the
-    layouts that name one without a namespace (kubebuilder's config/webhook beside its service)."""
+    layouts that name one without a namespace (kubebuilder's config/webhook beside its service).
+    Whether the Service is among them is not checked here (a layer does not read its resources), so
+    a reference to a Service outside the build, which kustomize leaves without a namespace and the
+    API server rejects, passes too."""
     hooks = doc.get("webhooks")
     for hook in hooks if isinstance(hooks, list) else ():
         config = hook.get("clientConfig") if isinstance(hook, dict) else None

@@ -270,6 +270,19 @@ _APPLIED_KEYS = frozenset(
 )
 
 
+def _plain_fields(doc: Mapping[str, Any]) -> bool:
+    """The fields podfit applies are in the forms it reads (podfit.kustomize.layer_of): a string
+    namespace, mappings of labels and annotations, label entries of pairs and the include flags
+    only (not ``fields:``, custom field specs)."""
+    labels = doc.get("labels") or []
+    return (
+        isinstance(doc.get("namespace") or "", str)
+        and all(isinstance(doc.get(k) or {}, dict) for k in ("commonLabels", "commonAnnotations"))
+        and isinstance(labels, list)
+        and all(isinstance(e, dict) and set(e) <= {"pairs", "includeSelectors", "includeTemplates"} for e in labels)
+    )
+
+
 def _applied(kustomizations: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> set[str]:
     """The kustomizations whose build is what podfit checks: no field but those it applies, and
     every resource among the inputs (a file, or a directory whose own kustomization is applied)."""
@@ -283,7 +296,7 @@ def _applied(kustomizations: Mapping[str, Mapping[str, Any]], paths: Sequence[st
         doc = kustomizations[k]
         base = os.path.dirname(k)
         resources = doc.get("resources") or []
-        good = set(doc) <= _APPLIED_KEYS and isinstance(resources, list) and bool(resources)
+        good = set(doc) <= _APPLIED_KEYS and isinstance(resources, list) and bool(resources) and _plain_fields(doc)
         for entry in resources if good else ():
             if not kustomize_local(entry):
                 good = False

@@ -62,7 +62,18 @@ node_logical_cpus_of(obj) := n if {
 	n := _positive_int(_object(_object(_facts, "workloads"), _workload_key(obj)), "node_logical_cpus")
 } else := node_logical_cpus
 
-_workload_key(obj) := concat("/", [obj.kind, object.get(obj, ["metadata", "namespace"], ""), obj.metadata.name])
+# kind/namespace/name as podfit.facts.workload_key builds it: "" for a namespace that is not a
+# string, the generateName where the name is not a string.
+_workload_key(obj) := concat("/", [_text(obj.kind), _text(object.get(obj, ["metadata", "namespace"], "")), _name(obj)])
+
+_text(x) := x if is_string(x)
+
+else := ""
+
+_name(obj) := n if {
+	n := object.get(obj, ["metadata", "name"], null)
+	is_string(n)
+} else := _text(object.get(obj, ["metadata", "generateName"], ""))
 
 # cpu_manager_policy of the kubelet on the nodes ("none" unless the facts say otherwise).
 cpu_manager_policy := object.get(_object(_facts, "kubelet"), "cpu_manager_policy", "none")

@@ -98,9 +98,11 @@ def node_logical_cpus(ctx, w: Workload | None = None) -> int | None:
 
 
 def skip_reason(ctx) -> str | None:
-    if ctx.platform.runtime == "vsphere-pods":
+    # a guest cluster (TanzuKubernetesCluster) on a vSphere Pods Supervisor runs its pods on nodes
+    guests = any(c.runtime != ctx.platform.runtime for c in ctx.facts.clusters)
+    if ctx.platform.runtime == "vsphere-pods" and not guests:
         return "runtime tkg or bare-metal (vSphere Pods have no node-wide CFS quota to simulate)"
-    if node_logical_cpus(ctx) is None:
+    if node_logical_cpus(ctx) is None and not guests:
         return "node logical CPUs: node pools in the platform or a TanzuKubernetesCluster, or bare-metal hosts"
     return None
 
@@ -269,8 +271,6 @@ def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: in
 
 
 def check(ctx) -> Iterator[Finding]:
-    if node_logical_cpus(ctx) is None:
-        return
     threshold = int(ctx.option("score"))
     default_threads = int(ctx.option("default-threads"))
     seconds = int(ctx.option("seconds"))
