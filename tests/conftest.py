@@ -9,6 +9,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / ".tools" / "bin"
+# an EKS cluster's profile: pool general of 4-CPU m5.xlarge nodes, pool memory-spot of 8-CPU
+# r6g.2xlarge nodes labelled workload=cache and tainted dedicated=cache:NoSchedule
+EKS_PLATFORM = ROOT / "testdata" / "platform-import" / "eks" / "platform.yaml"
 if str(ROOT / "analyzer") not in sys.path:
     sys.path.insert(0, str(ROOT / "analyzer"))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import tool
+from conftest import EKS_PLATFORM, tool
 from podfit.facts import build_facts, facts_data
 from podfit.loader import InputFile, load
 from podfit.platform import DEFAULT_PLATFORM
@@ -240,7 +240,7 @@ def test_pod_level_resources_on_both_sides(tmp_path):
 
 # ------------------------------------------------- the node a workload's pods may land on ---
 
-EKS = ROOT / "testdata" / "platform-import" / "eks" / "platform.yaml"  # general: 4 CPUs; memory-spot: 8, tainted
+EKS = EKS_PLATFORM
 
 PLACED = """\
 apiVersion: apps/v1

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import EKS_PLATFORM
 from podfit.cli import main
 from podfit.rules import throttling_simulated_high as pf203
 
@@ -458,7 +459,7 @@ def test_throttle_container_kind_tells_apart_names_that_share_a_prefix(tmp_path)
     assert res.exit_code == 2 and "--usage measures no CPU of shop/StatefulSet/api/app" in res.output
 
 
-EKS = ROOT / "testdata" / "platform-import" / "eks" / "platform.yaml"  # general: 4 CPUs; memory-spot: 8, tainted
+EKS = EKS_PLATFORM
 
 PINNED = """\
 apiVersion: apps/v1
