@@ -7,7 +7,9 @@ The kubelet checks every ``cpuManagerPolicyOptions`` entry when the static polic
 ``CPUManagerPolicyBetaOptions`` turned off, a value that is not a boolean, and the pairs that
 cannot be combined (``prefer-align-cpus-by-uncorecache`` with either ``distribute-*`` option,
 ``distribute-cpus-across-cores`` with ``full-pcpus-only`` or ``distribute-cpus-across-numa``), and
-``align-by-socket`` with the Topology Manager's single-numa-node policy. The stage of each option
+``align-by-socket`` with the Topology Manager's single-numa-node policy. Before any of that, the
+configuration file must decode: the options are a map of strings, so an unquoted YAML boolean
+(``full-pcpus-only: true``) or number stops the kubelet from loading it. The stage of each option
 by Kubernetes version is in podfit.facts (``CPU_MANAGER_OPTIONS``); the version comes from the
 platform (``spec.kubelet.kubernetesVersion``) or the cluster manifests; without it the latest
 stage is assumed and the finding says so.
@@ -77,7 +79,14 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     problem = f"option {name} is {stage} in {vtext} and the feature gate {gate} is off" + (
                         " (off by default)" if not default else ""
                     )
-            if problem is None and str(value) not in _BOOLS and not isinstance(value, bool):
+            if problem is None and not isinstance(value, str):
+                # map[string]string in the kubelet's Go type: a YAML boolean or number does not decode
+                shown = "true" if value is True else "false" if value is False else str(value)
+                problem = (
+                    f"option {name}: {shown} is not a string (cpuManagerPolicyOptions maps names to strings; "
+                    f'quote it: {name}: "{shown}"), so the configuration file does not load'
+                )
+            elif problem is None and value not in _BOOLS:
                 problem = f"option {name}: {value!r} is not a boolean"
             if problem:
                 yield Finding(
@@ -87,7 +96,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     o.ref,
                     details={"option": name, "stage": stage, "kubernetes_version": kub.version_text},
                 )
-            elif value is True or str(value).lower() in ("1", "t", "true"):
+            elif str(value).lower() in ("1", "t", "true"):
                 on.add(name)
         for a, b in CPU_MANAGER_OPTION_CONFLICTS:
             if a in on and b in on:
