@@ -120,3 +120,14 @@ def test_a_clean_run_says_so(repo):
     (repo / "k8s" / "broken.yaml").unlink()
     r = CliRunner().invoke(main, ["check", "k8s", "--rule", "PF901", "-q"], catch_exceptions=False)
     assert r.exit_code == 0 and r.output == "1 file, 1 object: no findings\n"
+
+
+def test_a_nameless_object_is_named_by_its_kind(tmp_path):
+    """A KubeletConfiguration has no metadata.name: its findings name the kind alone."""
+    f = tmp_path / "kubelet.yaml"
+    f.write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\n"
+        "reservedSystemCPUs: '0'\ncpuManagerPolicyOptions: {full-pcpus-only: true}\n"
+    )
+    r = CliRunner().invoke(main, ["check", str(f), "--rule", "PF207", "-q", "--no-color"])
+    assert "  5  error    PF207  KubeletConfiguration: option full-pcpus-only: true is not a string" in r.output

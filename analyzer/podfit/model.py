@@ -105,7 +105,8 @@ class ObjectRef:
 
     def __str__(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name}"
+        # a nameless object (a KubeletConfiguration) is named by its kind alone
+        return f"{self.kind} {ns}{self.name}" if self.name or ns else self.kind
 
     def to_json(self) -> dict[str, str]:
         return {
