@@ -6,7 +6,7 @@ PODFIT := $(VENV)/bin/podfit
 TOOLS  := .tools/bin
 export PATH := $(CURDIR)/$(TOOLS):$(PATH)
 
-.PHONY: demo test tools venv venv-test pytest clean help release-tag
+.PHONY: demo test tools venv venv-test pytest clean help release-tag kubelet-schema
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -32,6 +32,9 @@ demo: venv  ## install podfit in .venv and check the shipped examples (embedded 
 
 tools:  ## build the pinned Go tools (opa, conftest, kubeconform, kube-score, actionlint, kustomize, prometheus, promtool) into .tools/bin
 	scripts/install-tools.sh
+
+kubelet-schema:  ## regenerate schemas/crds/kubeletconfiguration-kubelet-v1beta1.json from the kubelet's Go type (pinned in scripts/kubelet-schema/go.mod)
+	cd scripts/kubelet-schema && go run . $$(go list -m -f '{{.Version}}' k8s.io/kubelet) > ../../schemas/crds/kubeletconfiguration-kubelet-v1beta1.json
 
 # Fragments in mk/*.mk add their own targets and append to TEST_TARGETS.
 TEST_TARGETS := pytest

@@ -188,6 +188,23 @@ EXPECTED = {
             "spec.template.spec.containers[0].resources.limit: unknown field 'limit'",
         ),
     ],
+    "fail_kubelet_configuration.yaml": [
+        (
+            9,
+            "fails the kubelet.config.k8s.io/v1beta1 KubeletConfiguration schema: "
+            'cpuManagerPolicyOptions.full-pcpus-only: true is not of type string (quote it: "true")',
+        ),
+        (
+            11,
+            "fails the kubelet.config.k8s.io/v1beta1 KubeletConfiguration schema: "
+            'featureGates.CPUManagerPolicyBetaOptions: "true" is not of type boolean',
+        ),
+        (
+            12,
+            "fails the kubelet.config.k8s.io/v1beta1 KubeletConfiguration schema: "
+            "topologyManagerPolicys: unknown field 'topologyManagerPolicys'",
+        ),
+    ],
     "fail_partial_object.yaml": [
         (
             7,

@@ -442,7 +442,11 @@ def _violations(error: Any, doc: Any) -> Iterator[Violation]:
         yield Violation(path, f"{where}: {_show(value)} is not a number JSON can hold")
         return
     if kind.name == "type":
-        yield Violation(path, f"{where}: {_show(value)} is not of type {_types(detail['types'])}")
+        text = f"{where}: {_show(value)} is not of type {_types(detail['types'])}"
+        if "string" in detail["types"] and isinstance(value, (bool, int, float)):
+            # YAML reads `true`, `1` or `1.0` unquoted as a boolean or number
+            text += f' (quote it: "{_show(value)}")'
+        yield Violation(path, text)
         return
     branches = detail.get("context") if kind.name in ("oneOf", "anyOf") else None
     if branches and all(b and all(e.kind.name == "type" for e in b) for b in branches):

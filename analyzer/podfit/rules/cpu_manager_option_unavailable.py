@@ -7,9 +7,10 @@ The kubelet checks every ``cpuManagerPolicyOptions`` entry when the static polic
 ``CPUManagerPolicyBetaOptions`` turned off, a value that is not a boolean, and the pairs that
 cannot be combined (``prefer-align-cpus-by-uncorecache`` with either ``distribute-*`` option,
 ``distribute-cpus-across-cores`` with ``full-pcpus-only`` or ``distribute-cpus-across-numa``), and
-``align-by-socket`` with the Topology Manager's single-numa-node policy. Before any of that, the
-configuration file must decode: the options are a map of strings, so an unquoted YAML boolean
-(``full-pcpus-only: true``) or number stops the kubelet from loading it. The stage of each option
+``align-by-socket`` with the Topology Manager's single-numa-node policy. A value that is not a
+string (an unquoted YAML boolean, ``full-pcpus-only: true``) does not decode into the kubelet's map
+of strings, so the file does not load: PF902 reports that, against the kubelet's own type
+(``schemas/crds/kubeletconfiguration-kubelet-v1beta1.json``), and this rule leaves the option out. The stage of each option
 by Kubernetes version is in podfit.facts (``CPU_MANAGER_OPTIONS``); the version comes from the
 platform (``spec.kubelet.kubernetesVersion``) or the cluster manifests; without it the latest
 stage is assumed and the finding says so.
@@ -79,14 +80,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     problem = f"option {name} is {stage} in {vtext} and the feature gate {gate} is off" + (
                         " (off by default)" if not default else ""
                     )
-            if problem is None and not isinstance(value, str):
-                # map[string]string in the kubelet's Go type: a YAML boolean or number does not decode
-                shown = "true" if value is True else "false" if value is False else str(value)
-                problem = (
-                    f"option {name}: {shown} is not a string (cpuManagerPolicyOptions maps names to strings; "
-                    f'quote it: {name}: "{shown}"), so the configuration file does not load'
-                )
-            elif problem is None and value not in _BOOLS:
+            if not isinstance(value, str):
+                continue  # a YAML boolean or number does not decode at all: PF902 says so
+            if problem is None and value not in _BOOLS:
                 problem = f"option {name}: {value!r} is not a boolean"
             if problem:
                 yield Finding(

@@ -1,6 +1,7 @@
 """PF902 schema-invalid: an object that fails its Kubernetes, CRD or Platform schema, offline.
 
-Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` and
+Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` (the
+Tanzu kinds, and the kubelet's KubeletConfiguration from its Go type: ``make kubelet-schema``) and
 ``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
 server's rules that their schemas do not state (negative replicas, parallelism, completions). See
 :mod:`podfit.schemas_k8s`. Kinds without a schema are not validated, nor objects whose apiVersion
