@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -802,3 +803,31 @@ def test_definitions_cache_gives_the_same_violations(tmp_path, monkeypatch):
     assert len(list((tmp_path / "podfit" / "schemas").glob("*.json"))) == 1
     second = SchemaSet().validate(doc)
     assert first == second and len(first) >= 2
+
+
+# ------------------------------------------------------------- the kubelet's configuration file ---
+
+KUBELET_SCHEMA = ROOT / "schemas" / "crds" / "kubeletconfiguration-kubelet-v1beta1.json"
+GENERATOR = ROOT / "scripts" / "kubelet-schema"
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs Go (the generator reads the kubelet's Go type)")
+def test_the_kubelet_schema_is_its_generators_output_and_takes_every_field():
+    """The committed schema is what `make kubelet-schema` writes from the pinned k8s.io/kubelet, and
+    it accepts a configuration with every field set as the kubelet's Go type encodes it (durations,
+    quantities and the logging options' own encodings included)."""
+    version = subprocess.run(
+        ["go", "list", "-m", "-f", "{{.Version}}", "k8s.io/kubelet"],
+        cwd=GENERATOR,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    written = subprocess.run(["go", "run", ".", version], cwd=GENERATOR, capture_output=True, text=True, check=True)
+    assert written.stdout == KUBELET_SCHEMA.read_text()
+    example = subprocess.run(["go", "run", ".", "example"], cwd=GENERATOR, capture_output=True, text=True, check=True)
+    doc = json.loads(example.stdout)
+    assert len(doc) > 100  # every field of the type, set
+    errors = list(jsonschema.Draft202012Validator(json.loads(KUBELET_SCHEMA.read_text())).iter_errors(doc))
+    assert [e.message for e in errors] == []
+    assert SchemaSet().validate(doc) == []
