@@ -192,3 +192,22 @@ def test_a_numa_node_holds_its_logical_cpus_on_bare_metal(tmp_path, cpus, over):
     assert [(r, m.split(", more than one NUMA node ")[-1][:5]) for r, _, m in found] == (
         [("PF302", "(128)")] if over else []
     )
+
+
+def test_an_unquoted_option_value_is_pf902s_and_its_name_still_pf207s(tmp_path):
+    """A YAML boolean does not decode into the kubelet's map of strings (PF902). PF207 still names
+    an option the kubelet does not know, but neither judges a non-string value nor counts it as on:
+    no conflict is reported for an option whose value never decoded."""
+    f = tmp_path / "kubelet.yaml"
+    f.write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\n"
+        'reservedSystemCPUs: "0"\ncpuManagerPolicyOptions:\n  no-such-option: true\n'
+        '  prefer-align-cpus-by-uncorecache: true\n  distribute-cpus-across-numa: "true"\n'
+    )
+    found = run(f, "--rule", "PF207", "--rule", "PF902")
+    assert [(rule, line) for rule, line, _ in found] == [("PF207", 6), ("PF902", 6), ("PF902", 7)]
+    assert found[0][2].startswith("unknown CPU Manager policy option 'no-such-option'")
+    assert [m.split(": ", 1)[1] for r, _, m in found if r == "PF902"] == [
+        'cpuManagerPolicyOptions.no-such-option: true is not of type string (quote it: "true")',
+        'cpuManagerPolicyOptions.prefer-align-cpus-by-uncorecache: true is not of type string (quote it: "true")',
+    ]

@@ -10,8 +10,9 @@ cannot be combined (``prefer-align-cpus-by-uncorecache`` with either ``distribut
 ``align-by-socket`` with the Topology Manager's single-numa-node policy. A value that is not a
 string (an unquoted YAML boolean, ``full-pcpus-only: true``) does not decode into the kubelet's map
 of strings, so the file does not load: PF902 reports that, against the kubelet's own type
-(``schemas/crds/kubeletconfiguration-kubelet-v1beta1.json``), and this rule leaves the option out. The stage of each option
-by Kubernetes version is in podfit.facts (``CPU_MANAGER_OPTIONS``); the version comes from the
+(``schemas/crds/kubeletconfiguration-kubelet-v1beta1.json``); this rule still reports the option's
+name and stage, but neither judges its value nor counts it as on. The stage of each option by
+Kubernetes version is in podfit.facts (``CPU_MANAGER_OPTIONS``); the version comes from the
 platform (``spec.kubelet.kubernetesVersion``) or the cluster manifests; without it the latest
 stage is assumed and the finding says so.
 """
@@ -80,7 +81,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     problem = f"option {name} is {stage} in {vtext} and the feature gate {gate} is off" + (
                         " (off by default)" if not default else ""
                     )
-            if not isinstance(value, str):
+            if problem is None and not isinstance(value, str):
                 continue  # a YAML boolean or number does not decode at all: PF902 says so
             if problem is None and value not in _BOOLS:
                 problem = f"option {name}: {value!r} is not a boolean"
@@ -92,7 +93,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     o.ref,
                     details={"option": name, "stage": stage, "kubernetes_version": kub.version_text},
                 )
-            elif str(value).lower() in ("1", "t", "true"):
+            elif value.lower() in ("1", "t", "true"):
                 on.add(name)
         for a, b in CPU_MANAGER_OPTION_CONFLICTS:
             if a in on and b in on:
