@@ -350,6 +350,17 @@ class Facts:
         scope = self.cluster_of(w.obj)
         return scope is None or scope.runtime == "vsphere-pods"
 
+    def is_apart(self, scope: ClusterScope | None) -> bool:
+        """Whether ``scope``'s pods run on another runtime than the platform's: a guest cluster
+        (TanzuKubernetesCluster, Cluster API) on a vSphere Pods Supervisor, whose pods run on its own
+        nodes. The Rego rules evaluate such a cluster's objects apart (``facts_data``'s scope)."""
+        return scope is not None and scope.runtime != self.platform.runtime
+
+    @cached_property
+    def apart_clusters(self) -> tuple[ClusterScope, ...]:
+        """The clusters :meth:`is_apart`, in order."""
+        return tuple(c for c in self.clusters if self.is_apart(c))
+
     @cached_property
     def crx_workloads(self) -> tuple[Workload, ...]:
         """The workloads of :attr:`unique_objects` that run as vSphere Pods, in input order."""
@@ -372,29 +383,32 @@ class Facts:
 
     def _pools_of(self, scope: ClusterScope | None) -> tuple[NodePool, ...]:
         """The worker pools offered to ``scope``'s workloads: a guest cluster on a Supervisor its
-        own, every other cluster the run's."""
-        pools = scope.node_pools if scope is not None and scope.runtime != self.platform.runtime else self.node_pools
-        return tuple(p for p in pools if p.role != "control-plane")
+        own, every other cluster the run's (:attr:`worker_pools`)."""
+        if scope is None or not self.is_apart(scope):
+            return self.worker_pools
+        return tuple(p for p in scope.node_pools if p.role != "control-plane")
 
     def landing_pools(self, w: Workload) -> tuple[NodePool, ...]:
         """The worker pools ``w``'s pods may run on: those its nodeSelector, required node affinity
         and tolerations do not rule out (:func:`podfit.scheduling.decide`; a label the platform does
         not describe leaves a pool in). Where every pool is ruled out, all of them: the pod fits
         nowhere (PF601 says so), and the rules that size it against a node take the largest."""
-        return self._landing(w.pod.scheduling, self._pools_of(self.cluster_of(w.obj)))
+        return self._landing(w.pod.scheduling, self.cluster_of(w.obj))
 
-    def _landing(self, c: SchedulingConstraints, pools: tuple[NodePool, ...]) -> tuple[NodePool, ...]:
-        key = (c, pools)
+    def _landing(self, c: SchedulingConstraints, scope: ClusterScope | None) -> tuple[NodePool, ...]:
+        # keyed by the scope's identity, not its pools: hashing NodePools costs more than deciding
+        key = (c, id(scope) if self.is_apart(scope) else None)
         hit = self._landing_memo.get(key)
         if hit is None:
+            pools = self._pools_of(scope)
             described = WELL_KNOWN_KEYS | {k for p in pools for k, _ in p.labels}
             fits = tuple(p for p in pools if decide(c, p.node_labels, p.node_taints, described).answer != NO)
             hit = self._landing_memo[key] = fits or pools
         return hit
 
     @cached_property
-    def _landing_memo(self) -> dict[tuple[SchedulingConstraints, tuple[NodePool, ...]], tuple[NodePool, ...]]:
-        """_landing's answers, per constraints and pools (most workloads share both)."""
+    def _landing_memo(self) -> dict[tuple[SchedulingConstraints, int | None], tuple[NodePool, ...]]:
+        """_landing's answers, per constraints and pools offered (most workloads share both)."""
         return {}
 
     def _node_cpus(self, runtime: str, pools: Sequence[NodePool]) -> int | None:
@@ -419,7 +433,7 @@ class Facts:
         platform's runtime) that neither selects nodes nor tolerates taints: the node size
         ``facts_data`` states once, listing only the workloads that differ from it."""
         runtime = scope.runtime if scope is not None else self.platform.runtime
-        return self._node_cpus(runtime, self._landing(NO_CONSTRAINTS, self._pools_of(scope)))
+        return self._node_cpus(runtime, self._landing(NO_CONSTRAINTS, scope))
 
     @cached_property
     def kubelet(self) -> KubeletFacts:
@@ -722,7 +736,7 @@ def facts_data(
         }
     if facts.smt is not None:
         p["smt"] = facts.smt
-    apart = scope if scope is not None and runtime != platform.runtime else None
+    apart = scope if facts.is_apart(scope) else None
     node_cpus = facts.plain_node_logical_cpus(apart)
     if node_cpus is not None:
         p["node_logical_cpus"] = node_cpus
@@ -785,25 +799,23 @@ def _workload_node_cpus(facts: Facts, scope: ClusterScope | None, plain: int | N
     whose node selection or tolerations give it nodes of another size than ``plain``, that size.
     Two workloads of one key (in different clusters) keep the larger."""
     runtime = scope.runtime if scope is not None else facts.platform.runtime
-    if plain is None or runtime == "bare-metal":
+    # one node size (a single size of pool; bare metal, whose size is the largest host's): every
+    # workload has it
+    if plain is None or len({facts._node_cpus(runtime, (p,)) for p in facts._pools_of(scope)} - {None}) < 2:
         return {}
-    sizes = {facts._node_cpus(runtime, (p,)) for p in facts._pools_of(scope)} - {None}
-    if len(sizes) < 2:
-        return {}  # one node size: every workload has it
-    largest: dict[str, int] = {}
-    sized: dict[tuple[int, SchedulingConstraints], int | None] = {}  # most workloads share constraints
+    sizes: list[tuple[Workload, int]] = []
     for w in facts.workloads:
         own = facts.cluster_of(w.obj)
-        if scope is not None and own is not scope:
-            continue
-        if scope is None and own is not None and own.runtime != facts.platform.runtime:
-            continue
-        memo = (id(own), w.pod.scheduling)
-        if memo not in sized:
-            sized[memo] = facts.workload_node_logical_cpus(w)
-        cpus = sized[memo]
+        evaluated = own is scope if scope is not None else not facts.is_apart(own)
+        if evaluated:
+            cpus = facts.workload_node_logical_cpus(w)
+            sizes.append((w, plain if cpus is None else cpus))
+    if all(cpus == plain for _, cpus in sizes):
+        return {}  # the common case: no workload's keys need building
+    largest: dict[str, int] = {}
+    for w, cpus in sizes:
         key = workload_key(w.obj.raw)
-        largest[key] = max(plain if cpus is None else cpus, largest.get(key, 0))
+        largest[key] = max(cpus, largest.get(key, 0))
     return {key: {"node_logical_cpus": cpus} for key, cpus in sorted(largest.items()) if cpus != plain}
 
 
@@ -824,10 +836,7 @@ REQUIREMENTS: Mapping[str, tuple[Any, str]] = {
         # on a Supervisor, a guest cluster's workloads run on its nodes (its objects' facts give them)
         lambda f: (
             f.node_logical_cpus is not None
-            or any(
-                c.runtime != f.platform.runtime and any(p.role != "control-plane" for p in c.node_pools)
-                for c in f.clusters
-            )
+            or any(any(p.role != "control-plane" for p in c.node_pools) for c in f.apart_clusters)
         ),
         "the node size: worker node pools (platform or TanzuKubernetesCluster) on runtime tkg, or hosts on bare-metal",
     ),

@@ -64,7 +64,7 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
     # such cluster, one for the rest. Each is started here, in the calling (main) thread, so any
     # worker process is forked now, before the Python rules run beside the evaluations.
     groups: list[tuple[list[int], dict[str, Any]]] = []
-    apart = [c for c in facts.clusters if c.runtime != facts.platform.runtime]
+    apart = facts.apart_clusters
     if apart:
         own = {id(c): i for i, c in enumerate(apart)}
         members: list[list[int]] = [[] for _ in apart]

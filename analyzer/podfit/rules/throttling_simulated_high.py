@@ -98,12 +98,10 @@ def node_logical_cpus(ctx, w: Workload | None = None) -> int | None:
 
 
 def skip_reason(ctx) -> str | None:
-    # a guest cluster (TanzuKubernetesCluster) on a vSphere Pods Supervisor runs its pods on nodes
-    guests = any(c.runtime != ctx.platform.runtime for c in ctx.facts.clusters)
-    if ctx.platform.runtime == "vsphere-pods" and not guests:
+    """Beyond REQUIRES (the node size): on a vSphere Pods Supervisor only a guest cluster's pods
+    run on nodes, so without one there is nothing to rate."""
+    if ctx.platform.runtime == "vsphere-pods" and not ctx.facts.apart_clusters:
         return "runtime tkg or bare-metal (vSphere Pods have no node-wide CFS quota to simulate)"
-    if node_logical_cpus(ctx) is None and not guests:
-        return "node logical CPUs: node pools in the platform or a TanzuKubernetesCluster, or bare-metal hosts"
     return None
 
 
