@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Layer", "layer_of", "layers_for", "apply", "local", "CLUSTER_SCOPED_KINDS"]
+__all__ = ["Layer", "layer_of", "layers_for", "apply", "applies_whole", "local", "CLUSTER_SCOPED_KINDS"]
 
 # Kinds kustomize's namespace transformer leaves alone (cluster-scoped built-in kinds).
 CLUSTER_SCOPED_KINDS = frozenset(
@@ -139,6 +139,27 @@ def layer_of(path: str, doc: Any) -> Layer:
         template_labels=tuple(template),
         labels=tuple(plain),
         annotations=_pairs(doc.get("commonAnnotations")),
+    )
+
+
+# The fields of a kustomization podfit gives its resources itself (layer_of, apply); any other
+# (patches, generators, images, replicas, name prefixes, components, …) only kustomize build gives.
+_APPLIED_FIELDS = frozenset(
+    {"apiVersion", "kind", "metadata", "namespace", "commonLabels", "labels", "commonAnnotations", "resources"}
+)
+
+
+def applies_whole(doc: Mapping[str, Any]) -> bool:
+    """Whether podfit gives a kustomization's resources everything its build does: no field but
+    those :func:`layer_of` reads, in the forms it reads (a string namespace, mappings of labels and
+    annotations, label entries of pairs and the include flags, not ``fields:`` specs)."""
+    labels = doc.get("labels") or []
+    return (
+        set(doc) <= _APPLIED_FIELDS
+        and isinstance(doc.get("namespace") or "", str)
+        and all(isinstance(doc.get(k) or {}, dict) for k in ("commonLabels", "commonAnnotations"))
+        and isinstance(labels, list)
+        and all(isinstance(e, dict) and set(e) <= {"pairs", "includeSelectors", "includeTemplates"} for e in labels)
     )
 
 

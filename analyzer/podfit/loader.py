@@ -20,6 +20,7 @@ import yaml
 
 from .findings import Finding
 from .kustomize import Layer, layers_for
+from .kustomize import applies_whole as kustomize_applies_whole
 from .kustomize import apply as kustomize_apply
 from .kustomize import local as kustomize_local
 from .model import (
@@ -263,26 +264,6 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
     return out
 
 
-# The fields of a kustomization podfit applies to its resources itself (podfit.kustomize); any other
-# (patches, generators, images, replicas, name prefixes, components, …) only kustomize build gives.
-_APPLIED_KEYS = frozenset(
-    {"apiVersion", "kind", "metadata", "namespace", "commonLabels", "labels", "commonAnnotations", "resources"}
-)
-
-
-def _plain_fields(doc: Mapping[str, Any]) -> bool:
-    """The fields podfit applies are in the forms it reads (podfit.kustomize.layer_of): a string
-    namespace, mappings of labels and annotations, label entries of pairs and the include flags
-    only (not ``fields:``, custom field specs)."""
-    labels = doc.get("labels") or []
-    return (
-        isinstance(doc.get("namespace") or "", str)
-        and all(isinstance(doc.get(k) or {}, dict) for k in ("commonLabels", "commonAnnotations"))
-        and isinstance(labels, list)
-        and all(isinstance(e, dict) and set(e) <= {"pairs", "includeSelectors", "includeTemplates"} for e in labels)
-    )
-
-
 def _applied(kustomizations: Mapping[str, Mapping[str, Any]], paths: Sequence[str]) -> set[str]:
     """The kustomizations whose build is what podfit checks: no field but those it applies, and
     every resource among the inputs (a file, or a directory whose own kustomization is applied)."""
@@ -296,7 +277,7 @@ def _applied(kustomizations: Mapping[str, Mapping[str, Any]], paths: Sequence[st
         doc = kustomizations[k]
         base = os.path.dirname(k)
         resources = doc.get("resources") or []
-        good = set(doc) <= _APPLIED_KEYS and isinstance(resources, list) and bool(resources) and _plain_fields(doc)
+        good = kustomize_applies_whole(doc) and isinstance(resources, list) and bool(resources)
         for entry in resources if good else ():
             if not kustomize_local(entry):
                 good = False
