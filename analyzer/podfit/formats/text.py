@@ -139,9 +139,9 @@ def render(
         )
         if report.node_pools:
             out.append("node pools: " + "; ".join(report.node_pools))
-        # a finding may answer for other files too (one PF908 for a chart's templates)
+        # a finding answers for the files its details name too (one PF908 for a chart's templates)
         flagged = {f.location.file for f in report.findings} | {
-            str(x) for f in report.findings if f.rule == "PF908" for x in f.details.get("files", ())
+            str(x) for f in report.findings for x in f.details.get("files", ())
         }
         for record in report.files:  # a file not parsed shows once: by its finding, else here
             if record.status != "parsed" and (verbose or record.path not in flagged):

@@ -82,7 +82,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
 # or the platform profile's own): repositories hold alternative manifests (providers, install
 # flavours, generated bundles beside their sources) far more often than clashes, so these get one
 # finding for the cluster; one line per file would bury the run's other findings.
-_ASSUMED = {"input": "nothing names a cluster", "platform": "the files are taken to deploy to the platform's cluster"}
+_ASSUMED = frozenset({"input", "platform"})
 
 
 def _summary(scope) -> Finding:
@@ -94,8 +94,11 @@ def _summary(scope) -> Finding:
     declarations = repeated + len(scope.duplicates)
     example = f"{second.ref.kind} {second.ref.name} in {first.location.file} and {second.location.file}"
     objects = "1 object is" if repeated == 1 else f"{repeated} objects are"
-    cluster = f" {scope.name}" if scope.name else ""
-    why = _ASSUMED[scope.source].replace("the platform's cluster", f"the platform's cluster{cluster}")
+    why = (
+        "nothing names a cluster"
+        if scope.source == "input"
+        else f"the files are taken to deploy to the platform's cluster {scope.name}".rstrip()
+    )
     return Finding(
         ID,
         f"{objects} declared more than once ({declarations} declarations across {len(files)} files, e.g. {example}); "
