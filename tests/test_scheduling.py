@@ -435,3 +435,18 @@ def test_adding_a_toleration_never_turns_fits_into_no(tols, taints, more):
     before = decide(SchedulingConstraints(tolerations=tuple(tols)), PLAIN, taints).answer
     after = decide(SchedulingConstraints(tolerations=tuple(tols) + (more,)), PLAIN, taints).answer
     assert not (before == FITS and after != FITS)
+
+
+def test_described_keys_are_every_pools_declared_label_keys():
+    """What the platform describes, for decide(): the keys of every pool's declared labels, a control
+    plane's too; the well-known keys decide() adds itself."""
+    from podfit.platform import NodePool
+    from podfit.scheduling import described_keys
+
+    pools = [
+        NodePool("best-effort-large", 3, name="workers", labels=(("tier", "web"),)),
+        NodePool("best-effort-small", 1, name="cp", role="control-plane", labels=(("etcd", "local"),)),
+        NodePool("best-effort-large", 2, name="plain"),
+    ]
+    assert described_keys(pools) == frozenset({"tier", "etcd"})
+    assert described_keys([]) == frozenset()

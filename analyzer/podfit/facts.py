@@ -65,7 +65,7 @@ from .loader import (
 )
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
-from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, WELL_KNOWN_KEYS, SchedulingConstraints, decide
+from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, SchedulingConstraints, decide, described_keys
 from .scheduling import _node_requirement as node_requirement
 
 if TYPE_CHECKING:  # podfit.usage is imported only by a run with measured usage
@@ -401,7 +401,9 @@ class Facts:
         hit = self._landing_memo.get(key)
         if hit is None:
             pools = self._pools_of(scope)
-            described = WELL_KNOWN_KEYS | {k for p in pools for k, _ in p.labels}
+            described = described_keys(
+                scope.node_pools if scope is not None and self.is_apart(scope) else self.node_pools
+            )
             fits = tuple(p for p in pools if decide(c, p.node_labels, p.node_taints, described).answer != NO)
             hit = self._landing_memo[key] = fits or pools
         return hit

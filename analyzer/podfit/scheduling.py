@@ -52,6 +52,7 @@ __all__ = [
     "Decision",
     "pool_labels",
     "pool_taints",
+    "described_keys",
     "decide",
     "constraints_from_spec",
     "DAEMONSET_TOLERATIONS",
@@ -403,6 +404,12 @@ def _unknown_keys(c: SchedulingConstraints, labels: Mapping[str, str], described
                 keys.append(r.key)
         keys.extend(f"field {r.key}" for r in term.match_fields)
     return tuple(dict.fromkeys(keys))
+
+
+def described_keys(pools: Iterable[Any]) -> frozenset[str]:
+    """The node label keys a platform describes: every key its pools' declared labels use, control
+    planes' included (what :func:`decide` takes as ``described``, beside the well-known keys)."""
+    return frozenset(k for p in pools for k, _ in getattr(p, "labels", ()))
 
 
 def decide(

@@ -52,10 +52,10 @@ from ..scheduling import (
     NO,
     REVISION_KEYS,
     UNKNOWN,
-    WELL_KNOWN_KEYS,
     Decision,
     SchedulingConstraints,
     decide,
+    described_keys,
 )
 from .bounds import fits
 from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
@@ -232,7 +232,7 @@ class _Scheduling:
 
     def __init__(self, pools: Sequence[_Pool]) -> None:
         self.pools = pools
-        self.described = WELL_KNOWN_KEYS | {k for p in pools for k, _ in getattr(p.pool, "labels", ())}
+        self.described = described_keys(p.pool for p in pools)
         self._cache: dict[SchedulingConstraints, tuple[Decision, ...]] = {}
 
     def decisions(self, c: SchedulingConstraints) -> tuple[Decision, ...]:
