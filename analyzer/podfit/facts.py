@@ -381,12 +381,12 @@ class Facts:
         its own CRX, there is no shared node)."""
         return self._node_cpus(self.platform.runtime, self.worker_pools)
 
-    def _pools_of(self, scope: ClusterScope | None) -> tuple[NodePool, ...]:
-        """The worker pools offered to ``scope``'s workloads: a guest cluster on a Supervisor its
-        own, every other cluster the run's (:attr:`worker_pools`)."""
+    def _pools_of(self, scope: ClusterScope | None, workers: bool = True) -> tuple[NodePool, ...]:
+        """The pools of ``scope``'s nodes: a guest cluster on a Supervisor its own, every other
+        cluster the run's; with ``workers``, those that run workloads (no control plane)."""
         if scope is None or not self.is_apart(scope):
-            return self.worker_pools
-        return tuple(p for p in scope.node_pools if p.role != "control-plane")
+            return self.worker_pools if workers else self.node_pools
+        return tuple(p for p in scope.node_pools if not workers or p.role != "control-plane")
 
     def landing_pools(self, w: Workload) -> tuple[NodePool, ...]:
         """The worker pools ``w``'s pods may run on: those its nodeSelector, required node affinity
@@ -401,9 +401,7 @@ class Facts:
         hit = self._landing_memo.get(key)
         if hit is None:
             pools = self._pools_of(scope)
-            described = described_keys(
-                scope.node_pools if scope is not None and self.is_apart(scope) else self.node_pools
-            )
+            described = described_keys(self._pools_of(scope, workers=False))
             fits = tuple(p for p in pools if decide(c, p.node_labels, p.node_taints, described).answer != NO)
             hit = self._landing_memo[key] = fits or pools
         return hit
