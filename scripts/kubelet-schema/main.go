@@ -21,16 +21,11 @@ import (
 
 type schema = map[string]any
 
-// Types that encode themselves as something other than their Go structure.
+// The types of the configuration that encode themselves (MarshalJSON), as they encode.
 var special = map[string]schema{
-	"k8s.io/apimachinery/pkg/apis/meta/v1.Duration":    {"type": "string"},
-	"k8s.io/apimachinery/pkg/apis/meta/v1.Time":        {"type": []string{"string", "null"}},
-	"k8s.io/apimachinery/pkg/api/resource.Quantity":    {"type": []string{"string", "number"}},
-	"k8s.io/apimachinery/pkg/util/intstr.IntOrString":  {"type": []string{"string", "integer"}},
-	"encoding/json.RawMessage":                         {},
-	"k8s.io/apimachinery/pkg/runtime.RawExtension":     {},
-	"k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime":   {"type": []string{"string", "null"}},
-	"k8s.io/component-base/logs/api/v1.VerbosityLevel": {"type": "integer", "minimum": 0},
+	"k8s.io/apimachinery/pkg/apis/meta/v1.Duration": {"type": "string"},
+	"k8s.io/apimachinery/pkg/apis/meta/v1.Time":     {"type": []string{"string", "null"}},
+	"k8s.io/apimachinery/pkg/api/resource.Quantity": {"type": []string{"string", "number"}},
 	// a duration as text, or nanoseconds
 	"k8s.io/component-base/logs/api/v1.TimeOrMetaDuration": {"type": []string{"string", "integer"}},
 	"k8s.io/apimachinery/pkg/api/resource.QuantityValue":   {"type": []string{"string", "number"}},
@@ -59,7 +54,7 @@ func of(t reflect.Type) schema {
 	if s, ok := special[name]; ok {
 		return s
 	}
-	if t.Kind() == reflect.Struct && (t.Implements(marshaler) || reflect.PointerTo(t).Implements(marshaler)) {
+	if t.Kind() != reflect.Pointer && (t.Implements(marshaler) || reflect.PointerTo(t).Implements(marshaler)) {
 		// its JSON is whatever its MarshalJSON writes, not its fields: it needs an entry in special
 		panic(fmt.Sprintf("%s encodes itself: add it to special", name))
 	}
