@@ -42,7 +42,6 @@ LAZY_COMMANDS = {
     "pack": "podfit.commands.pack",
     "platform": "podfit.commands.platform",
     "platform-data": "podfit.commands.platform_data",
-    "server": "podfit.commands.server",
     "throttle": "podfit.commands.throttle",
     "usage": "podfit.commands.usage",
     "vsphere": "podfit.commands.vsphere",
@@ -91,9 +90,8 @@ _RETAINED: list[Any] = []
 
 
 def run() -> None:
-    """The ``podfit`` command run in this process (:mod:`podfit.launcher` calls it when no server
-    takes the run): :func:`run_main`, then out without tearing the heap down. A large run leaves
-    hundreds of thousands of objects (``check`` keeps them in ``_RETAINED`` rather than let them
+    """The ``podfit`` command (the console script and ``python -m podfit``): :func:`run_main`,
+    then out without tearing the heap down. A large run leaves hundreds of thousands of objects (``check`` keeps them in ``_RETAINED`` rather than let them
     be freed one by one as it returns) that the process's end frees at once (0.3-0.4 s at 10,000
     objects)."""
     os._exit(run_main())
@@ -102,7 +100,7 @@ def run() -> None:
 def run_main(prog_name: str | None = None) -> int:
     """:func:`main` with ``sys.argv``; its exit status, after the output is flushed (every file
     podfit writes is closed before). A closed pipe loses the output, so it is not a pass.
-    ``prog_name``: the name usage lines show (the server's worker passes its client's)."""
+    ``prog_name``: the name usage lines show (click's own guess when None)."""
     try:
         main(prog_name=prog_name)  # standalone: ends in SystemExit
         code: Any = 0
@@ -167,14 +165,6 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
     "`kubectl top pods -A --containers` output; repeatable. Enables the usage rules (PF107-PF110, PF209).",
 )
 @click.option(
-    "--server",
-    "server_mode",
-    type=click.Choice(["on", "off", "auto"]),
-    help="Hand the run to the background podfit server: on (use one when it runs), off (in-process), "
-    "auto (also start one for the next run; the pre-commit hook's). PODFIT_SERVER=off in the "
-    "environment always runs in-process. [default: PODFIT_SERVER, else on]",
-)
-@click.option(
     "--allow-empty",
     is_flag=True,
     help="Let inputs without any Kubernetes object (empty stdin, no manifest files) exit by the "
@@ -196,7 +186,6 @@ def check(
     color: bool | None,
     allow_empty: bool,
     usage_files: tuple[str, ...] = (),
-    server_mode: str | None = None,  # read by podfit.launcher before this runs
 ) -> None:
     """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
 

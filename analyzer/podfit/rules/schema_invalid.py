@@ -46,44 +46,13 @@ MAX_PER_OBJECT = 10  # violations reported per object; the rest are counted in t
 
 def schema_set(version: str | None, strict: bool) -> SchemaSet:
     """One compiled set per (schema directory, Kubernetes version, strictness), shared by every run
-    in the process (and, built in the podfit server, by its workers)."""
+    in the process."""
     return _schema_set(kubernetes_schema_root(), version, strict)
 
 
 @lru_cache(maxsize=8)
 def _schema_set(root: Path | None, version: str | None, strict: bool) -> SchemaSet:
     return SchemaSet(version, strict, root=root)
-
-
-# Kinds whose validators the podfit server builds before it forks (podfit.server.preload).
-COMMON_KINDS = (
-    ("apps/v1", "Deployment"),
-    ("apps/v1", "StatefulSet"),
-    ("apps/v1", "DaemonSet"),
-    ("batch/v1", "Job"),
-    ("batch/v1", "CronJob"),
-    ("v1", "Pod"),
-    ("v1", "Service"),
-    ("v1", "ConfigMap"),
-    ("v1", "Secret"),
-    ("v1", "ServiceAccount"),
-    ("v1", "Namespace"),
-    ("v1", "LimitRange"),
-    ("v1", "ResourceQuota"),
-    ("v1", "PersistentVolumeClaim"),
-    ("autoscaling/v2", "HorizontalPodAutoscaler"),
-    ("networking.k8s.io/v1", "Ingress"),
-    ("policy/v1", "PodDisruptionBudget"),
-)
-
-
-def warm() -> None:
-    """Build the default set's validators for the common kinds (the podfit server, before it forks)."""
-    if kubernetes_schema_root() is None:
-        return
-    schemas = schema_set(None, True)
-    for api, kind in COMMON_KINDS:
-        schemas.validator(api, kind)
 
 
 def _settings(ctx: Any) -> tuple[str | None, bool]:
