@@ -241,7 +241,7 @@ def check(
         show_fixes=show_fixes,
         quiet=quiet,
         verbose=verbose,
-        **({"visuals": _visuals(report, facts, config)} if fmt == "html" else {}),
+        **({"visuals": _visuals(report, facts)} if fmt == "html" else {}),
     )
     emit(text, output)
     for notice in report.notices:  # on stderr: every format's output stays what it is
@@ -255,11 +255,11 @@ def check(
     sys.exit(code)
 
 
-def _visuals(report: Any, facts: Any, config: Any) -> Any:
+def _visuals(report: Any, facts: Any) -> Any:
     """The figures of the HTML report's pictures (podfit.visuals)."""
     from .visuals import collect
 
-    return collect(facts, config, report.findings, report.analyses)
+    return collect(facts, report.findings, report.analyses)
 
 
 def _use_color(flag: bool | None, output: str | None, fmt: str) -> bool:

@@ -4,7 +4,9 @@ The HTML format draws; this module only collects the figures, all exact integers
 node pool the packing podfit computed for PF601-PF605 (each node's capacity split into system
 overhead, DaemonSets, requested and free or stranded capacity; the pods left unplaced), the vSphere
 capacity after HA with what node VMs and CRXs reserve, each CRX's size, and for every PF203 finding
-the throttling of its container over a range of CPU limits (:mod:`podfit.throttle.sweep`).
+the throttling of its container over a range of CPU limits (:mod:`podfit.throttle.sweep`) from the
+very scenario the rule simulated, its suggested limit among them. Packings and simulations come from
+the rules' shared analyses (``Report.analyses``); nothing the findings rest on is computed again.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Config
 from .facts import Facts
 from .findings import Finding
 from .model import Workload
 from .platform import Platform
-from .throttle.sweep import Sweep, sweep
+from .throttle.sweep import Sweep, sweep_scenario
 
 __all__ = [
     "NodeBar",
@@ -186,17 +187,13 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
     )
 
 
-def _packing(facts: Facts, config: Config, memo: dict[str, Any]) -> tuple[PackingPicture, ...]:
-    from .packing.rules_support import per_cluster
-    from .rules import RuleContext
-
-    if not facts.node_pools:
-        return ()
-    ctx = RuleContext(facts, config, "", memo)
+def _packing(memo: dict[str, Any]) -> tuple[PackingPicture, ...]:
+    """The packings the rules computed (PF303, PF601-PF605 share them through the memo); none when
+    no packing rule ran: the report draws what was analysed, never a packing of its own."""
     return tuple(
         packing_picture(pf.inputs, pf.analysis, pf.cluster.name if pf.several and pf.cluster is not None else "")
-        for pf in per_cluster(ctx)
-        if pf.analysis is not None
+        for pf in memo.get("packing", ())
+        if pf.analysis is not None and pf.inputs.pools
     )
 
 
@@ -247,36 +244,31 @@ def vsphere_capacity(facts: Facts) -> VsphereCapacity | None:
     )
 
 
-def _throttle(findings: Sequence[Finding]) -> tuple[ThrottleCurve, ...]:
+def _throttle(findings: Sequence[Finding], memo: dict[str, Any]) -> tuple[ThrottleCurve, ...]:
+    """The limit sweep behind each PF203 finding, from the scenario the rule simulated."""
+    from .rules.throttling_simulated_high import MEMO_KEY, ThrottleBasis
+
+    bases: dict[tuple[str, str], ThrottleBasis] = memo.get(MEMO_KEY, {})
     out = []
     for i, f in enumerate(findings):
-        d = f.details
-        if f.rule != "PF203" or not all(k in d for k in ("cpu_limit", "node_logical_cpus", "threads")):
+        basis = bases.get((str(f.object), f.container or "")) if f.rule == "PF203" else None
+        if basis is None:
             continue
         subject = f"{f.object}" + (f" container {f.container}" if f.container else "")
-        s = sweep(
-            int(d["cpu_limit"]),
-            int(d["node_logical_cpus"]),
-            int(d["threads"]),
-            int(d.get("simulated_seconds", 2)),
-            int(d.get("threshold", 50)),
-            int(d["demand"]) if d.get("demand") else None,
-            int(d["burst_us"]) if d.get("burst_us") else None,
-        )
-        out.append(ThrottleCurve(i, subject, s))
+        out.append(ThrottleCurve(i, subject, sweep_scenario(basis.scenario, basis.threshold, basis.suggested)))
     return tuple(out)
 
 
 def collect(
     facts: Facts,
-    config: Config,
     findings: Sequence[Finding],
     memo: dict[str, Any] | None = None,
 ) -> Visuals:
     """The figures of every picture. ``memo`` is the check's shared analyses (``Report.analyses``):
-    the packing computed for the rules is reused, and computed here when no packing rule ran."""
+    the packings and simulations the rules computed, drawn as they are."""
+    memo = memo if memo is not None else {}
     return Visuals(
-        packing=_packing(facts, config, memo if memo is not None else {}),
+        packing=_packing(memo),
         vsphere=vsphere_capacity(facts),
-        throttle=_throttle(findings),
+        throttle=_throttle(findings, memo),
     )

@@ -47,6 +47,7 @@ from ..model import Container, Workload
 from ..options import Option
 from ..quantity import format_cpu, parse_cpu
 from ..throttle import Result, simulate
+from ..throttle.scenario import Scenario
 from ..throttle.sweep import container_scenario
 from ..usage import ContainerUsage, UsageFacts
 
@@ -226,6 +227,18 @@ def demand_for(workload: Workload, c: Container, default_threads: int, usage: Us
     )
 
 
+MEMO_KEY = "PF203"  # ctx.memo: (object, container) → ThrottleBasis of each finding
+
+
+@dataclass(frozen=True)
+class ThrottleBasis:
+    """The simulation behind one finding: its scenario, the score threshold and the suggested limit."""
+
+    scenario: Scenario
+    threshold: int
+    suggested: int
+
+
 @lru_cache(maxsize=4096)
 def simulate_cached(
     limit_millicores: int | None,
@@ -291,7 +304,15 @@ def check(ctx) -> Iterator[Finding]:
             if res.score < threshold:
                 continue
             free = simulate_cached(None, cpus, d.threads, seconds, d.demand, d.burst_us)
-            yield _finding(ctx, w, c, cpus, limit, d, res, free, threshold, seconds, kub)
+            finding = _finding(ctx, w, c, cpus, limit, d, res, free, threshold, seconds, kub)
+            # what the finding rests on, for the report's picture of it (podfit.visuals): the very
+            # scenario simulated here, the threshold and the limit suggested
+            ctx.memo.setdefault(MEMO_KEY, {})[(str(w.ref), c.name)] = ThrottleBasis(
+                container_scenario(limit, cpus, d.threads, seconds, d.demand, d.burst_us),
+                threshold,
+                finding.details["suggested_cpu_limit"],
+            )
+            yield finding
 
 
 def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, threshold, seconds, kub) -> Finding:
