@@ -46,9 +46,9 @@ def _api_memory(i: int) -> int:
 # periods and throttled periods per 15 s (None: not measured)
 SERIES = {
     ("shop", "api-7d9f8c6b5-x2x7k", "app"): (3.75, _api_memory, None, None),
-    ("shop", "api-7d9f8c6b5-q9w8e", "app"): (3.75, lambda i: 450 * MI, None, None),
+    ("shop", "api-7d9f8c6b5-q9w8z", "app"): (3.75, lambda i: 450 * MI, None, None),
     ("shop", "web-6c8d7f9b4-2kq8n", "app"): (7.5, lambda i: 200 * MI, None, None),
-    ("shop", "checkout-5f6d7c8b9-abcde", "app"): (5.625, lambda i: 300 * MI, 150, 60),
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app"): (5.625, lambda i: 300 * MI, 150, 60),
     ("shop", "cart-0", "app"): (None, lambda i: 600 * MI, None, None),
     ("kube-system", "coredns-5d78c9869d-8xk2p", "coredns"): (0.375, lambda i: 15 * MI, None, None),
     # the pod's own cgroup (container=""): podfit leaves it out
@@ -203,7 +203,7 @@ def test_usage_export_then_check(prometheus, tmp_path):
     api = by[("PF107", "api")]["details"]
     # 56 steps of each of the two pods; the working set is exact
     assert (api["max"], api["samples"], api["window_ms"]) == (700 * MI, 112, [START * 1000, END * 1000])
-    assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8e", "api-7d9f8c6b5-x2x7k"]
+    assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8z", "api-7d9f8c6b5-x2x7k"]
     throttled = by[("PF209", "checkout")]["details"]
     assert (throttled["throttled_periods"], throttled["periods"], throttled["throttled_ppm"]) == (
         13_200,

@@ -44,6 +44,7 @@ class Report:
     config_source: str = ""
     node_pools: tuple[str, ...] = ()  # the pools the analyzers used, described
     notices: tuple[str, ...] = ()  # what the run wants the user to know (e.g. the engine it fell back to)
+    usage: Any = None  # the measured usage matched (podfit.usage.UsageFacts), None without --usage
     # what the rules derived and shared (RuleContext.memo: the packing analysis), for the pictures of
     # the HTML report (podfit.visuals); not part of the report's value
     analyses: dict[str, Any] = field(default_factory=dict, compare=False, repr=False, hash=False)
@@ -220,6 +221,7 @@ def analyze(
         config_source=config.source,
         node_pools=tuple(_describe_pool(p) for p in facts.node_pools),
         notices=tuple(notices),
+        usage=facts.usage,
         analyses=ctx.memo,
     )
 
