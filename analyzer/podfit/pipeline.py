@@ -127,7 +127,9 @@ def check(
     if facts.usage is not None:
         from .usage import unmatched_notice
 
-        notices += unmatched_notice(facts.usage)
+        # the fewest samples any percentile rule accepts, as configured (each rule's default is 10)
+        least = min(int(config.thresholds.get(r, {}).get("min-samples", 10)) for r in ("PF108", "PF109", "PF110"))
+        notices += unmatched_notice(facts.usage, min_samples=least)
 
     def rego() -> Sequence[Any]:
         say(f"checking {len(result.objects):,} objects: waiting for the Rego rules")

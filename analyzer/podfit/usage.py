@@ -447,12 +447,24 @@ def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | 
     return _container_usage(ns, name, container, ss)
 
 
-def unmatched_notice(usage: UsageFacts, show: int = 5) -> tuple[str, ...]:
-    """What the report tells about the usage: how much matched, and what did not or was ambiguous."""
+def unmatched_notice(usage: UsageFacts, show: int = 5, min_samples: int = 10) -> tuple[str, ...]:
+    """What the report tells about the usage: how much matched, what was too little to judge a
+    distribution by (fewer than ``min_samples`` samples), and what did not match or was ambiguous."""
     out = [
         f"usage: {len(usage.containers)} container(s) of the manifests measured "
         f"({', '.join(usage.sources) or 'no file'})"
     ]
+    few = [
+        u
+        for u in usage.containers
+        if any(s is not None and s.samples < min_samples for s in (u.cpu, u.memory))
+    ]
+    if few:
+        out.append(
+            f"usage: {len(few)} of them measured in fewer than {min_samples} samples (a kubectl top snapshot "
+            "is one sample per pod: a point, not a distribution): the rules on percentiles (PF108, PF109, "
+            "PF110) leave them out; `podfit usage export --prometheus URL` gives a range of samples"
+        )
     for items, what in (
         (usage.unmatched, "match no container of the manifests"),
         (usage.ambiguous, "have pods more than one workload could own, and count for none"),

@@ -54,11 +54,12 @@ def amount(resource: str, value: int) -> str:
 
 
 def evidence(resource: str, s: Stats, u: ContainerUsage) -> str:
-    """``p50 200m, p95 450m, p99 600m, max 700m over 7d, 3 pods``."""
+    """``p50 200m, p95 450m, p99 600m, max 700m over 7d, 288 samples, 3 pods``."""
     q = [f"p{p} {amount(resource, getattr(s, f'p{p}'))}" for p in (50, 95, 99)]
     pods = f", {len(u.pods)} pod{'s' if len(u.pods) != 1 else ''}"
-    when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top sample"
-    return ", ".join(q) + f", max {amount(resource, s.max)} {when}{pods}"
+    when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top snapshot"
+    samples = f", {s.samples} sample{'s' if s.samples != 1 else ''}"
+    return ", ".join(q) + f", max {amount(resource, s.max)} {when}{samples}{pods}"
 
 
 def details(resource: str, s: Stats, u: ContainerUsage, **extra) -> dict:
