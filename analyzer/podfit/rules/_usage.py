@@ -14,9 +14,12 @@ from ..usage import ContainerUsage, Stats
 RESOURCES = (("cpu", "CPU"), ("memory", "memory"))
 
 
+MIN_SAMPLES = 10  # samples before a percentile is trusted: one kubectl top snapshot is one per pod
+
+
 def min_samples_option(description: str) -> Option:
     """The ``min-samples`` option of the rules that trust a measurement only over enough samples."""
-    return Option("min-samples", "integer", 10, description, minimum=1)
+    return Option("min-samples", "integer", MIN_SAMPLES, description, minimum=1)
 
 
 def measured(ctx) -> Iterator[tuple[Workload, Container, ContainerUsage]]:
