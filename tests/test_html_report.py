@@ -448,6 +448,29 @@ def test_names_and_messages_are_escaped(tmp_path):
     assert "&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in text
 
 
+def test_bars_of_an_imported_profile_use_its_nodes_allocatable():
+    """An imported EKS profile: the system share is the kubelet's reservation (capacity less the
+    nodes' allocatable), the DaemonSet share the system pods, not the default 250m/100Mi overhead."""
+    from podfit.platform import parse_platform
+    from podfit.visuals import collect
+
+    eks = ROOT / "testdata" / "platform-import" / "eks" / "platform.yaml"
+    profile = parse_platform(eks.read_text(), str(eks))
+    facts, report = _analysed([str(ROOT / "testdata" / "platform-import" / "app.yaml")], str(eks))
+    (pic,) = collect(facts, report.findings, report.analyses).packing
+    pools = {p.name: p for p in profile.node_pools}
+    for pool in pic.pools:
+        src = pools[pool.name]
+        for n in pool.nodes:
+            assert n.overhead_cpu == n.capacity_cpu - src.allocatable[0]
+            assert n.overhead_memory == n.capacity_memory - src.allocatable[1]
+            assert (n.daemon_cpu, n.daemon_memory) == src.system_pods[:2]
+            assert n.overhead_cpu + n.daemon_cpu + n.allocatable_cpu == n.capacity_cpu
+            assert n.overhead_memory + n.daemon_memory + n.allocatable_memory == n.capacity_memory
+    general = pic.pools[0].nodes[0]
+    assert (general.overhead_cpu, general.daemon_cpu) == (80, 180)
+
+
 def test_daemonsets_and_stranded_capacity_in_the_bars():
     """The PF601 fixture whose GPU DaemonSet (3000m, 1Gi) runs only on the tainted GPU pool: its node
     shows the DaemonSet and, holding no pod that may run there, its free capacity as stranded."""

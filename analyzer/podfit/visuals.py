@@ -151,8 +151,16 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
     stranded = set(a.stranded.nodes)
     pools = []
     for pool in a.pools:
-        daemon_cpu = max(pool.capacity_cpu - ov.cpu - pool.cpu, 0)
-        daemon_mem = max(pool.capacity_memory - ov.memory - pool.memory, 0)
+        # the system's share: the kubelet's reservation where the pool gives its nodes' allocatable
+        # (an imported cluster), else the platform's overhead; the DaemonSets' share is the rest
+        source = (inputs.pool_sources or {}).get(pool.name)
+        alloc = getattr(source, "allocatable", None)
+        sys_cpu = pool.capacity_cpu - alloc[0] if alloc is not None else ov.cpu
+        sys_mem = pool.capacity_memory - alloc[1] if alloc is not None else ov.memory
+        sys_cpu = min(max(sys_cpu, 0), pool.capacity_cpu)
+        sys_mem = min(max(sys_mem, 0), pool.capacity_memory)
+        daemon_cpu = max(pool.capacity_cpu - sys_cpu - pool.cpu, 0)
+        daemon_mem = max(pool.capacity_memory - sys_mem - pool.memory, 0)
         bars = tuple(
             NodeBar(
                 name=n.name,
@@ -160,8 +168,8 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
                 vm_class=n.vm_class,
                 capacity_cpu=pool.capacity_cpu,
                 capacity_memory=pool.capacity_memory,
-                overhead_cpu=min(ov.cpu, pool.capacity_cpu),
-                overhead_memory=min(ov.memory, pool.capacity_memory),
+                overhead_cpu=sys_cpu,
+                overhead_memory=sys_mem,
                 daemon_cpu=daemon_cpu,
                 daemon_memory=daemon_mem,
                 allocatable_cpu=n.allocatable[0],
