@@ -18,7 +18,7 @@ STAGES = [
     {"loader", "kustomize", "clusters", "platform", "schemas_k8s", "engines", "usage", "platform_import"},
     {"facts"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
-    {"catalogue", "rules", "config"},
+    {"registry", "catalogue", "config", "rule_context", "rules"},
     {"check", "pipeline"},
     {"docs", "formats", "fix", "visuals", "usage_export"},
     {"commands", "cli", "__main__", "launcher", "server"},

@@ -14,7 +14,8 @@ from .findings import SEVERITY_RANK, Finding
 from .loader import FileRecord, LoadResult, container_line
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import Platform
-from .rules import RuleContext, python_rules
+from .registry import python_rules
+from .rule_context import RuleContext
 
 __all__ = ["Report", "analyze", "skip_reason", "SUPPRESS_PREFIX"]
 

@@ -188,7 +188,7 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
 
 def _packing(facts: Facts, config: Config, memo: dict[str, Any]) -> tuple[PackingPicture, ...]:
     from .packing.rules_support import per_cluster
-    from .rules import RuleContext
+    from .rule_context import RuleContext
 
     if not facts.node_pools:
         return ()

@@ -13,7 +13,7 @@ from ..findings import Finding
 from ..loader import limit_range_violations
 from ..model import Workload
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF106"
 SLUG = "limit-range-violated"
