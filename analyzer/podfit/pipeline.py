@@ -51,7 +51,8 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
     if not wanted or not facts.objects:
         return None, lambda: []
     try:
-        from .engines import EngineError, get_engine
+        from .engines import get_engine
+        from .engines.base import EngineError
     except ImportError as e:
         raise PipelineError(f"no Rego engine available: {e}") from None
     try:
