@@ -14,8 +14,9 @@ from .check import Report, analyze
 from .config import Config
 from .facts import Facts
 from .findings import SEVERITY_RANK
-from .loader import LoadResult, container_line
+from .loader import LoadResult
 from .platform import Platform
+from .workloads import container_line
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
 
