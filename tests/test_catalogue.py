@@ -4,7 +4,7 @@ import re
 
 from podfit.catalogue import CATEGORIES, catalogue_problems, load_catalogue
 from podfit.docs import rules_md, rules_table
-from podfit.rules import LOADER_RULES, python_rules
+from podfit.registry import LOADER_RULES, python_rules
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
@@ -57,20 +57,20 @@ def test_help_uri_anchors_exist_in_rule_docs():
 
 
 def _declarations_read(monkeypatch, cache_home):
-    from podfit import rules
+    from podfit import registry
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
-    rules.declarations.cache_clear()
+    registry.declarations.cache_clear()
     try:
-        return rules.declarations()
+        return registry.declarations()
     finally:
-        rules.declarations.cache_clear()
+        registry.declarations.cache_clear()
 
 
 def test_cached_rule_declarations_are_what_the_modules_declare(monkeypatch, tmp_path):
     """The first run imports every rule module and caches their declarations; later runs read the
     cache instead. Both give exactly what the modules declare (types included: tuples, numbers)."""
-    from podfit.rules import _import_all
+    from podfit.registry import _import_all
 
     imported = _declarations_read(monkeypatch, tmp_path)
     (cache,) = (tmp_path / "podfit").glob("rules-*.json")

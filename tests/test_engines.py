@@ -14,7 +14,8 @@ import yaml
 
 from conftest import tool
 from podfit.catalogue import load_catalogue
-from podfit.engines import EngineError, RegoResult, get_engine, policy_dir, policy_modules
+from podfit.engines import get_engine
+from podfit.engines.base import EngineError, RegoResult, policy_dir, policy_modules
 from podfit.engines.opa import OpaEngine, find_opa
 from podfit.engines.wasm import WasmEngine
 from test_rego_fixtures import fixture_inputs, fixtures
@@ -245,7 +246,7 @@ def test_non_json_yaml_values_do_not_break_the_engines():
 
 
 def test_batch_input_tags_the_objects_of_each_document():
-    from podfit.engines import DOCUMENT_KEY, batch_input
+    from podfit.engines.base import DOCUMENT_KEY, batch_input
 
     pod = {
         "kind": "Pod",
@@ -263,7 +264,7 @@ def test_batch_input_tags_the_objects_of_each_document():
 
 
 def test_result_without_its_document_is_an_error():
-    from podfit.engines import batch_results
+    from podfit.engines.base import batch_results
 
     finding = {
         "rule": "PF101",
@@ -289,7 +290,7 @@ def test_result_without_its_document_is_an_error():
     ],
 )
 def test_a_result_that_is_not_a_finding_is_an_error(bad):
-    from podfit.engines import batch_results
+    from podfit.engines.base import batch_results
 
     with pytest.raises(EngineError):
         batch_results([bad], "test")
@@ -350,7 +351,7 @@ def test_opa_workers(monkeypatch):
 
 
 def test_quantity_memo_candidates():
-    from podfit.engines import quantity_strings
+    from podfit.engines.base import quantity_strings
 
     doc = {
         "kind": "Pod",
@@ -370,7 +371,8 @@ def test_embedded_quantity_memo_matches_the_parser():
     entrypoint) holds what the library's own parser gives, and leaves out what it does not parse."""
     import random
 
-    from podfit.engines import quantity_strings, wasm
+    from podfit.engines import wasm
+    from podfit.engines.base import quantity_strings
     from podfit.quantity import QuantityError, parse_cpu, parse_memory
 
     rng = random.Random(5)
@@ -446,7 +448,7 @@ def test_sort_results_orders_by_details_only_where_the_rest_ties():
     import json
     import random
 
-    from podfit.engines import RegoResult, sort_results
+    from podfit.engines.base import RegoResult, sort_results
 
     rng = random.Random(7)
     results = [

@@ -32,7 +32,7 @@ QUERY = """[[obj_index, p.qos, cs] |
 
 def _rego(documents: list, data: dict, tmp: Path, query: str = QUERY):
     """``query``'s value over the policies, with ``documents`` as the input and ``data`` as the facts."""
-    from podfit.engines import batch_input, normalise
+    from podfit.engines.base import batch_input, normalise
 
     (tmp / "input.json").write_text(json.dumps(batch_input(documents)), encoding="utf-8")
     (tmp / "data.json").write_text(json.dumps({"podfit": normalise(data)}), encoding="utf-8")

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from podfit.cli import main
-from podfit.loader import LimitRangeConstraint, limit_range_violations
+from podfit.workloads import LimitRangeConstraint, limit_range_violations
 from podfit.model import Location, ObjectRef
 
 ROOT = Path(__file__).resolve().parents[1]

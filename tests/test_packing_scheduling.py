@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from podfit.cli import main
 from podfit.clusters import node_pools_from_objects
-from podfit.loader import build_workloads, make_object
+from podfit.loader import make_object
+from podfit.workloads import build_workloads
 from podfit.packing import GI, NodeType, PodType, Problem, exact, pack
 from podfit.packing.adapter import inputs_from
 from podfit.packing.engine import analyze

@@ -10,7 +10,8 @@ from podfit.engines import get_engine
 from podfit.facts import build_facts, facts_data
 from podfit.loader import make_object
 from podfit.platform import DEFAULT_PLATFORM, HostGroup, NodePool, Platform
-from podfit.rules import RuleContext, vm_class_exceeds_numa_node
+from podfit.rule_context import RuleContext
+from podfit.rules import vm_class_exceeds_numa_node
 
 GiB = 2**30
 

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podfit.loader import InputFile, build_workloads, load
+from podfit.loader import InputFile, load
+from podfit.workloads import build_workloads
 from podfit.model import Container, Location, PodSpec, Resources
 from podfit.platform import DEFAULT_PLATFORM, HAPolicy, HostGroup, NodePool, Platform
 from podfit.vsphere import (

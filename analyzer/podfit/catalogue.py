@@ -3,7 +3,7 @@
 * A Rego rule's identity lives in its package's METADATA: ``title``, ``description`` (the summary)
   and ``custom`` (``id``, ``severity``, ``slug``, ``source``, ``requires``, ``options``).
 * A Python rule module declares ``ID``, ``SLUG``, ``TITLE``, ``SEVERITY``, ``OPTIONS`` and
-  ``REQUIRES`` (see :mod:`podfit.rules`).
+  ``REQUIRES`` (see :mod:`podfit.rules`; found by :mod:`podfit.registry`).
 * ``catalogue.yaml`` holds the prose (category, rationale, fix, example, and for Python rules the
   summary and source), and the whole entry of the rules the loader and pipeline raise.
 
@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from .options import Option, option_from_metadata
+from .registry import declarations
 
 __all__ = ["Rule", "load_catalogue", "get_rule", "resolve", "catalogue_problems", "rego_metadata", "CATEGORIES"]
 
@@ -102,8 +103,6 @@ def _rego_rules() -> dict[str, dict[str, Any]]:
 
 
 def _python_rules() -> dict[str, dict[str, Any]]:
-    from .rules import declarations
-
     out: dict[str, dict[str, Any]] = {}
     for rule_id, decl in declarations().items():
         out[rule_id] = {

@@ -11,10 +11,12 @@ from .catalogue import Rule, load_catalogue
 from .config import Config
 from .facts import Facts, missing_fact
 from .findings import SEVERITY_RANK, Finding
-from .loader import FileRecord, LoadResult, container_line
+from .loader import FileRecord, LoadResult
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import Platform
-from .rules import RuleContext, python_rules
+from .registry import python_rules
+from .rule_context import RuleContext
+from .workloads import container_line
 
 __all__ = ["Report", "analyze", "skip_reason", "SUPPRESS_PREFIX"]
 

@@ -55,18 +55,18 @@ from typing import TYPE_CHECKING, Any
 from . import schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
-from .loader import (
-    STDIN_NAME,
+from .loader import STDIN_NAME
+from .model import K8sObject, Location, ObjectRef, Workload
+from .platform import NodePool, Platform, VMClass
+from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, SchedulingConstraints, decide, described_keys
+from .scheduling import _node_requirement as node_requirement
+from .workloads import (
     LimitRangeConstraint,
     LimitRangeDefaults,
     build_workloads,
     limit_range_constraints,
     limit_range_defaults,
 )
-from .model import K8sObject, Location, ObjectRef, Workload
-from .platform import NodePool, Platform, VMClass
-from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, SchedulingConstraints, decide, described_keys
-from .scheduling import _node_requirement as node_requirement
 
 if TYPE_CHECKING:  # podfit.usage is imported only by a run with measured usage
     from .usage import Series, UsageFacts

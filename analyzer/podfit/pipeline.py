@@ -14,8 +14,9 @@ from .check import Report, analyze
 from .config import Config
 from .facts import Facts
 from .findings import SEVERITY_RANK
-from .loader import LoadResult, container_line
+from .loader import LoadResult
 from .platform import Platform
+from .workloads import container_line
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
 
@@ -51,7 +52,8 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
     if not wanted or not facts.objects:
         return None, lambda: []
     try:
-        from .engines import EngineError, get_engine
+        from .engines import get_engine
+        from .engines.base import EngineError
     except ImportError as e:
         raise PipelineError(f"no Rego engine available: {e}") from None
     try:

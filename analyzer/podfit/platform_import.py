@@ -292,7 +292,8 @@ def system_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> tuple[dict[str, t
     the pods every node of a pool runs whatever is deployed; and how many such pods name no node.
     Finished pods (Succeeded, Failed) hold nothing. A pod's request is Kubernetes' effective one, as
     podfit computes it for every workload (max of the containers and init containers, plus overhead)."""
-    from .loader import build_workloads, make_object
+    from .loader import make_object
+    from .workloads import build_workloads
 
     system = []
     unplaced = 0

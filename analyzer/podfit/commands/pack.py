@@ -246,7 +246,7 @@ def command(
     from ..packing.measured import measured_json, measured_text
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
     from ..packing.rules_support import cluster_inputs, overcommit_ratio
-    from ..rules import RuleContext
+    from ..rule_context import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
     config = load_config(config_path)

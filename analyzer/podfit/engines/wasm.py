@@ -7,7 +7,7 @@ records the SHA-256 of the policy sources it was built from (``policies.wasm.jso
 runs only when that matches the policies being run (:func:`stale_reason` says why not otherwise).
 
 Documents go in as the same tagged ``kind: List`` the opa engine uses
-(:func:`podfit.engines.batch_input`). Large inputs are split into one part per CPU, each evaluated
+(:func:`podfit.engines.base.batch_input`). Large inputs are split into one part per CPU, each evaluated
 by a forked worker with its own instance, beside the main process's Python rules; given
 ``locate``, the workers also resolve the lines of their results. (Processes, not threads: the
 module calls back into Python for every ``sprintf``, and each call waits for the GIL.) The host
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cachedir import cache_dir, trusted_file, write_private
-from . import (
+from .base import (
     QUANTITY_MEMO,
     EngineError,
     RegoResult,
@@ -503,7 +503,7 @@ def _worker(k: int, data: dict[str, Any], send: Any) -> None:
 
 
 def _workers(n: int, cpus: int | None = None) -> int:
-    """Processes (``PODFIT_EMBEDDED_WORKERS``; see :func:`podfit.engines.worker_count`)."""
+    """Processes (``PODFIT_EMBEDDED_WORKERS``; see :func:`podfit.engines.base.worker_count`)."""
     return worker_count(n, "PODFIT_EMBEDDED_WORKERS", MIN_DOCUMENTS_PER_WORKER, cpus)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..clusters import cluster_objects, pool_fields
 from ..facts import Facts
 from ..findings import Finding
-from ..loader import container_path
+from ..workloads import container_path
 from ..model import Container, K8sObject, ObjectRef, Workload
 from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from ..model import Workload
 from ..vsphere import CrxSize, crx_size, reference_mhz
-from . import RuleContext
+from ..rule_context import RuleContext
 
 
 def sized_pods(ctx: RuleContext) -> Iterator[tuple[Workload, CrxSize, frozenset[str]]]:

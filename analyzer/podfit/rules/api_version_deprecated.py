@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..schemas_k8s import deprecated_api
-from . import RuleContext, api_version_removed
+from ..rule_context import RuleContext
+from . import api_version_removed
 
 ID = "PF911"
 SLUG = "api-version-deprecated"

@@ -30,7 +30,7 @@ from ..facts import (
 )
 from ..findings import Finding
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF207"
 SLUG = "cpu-manager-option-unavailable"

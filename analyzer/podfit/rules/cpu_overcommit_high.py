@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..vsphere import capacity, critical_workloads, describe_vms, finding_anchor, overcommit_exceeds, reservations_of
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF503"
 SLUG = "cpu-overcommit-high"

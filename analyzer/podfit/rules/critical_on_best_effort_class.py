@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from ..clusters import cluster_objects, is_critical
 from ..findings import Finding
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF304"
 SLUG = "critical-on-best-effort-class"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF910"
 SLUG = "duplicate-object"

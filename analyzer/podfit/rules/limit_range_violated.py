@@ -2,7 +2,7 @@
 maxLimitRequestRatio): the LimitRanger admission plugin rejects its pods.
 
 The bounds and the check are the facts' (``Facts.limit_constraints``,
-:func:`podfit.loader.limit_range_violations`); the resources checked are the effective ones,
+:func:`podfit.workloads.limit_range_violations`); the resources checked are the effective ones,
 after the LimitRange defaults of the namespace are applied, as admission does."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Finding
-from ..loader import limit_range_violations
+from ..workloads import limit_range_violations
 from ..model import Workload
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF106"
 SLUG = "limit-range-violated"

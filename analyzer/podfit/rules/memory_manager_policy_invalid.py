@@ -16,7 +16,7 @@ from ..facts import is_kubelet_configuration
 from ..findings import Finding
 from ..options import Option
 from ..quantity import format_memory, parse_memory
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF208"
 SLUG = "memory-manager-policy-invalid"

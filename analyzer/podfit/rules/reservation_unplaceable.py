@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..vsphere import describe_vms, finding_anchor, place, reservation_share, reservations_of
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF502"
 SLUG = "reservation-unplaceable"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..vsphere import analyze_capacity, describe_vms, finding_anchor, reservations_of
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF501"
 SLUG = "reservations-exceed-ha-capacity"

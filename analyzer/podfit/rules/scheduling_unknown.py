@@ -11,7 +11,7 @@ from ..packing.rules_support import (
     per_cluster,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF605"
 SLUG = "scheduling-unknown"

@@ -20,7 +20,7 @@ from ..findings import Finding
 from ..model import QOS_GUARANTEED
 from ..options import Option
 from ..quantity import format_cpu, format_memory
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF206"
 SLUG = "topology-single-numa-admission"

@@ -13,7 +13,7 @@ from ..clusters import cluster_objects
 from ..findings import Finding
 from ..options import Option
 from ..quantity import format_memory
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF301"
 SLUG = "vm-class-exceeds-numa-node"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..vsphere import describe_crx, fmt_memory
-from . import RuleContext
+from ..rule_context import RuleContext
 from ._crx import sized_pods
 
 ID = "PF403"

@@ -10,7 +10,7 @@ from ..findings import Finding
 from ..model import Workload
 from ..options import Option
 from ..vsphere import describe_crx
-from . import RuleContext
+from ..rule_context import RuleContext
 from ._crx import sized_pods
 
 ID = "PF401"
