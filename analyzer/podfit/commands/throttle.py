@@ -11,6 +11,7 @@ import click
 
 from ..quantity import QuantityError, format_cpu, parse_cpu
 from ..throttle import CPU_BOUND, REQUEST, Result, Scenario, Workload, simulate
+from ..throttle.kernel import kernel_flags
 from ..throttle.scenario import JAVA_SERVER_BURST_US, JAVA_SERVER_LOAD_PERCENT, JAVA_SERVER_THREADS
 from ._common import emit, format_option, output_option
 
@@ -352,8 +353,6 @@ def command(
     if usage_files or container_spec:
         demand = _measured_demand(usage_files, container_spec, demand, cpu_bound)
     if kernel is not None:
-        from ..throttle.calibrate import kernel_flags
-
         if not re.match(r"^\d+\.\d+", kernel):
             raise click.UsageError(f"--kernel {kernel!r}: give a release such as 5.4 or 6.8.0-45-generic")
         flags = kernel_flags(kernel)

@@ -129,7 +129,7 @@ class Scenario:
     ``other_tasks``: ``(cpu, start_us, end_us)`` intervals in which tasks outside the group held a
     CPU (the machine's own services, kernel threads); the group's threads do not run there, and a
     thread they took the CPU from goes back to its queue, so that EEVDF picks afresh when they end.
-    Measured on a real machine from ``sched_stat_runtime`` (``podfit.throttle.calibrate``); empty
+    Measured on a real machine from ``sched_stat_runtime`` (the kernel calibration, ``lab/calibrate/``); empty
     unless given (a dedicated machine).
     """
 
