@@ -69,9 +69,13 @@ def test_option_stages_by_version():
     assert cpu_manager_option_stage("full-pcpus-only", (1, 33)) == "GA"
     assert cpu_manager_option_stage("distribute-cpus-across-numa", (1, 32)) == "alpha"
     assert cpu_manager_option_stage("distribute-cpus-across-numa", (1, 33)) == "beta"
+    assert cpu_manager_option_stage("strict-cpu-reservation", (1, 31)) == "absent"  # KEP-4540
+    assert cpu_manager_option_stage("strict-cpu-reservation", (1, 32)) == "alpha"
+    assert cpu_manager_option_stage("strict-cpu-reservation", (1, 33)) == "beta"
     assert cpu_manager_option_stage("strict-cpu-reservation", (1, 35)) == "GA"
-    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 31)) == "absent"
+    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 31)) == "absent"  # KEP-4800
     assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 34)) == "beta"
+    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 36)) == "GA"
     assert cpu_manager_option_stage("align-by-socket", (1, 35)) == "alpha"
     assert cpu_manager_option_stage("no-such-option", (1, 35)) is None
 
@@ -83,6 +87,29 @@ def test_option_alpha_before_its_beta_release_needs_the_gate(tmp_path):
     assert "alpha in Kubernetes 1.32" in found[2] and "CPUManagerPolicyAlphaOptions" in found[2]
     f, p = _kubelet(tmp_path, body, "1.33")
     assert run(f, "--rule", "PF207", platform=p) == []
+
+
+def test_strict_cpu_reservation_is_alpha_in_1_32(tmp_path):
+    """KEP-4540: alpha in 1.32, so with the default gates a 1.32 kubelet refuses it; beta from 1.33."""
+    body = 'cpuManagerPolicy: static\nreservedSystemCPUs: "0"\ncpuManagerPolicyOptions: {strict-cpu-reservation: "true"}\n'
+    f, p = _kubelet(tmp_path, body, "1.32")
+    (found,) = run(f, "--rule", "PF207", platform=p)
+    assert "alpha in Kubernetes 1.32" in found[2] and "CPUManagerPolicyAlphaOptions" in found[2]
+    f, p = _kubelet(tmp_path, body, "1.33")
+    assert run(f, "--rule", "PF207", platform=p) == []
+
+
+def test_uncorecache_is_ga_in_1_36(tmp_path):
+    """KEP-4800: GA in 1.36, so it needs no gate there, even with beta options turned off."""
+    body = (
+        "featureGates: {CPUManagerPolicyBetaOptions: false}\ncpuManagerPolicy: static\n"
+        'cpuManagerPolicyOptions: {prefer-align-cpus-by-uncorecache: "true"}\n'
+    )
+    f, p = _kubelet(tmp_path, body, "1.36")
+    assert run(f, "--rule", "PF207", platform=p) == []
+    f, p = _kubelet(tmp_path, body, "1.35")
+    (found,) = run(f, "--rule", "PF207", platform=p)
+    assert "beta in Kubernetes 1.35" in found[2]
 
 
 def test_option_newer_than_the_kubelet_and_beta_gate_off(tmp_path):

@@ -111,8 +111,10 @@ CPU_MANAGER_OPTIONS: Mapping[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "distribute-cpus-across-numa": (((1, 23), "alpha"), ((1, 33), "beta")),
     "align-by-socket": (((1, 25), "alpha"),),
     "distribute-cpus-across-cores": (((1, 31), "alpha"),),
-    "strict-cpu-reservation": (((1, 31), "alpha"), ((1, 32), "beta"), ((1, 35), "GA")),
-    "prefer-align-cpus-by-uncorecache": (((1, 32), "alpha"), ((1, 34), "beta")),
+    # KEP-4540: alpha 1.32, beta 1.33, GA 1.35
+    "strict-cpu-reservation": (((1, 32), "alpha"), ((1, 33), "beta"), ((1, 35), "GA")),
+    # KEP-4800: alpha 1.32, beta 1.34, GA 1.36
+    "prefer-align-cpus-by-uncorecache": (((1, 32), "alpha"), ((1, 34), "beta"), ((1, 36), "GA")),
 }
 CPU_MANAGER_OPTION_CONFLICTS: tuple[tuple[str, str], ...] = (
     ("full-pcpus-only", "distribute-cpus-across-cores"),
