@@ -19,7 +19,7 @@ findings contains f if {
 	platform.smt
 	some obj in kubelet.configurations
 	kubelet.static_policy(obj)
-	not _full_pcpus_only(obj)
+	not kubelet.option_on(obj, "full-pcpus-only")
 	f := result.finding(rego.metadata.chain(), obj, null, _message, {"cpu_manager_policy": "static"})
 }
 
@@ -27,5 +27,3 @@ _message := concat(" ", [
 	"the static CPU Manager runs on SMT hosts without the full-pcpus-only option,",
 	"so a container can get two hyper-threads of one core",
 ])
-
-_full_pcpus_only(obj) if lower(sprintf("%v", [obj.cpuManagerPolicyOptions["full-pcpus-only"]])) == "true"

@@ -12,3 +12,8 @@ configurations contains obj if {
 
 # static_policy(obj): the configuration enables the static CPU Manager policy.
 static_policy(obj) if lower(sprintf("%v", [obj.cpuManagerPolicy])) == "static"
+
+# option_on(obj, name): the CPU Manager policy option name is set to a string the kubelet reads as
+# true (Go's strconv.ParseBool: "1", "t", "T", "TRUE", "true", "True"). A YAML boolean does not
+# decode into the kubelet's map of strings (PF902), so it turns nothing on.
+option_on(obj, name) if obj.cpuManagerPolicyOptions[name] in {"1", "t", "T", "TRUE", "true", "True"}
