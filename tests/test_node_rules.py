@@ -190,6 +190,40 @@ def test_single_numa_needs_an_aligning_manager_and_counts_the_pod_in_pod_scope(t
     assert found[2].startswith("the Guaranteed pod needs more than one NUMA node (40 exclusive CPUs > 32")
 
 
+def test_pod_scope_counts_only_the_whole_cpu_containers(tmp_path):
+    """The kubelet's podGuaranteedCPUs: 20 + 20 + a 0.5-CPU logger is 40 exclusive CPUs on a
+    32-CPU NUMA node (the pod's 40.5 total is not whole, yet the pod is refused)."""
+    from podfit.model import Container, Location, PodSpec, Resources
+    from podfit.rules.topology_single_numa_admission import pod_guaranteed_cpus
+
+    def c(name, cpu, init=False, sidecar=False):
+        r = Resources(cpu_request=cpu, cpu_limit=cpu)
+        return Container(name, "i", r, r, Location("t.yaml"), init=init, sidecar=sidecar)
+
+    assert pod_guaranteed_cpus(PodSpec(containers=(c("a", 40000), c("b", 40000), c("log", 500)))) == 80
+    # a one-shot init container of 50 after a 4-CPU sidecar: max(4 + 50, 40 + 4)
+    pod = PodSpec(containers=(c("a", 40000),), init_containers=(c("s", 4000, True, True), c("i", 50000, True)))
+    assert pod_guaranteed_cpus(pod) == 54
+    platform = ROOT / "testdata" / "PF206" / "platform.yaml"
+    two = SOLVER.replace('cpu: "40"', 'cpu: "20"').replace(
+        "        - name: solver\n",
+        "        - name: helper\n          image: registry.example.com/hpc/helper:2.1\n"
+        '          resources: {requests: {cpu: "20", memory: 1Gi}, limits: {cpu: "20", memory: 1Gi}}\n'
+        "        - name: logger\n          image: registry.example.com/hpc/logger:2.1\n"
+        "          resources: {requests: {cpu: 500m, memory: 64Mi}, limits: {cpu: 500m, memory: 64Mi}}\n"
+        "        - name: solver\n",
+    )
+    f = tmp_path / "pod_scope.yaml"
+    f.write_text(
+        two.replace(
+            "topologyManagerPolicy: single-numa-node",
+            "topologyManagerPolicy: single-numa-node\ntopologyManagerScope: pod",
+        )
+    )
+    (found,) = run(f, "--rule", "PF206", platform=platform)
+    assert found[2].startswith("the Guaranteed pod needs more than one NUMA node (40 exclusive CPUs > 32")
+
+
 def test_pf206_replaces_pf302_on_the_same_pod():
     rules = [f[0] for f in run(ROOT / "testdata" / "PF206" / "fail_solver_wider_than_numa.yaml")]
     assert rules == ["PF206"]
