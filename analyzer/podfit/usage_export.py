@@ -462,7 +462,7 @@ class PrometheusClient:
             cap = self.max_bytes if resp.status == 200 else _ERROR_BODY
             length = resp.getheader("Content-Length")
             if resp.status == 200 and length and length.strip().isdigit() and int(length) > cap:
-                raise self._fail(url, f"the answer is {int(length)} bytes, more than the cap of {cap} (--max-bytes)")
+                raise self._fail(url, f"the answer is {int(length)} bytes, more than the cap of {cap} bytes (--max-bytes)")
             chunks, size = [], 0
             while size <= cap:
                 chunk = resp.read(min(1 << 16, cap + 1 - size))
