@@ -520,3 +520,14 @@ def test_label_values_are_one_promql_string_literal():
     assert json.loads(literal) == HOSTILE  # the escapes are Go's (and JSON's): the value comes back
     for q, _ in queries(HOSTILE, 3600).values():
         assert literal in q and "vector(1)" not in q.replace(literal, "") and "\n" not in q
+
+
+def test_https_to_a_plain_http_server_is_one_line(serve):
+    server = serve(ok)
+    line = failed(export(server.url.replace("http://", "https://u:tls-pw@")), "tls-pw")
+    assert line.startswith(f"podfit: error: https://127.0.0.1:{server.port}/api/v1/query_range: ")
+
+
+@pytest.mark.parametrize("option, value", [("--window", "9" * 5000 + "d"), ("--step", "0s"), ("--window", "7y")])
+def test_durations_are_usage_errors(option, value):
+    assert option in failed(export("http://127.0.0.1:9", option, value))

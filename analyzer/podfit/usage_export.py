@@ -89,7 +89,7 @@ def export_bundle(
     out compactly as soon as it arrives and its parsed form dropped, so the memory an export holds
     is one parsed answer and the text of the others, not every answer parsed at once."""
     header = {"apiVersion": "podfit.io/v1alpha1", "kind": "PodfitUsage", "window": {"start": start, "end": end, "step": step}}
-    entries: list[str] = []
+    parts = [json.dumps(header)[:-1], ',\n "queries": {']
     counts: dict[str, int] = {}
     for kind, (q, ranged) in queries(namespace, end - start).items():
         if ranged:
@@ -100,9 +100,11 @@ def export_bundle(
         counts[kind] = len(response["data"]["result"])
         text = json.dumps(response, separators=(",", ":"))
         del response
-        entries.append(f'{json.dumps(kind)}: {{"query": {json.dumps(q)},\n  "response": {text}}}')
-    body = ",\n ".join(entries)
-    return json.dumps(header)[:-1] + f',\n "queries": {{\n {body}\n }}\n}}\n', counts
+        comma = "," if len(parts) > 2 else ""
+        parts += [f'{comma}\n {json.dumps(kind)}: {{"query": {json.dumps(q)},\n  "response": ', text, "}"]
+        del text
+    parts.append("\n }\n}\n")
+    return "".join(parts), counts
 
 
 # ------------------------------------------------------------------------------ the server ---
@@ -426,7 +428,7 @@ class PrometheusClient:
         except TimeoutError:  # a socket's timeout, or _Deadline
             raise self._fail(url, f"no answer within --timeout {self.timeout_s:g}s (the whole export)") from None
         except ssl.SSLError as e:
-            raise self._fail(url, f"TLS: {self._foreign(e.reason or str(e))}") from None
+            raise self._fail(url, f"TLS: {self._foreign(str(e))}") from None
         except (OSError, http.client.HTTPException, ValueError) as e:
             raise self._fail(url, f"cannot ask the server: {self._foreign(str(e) or type(e).__name__)}") from None
         if status != 200:
@@ -434,6 +436,7 @@ class PrometheusClient:
             raise self._fail(url, f"HTTP {status} {self._foreign(reason, 60)}{': ' + detail if detail else ''} ({kind} query)")
         try:
             doc = json.loads(raw)
+            del raw  # the parsed answer is what is kept
         except ValueError as e:  # JSONDecodeError, or bytes that are not UTF-8
             where = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
             raise self._fail(url, f"the answer is not JSON{where} ({kind} query)") from None
@@ -446,7 +449,7 @@ class PrometheusClient:
 
     def _request(
         self, url: str, method: str, scheme: str, host: str, port: int, path: str, body: bytes | None
-    ) -> tuple[int, str, str | None, bytes]:
+    ) -> tuple[int, str, str | None, bytes | bytearray]:
         """(status, reason, Location, body) of one request; the body is read only when the status
         is not a redirect, at most ``max_bytes`` of it (an error's, 64 KiB)."""
         cls = _TLSConnection if scheme == "https" else _Connection
@@ -463,18 +466,17 @@ class PrometheusClient:
             length = resp.getheader("Content-Length")
             if resp.status == 200 and length and length.strip().isdigit() and int(length) > cap:
                 raise self._fail(url, f"the answer is {int(length)} bytes, more than the cap of {cap} bytes (--max-bytes)")
-            chunks, size = [], 0
-            while size <= cap:
-                chunk = resp.read(min(1 << 16, cap + 1 - size))
+            data = bytearray()
+            while len(data) <= cap:
+                chunk = resp.read(min(1 << 16, cap + 1 - len(data)))
                 if not chunk:
                     break
-                chunks.append(chunk)
-                size += len(chunk)
-            if size > cap:
+                data += chunk
+            if len(data) > cap:
                 if resp.status != 200:
                     return resp.status, resp.reason, None, b""  # too long to be Prometheus' error
                 raise self._fail(url, f"the answer is more than the cap of {cap} bytes (--max-bytes)")
-            return resp.status, resp.reason, None, b"".join(chunks)
+            return resp.status, resp.reason, None, data
         finally:
             conn.close()
 
@@ -511,7 +513,7 @@ def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _error_of(raw: bytes) -> str:
+def _error_of(raw: bytes | bytearray) -> str:
     """Prometheus' ``error`` of an error answer, on one line; "" when it has none."""
     try:
         doc = json.loads(raw)

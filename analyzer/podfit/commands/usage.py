@@ -17,7 +17,7 @@ def command() -> None:
     """Measured usage for `check --usage`."""
 
 
-_DURATION = re.compile(r"^(\d+)([smhdw])$")
+_DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
