@@ -230,6 +230,7 @@ def test_token_sources_are_usage_errors_when_unusable(tmp_path):
         (["--bearer-token-file", str(tmp_path)], "is not a regular file"),
         (["--bearer-token-file", str(big)], "is larger than 64 KiB"),
         (["--bearer-token-file", str(tmp_path / "absent")], "cannot open"),
+        (["--bearer-token-file", str(tmp_path / "absent"), "-o", str(tmp_path / "out.json")], "cannot open"),
         (["--bearer-token-file", str(spaced)], "an HTTP header cannot carry"),
         (["--bearer-token-env", "PODFIT_TEST_UNSET_VARIABLE"], "is not set"),
         (["--bearer-token-env", "X", "--bearer-token-file", str(big)], "give one of"),

@@ -103,6 +103,13 @@ def _read_token_file(path: str) -> str:
     return _token(text, f"{what} {path}")
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either is missing or unreadable: not the same existing file
+        return False
+
+
 @command.command("export")
 @click.option(
     "--prometheus",
@@ -195,7 +202,7 @@ def export(
             raise click.BadParameter(f"environment variable {token_env} is not set", param_hint="--bearer-token-env")
         token = _token(value, f"--bearer-token-env {token_env}")
     elif token_file:
-        if output and os.path.exists(output) and os.path.samefile(output, token_file):
+        if output and _same_file(output, token_file):
             raise click.BadParameter("names the --bearer-token-file: it would be overwritten", param_hint="--output")
         token = _read_token_file(token_file)
     if token and target.username is not None:
