@@ -265,7 +265,14 @@ def test_an_unusable_url_is_a_usage_error_without_its_password(url, why):
 
 def test_parse_target_and_redact():
     t = parse_target("HTTPS://us%3Ber:p%40ss@[::1]:9443/prom/")
-    assert (t.scheme, t.host, t.port, t.path, t.username, t.password) == ("https", "::1", 9443, "/prom", "us;er", "p@ss")
+    assert (t.scheme, t.host, t.port, t.path, t.username, t.password) == (
+        "https",
+        "::1",
+        9443,
+        "/prom",
+        "us;er",
+        "p@ss",
+    )
     assert t.display == "https://[::1]:9443/prom"
     assert parse_target("http://prom.example").display == "http://prom.example"
     assert parse_target("https://prom.example:443/").port == 443
@@ -419,8 +426,16 @@ def test_an_answer_over_the_series_cap_is_refused(serve):
     assert export(server.url, "--max-series", "101").exit_code == 0
 
 
-@pytest.mark.parametrize("option, value", [("--max-series", "0"), ("--max-series", "x"), ("--max-bytes", "0"),
-                                           ("--max-bytes", "lots"), ("--max-bytes", "1e400")])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--max-series", "0"),
+        ("--max-series", "x"),
+        ("--max-bytes", "0"),
+        ("--max-bytes", "lots"),
+        ("--max-bytes", "1e400"),
+    ],
+)
 def test_caps_must_be_positive(option, value):
     assert option in failed(export("http://127.0.0.1:9", option, value))
 
@@ -435,15 +450,23 @@ BAD_ANSWERS = [
     (b'{"status": "success", "data": {"resultType": "matrix", "result": {}}}', "data.result is a JSON object"),
     (b'{"status": "success", "data": {"resultType": "matrix"}}', "data.result is missing"),
     (b'{"status": "success", "data": {"resultType": "scalar", "result": [1, "2"]}}', "resultType is scalar"),
-    (b'{"status": "error", "errorType": "execution", "error": "query\\ntimed out"}', 'status "error", not '
-     '"success": query timed out'),
+    (
+        b'{"status": "error", "errorType": "execution", "error": "query\\ntimed out"}',
+        'status "error", not "success": query timed out',
+    ),
     (b'{"status": "success", "data": {"resultType": "matrix", "result": [7]}}', "data.result[0] is a JSON number"),
-    (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {"a": 1}, "values": []}]}}',
-     "metric is not an object of label values"),
-    (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"values": [[1, "lots"]]}]}}',
-     "a sample is not [time, numeric value]"),
-    (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"values": [["x", "1"]]}]}}',
-     "time is not a finite number"),
+    (
+        b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {"a": 1}, "values": []}]}}',
+        "metric is not an object of label values",
+    ),
+    (
+        b'{"status": "success", "data": {"resultType": "matrix", "result": [{"values": [[1, "lots"]]}]}}',
+        "a sample is not [time, numeric value]",
+    ),
+    (
+        b'{"status": "success", "data": {"resultType": "matrix", "result": [{"values": [["x", "1"]]}]}}',
+        "time is not a finite number",
+    ),
     (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"values": {}}]}}', "values is not a list"),
     (b"<html><body>Bad gateway</body></html>", "the answer is not JSON (line 1)"),
     (b"\xff\xfe", "the answer is not JSON"),
@@ -460,7 +483,9 @@ def test_an_answer_that_is_no_query_result_is_one_line(serve, body, why):
 
 
 def test_http_errors_name_the_status_and_prometheus_error(serve):
-    server = serve(lambda h, req: send(h, 400, {"status": "error", "errorType": "bad_data", "error": "parse error\x1b[31m"}))
+    server = serve(
+        lambda h, req: send(h, 400, {"status": "error", "errorType": "bad_data", "error": "parse error\x1b[31m"})
+    )
     line = failed(export(server.url))
     assert line == f"podfit: error: {server.url}/api/v1/query_range: HTTP 400 Bad Request: parse error [31m (cpu query)"
     server = serve(lambda h, req: send(h, 502, b"<html>" + b"x" * 100_000 + b"</html>"))

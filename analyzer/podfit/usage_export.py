@@ -88,7 +88,11 @@ def export_bundle(
     answers: the bundle's JSON text and the number of series of each kind. Each answer is written
     out compactly as soon as it arrives and its parsed form dropped, so the memory an export holds
     is one parsed answer and the text of the others, not every answer parsed at once."""
-    header = {"apiVersion": "podfit.io/v1alpha1", "kind": "PodfitUsage", "window": {"start": start, "end": end, "step": step}}
+    header = {
+        "apiVersion": "podfit.io/v1alpha1",
+        "kind": "PodfitUsage",
+        "window": {"start": start, "end": end, "step": step},
+    }
     parts = [json.dumps(header)[:-1], ',\n "queries": {']
     counts: dict[str, int] = {}
     for kind, (q, ranged) in queries(namespace, end - start).items():
@@ -176,7 +180,7 @@ def parse_target(url: str) -> Target:
 
 def redact(text: str, secrets: Sequence[str]) -> str:
     """``text`` with every secret (and its percent-encoded and JSON-escaped forms) replaced by ***."""
-    forms = set()
+    forms: set[str] = set()
     for s in secrets:
         if s:
             forms.update((s, urllib.parse.quote(s, safe=""), json.dumps(s)[1:-1]))
@@ -218,7 +222,7 @@ def check_answer(doc: Any, ranged: bool, max_series: int) -> str | None:
         said = f": {error}" if isinstance(error, str) and error else ""
         if isinstance(status, str):
             return f'status "{status[:40]}", not "success"{said}'
-        return f"the answer has no status \"success\"{said}"
+        return f'the answer has no status "success"{said}'
     data = doc.get("data")
     if not isinstance(data, Mapping):
         return "the answer has no data object" if data is None else f"data is a JSON {_json_type(data)}"
@@ -347,6 +351,7 @@ class _Connection(http.client.HTTPConnection):
 
 class _TLSConnection(_Connection):
     default_port = 443
+
     def __init__(self, host: str, port: int, deadline: float, clock: Callable[[], float]) -> None:
         super().__init__(host, port, deadline, clock)
         self._context = ssl.create_default_context()
@@ -433,7 +438,9 @@ class PrometheusClient:
             raise self._fail(url, f"cannot ask the server: {self._foreign(str(e) or type(e).__name__)}") from None
         if status != 200:
             detail = self._foreign(_error_of(raw))
-            raise self._fail(url, f"HTTP {status} {self._foreign(reason, 60)}{': ' + detail if detail else ''} ({kind} query)")
+            raise self._fail(
+                url, f"HTTP {status} {self._foreign(reason, 60)}{': ' + detail if detail else ''} ({kind} query)"
+            )
         try:
             doc = json.loads(raw)
             del raw  # the parsed answer is what is kept
@@ -465,7 +472,9 @@ class PrometheusClient:
             cap = self.max_bytes if resp.status == 200 else _ERROR_BODY
             length = resp.getheader("Content-Length")
             if resp.status == 200 and length and length.strip().isdigit() and int(length) > cap:
-                raise self._fail(url, f"the answer is {int(length)} bytes, more than the cap of {cap} bytes (--max-bytes)")
+                raise self._fail(
+                    url, f"the answer is {int(length)} bytes, more than the cap of {cap} bytes (--max-bytes)"
+                )
             data = bytearray()
             while len(data) <= cap:
                 chunk = resp.read(min(1 << 16, cap + 1 - len(data)))
