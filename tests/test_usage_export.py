@@ -9,7 +9,10 @@ import base64
 import http.server
 import json
 import os
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -62,7 +65,7 @@ class Server:
     """One HTTP/1.1 server on 127.0.0.1 answering every request with ``respond``; ``requests``
     lists what it was asked, ``sent`` counts the bytes a dripping responder wrote."""
 
-    def __init__(self, respond: Responder) -> None:
+    def __init__(self, respond: Responder, tls: ssl.SSLContext | None = None) -> None:
         self.requests: list[Request] = []
         self.sent = 0
         server = self
@@ -88,8 +91,10 @@ class Server:
 
         self.httpd = Quiet(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
@@ -100,11 +105,11 @@ class Server:
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[Responder], Server]]:
+def serve() -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
 
-    def start(respond: Responder) -> Server:
-        servers.append(Server(respond))
+    def start(respond: Responder, tls: ssl.SSLContext | None = None) -> Server:
+        servers.append(Server(respond, tls))
         return servers[-1]
 
     yield start
@@ -112,9 +117,10 @@ def serve() -> Iterator[Callable[[Responder], Server]]:
         s.stop()
 
 
-def serve_late(serve, make: Callable[[Server], Responder]) -> Server:
+def serve_late(serve, make: Callable[[Server], Responder], tls: ssl.SSLContext | None = None) -> Server:
+    """A server whose responder needs the server itself (its port, its byte count)."""
     box: list[Server] = []
-    server = serve(lambda h, req: make(box[0])(h, req))
+    server = serve(lambda h, req: make(box[0])(h, req), tls)
     box.append(server)
     return server
 
@@ -557,3 +563,63 @@ def test_https_to_a_plain_http_server_is_one_line(serve):
 @pytest.mark.parametrize("option, value", [("--window", "9" * 5000 + "d"), ("--step", "0s"), ("--window", "7y")])
 def test_durations_are_usage_errors(option, value):
     assert option in failed(export("http://127.0.0.1:9", option, value))
+
+
+# ---------------------------------------------------------------------------------------- TLS ---
+
+
+@pytest.fixture
+def certificate(tmp_path, monkeypatch) -> ssl.SSLContext:
+    """A self-signed certificate for 127.0.0.1 (made by the openssl command), which the export is
+    made to trust; returns the server's TLS context."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert, key)
+    real = ssl.create_default_context
+    monkeypatch.setattr("podfit.usage_export.ssl.create_default_context", lambda: real(cafile=str(cert)))
+    return server
+
+
+def test_https_with_basic_auth(serve, certificate):
+    server = serve(needs(basic("reader", "tls-pw")), certificate)
+    res = export(server.url.replace("https://", "https://reader:tls-pw@"))
+    assert res.exit_code == 0, res.output
+    assert len(server.requests) == 5
+
+
+def test_https_dripping_is_cut_off_at_the_deadline(serve, certificate):
+    server = serve_late(serve, lambda s: drip(s, "body"), certificate)
+    line = failed(export(server.url, "--timeout", "0.5"))
+    assert line.endswith("no answer within --timeout 0.5s (the whole export)") and server.sent < 400
+
+
+def test_an_untrusted_certificate_is_one_line(serve, certificate, monkeypatch):
+    monkeypatch.undo()  # the system's CAs, which never signed the test's certificate
+    server = serve(ok, certificate)
+    line = failed(export(server.url.replace("https://", "https://u:tls-pw@")), "tls-pw")
+    assert "TLS: " in line and "CERTIFICATE_VERIFY_FAILED" in line and not server.requests
