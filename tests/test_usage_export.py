@@ -512,6 +512,9 @@ def test_check_answer_accepts_what_prometheus_sends():
     nan = {"status": "success", "data": {"resultType": "vector", "result": [{"metric": {}, "value": [1.5, "NaN"]}]}}
     assert check_answer(nan, False, 1) is None
     assert check_answer(answer("/api/v1/query"), True, 1) == "data.resultType is vector, not matrix"
+    histogram = {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "histograms": []}]}}
+    assert check_answer(histogram, True, 1) is None
+    assert parse_usage(json.dumps(histogram), "cpu.json")[0].samples == ()
 
 
 @pytest.mark.parametrize(

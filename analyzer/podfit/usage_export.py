@@ -242,7 +242,7 @@ def check_answer(doc: Any, ranged: bool, max_series: int) -> str | None:
         if not isinstance(metric, Mapping) or not all(isinstance(v, str) for v in metric.values()):
             return f"data.result[{i}].metric is not an object of label values"
         field = "values" if ranged else "value"
-        samples = r.get("values") if ranged else [r.get("value")]
+        samples = r.get("values", []) if ranged else [r.get("value")]  # a native histogram has no values
         if not isinstance(samples, list):
             return f"data.result[{i}].{field} is not a list"
         for pair in samples:
