@@ -7,6 +7,7 @@ that come back are what `podfit check --usage` reads. Needs the pinned prometheu
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import socket
@@ -20,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from podfit.cli import main
+from podfit.usage_export import queries
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / ".tools" / "bin"
@@ -35,6 +37,12 @@ T0 = 1763856000  # 2025-11-23T00:00:00Z, a multiple of the 2 h block range
 STEP_S, POINTS = 15, 241  # an hour of samples
 START, END = T0 + 300, T0 + 3600  # the queried window: rate(...[5m]) has a full range from START on
 MI = 2**20
+
+# The Prometheus asks for HTTP basic auth (its web config holds the bcrypt hash of the password,
+# cost 4 to keep the test quick); podfit is given them in the URL.
+USER, PASSWORD = "reader", "podfit-test-Pa55"
+BCRYPT = "$2b$04$h3ptlJtGZNKdeuIGPhP9NeAMNORHR32Pgm9bzHOjp9KKL6ESScZH."
+AUTH = {"Authorization": "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()}
 
 
 def _api_memory(i: int) -> int:
@@ -106,6 +114,7 @@ def prometheus(tmp_path_factory):
     )
     assert made.returncode == 0, made.stderr
     (work / "prometheus.yml").write_text("global: {scrape_interval: 15s}\n")
+    (work / "web.yml").write_text(f"basic_auth_users:\n  {USER}: {BCRYPT}\n")
     port = _free_port()
     log = (work / "prometheus.log").open("w")
     proc = subprocess.Popen(
@@ -115,6 +124,7 @@ def prometheus(tmp_path_factory):
             f"--storage.tsdb.path={data}",
             "--storage.tsdb.retention.time=100y",  # the block's fixed 2025 timestamps must stay
             f"--web.listen-address=127.0.0.1:{port}",
+            f"--web.config.file={work / 'web.yml'}",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -125,7 +135,7 @@ def prometheus(tmp_path_factory):
             if proc.poll() is not None:
                 pytest.fail("prometheus exited:\n" + (work / "prometheus.log").read_text()[-3000:])
             try:
-                with urllib.request.urlopen(url + "/-/ready", timeout=2) as r:
+                with urllib.request.urlopen(urllib.request.Request(url + "/-/ready", headers=AUTH), timeout=2) as r:
                     if r.status == 200:
                         break
             except OSError:
@@ -147,7 +157,8 @@ def prometheus(tmp_path_factory):
 
 def query_range(url: str, query: str) -> dict:
     params = urllib.parse.urlencode({"query": query, "start": START, "end": END, "step": 60})
-    with urllib.request.urlopen(f"{url}/api/v1/query_range?{params}", timeout=60) as r:
+    req = urllib.request.Request(f"{url}/api/v1/query_range?{params}", headers=AUTH)
+    with urllib.request.urlopen(req, timeout=60) as r:
         return json.load(r)
 
 
@@ -176,25 +187,19 @@ EXPECTED = {
 }
 
 
+def export(url: str, *args: str):
+    return CliRunner().invoke(
+        main, ["usage", "export", "--prometheus", url, "--end", str(END), "--window", "55m", "--step", "1m", *args]
+    )
+
+
+def with_password(url: str, password: str = PASSWORD) -> str:
+    return url.replace("http://", f"http://{USER}:{urllib.parse.quote(password, safe='')}@")
+
+
 def test_usage_export_then_check(prometheus, tmp_path):
     bundle = tmp_path / "usage.json"
-    res = CliRunner().invoke(
-        main,
-        [
-            "usage",
-            "export",
-            "--prometheus",
-            prometheus,
-            "--end",
-            str(END),
-            "--window",
-            "55m",
-            "--step",
-            "1m",
-            "-o",
-            str(bundle),
-        ],
-    )
+    res = export(with_password(prometheus), "-o", str(bundle))
     assert res.exit_code == 0, res.output
     assert "cpu 5, memory 6, periods 1, throttled 1, terminated 2" in res.stderr
     report, stderr = check("--usage", str(bundle))
@@ -233,3 +238,30 @@ def test_raw_query_range_files_by_kind(prometheus, tmp_path):
     report, _ = check(*args)
     # no throttling or termination data: PF209 and the OOM finding are not among them
     assert summary(report) == EXPECTED - {("PF209", "checkout", "app", "cpu"), ("PF107", "cart", "app", "memory")}
+
+
+def test_export_without_the_password_is_refused_and_says_no_password(prometheus):
+    res = export(prometheus)
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"podfit: error: {prometheus}/api/v1/query_range: HTTP 401 Unauthorized")
+    res = export(with_password(prometheus, "not-the-Pa55"))
+    assert res.exit_code == 2 and "HTTP 401" in res.stderr
+    assert "not-the-Pa55" not in res.output and PASSWORD not in res.output
+
+
+def test_export_of_one_namespace(prometheus, tmp_path):
+    res = export(with_password(prometheus), "--namespace", "kube-system", "-o", str(tmp_path / "ks.json"))
+    assert res.exit_code == 0, res.output
+    assert "cpu 1, memory 1, periods 0, throttled 0, terminated 0" in res.stderr
+
+
+def test_a_hostile_label_value_is_one_promql_string(prometheus):
+    """Quoted as podfit quotes it, a namespace that would close the selector and add `or vector(1)`
+    is one label value: Prometheus parses the query and finds no such namespace."""
+    hostile = 'shop"} or vector(1) #\\\n'
+    for q, ranged in queries(hostile, 3300).values():
+        if ranged:
+            doc = query_range(prometheus, q)
+            assert doc["status"] == "success" and doc["data"]["result"] == [], q
+    plain = queries("shop", 3300)["memory"][0]
+    assert len(query_range(prometheus, plain)["data"]["result"]) == 5

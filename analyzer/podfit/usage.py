@@ -190,14 +190,19 @@ def _number(kind: str, text: Any, where: str) -> int | None:
         raise UsageError(f"{where}: sample {s!r}: {e.reason}") from None
 
 
-def _time_ms(t: Any) -> int:
+_TIME = re.compile(r"([0-9]{1,15})(?:\.([0-9]*))?")
+
+
+def _time_ms(t: Any, where: str) -> int:
     """A Prometheus timestamp (seconds, millisecond resolution) in milliseconds."""
-    if isinstance(t, int):
+    if isinstance(t, int) and not isinstance(t, bool) and abs(t) < 10**15:
         return t * 1000
-    if isinstance(t, float):
+    if isinstance(t, float) and abs(t) < 1e15:  # NaN and ±Inf are not below it
         return round(t * 1000)  # the API's timestamps have at most three decimals
-    whole, _, frac = str(t).partition(".")
-    return int(whole) * 1000 + int((frac + "000")[:3])
+    m = _TIME.fullmatch(t.strip()) if isinstance(t, str) else None
+    if m is None:
+        raise UsageError(f"{where}: a sample's time is not a number of seconds")
+    return int(m[1]) * 1000 + int(((m[2] or "") + "000")[:3])
 
 
 def _kind_from_name(path: str) -> str | None:
@@ -214,9 +219,14 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
     if not isinstance(data, Mapping) or data.get("resultType") not in ("matrix", "vector"):
         raise UsageError(f"{source}: not a Prometheus query result (data.resultType matrix or vector)")
     matrix = data["resultType"] == "matrix"
+    result = data.get("result") or []
+    if not isinstance(result, list):
+        raise UsageError(f"{source}: data.result is not a list")
     out = []
-    for i, r in enumerate(data.get("result") or ()):
-        metric = r.get("metric") or {}
+    for i, r in enumerate(result):
+        metric = (r.get("metric") or {}) if isinstance(r, Mapping) else None
+        if not isinstance(metric, Mapping):
+            raise UsageError(f"{source}: result[{i}]: not an object with a metric object")
         k = kind or METRIC_KIND.get(str(metric.get("__name__", ""))) or _kind_from_name(source)
         if k not in KINDS:
             raise UsageError(
@@ -225,13 +235,15 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
             )
         where = f"{source}: result[{i}]"
         raw = r.get("values") if matrix else [r.get("value")]
+        if not isinstance(raw, (list, type(None))):
+            raise UsageError(f"{where}: the samples are not a list")
         samples = []
         for pair in raw or ():
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise UsageError(f"{where}: a sample is not [time, value]")
             v = _number(k, pair[1], where)
             if v is not None:
-                samples.append(Sample(_time_ms(pair[0]), v))
+                samples.append(Sample(_time_ms(pair[0], where), v))
         ns = str(metric.get("namespace") or metric.get("exported_namespace") or "")
         pod = str(metric.get("pod") or metric.get("pod_name") or "")
         container = str(metric.get("container") or metric.get("container_name") or "")
@@ -293,10 +305,16 @@ def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]
         raise UsageError(f"{source}: expected a JSON object")
     if doc.get("kind") == "PodfitUsage":
         out = []
-        for k, entry in sorted((doc.get("queries") or {}).items()):
+        queries = doc.get("queries") or {}
+        if not isinstance(queries, Mapping):
+            raise UsageError(f"{source}: queries is not an object")
+        for k, entry in sorted(queries.items()):
             if k not in KINDS:
                 raise UsageError(f"{source}: queries.{k}: unknown usage kind")
-            out.extend(parse_prometheus(entry.get("response") or {}, f"{source}#{k}", k))
+            response = (entry.get("response") or {}) if isinstance(entry, Mapping) else None
+            if not isinstance(response, Mapping):
+                raise UsageError(f"{source}: queries.{k}: no response object")
+            out.extend(parse_prometheus(response, f"{source}#{k}", k))
         return out
     return parse_prometheus(doc, source, kind)
 
