@@ -108,9 +108,7 @@ def main() -> None:
     results.update({name: best(cmd, args.runs, env) for name, cmd in commands.items()})
     podfit_rows = [name for name in results if name.startswith("podfit")]
     print(f"one file ({manifest.stat().st_size} bytes), best of {args.runs}; load average {os.getloadavg()[0]:.1f}")
-    print(
-        f"  {'command':<26} {'wall':>8} {'CPU':>8}   " + "   ".join(f"{r} ÷ it (wall / CPU)" for r in podfit_rows)
-    )
+    print(f"  {'command':<26} {'wall':>8} {'CPU':>8}   " + "   ".join(f"{r} ÷ it (wall / CPU)" for r in podfit_rows))
     for name, (wall, cpu) in results.items():
         ratios = ""
         if name not in podfit_rows and cpu > 0:

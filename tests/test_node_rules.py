@@ -91,7 +91,9 @@ def test_option_alpha_before_its_beta_release_needs_the_gate(tmp_path):
 
 def test_strict_cpu_reservation_is_alpha_in_1_32(tmp_path):
     """KEP-4540: alpha in 1.32, so with the default gates a 1.32 kubelet refuses it; beta from 1.33."""
-    body = 'cpuManagerPolicy: static\nreservedSystemCPUs: "0"\ncpuManagerPolicyOptions: {strict-cpu-reservation: "true"}\n'
+    body = (
+        'cpuManagerPolicy: static\nreservedSystemCPUs: "0"\ncpuManagerPolicyOptions: {strict-cpu-reservation: "true"}\n'
+    )
     f, p = _kubelet(tmp_path, body, "1.32")
     (found,) = run(f, "--rule", "PF207", platform=p)
     assert "alpha in Kubernetes 1.32" in found[2] and "CPUManagerPolicyAlphaOptions" in found[2]

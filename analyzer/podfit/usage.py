@@ -472,11 +472,7 @@ def unmatched_notice(usage: UsageFacts, show: int = 5, min_samples: int = 10) ->
         f"usage: {len(usage.containers)} container(s) of the manifests measured "
         f"({', '.join(usage.sources) or 'no file'})"
     ]
-    few = [
-        u
-        for u in usage.containers
-        if any(s is not None and s.samples < min_samples for s in (u.cpu, u.memory))
-    ]
+    few = [u for u in usage.containers if any(s is not None and s.samples < min_samples for s in (u.cpu, u.memory))]
     if few:
         out.append(
             f"usage: {len(few)} of them measured in fewer than {min_samples} samples (a kubectl top snapshot "
