@@ -211,3 +211,16 @@ def test_a_check_imports_only_the_rules_it_runs(tmp_path):
     assert "podfit.rules.workload_does_not_fit" not in loaded  # needs node pools
     assert "podfit.rules.throttling_simulated_high" not in loaded
     assert "podfit.throttle" not in loaded
+
+
+def test_rule_prose_is_the_same_read_from_source_or_imported(tmp_path):
+    """Without a module's source (bytecode only) its prose comes from importing it, the same."""
+    from podfit import catalogue
+
+    rules_dir = ROOT / "analyzer" / "podfit" / "rules"
+    for module in python_rules().values():
+        name = module.__name__.rsplit(".", 1)[1]
+        assert catalogue._module_prose(tmp_path, name) == catalogue._module_prose(rules_dir, name) == (
+            module.__doc__,
+            module.CATEGORY,
+        )

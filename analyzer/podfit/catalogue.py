@@ -19,6 +19,7 @@ tests fail on them, so a user's run never meets an incomplete rule.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -161,24 +162,34 @@ def _rego_rules() -> dict[str, dict[str, Any]]:
     return out
 
 
+def _module_prose(rules_dir: Path, module: str) -> tuple[str | None, str]:
+    """(docstring, CATEGORY) of a rule module, read from its source: importing every rule module
+    would cost a run more than the rest of a one-file check. Without the source (an install of
+    bytecode only) the module is imported."""
+    try:
+        source = (rules_dir / f"{module}.py").read_text(encoding="utf-8")
+    except OSError:
+        imported = importlib.import_module(f"{__package__}.rules.{module}")
+        return imported.__doc__, str(getattr(imported, "CATEGORY", ""))
+    doc = _DOCSTRING.match(source)
+    category = _CATEGORY.search(source)
+    return (ast.literal_eval(doc.group(1)) if doc else None), (category.group(1) if category else "")
+
+
 def _python_rules() -> dict[str, dict[str, Any]]:
     from .rules import declarations
 
     rules_dir = Path(__file__).resolve().parent / "rules"
     out: dict[str, dict[str, Any]] = {}
     for rule_id, decl in declarations().items():
-        # docstring and CATEGORY from the module's source: importing every rule module would cost a
-        # run more than the rest of a one-file check
-        source = (rules_dir / f"{decl['module']}.py").read_text(encoding="utf-8")
-        doc = _DOCSTRING.match(source)
-        category = _CATEGORY.search(source)
-        prose, problems = rule_doc(ast.literal_eval(doc.group(1)) if doc else "")
+        doc, category = _module_prose(rules_dir, decl["module"])
+        prose, problems = rule_doc(doc or "")
         out[rule_id] = {
             "id": rule_id,
             "slug": decl["slug"],
             "title": decl["title"],
             "severity": decl["severity"],
-            "category": category.group(1) if category else "",
+            "category": category,
             **prose,
             "requires": decl["requires"],
             "options": decl["options"],
