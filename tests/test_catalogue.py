@@ -132,7 +132,9 @@ def test_every_rule_file_has_pass_and_fail_fixtures():
     for rule in load_catalogue().values():
         if rule.defined_in == "catalogue.yaml":
             continue
-        names = [p.name for p in (ROOT / "testdata" / rule.id).iterdir()] if (ROOT / "testdata" / rule.id).is_dir() else []
+        names = (
+            [p.name for p in (ROOT / "testdata" / rule.id).iterdir()] if (ROOT / "testdata" / rule.id).is_dir() else []
+        )
         assert any(n.startswith("fail_") for n in names), f"{rule.id}: no testdata/{rule.id}/fail_*"
         assert any(n.startswith("pass_") for n in names), f"{rule.id}: no testdata/{rule.id}/pass_*"
 
@@ -220,7 +222,11 @@ def test_rule_prose_is_the_same_read_from_source_or_imported(tmp_path):
     rules_dir = ROOT / "analyzer" / "podfit" / "rules"
     for module in python_rules().values():
         name = module.__name__.rsplit(".", 1)[1]
-        assert catalogue._module_prose(tmp_path, name) == catalogue._module_prose(rules_dir, name) == (
-            module.__doc__,
-            module.CATEGORY,
+        assert (
+            catalogue._module_prose(tmp_path, name)
+            == catalogue._module_prose(rules_dir, name)
+            == (
+                module.__doc__,
+                module.CATEGORY,
+            )
         )

@@ -19,7 +19,9 @@ from podfit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EMPTY_CONFIG = ROOT / "tests" / "data" / "empty-config.yaml"
-PYTHON_RULES = sorted(r.id for r in load_catalogue().values() if r.engine == "python" and r.defined_in != "catalogue.yaml")
+PYTHON_RULES = sorted(
+    r.id for r in load_catalogue().values() if r.engine == "python" and r.defined_in != "catalogue.yaml"
+)
 
 
 def fixtures() -> list[Path]:
