@@ -11,6 +11,18 @@
 #     Kubernetes CPU limits vs bare metal study (2021), CFS bandwidth control
 #   requires:
 #     - node-logical-cpus
+#   rationale: >-
+#     CFS bandwidth control hands quota to CPUs in 5 ms slices. When a multi-threaded container's
+#     threads spread over more CPUs than the quota has slices, the pool drains early and the whole
+#     group is throttled for the rest of the period. The study saw about 5 s of throttled time per
+#     period on a 256-CPU node for a 1.5-CPU limit, 40 times more than on 4-vCPU nodes. The node is
+#     the largest the pod may land on: its nodeSelector, required node affinity and tolerations
+#     against the pools' labels and taints.
+#   fix: >-
+#     Use whole CPUs in a Guaranteed pod with the static CPU Manager, raise the limit, or drop the
+#     CPU limit and rely on requests.
+#   example: |
+#     resources: {requests: {cpu: 1500m}, limits: {cpu: 1500m}}   # on a 256-CPU bare-metal node
 package podfit.cpu.cpu_limit_throttle_risk
 
 import data.podfit.lib.k8s

@@ -9,6 +9,14 @@
 #   slug: cpu-manager-smt-siblings
 #   source: >-
 #     Kubernetes CPU limits vs bare metal study (2021), SMT sibling placement
+#   rationale: >-
+#     Without full-pcpus-only the static policy may hand a 2-CPU container the two hyper-threads of
+#     one physical core, so it gets one core's throughput, and may share cores with its neighbours.
+#   fix: >-
+#     Set cpuManagerPolicyOptions: {full-pcpus-only: "true"} in the KubeletConfiguration.
+#   example: |
+#     kind: KubeletConfiguration
+#     cpuManagerPolicy: static
 package podfit.cpu.cpu_manager_smt_siblings
 
 import data.podfit.lib.kubelet

@@ -2,10 +2,11 @@
 
 A rule module declares its identity and needs as constants, as yamllint's rule modules do::
 
-    ID = "PF601"                       # the rule id (its prose is in catalogue.yaml)
+    ID = "PF601"                       # the rule id (its prose is the module docstring)
     SLUG = "workload-does-not-fit"
     TITLE = "Workloads do not fit the node pools"
     SEVERITY = "error"                 # error | warning | info (see docs/rules.md)
+    CATEGORY = "packing"               # one of podfit.catalogue.CATEGORIES
     REQUIRES = ("node-pools",)         # facts (podfit.facts.REQUIREMENTS) without which it is skipped
     OPTIONS = (Option("time-budget", "duration", 10, "..."),)
     SUPERSEDES = ("PF202",)            # optional: when this rule runs, these rules' findings are dropped

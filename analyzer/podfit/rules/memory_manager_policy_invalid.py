@@ -1,5 +1,27 @@
-"""PF208: a KubeletConfiguration's Memory Manager policy the kubelet refuses.
+"""## What it does
+A KubeletConfiguration's memoryManagerPolicy is not spelled None or Static, or Static comes without
+matching reservedMemory.
 
+## Why it matters
+The kubelet compares memoryManagerPolicy case-sensitively (static is not Static) and exits on an
+unknown value. The Static policy needs reservedMemory per NUMA node totalling kubeReserved +
+systemReserved + the hard eviction threshold for memory; without it the kubelet exits.
+
+## Example
+```yaml
+kind: KubeletConfiguration
+memoryManagerPolicy: static
+```
+
+## How to fix
+Write memoryManagerPolicy: Static and declare reservedMemory, e.g. [{numaNode: 0, limits: {memory:
+1100Mi}}] for 1Gi reserved + 100Mi eviction.
+
+## Source
+kubernetes pkg/kubelet/cm/memorymanager (policy names, validateReservedMemory); Kubernetes docs
+"Utilizing the NUMA-aware Memory Manager"
+
+## Implementation
 ``memoryManagerPolicy`` is ``None`` (the default) or ``Static``, spelled exactly so: the kubelet
 compares it case-sensitively and exits on anything else (``static`` included). ``Static`` also
 needs ``reservedMemory`` (memory reserved per NUMA node): the kubelet exits when it is missing or
@@ -25,6 +47,7 @@ ID = "PF208"
 SLUG = "memory-manager-policy-invalid"
 TITLE = "Memory Manager policy the kubelet refuses"
 SEVERITY = "error"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 

@@ -1,4 +1,21 @@
-"""PF303: a pod larger than every node's allocatable (after system overhead and DaemonSets), per cluster."""
+"""## What it does
+A pod's requests exceed the allocatable resources of every node pool after system overhead and
+DaemonSets.
+
+## Why it matters
+Such a pod can never be scheduled; it stays Pending.
+
+## Example
+```yaml
+resources: {requests: {cpu: 1500m, memory: 9Gi}}   # on medium nodes
+```
+
+## How to fix
+Use a larger VM class for a node pool, or lower the pod's requests.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), system pod overhead
+"""
 
 from __future__ import annotations
 
@@ -18,6 +35,7 @@ ID = "PF303"
 SLUG = "pod-exceeds-node-allocatable"
 TITLE = "Pod larger than any node"
 SEVERITY = "error"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = ()
 

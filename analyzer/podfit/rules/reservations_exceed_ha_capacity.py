@@ -1,4 +1,23 @@
-"""PF501: CPU (MHz) or memory reservations above the vSphere cluster's HA-adjusted capacity."""
+"""## What it does
+CPU (MHz) or memory reservations of guaranteed node VMs and vSphere Pods exceed the vSphere
+cluster's capacity after HA admission control.
+
+## Why it matters
+vSphere HA keeps the capacity of the tolerated host failures free; VMs whose reservations do not fit
+what is left are refused power-on.
+
+## Example
+```yaml
+# 7 guaranteed-8xlarge workers on the default 4-host cluster
+```
+
+## How to fix
+Use best-effort classes for non-critical clusters, fewer or smaller guaranteed nodes, or add hosts.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Understand vSphere cluster CPU
+capacity", HA admission control
+"""
 
 from __future__ import annotations
 
@@ -13,6 +32,7 @@ ID = "PF501"
 SLUG = "reservations-exceed-ha-capacity"
 TITLE = "Reservations above HA-adjusted capacity"
 SEVERITY = "error"
+CATEGORY = "capacity"
 REQUIRES: tuple[str, ...] = ("hosts",)
 OPTIONS: tuple[Option, ...] = ()
 

@@ -1,5 +1,24 @@
-"""PF902 schema-invalid: an object that fails its Kubernetes, CRD or Platform schema, offline.
+"""## What it does
+An object fails its Kubernetes or CRD schema, or a KubeletConfiguration the kubelet's own type
+(validated offline).
 
+## Why it matters
+The API server would reject the object, or silently drop misspelt fields such as "request:" for
+"requests:".
+
+## Example
+```yaml
+resources: {request: {cpu: 1}}
+```
+
+## How to fix
+Correct the field named in the message. A file that holds a patch rather than an object (a `kubectl
+patch` body) is not a manifest; list it under `ignore:` in .podfit.yaml.
+
+## Source
+Kubernetes OpenAPI schemas
+
+## Implementation
 Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` (the
 Tanzu kinds, and the kubelet's KubeletConfiguration from its Go type: ``make kubelet-schema``) and
 ``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
@@ -34,6 +53,7 @@ ID = "PF902"
 SLUG = "schema-invalid"
 TITLE = "Object fails its schema"
 SEVERITY = "error"
+CATEGORY = "input"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
     Option(

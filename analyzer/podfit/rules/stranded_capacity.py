@@ -1,4 +1,22 @@
-"""PF602: after packing, capacity on nodes that no pod could use (threshold: percent of allocatable)."""
+"""## What it does
+After packing, capacity is left on nodes that no pod could use; fewer or other nodes would do.
+
+## Why it matters
+Stranded capacity is paid for but never used (for example CPU left on nodes whose memory is full).
+Not reported when the pools already are the least-waste VM class and node count (PF604's advice),
+since no class of the platform strands less.
+
+## Example
+```yaml
+# memory-heavy pods on CPU-heavy nodes
+```
+
+## How to fix
+Choose a VM class whose CPU-to-memory ratio matches the workloads, or fewer nodes (see PF604).
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), right-sizing
+"""
 
 from __future__ import annotations
 
@@ -20,6 +38,7 @@ ID = "PF602"
 SLUG = "stranded-capacity"
 TITLE = "Stranded node capacity"
 SEVERITY = "info"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
     Option("percent", "integer", 10, "Stranded share of a pool's capacity worth reporting, in percent.", minimum=0),

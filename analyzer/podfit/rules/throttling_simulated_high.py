@@ -1,5 +1,32 @@
-"""PF203 throttling-simulated-high: the quantitative verdict on the containers PF202 screens.
+"""## What it does
+The simulated CFS throttling score of a container is above the threshold on the node size it lands
+on.
 
+## Why it matters
+PF202's screen says a limit could be throttled; PF203 says how much. It simulates the kernel's CFS
+bandwidth control with the container's limit, its threads (podfit.io/threads), their average CPU
+demand (with check --usage, the p95 of the measured CPU rate: the busy hours' demand; else
+podfit.io/cpu-demand, else the CPU request) and CPU work per burst (podfit.io/cpu-burst, else 2 ms)
+on the logical CPUs of the largest node the pod may land on (as for PF202), and reports the
+throttled periods, the p99 latency a burst gains (where at least 50 bursts completed), and the
+throttled time per period. When PF203 runs, PF202's findings are left out: one cause, one finding.
+
+## Example
+```yaml
+resources: {requests: {cpu: 1500m}, limits: {cpu: 1500m}}   # 200 threads on 256 CPUs
+```
+
+## How to fix
+Apply one of the changes the finding names (each brings the score under the threshold with the same
+demand): the CPU limit it gives, no CPU limit, or whole CPUs in a Guaranteed pod with the static CPU
+Manager. If the assumed demand is wrong, declare podfit.io/threads, podfit.io/cpu-demand and
+podfit.io/cpu-burst instead.
+
+## Source
+Kubernetes CPU limits vs bare metal study (2021); kernel/sched/fair.c; kubernetes pkg/features
+(DisableCPUQuotaWithExclusiveCPUs)
+
+## Implementation
 PF202 (Rego) is the static screen: a CPU limit with fewer 5 ms slices per period than the node has
 logical CPUs. PF203 simulates CFS bandwidth control for every container that screen flags and
 reports those whose throttling score reaches the threshold; when PF203 runs, PF202's findings are
@@ -55,6 +82,7 @@ ID = "PF203"
 SLUG = "throttling-simulated-high"
 TITLE = "High simulated CPU throttling"
 SEVERITY = "warning"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ("node-logical-cpus",)
 SUPERSEDES: tuple[str, ...] = ("PF202",)
 DEFAULT_SCORE = 50

@@ -1,6 +1,28 @@
-"""PF206: a Guaranteed pod larger than one NUMA node, on nodes whose Topology Manager admits only
-single-NUMA placements.
+"""## What it does
+A Guaranteed pod needs more CPUs or memory than one NUMA node while the kubelet's Topology Manager
+policy is single-numa-node.
 
+## Why it matters
+single-numa-node keeps only the topology hints that put a resource on one NUMA node. Exclusive CPUs
+(static CPU Manager, whole CPUs) or guaranteed memory (Memory Manager Static) larger than a NUMA
+node have no such hint, so the kubelet rejects the pod with TopologyAffinityError and it never runs.
+(restricted admits it: the narrowest hints, two NUMA nodes, count as preferred.)
+
+## Example
+```yaml
+kind: KubeletConfiguration
+topologyManagerPolicy: single-numa-node   # and a Guaranteed pod with 96 CPUs on 64-CPU NUMA nodes
+```
+
+## How to fix
+Split the work into containers (scope container) or pods that each fit one NUMA node, or use
+topologyManagerPolicy restricted or best-effort on these nodes.
+
+## Source
+kubernetes pkg/kubelet/cm/topologymanager (single-numa-node policy), cpumanager
+generateCPUTopologyHints; Kubernetes docs "Control Topology Management Policies on a node"
+
+## Implementation
 With ``topologyManagerPolicy: single-numa-node`` the kubelet keeps only the hints that place a
 resource on one NUMA node; a container (``topologyManagerScope: container``, the default) or pod
 (``pod``) whose exclusive CPUs (static CPU Manager, Guaranteed pod, whole CPUs) or guaranteed memory
@@ -28,6 +50,7 @@ ID = "PF206"
 SLUG = "topology-single-numa-admission"
 TITLE = "Guaranteed pod larger than one NUMA node under single-numa-node"
 SEVERITY = "error"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ("numa-node",)
 OPTIONS: tuple[Option, ...] = ()
 REPLACES: tuple[str, ...] = ("PF302",)  # the pod never runs: PF302's advice on its size is moot
