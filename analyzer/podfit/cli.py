@@ -223,7 +223,7 @@ def check(
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     result = load_inputs(paths, config)
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
@@ -235,7 +235,7 @@ def check(
             rules=rules,
             cluster=cluster,
             progress=progress,
-            usage=load_usage(usage_files) if usage_files else None,
+            usage=load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None,
         )
     except PipelineError as e:
         if str(e).startswith("unknown rule"):

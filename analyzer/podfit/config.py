@@ -14,6 +14,7 @@ from .catalogue import resolve
 from .loader import LoaderLimits
 from .options import OptionError, check_value
 from .paths import load_schema
+from .reading import NotRead, read_text
 from .yamlio import YamlLimits, iter_documents, line_of
 
 __all__ = ["Config", "ConfigError", "config_from_mapping", "parse_config_text", "find_config", "glob_matches"]
@@ -249,11 +250,14 @@ def find_config(directory: str = ".") -> str | None:
     """``.podfit.yaml`` / ``.podfit.yml`` in the directory, else a pyproject.toml with [tool.podfit]."""
     for name in (".podfit.yaml", ".podfit.yml"):
         p = os.path.join(directory, name)
-        if os.path.isfile(p):
+        if os.path.lexists(p):  # whatever it is: reading it says why it cannot be the config
             return p
     p = os.path.join(directory, "pyproject.toml")
-    if os.path.isfile(p):
-        with open(p, encoding="utf-8") as fh:
-            if "[tool.podfit]" in fh.read():
-                return p
+    if os.path.lexists(p):
+        try:
+            text = read_text(p)
+        except NotRead:
+            return p  # it may configure podfit: reading it again reports why it cannot be read
+        if "[tool.podfit]" in text:
+            return p
     return None

@@ -96,12 +96,16 @@ def time_budget_option(default: str, what: str) -> Callable[[Any], Any]:
 # -------------------------------------------------------------------------------------- input ---
 
 
-def read_text(path: str, what: str) -> str:
+def read_text(path: str, what: str, limit: int | None = None) -> str:
+    """A file's text through podfit's one reader (:mod:`podfit.reading`): a regular file of at
+    most ``limit`` bytes (``limits.max-file-bytes``; 64 MiB by default), else exit 2 saying why."""
+    from ..reading import DEFAULT_MAX_BYTES, NotRead
+    from ..reading import read_text as read
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise PodfitError(f"{what} {path}: {getattr(e, 'strerror', None) or e}") from None
+        return read(path, DEFAULT_MAX_BYTES if limit is None else limit)
+    except NotRead as e:
+        raise PodfitError(f"{what} {path}: {e.reason}") from None
 
 
 def load_config(path: str | None):  # -> Config
@@ -116,13 +120,14 @@ def load_config(path: str | None):  # -> Config
         raise PodfitError(f"invalid config: {e}") from None
 
 
-def load_platform(path: str | None):  # -> Platform
+def load_platform(path: str | None, limit: int | None = None):  # -> Platform
+    """The platform profile at ``path`` (the built-in one when None), read to ``limit`` bytes."""
     from ..platform import DEFAULT_PLATFORM, PlatformError, parse_platform
 
     if path is None:
         return DEFAULT_PLATFORM
     try:
-        return parse_platform(read_text(path, "platform"), path)
+        return parse_platform(read_text(path, "platform", limit), path)
     except PlatformError as e:
         raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
 
@@ -203,8 +208,9 @@ def refuse_without_hosts(platform: Any, command: str) -> None:
     )
 
 
-def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
-    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read)."""
+def load_usage(specs: Sequence[str], limit: int | None = None):  # -> list[usage.Series]
+    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read; each
+    read to ``limit`` bytes, ``limits.max-file-bytes``)."""
     from ..usage import UsageError, parse_usage
 
     series = []
@@ -213,7 +219,7 @@ def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
         if not sep or os.path.exists(spec):
             kind, path = "", spec
         try:
-            series.extend(parse_usage(read_text(path, "usage"), path, kind or None))
+            series.extend(parse_usage(read_text(path, "usage", limit), path, kind or None))
         except UsageError as e:
             raise PodfitError(str(e)) from None
     return series

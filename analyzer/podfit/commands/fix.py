@@ -138,7 +138,7 @@ def command(
     if "-" in paths:
         raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     result = load_inputs(paths, config)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
@@ -152,7 +152,7 @@ def command(
                     f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
                     "cannot hold both: run fix --kustomize on each alternative"
                 )
-    usage = load_usage(usage_files) if usage_files else None
+    usage = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     try:  # the check's run, of the selected rules only: fix acts on no other rule's findings
         report, facts = check(result, platform, config, rules=selected, cluster=cluster, usage=usage)
     except PipelineError as e:

@@ -250,7 +250,7 @@ def command(
 
     share = _param(parse_percent, headroom_text, "--headroom")
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     ov = Overhead(
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
         _param(parse_memory, overhead_memory, "--overhead-memory")
@@ -262,7 +262,7 @@ def command(
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, config)
-    series = load_usage(usage_files) if usage_files else None
+    series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
     facts = build_facts(

@@ -56,9 +56,14 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
     from ._common import PodfitError, emit, read_text
 
     def text_of(path: str, what: str) -> str:
-        if path == "-":
-            return sys.stdin.read()
-        return read_text(path, what)
+        if path != "-":
+            return read_text(path, what)
+        from ..reading import NotRead, decode, read_stream
+
+        try:  # standard input to the same limit as a file
+            return decode(read_stream(sys.stdin.buffer), "<stdin>")
+        except NotRead as e:
+            raise PodfitError(f"{what} <stdin>: {e.reason}") from None
 
     try:
         node_docs = parse_objects(text_of(nodes, "nodes"), nodes, "Node")

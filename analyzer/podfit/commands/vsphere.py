@@ -71,7 +71,7 @@ def crx(
     from ..vsphere import crx_size, fmt_memory, fmt_mhz, reference_mhz
 
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     refuse_without_hosts(platform, "crx")
     facts, problems = _load(paths, config, platform)
     workloads = facts.workloads
@@ -226,7 +226,7 @@ def capacity_cmd(
     )
 
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     refuse_without_hosts(platform, "capacity")
     if time_budget <= 0:
         raise click.BadParameter("must be more than 0 (each placement proof needs time)", param_hint="--time-budget")
