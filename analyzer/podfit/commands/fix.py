@@ -122,6 +122,7 @@ def command(
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
     from ..formats.text import plural
     from ..pipeline import PipelineError, check
+    from ..reading import NotRead, read_bytes
     from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
     if kustomize_dir is not None:
@@ -166,8 +167,11 @@ def command(
     outputs: dict[str, str] = {}
     diffs: list[str] = []
     for path in sorted(by_file):
-        with open(path, encoding="utf-8", newline="") as fh:
-            old = fh.read()
+        try:  # read again, as it is now (line ends and a byte order mark kept)
+            old = read_bytes(path, config.limits.max_file_bytes).decode("utf-8")
+        except (NotRead, UnicodeDecodeError) as e:
+            left_alone.append(f"{path}: left alone: {getattr(e, 'reason', 'not UTF-8 text')}")
+            continue
         res = edit_file(path, old, by_file[path])
         if res.new_text is None:
             left_alone.append(f"{path}: left alone: {res.error}")
