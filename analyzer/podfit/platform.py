@@ -41,6 +41,7 @@ __all__ = [
 
 GiB = 2**30
 MiB = 2**20
+PROFILE_API = "apiVersion: podfit.io/v1alpha1"
 
 
 @dataclass(frozen=True)
@@ -276,13 +277,23 @@ def _schema_errors(doc: Mapping[str, Any]) -> list[Any]:
 
 
 def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
-    """Validate a parsed profile document and build the :class:`Platform`. Raises PlatformError."""
+    """Validate a parsed profile document and build the :class:`Platform`. Raises PlatformError,
+    whose messages name the file, the line and what was expected, never a value of the document
+    (a file that is not a profile at all is said to be that, and nothing more)."""
+    if not isinstance(doc, Mapping) or doc.get("kind") != "Platform":
+        line = line_of(doc, "kind", line_of(doc, default=1)) if isinstance(doc, Mapping) else 1
+        raise PlatformError([f"{source}:{line}: not a Platform profile: expected kind: Platform ({PROFILE_API})"])
     errors = _schema_errors(doc)
     if errors:
+        from .schema_errors import expected, where
+
         messages = []
         for e in errors:
-            where = "/".join(map(str, e.absolute_path)) or "(top level)"
-            messages.append(f"{source}:{_line_for(doc, list(e.absolute_path))}: {where}: {e.message}")
+            line = _line_for(doc, list(e.absolute_path))
+            if e.validator == "additionalProperties" and isinstance(e.instance, Mapping):
+                known = e.schema.get("properties") or {}
+                line = next((line_of(e.instance, k, line) for k in e.instance if k not in known), line)
+            messages.append(f"{source}:{line}: {where(e)}: {expected(e)}")
         raise PlatformError(messages)
     spec = doc.get("spec") or {}
     problems: list[str] = []
@@ -293,7 +304,7 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         try:
             return parse(parent[key])
         except QuantityError as e:
-            problems.append(f"{source}:{line_of(parent, key, 1)}: {where}.{key}: {e}")
+            problems.append(f"{source}:{line_of(parent, key, 1)}: {where}.{key}: not a valid quantity: {e.reason}")
             return default
 
     hosts = tuple(
@@ -397,5 +408,6 @@ def parse_platform(text: str, source: str) -> Platform:
         line = mark.line + 1 if mark is not None else getattr(e, "line", 1)
         raise PlatformError([f"{source}:{line}: cannot parse: {getattr(e, 'problem', None) or e}"]) from None
     if len(docs) != 1 or not isinstance(docs[0].data, Mapping):
-        raise PlatformError([f"{source}:1: expected exactly one Platform document"])
+        line = docs[1].line if len(docs) > 1 else docs[0].line if docs else 1
+        raise PlatformError([f"{source}:{line}: expected exactly one Platform document (kind: Platform, {PROFILE_API})"])
     return platform_from_doc(docs[0].data, source)
