@@ -37,11 +37,20 @@ __all__ = [
     "sizing_classes",
     "VSPHERE_RUNTIMES",
     "parse_platform",
+    "MAX_HOSTS",
+    "MAX_NODES",
 ]
 
 GiB = 2**30
 MiB = 2**20
 PROFILE_API = "apiVersion: podfit.io/v1alpha1"
+# What exists, and what podfit's memory and time stay bounded by (one object per host or node in
+# the vSphere and packing analyses): vSphere 8 takes at most 96 hosts in a cluster (VMware
+# Configuration Maximums, vSphere 8.0: "Hosts per cluster"), and Kubernetes is designed for at most
+# 5,000 nodes in a cluster (kubernetes.io, "Considerations for large clusters"). The profile's
+# schema bounds each host group and node pool to them; the totals are checked here.
+MAX_HOSTS = 96
+MAX_NODES = 5000
 
 
 @dataclass(frozen=True)
@@ -321,6 +330,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         )
         for i, h in enumerate(spec.get("hosts") or ())
     )
+    if sum(h.count for h in hosts) > MAX_HOSTS:
+        problems.append(
+            f"{source}:{line_of(spec, 'hosts', 1)}: spec.hosts: {sum(h.count for h in hosts):,} hosts in all: "
+            f"expected at most {MAX_HOSTS}, vSphere's hosts per cluster"
+        )
     for i, h in enumerate(hosts):
         if h.cores_per_socket % h.numa_nodes_per_socket:
             problems.append(f"{source}: spec.hosts[{i}]: coresPerSocket must divide evenly into NUMA nodes")
@@ -360,6 +374,16 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 kubelet_version=str(p.get("kubeletVersion") or ""),
             )
         )
+    nodes: dict[str, int] = {}
+    for p in pools:
+        nodes[p.cluster] = nodes.get(p.cluster, 0) + p.count
+    for cluster, n in sorted(nodes.items()):
+        if n > MAX_NODES:
+            of = f"cluster {cluster}" if cluster else "the pools without a cluster"
+            problems.append(
+                f"{source}:{line_of(spec, 'nodePools', 1)}: spec.nodePools: {n:,} nodes in {of}: "
+                f"expected at most {MAX_NODES:,}, Kubernetes' nodes per cluster"
+            )
     ov = spec.get("systemOverhead") or {}
     kub = spec.get("kubelet") or {}
     platform = Platform(

@@ -193,8 +193,8 @@ def _what_if_json(w) -> dict[str, Any]:
     "--pool-nodes",
     default=1,
     show_default=True,
-    type=click.IntRange(min=1),
-    help="Nodes per added pool (with --add-pool).",
+    type=click.IntRange(min=1, max=5000),  # platform.MAX_NODES: Kubernetes' nodes per cluster
+    help="Nodes per added pool (with --add-pool), at most 5,000.",
 )
 @time_budget_option("5s", "each DRS placement proof")
 def capacity_cmd(
