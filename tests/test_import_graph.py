@@ -15,7 +15,8 @@ COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__", "podfit.laun
 # The stages, first to last: a module may import its own stage's and earlier stages' modules.
 STAGES = [
     {"__init__", "paths", "quantity", "options", "yamlio", "scheduling", "model", "findings"},
-    {"loader", "kustomize", "clusters", "platform", "schemas_k8s", "engines", "usage", "platform_import"},
+    {"reading", "schema_errors", "loader", "kustomize", "clusters", "platform", "schemas_k8s", "engines", "usage"}
+    | {"platform_import"},
     {"facts"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"catalogue", "rules", "config"},

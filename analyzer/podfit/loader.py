@@ -134,10 +134,10 @@ def discover(paths: Sequence[str]) -> list[str]:
             out.append(p)
             continue
         if os.path.isdir(p):
-            found = []
+            found: list[str] = []
 
-            def unlisted(e: OSError, found: list[str] = found) -> None:
-                found.append(e.filename if isinstance(e.filename, str) else p)
+            def unlisted(e: OSError, found: list[str] = found, top: str = p) -> None:
+                found.append(e.filename if isinstance(e.filename, str) else top)
 
             for root, dirs, files in os.walk(p, onerror=unlisted, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))

@@ -433,5 +433,7 @@ def parse_platform(text: str, source: str) -> Platform:
         raise PlatformError([f"{source}:{line}: cannot parse: {getattr(e, 'problem', None) or e}"]) from None
     if len(docs) != 1 or not isinstance(docs[0].data, Mapping):
         line = docs[1].line if len(docs) > 1 else docs[0].line if docs else 1
-        raise PlatformError([f"{source}:{line}: expected exactly one Platform document (kind: Platform, {PROFILE_API})"])
+        raise PlatformError(
+            [f"{source}:{line}: expected exactly one Platform document (kind: Platform, {PROFILE_API})"]
+        )
     return platform_from_doc(docs[0].data, source)

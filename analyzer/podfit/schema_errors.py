@@ -75,7 +75,10 @@ def expected(error: Any) -> str:
         names = list(known) if isinstance(known, Mapping) else []
         unknown = [k for k in instance if k not in (known or {})] if isinstance(instance, Mapping) else []
         shown = [s for s in map(safe_key, unknown) if s is not None]
-        head = f"unknown key {shown[0]}" if len(unknown) == 1 and shown else f"{_count(len(unknown), 'unknown key')}"
+        if len(unknown) == 1:
+            head = f"unknown key {shown[0]}" if shown else "unknown key"
+        else:
+            head = _count(len(unknown), "unknown key")
         return head + (f" (valid keys: {', '.join(names)})" if names else "")
     if kind == "enum":
         return "expected one of " + ", ".join(map(repr, v))

@@ -244,11 +244,11 @@ def command(
     """
     from ..facts import build_facts
     from ..packing import Overhead
-    from ..platform import MAX_NODES
     from ..packing.engine import analyze_inputs
     from ..packing.measured import measured_json, measured_text
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
     from ..packing.rules_support import cluster_inputs, overcommit_ratio
+    from ..platform import MAX_NODES
     from ..rules import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
