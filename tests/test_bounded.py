@@ -403,3 +403,17 @@ def test_the_largest_cluster_podfit_takes_stays_small(tmp_path):
     peak = int(p.stderr.rstrip("\n").rpartition("\n")[2])
     assert p.returncode in (0, 1), p.stderr
     assert peak < 700 * 1024  # KiB (measured: about 150 MB)
+
+
+def test_platform_import_of_more_nodes_than_a_cluster_has_is_exit_2(tmp_path):
+    node = {
+        "kind": "Node",
+        "metadata": {"labels": {"node.kubernetes.io/instance-type": "m5.xlarge"}},
+        "status": {"capacity": {"cpu": "4", "memory": "16Gi"}, "allocatable": {"cpu": "3920m", "memory": "15Gi"}},
+    }
+    items = [{**node, "metadata": {**node["metadata"], "name": f"n{i}"}} for i in range(5001)]
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(json.dumps({"kind": "List", "items": items}))
+    p = _run(["platform", "import", nodes, "-o", tmp_path / "platform.yaml"])
+    assert p.returncode == 2 and f"{nodes}: 5,001 nodes: at most 5,000" in p.stderr, p.stderr
+    assert not (tmp_path / "platform.yaml").exists()

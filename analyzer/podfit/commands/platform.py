@@ -43,7 +43,7 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
       podfit platform import nodes.yaml --pods pods.yaml -o platform.yaml
       podfit check k8s/ --platform platform.yaml
     """
-    from ..platform import PlatformError, platform_from_doc
+    from ..platform import MAX_NODES, PlatformError, platform_from_doc
     from ..platform_import import (
         LEFT_FOR_THE_USER,
         NodeImportError,
@@ -85,6 +85,9 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
     except NodeImportError as e:
         raise PodfitError(str(e)) from None
     imported = import_platform(infos, system)
+    total = sum(p.count for p in imported.pools)
+    if total > MAX_NODES:  # more than one cluster can have: the profile would not load
+        raise PodfitError(f"{nodes}: {total:,} nodes: at most {MAX_NODES:,}, Kubernetes' nodes per cluster")
     clusters = sorted({p.cluster for p in imported.pools if p.cluster})
     profile_name = name or (clusters[0] if len(clusters) == 1 else "imported")
     doc = profile_document(imported, profile_name, nodes)
