@@ -417,3 +417,14 @@ def test_platform_import_of_more_nodes_than_a_cluster_has_is_exit_2(tmp_path):
     p = _run(["platform", "import", nodes, "-o", tmp_path / "platform.yaml"])
     assert p.returncode == 2 and f"{nodes}: 5,001 nodes: at most 5,000" in p.stderr, p.stderr
     assert not (tmp_path / "platform.yaml").exists()
+
+
+def test_fix_never_writes_its_overlay_over_an_input(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    shutil.copy(ROOT / "testdata" / "PF103" / "fail_cpu_request_above_limit.yaml", app / "a.yaml")
+    (app / "kustomization.yaml").write_text("resources: [a.yaml]\n")
+    p = _run(["fix", app, "--kustomize", app])
+    assert p.returncode == 2
+    assert f"--kustomize {app}: {app / 'kustomization.yaml'} is one of the inputs" in p.stderr
+    assert (app / "kustomization.yaml").read_text() == "resources: [a.yaml]\n"

@@ -122,7 +122,7 @@ def command(
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
     from ..formats.text import plural
     from ..pipeline import PipelineError, check
-    from ..reading import NotRead, read_bytes
+    from ..reading import NotRead, is_input, read_bytes
     from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
     if kustomize_dir is not None:
@@ -203,6 +203,12 @@ def command(
         if changes:
             resources = sorted({f.path for f in result.files if f.objects and f.path != "-"})
             files = kustomize_overlay(kustomize_dir, resources, changes)
+            clobbered = sorted(path for path in files if is_input(path))
+            if clobbered:  # the overlay goes beside the inputs, never over one
+                raise PodfitError(
+                    f"--kustomize {kustomize_dir}: {clobbered[0]} is one of the inputs; "
+                    "podfit does not replace it: name a new directory for the overlay"
+                )
             os.makedirs(kustomize_dir, exist_ok=True)
             for path, text in files.items():
                 with open(path, "w", encoding="utf-8") as fh:
