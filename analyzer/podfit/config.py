@@ -151,12 +151,12 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
                 )
             checked: dict[str, Any] = {}
             for name, value in (values or {}).items():
-                at = f"{source}:{line_of(values, name, line_of(m, k, 1))}: thresholds.{rule.id}"
+                key = str(name) if safe_key(str(name)) else "…"
+                at = f"{source}:{line_of(values, name, line_of(m, k, 1))}: thresholds.{k}.{key}"
                 option = rule.option(str(name))
                 if option is None:
                     valid = ", ".join(o.name for o in rule.options) or "none"
                     raise ConfigError(f"{at}: {rule.id} has no option {_shown(name)} (its options: {valid})")
-                at = f"{at}.{option.name}"
                 try:
                     checked[option.name] = check_value(option, value)
                 except OptionError as e:
