@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -102,6 +103,31 @@ def test_reader_refuses_what_is_no_regular_file_without_waiting(tmp_path, make, 
     with pytest.raises(NotRead) as e:
         read_bytes(str(p))  # a FIFO with no writer: refused, not waited on
     assert e.value.skipped and e.value.reason == reason
+
+
+def test_a_pipe_put_in_place_after_the_look_is_refused_without_blocking(tmp_path, monkeypatch):
+    """What the path named when it was looked at may be gone when it is opened: the open does not
+    wait for a writer (O_NONBLOCK) and the descriptor is checked again (fstat)."""
+    import podfit.reading
+
+    regular = tmp_path / "regular.yaml"
+    regular.write_text("a: 1\n")
+    pipe = tmp_path / "pipe.yaml"
+    os.mkfifo(pipe)
+    real_stat = os.stat
+    monkeypatch.setattr(podfit.reading.os, "stat", lambda p, *a, **k: real_stat(regular if p == str(pipe) else p))
+
+    def blocked(*_: object) -> None:
+        raise AssertionError("opening the pipe waited for a writer")
+
+    signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(10)
+    try:
+        with pytest.raises(NotRead) as e:
+            read_bytes(str(pipe))
+    finally:
+        signal.alarm(0)
+    assert e.value.reason == "a named pipe (FIFO), not a regular file"
 
 
 def test_reader_refuses_a_socket(tmp_path):
