@@ -207,12 +207,17 @@ def test_a_directory_that_cannot_be_listed_is_pf907_naming_it(tmp_path):
     (d / "good.yaml").chmod(0o644)
     try:
         p = _run(["check", d, "--engine", "embedded", "--format", "json"], unprivileged=True)
+        # a file named inside it: there, but not to be looked at (not "no such file")
+        named = _run(["check", d / "locked" / "hidden.yaml", d / "good.yaml", "--format", "json"], unprivileged=True)
     finally:
         (d / "locked").chmod(0o755)
     assert p.returncode == 1, p.stderr
     report = json.loads(p.stdout)
     files = {Path(f["path"]).name: (f["status"], f["reason"]) for f in report["files"]}
     assert files["locked"] == ("failed", "a directory that cannot be listed: Permission denied")
+    assert named.returncode == 1, named.stderr
+    hidden = [f for f in json.loads(named.stdout)["files"] if f["path"].endswith("hidden.yaml")]
+    assert [(f["status"], f["reason"]) for f in hidden] == [("failed", "Permission denied")]
     assert any(
         f["rule"] == "PF907" and f["file"].endswith("locked") and "cannot be listed" in f["message"]
         for f in report["findings"]

@@ -145,10 +145,14 @@ def discover(paths: Sequence[str]) -> list[str]:
                     if name.lower().endswith(YAML_SUFFIXES) or name == "Kustomization":
                         found.append(os.path.join(root, name))
             out.extend(sorted(found))
-        elif os.path.lexists(p):
-            out.append(p)
         else:
-            raise InputError(f"{p}: no such file or directory")
+            try:
+                os.lstat(p)
+            except FileNotFoundError:
+                raise InputError(f"{p}: no such file or directory") from None
+            except OSError:
+                pass  # there, but not to be looked at (a directory above it is closed): PF907 says why
+            out.append(p)
     # the same file named twice is read once
     return list(dict.fromkeys(out))
 
