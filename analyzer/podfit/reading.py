@@ -101,14 +101,22 @@ def read_bytes(path: str, limit: int = DEFAULT_MAX_BYTES) -> bytes:
 
 
 def read_stream(stream: BinaryIO, limit: int = DEFAULT_MAX_BYTES, name: str = "<stdin>") -> bytes:
-    """At most ``limit`` bytes of a stream (standard input). Raises :class:`NotRead`."""
+    """At most ``limit`` bytes of a stream (standard input), read a chunk at a time (one read of
+    limit + 1 bytes would set that much memory aside at once). Raises :class:`NotRead`."""
+    chunks: list[bytes] = []
+    total = 0
     try:
-        data = stream.read(limit + 1)
+        while total <= limit:
+            chunk = stream.read(min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
     except OSError as e:
         raise _os_error(name, e) from None
-    if len(data) > limit:
+    if total > limit:
         raise NotRead(name, f"larger than {limit:,} bytes", skipped=True)
-    return data
+    return b"".join(chunks)
 
 
 def decode(data: bytes, path: str) -> str:
