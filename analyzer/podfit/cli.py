@@ -18,7 +18,9 @@ from . import __version__
 from .commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
+    GuardedStdout,
     PodfitError,
+    StdoutError,
     clear_status,
     config_option,
     emit,
@@ -32,6 +34,7 @@ from .commands._common import (
     read_text,
     status,
     status_enabled,
+    stdout_failure,
 )
 
 __all__ = ["main", "run", "PodfitError", "emit", "load_config", "load_inputs", "load_platform", "read_text"]
@@ -67,12 +70,21 @@ class _Group(click.Group):
             raise
         except BrokenPipeError:
             sys.exit(EXIT_FAILURE)
+        except (OSError, ValueError) as e:
+            failure = stdout_failure()
+            if failure is not None:  # closed or full: the output is lost, and that is no pass
+                raise StdoutError(failure) from None
+            raise self._internal(e) from e
         except Exception as e:  # a bug in podfit is never reported as a pass
-            if os.environ.get("PODFIT_DEBUG"):
-                import traceback
+            raise self._internal(e) from e
 
-                traceback.print_exc()
-            raise PodfitError(f"internal error: {type(e).__name__}: {e} (set PODFIT_DEBUG=1 for a traceback)") from e
+    @staticmethod
+    def _internal(e: Exception) -> PodfitError:
+        if os.environ.get("PODFIT_DEBUG"):
+            import traceback
+
+            traceback.print_exception(e)
+        return PodfitError(f"internal error: {type(e).__name__}: {e} (set PODFIT_DEBUG=1 for a traceback)")
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -101,21 +113,45 @@ def run_main(prog_name: str | None = None) -> int:
     """:func:`main` with ``sys.argv``; its exit status, after the output is flushed (every file
     podfit writes is closed before). A closed pipe loses the output, so it is not a pass.
     ``prog_name``: the name usage lines show (click's own guess when None)."""
+    # a write that fails (standard output closed or full) is the run's error, exit 2
+    stdout = sys.stdout
+    sys.stdout = GuardedStdout(stdout)  # type: ignore[assignment]
+    try:
+        return _run_guarded(prog_name)
+    finally:
+        sys.stdout = stdout
+
+
+def _run_guarded(prog_name: str | None) -> int:
     try:
         main(prog_name=prog_name)  # standalone: ends in SystemExit
         code: Any = 0
     except SystemExit as e:
         code = e.code
+    except (OSError, ValueError):  # outside a command: --help, --version, a usage message
+        failure = stdout_failure()
+        if failure is None:
+            raise
+        StdoutError(failure).show()
+        code = EXIT_FAILURE
     if code is None:
         code = EXIT_OK
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = EXIT_FAILURE
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            code = code or EXIT_FAILURE
+    shown = stdout_failure() is not None  # the command's error said so already
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`podfit ... | head`): the output is cut short
+        code = EXIT_FAILURE
+    except (OSError, ValueError) as e:  # full: what was not written is lost, whatever the findings
+        if not shown:
+            StdoutError(getattr(e, "strerror", None) or str(e)).show()
+        code = EXIT_FAILURE
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        code = code or EXIT_FAILURE
     return int(code)
 
 
@@ -212,7 +248,7 @@ def check(
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     result = load_inputs(paths, config)
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
@@ -224,7 +260,7 @@ def check(
             rules=rules,
             cluster=cluster,
             progress=progress,
-            usage=load_usage(usage_files) if usage_files else None,
+            usage=load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None,
         )
     except PipelineError as e:
         if str(e).startswith("unknown rule"):

@@ -24,6 +24,7 @@ from .kustomize import applies_whole as kustomize_applies_whole
 from .kustomize import apply as kustomize_apply
 from .kustomize import local as kustomize_local
 from .model import K8sObject, Location, ObjectRef
+from .reading import NotRead, read_bytes, read_stream
 from .templates import (
     _chart_input,
     _chart_of,
@@ -115,7 +116,8 @@ def discover(paths: Sequence[str]) -> list[str]:
     Kustomization; sorted) and check that paths exist.
 
     Raises :class:`InputError` for a path given explicitly that does not exist. Symbolic links to
-    directories are not followed (no loops); links to files are.
+    directories are not followed (no loops); links to files are. A directory that cannot be listed
+    is kept among the paths, so that reading it reports it (PF907) rather than pass it over.
     """
     out: list[str] = []
     for p in paths:
@@ -123,17 +125,25 @@ def discover(paths: Sequence[str]) -> list[str]:
             out.append(p)
             continue
         if os.path.isdir(p):
-            found = []
-            for root, dirs, files in os.walk(p, followlinks=False):
+            found: list[str] = []
+
+            def unlisted(e: OSError, found: list[str] = found, top: str = p) -> None:
+                found.append(e.filename if isinstance(e.filename, str) else top)
+
+            for root, dirs, files in os.walk(p, onerror=unlisted, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in files:
                     if name.lower().endswith(YAML_SUFFIXES) or name == "Kustomization":
                         found.append(os.path.join(root, name))
             out.extend(sorted(found))
-        elif os.path.lexists(p):
-            out.append(p)
         else:
-            raise InputError(f"{p}: no such file or directory")
+            try:
+                os.lstat(p)
+            except FileNotFoundError:
+                raise InputError(f"{p}: no such file or directory") from None
+            except OSError:
+                pass  # there, but not to be looked at (a directory above it is closed): PF907 says why
+            out.append(p)
     # the same file named twice is read once
     return list(dict.fromkeys(out))
 
@@ -144,33 +154,38 @@ def read_inputs(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), std
 
 
 def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdin: Any = None) -> list[InputFile]:
-    """Read exactly these files (as :func:`discover` lists them; ``-`` is standard input)."""
+    """Read exactly these files (as :func:`discover` lists them; ``-`` is standard input) through
+    :mod:`podfit.reading`: regular files only, at most ``limits.max_file_bytes`` each. What is not
+    read (a pipe, a device, a socket, a directory that cannot be listed, a file over the limit or
+    that cannot be opened) is an InputFile saying why (PF907)."""
     files = []
     for path in paths:
-        if path == STDIN:
-            stream = stdin if stdin is not None else sys.stdin.buffer
-            data = stream.read(limits.max_file_bytes + 1)
-            if len(data) > limits.max_file_bytes:
-                files.append(InputFile(STDIN_NAME, None, skip=f"larger than {limits.max_file_bytes:,} bytes"))
-            else:
-                files.append(InputFile(STDIN_NAME, data))
-            continue
         try:
-            size = os.stat(path).st_size
-            if size > limits.max_file_bytes:
-                files.append(InputFile(path, None, skip=f"larger than {limits.max_file_bytes:,} bytes ({size:,})"))
-                continue
-            with open(path, "rb") as fh:
-                data = fh.read(limits.max_file_bytes + 1)
-            chart = _chart_input(path)
-            files.append(InputFile(path, data, chart=chart))
-        except OSError as e:
-            reason = e.strerror or str(e)
-            if e.errno == 40:  # ELOOP
-                files.append(InputFile(path, None, skip="symbolic link loop"))
+            if path == STDIN:
+                stream = stdin if stdin is not None else sys.stdin.buffer
+                files.append(InputFile(STDIN_NAME, read_stream(stream, limits.max_file_bytes, STDIN_NAME)))
             else:
-                files.append(InputFile(path, None, error=reason))
+                data = read_bytes(path, limits.max_file_bytes)
+                files.append(InputFile(path, data, chart=_chart_input(path)))
+        except NotRead as e:
+            name = STDIN_NAME if path == STDIN else path
+            unlisted = _unlisted(path) if e.skipped and e.reason.startswith("a directory") else None
+            if unlisted is not None:
+                files.append(InputFile(name, None, error=unlisted))
+            elif e.skipped:
+                files.append(InputFile(name, None, skip=e.reason))
+            else:
+                files.append(InputFile(name, None, error=e.reason))
     return _mark_kustomizations(files)
+
+
+def _unlisted(path: str) -> str | None:
+    """Why a directory among the paths (one :func:`discover` could not list) cannot be listed."""
+    try:
+        os.scandir(path).close()
+    except OSError as e:
+        return f"a directory that cannot be listed: {e.strerror or e}"
+    return None
 
 
 def _kustomization(f: InputFile) -> dict[str, Any] | None:

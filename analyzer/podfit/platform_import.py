@@ -207,7 +207,8 @@ def _qty(parse: Any, mapping: Mapping[str, Any], key: str, where: str) -> int:
     try:
         return int(parse(mapping[key]))
     except QuantityError as e:
-        raise NodeImportError(f"{where}: {key}: {e}") from None
+        value = repr(e.value) if len(repr(e.value)) <= 40 else repr(e.value)[:37] + "..."
+        raise NodeImportError(f"{where}: {key}: {value} is not a valid quantity: {e.reason}") from None
 
 
 def _strip_hash(name: str) -> str:

@@ -187,7 +187,7 @@ def _number(kind: str, text: Any, where: str) -> int | None:
             return parse_cpu(s)  # cores → millicores, rounded up like Kubernetes
         return parse_memory(s)  # bytes / periods / 1, rounded up
     except QuantityError as e:
-        raise UsageError(f"{where}: sample {s!r}: {e.reason}") from None
+        raise UsageError(f"{where}: a sample value is not a number: {e.reason}") from None
 
 
 _TIME = re.compile(r"([0-9]{1,15})(?:\.([0-9]*))?")
@@ -214,7 +214,7 @@ def _kind_from_name(path: str) -> str | None:
 def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = None) -> list[Series]:
     """The series of one Prometheus API response (``{"status": "success", "data": {...}}``)."""
     if doc.get("status") not in (None, "success"):
-        raise UsageError(f"{source}: the query failed: {doc.get('error') or doc.get('status')}")
+        raise UsageError(f"{source}: the query failed{_prometheus_error(doc)}")
     data = doc.get("data")
     if not isinstance(data, Mapping) or data.get("resultType") not in ("matrix", "vector"):
         raise UsageError(f"{source}: not a Prometheus query result (data.resultType matrix or vector)")
@@ -265,6 +265,15 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
     return out
 
 
+def _prometheus_error(doc: Mapping[str, Any]) -> str:
+    """Prometheus's own account of a failed query (an error response: status error, errorType,
+    error), cut to 200 characters; nothing from a document of another shape."""
+    kind, error = doc.get("errorType"), doc.get("error")
+    if doc.get("status") != "error" or not isinstance(kind, str) or not isinstance(error, str):
+        return " (status is not success)"
+    return f": {kind[:40]}: {error[:200]}"
+
+
 _TOP_HEADER = re.compile(r"^\s*NAMESPACE\s+POD\s+NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)", re.M)
 
 
@@ -285,7 +294,7 @@ def parse_kubectl_top(text: str, source: str) -> list[Series]:
         try:
             c, m = parse_cpu(cpu), parse_memory(mem)
         except QuantityError as e:
-            raise UsageError(f"{source}:{n}: {e}") from None
+            raise UsageError(f"{source}:{n}: not a quantity: {e.reason}") from None
         out.append(Series("cpu", ns, pod, container, (Sample(0, c),), source))
         out.append(Series("memory", ns, pod, container, (Sample(0, m),), source))
     return out

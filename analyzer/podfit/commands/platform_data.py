@@ -32,7 +32,7 @@ def command(paths: tuple[str, ...], platform_path: str | None, config_path: str 
     from ..facts import build_facts, facts_data
 
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     objects: Any = load_inputs(paths, config).objects if paths else ()
     rego = [r.id for r in load_catalogue().values() if r.engine == "rego"]
     data = facts_data(build_facts(objects, platform), config.rego_options(rego))
