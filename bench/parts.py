@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     from podfit.engines.base import normalise
     from podfit.facts import build_facts, facts_data
     from podfit.formats import render
-    from podfit.workloads import build_workloads, container_line
     from podfit.schemas_k8s import SchemaSet
+    from podfit.workloads import build_workloads, container_line
 
     config = cli.load_config(None)
     platform = cli.load_platform(None)

@@ -3,8 +3,8 @@
 import pytest
 
 from podfit.loader import InputError, InputFile, discover, load, parse_file, read_inputs
-from podfit.workloads import build_workloads
 from podfit.model import QOS_BEST_EFFORT, QOS_BURSTABLE, QOS_GUARANTEED
+from podfit.workloads import build_workloads
 
 GiB = 2**30
 

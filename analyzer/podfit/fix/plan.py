@@ -14,10 +14,10 @@ from typing import Any
 from ..clusters import cluster_objects, pool_fields
 from ..facts import Facts
 from ..findings import Finding
-from ..workloads import container_path
 from ..model import Container, K8sObject, ObjectRef, Workload
 from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory
+from ..workloads import container_path
 
 __all__ = ["Change", "FixOptions", "FixPlan", "Unfixable", "FIXABLE", "plan_fixes"]
 

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..schemas_k8s import deprecated_api
 from ..rule_context import RuleContext
+from ..schemas_k8s import deprecated_api
 from . import api_version_removed
 
 ID = "PF911"

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..vsphere import capacity, critical_workloads, describe_vms, finding_anchor, overcommit_exceeds, reservations_of
 from ..rule_context import RuleContext
+from ..vsphere import capacity, critical_workloads, describe_vms, finding_anchor, overcommit_exceeds, reservations_of
 
 ID = "PF503"
 SLUG = "cpu-overcommit-high"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Finding
-from ..workloads import limit_range_violations
 from ..model import Workload
 from ..options import Option
 from ..rule_context import RuleContext
+from ..workloads import limit_range_violations
 
 ID = "PF106"
 SLUG = "limit-range-violated"

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..vsphere import LB_DEFAULT_SIZE, LB_VIRTUAL_SERVERS, is_loadbalancer_service, loadbalancer_groups
 from ..rule_context import RuleContext
+from ..vsphere import LB_DEFAULT_SIZE, LB_VIRTUAL_SERVERS, is_loadbalancer_service, loadbalancer_groups
 
 ID = "PF701"
 SLUG = "loadbalancer-services-per-cluster"

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..vsphere import describe_vms, finding_anchor, place, reservation_share, reservations_of
 from ..rule_context import RuleContext
+from ..vsphere import describe_vms, finding_anchor, place, reservation_share, reservations_of
 
 ID = "PF502"
 SLUG = "reservation-unplaceable"

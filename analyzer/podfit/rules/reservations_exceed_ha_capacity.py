@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..vsphere import analyze_capacity, describe_vms, finding_anchor, reservations_of
 from ..rule_context import RuleContext
+from ..vsphere import analyze_capacity, describe_vms, finding_anchor, reservations_of
 
 ID = "PF501"
 SLUG = "reservations-exceed-ha-capacity"

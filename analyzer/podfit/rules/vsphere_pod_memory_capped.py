@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..vsphere import describe_crx, fmt_memory
 from ..rule_context import RuleContext
+from ..vsphere import describe_crx, fmt_memory
 from ._crx import sized_pods
 
 ID = "PF403"

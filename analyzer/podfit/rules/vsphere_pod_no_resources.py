@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..model import Workload
 from ..options import Option
-from ..vsphere import describe_crx
 from ..rule_context import RuleContext
+from ..vsphere import describe_crx
 from ._crx import sized_pods
 
 ID = "PF401"

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..vsphere import describe_crx
 from ..rule_context import RuleContext
+from ..vsphere import describe_crx
 from ._crx import sized_pods
 
 ID = "PF402"
