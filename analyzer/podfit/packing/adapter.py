@@ -6,7 +6,7 @@
   on a label key that no pool of the run describes, or on the node's name). A key described by one
   pool is known to be absent from the others.
 * Every non-DaemonSet workload becomes a :class:`PodType` with ``count = replicas``, its pod's
-  effective requests (Kubernetes semantics are already applied by the loader) and the worker pools
+  effective requests (Kubernetes semantics are already applied by :mod:`podfit.workloads`) and the worker pools
   it fits (``pools``). A workload that fits no worker pool is still packed (a ``no-matching-pool``
   certificate proves the misfit), with the reason in ``PackInputs.unschedulable``; one that fits
   only control-plane pools is not packed (``control_plane_only``).
