@@ -103,3 +103,9 @@ def test_a_planted_compiled_module_is_never_loaded(tmp_path, monkeypatch):
     engine, module = wasm._module()
     assert module is not None and seen == [cache]
     assert trusted_file(cache) and stat.S_IMODE(cache.stat().st_mode) == 0o600  # replaced by our own
+
+
+def test_a_missing_cache_base_is_made_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "new" / "cache"))
+    assert cache_dir() == tmp_path / "new" / "cache" / "podfit"
+    assert stat.S_IMODE((tmp_path / "new" / "cache").stat().st_mode) == 0o700

@@ -35,6 +35,7 @@ def cache_dir(*parts: str) -> Path | None:
     base = _base()
     target = base.joinpath("podfit", *parts)
     try:
+        os.makedirs(base, mode=0o700, exist_ok=True)  # the XDG base may not exist yet
         st = os.stat(base)
         shared_sticky = st.st_uid == 0 and st.st_mode & stat.S_ISVTX  # /tmp: no one renames another's entry
         if not stat.S_ISDIR(st.st_mode) or not (_safe_dir(st) or shared_sticky):
