@@ -489,3 +489,18 @@ def test_copies_of_one_key_share_the_facts_that_rate_most(tmp_path):
     assert facts_data(both)["platform"]["workloads"] == {"Pod/shop/web": {"exclusive_cpus": ["a"]}}
     rego = _rego([windows.raw, linux.raw], facts_data(both), tmp_path, SCREEN_QUERY)
     assert sorted(rego["screened"]) == [[0, "b"], [1, "b"]]
+
+
+def test_rego_formats_quantities_as_python_does(tmp_path):
+    """Messages write a CPU or memory amount the same way on both sides: the Rego library's
+    fmt_cpu/fmt_memory against podfit.quantity's format_cpu/format_memory (exact, the form a
+    finding tells the user to write)."""
+    from podfit.quantity import format_cpu, format_memory
+
+    memory = [1, 1023, 1024, 1536 * 2**10, 512 * 2**20, 3 * 2**29, 2**30, 10**9, 32 * 2**30 - 100 * 2**20, 2**52]
+    cpu = [1, 100, 999, 1000, 1500, 2000, 64_000, 2**31 * 1000 + 500]
+    (tmp_path / "input.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "data.json").write_text("{}", encoding="utf-8")
+    query = f"""[[data.podfit.lib.k8s.fmt_memory(b) | some b in {memory}],
+                 [data.podfit.lib.k8s.fmt_cpu(m) | some m in {cpu}]]"""
+    assert _eval(tmp_path, query) == [[format_memory(b) for b in memory], [format_cpu(m) for m in cpu]]
