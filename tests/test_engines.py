@@ -301,7 +301,7 @@ def _corpus_and_platforms():
 
     sys.path.insert(0, str(ROOT / "bench"))
     from gen import generate
-    from podfit.facts import build_facts, facts_data
+    from podfit.facts import build_facts, cfs_screen_limit, facts_data
     from podfit.platform import DEFAULT_PLATFORM
 
     base = facts_data(build_facts((), DEFAULT_PLATFORM))
@@ -310,6 +310,7 @@ def _corpus_and_platforms():
     bare = p | {
         "runtime": "bare-metal",
         "node_logical_cpus": 256,
+        "cfs_screen_limit": cfs_screen_limit(256),
         "numa_node": {"cores": 2, "memory": 2 * 2**30},
         "kubelet": {"cpu_manager_policy": "static"},
     }

@@ -101,8 +101,11 @@ def test_static_cpu_manager_exempts_whole_cpus(engine):
     static = replace(BARE_METAL, kubelet=KubeletSettings(cpu_manager_policy="static"))
     pod = limited("2")
     pod["spec"]["containers"][0]["resources"]["limits"]["memory"] = "5Gi"  # Guaranteed
-    assert rules(engine.evaluate([pod], platform_data(BARE_METAL)), "PF202") == [("PF202", "tomcat")]
-    assert rules(engine.evaluate([pod], platform_data(static)), "PF202") == []
+    assert rules(engine.evaluate([pod], platform_data(BARE_METAL, [pod])), "PF202") == [("PF202", "tomcat")]
+    # the facts of the pod name its pinned container; PF202 reads them
+    data = platform_data(static, [pod])
+    assert data["platform"]["workloads"] == {"Pod//tomcat": {"exclusive_cpus": ["tomcat"]}}
+    assert rules(engine.evaluate([pod], data), "PF202") == []
 
 
 TKC_V1ALPHA1 = {

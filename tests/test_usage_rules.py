@@ -102,7 +102,7 @@ def test_options_move_the_thresholds(tmp_path):
     config.write_text("thresholds: {PF107: {headroom-percent: 50}}\n")
     report, _ = check(ROOT / "testdata/PF107/pass_room_above_peak.yaml", "--config", str(config))
     assert [f["message"] for f in report["findings"]] == [
-        'container "app": memory limit 1.0Gi leaves less than 50% above the measured peak 700Mi '
+        'container "app": memory limit 1Gi leaves less than 50% above the measured peak 700Mi '
         "(p50 455Mi, p95 700Mi, p99 700Mi, max 700Mi over 11h, 12 samples, 1 pod): expect OOM kills at the peak"
     ]
 

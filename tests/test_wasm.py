@@ -187,13 +187,17 @@ def test_module_and_opa_agree_on_generated_documents(docs, runtime):
     """Junk quantities (huge, negative, floats, NaN), unnamed containers, odd kinds: the compiled
     module gives exactly the opa binary's results, or both fail."""
     from podfit.engines.opa import OpaEngine
-    from podfit.facts import build_facts, facts_data
+    from podfit.facts import build_facts, cfs_screen_limit, facts_data
     from podfit.platform import DEFAULT_PLATFORM
 
     data = facts_data(build_facts((), DEFAULT_PLATFORM))
     data["platform"] |= {"runtime": runtime}
     if runtime == "bare-metal":
-        data["platform"] |= {"node_logical_cpus": 256, "kubelet": {"cpu_manager_policy": "static"}}
+        data["platform"] |= {
+            "node_logical_cpus": 256,
+            "cfs_screen_limit": cfs_screen_limit(256),
+            "kubelet": {"cpu_manager_policy": "static"},
+        }
     try:
         want = OpaEngine(policy_dir(), OPA).evaluate(docs, data)
     except EngineError:

@@ -69,6 +69,7 @@ from .workloads import (
 )
 
 if TYPE_CHECKING:  # podfit.usage is imported only by a run with measured usage
+    from .model import Container
     from .usage import Series, UsageFacts
 
 __all__ = [
@@ -80,6 +81,8 @@ __all__ = [
     "REQUIREMENTS",
     "CFS_PERIOD_US",
     "CFS_SLICE_US",
+    "cfs_screen_limit",
+    "cfs_slices",
     "KubeletFacts",
     "kubelet_facts",
     "is_kubelet_configuration",
@@ -91,8 +94,24 @@ __all__ = [
     "cpu_manager_option_stage",
 ]
 
-CFS_PERIOD_US = 100_000  # the kernel's default cfs_period_us
-CFS_SLICE_US = 5_000  # the kernel's default sched_cfs_bandwidth_slice_us
+# CFS bandwidth control as the nodes' kernels run it: the defaults of cpu.cfs_period_us (the
+# kubelet sets no other) and of the sched_cfs_bandwidth_slice_us sysctl. The one home of both: the
+# throttling simulator, PF203 and (through facts_data) PF202 read them from here.
+CFS_PERIOD_US = 100_000
+CFS_SLICE_US = 5_000
+
+
+def cfs_slices(limit_millicores: int) -> int:
+    """Whole CFS slices in one period's quota of a CPU limit (quota = limit × period)."""
+    return limit_millicores * CFS_PERIOD_US // (CFS_SLICE_US * 1000)
+
+
+def cfs_screen_limit(cpus: int) -> int:
+    """PF202's screen on nodes of ``cpus`` logical CPUs: the smallest CPU limit (millicores) whose
+    quota holds one slice per logical CPU (limit × period ≥ cpus × slice). A lower limit has fewer
+    slices per period than the node has CPUs to run its threads: they can be throttled while
+    quota sits unused on other CPUs."""
+    return -(-cpus * CFS_SLICE_US * 1000 // CFS_PERIOD_US)
 
 
 # Kubelet feature gates podfit reads: (name, first version with it on by default). Source:
@@ -430,6 +449,39 @@ class Facts:
         runtime = scope.runtime if scope is not None else self.platform.runtime
         return self._node_cpus(runtime, self.landing_pools(w))
 
+    def linux_excluded(self, w: Workload) -> bool:
+        """Whether ``w``'s pods can only run on non-Linux nodes (see :func:`linux_excluded`), which
+        have no CFS quota."""
+        return linux_excluded(w.pod.scheduling)
+
+    def exclusive_cpus(self, w: Workload) -> frozenset[str]:
+        """The names of ``w``'s containers the static CPU Manager on the nodes gives exclusive CPUs
+        (Guaranteed pod, whole CPUs: :meth:`KubeletFacts.exclusive_cpus`). From Kubernetes 1.33
+        they run without CFS quota, before it their quota covers exactly the pinned CPUs; either
+        way CFS cannot over-throttle them."""
+        kub = self.kubelet
+        if kub.policy != "static":
+            return frozenset()
+        qos = w.pod.qos_class
+        return frozenset(c.name for c in w.pod.all_containers if kub.exclusive_cpus(qos, c.resources.cpu_limit))
+
+    def cfs_screen(self, w: Workload) -> tuple[Container, ...]:
+        """PF202's screen, which PF203 simulates: the containers of ``w`` whose CPU limit, enforced
+        by CFS quota, has fewer slices per period than the largest node ``w``'s pods may land on
+        has logical CPUs (below :func:`cfs_screen_limit`). Empty when the pods run only on
+        non-Linux nodes or the node size is unknown (vSphere Pods: no shared node); never a
+        container given exclusive CPUs."""
+        cpus = self.workload_node_logical_cpus(w)
+        if cpus is None or self.linux_excluded(w):
+            return ()
+        below = cfs_screen_limit(cpus)
+        pinned = self.exclusive_cpus(w)
+        return tuple(
+            c
+            for c in w.pod.all_containers
+            if (limit := c.resources.cpu_limit) is not None and 0 < limit < below and c.name not in pinned
+        )
+
     def plain_node_logical_cpus(self, scope: ClusterScope | None = None) -> int | None:
         """What :meth:`workload_node_logical_cpus` gives a workload of ``scope`` (default: of the
         platform's runtime) that neither selects nodes nor tolerates taints: the node size
@@ -713,7 +765,9 @@ def facts_data(
     """The facts as the Rego rules read them, ``data.podfit`` (shape in docs/rego.md)::
 
         {"platform": {"runtime", "numa_node": {"cores", "cpus", "memory"}, "smt", "node_logical_cpus",
-                      "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus"}},
+                      "cfs_screen_limit",
+                      "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus", "cfs_screen_limit",
+                                                            "linux_excluded", "exclusive_cpus": [name]}},
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
@@ -722,6 +776,9 @@ def facts_data(
          "options": {rule id: {option: value}}}
 
     A fact the platform does not give is left out; the rules that need it stay silent.
+    ``workloads`` lists the workloads whose own facts differ from what the others get; it is
+    absent when the facts were computed over no workload (``podfit platform-data`` without
+    manifests), and PF202 then names what it assumes of each workload.
     ``options`` are the rules' configured options (defaults live in each rule's METADATA).
     ``scope``: the facts as the objects of that cluster see them, where they differ from the run's:
     a guest cluster on a Supervisor (runtime ``vsphere-pods``) has runtime ``tkg`` and the logical
@@ -742,9 +799,9 @@ def facts_data(
     node_cpus = facts.plain_node_logical_cpus(apart)
     if node_cpus is not None:
         p["node_logical_cpus"] = node_cpus
-    narrowed = _workload_node_cpus(facts, apart, node_cpus)
-    if narrowed:
-        p["workloads"] = narrowed
+        p["cfs_screen_limit"] = cfs_screen_limit(node_cpus)
+    if facts.workloads:  # (absent: the facts saw no workload, and say nothing of any)
+        p["workloads"] = _workload_facts(facts, apart, node_cpus)
     p["vm_classes"] = {
         c.name: {"cpus": c.cpus, "memory": c.memory_bytes, "reserved": bool(c.reserved)} for c in platform.vm_classes
     }
@@ -796,29 +853,60 @@ def workload_key(raw: Mapping[str, Any]) -> str:
     )
 
 
-def _workload_node_cpus(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, int]]:
-    """Per workload of the evaluation (``scope``'s objects, or those of the platform's runtime)
-    whose node selection or tolerations give it nodes of another size than ``plain``, that size.
-    Two workloads of one key (in different clusters) keep the larger."""
+def _workload_facts(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, Any]]:
+    """The workloads of the evaluation (``scope``'s objects, or those of the platform's runtime)
+    whose facts differ from what an unlisted workload gets, with those facts: ``node_logical_cpus``
+    and ``cfs_screen_limit`` where their node selection or tolerations give them nodes of another
+    size than ``plain``, ``linux_excluded`` where they run only on non-Linux nodes,
+    ``exclusive_cpus`` (container names) where the static CPU Manager pins some of their containers.
+    Nothing without a node size (PF202, their reader, is silent then). Two workloads of one key
+    (copies in different clusters) share the facts under which PF202 rates most: the larger node,
+    Linux unless both rule it out, exclusive CPUs only for a container both pin."""
+    if plain is None:
+        return {}
     runtime = scope.runtime if scope is not None else facts.platform.runtime
     # one node size (a single size of pool; bare metal, whose size is the largest host's): every
-    # workload has it
-    if plain is None or len({facts._node_cpus(runtime, (p,)) for p in facts._pools_of(scope)} - {None}) < 2:
-        return {}
-    sizes: list[tuple[Workload, int]] = []
+    # workload has it, and no workload's landing pools need deciding
+    sizes = len({facts._node_cpus(runtime, (p,)) for p in facts._pools_of(scope)} - {None}) > 1
+    evaluated: list[tuple[Workload, int, bool, frozenset[str]]] = []
+    differs = False
     for w in facts.workloads:
         own = facts.cluster_of(w.obj)
-        evaluated = own is scope if scope is not None else not facts.is_apart(own)
-        if evaluated:
-            cpus = facts.workload_node_logical_cpus(w)
-            sizes.append((w, plain if cpus is None else cpus))
-    if all(cpus == plain for _, cpus in sizes):
-        return {}  # the common case: no workload's keys need building
-    largest: dict[str, int] = {}
-    for w, cpus in sizes:
+        if not (own is scope if scope is not None else not facts.is_apart(own)):
+            continue
+        cpus = (facts.workload_node_logical_cpus(w) or plain) if sizes else plain
+        excluded = facts.linux_excluded(w)
+        pinned = facts.exclusive_cpus(w)
+        differs = differs or cpus != plain or excluded or bool(pinned)
+        evaluated.append((w, cpus, excluded, pinned))
+    if not differs:
+        return {}  # the common case: no workload's key needs building
+    merged: dict[str, tuple[int, bool, frozenset[str]]] = {}
+    for w, cpus, excluded, pinned in evaluated:
         key = workload_key(w.obj.raw)
-        largest[key] = max(cpus, largest.get(key, 0))
-    return {key: {"node_logical_cpus": cpus} for key, cpus in sorted(largest.items()) if cpus != plain}
+        seen = merged.get(key)
+        merged[key] = (
+            (cpus, excluded, pinned)
+            if seen is None
+            else (
+                max(cpus, seen[0]),
+                excluded and seen[1],
+                pinned & seen[2],
+            )
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for key, (cpus, excluded, pinned) in sorted(merged.items()):
+        entry: dict[str, Any] = {}
+        if cpus != plain:
+            entry["node_logical_cpus"] = cpus
+            entry["cfs_screen_limit"] = cfs_screen_limit(cpus)
+        if excluded:
+            entry["linux_excluded"] = True
+        if pinned:
+            entry["exclusive_cpus"] = sorted(pinned)
+        if entry:
+            out[key] = entry
+    return out
 
 
 # The facts a rule can require (REQUIRES in a Python rule, custom.requires in a Rego rule's

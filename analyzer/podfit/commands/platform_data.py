@@ -26,7 +26,8 @@ def command(paths: tuple[str, ...], platform_path: str | None, config_path: str 
 
     The same document `podfit check` gives its own engine. PATHs are optional manifests: their
     TanzuKubernetesCluster / Cluster API objects add node pools (the node size PF202 checks
-    against) and their LimitRanges the container defaults of each namespace.
+    against), their LimitRanges the container defaults of each namespace, and their workloads
+    each one's own facts (node size, Linux-only placement, pinned CPUs).
     """
     from ..catalogue import load_catalogue
     from ..facts import build_facts, facts_data

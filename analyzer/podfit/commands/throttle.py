@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..facts import CFS_PERIOD_US, CFS_SLICE_US
 from ..quantity import QuantityError, format_cpu, parse_cpu
 from ..throttle import CPU_BOUND, REQUEST, Result, Scenario, Workload, simulate
 from ..throttle.kernel import kernel_flags
@@ -214,7 +215,13 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     show_default=True,
     help="Threads of the container.",
 )
-@click.option("--period", type=DURATION, default="100ms", show_default=True, help="CFS period (cpu.cfs_period_us).")
+@click.option(
+    "--period",
+    type=DURATION,
+    default=f"{CFS_PERIOD_US // 1000}ms",
+    show_default=True,
+    help="CFS period (cpu.cfs_period_us).",
+)
 @click.option(
     "--seconds", type=click.FloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
 )
@@ -297,7 +304,12 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     help="Kernel tick rate (CONFIG_HZ).",
 )
 @click.option(
-    "--slice", "slice_us", type=DURATION, default="5ms", show_default=True, help="sched_cfs_bandwidth_slice_us."
+    "--slice",
+    "slice_us",
+    type=DURATION,
+    default=f"{CFS_SLICE_US // 1000}ms",
+    show_default=True,
+    help="sched_cfs_bandwidth_slice_us.",
 )
 @click.option(
     "--cpu-manager",

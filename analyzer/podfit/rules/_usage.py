@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 from ..model import Container, Workload
 from ..options import Option
-from ..packing.report import fmt_mem
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 from ..usage import ContainerUsage, Stats
 
 RESOURCES = (("cpu", "CPU"), ("memory", "memory"))
@@ -53,7 +52,7 @@ def measured_values(
 
 
 def amount(resource: str, value: int) -> str:
-    return format_cpu(value) if resource == "cpu" else fmt_mem(value)
+    return format_cpu(value) if resource == "cpu" else format_memory(value, exact=False)
 
 
 def evidence(resource: str, s: Stats, u: ContainerUsage) -> str:

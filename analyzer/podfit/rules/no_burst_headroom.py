@@ -32,14 +32,13 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 
 ID = "PF603"
 SLUG = "no-burst-headroom"
@@ -81,7 +80,9 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
     if h.free_cpu < h.needed_cpu:
         short.append(f"CPU {format_cpu(h.needed_cpu)} needed, {format_cpu(h.free_cpu)} free")
     if h.free_memory < h.needed_memory:
-        short.append(f"memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free")
+        short.append(
+            f"memory {format_memory(h.needed_memory, exact=False)} needed, {format_memory(h.free_memory, exact=False)} free"
+        )
     pool = a.pools[0].name
     loc, obj = pool_anchor(facts, pool)
     extra = {"measured_pods": h.measured_pods} if h.measured_pods else {}

@@ -24,12 +24,11 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..packing.bounds import fits
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     per_cluster,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 
 ID = "PF303"
 SLUG = "pod-exceeds-node-allocatable"
@@ -52,9 +51,9 @@ def check(ctx) -> Iterator[Finding]:
             yield Finding(
                 rule=ID,
                 message=(
-                    f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest "
+                    f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {format_memory(p.memory, exact=False)} but the largest "
                     f"node {'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has "
-                    f"{format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable after system overhead and "
+                    f"{format_cpu(best.cpu)} CPU / {format_memory(best.memory, exact=False)} allocatable after system overhead and "
                     "DaemonSets: it can never be scheduled"
                 ),
                 location=w.location,

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..quantity import format_memory
 from ..rule_context import RuleContext
 from ..vsphere import analyze_capacity, describe_vms, finding_anchor, reservations_of
 
@@ -54,10 +55,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             f"({cap.cpu_total_mhz:,} MHz less {cap.cpu_ha_reserved_mhz:,} for HA)"
         )
     if report.memory_over_ha:
-        gib = 2**30
         over.append(
-            f"memory reservations {report.memory_reserved_bytes / gib:.1f} GiB > "
-            f"{cap.memory_available_bytes / gib:.1f} GiB available after HA"
+            f"memory reservations {format_memory(report.memory_reserved_bytes, exact=False)} > "
+            f"{format_memory(cap.memory_available_bytes, exact=False)} available after HA"
         )
     if not over:
         return

@@ -34,11 +34,11 @@ the measured pods beside their requests: how much of what the count holds is use
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from ..findings import Finding
 from ..options import Option
 from ..packing.measured import measured_totals
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
@@ -46,7 +46,7 @@ from ..packing.rules_support import (
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 from ..usage import UsageFacts
 
 ID = "PF604"
@@ -68,7 +68,7 @@ def _measured(facts: PackingFacts, usage: UsageFacts | None) -> tuple[str, dict]
     if usage is None:
         return "", {}
     parts, details = [], {}
-    for resource, label, fmt in (("cpu", "CPU", format_cpu), ("memory", "memory", fmt_mem)):
+    for resource, label, fmt in (("cpu", "CPU", format_cpu), ("memory", "memory", partial(format_memory, exact=False))):
         t = measured_totals(facts.inputs, usage, resource)
         if not t.pods:
             continue

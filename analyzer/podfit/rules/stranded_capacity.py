@@ -24,7 +24,6 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
@@ -32,7 +31,7 @@ from ..packing.rules_support import (
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 
 ID = "PF602"
 SLUG = "stranded-capacity"
@@ -69,7 +68,7 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
     yield Finding(
         rule=ID,
         message=(
-            f"{facts.prefix}{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on "
+            f"{facts.prefix}{format_cpu(s.cpu)} CPU and {format_memory(s.memory, exact=False)} memory are stranded on "
             f"{len(s.nodes)} node(s) ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
             "what is left there"
             + (

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..facts import CFS_PERIOD_US, CFS_SLICE_US, linux_excluded
+from ..facts import CFS_PERIOD_US, CFS_SLICE_US, cfs_screen_limit, cfs_slices
 from ..findings import Finding
 from ..model import Container, Workload
 from ..options import Option
@@ -103,8 +103,6 @@ THREADS_ANNOTATION = "podfit.io/threads"
 DEMAND_ANNOTATION = "podfit.io/cpu-demand"
 BURST_ANNOTATION = "podfit.io/cpu-burst"
 DEFAULT_BURST_US = 2_000
-PERIOD_US = CFS_PERIOD_US
-SLICE_US = CFS_SLICE_US
 STEP = 100  # millicores: the granularity of a suggested limit
 # The measured CPU rate is a 5-minute average per sample; its p95 is the demand of the busy hours,
 # the load under which throttling costs latency. The median would rate the quiet hours, the max one
@@ -134,14 +132,9 @@ def skip_reason(ctx) -> str | None:
     return None
 
 
-def needs_simulation(limit_millicores: int, cpus: int, period_us: int = PERIOD_US, slice_us: int = SLICE_US) -> bool:
-    """PF202's static test: fewer whole slices per period than logical CPUs (no division)."""
-    return limit_millicores * period_us < cpus * slice_us * 1000
-
-
-def screen_clear_limit(cpus: int, period_us: int = PERIOD_US, slice_us: int = SLICE_US) -> int:
-    """The smallest limit (millicores) that PF202's screen passes: one slice per logical CPU."""
-    return -(-cpus * slice_us * 1000 // period_us)
+def needs_simulation(limit_millicores: int, cpus: int) -> bool:
+    """PF202's screen for a CPU limit on nodes of ``cpus`` logical CPUs (:func:`cfs_screen_limit`)."""
+    return limit_millicores < cfs_screen_limit(cpus)
 
 
 def _annotated(workload: Workload, container: str, key: str) -> str | None:
@@ -282,8 +275,8 @@ def simulate_cached(
 
 def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
     """The smallest limit, in 100m steps above ``start``, whose score is under ``threshold`` (with
-    the same demand); at most :func:`screen_clear_limit`, which PF202's screen already passes."""
-    cap = screen_clear_limit(cpus)
+    the same demand); at most :func:`~podfit.facts.cfs_screen_limit`, which PF202's screen already passes."""
+    cap = cfs_screen_limit(cpus)
 
     def clears(limit: int) -> bool:
         if not needs_simulation(limit, cpus):
@@ -315,18 +308,12 @@ def check(ctx) -> Iterator[Finding]:
     seconds = int(ctx.option("seconds"))
     kub = ctx.facts.kubelet
     for w in ctx.workloads:
-        if linux_excluded(w.pod.scheduling):
-            continue
+        screened = ctx.facts.cfs_screen(w)  # PF202's screen, one answer for both rules
         cpus = node_logical_cpus(ctx, w)
-        if cpus is None:
+        if not screened or cpus is None:  # (the screen is empty without a node size)
             continue
-        qos = w.pod.qos_class
-        for c in w.pod.all_containers:
-            limit = c.resources.cpu_limit
-            if not limit or limit <= 0 or kub.exclusive_cpus(qos, limit):
-                continue
-            if not needs_simulation(limit, cpus):
-                continue
+        for c in screened:
+            limit = c.resources.cpu_limit or 0  # (the screen holds only containers with a limit)
             d = demand_for(w, c, default_threads, ctx.facts.usage)
             res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
             if res.score < threshold:
@@ -344,7 +331,7 @@ def check(ctx) -> Iterator[Finding]:
 
 
 def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, threshold, seconds, kub) -> Finding:
-    slices = limit * PERIOD_US // (SLICE_US * 1000)
+    slices = cfs_slices(limit)
     used_cpus = min(d.threads, cpus)
     per_period = res.throttled_per_period_ns
     throttled_pct = round(100 * res.nr_throttled / max(1, res.nr_periods))
@@ -380,7 +367,8 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
         else f"too few bursts for a p99 latency ({res.bursts_done} completed in {seconds} s, {P99_MIN_BURSTS} needed)"
     )
     message = (
-        f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of 5 ms per 100 ms period): "
+        f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of {CFS_SLICE_US / 1000:g} ms "
+        f"per {CFS_PERIOD_US / 1000:g} ms period): "
         f"throttling score {res.score}/100 (threshold {threshold}). Assumed {d.describe()}. "
         f"Simulated {seconds} s: throttled in {throttled_pct}% of periods, "
         f"{p99_text}, "

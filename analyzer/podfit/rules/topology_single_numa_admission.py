@@ -121,11 +121,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     kub.topology_manager_scope,
                 )
             continue
+        pinned = facts.exclusive_cpus(w)  # the containers the static CPU Manager aligns
         for c in w.pod.all_containers:
             too_big = _too_big(
                 c.resources.cpu_request or 0,
                 c.resources.memory_request or 0,
-                cpu_aligned,
+                c.name in pinned,
                 mem_aligned,
                 numa_cpus,
                 numa_mem,

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from ..facts import CFS_PERIOD_US
 from .scenario import Scenario, Workload
 from .sim import simulate
 
 __all__ = ["SweepPoint", "Sweep", "container_scenario", "sweep", "sweep_scenario", "sweep_limits"]
 
-PERIOD_US = 100_000
 STEP_MILLICORES = 100  # swept limits are multiples of 0.1 CPU
 MAX_FACTOR = 4  # the sweep goes up to 4 × the current limit
 
@@ -106,8 +106,8 @@ def container_scenario(
     return Scenario(
         cpus=cpus,
         threads=threads,
-        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, PERIOD_US),
-        period_us=PERIOD_US,
+        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, CFS_PERIOD_US),
+        period_us=CFS_PERIOD_US,
         seconds_us=seconds * 1_000_000,
         seed=0,
         workload=workload,
