@@ -81,3 +81,12 @@ test_allow_none_policy if {
 	}
 	count(results) == 0
 }
+
+test_policy_name_is_exact if {
+	count(cpu_manager_smt_siblings.findings) == 0 with input as {
+		"apiVersion": "kubelet.config.k8s.io/v1beta1",
+		"kind": "KubeletConfiguration",
+		"cpuManagerPolicy": "Static",
+		"reservedSystemCPUs": "0",
+	}
+}
