@@ -47,8 +47,10 @@ object it is given, which per-object conftest use needs without podfit.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -101,17 +103,32 @@ CFS_PERIOD_US = 100_000
 CFS_SLICE_US = 5_000
 
 
-def cfs_slices(limit_millicores: int) -> int:
+def cfs_slices(limit_millicores: int, period_us: int = CFS_PERIOD_US) -> int:
     """Whole CFS slices in one period's quota of a CPU limit (quota = limit × period)."""
-    return limit_millicores * CFS_PERIOD_US // (CFS_SLICE_US * 1000)
+    return limit_millicores * period_us // (CFS_SLICE_US * 1000)
 
 
-def cfs_screen_limit(cpus: int) -> int:
+def cfs_screen_limit(cpus: int, period_us: int = CFS_PERIOD_US) -> int:
     """PF202's screen on nodes of ``cpus`` logical CPUs: the smallest CPU limit (millicores) whose
     quota holds one slice per logical CPU (limit × period ≥ cpus × slice). A lower limit has fewer
     slices per period than the node has CPUs to run its threads: they can be throttled while
-    quota sits unused on other CPUs."""
-    return -(-cpus * CFS_SLICE_US * 1000 // CFS_PERIOD_US)
+    quota sits unused on other CPUs. ``period_us``: the kubelet's cpuCFSQuotaPeriod."""
+    return -(-cpus * CFS_SLICE_US * 1000 // period_us)
+
+
+_DURATION = re.compile(r"^(?:(\d+)(?:\.(\d+))?(ns|us|µs|ms|s|m|h))+$")
+_UNIT_US = {"ns": 0.001, "us": 1, "µs": 1, "ms": 1000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
+
+
+def duration_us(text: object) -> int | None:
+    """A Go duration ("100ms", "1.5ms", "1m30s") in whole microseconds; None when it is not one."""
+    if not isinstance(text, str) or not _DURATION.match(text):
+        return None
+    total = Fraction(0)
+    for whole, frac, unit in re.findall(r"(\d+)(?:\.(\d+))?(ns|us|µs|ms|s|m|h)", text):
+        value = Fraction(int(whole)) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
+        total += value * Fraction(_UNIT_US[unit]).limit_denominator(1000)
+    return int(total)
 
 
 # Kubelet feature gates podfit reads: (name, first version with it on by default). Source:
@@ -188,6 +205,10 @@ class KubeletFacts:
     topology_manager_policy: str = "none"  # a KubeletConfiguration's topologyManagerPolicy
     topology_manager_scope: str = "container"
     memory_manager_policy: str = "None"
+    # cpuCFSQuota (false: the kubelet sets no CFS quota, so CPU limits throttle nothing) and
+    # cpuCFSQuotaPeriod (the CFS period its quotas use), from a KubeletConfiguration
+    cfs_quota: bool = True
+    cfs_period_us: int = CFS_PERIOD_US
 
     @property
     def policy(self) -> str:
@@ -257,6 +278,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     policy_source = f"platform {platform.name}" if policy else ""
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
     topology, scope, memory = "none", "container", "None"
+    cfs_quota, cfs_period = True, CFS_PERIOD_US
     for o in objects:
         if is_kubelet_configuration(o):
             raw = o.raw
@@ -271,6 +293,11 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
             topology = str(raw.get("topologyManagerPolicy") or "none")
             scope = str(raw.get("topologyManagerScope") or "container")
             memory = str(raw.get("memoryManagerPolicy") or "None")
+            cfs_quota = raw.get("cpuCFSQuota") is not False
+            period = duration_us(raw.get("cpuCFSQuotaPeriod"))
+            # the kubelet refuses a period outside 1 ms to 1 s (validation.go); keep the default then
+            if period is not None and 1_000 <= period <= 1_000_000:
+                cfs_period = period
             break
     version = parse_version(kub.version) if kub.version else None
     version_source = f"platform {platform.name}" if version else ""
@@ -279,7 +306,9 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
         if len(found) == 1:
             version = found.pop()
             version_source = "cluster manifests"
-    return KubeletFacts(policy, options, gates, version, policy_source, version_source, topology, scope, memory)
+    return KubeletFacts(
+        policy, options, gates, version, policy_source, version_source, topology, scope, memory, cfs_quota, cfs_period
+    )
 
 
 def linux_excluded(c: SchedulingConstraints) -> bool:
@@ -472,9 +501,9 @@ class Facts:
         non-Linux nodes or the node size is unknown (vSphere Pods: no shared node); never a
         container given exclusive CPUs."""
         cpus = self.workload_node_logical_cpus(w)
-        if cpus is None or self.linux_excluded(w):
+        if cpus is None or self.linux_excluded(w) or not self.kubelet.cfs_quota:
             return ()
-        below = cfs_screen_limit(cpus)
+        below = cfs_screen_limit(cpus, self.kubelet.cfs_period_us)
         pinned = self.exclusive_cpus(w)
         return tuple(
             c
@@ -799,7 +828,8 @@ def facts_data(
     node_cpus = facts.plain_node_logical_cpus(apart)
     if node_cpus is not None:
         p["node_logical_cpus"] = node_cpus
-        p["cfs_screen_limit"] = cfs_screen_limit(node_cpus)
+        if facts.kubelet.cfs_quota:  # cpuCFSQuota: false: no quota, nothing for PF202 to screen
+            p["cfs_screen_limit"] = cfs_screen_limit(node_cpus, facts.kubelet.cfs_period_us)
     if facts.workloads:  # (absent: the facts saw no workload, and say nothing of any)
         p["workloads"] = _workload_facts(facts, apart, node_cpus)
     p["vm_classes"] = {
@@ -821,7 +851,7 @@ def facts_data(
         p["kubelet"]["version"] = list(kub.version)
     if kub.exclusive_cpus_without_quota is not None:
         p["kubelet"]["exclusive_cpus_without_quota"] = kub.exclusive_cpus_without_quota
-    p["cfs"] = {"period_us": CFS_PERIOD_US, "slice_us": CFS_SLICE_US}
+    p["cfs"] = {"period_us": kub.cfs_period_us, "slice_us": CFS_SLICE_US, "quota": kub.cfs_quota}
     namespaces = {
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}
         for ns, d in facts.limit_ranges
@@ -899,7 +929,8 @@ def _workload_facts(facts: Facts, scope: ClusterScope | None, plain: int | None)
         entry: dict[str, Any] = {}
         if cpus != plain:
             entry["node_logical_cpus"] = cpus
-            entry["cfs_screen_limit"] = cfs_screen_limit(cpus)
+            if facts.kubelet.cfs_quota:
+                entry["cfs_screen_limit"] = cfs_screen_limit(cpus, facts.kubelet.cfs_period_us)
         if excluded:
             entry["linux_excluded"] = True
         if pinned:
