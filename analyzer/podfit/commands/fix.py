@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections import defaultdict
+from dataclasses import replace
+from typing import Any
 
 import click
 
@@ -31,21 +32,6 @@ class _Quantity(click.ParamType):
         if parsed <= 0:
             self.fail(f"{value!r} must be above zero", param, ctx)
         return parsed
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """Replace the file in one step (a crash never leaves it half-written); keeps its mode."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".podfit-fix-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 @click.command("fix")
@@ -118,11 +104,11 @@ def command(
       podfit fix k8s/ --kustomize overlays/podfit --default-cpu 100m --default-memory 128Mi
     """
     from ..catalogue import resolve
-    from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
+    from ..fix import FIXABLE, FixOptions, plan_fixes
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
-    from ..formats.text import plural
+    from ..loader import InputError, discover, load, read_files
     from ..pipeline import PipelineError, check
-    from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
+    from ._common import PodfitError, load_config, load_platform, load_usage
 
     if kustomize_dir is not None:
         mode = "kustomize"
@@ -139,7 +125,11 @@ def command(
         raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
     config = load_config(config_path)
     platform = load_platform(platform_path or config.platform)
-    result = load_inputs(paths, config)
+    try:
+        inputs = read_files([p for p in discover(paths) if not config.ignored(p)], config.limits)
+    except InputError as e:
+        raise PodfitError(str(e)) from None
+    result = load(inputs, config.limits)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
     if mode == "kustomize":  # refused before any check: kustomize holds one object per identity
@@ -152,63 +142,312 @@ def command(
                     f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
                     "cannot hold both: run fix --kustomize on each alternative"
                 )
+        _overlay_refusal(kustomize_dir or "")
     usage = load_usage(usage_files) if usage_files else None
-    try:  # the check's run, of the selected rules only: fix acts on no other rule's findings
-        report, facts = check(result, platform, config, rules=selected, cluster=cluster, usage=usage)
-    except PipelineError as e:
-        raise PodfitError(str(e)) from None
-    plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory, limit_headroom), selected)
 
-    by_file: dict[str, list] = defaultdict(list)
-    for ch in plan.changes:
-        by_file[ch.file].append(ch)
-    left_alone: list[str] = []
-    outputs: dict[str, str] = {}
-    diffs: list[str] = []
-    for path in sorted(by_file):
-        with open(path, encoding="utf-8", newline="") as fh:
-            old = fh.read()
-        res = edit_file(path, old, by_file[path])
-        if res.new_text is None:
-            left_alone.append(f"{path}: left alone: {res.error}")
+    def run_check(res: Any, only: list[str]) -> Any:
+        try:
+            return check(res, platform, config, rules=only, cluster=cluster, usage=usage)
+        except PipelineError as e:
+            raise PodfitError(str(e)) from None
+
+    # the check's run, of the selected rules only: fix acts on no other rule's findings; every rule's
+    # findings are the baseline no change may add to
+    report, facts = run_check(result, selected)
+    baseline = report if not selected else run_check(result, [])[0]
+    opts = FixOptions(default_cpu, default_memory, limit_headroom)
+
+    def replan(findings: Any, facts: Any) -> Any:
+        return plan_fixes(findings, facts, opts, selected)
+
+    plan = replan(report.findings, facts)
+    _Fix(plan, report, baseline, inputs, config, run_check, replan, mode, kustomize_dir, result).run()
+
+
+def _key(f: Any) -> tuple[Any, ...]:
+    """A finding's identity across the edit (its line and message may move with the change)."""
+    return (f.rule, f.location.file, f.object, f.container)
+
+
+def _overlay_refusal(out_dir: str) -> None:
+    """Exit 2 if ``out_dir`` holds a kustomization podfit did not write."""
+    from ..fix.apply import KUSTOMIZATION_MARKER
+    from ..loader import KUSTOMIZATION_NAMES
+    from ._common import PodfitError
+
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise PodfitError(f"--kustomize {out_dir}: not a directory")
+    for name in KUSTOMIZATION_NAMES:
+        path = os.path.join(out_dir, name)
+        if not os.path.lexists(path):
             continue
-        if res.new_text != old:
-            outputs[path] = res.new_text
-            diffs.append(unified_diff(path, old, res.new_text))
+        if os.path.islink(path) or not os.path.isfile(path) or not _first_line(path).startswith(KUSTOMIZATION_MARKER):
+            raise PodfitError(
+                f"{path} exists and was not written by podfit fix: it is not overwritten; "
+                "give --kustomize a new directory (and add it to that kustomization's resources)"
+            )
 
-    err = sys.stderr
-    for ch in plan.changes:
-        if ch.file in outputs:
+
+def _first_line(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline()
+    except OSError:
+        return ""
+
+
+class _Fix:
+    """The edits, their check for new findings, and the output of one ``podfit fix`` run."""
+
+    def __init__(
+        self, plan: Any, report: Any, baseline: Any, inputs: Any, config: Any, run_check: Any, replan: Any,
+        mode: str, kustomize_dir: str | None, result: Any,
+    ) -> None:
+        self.plan, self.report, self.baseline, self.inputs = plan, report, baseline, inputs
+        self.replan = replan
+        self.config, self.run_check, self.mode, self.kustomize_dir, self.result = (
+            config, run_check, mode, kustomize_dir, result,
+        )
+        self.left_alone: list[str] = []
+        self.notes: list[str] = []
+        self.unfixable = list(plan.unfixable)
+
+    def run(self) -> None:
+        from .. import safewrite
+        from ..formats.text import plural
+
+        changes = list(self.plan.changes)
+        by_file: dict[str, list] = defaultdict(list)
+        for ch in changes:
+            by_file[ch.file].append(ch)
+        texts = self._read(by_file)
+        changes = [ch for ch in changes if ch.file in texts]
+        results = self._edit_without_new_findings(changes, texts)
+        outputs = {path: r.new_text for path, r in results.items() if r.new_text is not None and r.new_text != texts[path][0]}
+        if self.mode == "write":
+            for path in list(outputs):
+                why = safewrite.refusal(path)
+                if why is not None:
+                    self.left_alone.append(f"{path}: left alone: {why}")
+                    del outputs[path]
+        made = [ch for path in outputs for ch in results[path].changes]
+
+        err = sys.stderr
+        for stale in safewrite.stale_temp_files(os.path.dirname(os.path.abspath(f.path)) for f in self.inputs):
+            click.echo(
+                f"podfit: {stale}: a temporary file left by an interrupted podfit fix (never read as a "
+                "manifest); remove it",
+                file=err,
+            )
+        for ch in sorted(made, key=lambda ch: (ch.file, ch.line, ch.rule, tuple(map(str, ch.path)))):
             was = f"{ch.old} → " if ch.old is not None else "+ "
             click.echo(f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}", file=err)
-    for u in plan.unfixable:
-        f = u.finding
-        subject = f" {f.object}" if f.object is not None else ""
-        click.echo(f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}", file=err)
-    for line in left_alone:
-        click.echo(f"podfit: {line}", file=err)
+        for u in self.unfixable:
+            f = u.finding
+            subject = f" {f.object}" if f.object is not None else ""
+            click.echo(f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}", file=err)
+        for line in self.notes:
+            click.echo(f"podfit: {line}", file=err)
+        for line in self.left_alone:
+            click.echo(f"podfit: {line}", file=err)
 
-    if mode == "diff":
-        click.echo("".join(diffs), nl=False)
-    elif mode == "write":
-        for path, text in outputs.items():
-            _write_atomically(path, text)
-    else:
-        assert kustomize_dir is not None
-        changes = [ch for ch in plan.changes if ch.file in outputs]
-        if changes:
-            resources = sorted({f.path for f in result.files if f.objects and f.path != "-"})
-            files = kustomize_overlay(kustomize_dir, resources, changes)
-            os.makedirs(kustomize_dir, exist_ok=True)
+        if self.mode == "diff":
+            from ..fix import unified_diff
+
+            click.echo("".join(unified_diff(p, texts[p][0], outputs[p]) for p in sorted(outputs)), nl=False)
+        elif self.mode == "write":
+            with safewrite.cleanup_on_signals():
+                for path in sorted(outputs):
+                    try:
+                        safewrite.write(path, outputs[path].encode("utf-8"), expect=texts[path][1])
+                    except OSError as e:
+                        from ._common import PodfitError
+
+                        raise PodfitError(f"{path}: not written: {e}") from None
+        elif made:
+            self._write_overlay([o for path in outputs for o in results[path].objects])
+        verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[self.mode]
+        summary = f"{plural(len(made), 'change')} {verb} in {plural(len(outputs), 'file')}"
+        if self.unfixable:
+            summary += f"; {plural(len(self.unfixable), 'finding')} without a safe fix"
+        if self.left_alone:
+            summary += f"; {plural(len(self.left_alone), 'file')} left alone"
+        click.echo(summary, file=err)
+        sys.exit(1 if self.unfixable or self.left_alone else 0)
+
+    def _write_overlay(self, edits: list) -> None:
+        """The overlay's files, each inside DIR and none overwriting a file podfit did not write;
+        all are checked before the first is written."""
+        from .. import safewrite
+        from ..fix import OverlayError, kustomize_overlay
+        from ..fix.apply import KUSTOMIZATION_MARKER, PATCH_MARKER
+        from ._common import PodfitError
+
+        out_dir = self.kustomize_dir or ""
+        resources = sorted({f.path for f in self.result.files if f.objects and f.path != "-"})
+        try:
+            files = kustomize_overlay(out_dir, resources, edits)
+        except OverlayError as e:
+            raise PodfitError(str(e)) from None
+        _overlay_refusal(out_dir)
+        os.makedirs(out_dir, exist_ok=True)
+        root = os.path.realpath(out_dir)
+        for path in files:
+            real = os.path.realpath(path)
+            if os.path.dirname(real) != root:
+                raise PodfitError(f"{path} would be written outside {out_dir} (at {real}); nothing written")
+            if os.path.lexists(path):
+                marker = KUSTOMIZATION_MARKER if os.path.basename(path) == "kustomization.yaml" else PATCH_MARKER
+                if os.path.islink(path) or not os.path.isfile(path) or not _first_line(path).startswith(marker):
+                    raise PodfitError(
+                        f"{path} exists and was not written by podfit fix: it is not overwritten; nothing written"
+                    )
+        with safewrite.cleanup_on_signals():
             for path, text in files.items():
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-    n_changes = sum(1 for ch in plan.changes if ch.file in outputs)
-    verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[mode]
-    summary = f"{plural(n_changes, 'change')} {verb} in {plural(len(outputs), 'file')}"
-    if plan.unfixable:
-        summary += f"; {plural(len(plan.unfixable), 'finding')} without a safe fix"
-    if left_alone:
-        summary += f"; {plural(len(left_alone), 'file')} left alone"
-    click.echo(summary, file=err)
-    sys.exit(1 if plan.unfixable or left_alone else 0)
+                try:
+                    safewrite.write(path, text.encode("utf-8"))
+                except OSError as e:
+                    raise PodfitError(f"{path}: not written: {e}") from None
+
+    def _read(self, by_file: dict[str, list]) -> dict[str, tuple[str, Any]]:
+        """Each file to edit: its text and what it was when read. A symbolic link is edited
+        through its target when the target is among the inputs, else left alone."""
+        from .. import safewrite
+
+        real_inputs = {
+            os.path.realpath(f.path) for f in self.inputs if f.data is not None and not os.path.islink(f.path)
+        }
+        texts: dict[str, tuple[str, Any]] = {}
+        for path in sorted(by_file):
+            if os.path.islink(path):
+                target = os.path.realpath(path)
+                if target in real_inputs:
+                    self.notes.append(f"{path}: a symbolic link to {target}, which is fixed itself")
+                else:
+                    self.left_alone.append(
+                        f"{path}: left alone: a symbolic link to {target}, which is not among the inputs; "
+                        "fix the target itself"
+                    )
+                continue
+            try:
+                snap = safewrite.snapshot(path)
+                with open(path, "rb") as fh:
+                    text = fh.read().decode("utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                self.left_alone.append(f"{path}: left alone: cannot be read: {e}")
+                continue
+            texts[path] = (text, snap)
+        return texts
+
+    def _edit_without_new_findings(self, changes: list, texts: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+        """The files edited in memory, checked again by every rule until nothing moves:
+        - a change whose object then shows a finding the baseline does not have is dropped, with
+          the reason (and a new finding of no changed object drops them all);
+        - a fix whose value depends on others (a pool right-sized for the pods' new requests) is
+          planned again on the edited objects and takes its final value,
+        so a second ``fix`` finds nothing to change."""
+        from ..findings import Finding
+        from ..fix import Unfixable, edit_file
+        from ..loader import load
+
+        before = {_key(f) for f in self.baseline.findings}
+        origin: dict[tuple[Any, ...], Finding] = {}
+        for f in self.report.findings:
+            origin.setdefault((f.rule, f.location.file, f.object, f.location.line), f)
+        first: dict[tuple[Any, ...], Any] = {(ch.file, ch.ref, ch.path): ch for ch in changes}
+        current = dict(first)
+        banned: set[tuple[Any, ...]] = set()  # (rule, file, object) whose change brought a new finding
+        results: dict[str, Any] = {}
+        for _round in range(8):
+            by_file: dict[str, list] = defaultdict(list)
+            for ch in current.values():
+                by_file[ch.file].append(ch)
+            results = {path: edit_file(path, texts[path][0], chs) for path, chs in sorted(by_file.items())}
+            failed = {p for p, r in results.items() if r.new_text is None}
+            for path in sorted(failed):
+                self.left_alone.append(f"{path}: left alone: {results[path].error}")
+            current = {k: ch for k, ch in current.items() if ch.file not in failed}
+            results = {p: r for p, r in results.items() if p not in failed}
+            edited = {
+                os.path.realpath(p): r.new_text.encode("utf-8") for p, r in results.items() if r.new_text != texts[p][0]
+            }
+            if not edited:
+                return results
+            inputs = [
+                replace(f, data=edited[os.path.realpath(f.path)])
+                if f.data is not None and os.path.realpath(f.path) in edited
+                else f
+                for f in self.inputs
+            ]
+            after, facts = self.run_check(load(inputs, self.config.limits), [])
+            new = [f for f in after.findings if _key(f) not in before]
+            if new:
+                changed = {(ch.file, ch.ref) for ch in current.values()}
+                blame = {}
+                for f in new:
+                    if f.object is not None and (f.location.file, f.object) in changed:
+                        blame.setdefault((f.location.file, f.object), f)
+                together = not blame
+                if together:  # the new findings are no one object's: none of the changes is made
+                    blame = {obj: new[0] for obj in changed}
+                for k, ch in list(current.items()):
+                    f = blame.get((ch.file, ch.ref))
+                    if f is None:
+                        continue
+                    del current[k]
+                    banned.add((ch.rule, ch.file, ch.ref))
+                    src = origin.get((ch.rule, ch.file, ch.ref, ch.line))
+                    if src is not None and all(u.finding is not src for u in self.unfixable):
+                        self.unfixable.append(Unfixable(src, _new_finding_reason(ch, f, together)))
+                continue
+            more = [
+                ch
+                for ch in self.replan(after.findings, facts).changes
+                if ch.file in texts and (ch.rule, ch.file, ch.ref) not in banned
+            ]
+            moved = False
+            for ch in more:
+                k = (ch.file, ch.ref, ch.path)
+                was = first.get(k)
+                final = ch if was is None else replace(ch, old=was.old, line=was.line, reason=_replanned(was, ch))
+                if was is not None and final.value == (was.old or ""):
+                    moved = moved or k in current
+                    current.pop(k, None)  # back to the value the file holds: no change
+                elif k not in current or current[k].value != final.value:
+                    current[k], moved = final, True
+                    first.setdefault(k, final)
+            if not moved:
+                return results
+        return results
+
+
+def _replanned(was: Any, now: Any) -> str:
+    """The reason of a change planned again on the edited objects, told from the file's state
+    (a pool's "instead of N × class" names what the file holds, not the first plan's value)."""
+    import re
+
+    if was.reason == now.reason:
+        return now.reason
+    reason = now.reason
+    said = re.search(r"instead of [^:]+", was.reason)
+    if said is not None:
+        reason = re.sub(r"instead of [^:]+", lambda _m: said.group(0), reason, count=1)
+    return reason + " (planned for the objects as this run changes them)"
+
+
+def _new_finding_reason(ch: Any, f: Any, together: bool) -> str:
+    """Why a change is not made: the finding it would bring, and what would work instead."""
+    what = "together the changes would bring" if together else f"{ch.field} = {ch.value} would bring"
+    subject = f" {f.object}" if f.object is not None else ""
+    reason = f"{what} a new finding, {f.rule}{subject}: {f.message}"
+    if ch.rule == "PF201" and not together:
+        from ..quantity import format_cpu, parse_cpu
+
+        try:
+            down = (parse_cpu(ch.value) // 1000 - 1) * 1000
+        except Exception:
+            down = 0
+        if down > 0:
+            n = format_cpu(down)
+            reason += f"; request {n} whole CPU{'' if down == 1000 else 's'} instead (rounded down), or a larger node"
+    return reason
