@@ -569,3 +569,43 @@ def test_all_edits_of_a_file_are_made_with_one_parse(monkeypatch):
     out = yamledit.apply_edits(docs, edits)
     assert len(composed) == 1
     assert out == docs.replace("cpu: 1500m", "cpu: 2")
+
+
+def _edited(text: str, edits: list) -> tuple[str, list]:
+    from podfit.fix.yamledit import edit_documents
+
+    new, _after, splices = edit_documents(text, edits)
+    return new, splices
+
+
+@pytest.mark.parametrize(
+    "text,edits",
+    [
+        (_pod("a"), [(0, ("spec", "containers", 0, "resources", "limits", "cpu"), "2")]),
+        (  # a flow mapping changed twice on one line, a block added under another container
+            MULTI,
+            [
+                (1, ("spec", "template", "spec", "initContainers", 1, "resources", "requests", "cpu"), "100m"),
+                (1, ("spec", "template", "spec", "initContainers", 1, "resources", "requests", "memory"), "64Mi"),
+                (1, ("spec", "template", "spec", "containers", 1, "resources", "requests", "cpu"), "100m"),
+                (0, ("spec", "template", "spec", "initContainers", 1, "resources", "requests", "cpu"), "2"),
+                (0, ("spec", "template", "spec", "initContainers", 1, "resources", "limits", "cpu"), "2"),
+                (0, ("spec", "template", "spec", "containers", 1, "resources", "limits", "cpu"), "2"),
+            ],
+        ),
+        (  # the last line without a newline, a key added after it
+            "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x",
+            [(0, ("spec", "containers", 0, "resources", "requests", "cpu"), "1")],
+        ),
+        (  # edits far apart: two hunks
+            "---\n".join(_pod(f"p{i}") for i in range(3)),
+            [(0, ("spec", "containers", 0, "resources", "limits", "cpu"), "2"), (2, ("spec", "containers", 0, "resources", "requests", "memory"), "2Gi")],
+        ),
+    ],
+    ids=["one", "several-on-a-line", "no-final-newline", "two-hunks"],
+)
+def test_the_diff_from_the_splices_is_difflibs(text, edits):
+    new, splices = _edited(text, [yamledit.Edit(*e) for e in edits])
+    assert new != text
+    ours = fix_apply.unified_diff("x.yaml", text, new, splices)
+    assert ours == fix_apply.unified_diff("x.yaml", text, new)

@@ -254,7 +254,8 @@ class _Fix:
         if self.mode == "diff":
             from ..fix import unified_diff
 
-            click.echo("".join(unified_diff(p, texts[p][0], outputs[p]) for p in sorted(outputs)), nl=False)
+            diffs = (unified_diff(p, texts[p][0], outputs[p], results[p].splices) for p in sorted(outputs))
+            click.echo("".join(diffs), nl=False)
         elif self.mode == "write":
             with safewrite.cleanup_on_signals():
                 for path in sorted(outputs):

@@ -3,6 +3,7 @@ Kustomize overlay (``--kustomize``). Pure: texts in, texts out; the command read
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import hashlib
 import os
@@ -15,7 +16,7 @@ import yaml
 
 from ..model import ObjectRef
 from .plan import Change
-from .yamledit import CannotPreserve, Edit, edit_documents, find_document, load_documents
+from .yamledit import CannotPreserve, DocumentIndex, Edit, edit_documents, load_documents
 
 __all__ = [
     "KUSTOMIZATION_MARKER",
@@ -51,6 +52,7 @@ class FileResult:
     changes: tuple[Change, ...]
     error: str = ""
     objects: tuple[ObjectEdit, ...] = ()
+    splices: tuple[tuple[int, int, str], ...] = ()  # what made new_text from the text: start, end, new text
 
 
 BOM = "\ufeff"
@@ -78,27 +80,31 @@ def edit_file(path: str, text: str, changes: Sequence[Change]) -> FileResult:
         docs = load_documents(body)
     except CannotPreserve as e:
         return FileResult(path, None, tuple(changes), str(e))
+    index = DocumentIndex(docs)
     edits: list[Edit] = []
     places: dict[tuple[str, str, str, str], tuple[int, tuple[str | int, ...]]] = {}
+    mine: dict[tuple[str, str, str, str], list[Change]] = {}
     for ch in changes:
         key = (ch.ref.api_version, ch.ref.kind, ch.ref.namespace, ch.ref.name)
         if key not in places:
-            where = find_document(docs, ch.ref.api_version, ch.ref.kind, ch.ref.name, ch.ref.namespace)
+            where = index.find(ch.ref.api_version, ch.ref.kind, ch.ref.name, ch.ref.namespace)
             if len(where) != 1:
                 what = "not found" if not where else f"found {len(where)} times"
                 return FileResult(path, None, tuple(changes), f"{ch.ref} {what} in the file")
             places[key] = where[0]
+        mine.setdefault(key, []).append(ch)
         doc, prefix = places[key]
         edits.append(Edit(doc, prefix + ch.path, ch.value))
     try:
-        new, after = edit_documents(body, edits, json_like, before=docs)
+        new, after, splices = edit_documents(body, edits, json_like, before=docs)
     except CannotPreserve as e:
         return FileResult(path, None, tuple(changes), str(e))
-    objects = []
-    for key, (doc, prefix) in places.items():
-        mine = tuple(ch for ch in changes if (ch.ref.api_version, ch.ref.kind, ch.ref.namespace, ch.ref.name) == key)
-        objects.append(ObjectEdit(path, mine[0].ref, _at(docs[doc], prefix), _at(after[doc], prefix), mine))
-    return FileResult(path, bom + new, tuple(changes), objects=tuple(objects))
+    objects = tuple(
+        ObjectEdit(path, chs[0].ref, _at(docs[places[key][0]], places[key][1]), _at(after[places[key][0]], places[key][1]), tuple(chs))
+        for key, chs in mine.items()
+    )
+    shifted = tuple((a + len(bom), b + len(bom), t) for a, b, t in splices)
+    return FileResult(path, bom + new, tuple(changes), objects=objects, splices=shifted)
 
 
 def diff_path(path: str, cwd: str | None = None) -> str:
@@ -109,20 +115,91 @@ def diff_path(path: str, cwd: str | None = None) -> str:
     return absolute if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
-def unified_diff(path: str, old: str, new: str) -> str:
+def _range(start: int, length: int) -> str:
+    """A hunk's line range as unified diffs write it (difflib's and GNU diff's form)."""
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start + 1 if length else start},{length}"
+
+
+def _regions(old: str, splices: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, list[str]]]:
+    """The changed line ranges of ``old``: (first line, end line, the new lines), from the
+    splices (in order, not overlapping); splices sharing a line make one region."""
+    starts = [0] + [m.end() for m in re.finditer("\n", old)]
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_right(starts, offset) - 1
+
+    # first line, end line, end offset of the old text replaced, new text up to `cut`, cut
+    raw: list[list[Any]] = []
+    for start, end, text in splices:
+        first = line_of(start)
+        if start == end and start == starts[first]:  # whole lines inserted before line `first`
+            last, a, b = first, start, start
+        else:
+            last = line_of(max(end - 1, start)) + 1
+            a, b = starts[first], starts[last] if last < len(starts) else len(old)
+        if raw and a < raw[-1][2]:  # shares a line with the previous region
+            prev = raw[-1]
+            prev[1], prev[2] = max(prev[1], last), max(prev[2], b)
+            prev[3] += old[prev[4] : start] + text
+            prev[4] = end
+        else:
+            raw.append([first, last, b, old[a:start] + text, end])
+    return [(first, last, (head + old[cut:b]).splitlines(keepends=True)) for first, last, b, head, cut in raw]
+
+
+def unified_diff(path: str, old: str, new: str, splices: Sequence[tuple[int, int, str]] | None = None) -> str:
     """A unified diff that ``git apply`` takes (``a/PATH``, ``b/PATH`` relative to the working
-    directory) or, for a file outside it, ``patch -p0`` (absolute paths as they are)."""
+    directory) or, for a file outside it, ``patch -p0`` (absolute paths as they are). With the
+    splices that made ``new`` from ``old`` the hunks come from them, in time linear in the file
+    (difflib's matcher is quadratic on the many like lines of a large manifest)."""
     name = diff_path(path)
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=name if os.path.isabs(name) else f"a/{name}",
-        tofile=name if os.path.isabs(name) else f"b/{name}",
-    )
+    a_name = name if os.path.isabs(name) else f"a/{name}"
+    b_name = name if os.path.isabs(name) else f"b/{name}"
+    if splices is None:
+        lines: Any = difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=a_name, tofile=b_name
+        )
+    else:
+        lines = _hunks(old, splices, a_name, b_name)
     out = []
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _hunks(old: str, splices: Sequence[tuple[int, int, str]], a_name: str, b_name: str, context: int = 3) -> list[str]:
+    """The unified diff's lines for the changed regions, with ``context`` lines around them;
+    regions closer than twice that share a hunk (as diff and difflib do)."""
+    regions = _regions(old, splices)
+    if not regions:
+        return []
+    old_lines = old.splitlines(keepends=True)
+    out = [f"--- {a_name}\n", f"+++ {b_name}\n"]
+    groups: list[list[tuple[int, int, list[str]]]] = [[regions[0]]]
+    for region in regions[1:]:
+        if region[0] - groups[-1][-1][1] > 2 * context:
+            groups.append([region])
+        else:
+            groups[-1].append(region)
+    shift = 0  # the new file's line number minus the old one's, before the hunk
+    for group in groups:
+        lo = max(0, group[0][0] - context)
+        hi = min(len(old_lines), group[-1][1] + context)
+        body: list[str] = []
+        pos, added = lo, 0
+        for first, last, new_lines in group:
+            body.extend(" " + line for line in old_lines[pos:first])
+            body.extend("-" + line for line in old_lines[first:last])
+            body.extend("+" + line for line in new_lines)
+            added += len(new_lines) - (last - first)
+            pos = last
+        body.extend(" " + line for line in old_lines[pos:hi])
+        out.append(f"@@ -{_range(lo, hi - lo)} +{_range(lo + shift, hi - lo + added)} @@\n")
+        out.extend(body)
+        shift += added
+    return out
 
 
 # the first line of every file podfit fix writes into a Kustomize overlay: what it may overwrite

@@ -25,7 +25,9 @@ from typing import Any
 
 import yaml
 
-__all__ = ["CannotPreserve", "Edit", "apply_edits", "edit_documents", "find_document", "load_documents"]
+from ..yamlio import YamlLimitError, iter_documents
+
+__all__ = ["CannotPreserve", "DocumentIndex", "Edit", "apply_edits", "edit_documents", "find_document", "load_documents"]
 
 PathKey = str | int
 
@@ -45,14 +47,31 @@ class Edit:
 
 # libyaml's parser when PyYAML has it (its marks count characters too, as the splicing needs)
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_NULL, _STR, _SEQ, _MAP = (f"tag:yaml.org,2002:{t}" for t in ("null", "str", "seq", "map"))
+
+
+class _Composer(_Loader):  # type: ignore[misc,valid-type]
+    """Composes only (the nodes' places): of the tags, the splicing needs to know the nulls only,
+    so the implicit resolution of every other scalar (a dozen regular expressions each) is skipped."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode:
+            return _NULL if implicit[0] and value in _NULLS else _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
 def _compose(text: str) -> list[yaml.Node]:
-    return list(yaml.compose_all(text, Loader=_Loader))
+    return list(yaml.compose_all(text, Loader=_Composer))
 
 
 def _load(text: str) -> list[Any]:
-    return list(yaml.load_all(text, Loader=_Loader))
+    """The documents' data, read as the loader reads them (the Rust parser where it reads exactly
+    as PyYAML would, PyYAML elsewhere)."""
+    try:
+        return [d.data for d in iter_documents(text, fast=True)]
+    except YamlLimitError as e:
+        raise CannotPreserve(f"cannot parse: {e}") from None
 
 
 def load_documents(text: str) -> list[Any]:
@@ -68,29 +87,39 @@ def find_document(
 ) -> list[tuple[int, tuple[PathKey, ...]]]:
     """Where objects with this identity sit among the file's documents (:func:`load_documents`):
     (document index, path prefix) pairs; the prefix is ``("items", i)`` for an item of a List,
-    ``()`` for a whole document."""
-    found: list[tuple[int, tuple[PathKey, ...]]] = []
+    ``()`` for a whole document. For many look-ups in one file, :class:`DocumentIndex`."""
+    return DocumentIndex(docs).find(api_version, kind, name, namespace)
 
-    def matches(doc: Any) -> bool:
-        if not isinstance(doc, Mapping):
-            return False
-        meta = doc.get("metadata") or {}
-        if not isinstance(meta, Mapping):
-            return False
-        ns = meta.get("namespace")
-        return (
-            doc.get("kind") == kind
-            and str(doc.get("apiVersion") or "") == api_version
-            and str(meta.get("name") or meta.get("generateName") or "") == name
-            and (ns is None or not namespace or str(ns) == namespace)
-        )
 
-    for i, doc in enumerate(docs):
-        if matches(doc):
-            found.append((i, ()))
-        elif isinstance(doc, Mapping) and isinstance(doc.get("items"), list):
-            found.extend((i, ("items", j)) for j, item in enumerate(doc["items"]) if matches(item))
-    return found
+class DocumentIndex:
+    """The objects of a file's documents by identity, built in one pass over them."""
+
+    def __init__(self, docs: Sequence[Any]) -> None:
+        self._by: dict[tuple[str, str, str], list[tuple[int, tuple[PathKey, ...], Any]]] = {}
+
+        def add(doc: Any, i: int, prefix: tuple[PathKey, ...]) -> None:
+            if not isinstance(doc, Mapping):
+                return
+            meta = doc.get("metadata") or {}
+            kind = doc.get("kind")
+            if not isinstance(meta, Mapping) or not isinstance(kind, str):
+                return
+            name = str(meta.get("name") or meta.get("generateName") or "")
+            key = (str(doc.get("apiVersion") or ""), kind, name)
+            self._by.setdefault(key, []).append((i, prefix, meta.get("namespace")))
+
+        for i, doc in enumerate(docs):
+            add(doc, i, ())
+            if isinstance(doc, Mapping) and isinstance(doc.get("items"), list):  # a List's items
+                for j, item in enumerate(doc["items"]):
+                    add(item, i, ("items", j))
+
+    def find(self, api_version: str, kind: str, name: str, namespace: str = "") -> list[tuple[int, tuple[PathKey, ...]]]:
+        return [
+            (i, prefix)
+            for i, prefix, ns in self._by.get((api_version, kind, name), [])
+            if ns is None or not namespace or str(ns) == namespace
+        ]
 
 
 def _child(node: yaml.Node, key: PathKey) -> yaml.Node | None:
@@ -271,21 +300,22 @@ def apply_edits(text: str, edits: Sequence[Edit], json_like: bool = False, befor
 
 def edit_documents(
     text: str, edits: Sequence[Edit], json_like: bool = False, before: Sequence[Any] | None = None
-) -> tuple[str, list[Any]]:
-    """The text with every edit made and its documents as read back, or :class:`CannotPreserve`.
+) -> tuple[str, list[Any], list[tuple[int, int, str]]]:
+    """The text with every edit made, its documents as read back and the splices made (start and
+    end offsets in ``text``, the new text; in order), or :class:`CannotPreserve`.
 
     One pass: the text is composed once, every edit's place found in that one tree, the splices
     made in one sweep and the result parsed once to check it (``before``: the documents as
     :func:`load_documents` read them, when the caller has them already)."""
     if not edits:
-        return text, list(before) if before is not None else load_documents(text)
+        return text, list(before) if before is not None else load_documents(text), []
     try:
         roots = _compose(text)
         if before is None:
             before = _load(text)
     except yaml.YAMLError as e:
         raise CannotPreserve(f"cannot parse: {e}") from None
-    if not json_like and _shared_nodes(roots):
+    if not json_like and "*" in text and _shared_nodes(roots):  # an alias is written with a "*"
         raise CannotPreserve("the file uses YAML anchors or aliases; an edit could change other places")
     newline = "\r\n" if "\r\n" in text else "\n"
     expected = [json.loads(json.dumps(d, default=str)) for d in before]
@@ -328,7 +358,8 @@ def edit_documents(
         splices.append(_insertion(text, roots[doc], node, at_path, tree, json_like, newline, steps[doc]))
     pieces: list[str] = []
     pos = 0
-    for sp in sorted(splices, key=lambda sp: (sp.start, sp.rank)):
+    splices.sort(key=lambda sp: (sp.start, sp.rank))
+    for sp in splices:
         if sp.start < pos:
             raise CannotPreserve("two edits overlap")
         pieces.append(text[pos : sp.start])
@@ -342,7 +373,7 @@ def edit_documents(
         raise CannotPreserve(f"the edited text does not parse: {e}") from None
     if after != expected:
         raise CannotPreserve("the edited text would differ from the intended change")
-    return out, after
+    return out, after, [(sp.start, sp.end, sp.text) for sp in splices]
 
 
 def _reads_as(value: str) -> Any:
