@@ -574,7 +574,7 @@ def test_all_edits_of_a_file_are_made_with_one_parse(monkeypatch):
 def _edited(text: str, edits: list) -> tuple[str, list]:
     from podfit.fix.yamledit import edit_documents
 
-    new, _after, splices = edit_documents(text, edits)
+    new, _after, splices, _docs = edit_documents(text, edits)
     return new, splices
 
 
@@ -609,3 +609,32 @@ def test_the_diff_from_the_splices_is_difflibs(text, edits):
     assert new != text
     ours = fix_apply.unified_diff("x.yaml", text, new, splices)
     assert ours == fix_apply.unified_diff("x.yaml", text, new)
+
+
+def test_the_second_check_sees_every_object_as_a_fresh_load_would(tmp_path, monkeypatch):
+    """The check of the edited objects parses only the edited files again; the rest keep what
+    they were loaded with: the same files, objects and findings as loading everything anew."""
+    from dataclasses import replace
+
+    from podfit.commands import fix as fix_command
+    from podfit.fix import Change, edit_file
+    from podfit.loader import LoaderLimits, discover, load, read_files
+    from podfit.model import ObjectRef
+
+    shutil.copytree(ROOT / "testdata" / "repos" / "microservices", tmp_path / "m")
+    monkeypatch.chdir(tmp_path / "m")
+    (tmp_path / "m" / "kubernetes-manifests" / "zz.yaml").write_text(_pod("extra"))
+    inputs = read_files(discover(["kubernetes-manifests", "src"]))
+    result = load(inputs)
+    path = str(Path("kubernetes-manifests") / "zz.yaml")
+    change = Change("PF201", path, ObjectRef("v1", "Pod", "", "extra"), 9,
+                    ("spec", "containers", 0, "resources", "limits", "cpu"), "2", "1500m", "why")  # fmt: skip
+    edited = edit_file(path, (tmp_path / "m" / path).read_text(), [change])
+    assert edited.new_text is not None and edited.documents is not None
+    fix = fix_command._Fix.__new__(fix_command._Fix)
+    fix.result, fix.inputs, fix.config = result, inputs, type("C", (), {"limits": LoaderLimits()})()
+    got = fix._reload({os.path.realpath(path): edited})
+    fresh = load([replace(f, data=edited.new_text.encode()) if f.path == path else f for f in inputs])
+    assert len(got.objects) == len(result.objects) > 10
+    assert got.files == fresh.files and got.findings == fresh.findings
+    assert [(o.ref, o.location, o.raw) for o in got.objects] == [(o.ref, o.location, o.raw) for o in fresh.objects]

@@ -224,12 +224,6 @@ class _Fix:
         changes = [ch for ch in changes if ch.file in texts]
         results = self._edit_without_new_findings(changes, texts)
         outputs = {path: r.new_text for path, r in results.items() if r.new_text is not None and r.new_text != texts[path][0]}
-        if self.mode == "write":
-            for path in list(outputs):
-                why = safewrite.refusal(path)
-                if why is not None:
-                    self.left_alone.append(f"{path}: left alone: {why}")
-                    del outputs[path]
         made = [ch for path in outputs for ch in results[path].changes]
 
         err = sys.stderr
@@ -275,6 +269,42 @@ class _Fix:
             summary += f"; {plural(len(self.left_alone), 'file')} left alone"
         click.echo(summary, file=err)
         sys.exit(1 if self.unfixable or self.left_alone else 0)
+
+    def _reload(self, edited: dict[str, Any]) -> Any:
+        """The inputs as loaded, with the edited files (by real path) parsed again from their new
+        text; every other file keeps the objects and findings it was loaded with."""
+        from ..loader import LoadResult, parse_file
+
+        files, objects, findings = [], [], []
+        by_file: dict[str, list] = defaultdict(list)
+        for o in self.result.objects:
+            by_file[o.location.file].append(o)
+        found: dict[str, list] = defaultdict(list)
+        for f in self.result.findings:
+            found[f.location.file].append(f)
+        records = {r.path: r for r in self.result.files}
+        for f in self.inputs:
+            res = edited.get(os.path.realpath(f.path)) if f.data is not None else None
+            if res is None:
+                if f.path in records:
+                    files.append(records[f.path])
+                objects.extend(by_file.pop(f.path, ()))
+                findings.extend(found.pop(f.path, ()))
+                continue
+            limits = self.config.limits
+
+            def docs(text: str, res: Any = res, limits: Any = limits) -> Any:
+                return _reload_docs(text, res, limits.yaml)
+
+            parsed = parse_file(replace(f, data=res.new_text.encode("utf-8")), limits, docs)
+            files.append(parsed.record)
+            objects.extend(parsed.objects)
+            findings.extend(parsed.findings)
+            by_file.pop(f.path, None)
+            found.pop(f.path, None)
+        for rest in found.values():  # findings of no input file (none expected): kept
+            findings.extend(rest)
+        return LoadResult(files=tuple(files), objects=tuple(objects), findings=tuple(findings))
 
     def _write_overlay(self, edits: list) -> None:
         """The overlay's files, each inside DIR and none overwriting a file podfit did not write;
@@ -330,6 +360,10 @@ class _Fix:
                         "fix the target itself"
                     )
                 continue
+            why = safewrite.refusal(path) if self.mode == "write" else None
+            if why is not None:  # refused before the edit, so the other files' changes are checked without it
+                self.left_alone.append(f"{path}: left alone: {why}")
+                continue
             try:
                 snap = safewrite.snapshot(path)
                 with open(path, "rb") as fh:
@@ -349,7 +383,6 @@ class _Fix:
         so a second ``fix`` finds nothing to change."""
         from ..findings import Finding
         from ..fix import Unfixable, edit_file
-        from ..loader import load
 
         before = {_key(f) for f in self.baseline.findings}
         origin: dict[tuple[Any, ...], Finding] = {}
@@ -369,18 +402,10 @@ class _Fix:
                 self.left_alone.append(f"{path}: left alone: {results[path].error}")
             current = {k: ch for k, ch in current.items() if ch.file not in failed}
             results = {p: r for p, r in results.items() if p not in failed}
-            edited = {
-                os.path.realpath(p): r.new_text.encode("utf-8") for p, r in results.items() if r.new_text != texts[p][0]
-            }
+            edited = {os.path.realpath(p): r for p, r in results.items() if r.new_text != texts[p][0]}
             if not edited:
                 return results
-            inputs = [
-                replace(f, data=edited[os.path.realpath(f.path)])
-                if f.data is not None and os.path.realpath(f.path) in edited
-                else f
-                for f in self.inputs
-            ]
-            after, facts = self.run_check(load(inputs, self.config.limits), [])
+            after, facts = self.run_check(self._reload(edited), [])
             new = [f for f in after.findings if _key(f) not in before]
             if new:
                 changed = {(ch.file, ch.ref) for ch in current.values()}
@@ -420,6 +445,16 @@ class _Fix:
             if not moved:
                 return results
         return results
+
+
+def _reload_docs(text: str, result: Any, limits: Any) -> Any:
+    """The edited file's documents as :func:`podfit.loader.parse_file` takes them: those the edit
+    read back when they are of this very text and read with these limits, else read now."""
+    from ..yamlio import YamlLimits, iter_documents
+
+    if result.documents is not None and limits == YamlLimits() and text == result.new_text:
+        return result.documents
+    return iter_documents(text, limits, fast=True)
 
 
 def _replanned(was: Any, now: Any) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import hashlib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -53,6 +54,7 @@ class FileResult:
     error: str = ""
     objects: tuple[ObjectEdit, ...] = ()
     splices: tuple[tuple[int, int, str], ...] = ()  # what made new_text from the text: start, end, new text
+    documents: Any = None  # new_text's documents as the loader reads them (default limits), or None
 
 
 BOM = "\ufeff"
@@ -96,7 +98,7 @@ def edit_file(path: str, text: str, changes: Sequence[Change]) -> FileResult:
         doc, prefix = places[key]
         edits.append(Edit(doc, prefix + ch.path, ch.value))
     try:
-        new, after, splices = edit_documents(body, edits, json_like, before=docs)
+        new, after, splices, documents = edit_documents(body, edits, json_like, before=docs)
     except CannotPreserve as e:
         return FileResult(path, None, tuple(changes), str(e))
     objects = tuple(
@@ -104,7 +106,7 @@ def edit_file(path: str, text: str, changes: Sequence[Change]) -> FileResult:
         for key, chs in mine.items()
     )
     shifted = tuple((a + len(bom), b + len(bom), t) for a, b, t in splices)
-    return FileResult(path, bom + new, tuple(changes), objects=objects, splices=shifted)
+    return FileResult(path, bom + new, tuple(changes), objects=objects, splices=shifted, documents=documents)
 
 
 def diff_path(path: str, cwd: str | None = None) -> str:
@@ -243,6 +245,12 @@ def _get(doc: Any, path: Sequence[str | int]) -> Any:
     return cur
 
 
+def _plain(value: Any) -> Any:
+    """Plain dicts, lists and scalars (the loader's mappings are a dict subclass a YAML dumper
+    does not know)."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def json6902(edit: ObjectEdit) -> list[dict]:
     """JSON6902 operations that turn ``edit.before`` into ``edit.after``, by index: containers and
     init containers keep their order (a strategic merge moves the patched ones to the front,
@@ -263,13 +271,13 @@ def json6902(edit: ObjectEdit) -> list[dict]:
                     ops.append({"op": "test", "path": _pointer(at), "value": name})
         k = next((k for k in range(len(path)) if _get(edit.before, path[: k + 1]) in (_MISSING, None)), len(path))
         if k == len(path):
-            ops.append({"op": "replace", "path": _pointer(path), "value": _get(edit.after, path)})
+            ops.append({"op": "replace", "path": _pointer(path), "value": _plain(_get(edit.after, path))})
             continue
         target = path[: k + 1]
         if any(target[: len(a)] == a for a in added):
             continue  # already added with its whole subtree
         added.append(target)
-        ops.append({"op": "add", "path": _pointer(target), "value": _get(edit.after, target)})
+        ops.append({"op": "add", "path": _pointer(target), "value": _plain(_get(edit.after, target))})
     return ops
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from ..yamlio import YamlLimitError, iter_documents
+from ..yamlio import YamlDocument, YamlLimitError, iter_documents
 
 __all__ = ["CannotPreserve", "DocumentIndex", "Edit", "apply_edits", "edit_documents", "find_document", "load_documents"]
 
@@ -65,13 +65,17 @@ def _compose(text: str) -> list[yaml.Node]:
     return list(yaml.compose_all(text, Loader=_Composer))
 
 
-def _load(text: str) -> list[Any]:
-    """The documents' data, read as the loader reads them (the Rust parser where it reads exactly
-    as PyYAML would, PyYAML elsewhere)."""
+def _documents(text: str) -> list[YamlDocument]:
+    """The documents, read as the loader reads them (the Rust parser where it reads exactly as
+    PyYAML would, PyYAML elsewhere), with the default limits."""
     try:
-        return [d.data for d in iter_documents(text, fast=True)]
+        return list(iter_documents(text, fast=True))
     except YamlLimitError as e:
         raise CannotPreserve(f"cannot parse: {e}") from None
+
+
+def _load(text: str) -> list[Any]:
+    return [d.data for d in _documents(text)]
 
 
 def load_documents(text: str) -> list[Any]:
@@ -264,16 +268,22 @@ def _key_column(root: yaml.Node, path: tuple[PathKey, ...]) -> int:
     return column
 
 
-def _set(data: Any, path: tuple[PathKey, ...], value: Any) -> None:
-    cur = data
-    for key in path[:-1]:
-        if isinstance(cur, dict):
-            if cur.get(key) is None:
-                cur[key] = {}
-            cur = cur[key]
-        else:
-            cur = cur[key]
-    cur[path[-1]] = value
+def _with(data: Any, path: tuple[PathKey, ...], value: Any) -> Any:
+    """``data`` with the value at ``path`` set (a missing or null mapping on the way made empty),
+    copying only the containers on the path: the original is left as it is."""
+    if not path:
+        return value
+    key, rest = path[0], path[1:]
+    if isinstance(data, dict) and isinstance(key, str):
+        child = data.get(key)
+        new = dict(data)
+        new[key] = _with({} if child is None and rest else child, rest, value)
+        return new
+    if isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+        items = list(data)
+        items[key] = _with(data[key], rest, value)
+        return items
+    raise TypeError(f"no {key!r} in {type(data).__name__}")
 
 
 def _shared_nodes(roots: Sequence[yaml.Node]) -> bool:
@@ -300,15 +310,16 @@ def apply_edits(text: str, edits: Sequence[Edit], json_like: bool = False, befor
 
 def edit_documents(
     text: str, edits: Sequence[Edit], json_like: bool = False, before: Sequence[Any] | None = None
-) -> tuple[str, list[Any], list[tuple[int, int, str]]]:
-    """The text with every edit made, its documents as read back and the splices made (start and
-    end offsets in ``text``, the new text; in order), or :class:`CannotPreserve`.
+) -> tuple[str, list[Any], list[tuple[int, int, str]], list[YamlDocument] | None]:
+    """The text with every edit made, its documents' data as read back, the splices made (start
+    and end offsets in ``text``, the new text; in order) and the documents as the loader reads
+    them (None when nothing was edited), or :class:`CannotPreserve`.
 
     One pass: the text is composed once, every edit's place found in that one tree, the splices
     made in one sweep and the result parsed once to check it (``before``: the documents as
     :func:`load_documents` read them, when the caller has them already)."""
     if not edits:
-        return text, list(before) if before is not None else load_documents(text), []
+        return text, list(before) if before is not None else load_documents(text), [], None
     try:
         roots = _compose(text)
         if before is None:
@@ -318,7 +329,7 @@ def edit_documents(
     if not json_like and "*" in text and _shared_nodes(roots):  # an alias is written with a "*"
         raise CannotPreserve("the file uses YAML anchors or aliases; an edit could change other places")
     newline = "\r\n" if "\r\n" in text else "\n"
-    expected = [json.loads(json.dumps(d, default=str)) for d in before]
+    expected = list(before)
     splices: list[_Splice] = []
     groups: dict[tuple[int, int], tuple[yaml.Node, tuple[PathKey, ...], dict[str, Any]]] = {}
     steps: dict[int, int] = {}
@@ -349,7 +360,7 @@ def edit_documents(
         if written not in reads:
             reads[written] = _reads_as(written)
         try:
-            _set(expected[edit.document], edit.path, reads[written])
+            expected[edit.document] = _with(expected[edit.document], edit.path, reads[written])
         except (TypeError, KeyError, IndexError):
             raise CannotPreserve(f"{where}: no such field in the document") from None
     for (doc, _), (node, at_path, tree) in groups.items():
@@ -368,14 +379,17 @@ def edit_documents(
     pieces.append(text[pos:])
     out = "".join(pieces)
     try:
-        after = [json.loads(json.dumps(d, default=str)) for d in _load(out)]
+        documents = _documents(out)
+        after = [d.data for d in documents]
     except yaml.YAMLError as e:
         raise CannotPreserve(f"the edited text does not parse: {e}") from None
     if after != expected:
         raise CannotPreserve("the edited text would differ from the intended change")
-    return out, after, [(sp.start, sp.end, sp.text) for sp in splices]
+    return out, after, [(sp.start, sp.end, sp.text) for sp in splices], documents
 
 
 def _reads_as(value: str) -> Any:
-    """What the scalar as written loads as (an int for ``2``, a string for ``1500m`` or ``"2"``)."""
-    return json.loads(json.dumps(yaml.safe_load(value), default=str))
+    """What the scalar as written loads as (an int for ``2``, a string for ``1500m`` or ``"2"``),
+    as the loader reads a value (a timestamp stays its text)."""
+    data = _load(f"v: {value}\n")
+    return data[0]["v"] if len(data) == 1 and isinstance(data[0], dict) else None
