@@ -68,7 +68,8 @@ class _Quantity(click.ParamType):
     "kustomize_dir",
     type=click.Path(file_okay=False),
     metavar="DIR",
-    help="Write strategic-merge patches and a kustomization.yaml applying them to the files into DIR.",
+    help="Write JSON6902 patches (by list index: container order kept) and a kustomization.yaml applying "
+    "them to the files into DIR; a kustomization there that podfit did not write is never overwritten.",
 )
 def command(
     paths: tuple[str, ...],
@@ -94,6 +95,9 @@ def command(
     plus --limit-headroom), PF301 and PF604 (a node pool's VM class and count in the
     TanzuKubernetesCluster / Cluster API manifest that declares it). Every other finding of these rules is listed with the
     reason it has no safe fix. The diff goes to standard output, the reasons to standard error.
+    \b
+    No change is made that would bring a finding the inputs do not have: every rule checks
+    the edited objects first (see docs/fix.md for this and for what fix refuses).
     \b
     Exit status: 0 every fixable finding has its change; 1 some have no safe fix or a file
     had to be left alone (listed); 2 usage or input failure.
