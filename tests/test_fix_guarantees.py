@@ -599,7 +599,10 @@ def _edited(text: str, edits: list) -> tuple[str, list]:
         ),
         (  # edits far apart: two hunks
             "---\n".join(_pod(f"p{i}") for i in range(3)),
-            [(0, ("spec", "containers", 0, "resources", "limits", "cpu"), "2"), (2, ("spec", "containers", 0, "resources", "requests", "memory"), "2Gi")],
+            [
+                (0, ("spec", "containers", 0, "resources", "limits", "cpu"), "2"),
+                (2, ("spec", "containers", 0, "resources", "requests", "memory"), "2Gi"),
+            ],
         ),
     ],
     ids=["one", "several-on-a-line", "no-final-newline", "two-hunks"],

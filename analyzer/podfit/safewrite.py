@@ -141,7 +141,5 @@ def stale_temp_files(directories: Iterable[str]) -> list[str]:
     found: list[str] = []
     for d in sorted(set(directories)):
         with contextlib.suppress(OSError):
-            found.extend(
-                os.path.join(d, n) for n in sorted(os.listdir(d)) if n.startswith(TEMP_PREFIX)
-            )
+            found.extend(os.path.join(d, n) for n in sorted(os.listdir(d)) if n.startswith(TEMP_PREFIX))
     return found

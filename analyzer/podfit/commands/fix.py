@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections import defaultdict
@@ -114,6 +115,10 @@ def command(
     from ..pipeline import PipelineError, check
     from ._common import PodfitError, load_config, load_platform, load_usage
 
+    # one run over finite input, as check: memory comes back by reference counting, and the cyclic
+    # collector would only walk the growing heap again and again (the composed nodes of a large
+    # file made the edit superlinear with it)
+    gc.disable()
     if kustomize_dir is not None:
         mode = "kustomize"
     selected: list[str] = []
@@ -204,13 +209,26 @@ class _Fix:
     """The edits, their check for new findings, and the output of one ``podfit fix`` run."""
 
     def __init__(
-        self, plan: Any, report: Any, baseline: Any, inputs: Any, config: Any, run_check: Any, replan: Any,
-        mode: str, kustomize_dir: str | None, result: Any,
+        self,
+        plan: Any,
+        report: Any,
+        baseline: Any,
+        inputs: Any,
+        config: Any,
+        run_check: Any,
+        replan: Any,
+        mode: str,
+        kustomize_dir: str | None,
+        result: Any,
     ) -> None:
         self.plan, self.report, self.baseline, self.inputs = plan, report, baseline, inputs
         self.replan = replan
         self.config, self.run_check, self.mode, self.kustomize_dir, self.result = (
-            config, run_check, mode, kustomize_dir, result,
+            config,
+            run_check,
+            mode,
+            kustomize_dir,
+            result,
         )
         self.left_alone: list[str] = []
         self.notes: list[str] = []
@@ -227,7 +245,9 @@ class _Fix:
         texts = self._read(by_file)
         changes = [ch for ch in changes if ch.file in texts]
         results = self._edit_without_new_findings(changes, texts)
-        outputs = {path: r.new_text for path, r in results.items() if r.new_text is not None and r.new_text != texts[path][0]}
+        outputs = {
+            path: r.new_text for path, r in results.items() if r.new_text is not None and r.new_text != texts[path][0]
+        }
         made = [ch for path in outputs for ch in results[path].changes]
 
         err = sys.stderr

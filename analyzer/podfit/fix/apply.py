@@ -102,7 +102,13 @@ def edit_file(path: str, text: str, changes: Sequence[Change]) -> FileResult:
     except CannotPreserve as e:
         return FileResult(path, None, tuple(changes), str(e))
     objects = tuple(
-        ObjectEdit(path, chs[0].ref, _at(docs[places[key][0]], places[key][1]), _at(after[places[key][0]], places[key][1]), tuple(chs))
+        ObjectEdit(
+            path,
+            chs[0].ref,
+            _at(docs[places[key][0]], places[key][1]),
+            _at(after[places[key][0]], places[key][1]),
+            tuple(chs),
+        )
         for key, chs in mine.items()
     )
     shifted = tuple((a + len(bom), b + len(bom), t) for a, b, t in splices)
@@ -302,7 +308,12 @@ def kustomize_overlay(out_dir: str, resources: Sequence[str], edits: Sequence[Ob
         header = PATCH_MARKER + " " + "; ".join(sorted({f"{c.rule} {c.field} = {c.value}" for c in group})) + "\n"
         files[fname] = header + yaml.safe_dump(json6902(edit), sort_keys=False)
         api = ref.api_version
-        target = {"group": api.rpartition("/")[0], "version": api.rpartition("/")[2], "kind": ref.kind, "name": ref.name}
+        target = {
+            "group": api.rpartition("/")[0],
+            "version": api.rpartition("/")[2],
+            "kind": ref.kind,
+            "name": ref.name,
+        }
         if ref.namespace:
             target["namespace"] = ref.namespace
         patches.append({"path": fname, "target": target})

@@ -27,7 +27,15 @@ import yaml
 
 from ..yamlio import YamlDocument, YamlLimitError, iter_documents
 
-__all__ = ["CannotPreserve", "DocumentIndex", "Edit", "apply_edits", "edit_documents", "find_document", "load_documents"]
+__all__ = [
+    "CannotPreserve",
+    "DocumentIndex",
+    "Edit",
+    "apply_edits",
+    "edit_documents",
+    "find_document",
+    "load_documents",
+]
 
 PathKey = str | int
 
@@ -118,7 +126,9 @@ class DocumentIndex:
                 for j, item in enumerate(doc["items"]):
                     add(item, i, ("items", j))
 
-    def find(self, api_version: str, kind: str, name: str, namespace: str = "") -> list[tuple[int, tuple[PathKey, ...]]]:
+    def find(
+        self, api_version: str, kind: str, name: str, namespace: str = ""
+    ) -> list[tuple[int, tuple[PathKey, ...]]]:
         return [
             (i, prefix)
             for i, prefix, ns in self._by.get((api_version, kind, name), [])
@@ -216,8 +226,14 @@ def _tree_flow(tree: dict[str, Any], json_like: bool) -> list[str]:
 
 
 def _insertion(
-    text: str, root: yaml.Node, node: yaml.Node, at_path: tuple[PathKey, ...], tree: dict[str, Any], json_like: bool,
-    newline: str, step: int,
+    text: str,
+    root: yaml.Node,
+    node: yaml.Node,
+    at_path: tuple[PathKey, ...],
+    tree: dict[str, Any],
+    json_like: bool,
+    newline: str,
+    step: int,
 ) -> _Splice:
     """One splice adding the keys of ``tree`` (nested dicts of key → scalar text) to ``node``."""
     where = ".".join(map(str, at_path))
