@@ -252,13 +252,22 @@ def test_mode_is_kept_and_no_temporary_file_stays(tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own a file as another user")
 def test_run_as_root_a_file_keeps_its_owner(tmp_path):
     user = "podfit-fix-test"
+    created = False
     try:
         pwd.getpwnam(user)
     except KeyError:
         if shutil.which("useradd") is None:
             pytest.skip("no useradd")
         subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
-    pw = pwd.getpwnam(user)
+        created = True
+    try:
+        _owner_is_kept(pwd.getpwnam(user), tmp_path)
+    finally:
+        if created and shutil.which("userdel") is not None:
+            subprocess.run(["userdel", user], check=False)
+
+
+def _owner_is_kept(pw: pwd.struct_passwd, tmp_path: Path) -> None:
     a = tmp_path / "a.yaml"
     a.write_text(_pod("web"))
     os.chown(a, pw.pw_uid, pw.pw_gid)

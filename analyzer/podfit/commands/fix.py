@@ -251,7 +251,10 @@ class _Fix:
         made = [ch for path in outputs for ch in results[path].changes]
 
         err = sys.stderr
-        for stale in safewrite.stale_temp_files(os.path.dirname(os.path.abspath(f.path)) for f in self.inputs):
+        dirs = [os.path.dirname(os.path.abspath(f.path)) for f in self.inputs]
+        if self.kustomize_dir is not None:
+            dirs.append(os.path.abspath(self.kustomize_dir))
+        for stale in safewrite.stale_temp_files(dirs):
             click.echo(
                 f"podfit: {stale}: a temporary file left by an interrupted podfit fix (never read as a "
                 "manifest); remove it",
