@@ -9,6 +9,9 @@ does but the write: the check, the plan, the one-pass edit of the file, the seco
 edited objects by every rule, the diff). Prints the best wall and CPU (user + sys)
 seconds of each and fix over check; the goal is at most 3×. Each fix run's diff is checked to hold
 N changes, so a run that fixed nothing cannot look fast.
+
+Measured (best of 3, 2 vCPUs, load average 8): fix over check 0.97× in CPU at 50 changes, 1.54× at
+1,000, 1.88× at 3,000 (2.62 s against 1.39 s); the table is in docs/benchmarks.md ("podfit fix").
 """
 
 from __future__ import annotations
