@@ -132,8 +132,8 @@ def cleanup_on_signals() -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def stale_temp_files(directories: Iterable[str]) -> list[str]:

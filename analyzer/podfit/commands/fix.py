@@ -302,7 +302,9 @@ class _Fix:
         text; every other file keeps the objects and findings it was loaded with."""
         from ..loader import LoadResult, parse_file
 
-        files, objects, findings = [], [], []
+        files: list[Any] = []
+        objects: list[Any] = []
+        findings: list[Any] = []
         by_file: dict[str, list] = defaultdict(list)
         for o in self.result.objects:
             by_file[o.location.file].append(o)
@@ -436,7 +438,7 @@ class _Fix:
             new = [f for f in after.findings if _key(f) not in before]
             if new:
                 changed = {(ch.file, ch.ref) for ch in current.values()}
-                blame = {}
+                blame: dict[tuple[str, Any], Any] = {}
                 for f in new:
                     if f.object is not None and (f.location.file, f.object) in changed:
                         blame.setdefault((f.location.file, f.object), f)

@@ -241,9 +241,9 @@ def _insertion(
         # `resources:` with no value: write the block under it
         if node.start_mark.index != node.end_mark.index or json_like:
             raise CannotPreserve(f"{where}: an explicit null where a mapping is needed")
-        block = _tree_lines(tree, _key_column(root, at_path) + step, step)
+        lines = _tree_lines(tree, _key_column(root, at_path) + step, step)
         at = node.start_mark.index
-        return _Splice(at, at, newline + newline.join(block), 0)
+        return _Splice(at, at, newline + newline.join(lines), 0)
     if not isinstance(node, yaml.MappingNode):
         raise CannotPreserve(f"{where} is not a mapping")
     if node.flow_style or json_like:
