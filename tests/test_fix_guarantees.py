@@ -186,6 +186,7 @@ def test_two_objects_with_one_patch_name_are_refused(tmp_path):
     app.write_text(_pod("x/y") + "---\n" + _pod("x-y"))
     code, _out, err = _run("fix", str(app), "--kustomize", str(tmp_path / "overlay"))
     assert code == 2 and "would both be patched by podfit-pod-x-y.yaml" in err
+    assert "→" not in err  # no change reported as made
     assert not (tmp_path / "overlay").exists()
 
 

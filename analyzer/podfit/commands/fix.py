@@ -221,15 +221,16 @@ class _Fix:
         kustomize_dir: str | None,
         result: Any,
     ) -> None:
-        self.plan, self.report, self.baseline, self.inputs = plan, report, baseline, inputs
-        self.replan = replan
-        self.config, self.run_check, self.mode, self.kustomize_dir, self.result = (
-            config,
-            run_check,
-            mode,
-            kustomize_dir,
-            result,
-        )
+        self.plan = plan  # the changes, and the findings without a safe fix
+        self.report = report  # the check of the selected rules the plan comes from
+        self.baseline = baseline  # every rule's findings on the inputs as they are
+        self.inputs = inputs  # the files read (InputFile), in the loader's order
+        self.result = result  # what the loader made of them
+        self.config = config
+        self.run_check = run_check  # (LoadResult, rules) → (report, facts), with the run's platform and usage
+        self.replan = replan  # (findings, facts) → FixPlan, with the run's options and rules
+        self.mode = mode  # diff, write or kustomize
+        self.kustomize_dir = kustomize_dir
         self.left_alone: list[str] = []
         self.notes: list[str] = []
         self.unfixable = list(plan.unfixable)
@@ -249,6 +250,8 @@ class _Fix:
             path: r.new_text for path, r in results.items() if r.new_text is not None and r.new_text != texts[path][0]
         }
         made = [ch for path in outputs for ch in results[path].changes]
+        if self.mode == "kustomize" and made:  # before the report: a refused overlay reports nothing as made
+            self._write_overlay([o for path in outputs for o in results[path].objects])
 
         err = sys.stderr
         dirs = [os.path.dirname(os.path.abspath(f.path)) for f in self.inputs]
@@ -286,8 +289,6 @@ class _Fix:
                         from ._common import PodfitError
 
                         raise PodfitError(f"{path}: not written: {e}") from None
-        elif made:
-            self._write_overlay([o for path in outputs for o in results[path].objects])
         verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[self.mode]
         summary = f"{plural(len(made), 'change')} {verb} in {plural(len(outputs), 'file')}"
         if self.unfixable:
