@@ -289,7 +289,7 @@ def test_a_signal_during_the_write_removes_the_temporary_file(tmp_path, sig):
     script = f"""
 import os, signal, sys
 sys.path.insert(0, {str(ROOT / "analyzer")!r})
-from podfit import safewrite
+from podfit.fix import safewrite
 real_fsync = os.fsync
 def fsync(fd):
     real_fsync(fd)

@@ -236,7 +236,7 @@ class _Fix:
         self.unfixable = list(plan.unfixable)
 
     def run(self) -> None:
-        from .. import safewrite
+        from ..fix import safewrite
         from ..formats.text import plural
 
         changes = list(self.plan.changes)
@@ -339,8 +339,7 @@ class _Fix:
     def _write_overlay(self, edits: list) -> None:
         """The overlay's files, each inside DIR and none overwriting a file podfit did not write;
         all are checked before the first is written."""
-        from .. import safewrite
-        from ..fix import OverlayError, kustomize_overlay
+        from ..fix import OverlayError, kustomize_overlay, safewrite
         from ..fix.apply import KUSTOMIZATION_MARKER, PATCH_MARKER
         from ._common import PodfitError
 
@@ -373,7 +372,7 @@ class _Fix:
     def _read(self, by_file: dict[str, list]) -> dict[str, tuple[str, Any]]:
         """Each file to edit: its text and what it was when read. A symbolic link is edited
         through its target when the target is among the inputs, else left alone."""
-        from .. import safewrite
+        from ..fix import safewrite
 
         real_inputs = {
             os.path.realpath(f.path) for f in self.inputs if f.data is not None and not os.path.islink(f.path)
