@@ -205,6 +205,18 @@ def test_a_symlink_is_fixed_through_its_target_when_the_target_is_an_input(tmp_p
     assert "link.yaml: a symbolic link to" in err
 
 
+def test_a_file_named_twice_is_edited_once(tmp_path, monkeypatch):
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "a.yaml").write_text(_pod("web"))
+    monkeypatch.chdir(tmp_path)
+    code, diff, err = _run("fix", "k8s/a.yaml", "./k8s/a.yaml")
+    assert code == 0, err
+    assert diff.count("+++ b/k8s/a.yaml") == 1 and "the same file as" in err
+    code, _out, err = _run("fix", "k8s/a.yaml", "./k8s/a.yaml", "--write")
+    assert code == 0, err
+    assert (tmp_path / "k8s" / "a.yaml").read_text() == _pod("web").replace("cpu: 1500m", "cpu: 2")
+
+
 def test_a_symlink_to_a_file_outside_the_inputs_is_refused(tmp_path):
     (tmp_path / "elsewhere").mkdir()
     target = tmp_path / "elsewhere" / "real.yaml"

@@ -371,16 +371,19 @@ class _Fix:
 
     def _read(self, by_file: dict[str, list]) -> dict[str, tuple[str, Any]]:
         """Each file to edit: its text and what it was when read. A symbolic link is edited
-        through its target when the target is among the inputs, else left alone."""
+        through its target when the target is among the inputs, else left alone; a file named
+        twice is edited once."""
         from ..fix import safewrite
 
         real_inputs = {
             os.path.realpath(f.path) for f in self.inputs if f.data is not None and not os.path.islink(f.path)
         }
         texts: dict[str, tuple[str, Any]] = {}
+        seen: dict[str, str] = {}  # real path → the spelling edited
         for path in sorted(by_file):
+            real = os.path.realpath(path)
             if os.path.islink(path):
-                target = os.path.realpath(path)
+                target = real
                 if target in real_inputs:
                     self.notes.append(f"{path}: a symbolic link to {target}, which is fixed itself")
                 else:
@@ -389,6 +392,10 @@ class _Fix:
                         "fix the target itself"
                     )
                 continue
+            if real in seen:  # one file named twice (k8s/a.yaml and ./k8s/a.yaml): edited once
+                self.notes.append(f"{path}: the same file as {seen[real]}, fixed once")
+                continue
+            seen[real] = path
             why = safewrite.refusal(path) if self.mode == "write" else None
             if why is not None:  # refused before the edit, so the other files' changes are checked without it
                 self.left_alone.append(f"{path}: left alone: {why}")
