@@ -260,17 +260,18 @@ def _plain(value: Any) -> Any:
 def json6902(edit: ObjectEdit) -> list[dict]:
     """JSON6902 operations that turn ``edit.before`` into ``edit.after``, by index: containers and
     init containers keep their order (a strategic merge moves the patched ones to the front,
-    kubernetes-sigs/kustomize#5904). Each container on a path is first tested by name, so the
-    patch fails rather than change another container if the base changes. A field that exists is
+    kubernetes-sigs/kustomize#5904). Each named list entry on a path (a container, a node pool)
+    is first tested by name, so the patch fails rather than change another entry if the base
+    changes. A field that exists is
     replaced; a missing one is added with its new subtree, from its first missing mapping."""
     ops: list[dict] = []
     tested: set[tuple[str | int, ...]] = set()
     added: list[tuple[str | int, ...]] = []
     for ch in edit.changes:
         path = tuple(ch.path)
-        for i in range(len(path) - 1):
-            if isinstance(path[i + 1], int) and path[i] in ("containers", "initContainers", "ephemeralContainers"):
-                at = path[: i + 2] + ("name",)
+        for i in range(1, len(path)):
+            if isinstance(path[i], int):  # a list entry with a name (a container, a node pool)
+                at = path[: i + 1] + ("name",)
                 name = _get(edit.before, at)
                 if at not in tested and isinstance(name, str):
                     tested.add(at)
