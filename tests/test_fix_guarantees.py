@@ -698,3 +698,15 @@ def test_the_second_check_sees_every_object_as_a_fresh_load_would(tmp_path, monk
     assert len(got.objects) == len(result.objects) > 10
     assert got.files == fresh.files and got.findings == fresh.findings
     assert [(o.ref, o.location, o.raw) for o in got.objects] == [(o.ref, o.location, o.raw) for o in fresh.objects]
+
+
+@pytest.mark.parametrize("value", ["a: b", "x\n---\ny", '"q', "[1, 2]", "&a x", "true", "~", "2", "1500m"])
+def test_a_value_is_written_so_that_it_reads_back_as_itself(value):
+    """A value (a VM class name comes from the platform profile) that would read as something
+    else written plain is double-quoted; a quantity stays plain."""
+    text = "kind: Pod\nspec:\n  x: 1\n"
+    out = yamledit.apply_edits(text, [yamledit.Edit(0, ("spec", "x"), value)])
+    back = yaml.safe_load(out)["spec"]["x"]
+    assert str(back) == value and not isinstance(back, (bool, list, dict)) and back is not None
+    assert out.startswith("kind: Pod\nspec:\n  x: ") and out.count("\n") == 3
+    assert ('"' in out) == (value not in ("2", "1500m"))

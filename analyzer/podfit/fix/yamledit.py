@@ -359,13 +359,13 @@ def edit_documents(
         if depth == len(edit.path):  # the scalar exists: replace it in place
             if not isinstance(node, yaml.ScalarNode):
                 raise CannotPreserve(f"{where} is not a single value")
-            written = _scalar_text(edit.value, node.style, json_like)
+            written = _faithful(edit.value, node.style, json_like, reads)
             splices.append(_Splice(node.start_mark.index, node.end_mark.index, written, -(10**9)))
         else:
             rest = edit.path[depth:]
             if not all(isinstance(k, str) for k in rest):
                 raise CannotPreserve(f"{where}: the list entry does not exist")
-            written = _scalar_text(edit.value, None, json_like)
+            written = _faithful(edit.value, None, json_like, reads)
             _, _, tree = groups.setdefault((edit.document, id(node)), (node, edit.path[:depth], {}))
             for key in rest[:-1]:
                 sub = tree.setdefault(str(key), {})
@@ -373,8 +373,6 @@ def edit_documents(
                     raise CannotPreserve(f"{where}: two edits of one field")
                 tree = sub
             tree[str(rest[-1])] = written
-        if written not in reads:
-            reads[written] = _reads_as(written)
         try:
             expected[edit.document] = _with(expected[edit.document], edit.path, reads[written])
         except (TypeError, KeyError, IndexError):
@@ -404,8 +402,27 @@ def edit_documents(
     return out, after, [(sp.start, sp.end, sp.text) for sp in splices], documents
 
 
+def _faithful(value: str, style: str | None, json_like: bool, reads: dict[str, Any]) -> str:
+    """The scalar's text in the given style if it reads back as the value (a string, or a number
+    written as the value is: ``2``, ``1500m``), else double-quoted (a plain ``a: b`` or ``&x y``
+    would read as something else). ``reads``: what each text reads as, filled here."""
+    for written in (_scalar_text(value, style, json_like), json.dumps(value)):
+        if written not in reads:
+            reads[written] = _reads_as(written)
+        back = reads[written]
+        if isinstance(back, (str, int, float)) and not isinstance(back, bool) and str(back) == value:
+            return written
+    raise CannotPreserve(f"{value!r} does not read back as itself")
+
+
 def _reads_as(value: str) -> Any:
     """What the scalar as written loads as (an int for ``2``, a string for ``1500m`` or ``"2"``),
     as the loader reads a value (a timestamp stays its text)."""
-    data = _load(f"v: {value}\n")
-    return data[0]["v"] if len(data) == 1 and isinstance(data[0], dict) else None
+    try:
+        data = _load(f"v: {value}\n")
+    except (yaml.YAMLError, CannotPreserve):
+        return _UNREADABLE
+    return data[0]["v"] if len(data) == 1 and isinstance(data[0], dict) and len(data[0]) == 1 else _UNREADABLE
+
+
+_UNREADABLE = object()  # what a scalar that does not read back as one value is expected to be: nothing equals it
