@@ -710,3 +710,32 @@ def test_a_value_is_written_so_that_it_reads_back_as_itself(value):
     assert str(back) == value and not isinstance(back, (bool, list, dict)) and back is not None
     assert out.startswith("kind: Pod\nspec:\n  x: ") and out.count("\n") == 3
     assert ('"' in out) == (value not in ("2", "1500m"))
+
+
+def test_fixes_that_keep_planning_each_other_anew_stop_at_a_checked_state(tmp_path, monkeypatch):
+    """A plan that never settles (here forced: each new plan raises the CPU by one) ends after a
+    bounded number of rounds with the last state the check found nothing new in, and says what is
+    left for the next run."""
+    import dataclasses
+
+    import podfit.fix as fix_package
+
+    real = fix_package.plan_fixes
+    calls: list = []
+
+    def restless(findings, facts, opts, rules=()):
+        if not calls:
+            calls.append(real(findings, facts, opts, rules))
+            return calls[0]
+        calls.append(None)
+        bumped = tuple(dataclasses.replace(ch, value=str(len(calls) + 1)) for ch in calls[0].changes)
+        return dataclasses.replace(calls[0], changes=bumped)
+
+    monkeypatch.setattr(fix_package, "plan_fixes", restless)
+    a = tmp_path / "a.yaml"
+    a.write_text(_pod("web"))
+    code, _out, err = _run("fix", str(a), "--write", "--rule", "PF201")
+    assert "left for the next run (their values depend on each other's): PF201 Pod web" in err
+    assert len(calls) <= 10
+    spec = yaml.safe_load(a.read_text())["spec"]["containers"][0]["resources"]
+    assert spec["limits"]["cpu"] == spec["requests"]["cpu"] and spec["limits"]["cpu"] >= 2

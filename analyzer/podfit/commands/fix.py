@@ -424,10 +424,12 @@ class _Fix:
         origin: dict[tuple[Any, ...], Finding] = {}
         for f in self.report.findings:
             origin.setdefault((f.rule, f.location.file, f.object, f.location.line), f)
+            origin.setdefault((f.rule, f.location.file, f.object), f)  # a change planned again has moved lines
         first: dict[tuple[Any, ...], Any] = {(ch.file, ch.ref, ch.path): ch for ch in changes}
         current = dict(first)
         banned: set[tuple[Any, ...]] = set()  # (rule, file, object) whose change brought a new finding
         results: dict[str, Any] = {}
+        verified: dict[str, Any] = {}  # the last edit the check found nothing new in
         for _round in range(8):
             by_file: dict[str, list] = defaultdict(list)
             for ch in current.values():
@@ -458,7 +460,7 @@ class _Fix:
                         continue
                     del current[k]
                     banned.add((ch.rule, ch.file, ch.ref))
-                    src = origin.get((ch.rule, ch.file, ch.ref, ch.line))
+                    src = origin.get((ch.rule, ch.file, ch.ref, ch.line)) or origin.get((ch.rule, ch.file, ch.ref))
                     if src is not None and all(u.finding is not src for u in self.unfixable):
                         self.unfixable.append(Unfixable(src, _new_finding_reason(ch, f, together)))
                 continue
@@ -480,7 +482,21 @@ class _Fix:
                     first.setdefault(k, final)
             if not moved:
                 return results
-        return results
+            verified = results
+        # the fixes kept planning each other anew: what was last checked is made; the rest waits
+        made = _made(verified)
+        unsettled = sorted({f"{ch.rule} {ch.ref}" for k, ch in current.items() if made.get(k) != ch.value})
+        if unsettled:
+            self.notes.append(
+                f"left for the next run (their values depend on each other's): {', '.join(unsettled)}; "
+                "run fix again after these changes"
+            )
+        return verified
+
+
+def _made(results: dict[str, Any]) -> dict[tuple[Any, ...], str]:
+    """The value each change of these edits sets, by file, object and field."""
+    return {(ch.file, ch.ref, ch.path): ch.value for r in results.values() for ch in r.changes}
 
 
 def _reload_docs(text: str, result: Any, limits: Any) -> Any:
