@@ -457,5 +457,14 @@ def test_fix_never_writes_its_overlay_over_an_input(tmp_path):
     (app / "kustomization.yaml").write_text("resources: [a.yaml]\n")
     p = _run(["fix", app, "--kustomize", app])
     assert p.returncode == 2
-    assert f"--kustomize {app}: {app / 'kustomization.yaml'} is one of the inputs" in p.stderr
+    # refused as a kustomization podfit did not write; were it podfit's own, as one of the inputs
+    assert f"{app / 'kustomization.yaml'} exists and was not written by podfit fix" in p.stderr
     assert (app / "kustomization.yaml").read_text() == "resources: [a.yaml]\n"
+    from podfit.fix.apply import KUSTOMIZATION_MARKER
+
+    ours = f"{KUSTOMIZATION_MARKER}\nresources: [a.yaml]\n"
+    (app / "kustomization.yaml").write_text(ours)
+    p = _run(["fix", app, "--kustomize", app])
+    assert p.returncode == 2, p.stderr
+    assert f"--kustomize {app}: {app / 'kustomization.yaml'} is one of the inputs" in p.stderr
+    assert (app / "kustomization.yaml").read_text() == ours
