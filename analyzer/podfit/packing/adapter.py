@@ -53,6 +53,7 @@ from ..scheduling import (
     REVISION_KEYS,
     UNKNOWN,
     Decision,
+    HostPort,
     SchedulingConstraints,
     decide,
     described_keys,
@@ -323,6 +324,93 @@ def _anti_affinity(packed: Sequence[tuple[str, Workload]]) -> tuple[dict[str, st
     return group, conflicts
 
 
+def _port_conflicts(packed: Sequence[tuple[str, Workload]]) -> set[tuple[str, str]]:
+    """Pairs of workloads (names, in order) whose pods bind a conflicting host port: they never
+    share a node (the scheduler's NodePorts filter). A workload's own pods are kept apart by
+    ``PodType.host_ports`` (one pod per node)."""
+    by_port: dict[tuple[int, str], list[tuple[str, HostPort]]] = {}
+    for name, w in packed:
+        for hp in w.pod.host_ports:
+            by_port.setdefault((hp.port, hp.protocol), []).append((name, hp))
+    pairs: set[tuple[str, str]] = set()
+    for binders in by_port.values():
+        for i, (a, pa) in enumerate(binders):
+            for b, pb in binders[i + 1 :]:
+                if a != b and pa.conflicts(pb):
+                    pairs.add((min(a, b), max(a, b)))
+    return pairs
+
+
+@dataclass(frozen=True)
+class _Daemons:
+    """How a workload's pods stand to the DaemonSets' pods (see :class:`PodType` ``avoids`` /
+    ``needs``), with the reasons in words."""
+
+    avoids: tuple[str, ...]
+    needs: tuple[tuple[str, ...], ...]
+    reasons: tuple[str, ...]
+
+    def why(self, pools: Sequence[str]) -> str:
+        return f"{'; '.join(self.reasons)} (node pools it may use: {', '.join(pools)})"
+
+
+def _daemon_relations(
+    name: str,
+    w: Workload,
+    daemons: Sequence[tuple[DaemonPod, Workload]],
+    others: Sequence[tuple[str, Workload]],
+    unsure: set[str],
+) -> _Daemons:
+    """The DaemonSets whose nodes ``w``'s pods cannot use — a host port both bind, required pod
+    anti-affinity on hostname either declares against the other — and, per required pod affinity
+    term on hostname that selects DaemonSet pods and no pod of another workload (``others``), the
+    DaemonSets one of which must run on the node. A term whose DaemonSets' placement is unknown on
+    some pool (``unsure``) is not modelled."""
+    if not daemons:
+        return _Daemons((), (), ())
+    ns, labels = w.ref.namespace or "default", dict(w.pod.labels)
+    avoids: dict[str, str] = {}
+    for d, u in daemons:
+        u_ns, u_labels = u.ref.namespace or "default", dict(u.pod.labels)
+        ports = [hp for hp in w.pod.host_ports if any(hp.conflicts(q) for q in u.pod.host_ports)]
+        if ports:
+            avoids.setdefault(
+                d.name, f"hostPort {', '.join(map(str, ports))} is bound by {d.name} on every node it runs on"
+            )
+        elif any(
+            t.matches(ns, labels, u_ns, u_labels, False) is True for t in w.pod.scheduling.hostname_anti_affinity()
+        ):
+            avoids.setdefault(
+                d.name, f"required pod anti-affinity against {d.name}, whose pods run on every node it runs on"
+            )
+        elif any(
+            t.matches(u_ns, u_labels, ns, labels, False) is True for t in u.pod.scheduling.hostname_anti_affinity()
+        ):
+            avoids.setdefault(d.name, f"{d.name}'s required pod anti-affinity selects these pods")
+    needs: list[tuple[str, ...]] = []
+    reasons = list(avoids.values())
+    for t in w.pod.scheduling.pod_affinity:
+        if t.topology_key != HOSTNAME:
+            continue
+        chosen = tuple(
+            sorted(
+                d.name
+                for d, u in daemons
+                if t.matches(ns, labels, u.ref.namespace or "default", dict(u.pod.labels), False) is True
+            )
+        )
+        if not chosen or set(chosen) & unsure:
+            continue
+        if any(
+            t.matches(ns, labels, o.ref.namespace or "default", dict(o.pod.labels), o is w) is not False
+            for _, o in others
+        ):
+            continue  # a pod of a workload may satisfy it too: not modelled
+        needs.append(chosen)
+        reasons.append(f"required pod affinity to the pods of {' or '.join(chosen)}")
+    return _Daemons(tuple(sorted(avoids)), tuple(needs), tuple(reasons))
+
+
 def _spread_cap(
     name: str, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
 ) -> int | None:
@@ -416,6 +504,22 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unschedulable[name] = _why_not(sched, ds)
         packed.append((name, w, ds, fits))
     group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    for a, b in _port_conflicts([(name, w) for name, w, _, _ in packed]):
+        conflicts.setdefault(a, set()).add(b)
+        conflicts.setdefault(b, set()).add(a)
+    ds_workloads = [(d, by_name[d.name]) for d in daemons]
+    unsure = {name for names in unknown.values() for name in names}  # DaemonSets not known to run everywhere
+    others = [(name, w) for name, w in named if not w.per_node and w.replicas > 0]
+    between: dict[str, _Daemons] = {}
+    for name, w, _, fits in packed:
+        rel = _daemon_relations(name, w, ds_workloads, others, unsure)
+        if rel.avoids or rel.needs:
+            between[name] = rel
+            if fits and name not in unschedulable:
+                runs = {pool: {d.name for d in daemons if d.pools is None or pool in d.pools} for pool in fits}
+                probe = PodType(name, 0, 0, avoids=rel.avoids, needs=rel.needs)
+                if not any(probe.daemons_allow(here) for here in runs.values()):
+                    unschedulable[name] = rel.why(fits)
     # only built when some workload spreads (and so never None where _spread_cap needs it)
     everyone = _Index(named) if any(w.pod.scheduling.spread for _, w, _, _ in packed) else None
     pods = []
@@ -437,6 +541,9 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 node_selector=p.node_selector,
                 pools=fits,
                 conflicts=tuple(sorted(conflicts.get(name, ()))),
+                host_ports=tuple((hp.ip, hp.port, hp.protocol) for hp in p.host_ports),
+                avoids=between[name].avoids if name in between else (),
+                needs=between[name].needs if name in between else (),
             )
         )
     return _Plan(

@@ -219,8 +219,8 @@ def min_nodes(
     other heuristic, no search), in milliseconds."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
-    if any(not fits(p.demand, tmpl.allocatable) for p in pods):
-        return None
+    if any(not fits(p.demand, tmpl.allocatable) or not p.daemons_allow(tmpl.daemon_pods) for p in pods):
+        return None  # too large for the class, or barred from every node by a DaemonSet that runs there
     start = time.monotonic()
     lb, _ = lower_bound(pods, tmpl.allocatable)
     if lb > MAX_MIN_NODES:
@@ -373,7 +373,7 @@ def right_size(
             continue
         mn = least.get(c.name)
         if mn is None:
-            excluded[c.name] = "cannot hold the largest pod"
+            excluded[c.name] = "cannot hold the largest pod, or a pod no node running the DaemonSets can take"
             continue
         limit = (host_limits or {}).get(c.name)
         if limit is not None and (mn.nodes > limit or limit == 0):
