@@ -123,6 +123,8 @@ class PackInputs:
     # VM class → (overhead, pod slots) of the nodes of that class the platform describes with their
     # kubelet's allocatable (an imported cluster): sizing a class uses what its real nodes offer
     class_overheads: Mapping[str, tuple[Overhead, int]] = field(default_factory=dict)
+    # autoscaled workloads at 0 replicas (KEDA scaled to zero): not packed, their scale-out is PF606's
+    idle: tuple[PodType, ...] = ()
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -466,6 +468,7 @@ class _Plan:
     unknown: tuple[UnknownPods, ...]
     control_plane_only: tuple[str, ...]
     unschedulable: dict[str, str]
+    idle: tuple[PodType, ...] = ()
 
 
 def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
@@ -476,8 +479,8 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     unschedulable: dict[str, str] = {}
     packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
     for name, w in named:
-        if not w.per_node and w.replicas <= 0:
-            continue
+        if not w.per_node and w.replicas <= 0 and not (w.autoscaler and w.autoscaler.max_replicas > 0):
+            continue  # no pod (an autoscaled workload at 0 is kept: its scale-out is PF606's)
         ds = sched.decisions(w.pod.scheduling)
         fits = tuple(
             p.type_name for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == FITS
@@ -547,12 +550,13 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             )
         )
     return _Plan(
-        tuple(pods),
+        tuple(p for p in pods if p.count > 0),
         tuple(daemons),
         by_name,
         tuple(UnknownPods(k, tuple(v)) for k, v in sorted(unknown.items())),
         tuple(cp_only),
         unschedulable,
+        tuple(p for p in pods if p.count == 0),
     )
 
 
@@ -699,4 +703,5 @@ def inputs_from(
         plan.unschedulable,
         run_to_completion=rtc,
         class_overheads=class_overheads,
+        idle=plan.idle,
     )
