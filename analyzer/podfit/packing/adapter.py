@@ -21,8 +21,17 @@
   evaluated against the pod labels of every packed workload, in the namespaces the term selects. A
   workload its own term selects is in an exclusive group (at most one pod of the group per node;
   workloads declaring the same term in the same namespace share it); two workloads of which either
-  selects the other conflict (their pods never share a node). Required pod affinity and terms on
-  other topology keys are not modelled.
+  selects the other conflict (their pods never share a node). Required pod affinity (except to
+  DaemonSet pods alone) and terms on other topology keys are not modelled.
+* Host ports (``PodSpec.host_ports``): a workload binding one has at most one pod per node
+  (``PodType.host_ports``), and two workloads binding conflicting ones conflict.
+* Against DaemonSet pods (on every node of the pools the DaemonSet fits): a workload avoids the
+  DaemonSet's nodes when both bind a conflicting host port or either's required hostname
+  anti-affinity selects the other (``PodType.avoids``); a required hostname pod affinity term that
+  selects DaemonSet pods and no other workload's needs one of them on the node (``PodType.needs``).
+  A workload that no pool it fits can then take is ``unschedulable``, with the reason.
+* Under an autoscaler the count is the replicas it keeps (:func:`podfit.workloads.autoscaled_replicas`);
+  an autoscaled workload at 0 is not packed but kept in ``PackInputs.idle`` for PF606.
 * A ``DoNotSchedule`` topology spread on hostname whose selector counts the pod's own pods, with
   maxSkew s, caps pods per node at ⌊(M + (N − 1)·s) / N⌋, where M is the number of pods the
   selector counts (this workload's and those of other workloads it matches) and N the nodes that are
