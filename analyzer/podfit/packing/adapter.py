@@ -365,10 +365,20 @@ class _Daemons:
         return f"{'; '.join(self.reasons)} (node pools it may use: {', '.join(pools)})"
 
 
+class _DaemonPods:
+    """A DaemonSet's pods as :func:`_daemon_relations` compares them (labels, ports, terms)."""
+
+    def __init__(self, d: DaemonPod, w: Workload) -> None:
+        self.d = d
+        self.ns = w.ref.namespace or "default"
+        self.labels = dict(w.pod.labels)
+        self.ports = w.pod.host_ports
+        self.anti = w.pod.scheduling.hostname_anti_affinity()
+
+
 def _daemon_relations(
-    name: str,
     w: Workload,
-    daemons: Sequence[tuple[DaemonPod, Workload]],
+    daemons: Sequence[_DaemonPods],
     others: Sequence[tuple[str, Workload]],
     unsure: set[str],
 ) -> _Daemons:
@@ -377,39 +387,28 @@ def _daemon_relations(
     term on hostname that selects DaemonSet pods and no pod of another workload (``others``), the
     DaemonSets one of which must run on the node. A term whose DaemonSets' placement is unknown on
     some pool (``unsure``) is not modelled."""
-    if not daemons:
-        return _Daemons((), (), ())
     ns, labels = w.ref.namespace or "default", dict(w.pod.labels)
+    own_anti = w.pod.scheduling.hostname_anti_affinity()
     avoids: dict[str, str] = {}
-    for d, u in daemons:
-        u_ns, u_labels = u.ref.namespace or "default", dict(u.pod.labels)
-        ports = [hp for hp in w.pod.host_ports if any(hp.conflicts(q) for q in u.pod.host_ports)]
+    for x in daemons:
+        name = x.d.name
+        ports = [hp for hp in w.pod.host_ports if any(hp.conflicts(q) for q in x.ports)]
         if ports:
             avoids.setdefault(
-                d.name, f"hostPort {', '.join(map(str, ports))} is bound by {d.name} on every node it runs on"
+                name, f"hostPort {', '.join(map(str, ports))} is bound by {name} on every node it runs on"
             )
-        elif any(
-            t.matches(ns, labels, u_ns, u_labels, False) is True for t in w.pod.scheduling.hostname_anti_affinity()
-        ):
+        elif any(t.matches(ns, labels, x.ns, x.labels, False) is True for t in own_anti):
             avoids.setdefault(
-                d.name, f"required pod anti-affinity against {d.name}, whose pods run on every node it runs on"
+                name, f"required pod anti-affinity against {name}, whose pods run on every node it runs on"
             )
-        elif any(
-            t.matches(u_ns, u_labels, ns, labels, False) is True for t in u.pod.scheduling.hostname_anti_affinity()
-        ):
-            avoids.setdefault(d.name, f"{d.name}'s required pod anti-affinity selects these pods")
+        elif any(t.matches(x.ns, x.labels, ns, labels, False) is True for t in x.anti):
+            avoids.setdefault(name, f"{name}'s required pod anti-affinity selects these pods")
     needs: list[tuple[str, ...]] = []
     reasons = list(avoids.values())
     for t in w.pod.scheduling.pod_affinity:
         if t.topology_key != HOSTNAME:
             continue
-        chosen = tuple(
-            sorted(
-                d.name
-                for d, u in daemons
-                if t.matches(ns, labels, u.ref.namespace or "default", dict(u.pod.labels), False) is True
-            )
-        )
+        chosen = tuple(sorted(x.d.name for x in daemons if t.matches(ns, labels, x.ns, x.labels, False) is True))
         if not chosen or set(chosen) & unsure:
             continue
         if any(
@@ -519,12 +518,16 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     for a, b in _port_conflicts([(name, w) for name, w, _, _ in packed]):
         conflicts.setdefault(a, set()).add(b)
         conflicts.setdefault(b, set()).add(a)
-    ds_workloads = [(d, by_name[d.name]) for d in daemons]
+    ds_workloads = [_DaemonPods(d, by_name[d.name]) for d in daemons]
+    ds_terms = any(x.anti for x in ds_workloads)
     unsure = {name for names in unknown.values() for name in names}  # DaemonSets not known to run everywhere
     others = [(name, w) for name, w in named if not w.per_node and w.replicas > 0]
     between: dict[str, _Daemons] = {}
     for name, w, _, fits in packed:
-        rel = _daemon_relations(name, w, ds_workloads, others, unsure)
+        c = w.pod.scheduling
+        if not ds_workloads or not (w.pod.host_ports or c.anti_affinity or c.pod_affinity or ds_terms):
+            continue  # nothing relates it to a DaemonSet's pods
+        rel = _daemon_relations(w, ds_workloads, others, unsure)
         if rel.avoids or rel.needs:
             between[name] = rel
             if fits and name not in unschedulable:

@@ -149,9 +149,9 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
     by_name = {p.name: p for p in pods}
     for p in pods:
         w = inputs.workloads.get(p.name)
-        scaler = w.autoscaler if w is not None else None
-        if scaler is None or scaler.max_replicas <= p.count:
+        if w is None or w.autoscaler is None or w.autoscaler.max_replicas <= p.count:
             continue
+        scaler = w.autoscaler
         # beside the placement found, without moving a pod: a count that certainly runs
         placed = p.count + sum(
             room(p, n, pool, by_name) for n in a.fit.nodes if (pool := _pool(inputs.pools, n.pool)) is not None
