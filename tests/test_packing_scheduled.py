@@ -397,3 +397,37 @@ def test_pf606_counts_the_other_pods_and_host_ports(tmp_path):
     (g,) = findings(ported, "PF606")
     assert (g["details"]["replicas_that_fit"], g["details"]["refused_replicas"]) == (3, 4)  # least refused
     assert g["details"]["certificate_at_max"] == "host-port"
+
+
+def test_hostile_autoscalers_and_ports_are_read_as_far_as_they_go():
+    """Malformed fields never raise: an autoscaler without a usable target or bounds is left out,
+    a port that is not a number binds nothing (PF902 reports the schema)."""
+    bad = [
+        {"scaleTargetRef": {"kind": ["Deployment"], "name": "web"}, "maxReplicas": 5},
+        {"scaleTargetRef": {"kind": "Deployment", "name": {"x": 1}}, "maxReplicas": 5},
+        {"scaleTargetRef": "web", "maxReplicas": 5},
+        {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": "5"},
+        {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": True},
+        {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": -1},
+    ]
+    docs = [deployment("web", 2)] + [
+        {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": f"h{i}", "namespace": "shop"},
+            "spec": s,
+        }
+        for i, s in enumerate(bad)
+    ]
+    (w,) = workloads(dump(*docs))
+    assert (w.replicas, w.autoscaler) == (2, None)
+    # minReplicas: null is left out (default 1)
+    nulled = hpa("web", "web", None, 4)
+    nulled["spec"]["minReplicas"] = None
+    (w,) = workloads(dump(deployment("web", None), nulled))
+    assert w.replicas == 1 and w.autoscaler.min_replicas == 1
+    spec = {
+        "hostNetwork": True,
+        "containers": [{"name": "c", "ports": [{"containerPort": "80"}, {"hostPort": True}, "x", None]}],
+    }
+    assert host_ports_from_spec(spec) == ()

@@ -408,6 +408,12 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _given(spec: Mapping[str, Any], key: str, default: int) -> Any:
+    """``spec[key]``, or ``default`` when it is left out or null."""
+    value = spec.get(key)
+    return default if value is None else value
+
+
 def autoscalers(objects: Sequence[K8sObject]) -> dict[tuple[str, str, str], tuple[K8sObject, int, int]]:
     """(namespace, kind, name) of each scaled workload → (the autoscaler, its minimum, its maximum).
 
@@ -423,17 +429,17 @@ def autoscalers(objects: Sequence[K8sObject]) -> dict[tuple[str, str, str], tupl
         if not isinstance(spec, dict):
             continue
         if obj.kind == HPA_KIND and obj.ref.api_version.startswith("autoscaling/"):
-            low, high, default_kind = _count(spec.get("minReplicas", 1)), _count(spec.get("maxReplicas")), None
+            low, high, default_kind = _count(_given(spec, "minReplicas", 1)), _count(spec.get("maxReplicas")), ""
         elif obj.kind == KEDA_KIND and obj.ref.api_version.startswith("keda.sh/"):
-            low = _count(spec.get("minReplicaCount", 0))
-            high, default_kind = _count(spec.get("maxReplicaCount", 100)), "Deployment"
+            low = _count(_given(spec, "minReplicaCount", 0))
+            high, default_kind = _count(_given(spec, "maxReplicaCount", 100)), "Deployment"
         else:
             continue
         target = spec.get("scaleTargetRef")
         if not isinstance(target, dict) or low is None or high is None or low > high:
             continue
         kind, name = target.get("kind") or default_kind, target.get("name")
-        if kind not in SCALABLE_KINDS or not isinstance(name, str) or not name:
+        if not isinstance(kind, str) or kind not in SCALABLE_KINDS or not isinstance(name, str) or not name:
             continue
         out.setdefault((obj.ref.namespace or "default", kind, name), (obj, low, high))
     return out
