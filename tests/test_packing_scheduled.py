@@ -309,6 +309,8 @@ def test_min_nodes_never_sizes_a_class_whose_daemonset_bars_a_pod():
     )
     a = analyze(inp.pods, inp.pools, inp.classes, daemons=inp.daemons, time_budget=HANG_GUARD_S)
     assert a.min_nodes == {} and a.recommendation.vm_class is None
+    why = a.recommendation.excluded["best-effort-large"]
+    assert why == "its nodes run DaemonSets that Deployment/monitoring/custom-exporter cannot share a node with"
     (pod,) = inp.pods
     assert min_nodes((pod,), inp.pools[0], HANG_GUARD_S) is None
 
