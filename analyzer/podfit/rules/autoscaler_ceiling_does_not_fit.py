@@ -1,40 +1,39 @@
-"""PF606: an autoscaler's maxReplicas cannot run on the node pools.
+"""## What it does
+A HorizontalPodAutoscaler's or KEDA ScaledObject's maximum (maxReplicas × the pod's requests),
+packed beside the other pods, does not fit the cluster's node pools; the finding says how many
+replicas can run.
 
-What it does
-    For each Deployment, StatefulSet, ReplicaSet or ReplicationController that a
-    HorizontalPodAutoscaler (autoscaling/v1 or v2) or a KEDA ScaledObject scales, it packs the
-    workload at the autoscaler's maximum (``maxReplicas``; KEDA ``maxReplicaCount``, default 100)
-    beside every other packed pod, with the same model as PF601 (requests, DaemonSets on every
-    node, anti-affinity, spread, host ports), and reports the autoscaler when that count provably
-    does not fit the cluster's node pools, saying how many replicas can run. Packing itself counts
-    the replicas the autoscaler keeps at least (``spec.replicas`` raised to ``minReplicas``; left
-    out, ``minReplicas``; KEDA's ``minReplicaCount`` defaults to 0, idle).
+## Why it matters
+The autoscaler's maximum is the capacity the workload is meant to reach under load. Replicas beyond
+what the nodes hold stay Pending exactly when the load is highest, so the scale-out does not happen:
+a reliability loss (warning), not a rejection — the objects are valid and the minimum runs. The
+count is packed with PF601's model (DaemonSets on every node, anti-affinity, spread, host ports) and
+reported only where it is proven not to fit (a lower bound or CP-SAT). Packing itself counts the
+replicas the autoscaler keeps at least: spec.replicas raised to minReplicas, and minReplicas where
+replicas is left out (KEDA minReplicaCount, default 0).
 
-Why it matters
-    The autoscaler's maximum is the capacity the workload is meant to reach under load. Replicas
-    beyond what the nodes hold stay Pending exactly when the load is highest, so the scale-out the
-    autoscaler promises does not happen: a loss of reliability (a warning), not a rejection — the
-    objects are valid and the minimum runs. Where the count is proven out of reach (a lower bound
-    or CP-SAT), the finding gives the largest count a placement was found for.
+## Example
+```yaml
+kind: HorizontalPodAutoscaler
+spec: {minReplicas: 1, maxReplicas: 50}   # 700m pods on three nodes of 3750m allocatable: 15 fit
+```
 
-Example
-    An HPA with ``maxReplicas: 50`` for a Deployment whose pods request 700m CPU, on three nodes
-    of 3750m allocatable: 15 replicas can run, and the other 35 would stay Pending::
+## How to fix
+Lower maxReplicas to what the pools hold, add nodes or a larger VM class (or a cluster autoscaler
+whose maximum covers the scale-out), or lower the pod's requests.
 
-        kind: HorizontalPodAutoscaler
-        spec:
-          scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: php-apache}
-          minReplicas: 1
-          maxReplicas: 50
+## Source
+Kubernetes HorizontalPodAutoscaler (autoscaling/v2); KEDA ScaledObject; kube-scheduler
+NodeResourcesFit
 
-How to fix
-    Lower ``maxReplicas`` to what the pools hold, add nodes or a larger VM class (or a cluster
-    autoscaler whose maximum covers the scale-out), or lower the pod's requests.
-
-Options
-    ``time-budget``: time for the packing searches and proofs of each autoscaled workload
-    (seconds, or 500ms, 10s, 2m; default 5). A count neither placed nor proven within it gives no
-    finding.
+## Implementation
+For each Deployment, StatefulSet, ReplicaSet or ReplicationController an autoscaler scales
+(podfit.workloads.autoscalers; KEDA maxReplicaCount defaults to 100), the replicas the placement
+found takes without moving a pod come first; if short, the fit is packed again with the workload at
+its maximum. Proven not to fit, a binary search (at most PROBES packings within the rule's
+time-budget) finds the most replicas a placement holds beside the other pods and the least count
+proven not to fit (details replicas_that_fit, refused_replicas). A count neither placed nor proven
+within the budget gives no finding. The finding is on the autoscaler.
 """
 
 from __future__ import annotations
@@ -60,6 +59,7 @@ ID = "PF606"
 SLUG = "autoscaler-ceiling-does-not-fit"
 TITLE = "Autoscaler maximum does not fit the node pools"
 SEVERITY = "warning"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
     Option(
