@@ -47,13 +47,12 @@ from ..options import Option
 from ..packing.bounds import certificates, fits
 from ..packing.engine import pack
 from ..packing.model import NodeResult, NodeType, PodType, Problem
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 
 ID = "PF606"
 SLUG = "autoscaler-ceiling-does-not-fit"
@@ -171,7 +170,8 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
             rule=ID,
             message=(
                 f"{facts.prefix}{scaler.ref} scales {w.ref} up to {scaler.max_replicas} replicas, and "
-                f"{scaler.max_replicas} × {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} do not fit the node pools "
+                f"{scaler.max_replicas} × {format_cpu(p.cpu)} CPU{f' / {format_memory(p.memory)}' if p.memory else ''} "
+                f"do not fit the node pools "
                 f"({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): {most}"
             ),
             location=scaler.location,
