@@ -169,7 +169,7 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
         yield Finding(
             rule=ID,
             message=(
-                f"{facts.prefix}{scaler.ref} scales {w.ref} up to {scaler.max_replicas} replicas, and "
+                f"{facts.prefix}scales {w.ref} up to {scaler.max_replicas} replicas, and "
                 f"{scaler.max_replicas} × {format_cpu(p.cpu)} CPU{f' / {format_memory(p.memory)}' if p.memory else ''} "
                 f"do not fit the node pools "
                 f"({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): {most}"
