@@ -33,7 +33,8 @@ found takes without moving a pod come first; if short, the fit is packed again w
 its maximum. Proven not to fit, a binary search (at most PROBES packings within the rule's
 time-budget) finds the most replicas a placement holds beside the other pods and the least count
 proven not to fit (details replicas_that_fit, refused_replicas). A count neither placed nor proven
-within the budget gives no finding. The finding is on the autoscaler.
+within the budget gives no finding, and so does a cluster whose pods at their packed counts do not
+fit (PF601's) or are undecided. The finding is on the autoscaler.
 """
 
 from __future__ import annotations
