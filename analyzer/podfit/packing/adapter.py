@@ -21,8 +21,17 @@
   evaluated against the pod labels of every packed workload, in the namespaces the term selects. A
   workload its own term selects is in an exclusive group (at most one pod of the group per node;
   workloads declaring the same term in the same namespace share it); two workloads of which either
-  selects the other conflict (their pods never share a node). Required pod affinity and terms on
-  other topology keys are not modelled.
+  selects the other conflict (their pods never share a node). Required pod affinity (except to
+  DaemonSet pods alone) and terms on other topology keys are not modelled.
+* Host ports (``PodSpec.host_ports``): a workload binding one has at most one pod per node
+  (``PodType.host_ports``), and two workloads binding conflicting ones conflict.
+* Against DaemonSet pods (on every node of the pools the DaemonSet fits): a workload avoids the
+  DaemonSet's nodes when both bind a conflicting host port or either's required hostname
+  anti-affinity selects the other (``PodType.avoids``); a required hostname pod affinity term that
+  selects DaemonSet pods and no other workload's needs one of them on the node (``PodType.needs``).
+  A workload that no pool it fits can then take is ``unschedulable``, with the reason.
+* Under an autoscaler the count is the replicas it keeps (:func:`podfit.workloads.autoscaled_replicas`);
+  an autoscaled workload at 0 is not packed but kept in ``PackInputs.idle`` for PF606.
 * A ``DoNotSchedule`` topology spread on hostname whose selector counts the pod's own pods, with
   maxSkew s, caps pods per node at ⌊(M + (N − 1)·s) / N⌋, where M is the number of pods the
   selector counts (this workload's and those of other workloads it matches) and N the nodes that are
@@ -53,6 +62,7 @@ from ..scheduling import (
     REVISION_KEYS,
     UNKNOWN,
     Decision,
+    HostPort,
     SchedulingConstraints,
     decide,
     described_keys,
@@ -122,6 +132,8 @@ class PackInputs:
     # VM class → (overhead, pod slots) of the nodes of that class the platform describes with their
     # kubelet's allocatable (an imported cluster): sizing a class uses what its real nodes offer
     class_overheads: Mapping[str, tuple[Overhead, int]] = field(default_factory=dict)
+    # autoscaled workloads at 0 replicas (KEDA scaled to zero): not packed, their scale-out is PF606's
+    idle: tuple[PodType, ...] = ()
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -323,6 +335,92 @@ def _anti_affinity(packed: Sequence[tuple[str, Workload]]) -> tuple[dict[str, st
     return group, conflicts
 
 
+def _port_conflicts(packed: Sequence[tuple[str, Workload]]) -> set[tuple[str, str]]:
+    """Pairs of workloads (names, in order) whose pods bind a conflicting host port: they never
+    share a node (the scheduler's NodePorts filter). A workload's own pods are kept apart by
+    ``PodType.host_ports`` (one pod per node)."""
+    by_port: dict[tuple[int, str], list[tuple[str, HostPort]]] = {}
+    for name, w in packed:
+        for hp in w.pod.host_ports:
+            by_port.setdefault((hp.port, hp.protocol), []).append((name, hp))
+    pairs: set[tuple[str, str]] = set()
+    for binders in by_port.values():
+        for i, (a, pa) in enumerate(binders):
+            for b, pb in binders[i + 1 :]:
+                if a != b and pa.conflicts(pb):
+                    pairs.add((min(a, b), max(a, b)))
+    return pairs
+
+
+@dataclass(frozen=True)
+class _Daemons:
+    """How a workload's pods stand to the DaemonSets' pods (see :class:`PodType` ``avoids`` /
+    ``needs``), with the reasons in words."""
+
+    avoids: tuple[str, ...]
+    needs: tuple[tuple[str, ...], ...]
+    reasons: tuple[str, ...]
+
+    def why(self, pools: Sequence[str]) -> str:
+        return f"{'; '.join(self.reasons)} (node pools it may use: {', '.join(pools)})"
+
+
+class _DaemonPods:
+    """A DaemonSet's pods as :func:`_daemon_relations` compares them (labels, ports, terms)."""
+
+    def __init__(self, d: DaemonPod, w: Workload) -> None:
+        self.d = d
+        self.ns = w.ref.namespace or "default"
+        self.labels = dict(w.pod.labels)
+        self.ports = w.pod.host_ports
+        self.anti = w.pod.scheduling.hostname_anti_affinity()
+
+
+def _daemon_relations(
+    w: Workload,
+    daemons: Sequence[_DaemonPods],
+    others: Sequence[tuple[str, Workload]],
+    unsure: set[str],
+) -> _Daemons:
+    """The DaemonSets whose nodes ``w``'s pods cannot use — a host port both bind, required pod
+    anti-affinity on hostname either declares against the other — and, per required pod affinity
+    term on hostname that selects DaemonSet pods and no pod of another workload (``others``), the
+    DaemonSets one of which must run on the node. A term whose DaemonSets' placement is unknown on
+    some pool (``unsure``) is not modelled."""
+    ns, labels = w.ref.namespace or "default", dict(w.pod.labels)
+    own_anti = w.pod.scheduling.hostname_anti_affinity()
+    avoids: dict[str, str] = {}
+    for x in daemons:
+        name = x.d.name
+        ports = [hp for hp in w.pod.host_ports if any(hp.conflicts(q) for q in x.ports)]
+        if ports:
+            avoids.setdefault(
+                name, f"hostPort {', '.join(map(str, ports))} is bound by {name} on every node it runs on"
+            )
+        elif any(t.matches(ns, labels, x.ns, x.labels, False) is True for t in own_anti):
+            avoids.setdefault(
+                name, f"required pod anti-affinity against {name}, whose pods run on every node it runs on"
+            )
+        elif any(t.matches(x.ns, x.labels, ns, labels, False) is True for t in x.anti):
+            avoids.setdefault(name, f"{name}'s required pod anti-affinity selects these pods")
+    needs: list[tuple[str, ...]] = []
+    reasons = list(avoids.values())
+    for t in w.pod.scheduling.pod_affinity:
+        if t.topology_key != HOSTNAME:
+            continue
+        chosen = tuple(sorted(x.d.name for x in daemons if t.matches(ns, labels, x.ns, x.labels, False) is True))
+        if not chosen or set(chosen) & unsure:
+            continue
+        if any(
+            t.matches(ns, labels, o.ref.namespace or "default", dict(o.pod.labels), o is w) is not False
+            for _, o in others
+        ):
+            continue  # a pod of a workload may satisfy it too: not modelled
+        needs.append(chosen)
+        reasons.append(f"required pod affinity to the pods of {' or '.join(chosen)}")
+    return _Daemons(tuple(sorted(avoids)), tuple(needs), tuple(reasons))
+
+
 def _spread_cap(
     name: str, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
 ) -> int | None:
@@ -378,6 +476,7 @@ class _Plan:
     unknown: tuple[UnknownPods, ...]
     control_plane_only: tuple[str, ...]
     unschedulable: dict[str, str]
+    idle: tuple[PodType, ...] = ()
 
 
 def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
@@ -388,8 +487,8 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     unschedulable: dict[str, str] = {}
     packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
     for name, w in named:
-        if not w.per_node and w.replicas <= 0:
-            continue
+        if not w.per_node and w.replicas <= 0 and not (w.autoscaler and w.autoscaler.max_replicas > 0):
+            continue  # no pod (an autoscaled workload at 0 is kept: its scale-out is PF606's)
         ds = sched.decisions(w.pod.scheduling)
         fits = tuple(
             p.type_name for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == FITS
@@ -416,6 +515,26 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unschedulable[name] = _why_not(sched, ds)
         packed.append((name, w, ds, fits))
     group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    for a, b in _port_conflicts([(name, w) for name, w, _, _ in packed]):
+        conflicts.setdefault(a, set()).add(b)
+        conflicts.setdefault(b, set()).add(a)
+    ds_workloads = [_DaemonPods(d, by_name[d.name]) for d in daemons]
+    ds_terms = any(x.anti for x in ds_workloads)
+    unsure = {name for names in unknown.values() for name in names}  # DaemonSets not known to run everywhere
+    others = [(name, w) for name, w in named if not w.per_node and w.replicas > 0]
+    between: dict[str, _Daemons] = {}
+    for name, w, _, fits in packed:
+        c = w.pod.scheduling
+        if not ds_workloads or not (w.pod.host_ports or c.anti_affinity or c.pod_affinity or ds_terms):
+            continue  # nothing relates it to a DaemonSet's pods
+        rel = _daemon_relations(w, ds_workloads, others, unsure)
+        if rel.avoids or rel.needs:
+            between[name] = rel
+            if fits and name not in unschedulable:
+                runs = {pool: {d.name for d in daemons if d.pools is None or pool in d.pools} for pool in fits}
+                probe = PodType(name, 0, 0, avoids=rel.avoids, needs=rel.needs)
+                if not any(probe.daemons_allow(here) for here in runs.values()):
+                    unschedulable[name] = rel.why(fits)
     # only built when some workload spreads (and so never None where _spread_cap needs it)
     everyone = _Index(named) if any(w.pod.scheduling.spread for _, w, _, _ in packed) else None
     pods = []
@@ -437,15 +556,19 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 node_selector=p.node_selector,
                 pools=fits,
                 conflicts=tuple(sorted(conflicts.get(name, ()))),
+                host_ports=tuple((hp.ip, hp.port, hp.protocol) for hp in p.host_ports),
+                avoids=between[name].avoids if name in between else (),
+                needs=between[name].needs if name in between else (),
             )
         )
     return _Plan(
-        tuple(pods),
+        tuple(p for p in pods if p.count > 0),
         tuple(daemons),
         by_name,
         tuple(UnknownPods(k, tuple(v)) for k, v in sorted(unknown.items())),
         tuple(cp_only),
         unschedulable,
+        tuple(p for p in pods if p.count == 0),
     )
 
 
@@ -592,4 +715,5 @@ def inputs_from(
         plan.unschedulable,
         run_to_completion=rtc,
         class_overheads=class_overheads,
+        idle=plan.idle,
     )

@@ -68,6 +68,9 @@ def to_json(a: Analysis) -> dict[str, Any]:
                 "node_selector": dict(p.node_selector),
                 "pools": None if p.pools is None else list(p.pools),
                 "anti_affinity_conflicts": list(p.conflicts),
+                "host_ports": [f"{ip + ':' if ip else ''}{port}/{protocol}" for ip, port, protocol in p.host_ports],
+                "daemonsets_avoided": list(p.avoids),
+                "daemonsets_needed": [list(term) for term in p.needs],
             }
             for p in a.pods
         ],

@@ -19,7 +19,7 @@ for worker nodes"
 
 ## Implementation
 The finding points at what the proof is about: the workload a certificate names (no pool can run
-it, its anti-affinity group or spread cap needs more nodes than it may use), else each workload that
+it, its anti-affinity group, spread cap or host port needs more nodes than it may use), else each workload that
 alone does not fit the pools it may use, else the node pool that the pods together do not fit (its
 cluster manifest or platform profile). Pods whose scheduling answer is unknown were left out of packing
 (see podfit.packing.adapter): they never cause this finding; its details list them.
@@ -31,7 +31,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.bounds import certificates, eligible_pools, fits
+from ..packing.bounds import certificates, eligible_pools, fits, port_cliques
 from ..packing.model import Bound
 from ..packing.report import describe_bound, describe_proof
 from ..packing.rules_support import (
@@ -69,6 +69,9 @@ def _pods_of(b: Bound, inputs) -> list[str]:
     if b.kind == "anti-affinity":
         group = b.detail.removeprefix("group ")
         return [p.name for p in inputs.pods if p.exclusive_group == group]
+    if b.kind == "host-port":
+        port = b.detail.removeprefix("hostPort ")
+        return [p.name for key, members in port_cliques(inputs.pods) if key == port for p in members]
     scope = set(b.scope)
     inside = []
     for p in inputs.pods:
@@ -87,6 +90,11 @@ def _message(b: Bound, name: str, inputs) -> str:
         return (
             f"{b.needed} pods that must run on different nodes (required pod anti-affinity on hostname, "
             f"{b.detail}) and only {b.available} nodes they may use"
+        )
+    if b.kind == "host-port":
+        return (
+            f"{b.needed} pods that bind {b.detail} on their node (one pod per node for each host port) "
+            f"and only {b.available} nodes they may use"
         )
     if b.kind == "max-per-node":
         return (
@@ -137,7 +145,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     # 1. Certificates about one workload: a finding on each such workload.
     about: dict[str, Bound] = {}
     for b in a.fit.violated_bounds:
-        if b.kind in _ABOUT_A_POD or b.kind == "anti-affinity":
+        if b.kind in _ABOUT_A_POD or b.kind in ("anti-affinity", "host-port"):
             for name in _pods_of(b, inputs):
                 if not (b.kind == "pod-too-large" and name in too_large):  # PF303's
                     about.setdefault(name, b)
