@@ -242,15 +242,21 @@ def emit(text: str, output: str | None) -> None:
     """The report to ``output`` (a file), else to standard output. A file podfit read as one of
     its inputs is never replaced (exit 2 before anything is written)."""
     if output:
+        from ..fix import safewrite
         from ..reading import is_input
 
         if is_input(output):
             raise PodfitError(f"--output {output} is one of the inputs; podfit does not replace it: name another file")
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        if os.path.lexists(output):
+            why = safewrite.refusal(output)
+            if why is not None:
+                # never through a link, over a device, a pipe, a file with other names or a read-only one
+                raise PodfitError(f"--output {output}: {why}; podfit does not write there: name another file")
+        try:  # whole or not at all, the mode and owner of a report written before kept
+            with safewrite.cleanup_on_signals():
+                safewrite.write(output, text.encode("utf-8"))
         except OSError as e:
-            raise PodfitError(f"cannot write {output}: {e.strerror}") from None
+            raise PodfitError(f"cannot write {output}: {e.strerror or e}") from None
     else:  # colour codes are in the text only when the caller decided for them (a terminal, --color)
         try:
             click.echo(text, nl=False, color=True)
