@@ -164,6 +164,27 @@ class Demand:
     burst_from: str
     measured: str = ""  # demand_from "measured": what was measured (``p95 of 288 samples over 1d, 2 pods``)
 
+    @property
+    def evidence(self) -> str | None:
+        """What the simulated load rests on beyond podfit's defaults: ``"measured"`` (the demand from
+        measured usage), ``"declared"`` (the threads or the demand annotated), or None: assumed
+        defaults only (the default threads, the request or limit as the demand), a verdict graded
+        at most info."""
+        if self.demand_from == "measured":
+            return "measured"
+        if self.demand_from == "annotation" or self.threads_from == "annotation":
+            return "declared"
+        return None
+
+    def assumption(self) -> str:
+        """The assumed load of a verdict on defaults, and what to change: its message's first clause."""
+        demand = "the CPU request" if self.demand_from == "request" else "the CPU limit, no request"
+        return (
+            f"Assumed load, neither declared nor measured: {self.threads} threads (the default) offering "
+            f"{format_cpu(self.demand)} ({demand}); set {THREADS_ANNOTATION} and {DEMAND_ANNOTATION}, "
+            "or measure it with check --usage, to grade it above info"
+        )
+
     def describe(self) -> str:
         t = f"{self.threads} threads" + (
             "" if self.threads_from == "annotation" else f" (default; {THREADS_ANNOTATION})"
@@ -224,6 +245,16 @@ def demand_for(workload: Workload, c: Container, default_threads: int, usage: Us
         burst or DEFAULT_BURST_US,
         "annotation" if burst else "default",
         seen[1] if seen is not None else "",
+    )
+
+
+def throttle_command(limit_millicores: int, cpus: int, d: Demand, seconds: int) -> str:
+    """The ``podfit throttle`` command line that runs the simulation a finding rests on, to run again
+    with the container's real threads, demand and burst."""
+    burst = f"{d.burst_us // 1000}ms" if d.burst_us % 1000 == 0 else f"{d.burst_us}us"
+    return (
+        f"podfit throttle --limit {format_cpu(limit_millicores)} --cpus {cpus} --threads {d.threads} "
+        f"--demand {format_cpu(d.demand)} --burst-work {burst} --seconds {seconds}"
     )
 
 
@@ -351,7 +382,15 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
         if p99_known
         else f"too few bursts for a p99 latency ({res.bursts_done} completed in {seconds} s, {P99_MIN_BURSTS} needed)"
     )
-    message = (
+    command = throttle_command(limit, cpus, d, seconds)
+    evidence = d.evidence
+    # a verdict on assumed defaults is at most info, and says first what it assumed and what to change
+    lead = (
+        ""
+        if evidence
+        else f"{d.assumption()}; `{command}` with the real values simulates the real load. Under that assumption: "
+    )
+    message = lead + (
         f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of 5 ms per 100 ms period): "
         f"throttling score {res.score}/100 (threshold {threshold}). Assumed {d.describe()}. "
         f"Simulated {seconds} s: throttled in {throttled_pct}% of periods, "
@@ -366,7 +405,10 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
         location=c.location,
         object=w.ref,
         container=c.name,
+        severity="" if evidence else "info",
         details={
+            "evidence": evidence or "assumed",
+            "command": command,
             "score": res.score,
             "threshold": threshold,
             "cpu_limit": limit,
