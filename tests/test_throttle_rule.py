@@ -81,6 +81,23 @@ def test_study_tomcat_details():
         assert said in m, said
 
 
+def test_the_verdict_is_the_median_of_its_seeds_with_their_range():
+    """A load at its quota is a draw on one seed: the finding rates the median of seeds 0-4, gives
+    their range, and the calibrated error of the nearest measured configuration."""
+    (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
+    d = f["details"]
+    runs = pf203.simulate_seeds(1500, 256, 200, 2, 1500, 2000)
+    scores = sorted(r.score for r in runs)
+    assert d["seeds"] == 5 and d["score"] == scores[2] and d["score_range"] == [scores[0], scores[-1]]
+    assert runs[d["seed"]].score == d["score"]
+    assert f"(threshold 50; the median of 5 seeds, {scores[0]}–{scores[-1]})" in f["message"]
+    lo, hi = d["throttled_periods_percent_range"]
+    assert lo <= d["throttled_periods_percent"] <= hi
+    cal = d["calibration"]
+    assert cal["cpus"] == 2 and cal["below_calibrated_slices_per_cpu"] is True and cal["distance"] > 3
+    assert isinstance(cal["throttled_time_error_percent"], int)
+
+
 def test_same_workload_on_4_vcpu_tkg_nodes_is_not_simulated():
     # The study's TKG cluster: best-effort-xlarge nodes (4 vCPUs): 30 slices cover 4 CPUs.
     doc = check(FIXTURES / "fail_study_tomcat.yaml", platform=ROOT / "testdata" / "platforms" / "study-4-hosts.yaml")
@@ -159,12 +176,15 @@ spec:
     f = tmp_path / "many.yaml"
     f.write_text("---\n".join(docs))
     pf203.simulate_cached.cache_clear()
+    pf203.simulate_seeds.cache_clear()
     doc = check(f)
     info = pf203.simulate_cached.cache_info()
     # one simulation per (limit, threads) for the verdict; a firing combination adds its run without
     # a limit and the steps of the search for the smallest limit that clears it
     fired = {(x["details"]["cpu_limit"], x["details"]["threads"]) for x in pf203_findings(doc)}
     assert info.misses <= 6 + len(fired) * 10
+    # each combination's seeds run once: those of its verdicts, and of a firing one's run without a limit
+    assert pf203.simulate_seeds.cache_info().misses <= info.misses + len(fired)
     assert info.hits + info.misses >= 300
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -47,7 +47,9 @@ from ..model import Container, Workload
 from ..options import Option
 from ..quantity import format_cpu, parse_cpu
 from ..throttle import Result, simulate
+from ..throttle.calibration import nearest
 from ..throttle.scenario import Scenario
+from ..throttle.score import median_run
 from ..throttle.sweep import container_scenario
 from ..usage import ContainerUsage, UsageFacts
 
@@ -89,6 +91,9 @@ MEASURED_PERCENTILE = 95
 # 50 on still says what the slow bursts wait (a demand of 100m completes about 90 2 ms bursts in
 # 2 s); of a handful it says nothing (a demand of a few millicores completes 2-6).
 P99_MIN_BURSTS = 50
+# Seeds each container is simulated with (the threads' phases, bursts and sleeps); the verdict is on
+# the median run, the finding gives the range over all of them.
+SEEDS = 5
 
 
 def node_logical_cpus(ctx, w: Workload | None = None) -> int | None:
@@ -271,6 +276,21 @@ class ThrottleBasis:
 
 
 @lru_cache(maxsize=4096)
+def simulate_seeds(
+    limit_millicores: int | None,
+    cpus: int,
+    threads: int,
+    seconds: int,
+    demand_millicores: int = 1500,
+    burst_us: int = DEFAULT_BURST_US,
+) -> tuple[Result, ...]:
+    """The simulation of one container (``limit_millicores`` None: no limit) with each of the seeds
+    0 to :data:`SEEDS` − 1, in seed order; a pure function, cached."""
+    base = container_scenario(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us)
+    return tuple(simulate(replace(base, seed=seed)) for seed in range(SEEDS))
+
+
+@lru_cache(maxsize=4096)
 def simulate_cached(
     limit_millicores: int | None,
     cpus: int,
@@ -279,8 +299,8 @@ def simulate_cached(
     demand_millicores: int = 1500,
     burst_us: int = DEFAULT_BURST_US,
 ) -> Result:
-    """The simulation of one container (``limit_millicores`` None: no limit); a pure function, cached."""
-    return simulate(container_scenario(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us))
+    """The run a verdict rests on: the median of :func:`simulate_seeds` (:func:`median_run`)."""
+    return median_run(simulate_seeds(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us))
 
 
 def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
@@ -334,25 +354,36 @@ def check(ctx) -> Iterator[Finding]:
             res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
             if res.score < threshold:
                 continue
-            free = simulate_cached(None, cpus, d.threads, seconds, d.demand, d.burst_us)
-            finding = _finding(ctx, w, c, cpus, limit, d, res, free, threshold, seconds, kub)
+            runs = simulate_seeds(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
+            free = simulate_seeds(None, cpus, d.threads, seconds, d.demand, d.burst_us)
+            finding = _finding(ctx, w, c, cpus, limit, d, runs, free, threshold, seconds, kub)
             # what the finding rests on, for the report's picture of it (podfit.visuals): the very
             # scenario simulated here, the threshold and the limit suggested
             ctx.memo.setdefault(MEMO_KEY, {})[(str(w.ref), c.name)] = ThrottleBasis(
-                container_scenario(limit, cpus, d.threads, seconds, d.demand, d.burst_us),
+                res.scenario,
                 threshold,
                 finding.details["suggested_cpu_limit"],
             )
             yield finding
 
 
-def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, threshold, seconds, kub) -> Finding:
+def _finding(
+    ctx, w, c, cpus, limit, d: Demand, runs: tuple[Result, ...], frees: tuple[Result, ...], threshold, seconds, kub
+) -> Finding:
+    res = median_run(runs)
+    free = frees[res.scenario.seed]
     slices = limit * PERIOD_US // (SLICE_US * 1000)
     used_cpus = min(d.threads, cpus)
     per_period = res.throttled_per_period_ns
     throttled_pct = round(100 * res.nr_throttled / max(1, res.nr_periods))
     p99 = res.burst_delay_p99_ns or 0
     added_p99 = max(0, p99 - (free.burst_delay_p99_ns or 0))
+    # the spread over the seeds: each run against the same seed's run without a limit
+    scores = [r.score for r in runs]
+    pcts = [round(100 * r.nr_throttled / max(1, r.nr_periods)) for r in runs]
+    added = [
+        max(0, (r.burst_delay_p99_ns or 0) - (f.burst_delay_p99_ns or 0)) for r, f in zip(runs, frees, strict=True)
+    ]
     new_limit = smallest_limit(cpus, d, seconds, threshold, limit)
     whole = max(-(-limit // 1000), -(-d.demand // 1000))
     request = c.resources.cpu_request
@@ -378,7 +409,8 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
     # completes one 2 ms burst in a run of seconds
     p99_known = res.bursts_done >= P99_MIN_BURSTS
     p99_text = (
-        f"+{added_p99 / 1e6:.0f} ms p99 latency per burst against no limit"
+        f"+{added_p99 / 1e6:.0f} ms p99 latency per burst against no limit "
+        f"({min(added) / 1e6:.0f}–{max(added) / 1e6:.0f})"
         if p99_known
         else f"too few bursts for a p99 latency ({res.bursts_done} completed in {seconds} s, {P99_MIN_BURSTS} needed)"
     )
@@ -392,8 +424,9 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
     )
     message = lead + (
         f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of 5 ms per 100 ms period): "
-        f"throttling score {res.score}/100 (threshold {threshold}). Assumed {d.describe()}. "
-        f"Simulated {seconds} s: throttled in {throttled_pct}% of periods, "
+        f"throttling score {res.score}/100 (threshold {threshold}; the median of {len(runs)} seeds, "
+        f"{min(scores)}–{max(scores)}). Assumed {d.describe()}. "
+        f"Simulated {seconds} s: throttled in {throttled_pct}% of periods ({min(pcts)}–{max(pcts)}%), "
         f"{p99_text}, "
         f"{per_period / 1e6:.0f} ms throttled per period summed over CPUs "
         f"({per_period / used_cpus / 1e6:.1f} ms per CPU, over the {used_cpus} CPUs its threads can use). "
@@ -411,6 +444,13 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
             "command": command,
             "score": res.score,
             "threshold": threshold,
+            "seeds": len(runs),
+            "seed": res.scenario.seed,
+            "score_range": [min(scores), max(scores)],
+            "throttled_periods_percent_range": [min(pcts), max(pcts)],
+            "added_p99_ms_range": [round(min(added) / 1e6, 3), round(max(added) / 1e6, 3)] if p99_known else None,
+            # the model's error against the kernel where it was measured nearest to this scenario
+            "calibration": cal.as_dict() if (cal := nearest(res.scenario)) else None,
             "cpu_limit": limit,
             "node_logical_cpus": cpus,
             "threads": d.threads,
