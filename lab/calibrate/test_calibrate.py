@@ -22,6 +22,7 @@ library; pytest collects it with tests/ (``testpaths`` in pyproject.toml).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import random
@@ -222,6 +223,26 @@ def test_the_packages_calibrated_rows_are_the_calibrations_configurations():
                 c.cfs_burst_us,
             )
     assert CALIBRATED_CPUS == 2
+
+
+def test_the_bias_grid_is_unpinned_and_simulated_so(monkeypatch):
+    """--grid bias runs the issue-39 configurations with threads the kernel places (the program's
+    PIN 0) and the model spreads waking threads over idle CPUs for them, as for a container."""
+    assert cal.GRIDS["table"] is cal.CONFIGS and all(c.pinned for c in cal.CONFIGS)
+    assert cal.BIAS_CONFIGS and all(c.pinned == c.name.startswith("p") for c in cal.BIAS_CONFIGS)
+    seen = []
+    real = cal.simulate
+
+    def spy(sc):
+        seen.append(sc.workload.wake_spread)
+        return real(sc)
+
+    monkeypatch.setattr(cal, "simulate", spy)
+    machine = cal.Machine(cpus=2, hz=250, release="6.18.0")
+    short = [dataclasses.replace(c, seconds=1) for c in (cal.BIAS_CONFIGS[0], cal.CONFIGS[8])]
+    for c in short:
+        cal.simulate_config(c, machine)
+    assert seen == [True, False]
 
 
 def test_throttled_periods_compared_before_rounding():
