@@ -50,6 +50,7 @@ __all__ = [
     "parse_file",
     "load",
     "build_workloads",
+    "flat_items",
     "limit_range_defaults",
     "LimitRangeDefaults",
     "LimitRangeConstraint",
@@ -186,7 +187,7 @@ def _kustomization(f: InputFile) -> dict[str, Any] | None:
     """A kustomization file's content, or None when it does not parse to a mapping."""
     try:
         doc = yaml.safe_load(f.data or b"")
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):  # (ValueError: an int of over 4,300 digits)
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -350,7 +351,8 @@ def _str_pairs(m: Any) -> tuple[tuple[str, str], ...]:
 
 
 class _SubLines:
-    """Lines of an item inside a ``kind: List`` document: paths are prefixed with ("items", i)."""
+    """Lines of an item inside a ``kind: List`` document: paths are prefixed with its path in the
+    list (``("items", i)``, or deeper for a list inside the list)."""
 
     __slots__ = ("_parent", "_prefix")
 
@@ -403,6 +405,31 @@ def list_items(doc: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]] | 
         if "kind" not in item or "apiVersion" not in item:
             item = {"apiVersion": api_version, "kind": item_kind, **item}
         out.append((i, item))
+    return out
+
+
+def flat_items(doc: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], Mapping[str, Any]]] | None:
+    """The objects of a list document with their paths (``("items", 0, "items", 2)``), lists inside
+    it opened to any depth, as kubectl flattens them; None when ``doc`` is not a list (see
+    :func:`list_items`). Iterative: a list nests as deep as the YAML limits allow."""
+    top = list_items(doc)
+    if top is None:
+        return None
+    out: list[tuple[tuple[Any, ...], Mapping[str, Any]]] = []
+    stack = [((), iter(top))]
+    while stack:
+        prefix, items = stack[-1]
+        step = next(items, None)
+        if step is None:
+            stack.pop()
+            continue
+        i, item = step
+        path = prefix + ("items", i)
+        inner = list_items(item)
+        if inner is None:
+            out.append((path, item))
+        else:
+            stack.append((path, iter(inner)))
     return out
 
 
@@ -575,16 +602,18 @@ def _json_values(text: str) -> list[Any] | None:
     """The values of a JSON file: one document, or one per line (JSON lines, strict or relaxed as
     mongoimport reads them: ``{rating: 5}`` with unquoted keys); None when the text is neither (then
     it is parsed as YAML, which reports where it breaks)."""
+    # (RecursionError: nested deeper than the interpreter's stack; ValueError also for an int of
+    # over 4,300 digits. The YAML parser then reports either with its line.)
     try:
         return [json.loads(text)]
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     values = []
     for line in text.splitlines():
         if line.strip():
             try:
                 values.append(json.loads(line))
-            except ValueError:
+            except (ValueError, RecursionError):
                 relaxed = _relaxed_json_line(line)
                 if relaxed is None:
                     return None
@@ -599,7 +628,7 @@ def _relaxed_json_line(line: str) -> Any:
         return None
     try:
         value = yaml.safe_load(body)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):
         return None
     return value if isinstance(value, (dict, list)) else None
 
@@ -707,10 +736,10 @@ def parse_file(
                 continue
             if not isinstance(data, dict) or "kind" not in data:
                 continue  # not a Kubernetes object (e.g. a Helm values file): counted, not checked
-            items = list_items(data)
+            items = flat_items(data)
             if items is not None:
-                for i, item in items:
-                    sub = _SubLines(doc.lines, ("items", i))
+                for at, item in items:
+                    sub = _SubLines(doc.lines, at)
                     objects.append(_object(item, path, sub.line((), doc.line), sub, f.kustomize))
                 continue
             objects.append(_object(data, path, doc.line, doc.lines, f.kustomize))
@@ -1167,7 +1196,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+    """A count field (int32 in the API; PF902 reports values out of its range): ``default`` else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else default
 
 
 def container_name(c: Mapping[str, Any], init: bool, index: int) -> str:

@@ -330,6 +330,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         )
     pools = []
     for i, p in enumerate(spec.get("nodePools") or ()):
+        if p["count"] == 0:  # not "no node pools": a pool of no node is a mistake to name
+            problems.append(
+                f"{source}:{line_of(p, 'count', 1)}: spec.nodePools[{i}].count: 0 nodes; a pool has at least 1 "
+                "(leave out a pool that has none)"
+            )
         if p["vmClass"] not in classes:
             problems.append(
                 f"{source}:{line_of(p, 'vmClass', 1)}: spec.nodePools[{i}].vmClass: unknown VM class {p['vmClass']!r}"

@@ -36,6 +36,10 @@ def parse_percent(text: str) -> int:
     return int(m.group(1))
 
 
+# Kubernetes supports clusters of at most 5,000 nodes (its documented large-cluster limit).
+MAX_POOL_NODES = 5000
+
+
 def parse_pool(text: str, taken: set[str] | None = None):
     """``[NAME:]CLASS=COUNT`` → a NodePool named NAME, else after its class (``CLASS-2``, … when
     the name is taken)."""
@@ -48,6 +52,11 @@ def parse_pool(text: str, taken: set[str] | None = None):
         raise ValueError(
             f"{text!r}: expected [NAME:]CLASS=COUNT, e.g. best-effort-xlarge=4 or gpu:guaranteed-8xlarge=2"
         )
+    digits = count.strip()
+    nodes = int(digits) if len(digits) <= 9 else MAX_POOL_NODES + 1  # (no int of 4,300+ digits from text)
+    if not 1 <= nodes <= MAX_POOL_NODES:
+        shown = digits if len(digits) <= 20 else f"of {len(digits):,} digits"
+        raise ValueError(f"{spec[:60]!r}: COUNT {shown} is out of range 1..{MAX_POOL_NODES:,} (the nodes of a pool)")
     taken = taken if taken is not None else set()
     if not name:
         name, i = cls, 2
@@ -56,7 +65,7 @@ def parse_pool(text: str, taken: set[str] | None = None):
     elif name in taken:
         raise ValueError(f"{text!r}: a pool named {name!r} is given twice")
     taken.add(name)
-    return NodePool(vm_class=cls, count=int(count), name=name)
+    return NodePool(vm_class=cls, count=nodes, name=name)
 
 
 def parse_pool_label(text: str) -> tuple[str, str, str]:
@@ -154,7 +163,7 @@ def _param(parse, text: str, hint: str):
 )
 @click.option(
     "--max-pods",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 2**31 - 1),  # the kubelet's maxPods is an int32
     default=None,
     help="Pods per node (kubelet maxPods). [default: platform's, 110]",
 )

@@ -12,7 +12,7 @@ import click
 from ..quantity import QuantityError, format_cpu, parse_cpu
 from ..throttle import CPU_BOUND, REQUEST, Result, Scenario, Workload, simulate
 from ..throttle.scenario import JAVA_SERVER_BURST_US, JAVA_SERVER_LOAD_PERCENT, JAVA_SERVER_THREADS
-from ._common import emit, format_option, output_option
+from ._common import FiniteFloatRange, emit, format_option, output_option
 
 __all__ = ["command", "parse_duration_us", "result_json", "render_text", "cpu_manager_json"]
 
@@ -215,7 +215,7 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
 )
 @click.option("--period", type=DURATION, default="100ms", show_default=True, help="CFS period (cpu.cfs_period_us).")
 @click.option(
-    "--seconds", type=click.FloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
+    "--seconds", type=FiniteFloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (the result is deterministic).")
 @click.option("--cpu-bound", is_flag=True, help="Every thread always runnable (instead of request bursts).")

@@ -193,7 +193,7 @@ def _what_if_json(w) -> dict[str, Any]:
     "--pool-nodes",
     default=1,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 5000),  # Kubernetes' largest supported cluster
     help="Nodes per added pool (with --add-pool).",
 )
 @time_budget_option("5s", "each DRS placement proof")
