@@ -227,7 +227,8 @@ def _check_kubernetes_version(rule_id: str, value: str, where: str) -> None:
         return
     m = _VERSION.fullmatch(value.strip())
     if m is None:
-        raise ConfigError(f"{where}: {value!r} is not a Kubernetes version (e.g. 1.30, or latest)")
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise ConfigError(f"{where}: {shown!r} is not a Kubernetes version (e.g. 1.30, or latest)")
     if rule_id != "PF902":
         return
     from .schemas_k8s import parse_version, shipped_versions
