@@ -202,6 +202,26 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     return seen[0]
 
 
+# The options behind each of the scenario's checks (podfit.throttle.scenario), by its message.
+_SCENARIO_OPTIONS = (
+    ("smallest quota", "--limit"),
+    ("period must be", "--period"),
+    ("burst must be", "--cfs-burst"),
+    ("at least one period", "--seconds"),
+    ("burst_us", "--burst-work"),
+    ("demand_millicores", "--demand"),
+    ("load_percent", "--load"),
+    ("kernel tunables", "--slice"),
+    ("cpus must", "--cpus"),
+    ("threads must", "--threads"),
+)
+
+
+def _scenario_option(message: str) -> str:
+    """The option a scenario's ValueError is about, as its usage error names it."""
+    return next((option for words, option in _SCENARIO_OPTIONS if words in message), "the scenario's options")
+
+
 @click.command("throttle")
 @click.option("--limit", "limit", type=CPU, default=None, help="CPU limit (a Kubernetes quantity: 1500m, 1.5).")
 @click.option("--no-limit", is_flag=True, help="No CPU limit (no CFS quota).")
@@ -409,7 +429,7 @@ def command(
             ),
         )
     except ValueError as e:
-        raise click.UsageError(str(e)) from e
+        raise click.BadParameter(str(e), param_hint=_scenario_option(str(e))) from None
     if fmt == "html":
         if limit is None:
             raise click.UsageError("--format html draws throttling against the CPU limit: give --limit")
