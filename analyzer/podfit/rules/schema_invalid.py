@@ -15,7 +15,9 @@ Thresholds (``.podfit.yaml``)::
     thresholds:
       PF902: {kubernetes-version: "1.30", strict: true}
 
-``kubernetes-version`` defaults to the newest version shipped; ``strict`` (default true) rejects
+``kubernetes-version`` defaults to the newest version shipped, and must be one of the shipped
+versions (a patch release such as 1.30.4 is its minor's; any other is exit 2 naming the key and the
+versions there are); ``strict`` (default true) rejects
 unknown fields, which is how a misspelt ``request:`` for ``requests:`` is caught.
 """
 
@@ -37,7 +39,11 @@ SEVERITY = "error"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
     Option(
-        "kubernetes-version", "string", None, "Kubernetes version whose schemas apply (default: the newest bundled)."
+        "kubernetes-version",
+        "string",
+        None,
+        "Kubernetes version whose schemas apply, one of those bundled (default: the newest bundled; another "
+        "is a config error naming them).",
     ),
     Option("strict", "boolean", True, "Report fields the schema does not know."),
 )
