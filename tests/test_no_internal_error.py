@@ -326,3 +326,18 @@ def test_platform_pool_of_count_0_is_exit_2_naming_the_key(tmp_path):
     r = _run("check", str(m), "--platform", str(platform), "--engine", "embedded")
     assert r.exit_code == 2 and "spec.nodePools[0].count: 0 nodes" in r.output
     assert "no node pools" not in r.output
+
+
+def test_fix_edits_an_object_in_a_list_inside_a_list(tmp_path):
+    p = tmp_path / "nested.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: List\n    items:\n"
+        "      - apiVersion: v1\n        kind: Pod\n        metadata: {name: deep}\n        spec:\n"
+        "          containers:\n            - {name: a, image: nginx}\n"
+    )
+    r = _run("fix", str(p), "--default-cpu", "100m", "--default-memory", "64Mi", "--write")
+    assert r.exit_code == 0, r.output
+    from podfit.loader import InputFile, parse_file
+
+    (obj,) = parse_file(InputFile(str(p), p.read_bytes())).objects
+    assert obj.raw["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m", "memory": "64Mi"}}

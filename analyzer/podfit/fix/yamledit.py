@@ -66,8 +66,8 @@ def find_document(
     docs: Sequence[Any], api_version: str, kind: str, name: str, namespace: str = ""
 ) -> list[tuple[int, tuple[PathKey, ...]]]:
     """Where objects with this identity sit among the file's documents (:func:`load_documents`):
-    (document index, path prefix) pairs; the prefix is ``("items", i)`` for an item of a List,
-    ``()`` for a whole document."""
+    (document index, path prefix) pairs; the prefix is ``("items", i)`` for an item of a List
+    (``("items", i, "items", j)`` in a List inside it), ``()`` for a whole document."""
     found: list[tuple[int, tuple[PathKey, ...]]] = []
 
     def matches(doc: Any) -> bool:
@@ -84,11 +84,14 @@ def find_document(
             and (ns is None or not namespace or str(ns) == namespace)
         )
 
+    from ..loader import flat_items
+
     for i, doc in enumerate(docs):
         if matches(doc):
             found.append((i, ()))
-        elif isinstance(doc, Mapping) and isinstance(doc.get("items"), list):
-            found.extend((i, ("items", j)) for j, item in enumerate(doc["items"]) if matches(item))
+        elif isinstance(doc, Mapping):
+            # the items of a List (Lists inside it too), as the loader opens them
+            found.extend((i, tuple(path)) for path, item in flat_items(doc) or () if matches(item))
     return found
 
 
