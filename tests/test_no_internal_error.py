@@ -341,3 +341,23 @@ def test_fix_edits_an_object_in_a_list_inside_a_list(tmp_path):
 
     (obj,) = parse_file(InputFile(str(p), p.read_bytes())).objects
     assert obj.raw["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m", "memory": "64Mi"}}
+
+
+@pytest.mark.parametrize(
+    "old,new,where",
+    [
+        ("maxPods: 58", "maxPods: 99999999999999999999999", "spec/kubelet/maxPods"),
+        ("pods: 58}", "pods: 99999999999999999999999}", "spec/nodePools/0/allocatable/pods"),
+        ("pods: 3}", "pods: 2147483648}", "spec/nodePools/0/systemPods/pods"),
+    ],
+)
+def test_platform_pod_counts_beyond_int32_are_exit_2_naming_the_key(tmp_path, old, new, where):
+    platform = tmp_path / "platform.yaml"
+    text = EKS_PLATFORM.read_text()
+    assert old in text
+    platform.write_text(text.replace(old, new, 1))
+    m = tmp_path / "d.yaml"
+    m.write_text(DEPLOYMENT.format(replicas=1))
+    for command in (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"]):
+        r = _run(command[0], str(m), "--platform", str(platform), *command[1:])
+        assert r.exit_code == 2 and where in r.output and "maximum of 2147483647" in r.output
