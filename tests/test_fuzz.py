@@ -15,7 +15,6 @@ import os
 import re
 from pathlib import Path
 
-import pytest
 import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -64,6 +63,7 @@ def invoke_twice(args: list[str]) -> tuple[int, str]:
     first = invoke(args)
     assert invoke(args) == first, args
     return first
+
 
 KINDS = [
     "Pod",
@@ -459,9 +459,43 @@ spec:
 # int64 and int32 bounds, Python's 4,300-digit limit, units of durations and quantities.
 NUMBER_TEXT = st.one_of(
     st.sampled_from(
-        ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "0", "-0", "-1", "1", "2", "0.5", "1e20", "1e-400",
-         "1e400", "9223372036854775808", "2147483648", "4294967296", "9" * 4400, "", " ", "abc", "0x10", "1_000",
-         "10s", "500ms", "2m", "100us", "1.5", "250m", "1Gi", "7Ei", "100%", "-5%", "1e3"]
+        [
+            "nan",
+            "NaN",
+            "-nan",
+            "inf",
+            "-inf",
+            "Infinity",
+            "0",
+            "-0",
+            "-1",
+            "1",
+            "2",
+            "0.5",
+            "1e20",
+            "1e-400",
+            "1e400",
+            "9223372036854775808",
+            "2147483648",
+            "4294967296",
+            "9" * 4400,
+            "",
+            " ",
+            "abc",
+            "0x10",
+            "1_000",
+            "10s",
+            "500ms",
+            "2m",
+            "100us",
+            "1.5",
+            "250m",
+            "1Gi",
+            "7Ei",
+            "100%",
+            "-5%",
+            "1e3",
+        ]
     ),
     st.integers(-(2**70), 2**70).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -493,7 +527,15 @@ NUMERIC_OPTIONS = {
     ("pack", "--overhead-memory"): ["pack", "{m}", "--pool", "best-effort-large=2", "--time-budget", "0"],
     ("pack", "--time-budget"): ["pack", "{m}", "--pool", "best-effort-large=2"],
     ("pack", "--pool"): ["pack", "{m}", "--time-budget", "0"],
-    ("vsphere capacity", "--pool-nodes"): ["vsphere", "capacity", "{m}", "--add-pool", "best-effort-large", "--time-budget", "1s"],
+    ("vsphere capacity", "--pool-nodes"): [
+        "vsphere",
+        "capacity",
+        "{m}",
+        "--add-pool",
+        "best-effort-large",
+        "--time-budget",
+        "1s",
+    ],
     ("vsphere capacity", "--time-budget"): ["vsphere", "capacity", "{m}"],
     ("fix", "--default-cpu"): ["fix", "{m}"],
     ("fix", "--default-memory"): ["fix", "{m}"],

@@ -66,11 +66,19 @@ def test_json_nested_past_the_interpreter_stack_is_pf901(tmp_path, opener, close
 @pytest.mark.parametrize(
     "name,text,line",
     [
-        ("cpu.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-         "    - name: a\n      resources: {requests: {cpu: " + "1" * 4400 + "}}\n", 7),
+        (
+            "cpu.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+            "    - name: a\n      resources: {requests: {cpu: " + "1" * 4400 + "}}\n",
+            7,
+        ),
         ("replicas.yaml", DEPLOYMENT.format(replicas="9" * 5000), 5),
-        ("cpu.json", '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},\n"spec": {"containers": '
-         '[{"name": "a", "resources": {"requests": {"cpu": ' + "1" * 4400 + "}}}]}}\n", 2),
+        (
+            "cpu.json",
+            '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},\n"spec": {"containers": '
+            '[{"name": "a", "resources": {"requests": {"cpu": ' + "1" * 4400 + "}}}]}}\n",
+            2,
+        ),
     ],
 )
 def test_number_past_python_int_limit_is_pf901_at_its_line(tmp_path, name, text, line):

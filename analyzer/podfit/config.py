@@ -195,7 +195,9 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
     enabled = _ids(data.get("enable"), source, "enable") if "enable" in data else None
     disabled = _ids(data.get("disable"), source, "disable")
     if not any((enabled is None or r in enabled) and r not in disabled for r in load_catalogue()):
-        key = "enable" if enabled is not None and not enabled else "enable/disable" if enabled is not None else "disable"
+        key = (
+            "enable" if enabled is not None and not enabled else "enable/disable" if enabled is not None else "disable"
+        )
         raise ConfigError(
             f"{source}:{line_of(data, key.split('/')[0], 1)}: {key}: no rule is left to run, so nothing would be "
             "checked (remove the key to run every rule; `podfit rules` lists them)"

@@ -416,7 +416,7 @@ def flat_items(doc: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], Mapping[st
     if top is None:
         return None
     out: list[tuple[tuple[Any, ...], Mapping[str, Any]]] = []
-    stack = [((), iter(top))]
+    stack: list[tuple[tuple[Any, ...], Iterator[tuple[int, Mapping[str, Any]]]]] = [((), iter(top))]
     while stack:
         prefix, items = stack[-1]
         step = next(items, None)

@@ -55,6 +55,7 @@ class FiniteFloatRange(click.FloatRange):
             self.fail(f"{value!r} is not a number in the range {self._describe_range()}", param, ctx)
         return number
 
+
 platform_option = click.option(
     "--platform",
     "platform_path",
