@@ -315,11 +315,12 @@ def test_unknown_pf902_kubernetes_version_is_exit_2_naming_the_key(tmp_path, ver
     assert len(out) < 600
 
 
-def test_known_pf902_kubernetes_version_runs(tmp_path):
+@pytest.mark.parametrize("form", ["{v}", "v{v}.3", "{v}.0-eks-a737599", "latest"])
+def test_known_pf902_kubernetes_version_runs(tmp_path, form):
     from podfit.schemas_k8s import shipped_versions
 
-    oldest = shipped_versions()[0]
-    code, out = _config(tmp_path, f'thresholds:\n  schema-invalid: {{kubernetes-version: "v{oldest}.3"}}\n')
+    version = form.format(v=shipped_versions()[0])
+    code, out = _config(tmp_path, f'thresholds:\n  schema-invalid: {{kubernetes-version: "{version}"}}\n')
     assert code == 0, out
 
 

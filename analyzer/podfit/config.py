@@ -218,7 +218,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
 
 # The largest value of a ``limits:`` key: 1 TiB (bytes), or as many nodes.
 _MAX_LIMIT = 2**40
-_VERSION = re.compile(r"v?([0-9]{1,4})\.([0-9]{1,4})(?:\.[0-9]{1,6})?")
+_VERSION = re.compile(r"v?([0-9]{1,4})\.([0-9]{1,4})(?:\.[0-9]{1,6})?(?:[-+][0-9A-Za-z.+-]{0,60})?")
 
 
 def _check_kubernetes_version(rule_id: str, value: str, where: str) -> None:
