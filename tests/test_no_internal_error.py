@@ -370,3 +370,18 @@ def test_platform_pod_counts_beyond_int32_are_exit_2_naming_the_key(tmp_path, ol
     for command in (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"]):
         r = _run(command[0], str(m), "--platform", str(platform), *command[1:])
         assert r.exit_code == 2 and where in r.output and "maximum of 2147483647" in r.output
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("composer", ["libyaml", "python"])  # (the pure-Python one takes what may nest deeply)
+def test_scalar_merge_key_fails_on_every_parser_path(monkeypatch, fast, composer):
+    import yaml as pyyaml
+
+    from podfit import yamlio
+
+    if composer == "python":
+        monkeypatch.setattr(yamlio, "_c_composer_safe", lambda chunk: False)
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata:\n  <<: notamap\n  k: v\n"
+    with pytest.raises(pyyaml.YAMLError) as e:
+        list(yamlio.iter_documents(text, fast=fast))
+    assert e.value.problem_mark.line + 1 == 5 and "merge key" in str(e.value)
