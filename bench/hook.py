@@ -5,10 +5,7 @@ children) and each podfit row's ratio to each peer.
 
     python bench/hook.py [--runs 15] [FILE]          # make bench-hook
 
-podfit is measured twice: handed to a running podfit server (the pre-commit hook's `--server auto`
-after its first commit; the CPU column adds the server's worker, from the server's accumulated
-child CPU time in /proc, averaged over the runs, since the worker is not the client's child) and
-in-process (`PODFIT_SERVER=off`, the first commit's cost).
+podfit runs as the hook runs it: one process, started cold for every commit (nothing stays running).
 
 On a busy machine wall times stretch with the load while CPU times stay near their cost; both are
 shown. The compiled policy module and the rule declarations are cached under a private
@@ -87,12 +84,6 @@ def best(cmd: list[str], runs: int, env: dict[str, str]) -> tuple[float, float]:
     return min(walls), min(cpus)
 
 
-def children_cpu(pid: int) -> float:
-    """CPU seconds of the reaped children of ``pid`` (cutime + cstime in /proc/PID/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("file", nargs="?", help="manifest to check (default: a small Deployment)")
@@ -105,45 +96,26 @@ def main() -> None:
     env = dict(os.environ, XDG_CACHE_HOME=str(work / "cache"), PYTHONPYCACHEPREFIX=str(work / "pyc"), NO_COLOR="1")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("CI", None)
-    env["PODFIT_SERVER_DIR"] = str(work / "srv")
     podfit = shutil.which("podfit", path=str(Path(sys.executable).parent)) or "podfit"
-    served_env, local_env = dict(env, PODFIT_SERVER="on"), dict(env, PODFIT_SERVER="off")
     commands = {"python -c pass": [sys.executable, "-c", "pass"]}
     if kube_score := tool("kube-score"):
         commands["kube-score score"] = [kube_score, "score", str(manifest)]
     if conftest := tool("conftest"):
         commands["conftest test"] = [conftest, "test", "--policy", str(ROOT / "policies"), str(manifest)]
     check = [podfit, "check", str(manifest)]
-    subprocess.run(check, stdout=subprocess.DEVNULL, env=local_env, check=False)  # warm the caches
-    results = {"podfit check, in-process": best(check, args.runs, local_env)}
-    subprocess.run([podfit, "server", "start"], stdout=subprocess.DEVNULL, env=env, check=True)
-    try:
-        import json
-
-        from podfit.launcher import socket_path  # the installed podfit's, as the command's
-        from podfit.server import query
-
-        pid = json.loads(query(socket_path(env), "status") or b"{}")["pid"]
-        subprocess.run(check, stdout=subprocess.DEVNULL, env=served_env, check=False)
-        before = children_cpu(pid)
-        wall, cpu = best(check, args.runs, served_env)
-        worker = (children_cpu(pid) - before) / args.runs
-        results["podfit check, server"] = (wall, cpu + worker)
-    finally:
-        subprocess.run([podfit, "server", "stop"], stdout=subprocess.DEVNULL, env=env, check=False)
+    subprocess.run(check, stdout=subprocess.DEVNULL, env=env, check=False)  # warm the caches
+    results = {"podfit check": best(check, args.runs, env)}
     results.update({name: best(cmd, args.runs, env) for name, cmd in commands.items()})
     podfit_rows = [name for name in results if name.startswith("podfit")]
     print(f"one file ({manifest.stat().st_size} bytes), best of {args.runs}; load average {os.getloadavg()[0]:.1f}")
-    print(
-        f"  {'command':<26} {'wall':>8} {'CPU':>8}   " + "   ".join(f"{r[14:]} ÷ it (wall / CPU)" for r in podfit_rows)
-    )
+    print(f"  {'command':<26} {'wall':>8} {'CPU':>8}   " + "   ".join(f"{r} ÷ it (wall / CPU)" for r in podfit_rows))
     for name, (wall, cpu) in results.items():
         ratios = ""
         if name not in podfit_rows and cpu > 0:
             ratios = "   ".join(f"{results[r][0] / wall:6.2f}× / {results[r][1] / cpu:5.2f}×" for r in podfit_rows)
         print(f"  {name:<26} {wall:7.3f}s {cpu:7.3f}s   {ratios}")
-    print("podfit's phases in one process (in-process run):")
-    subprocess.run([sys.executable, "-c", PHASES, str(manifest)], env=local_env, check=False)
+    print("podfit's phases in one process:")
+    subprocess.run([sys.executable, "-c", PHASES, str(manifest)], env=env, check=False)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -47,11 +47,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from podfit import cli, yamlio
     from podfit.check import analyze
-    from podfit.engines import normalise, wasm
+    from podfit.engines import wasm
+    from podfit.engines.base import normalise
     from podfit.facts import build_facts, facts_data
     from podfit.formats import render
-    from podfit.loader import build_workloads, container_line
     from podfit.schemas_k8s import SchemaSet
+    from podfit.workloads import build_workloads, container_line
 
     config = cli.load_config(None)
     platform = cli.load_platform(None)

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     import yaml
 
     from podfit import yamlio
-    from podfit.loader import container_line
+    from podfit.workloads import container_line
     from podfit.yamlio import YamlLimits, iter_documents
 
     limits = YamlLimits()

@@ -8,9 +8,9 @@ $(VENV)/.installed-lint: $(VENV)/.installed-test pyproject.toml
 	$(PY) -m pip install -q -e '.[test,lint]'
 	touch $@
 
-lint-python: $(VENV)/.installed-lint  ## ruff check and ruff format --check on analyzer, tests, bench and scripts; mypy on the podfit package
-	$(VENV)/bin/ruff check analyzer tests bench scripts
-	$(VENV)/bin/ruff format --check analyzer tests bench scripts
+lint-python: $(VENV)/.installed-lint  ## ruff check and ruff format --check on analyzer, tests, bench, lab and scripts; mypy on the podfit package and the calibration lab
+	$(VENV)/bin/ruff check analyzer tests bench lab scripts
+	$(VENV)/bin/ruff format --check analyzer tests bench lab scripts
 	$(VENV)/bin/mypy
 
 TEST_TARGETS += lint-python

@@ -2,9 +2,9 @@
 
 import re
 
-from podfit.catalogue import CATEGORIES, catalogue_problems, load_catalogue
+from podfit.catalogue import CATEGORIES, catalogue_problems, load_catalogue, rule_doc
 from podfit.docs import rules_md, rules_table
-from podfit.rules import LOADER_RULES, python_rules
+from podfit.registry import LOADER_RULES, python_rules
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,83 @@ def test_every_python_module_is_a_catalogued_python_rule():
         assert rid in cat, f"{module.__name__} defines unknown rule {rid}"
         assert cat[rid].engine == "python", f"{rid} is a {cat[rid].engine} rule in the catalogue"
         assert module.__name__.rsplit(".", 1)[1] == cat[rid].slug.replace("-", "_")
+        # the catalogue reads the docstring and CATEGORY from the module's source, without importing
+        # it: what it read is what Python makes of the module
+        prose, problems = rule_doc(module.__doc__ or "")
+        assert problems == [], (rid, problems)
+        assert module.CATEGORY == cat[rid].category
+        assert prose == {k: getattr(cat[rid], k) for k in prose}, rid
         # what the module declares is checked for being whole and not repeated by test_catalogue_is_consistent
+
+
+DOC = """## What it does
+A pod does one thing
+wrapped over two lines.
+
+## Why it matters
+It costs.
+
+Twice.
+
+## Example
+```yaml
+kind: Pod
+  spec: {}
+```
+
+## How to fix
+Do the other thing.
+
+## Source
+The study.
+"""
+
+
+def test_a_rule_docstring_gives_its_fields():
+    prose, problems = rule_doc(DOC + "\n## Implementation\nHow it is computed.\n")
+    assert problems == []
+    assert prose == {
+        "summary": "A pod does one thing wrapped over two lines.",
+        "rationale": "It costs.\n\nTwice.",
+        "example": "kind: Pod\n  spec: {}\n",
+        "fix": "Do the other thing.",
+        "source": "The study.",
+    }
+
+
+def test_a_rule_docstring_with_sections_missing_misplaced_or_unknown_is_a_problem():
+    assert rule_doc(DOC.replace("## Source\nThe study.\n", ""))[1] == [
+        "sections ['What it does', 'Why it matters', 'Example', 'How to fix'], expected "
+        "['What it does', 'Why it matters', 'Example', 'How to fix', 'Source'] (then optionally 'Implementation')"
+    ]
+    swapped = DOC.replace("## How to fix", "## Fix")
+    assert "sections" in rule_doc(swapped)[1][0]
+    assert rule_doc("PF999: a rule.\n\n" + DOC)[1] == ["text before its first section"]
+    assert rule_doc(DOC.replace("```yaml\n", "```\n"))[1] == ["its Example is not one ```yaml block"]
+    assert rule_doc(DOC + "\n## Options\nNone.\n")[1] != []
+
+
+def test_rego_metadata_with_a_field_missing_or_unknown_is_a_problem(tmp_path, monkeypatch):
+    """A Rego rule's METADATA is checked as a docstring is: every prose field present, no field
+    catalogue.py would not read, and catalogue.yaml never repeating a rule that has a file."""
+    import podfit.paths
+    from podfit import catalogue
+
+    policies = tmp_path / "policies"
+    (policies / "resources").mkdir(parents=True)
+    (policies / "resources" / "scratch_rule.rego").write_text(
+        "# METADATA\n# title: Scratch\n# description: A scratch rule.\n# custom:\n#   id: PF199\n"
+        "#   severity: info\n#   slug: scratch-rule\n#   source: The study.\n#   fix: Do it.\n"
+        "#   rationales: misspelt\npackage podfit.resources.scratch_rule\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(podfit.paths, "policies_dir", lambda: policies)
+    rules, problems = catalogue._merge()
+    assert rules["PF199"].category == "resources" and rules["PF199"].fix == "Do it."
+    assert [p for p in problems if p.startswith("PF199")] == [
+        "PF199: unknown METADATA custom field 'rationales' (policies/resources/scratch_rule.rego)",
+        "PF199: no rationale (policies/resources/scratch_rule.rego)",
+    ]
 
 
 def test_catalogue_is_consistent():
@@ -40,6 +116,27 @@ def test_catalogue_is_consistent():
 def test_loader_rules_are_python_rules():
     cat = load_catalogue()
     assert all(cat[r].engine == "python" for r in LOADER_RULES)
+
+
+def test_catalogue_yaml_holds_only_the_findings_without_a_rule_file():
+    """Every other rule's prose is in its own file; catalogue.yaml has the loader's and pipeline's."""
+    import yaml
+
+    text = (ROOT / "analyzer" / "podfit" / "catalogue.yaml").read_text(encoding="utf-8")
+    assert {e["id"] for e in yaml.safe_load(text)["rules"]} == set(LOADER_RULES)
+    assert {r.id for r in load_catalogue().values() if r.defined_in == "catalogue.yaml"} == set(LOADER_RULES)
+
+
+def test_every_rule_file_has_pass_and_fail_fixtures():
+    """A rule is its file and its testdata/<ID>/ folder: fail_ fixtures that raise it, pass_ ones that do not."""
+    for rule in load_catalogue().values():
+        if rule.defined_in == "catalogue.yaml":
+            continue
+        names = (
+            [p.name for p in (ROOT / "testdata" / rule.id).iterdir()] if (ROOT / "testdata" / rule.id).is_dir() else []
+        )
+        assert any(n.startswith("fail_") for n in names), f"{rule.id}: no testdata/{rule.id}/fail_*"
+        assert any(n.startswith("pass_") for n in names), f"{rule.id}: no testdata/{rule.id}/pass_*"
 
 
 def test_generated_docs_match_catalogue():
@@ -57,20 +154,20 @@ def test_help_uri_anchors_exist_in_rule_docs():
 
 
 def _declarations_read(monkeypatch, cache_home):
-    from podfit import rules
+    from podfit import registry
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
-    rules.declarations.cache_clear()
+    registry.declarations.cache_clear()
     try:
-        return rules.declarations()
+        return registry.declarations()
     finally:
-        rules.declarations.cache_clear()
+        registry.declarations.cache_clear()
 
 
 def test_cached_rule_declarations_are_what_the_modules_declare(monkeypatch, tmp_path):
     """The first run imports every rule module and caches their declarations; later runs read the
     cache instead. Both give exactly what the modules declare (types included: tuples, numbers)."""
-    from podfit.rules import _import_all
+    from podfit.registry import _import_all
 
     imported = _declarations_read(monkeypatch, tmp_path)
     (cache,) = (tmp_path / "podfit").glob("rules-*.json")
@@ -116,3 +213,20 @@ def test_a_check_imports_only_the_rules_it_runs(tmp_path):
     assert "podfit.rules.workload_does_not_fit" not in loaded  # needs node pools
     assert "podfit.rules.throttling_simulated_high" not in loaded
     assert "podfit.throttle" not in loaded
+
+
+def test_rule_prose_is_the_same_read_from_source_or_imported(tmp_path):
+    """Without a module's source (bytecode only) its prose comes from importing it, the same."""
+    from podfit import catalogue
+
+    rules_dir = ROOT / "analyzer" / "podfit" / "rules"
+    for module in python_rules().values():
+        name = module.__name__.rsplit(".", 1)[1]
+        assert (
+            catalogue._module_prose(tmp_path, name)
+            == catalogue._module_prose(rules_dir, name)
+            == (
+                module.__doc__,
+                module.CATEGORY,
+            )
+        )

@@ -14,7 +14,8 @@ import yaml
 
 from conftest import tool
 from podfit.catalogue import load_catalogue
-from podfit.engines import EngineError, RegoResult, get_engine, policy_dir, policy_modules
+from podfit.engines import get_engine
+from podfit.engines.base import EngineError, RegoResult, policy_dir, policy_modules
 from podfit.engines.opa import OpaEngine, find_opa
 from podfit.engines.wasm import WasmEngine
 from test_rego_fixtures import fixture_inputs, fixtures
@@ -245,7 +246,7 @@ def test_non_json_yaml_values_do_not_break_the_engines():
 
 
 def test_batch_input_tags_the_objects_of_each_document():
-    from podfit.engines import DOCUMENT_KEY, batch_input
+    from podfit.engines.base import DOCUMENT_KEY, batch_input
 
     pod = {
         "kind": "Pod",
@@ -263,7 +264,7 @@ def test_batch_input_tags_the_objects_of_each_document():
 
 
 def test_result_without_its_document_is_an_error():
-    from podfit.engines import batch_results
+    from podfit.engines.base import batch_results
 
     finding = {
         "rule": "PF101",
@@ -289,7 +290,7 @@ def test_result_without_its_document_is_an_error():
     ],
 )
 def test_a_result_that_is_not_a_finding_is_an_error(bad):
-    from podfit.engines import batch_results
+    from podfit.engines.base import batch_results
 
     with pytest.raises(EngineError):
         batch_results([bad], "test")
@@ -300,7 +301,7 @@ def _corpus_and_platforms():
 
     sys.path.insert(0, str(ROOT / "bench"))
     from gen import generate
-    from podfit.facts import build_facts, facts_data
+    from podfit.facts import build_facts, cfs_screen_limit, facts_data
     from podfit.platform import DEFAULT_PLATFORM
 
     base = facts_data(build_facts((), DEFAULT_PLATFORM))
@@ -309,6 +310,7 @@ def _corpus_and_platforms():
     bare = p | {
         "runtime": "bare-metal",
         "node_logical_cpus": 256,
+        "cfs_screen_limit": cfs_screen_limit(256),
         "numa_node": {"cores": 2, "memory": 2 * 2**30},
         "kubelet": {"cpu_manager_policy": "static"},
     }
@@ -350,7 +352,7 @@ def test_opa_workers(monkeypatch):
 
 
 def test_quantity_memo_candidates():
-    from podfit.engines import quantity_strings
+    from podfit.engines.base import quantity_strings
 
     doc = {
         "kind": "Pod",
@@ -370,7 +372,8 @@ def test_embedded_quantity_memo_matches_the_parser():
     entrypoint) holds what the library's own parser gives, and leaves out what it does not parse."""
     import random
 
-    from podfit.engines import quantity_strings, wasm
+    from podfit.engines import wasm
+    from podfit.engines.base import quantity_strings
     from podfit.quantity import QuantityError, parse_cpu, parse_memory
 
     rng = random.Random(5)
@@ -446,7 +449,7 @@ def test_sort_results_orders_by_details_only_where_the_rest_ties():
     import json
     import random
 
-    from podfit.engines import RegoResult, sort_results
+    from podfit.engines.base import RegoResult, sort_results
 
     rng = random.Random(7)
     results = [

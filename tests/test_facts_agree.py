@@ -1,6 +1,8 @@
 """One computation of Kubernetes semantics: the Rego library's pod records (what per-object conftest
 use computes from the object itself, plus the LimitRange defaults the facts give it) equal the
-facts stage's workloads, container by container, on every fixture and on a generated corpus."""
+facts stage's workloads, container by container, on every fixture and on a generated corpus; and
+what the Rego rules read of the facts per workload (node size, Linux exclusion, exclusive CPUs,
+PF202's screen) gives the facts stage's answer for every workload of every fixture."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ QUERY = """[[obj_index, p.qos, cs] |
 
 def _rego(documents: list, data: dict, tmp: Path, query: str = QUERY):
     """``query``'s value over the policies, with ``documents`` as the input and ``data`` as the facts."""
-    from podfit.engines import batch_input, normalise
+    from podfit.engines.base import batch_input, normalise
 
     (tmp / "input.json").write_text(json.dumps(batch_input(documents)), encoding="utf-8")
     (tmp / "data.json").write_text(json.dumps({"podfit": normalise(data)}), encoding="utf-8")
@@ -321,12 +323,14 @@ def test_node_size_per_workload_is_one_fact(tmp_path):
     # the facts state the size a pod without node selection or tolerations gets, and list the others
     data = facts_data(facts)
     assert data["platform"]["node_logical_cpus"] == facts.plain_node_logical_cpus() == 4
+    wider = {"node_logical_cpus": 8, "cfs_screen_limit": 400}
+    assert data["platform"]["cfs_screen_limit"] == 200
     assert data["platform"]["workloads"] == {
-        "Deployment/web/cache": {"node_logical_cpus": 8},
-        "Pod//batch-": {"node_logical_cpus": 8},
-        "Pod//numbered": {"node_logical_cpus": 8},
-        "Pod//tolerant": {"node_logical_cpus": 8},
-        "Pod/web/nowhere": {"node_logical_cpus": 8},
+        "Deployment/web/cache": wider,
+        "Pod//batch-": wider,
+        "Pod//numbered": wider,
+        "Pod//tolerant": wider,
+        "Pod/web/nowhere": wider,
     }
     rego = dict(
         _rego(
@@ -348,7 +352,155 @@ def test_one_node_size_lists_no_workload():
     objects = load([InputFile("placed.yaml", PLACED.encode())]).objects
     bare = ROOT / "testdata" / "platforms" / "bare-metal-256.yaml"
     data = facts_data(build_facts(objects, parse_platform(bare.read_text(), str(bare))))
-    assert data["platform"]["node_logical_cpus"] == 256 and "workloads" not in data["platform"]
+    assert data["platform"]["node_logical_cpus"] == 256 and data["platform"]["workloads"] == {}
     one = EKS.read_text().replace("vmClass: r6g.2xlarge", "vmClass: m5.xlarge")
     data = facts_data(build_facts(objects, parse_platform(one, "one-size.yaml")))
-    assert data["platform"]["node_logical_cpus"] == 4 and "workloads" not in data["platform"]
+    assert data["platform"]["node_logical_cpus"] == 4 and data["platform"]["workloads"] == {}
+    # facts over no workload list none, and say so by leaving the listing out
+    assert "workloads" not in facts_data(build_facts((), parse_platform(one, "one-size.yaml")))["platform"]
+
+
+# ------------------------ PF202's facts: Linux exclusion, exclusive CPUs, the screen ---
+
+# per container of every pod: [document, container, Linux excluded, exclusive CPUs, node size],
+# then PF202's findings as [document, container]
+SCREEN_QUERY = """{"containers": [[doc, c.name, excluded, pinned, cpus] |
+    some p in data.podfit.lib.k8s.pods
+    doc := p.obj["podfit.io/document"]
+    excluded := count({1 | data.podfit.lib.platform.linux_excluded(p.obj)}) == 1
+    cpus := [n | n := data.podfit.lib.platform.node_logical_cpus_of(p.obj)]
+    some c in p.containers
+    pinned := count({1 | data.podfit.lib.platform.exclusive_cpus(p.obj, c.name)}) == 1
+  ],
+  "screened": [[f.document, f.container] | some f in data.podfit.cpu.cpu_limit_throttle_risk.findings]}"""
+
+
+def _groups(paths: list[Path]) -> list[list]:
+    """The fixtures' valid objects in groups whose workloads' keys (kind/namespace/name) are
+    unique: one evaluation per group, so that no two workloads share their per-workload facts."""
+    from podfit.facts import workload_key
+    from podfit.model import WORKLOAD_KINDS
+
+    groups: list[tuple[list, set[str]]] = []
+    for p in paths:
+        objects = [o for o in load([InputFile(str(p), p.read_bytes())]).objects if _valid(o.raw)]
+        keys = [workload_key(o.raw) for o in objects if o.kind in WORKLOAD_KINDS]
+        if len(set(keys)) < len(keys):
+            continue  # a file declaring one workload twice (PF910's fixtures)
+        for members, taken in groups:
+            if taken.isdisjoint(keys):
+                members.extend(objects)
+                taken.update(keys)
+                break
+        else:
+            groups.append((list(objects), set(keys)))
+    return [members for members, _ in groups]
+
+
+def _static(platform):
+    from dataclasses import replace
+
+    return replace(platform, kubelet=replace(platform.kubelet, cpu_manager_policy="static"))
+
+
+def _platforms():
+    from podfit.platform import parse_platform
+
+    bare = ROOT / "testdata" / "platforms" / "bare-metal-256.yaml"
+    yield "bare-metal, static CPU Manager", _static(parse_platform(bare.read_text(), str(bare)))
+    yield "EKS node groups", parse_platform(EKS.read_text(), str(EKS))
+
+
+@pytest.mark.parametrize("name", ["bare-metal, static CPU Manager", "EKS node groups"])
+def test_pf202_facts_agree_on_every_fixture(name, tmp_path):
+    """For every workload of every fixture, the Rego library reads from data.podfit what the facts
+    stage decides (whether the pods run only on non-Linux nodes, which containers the static CPU
+    Manager pins, the node size), and PF202 flags exactly the containers of the facts' screen
+    (Facts.cfs_screen, which PF203 simulates)."""
+    platform = dict(_platforms())[name]
+    paths = sorted(p for p in (ROOT / "testdata").rglob("*.yaml") if "broken" not in str(p) and "hostile" not in str(p))
+    seen = {"workloads": 0, "excluded": 0, "pinned": 0, "screened": 0, "sizes": set()}
+    for objects in _groups(paths):
+        facts = build_facts(objects, platform)
+        assert not facts.apart_clusters
+        rego = _rego([o.raw for o in objects], facts_data(facts), tmp_path, SCREEN_QUERY)
+        index = {id(o): i for i, o in enumerate(objects)}
+        python = []
+        for w in facts.workloads:
+            cpus = facts.workload_node_logical_cpus(w)
+            excluded = facts.linux_excluded(w)
+            pinned = facts.exclusive_cpus(w)
+            for c in w.pod.all_containers:
+                python.append([index[id(w.obj)], c.name, excluded, c.name in pinned, [cpus]])
+        assert sorted(rego["containers"]) == sorted(python)
+        screened = sorted([index[id(w.obj)], c.name] for w in facts.workloads for c in facts.cfs_screen(w))
+        assert sorted(rego["screened"]) == screened
+        seen["workloads"] += len(facts.workloads)
+        seen["excluded"] += sum(1 for row in python if row[2])
+        seen["pinned"] += sum(1 for row in python if row[3])
+        seen["screened"] += len(screened)
+        seen["sizes"] |= {row[4][0] for row in python}
+    # the fixtures exercise every fact: Windows-only pods, pinned containers (under the static
+    # policy), screened limits, and on EKS more than one node size
+    assert seen["workloads"] > 200 and seen["excluded"] >= 2 and seen["screened"] > 10
+    if name.startswith("bare-metal"):
+        assert seen["pinned"] > 5 and seen["sizes"] == {256}
+    else:
+        assert len(seen["sizes"]) > 1
+
+
+COPIES = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  nodeSelector: {kubernetes.io/os: windows}
+  containers:
+    - {name: a, image: x, resources: {limits: {cpu: "2", memory: 1Gi}}}
+    - {name: b, image: x, resources: {limits: {cpu: "1", memory: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  containers:
+    - {name: a, image: x, resources: {limits: {cpu: "2", memory: 1Gi}}}
+    - {name: b, image: x, resources: {limits: {cpu: "1500m", memory: 1Gi}}}
+"""
+
+
+def test_copies_of_one_key_share_the_facts_that_rate_most(tmp_path):
+    """Two workloads of one kind/namespace/name in one evaluation (copies meant for different
+    clusters) share their listed facts: Linux unless every copy rules it out, exclusive CPUs only
+    for a container every copy pins; the Windows copy is then rated as the Linux one is."""
+    from podfit.platform import parse_platform
+
+    bare = ROOT / "testdata" / "platforms" / "bare-metal-256.yaml"
+    platform = _static(parse_platform(bare.read_text(), str(bare)))
+    windows, linux = (
+        load([InputFile(f"{i}.yaml", doc.encode())]).objects[0] for i, doc in enumerate(COPIES.split("---\n"))
+    )
+    facts = build_facts((windows,), platform)
+    assert facts_data(facts)["platform"]["workloads"] == {
+        "Pod/shop/web": {"linux_excluded": True, "exclusive_cpus": ["a", "b"]}
+    }
+    both = build_facts((windows, linux), platform, cluster_for_path=lambda path: path)  # two clusters
+    assert [facts.linux_excluded(w) for w in both.workloads] == [True, False]
+    assert facts_data(both)["platform"]["workloads"] == {"Pod/shop/web": {"exclusive_cpus": ["a"]}}
+    rego = _rego([windows.raw, linux.raw], facts_data(both), tmp_path, SCREEN_QUERY)
+    assert sorted(rego["screened"]) == [[0, "b"], [1, "b"]]
+
+
+def test_rego_formats_quantities_as_python_does(tmp_path):
+    """Messages write a CPU or memory amount the same way on both sides: the Rego library's
+    fmt_cpu/fmt_memory against podfit.quantity's format_cpu/format_memory (exact, the form a
+    finding tells the user to write)."""
+    from podfit.quantity import format_cpu, format_memory
+
+    memory = [1, 1023, 1024, 1536 * 2**10, 512 * 2**20, 3 * 2**29, 2**30, 10**9, 32 * 2**30 - 100 * 2**20, 2**52]
+    cpu = [1, 100, 999, 1000, 1500, 2000, 64_000, 2**31 * 1000 + 500]
+    (tmp_path / "input.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "data.json").write_text("{}", encoding="utf-8")
+    query = f"""[[data.podfit.lib.k8s.fmt_memory(b) | some b in {memory}],
+                 [data.podfit.lib.k8s.fmt_cpu(m) | some m in {cpu}]]"""
+    assert _eval(tmp_path, query) == [[format_memory(b) for b in memory], [format_cpu(m) for m in cpu]]

@@ -200,12 +200,24 @@ def test_fixes_from_measured_usage_clear_the_usage_rules(fixture, tmp_path):
 
 def test_requests_come_from_the_measured_steady_state(tmp_path):
     fixture = ROOT / "testdata" / "PF110" / "fail_memory_request_below_p50.yaml"
-    usage = ROOT / "testdata" / "PF110" / "fail_memory_request_below_p50.usage.txt"
+    usage = ROOT / "testdata" / "PF110" / "fail_memory_request_below_p50.memory.json"
     target = tmp_path / fixture.name
     shutil.copy(fixture, target)
     code, _out, err = _run("fix", str(target), "--usage", str(usage), "--rule", "PF110")
     assert code == 0, err
-    assert "request set to the measured steady state, p50" in err
+    assert "request set to the measured steady state, p50 608Mi" in err
+
+
+def test_one_snapshot_is_no_steady_state_for_a_missing_request(tmp_path):
+    """kubectl top's one sample per pod never becomes a request: fix says what is missing."""
+    fixture = ROOT / "testdata" / "PF110" / "pass_one_top_snapshot.yaml"
+    usage = ROOT / "testdata" / "PF110" / "pass_one_top_snapshot.usage.txt"
+    target = tmp_path / fixture.name
+    app = "resources: {requests: {cpu: 100m, memory: 256Mi}, limits: {cpu: 500m, memory: 1Gi}}"
+    target.write_text(fixture.read_text().replace(app, "resources: {}"))
+    code, _out, err = _run("fix", str(target), "--usage", str(usage), "--rule", "PF101")
+    assert code == 1, err
+    assert "2 measured sample(s) are a point, not a steady state (at least 10" in err
 
 
 def test_the_diff_is_what_write_does(tmp_path):

@@ -157,6 +157,51 @@ def test_throttling_curves_one_per_pf203_finding(tmp_path):
     assert [int(f["data-finding"]) for f in figures] == throttle and len(throttle) == 2
 
 
+def _analysed(paths: list[str], platform: str | None = None, rules: tuple[str, ...] = ()):
+    from podfit.check import analyze
+    from podfit.config import Config
+    from podfit.facts import build_facts
+    from podfit.loader import discover, load, read_files
+    from podfit.platform import DEFAULT_PLATFORM, parse_platform
+
+    config = Config(enabled=frozenset(rules)) if rules else Config()
+    loaded = load(read_files(discover(paths), config.limits), config.limits)
+    profile = parse_platform(Path(platform).read_text(), platform) if platform else DEFAULT_PLATFORM
+    facts = build_facts(loaded.objects, profile)
+    return facts, analyze(loaded, facts, config, rego_results=())
+
+
+def test_throttling_curve_is_the_findings_own_simulation():
+    """Each curve sweeps the scenario PF203 simulated: its current point is the finding's limit and
+    score, and its suggested limit is the finding's, whatever the sweep's own steps would pick."""
+    from podfit.visuals import collect
+
+    facts, report = _analysed(PF203[:2], PF203[3])
+    found = [f for f in report.findings if f.rule == "PF203"]
+    curves = collect(facts, report.findings, report.analyses).throttle
+    assert len(curves) == len(found) == 2
+    for curve in curves:
+        f = report.findings[curve.finding]
+        s = curve.sweep
+        now = next(p for p in s.points if p.limit_millicores == s.current_millicores)
+        assert s.current_millicores == f.details["cpu_limit"]
+        assert now.score == f.details["score"]
+        assert s.suggested_millicores == f.details["suggested_cpu_limit"]
+        assert f.details["suggested_cpu_limit"] in {p.limit_millicores for p in s.points}
+        assert (s.cpus, s.threads) == (f.details["node_logical_cpus"], f.details["threads"])
+
+
+def test_no_packing_picture_without_a_packing_rule():
+    """The report draws the packing the rules computed; a run whose rules pack nothing has none."""
+    from podfit.visuals import collect
+
+    facts, report = _analysed([EXAMPLES], rules=("PF101",))
+    assert "packing" not in report.analyses
+    assert collect(facts, report.findings, report.analyses).packing == ()
+    facts, report = _analysed([EXAMPLES])
+    assert len(collect(facts, report.findings, report.analyses).packing) == 1
+
+
 def test_crx_rows_and_capacity_for_vsphere_pods(tmp_path):
     text = html(PF401, tmp_path).read_text(encoding="utf-8")
     cap = json.loads(run(["vsphere", "capacity", *PF401, "--format", "json"]))
@@ -206,7 +251,7 @@ def test_node_bars_add_up(tmp_path):
     facts = build_facts(loaded.objects, DEFAULT_PLATFORM)
     report = analyze(loaded, facts, Config(), rego_results=())
     assert report.analyses.get("packing-analysed")  # the rules' packing is handed on, not redone
-    v = collect(facts, Config(), report.findings, report.analyses)
+    v = collect(facts, report.findings, report.analyses)
     (pic,) = v.packing
     placed = 0
     for pool in pic.pools:
@@ -403,6 +448,29 @@ def test_names_and_messages_are_escaped(tmp_path):
     assert "&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in text
 
 
+def test_bars_of_an_imported_profile_use_its_nodes_allocatable():
+    """An imported EKS profile: the system share is the kubelet's reservation (capacity less the
+    nodes' allocatable), the DaemonSet share the system pods, not the default 250m/100Mi overhead."""
+    from podfit.platform import parse_platform
+    from podfit.visuals import collect
+
+    eks = ROOT / "testdata" / "platform-import" / "eks" / "platform.yaml"
+    profile = parse_platform(eks.read_text(), str(eks))
+    facts, report = _analysed([str(ROOT / "testdata" / "platform-import" / "app.yaml")], str(eks))
+    (pic,) = collect(facts, report.findings, report.analyses).packing
+    pools = {p.name: p for p in profile.node_pools}
+    for pool in pic.pools:
+        src = pools[pool.name]
+        for n in pool.nodes:
+            assert n.overhead_cpu == n.capacity_cpu - src.allocatable[0]
+            assert n.overhead_memory == n.capacity_memory - src.allocatable[1]
+            assert (n.daemon_cpu, n.daemon_memory) == src.system_pods[:2]
+            assert n.overhead_cpu + n.daemon_cpu + n.allocatable_cpu == n.capacity_cpu
+            assert n.overhead_memory + n.daemon_memory + n.allocatable_memory == n.capacity_memory
+    general = pic.pools[0].nodes[0]
+    assert (general.overhead_cpu, general.daemon_cpu) == (80, 180)
+
+
 def test_daemonsets_and_stranded_capacity_in_the_bars():
     """The PF601 fixture whose GPU DaemonSet (3000m, 1Gi) runs only on the tainted GPU pool: its node
     shows the DaemonSet and, holding no pod that may run there, its free capacity as stranded."""
@@ -417,7 +485,7 @@ def test_daemonsets_and_stranded_capacity_in_the_bars():
     loaded = load(read_files(discover([path]), Config().limits), Config().limits)
     facts = build_facts(loaded.objects, DEFAULT_PLATFORM)
     report = analyze(loaded, facts, Config(), rego_results=())
-    (pic,) = collect(facts, Config(), report.findings, report.analyses).packing
+    (pic,) = collect(facts, report.findings, report.analyses).packing
     nodes = {n.name: n for pool in pic.pools for n in pool.nodes}
     assert sorted(nodes) == ["gpu-0", "workers-0", "workers-1"]
     gpu = nodes["gpu-0"]

@@ -116,7 +116,7 @@ class Runner:
 
         return re.sub(r"\$\{\{(.*?)\}\}", one, text)
 
-    def run(self, skip=("install",)) -> int:
+    def run(self, skip=("key", "install")) -> int:
         """Run the steps; after a failure only `always()` steps run. Returns the job's first failure (or 0)."""
         failed = 0
         for step in STEPS:
@@ -126,6 +126,8 @@ class Runner:
             if failed and "always()" not in cond:
                 continue
             if "steps.check.outputs.sarif-file != ''" in cond and not self.outputs.get("check", {}).get("sarif-file"):
+                continue
+            if "steps.check.outputs.exit-code != ''" in cond and not self.outputs.get("check", {}).get("exit-code"):
                 continue
             env = {
                 "PATH": self.path,
@@ -227,6 +229,57 @@ def test_inputs_cannot_inject_shell(tmp_path, repo, evil):
     code = r.run()
     assert not (repo / "PWNED").exists() and not (tmp_path / "PWNED").exists()
     assert code == 2  # a path that does not exist (or a bad format) is a failure, never a pass
+
+
+def test_a_failed_run_hands_no_report_on_and_the_summary_says_so(tmp_path, repo):
+    """podfit exits 2 (a path that does not exist): no SARIF file is named for the summary and the
+    upload, and the summary says the run did not complete, without a traceback."""
+    r = Runner(tmp_path, {"paths": "no-such-dir/"}, repo)
+    assert r.run() == 2
+    assert r.outputs["check"]["exit-code"] == "2" and "sarif-file" not in r.outputs["check"]
+    summary = r.files["summary"].read_text()
+    assert summary.startswith("## podfit did not complete (exit 2)")
+    assert not any("Traceback" in out for _, _, out in r.log)
+    upload = next(s for s in STEPS if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert "steps.check.outputs.sarif-file != ''" in upload["if"]
+
+
+def test_upload_is_auto_by_default_and_skips_fork_pull_requests():
+    assert ACTION["inputs"]["upload-sarif"]["default"] == "auto"
+    upload = next(s for s in STEPS if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert "github.event.pull_request.head.repo.fork" in upload["if"]
+    assert upload["continue-on-error"] == "${{ inputs.upload-sarif == 'auto' }}"
+
+
+def test_the_install_is_cached_by_the_actions_own_files(tmp_path, repo):
+    """The cache key step digests the files `pip install` takes from the action's copy: the same
+    tree gives the same key, and the install step is skipped on a cache hit."""
+    keys = []
+    for i in range(2):
+        (tmp_path / str(i)).mkdir()
+        r = Runner(tmp_path / str(i), {}, repo)
+        step = next(s for s in STEPS if s.get("id") == "key")
+        env = {
+            "PATH": r.path,
+            "RUNNER_TEMP": str(tmp_path),
+            "RUNNER_OS": "Linux",
+            "GITHUB_OUTPUT": str(r.files["output"]),
+        }
+        env |= {k: r.expr(str(v)) for k, v in step["env"].items()}
+        p = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr
+        out = dict(line.split("=", 1) for line in r.files["output"].read_text().splitlines())
+        keys.append(out["key"])
+        assert out["venv"] == f"{tmp_path}/podfit-venv"
+    assert keys[0] == keys[1] and re.fullmatch(r"podfit-venv-Linux-3\.\d+-[0-9a-f]{32}", keys[0])
+    install = next(s for s in STEPS if s.get("id") == "install")
+    assert 'if [ "$PODFIT_CACHED" != "true" ]' in install["run"]
 
 
 def test_bad_fail_on_is_rejected(tmp_path, repo):

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from podfit.cli import main
-from podfit.loader import LimitRangeConstraint, limit_range_violations
 from podfit.model import Location, ObjectRef
+from podfit.workloads import LimitRangeConstraint, limit_range_violations
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "testdata" / "PF106"

@@ -2,8 +2,9 @@
 
 import pytest
 
-from podfit.loader import InputError, InputFile, build_workloads, discover, load, parse_file, read_inputs
+from podfit.loader import InputError, InputFile, discover, load, parse_file, read_inputs
 from podfit.model import QOS_BEST_EFFORT, QOS_BURSTABLE, QOS_GUARANTEED
+from podfit.workloads import build_workloads
 
 GiB = 2**30
 
@@ -281,7 +282,7 @@ ROOT_DIR = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
 def test_container_line_is_the_workload_containers_line():
-    """loader.container_line (what the engine's workers use) gives each container's own line, as
+    """workloads.container_line (what the engine's workers use) gives each container's own line, as
     build_workloads records it, and the object's line for names no container has."""
     import sys as _sys
 
@@ -290,7 +291,8 @@ def test_container_line_is_the_workload_containers_line():
 
     from gen import generate
     from podfit.config import Config
-    from podfit.loader import InputFile, build_workloads, container_line, load
+    from podfit.loader import InputFile, load
+    from podfit.workloads import build_workloads, container_line
 
     text = _yaml.safe_dump_all(generate(300, 11), sort_keys=False)
     text += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: twins}\nspec:\n  initContainers:\n  - name: a\n  containers:\n  - name: a\n  - {}\n"

@@ -69,9 +69,13 @@ def test_option_stages_by_version():
     assert cpu_manager_option_stage("full-pcpus-only", (1, 33)) == "GA"
     assert cpu_manager_option_stage("distribute-cpus-across-numa", (1, 32)) == "alpha"
     assert cpu_manager_option_stage("distribute-cpus-across-numa", (1, 33)) == "beta"
+    assert cpu_manager_option_stage("strict-cpu-reservation", (1, 31)) == "absent"  # KEP-4540
+    assert cpu_manager_option_stage("strict-cpu-reservation", (1, 32)) == "alpha"
+    assert cpu_manager_option_stage("strict-cpu-reservation", (1, 33)) == "beta"
     assert cpu_manager_option_stage("strict-cpu-reservation", (1, 35)) == "GA"
-    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 31)) == "absent"
+    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 31)) == "absent"  # KEP-4800
     assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 34)) == "beta"
+    assert cpu_manager_option_stage("prefer-align-cpus-by-uncorecache", (1, 36)) == "GA"
     assert cpu_manager_option_stage("align-by-socket", (1, 35)) == "alpha"
     assert cpu_manager_option_stage("no-such-option", (1, 35)) is None
 
@@ -83,6 +87,31 @@ def test_option_alpha_before_its_beta_release_needs_the_gate(tmp_path):
     assert "alpha in Kubernetes 1.32" in found[2] and "CPUManagerPolicyAlphaOptions" in found[2]
     f, p = _kubelet(tmp_path, body, "1.33")
     assert run(f, "--rule", "PF207", platform=p) == []
+
+
+def test_strict_cpu_reservation_is_alpha_in_1_32(tmp_path):
+    """KEP-4540: alpha in 1.32, so with the default gates a 1.32 kubelet refuses it; beta from 1.33."""
+    body = (
+        'cpuManagerPolicy: static\nreservedSystemCPUs: "0"\ncpuManagerPolicyOptions: {strict-cpu-reservation: "true"}\n'
+    )
+    f, p = _kubelet(tmp_path, body, "1.32")
+    (found,) = run(f, "--rule", "PF207", platform=p)
+    assert "alpha in Kubernetes 1.32" in found[2] and "CPUManagerPolicyAlphaOptions" in found[2]
+    f, p = _kubelet(tmp_path, body, "1.33")
+    assert run(f, "--rule", "PF207", platform=p) == []
+
+
+def test_uncorecache_is_ga_in_1_36(tmp_path):
+    """KEP-4800: GA in 1.36, so it needs no gate there, even with beta options turned off."""
+    body = (
+        "featureGates: {CPUManagerPolicyBetaOptions: false}\ncpuManagerPolicy: static\n"
+        'cpuManagerPolicyOptions: {prefer-align-cpus-by-uncorecache: "true"}\n'
+    )
+    f, p = _kubelet(tmp_path, body, "1.36")
+    assert run(f, "--rule", "PF207", platform=p) == []
+    f, p = _kubelet(tmp_path, body, "1.35")
+    (found,) = run(f, "--rule", "PF207", platform=p)
+    assert "beta in Kubernetes 1.35" in found[2]
 
 
 def test_option_newer_than_the_kubelet_and_beta_gate_off(tmp_path):
@@ -152,6 +181,40 @@ def test_single_numa_needs_an_aligning_manager_and_counts_the_pod_in_pod_scope(t
     f = tmp_path / "container_scope.yaml"
     f.write_text(two)
     assert run(f, "--rule", "PF206", platform=platform) == []  # 20 + 20, each fits in container scope
+    f = tmp_path / "pod_scope.yaml"
+    f.write_text(
+        two.replace(
+            "topologyManagerPolicy: single-numa-node",
+            "topologyManagerPolicy: single-numa-node\ntopologyManagerScope: pod",
+        )
+    )
+    (found,) = run(f, "--rule", "PF206", platform=platform)
+    assert found[2].startswith("the Guaranteed pod needs more than one NUMA node (40 exclusive CPUs > 32")
+
+
+def test_pod_scope_counts_only_the_whole_cpu_containers(tmp_path):
+    """The kubelet's podGuaranteedCPUs: 20 + 20 + a 0.5-CPU logger is 40 exclusive CPUs on a
+    32-CPU NUMA node (the pod's 40.5 total is not whole, yet the pod is refused)."""
+    from podfit.model import Container, Location, PodSpec, Resources
+    from podfit.rules.topology_single_numa_admission import pod_guaranteed_cpus
+
+    def c(name, cpu, init=False, sidecar=False):
+        r = Resources(cpu_request=cpu, cpu_limit=cpu)
+        return Container(name, "i", r, r, Location("t.yaml"), init=init, sidecar=sidecar)
+
+    assert pod_guaranteed_cpus(PodSpec(containers=(c("a", 40000), c("b", 40000), c("log", 500)))) == 80
+    # a one-shot init container of 50 after a 4-CPU sidecar: max(4 + 50, 40 + 4)
+    pod = PodSpec(containers=(c("a", 40000),), init_containers=(c("s", 4000, True, True), c("i", 50000, True)))
+    assert pod_guaranteed_cpus(pod) == 54
+    platform = ROOT / "testdata" / "PF206" / "platform.yaml"
+    two = SOLVER.replace('cpu: "40"', 'cpu: "20"').replace(
+        "        - name: solver\n",
+        "        - name: helper\n          image: registry.example.com/hpc/helper:2.1\n"
+        '          resources: {requests: {cpu: "20", memory: 1Gi}, limits: {cpu: "20", memory: 1Gi}}\n'
+        "        - name: logger\n          image: registry.example.com/hpc/logger:2.1\n"
+        "          resources: {requests: {cpu: 500m, memory: 64Mi}, limits: {cpu: 500m, memory: 64Mi}}\n"
+        "        - name: solver\n",
+    )
     f = tmp_path / "pod_scope.yaml"
     f.write_text(
         two.replace(

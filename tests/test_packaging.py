@@ -43,6 +43,14 @@ def test_wheel_contains_policies_schemas_and_catalogue(installed):
     assert "podfit/data/policies.wasm" in names and "podfit/data/policies.wasm.json" in names
 
 
+def test_wheel_carries_no_lab_and_no_benchmarks(installed):
+    """The kernel calibration (lab/) and the benchmarks (bench/) are measured from a checkout and never
+    installed: only the package, its policies and its schemas go into the wheel."""
+    _, names = installed
+    assert not [n for n in names if n.startswith(("lab/", "bench/")) or "calibrat" in n]
+    assert {top for top in (n.split("/")[0] for n in names) if not top.endswith(".dist-info")} == {"podfit"}
+
+
 def test_installed_podfit_runs_from_elsewhere(installed, tmp_path):
     site, _ = installed
     manifest = tmp_path / "m.yaml"

@@ -292,3 +292,80 @@ def test_a_vsphere_platform_still_weighs_the_built_in_classes(tmp_path):
     assert "Standard_D16s_v5" in names and {"best-effort-large", "guaranteed-xlarge"} <= names
     assert f["details"]["recommended"] == {"vm_class": "best-effort-large", "nodes": 2}
     assert "declares no other" not in f["message"]
+
+
+SMALL_NODES = """\
+apiVersion: podfit.io/v1alpha1
+kind: Platform
+metadata: {name: eks-small}
+spec:
+  runtime: kubernetes
+  vmClasses:
+    - {name: t3.small, cpus: 2, memory: 2Gi, reserved: false}
+  kubelet: {maxPods: 11}
+  nodePools:
+    - name: small
+      vmClass: t3.small
+      count: 3
+      allocatable: {cpu: 1930m, memory: 1450Mi, pods: 11}
+      systemPods: {cpu: 150m, memory: 120Mi, pods: 3}
+"""
+TWO_800MI = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: web:1
+          resources: {requests: {cpu: 100m, memory: 800Mi}, limits: {cpu: 100m, memory: 800Mi}}
+"""
+
+
+def test_sizing_a_class_uses_its_nodes_own_allocatable(tmp_path):
+    """t3.small nodes whose kubelet offers 1450Mi, 120Mi of it taken by system pods: two 800Mi pods
+    need two nodes. Sized with the default 100Mi overhead, one 2Gi node looked enough."""
+    (tmp_path / "platform.yaml").write_text(SMALL_NODES)
+    (tmp_path / "app.yaml").write_text(TWO_800MI)
+    res = run(["pack", str(tmp_path / "app.yaml"), "--platform", str(tmp_path / "platform.yaml"), "--format", "json"])
+    out = json.loads(res.stdout)
+    assert out["min_nodes"] == {"t3.small": 2}
+    assert out["min_nodes_detail"]["t3.small"]["lower_bound"] == 2
+    assert (out["recommendation"]["vm_class"], out["recommendation"]["nodes"]) == ("t3.small", 2)
+
+
+@pytest.mark.parametrize("provider", ["eks", "kops", "tkg"])
+def test_least_nodes_never_below_the_bound_on_the_real_nodes(provider, tmp_path):
+    """For every class an imported pool uses, the least count podfit states is at least the lower
+    bound of the same pods on that pool's real nodes (their allocatable and system pods)."""
+    from podfit.config import Config
+    from podfit.facts import build_facts
+    from podfit.loader import discover, load, read_files
+    from podfit.packing.engine import analyze_inputs, min_nodes
+    from podfit.packing.rules_support import cluster_inputs
+    from podfit.platform import parse_platform
+
+    path = ROOT / "testdata" / "platform-import" / provider / "platform.yaml"
+    platform = parse_platform(path.read_text(), str(path))
+    app = str(tmp_path / "app.yaml")
+    (tmp_path / "app.yaml").write_text(TWO_800MI.replace("replicas: 2", "replicas: 7"))
+    loaded = load(read_files(discover([app]), Config().limits), Config().limits)
+    facts = build_facts(loaded.objects, platform)
+    (scope,) = facts.clusters
+    inputs = cluster_inputs(platform, scope.workloads, scope.node_pools, facts.node_pools, usage=None, ratio=0)
+    analysis = analyze_inputs(inputs, 100, 2.0, search=())
+    checked = 0
+    for pool in inputs.pools:
+        stated = analysis.min_nodes.get(pool.vm_class)
+        real = min_nodes(inputs.pods, pool, 0, search=False)
+        if stated is None or real is None:
+            assert stated is None or real is not None, pool.vm_class
+            continue
+        assert stated.nodes >= real.summary.lower_bound, (pool.name, stated, real.summary)
+        checked += 1
+    assert checked

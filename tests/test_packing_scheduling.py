@@ -13,11 +13,12 @@ from click.testing import CliRunner
 
 from podfit.cli import main
 from podfit.clusters import node_pools_from_objects
-from podfit.loader import build_workloads, make_object
+from podfit.loader import make_object
 from podfit.packing import GI, NodeType, PodType, Problem, exact, pack
 from podfit.packing.adapter import inputs_from
 from podfit.packing.engine import analyze
 from podfit.platform import DEFAULT_PLATFORM, NodePool, PlatformError, Taint, parse_platform
+from podfit.workloads import build_workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "testdata/platforms/study-4-hosts.yaml"

@@ -185,3 +185,35 @@ def test_a_pod_with_a_bad_quantity_exits_2(tmp_path):
     )
     res = run("platform", "import", DATA / "kops/nodes.yaml", "--pods", pods)
     assert res.exit_code == 2 and "agent-x1" in res.stderr and "lots" in res.stderr, res.stderr
+
+
+def test_a_kindless_node_list_is_read(tmp_path):
+    """What `kubectl get --raw /api/v1/nodes` and client libraries give: a NodeList whose items have
+    no kind. It imports as the same nodes as `kubectl get nodes -o json`."""
+    nodes = json.loads((DATA / "gke" / "nodes.json").read_text())
+    raw = {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": []}
+    for item in nodes["items"]:
+        raw["items"].append({k: v for k, v in item.items() if k not in ("kind", "apiVersion")})
+    (tmp_path / "raw.json").write_text(json.dumps(raw))
+    assert [n["metadata"]["name"] for n in parse_objects((tmp_path / "raw.json").read_text(), "raw", "Node")] == [
+        n["metadata"]["name"] for n in nodes["items"]
+    ]
+    got, _, _ = imported(tmp_path, tmp_path / "raw.json")
+    want, _, _ = imported(tmp_path, "gke/nodes.json")
+    assert pool_view(got) == pool_view(want)
+
+
+def test_a_pool_in_one_zone_keeps_its_zone_label_and_one_across_zones_does_not(tmp_path):
+    """Zone-pinned workloads need the zone on the pool: kept when every node of the pool is in it."""
+    got, _, _ = imported(tmp_path, "kops/nodes.yaml")
+    zones = {p.name: dict(p.labels).get("topology.kubernetes.io/zone") for p in got.node_pools}
+    assert zones == {"control-plane-us-east-1a": "us-east-1a", "nodes-us-east-1a": "us-east-1a"}
+    eks, _, _ = imported(tmp_path, "eks/nodes.yaml")
+    spread = [n for n in node_infos(parse_objects((DATA / "eks" / "nodes.yaml").read_text(), "e", "Node"), "e")]
+    by_pool: dict[str, set[str]] = {}
+    for n in spread:
+        by_pool.setdefault(n.pool, set()).add(dict(n.labels).get("topology.kubernetes.io/zone", ""))
+    for p in eks.node_pools:
+        zone = dict(p.labels).get("topology.kubernetes.io/zone")
+        source = by_pool.get(p.name, set())
+        assert (zone is not None) == (len(source) == 1), (p.name, source)

@@ -7,6 +7,7 @@ that come back are what `podfit check --usage` reads. Needs the pinned prometheu
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import socket
@@ -20,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from podfit.cli import main
+from podfit.usage_export import queries
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / ".tools" / "bin"
@@ -36,6 +38,12 @@ STEP_S, POINTS = 15, 241  # an hour of samples
 START, END = T0 + 300, T0 + 3600  # the queried window: rate(...[5m]) has a full range from START on
 MI = 2**20
 
+# The Prometheus asks for HTTP basic auth (its web config holds the bcrypt hash of the password,
+# cost 4 to keep the test quick); podfit is given them in the URL.
+USER, PASSWORD = "reader", "podfit-test-Pa55"
+BCRYPT = "$2b$04$h3ptlJtGZNKdeuIGPhP9NeAMNORHR32Pgm9bzHOjp9KKL6ESScZH."
+AUTH = {"Authorization": "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()}
+
 
 def _api_memory(i: int) -> int:
     """Pod api-…-x2x7k: 400Mi rising to 700Mi at half past, and back."""
@@ -46,9 +54,9 @@ def _api_memory(i: int) -> int:
 # periods and throttled periods per 15 s (None: not measured)
 SERIES = {
     ("shop", "api-7d9f8c6b5-x2x7k", "app"): (3.75, _api_memory, None, None),
-    ("shop", "api-7d9f8c6b5-q9w8e", "app"): (3.75, lambda i: 450 * MI, None, None),
+    ("shop", "api-7d9f8c6b5-q9w8z", "app"): (3.75, lambda i: 450 * MI, None, None),
     ("shop", "web-6c8d7f9b4-2kq8n", "app"): (7.5, lambda i: 200 * MI, None, None),
-    ("shop", "checkout-5f6d7c8b9-abcde", "app"): (5.625, lambda i: 300 * MI, 150, 60),
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app"): (5.625, lambda i: 300 * MI, 150, 60),
     ("shop", "cart-0", "app"): (None, lambda i: 600 * MI, None, None),
     ("kube-system", "coredns-5d78c9869d-8xk2p", "coredns"): (0.375, lambda i: 15 * MI, None, None),
     # the pod's own cgroup (container=""): podfit leaves it out
@@ -106,6 +114,7 @@ def prometheus(tmp_path_factory):
     )
     assert made.returncode == 0, made.stderr
     (work / "prometheus.yml").write_text("global: {scrape_interval: 15s}\n")
+    (work / "web.yml").write_text(f"basic_auth_users:\n  {USER}: {BCRYPT}\n")
     port = _free_port()
     log = (work / "prometheus.log").open("w")
     proc = subprocess.Popen(
@@ -115,6 +124,7 @@ def prometheus(tmp_path_factory):
             f"--storage.tsdb.path={data}",
             "--storage.tsdb.retention.time=100y",  # the block's fixed 2025 timestamps must stay
             f"--web.listen-address=127.0.0.1:{port}",
+            f"--web.config.file={work / 'web.yml'}",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -125,7 +135,7 @@ def prometheus(tmp_path_factory):
             if proc.poll() is not None:
                 pytest.fail("prometheus exited:\n" + (work / "prometheus.log").read_text()[-3000:])
             try:
-                with urllib.request.urlopen(url + "/-/ready", timeout=2) as r:
+                with urllib.request.urlopen(urllib.request.Request(url + "/-/ready", headers=AUTH), timeout=2) as r:
                     if r.status == 200:
                         break
             except OSError:
@@ -147,7 +157,8 @@ def prometheus(tmp_path_factory):
 
 def query_range(url: str, query: str) -> dict:
     params = urllib.parse.urlencode({"query": query, "start": START, "end": END, "step": 60})
-    with urllib.request.urlopen(f"{url}/api/v1/query_range?{params}", timeout=60) as r:
+    req = urllib.request.Request(f"{url}/api/v1/query_range?{params}", headers=AUTH)
+    with urllib.request.urlopen(req, timeout=60) as r:
         return json.load(r)
 
 
@@ -176,25 +187,19 @@ EXPECTED = {
 }
 
 
+def export(url: str, *args: str):
+    return CliRunner().invoke(
+        main, ["usage", "export", "--prometheus", url, "--end", str(END), "--window", "55m", "--step", "1m", *args]
+    )
+
+
+def with_password(url: str, password: str = PASSWORD) -> str:
+    return url.replace("http://", f"http://{USER}:{urllib.parse.quote(password, safe='')}@")
+
+
 def test_usage_export_then_check(prometheus, tmp_path):
     bundle = tmp_path / "usage.json"
-    res = CliRunner().invoke(
-        main,
-        [
-            "usage",
-            "export",
-            "--prometheus",
-            prometheus,
-            "--end",
-            str(END),
-            "--window",
-            "55m",
-            "--step",
-            "1m",
-            "-o",
-            str(bundle),
-        ],
-    )
+    res = export(with_password(prometheus), "-o", str(bundle))
     assert res.exit_code == 0, res.output
     assert "cpu 5, memory 6, periods 1, throttled 1, terminated 2" in res.stderr
     report, stderr = check("--usage", str(bundle))
@@ -203,7 +208,7 @@ def test_usage_export_then_check(prometheus, tmp_path):
     api = by[("PF107", "api")]["details"]
     # 56 steps of each of the two pods; the working set is exact
     assert (api["max"], api["samples"], api["window_ms"]) == (700 * MI, 112, [START * 1000, END * 1000])
-    assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8e", "api-7d9f8c6b5-x2x7k"]
+    assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8z", "api-7d9f8c6b5-x2x7k"]
     throttled = by[("PF209", "checkout")]["details"]
     assert (throttled["throttled_periods"], throttled["periods"], throttled["throttled_ppm"]) == (
         13_200,
@@ -233,3 +238,30 @@ def test_raw_query_range_files_by_kind(prometheus, tmp_path):
     report, _ = check(*args)
     # no throttling or termination data: PF209 and the OOM finding are not among them
     assert summary(report) == EXPECTED - {("PF209", "checkout", "app", "cpu"), ("PF107", "cart", "app", "memory")}
+
+
+def test_export_without_the_password_is_refused_and_says_no_password(prometheus):
+    res = export(prometheus)
+    assert res.exit_code == 2
+    assert res.stderr.startswith(f"podfit: error: {prometheus}/api/v1/query_range: HTTP 401 Unauthorized")
+    res = export(with_password(prometheus, "not-the-Pa55"))
+    assert res.exit_code == 2 and "HTTP 401" in res.stderr
+    assert "not-the-Pa55" not in res.output and PASSWORD not in res.output
+
+
+def test_export_of_one_namespace(prometheus, tmp_path):
+    res = export(with_password(prometheus), "--namespace", "kube-system", "-o", str(tmp_path / "ks.json"))
+    assert res.exit_code == 0, res.output
+    assert "cpu 1, memory 1, periods 0, throttled 0, terminated 0" in res.stderr
+
+
+def test_a_hostile_label_value_is_one_promql_string(prometheus):
+    """Quoted as podfit quotes it, a namespace that would close the selector and add `or vector(1)`
+    is one label value: Prometheus parses the query and finds no such namespace."""
+    hostile = 'shop"} or vector(1) #\\\n'
+    for q, ranged in queries(hostile, 3300).values():
+        if ranged:
+            doc = query_range(prometheus, q)
+            assert doc["status"] == "success" and doc["data"]["result"] == [], q
+    plain = queries("shop", 3300)["memory"][0]
+    assert len(query_range(prometheus, plain)["data"]["result"]) == 5

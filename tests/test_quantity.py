@@ -111,6 +111,35 @@ def test_memory_round_trip(nbytes):
     assert parse_memory(format_memory(nbytes)) == nbytes
 
 
+@pytest.mark.parametrize(
+    "nbytes, exact, rounded",
+    [
+        (0, "0", "0"),
+        (512 * 2**10, "512Ki", "0.5Mi"),
+        (640 * 2**20, "640Mi", "640Mi"),
+        (2**30, "1Gi", "1Gi"),
+        (1536 * 2**20, "1536Mi", "1.5Gi"),
+        (32 * 2**30 - 100 * 2**20, "32668Mi", "31.9Gi"),  # a 32Gi node less the system overhead
+        (10**9, "1000000000", "953.7Mi"),
+        (-1536 * 2**20, "-1536Mi", "-1.5Gi"),
+        (2**62, "4Ei", "4Ei"),
+    ],
+)
+def test_one_memory_formatter_exact_or_rounded(nbytes, exact, rounded):
+    """Findings write a quantity equal to the value; tables and prose round to a tenth of the
+    largest binary unit the value reaches (Mi at least), whole where it divides exactly."""
+    assert format_memory(nbytes) == exact
+    assert format_memory(nbytes, exact=False) == rounded
+
+
+@given(st.integers(min_value=2**20, max_value=2**62))
+def test_rounded_memory_is_within_a_twentieth_of_its_unit(nbytes):
+    text = format_memory(nbytes, exact=False)
+    unit = parse_memory("1" + text.lstrip("0123456789.")) if not text[-1].isdigit() else 1
+    assert abs(float(text.rstrip("KMGTPEi")) * unit - nbytes) <= unit / 20
+    assert unit <= nbytes < 1024 * unit
+
+
 @given(st.integers(min_value=0, max_value=10**9), st.sampled_from(["m", "", "k", "M", "G"]))
 def test_decimal_suffixes_scale_exactly(n, suffix):
     scale = {"m": Fraction(1, 1000), "": 1, "k": 10**3, "M": 10**6, "G": 10**9}[suffix]

@@ -10,7 +10,8 @@ from podfit.engines import get_engine
 from podfit.facts import build_facts, facts_data
 from podfit.loader import make_object
 from podfit.platform import DEFAULT_PLATFORM, HostGroup, NodePool, Platform
-from podfit.rules import RuleContext, vm_class_exceeds_numa_node
+from podfit.rule_context import RuleContext
+from podfit.rules import vm_class_exceeds_numa_node
 
 GiB = 2**30
 
@@ -100,8 +101,11 @@ def test_static_cpu_manager_exempts_whole_cpus(engine):
     static = replace(BARE_METAL, kubelet=KubeletSettings(cpu_manager_policy="static"))
     pod = limited("2")
     pod["spec"]["containers"][0]["resources"]["limits"]["memory"] = "5Gi"  # Guaranteed
-    assert rules(engine.evaluate([pod], platform_data(BARE_METAL)), "PF202") == [("PF202", "tomcat")]
-    assert rules(engine.evaluate([pod], platform_data(static)), "PF202") == []
+    assert rules(engine.evaluate([pod], platform_data(BARE_METAL, [pod])), "PF202") == [("PF202", "tomcat")]
+    # the facts of the pod name its pinned container; PF202 reads them
+    data = platform_data(static, [pod])
+    assert data["platform"]["workloads"] == {"Pod//tomcat": {"exclusive_cpus": ["tomcat"]}}
+    assert rules(engine.evaluate([pod], data), "PF202") == []
 
 
 TKC_V1ALPHA1 = {

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from podfit.commands.throttle import command, parse_duration_us
 from podfit.throttle import CPU_BOUND, REQUEST, Scenario, Workload, simulate
+from podfit.throttle.kernel import kernel_flags
 from podfit.throttle.score import throttle_ratio
 
 MS = 1_000_000  # ns
@@ -283,6 +284,36 @@ def test_cli_cpu_manager_fractional_limit_stays_on_quota():
 def test_cli_usage_errors(args):
     res = CliRunner().invoke(command, args)
     assert res.exit_code == 2
+
+
+def test_kernel_flags_by_release():
+    def flags(pre54, empty, task):
+        return {"pre_5_4_expiry": pre54, "account_empty_throttled": empty, "task_based_throttle": task}
+
+    assert kernel_flags("4.19.0") == flags(True, True, False)
+    assert kernel_flags("5.4.0-100-generic") == flags(False, True, False)
+    assert kernel_flags("6.5") == flags(False, True, False)
+    assert kernel_flags("6.6.0") == flags(False, False, False)
+    assert kernel_flags("6.17.9") == flags(False, False, False)
+    assert kernel_flags("6.18.44-fc-v657") == flags(False, False, True)
+    assert kernel_flags("10.0") == flags(False, False, True)
+    # the switches are Scenario's fields, so a release's flags build its scenario as they are
+    assert Scenario(cpus=2, threads=2, quota_us=50_000, **kernel_flags("4.19.0")).pre_5_4_expiry
+
+
+def test_cli_kernel_sets_the_switches_of_its_release():
+    """--kernel RELEASE simulates as the switches kernel_flags gives for it, spelt out, would; the
+    releases differ in what they report; a release without a major.minor version is a usage error."""
+    base = ["--limit", "1500m", "--cpus", "8", "--threads", "16", "--seconds", "1", "--format", "json"]
+    old = run(*base, "--kernel", "4.19.0").output
+    assert old == run(*base, "--pre-5.4-expiry").output
+    mid = run(*base, "--kernel", "6.8.0-45-generic").output
+    assert mid == run(*base, "--no-empty-throttle-accounting").output
+    new = run(*base, "--kernel", "6.18.44").output
+    assert new == run(*base, "--no-empty-throttle-accounting", "--task-based-throttle").output
+    assert len({old, mid, new}) == 3
+    res = CliRunner().invoke(command, [*base, "--kernel", "latest"])
+    assert res.exit_code == 2 and "--kernel 'latest'" in res.output
 
 
 def test_fixed_sleeps_closed_form_without_limit():

@@ -370,7 +370,7 @@ def test_measured_cpu_is_the_demand_and_is_said(tmp_path):
         )
     )
     assert pf203_findings(check(p)) == []
-    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-abcde", "tomcat", [300] * 18 + [1500, 1500])
+    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-bcd4f", "tomcat", [300] * 18 + [1500, 1500])
     (f,) = pf203_findings(check_usage(p, usage=usage))
     d = f["details"]
     assert (d["demand"], d["demand_from"], d["threads"]) == (1500, "measured", 200)
@@ -384,14 +384,14 @@ def test_measured_cpu_is_the_demand_and_is_said(tmp_path):
 def test_a_quiet_measured_container_is_not_throttled_by_its_request(tmp_path):
     """The study's Tomcat fires with its 1500m request as the demand; measured at 200m it does not."""
     assert pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
-    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-abcde", "tomcat", [200] * 12)
+    usage = _cpu_usage(tmp_path / "cpu.json", "default", "tomcat-5f6d7c8b9-bcd4f", "tomcat", [200] * 12)
     assert pf203_findings(check_usage(FIXTURES / "fail_study_tomcat.yaml", usage=usage)) == []
 
 
 def test_pf209_simulates_the_measured_demand_pf203_simulates(tmp_path):
     """PF209 quotes PF203's simulation: with the same measured CPU both simulate the same demand."""
     fixture = ROOT / "testdata" / "PF209" / "fail_throttled_40_percent.yaml"
-    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [450] * 10)
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-bcd4f", "app", [450] * 10)
     args = ["check", "--format", "json", "--fail-on", "never", "--platform", str(PLATFORM), "--rule", "PF203"]
     args += [
         "--rule",
@@ -419,9 +419,9 @@ def test_throttle_takes_the_demand_of_a_measured_container(tmp_path):
     """`podfit throttle --usage --container`: the p95 of the container's measured CPU rate is the
     demand; the run is the one --demand gives that quantity, and stderr says where it came from.
     Another workload's pods (checkout-db) and another container (istio-proxy) are not counted."""
-    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [200] * 18 + [450, 900])
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-bcd4f", "app", [200] * 18 + [450, 900])
     other = _cpu_usage(tmp_path / "other.json", "shop", "checkout-db-0", "app", [3000] * 20)
-    proxy = _cpu_usage(tmp_path / "proxy.json", "shop", "checkout-5f6d7c8b9-abcde", "istio-proxy", [2000] * 20)
+    proxy = _cpu_usage(tmp_path / "proxy.json", "shop", "checkout-5f6d7c8b9-bcd4f", "istio-proxy", [2000] * 20)
     usage = [a for f in (cpu, other, proxy) for a in ("--usage", f"cpu={f}")]
     measured = _throttle(*usage, "--container", "shop/checkout/app", "--format", "json")
     assert measured.exit_code == 0, measured.output
@@ -434,7 +434,7 @@ def test_throttle_takes_the_demand_of_a_measured_container(tmp_path):
 
 
 def test_throttle_usage_needs_a_measured_container(tmp_path):
-    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-abcde", "app", [200] * 5)
+    cpu = _cpu_usage(tmp_path / "cpu.json", "shop", "checkout-5f6d7c8b9-bcd4f", "app", [200] * 5)
     res = _throttle("--usage", f"cpu={cpu}")
     assert res.exit_code == 2 and "--usage and --container go together" in res.output
     res = _throttle("--usage", f"cpu={cpu}", "--container", "shop/cart/app")
@@ -446,10 +446,10 @@ def test_throttle_usage_needs_a_measured_container(tmp_path):
 
 
 def test_throttle_container_kind_tells_apart_names_that_share_a_prefix(tmp_path):
-    """Pods api-7d9f8c6b5-abcde and api-v2-abcde (a ReplicaSet api-v2's, or Deployment api's with
+    """Pods api-7d9f8c6b5-bcd4f and api-v2-bcd4f (a ReplicaSet api-v2's, or Deployment api's with
     hash v2): without a kind, shop/api/app takes both; a kind picks apart."""
-    a = _cpu_usage(tmp_path / "a.json", "shop", "api-7d9f8c6b5-abcde", "app", [100] * 20)
-    b = _cpu_usage(tmp_path / "b.json", "shop", "api-v2-abcde", "app", [300] * 20)
+    a = _cpu_usage(tmp_path / "a.json", "shop", "api-7d9f8c6b5-bcd4f", "app", [100] * 20)
+    b = _cpu_usage(tmp_path / "b.json", "shop", "api-v2-bcd4f", "app", [300] * 20)
     usage = ["--usage", f"cpu={a}", "--usage", f"cpu={b}"]
     res = _throttle(*usage, "--container", "shop/api/app")
     assert res.stderr.startswith("demand 300m:") and "40 samples over 19h, 2 pods\n" in res.stderr

@@ -106,7 +106,7 @@ def test_matching_takes_the_longest_owner_and_lists_the_rest():
     ws = workloads(deployment("api"), deployment("api-gateway"), deployment("web", ns="other"))
     text = (
         "NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\n"
-        "shop api-gateway-6b7c8d9f5-abcde app 10m 20Mi\n"
+        "shop api-gateway-6b7c8d9f5-bcd4f app 10m 20Mi\n"
         "shop api-7d9f8c6b5-x2x7k app 30m 40Mi\n"
         "shop api-7d9f8c6b5-x2x7k sidecar 1m 2Mi\n"
         "web  web-5f6d7c8b9-zzzzz app 1m 1Mi\n"
@@ -120,7 +120,7 @@ def test_matching_takes_the_longest_owner_and_lists_the_rest():
 def test_manifests_without_a_namespace_are_in_default():
     (w,) = workloads(deployment("api", ns=""))
     u = match_usage(
-        parse_kubectl_top("NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\ndefault api-5f6d7c8b9-abcde app 5m 1Mi\n", "t"),
+        parse_kubectl_top("NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\ndefault api-5f6d7c8b9-bcd4f app 5m 1Mi\n", "t"),
         [w],
     )
     assert u.of(w, "app").cpu.max == 5
@@ -131,3 +131,90 @@ def test_kubectl_top_errors_name_the_line():
         parse_kubectl_top("NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\nns p c 1m 1Mi\nns p 1m\n", "t.txt")
     with pytest.raises(UsageError, match="no NAMESPACE POD NAME header"):
         parse_kubectl_top("NAME CPU(cores) MEMORY(bytes)\n", "t.txt")
+
+
+def cronjob(name, ns="shop", containers=("app",)):
+    spec = {"containers": [{"name": c, "image": "x"} for c in containers]}
+    doc = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"schedule": "0 1 * * *", "jobTemplate": {"spec": {"template": {"spec": spec}}}},
+    }
+    return make_object(doc, "m.yaml")
+
+
+@pytest.mark.parametrize(
+    "kind, name, pod, matches",
+    [
+        # Kubernetes' generated names have no vowels and no 0, 1 or 3: "migrate" is no template hash
+        ("Deployment", "web", "web-migrate-x7k2p", False),
+        ("Deployment", "web", "web-6c8d7f9b4-2kq8n", True),
+        ("Deployment", "web", "web-6c8d7f9b4-2kq8a", False),
+        ("Job", "web-migrate", "web-migrate-x7k2p", True),
+        ("Job", "web-migrate", "web-migrate-3-x7k2p", True),  # an Indexed Job's pod
+        ("Job", "web", "web-29384756-x7k2p", False),  # a CronJob's: 8 digits are no completion index
+        ("StatefulSet", "web", "web-0", True),
+        ("StatefulSet", "web", "web-01", False),
+        ("CronJob", "web-nightly", "web-nightly-29384756-q9w8z", True),
+    ],
+)
+def test_generated_names_use_the_kubernetes_alphabet(kind, name, pod, matches):
+    assert bool(owner_pattern(kind, name).match(pod)) is matches
+
+
+def test_colliding_names_land_on_their_own_workloads():
+    """Deployment web, Job web-migrate, CronJob web-nightly and StatefulSet web in one namespace:
+    each pod's usage lands on the workload that made it, the migration's 1.5Gi peak never on web."""
+    ws = workloads(
+        deployment("web"),
+        deployment("web-migrate", kind="Job"),
+        cronjob("web-nightly"),
+        deployment("web", kind="StatefulSet"),
+    )
+    text = (
+        "NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\n"
+        "shop web-6c8d7f9b4-2kq8n app 100m 200Mi\n"
+        "shop web-migrate-x7k2p app 900m 1536Mi\n"
+        "shop web-nightly-29384756-q9w8z app 50m 64Mi\n"
+        "shop web-0 app 10m 32Mi\n"
+    )
+    u = match_usage(parse_kubectl_top(text, "top.txt"), ws)
+    by = {x.workload: (x.pods, x.memory.max) for x in u.containers}
+    assert by == {
+        "Deployment/web": (("web-6c8d7f9b4-2kq8n",), 200 * MI),
+        "Job/web-migrate": (("web-migrate-x7k2p",), 1536 * MI),
+        "CronJob/web-nightly": (("web-nightly-29384756-q9w8z",), 64 * MI),
+        "StatefulSet/web": (("web-0",), 32 * MI),
+    }
+    assert u.unmatched == () and u.ambiguous == ()
+
+
+def test_a_pod_two_workloads_could_own_is_listed_not_guessed():
+    # DaemonSet web-bcd's pods and Deployment web's (template hash "bcd") read alike
+    ws = workloads(deployment("web"), deployment("web-bcd", kind="DaemonSet"))
+    text = "NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\nshop web-bcd-fghjk app 100m 200Mi\n"
+    u = match_usage(parse_kubectl_top(text, "top.txt"), ws)
+    assert u.containers == ()
+    assert u.ambiguous == ("shop/web-bcd-fghjk/app (DaemonSet/web-bcd or Deployment/web)",)
+    from podfit.usage import unmatched_notice
+
+    assert unmatched_notice(u)[1] == (
+        "usage: 1 measured container(s) have pods more than one workload could own, and count for none: "
+        "shop/web-bcd-fghjk/app (DaemonSet/web-bcd or Deployment/web)"
+    )
+
+
+def test_a_job_pod_is_not_taken_for_a_deployment_pod():
+    """The manifests hold Deployment web but not the Job whose pod web-migrate-x7k2p ran a migration:
+    its 1.5Gi peak is unmatched, not web's."""
+    ws = workloads(deployment("web"))
+    text = (
+        "NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\n"
+        "shop web-6c8d7f9b4-2kq8n app 100m 200Mi\n"
+        "shop web-migrate-x7k2p app 900m 1536Mi\n"
+    )
+    u = match_usage(parse_kubectl_top(text, "top.txt"), ws)
+    (web,) = u.containers
+    assert (web.workload, web.pods, web.memory.max) == ("Deployment/web", ("web-6c8d7f9b4-2kq8n",), 200 * MI)
+    assert u.unmatched == ("shop/web-migrate-x7k2p/app",)

@@ -77,14 +77,23 @@ def test_usage_rules_are_skipped_without_usage():
 
 
 def test_unmatched_series_are_reported():
-    """The PF110 kubectl top output measures coredns too, which no manifest here declares."""
-    fixture = ROOT / "testdata/PF110/fail_memory_request_below_p50.yaml"
-    _, stderr = check(fixture)
+    """The PF110 kubectl top output measures coredns too, which no manifest here declares; and one
+    snapshot is too few samples for the percentile rules, which the notice says with what to do."""
+    fixture = ROOT / "testdata/PF110/pass_one_top_snapshot.yaml"
+    report, stderr = check(fixture)
     assert "usage: 2 container(s) of the manifests measured" in stderr
     assert (
         "usage: 1 measured container(s) match no container of the manifests: kube-system/coredns-5d78c9869d-8xk2p/coredns"
         in stderr
     )
+    assert (
+        "usage: 2 of them measured in fewer than 10 samples (a kubectl top snapshot is one sample per pod: "
+        "a point, not a distribution): the rules on percentiles (PF108, PF109, PF110) leave them out; "
+        "`podfit usage export --prometheus URL` gives a range of samples"
+    ) in stderr
+    assert report["usage"]["unmatched"] == ["kube-system/coredns-5d78c9869d-8xk2p/coredns"]
+    assert report["usage"]["ambiguous"] == []
+    assert [c["container"] for c in report["usage"]["containers"]] == ["app", "istio-proxy"]
 
 
 def test_options_move_the_thresholds(tmp_path):
@@ -93,8 +102,8 @@ def test_options_move_the_thresholds(tmp_path):
     config.write_text("thresholds: {PF107: {headroom-percent: 50}}\n")
     report, _ = check(ROOT / "testdata/PF107/pass_room_above_peak.yaml", "--config", str(config))
     assert [f["message"] for f in report["findings"]] == [
-        'container "app": memory limit 1.0Gi leaves less than 50% above the measured peak 700Mi '
-        "(p50 455Mi, p95 700Mi, p99 700Mi, max 700Mi over 11h, 1 pod): expect OOM kills at the peak"
+        'container "app": memory limit 1Gi leaves less than 50% above the measured peak 700Mi '
+        "(p50 455Mi, p95 700Mi, p99 700Mi, max 700Mi over 11h, 12 samples, 1 pod): expect OOM kills at the peak"
     ]
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podfit.loader import InputFile, build_workloads, load
+from podfit.loader import InputFile, load
 from podfit.model import Container, Location, PodSpec, Resources
 from podfit.platform import DEFAULT_PLATFORM, HAPolicy, HostGroup, NodePool, Platform
 from podfit.vsphere import (
@@ -28,6 +28,7 @@ from podfit.vsphere import (
     reservations_of,
     what_if,
 )
+from podfit.workloads import build_workloads
 
 MiB = 2**20
 

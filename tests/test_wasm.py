@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import tool
-from podfit.engines import EngineError, get_engine, policy_dir, policy_modules, wasm
+from podfit.engines import get_engine, wasm
+from podfit.engines.base import EngineError, policy_dir, policy_modules
 from podfit.engines.wasm import WasmEngine, go_sprintf
 from test_engines import groups, per_file  # noqa: F401  (groups is a fixture)
 
@@ -186,13 +187,17 @@ def test_module_and_opa_agree_on_generated_documents(docs, runtime):
     """Junk quantities (huge, negative, floats, NaN), unnamed containers, odd kinds: the compiled
     module gives exactly the opa binary's results, or both fail."""
     from podfit.engines.opa import OpaEngine
-    from podfit.facts import build_facts, facts_data
+    from podfit.facts import build_facts, cfs_screen_limit, facts_data
     from podfit.platform import DEFAULT_PLATFORM
 
     data = facts_data(build_facts((), DEFAULT_PLATFORM))
     data["platform"] |= {"runtime": runtime}
     if runtime == "bare-metal":
-        data["platform"] |= {"node_logical_cpus": 256, "kubelet": {"cpu_manager_policy": "static"}}
+        data["platform"] |= {
+            "node_logical_cpus": 256,
+            "cfs_screen_limit": cfs_screen_limit(256),
+            "kubelet": {"cpu_manager_policy": "static"},
+        }
     try:
         want = OpaEngine(policy_dir(), OPA).evaluate(docs, data)
     except EngineError:
@@ -257,7 +262,7 @@ def test_profiler_switch_names_the_module_functions_for_perf(tmp_path):
     the compiled Rego and runtime functions, and the module is compiled then, not taken from the
     cache (cached code carries no such names)."""
     code = (
-        "import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
+        "import os; from podfit.engines.base import policy_dir; from podfit.engines.wasm import WasmEngine; "
         "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
         "assert [r.rule for r in WasmEngine(policy_dir()).evaluate([pod], {})] == ['PF105']; print(os.getpid())"
     )
@@ -280,7 +285,7 @@ def test_workers_that_must_compile_the_module_do_not_hang(tmp_path):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("x")  # XDG_CACHE_HOME/podfit cannot be created
     code = (
-        "import os; from podfit.engines import policy_dir; from podfit.engines.wasm import WasmEngine; "
+        "import os; from podfit.engines.base import policy_dir; from podfit.engines.wasm import WasmEngine; "
         "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'a'}]}}; "
         "e = WasmEngine(policy_dir()); serial = e.evaluate([pod] * 8, {}); "
         "os.environ['PODFIT_EMBEDDED_WORKERS'] = '2'; "

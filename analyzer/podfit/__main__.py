@@ -1,3 +1,3 @@
-from .launcher import main
+from .cli import run
 
-main()
+run()

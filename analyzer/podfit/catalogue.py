@@ -1,11 +1,16 @@
-"""The rule catalogue: every rule's identity, options, required facts and prose, each written once.
+"""The rule catalogue: every rule's identity, options, required facts and prose, each written once,
+beside the rule.
 
-* A Rego rule's identity lives in its package's METADATA: ``title``, ``description`` (the summary)
-  and ``custom`` (``id``, ``severity``, ``slug``, ``source``, ``requires``, ``options``).
-* A Python rule module declares ``ID``, ``SLUG``, ``TITLE``, ``SEVERITY``, ``OPTIONS`` and
-  ``REQUIRES`` (see :mod:`podfit.rules`).
-* ``catalogue.yaml`` holds the prose (category, rationale, fix, example, and for Python rules the
-  summary and source), and the whole entry of the rules the loader and pipeline raise.
+* A Rego rule's package METADATA: ``title``, ``description`` (the summary) and ``custom`` (``id``,
+  ``severity``, ``slug``, ``source``, ``requires``, ``options``, and the prose: ``rationale``,
+  ``fix``, ``example``); its category is its package's, ``podfit.<category>.<slug>``.
+* A Python rule module: the constants ``ID``, ``SLUG``, ``TITLE``, ``SEVERITY``, ``CATEGORY``,
+  ``OPTIONS`` and ``REQUIRES`` (see :mod:`podfit.rules`; found by :mod:`podfit.registry`), and the prose in its docstring, whose
+  Markdown sections are :data:`DOC_SECTIONS` in that order (an ``## Implementation`` section for
+  maintainers may follow; the user docs leave it out). The docstring and ``CATEGORY`` are read from
+  the module's source, so that a run imports only the rules it runs.
+* ``catalogue.yaml``: the whole entry of the findings the loader and the pipeline raise, which have
+  no rule file.
 
 :func:`catalogue_problems` lists a field written twice or missing; ``podfit docs --check`` and the
 tests fail on them, so a user's run never meets an incomplete rule.
@@ -13,6 +18,8 @@ tests fail on them, so a user's run never meets an incomplete rule.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -23,8 +30,19 @@ from typing import Any
 import yaml
 
 from .options import Option, option_from_metadata
+from .registry import declarations
 
-__all__ = ["Rule", "load_catalogue", "get_rule", "resolve", "catalogue_problems", "rego_metadata", "CATEGORIES"]
+__all__ = [
+    "Rule",
+    "load_catalogue",
+    "get_rule",
+    "resolve",
+    "catalogue_problems",
+    "rego_metadata",
+    "rule_doc",
+    "CATEGORIES",
+    "DOC_SECTIONS",
+]
 
 CATEGORIES = ("resources", "cpu", "numa", "packing", "vsphere", "capacity", "network", "input")
 SEVERITIES = ("error", "warning", "info")
@@ -57,10 +75,49 @@ class Rule:
 
 
 _RULE_FIELDS = {f.name for f in fields(Rule)}
-# what each kind of declaration owns; catalogue.yaml must not repeat it
-_REGO_OWNS = ("id", "slug", "title", "severity", "summary", "source", "requires", "options", "engine")
-_PYTHON_OWNS = ("id", "slug", "title", "severity", "requires", "options", "engine")
+_REQUIRED = ("slug", "title", "severity", "category", "summary", "rationale", "source", "fix")
+_REGO_CUSTOM = ("id", "severity", "slug", "source", "requires", "options", "rationale", "fix", "example")
 _METADATA = re.compile(r"^# METADATA\n((?:#.*\n)+?)package\s+([\w.]+)", re.M)
+
+# A Python rule's docstring: these Markdown sections, in this order, each holding one field.
+DOC_SECTIONS = (
+    ("What it does", "summary"),
+    ("Why it matters", "rationale"),
+    ("Example", "example"),
+    ("How to fix", "fix"),
+    ("Source", "source"),
+)
+_MAINTAINERS = "Implementation"  # optional last section: for whoever changes the rule, not in the docs
+_HEADING = re.compile(r"^## (.*)\n", re.M)
+_FENCED_YAML = re.compile(r"\A```yaml\n(.*)\n```\Z", re.S)
+_DOCSTRING = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*([rR]?(\"\"\"|''').*?\2)", re.S)
+_CATEGORY = re.compile(r"^CATEGORY(?:\s*:\s*str)?\s*=\s*[\"']([^\"'\n]*)[\"']", re.M)
+
+
+def rule_doc(doc: str) -> tuple[dict[str, str], list[str]]:
+    """The prose fields of a Python rule's docstring, and what is wrong with its sections.
+
+    A prose section is paragraphs of Markdown, each paragraph's lines joined into one line; the
+    example is one fenced ``yaml`` block, taken verbatim."""
+    parts = _HEADING.split(doc.strip() + "\n")
+    problems = ["text before its first section"] if parts[0].strip() else []
+    names = parts[1::2]
+    sections = dict(zip(names, parts[2::2], strict=True))
+    expected = [name for name, _ in DOC_SECTIONS]
+    if names not in (expected, [*expected, _MAINTAINERS]):
+        problems.append(f"sections {names}, expected {expected} (then optionally {_MAINTAINERS!r})")
+    out: dict[str, str] = {}
+    for name, key in DOC_SECTIONS:
+        body = sections.get(name, "").strip()
+        if key == "example":
+            m = _FENCED_YAML.match(body)
+            if body and m is None:
+                problems.append("its Example is not one ```yaml block")
+            out[key] = m.group(1) + "\n" if m else ""
+        else:
+            paragraphs = re.split(r"\n[ \t]*\n", body)
+            out[key] = "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs if p.strip())
+    return out, problems
 
 
 def rego_metadata(source: str) -> tuple[str, dict[str, Any]] | None:
@@ -83,7 +140,7 @@ def _rego_rules() -> dict[str, dict[str, Any]]:
         found = rego_metadata(path.read_text(encoding="utf-8"))
         if found is None:
             continue
-        _, meta = found
+        package, meta = found
         custom = meta.get("custom") or {}
         where = str(path.relative_to(root.parent) if root.parent in path.parents else path)
         out[str(custom.get("id"))] = {
@@ -91,30 +148,53 @@ def _rego_rules() -> dict[str, dict[str, Any]]:
             "slug": custom.get("slug"),
             "title": meta.get("title"),
             "severity": custom.get("severity"),
+            "category": package.split(".")[1] if package.count(".") == 2 else "",  # podfit.<category>.<slug>
             "summary": " ".join(str(meta.get("description", "")).split()),
+            "rationale": " ".join(str(custom.get("rationale", "")).split()),
             "source": " ".join(str(custom.get("source", "")).split()),
+            "fix": " ".join(str(custom.get("fix", "")).split()),
+            "example": str(custom["example"]).rstrip("\n") + "\n" if custom.get("example") else "",
             "requires": tuple(custom.get("requires") or ()),
             "options": tuple(option_from_metadata(o, where) for o in custom.get("options") or ()),
             "engine": "rego",
             "defined_in": where,
+            "problems": [f"unknown METADATA custom field {k!r}" for k in sorted(set(custom) - set(_REGO_CUSTOM))],
         }
     return out
 
 
-def _python_rules() -> dict[str, dict[str, Any]]:
-    from .rules import declarations
+def _module_prose(rules_dir: Path, module: str) -> tuple[str | None, str]:
+    """(docstring, CATEGORY) of a rule module, read from its source: importing every rule module
+    would cost a run more than the rest of a one-file check. Without the source (an install of
+    bytecode only) the module is imported."""
+    try:
+        source = (rules_dir / f"{module}.py").read_text(encoding="utf-8")
+    except OSError:
+        imported = importlib.import_module(f"{__package__}.rules.{module}")
+        return imported.__doc__, str(getattr(imported, "CATEGORY", ""))
+    doc = _DOCSTRING.match(source)
+    category = _CATEGORY.search(source)
+    return (ast.literal_eval(doc.group(1)) if doc else None), (category.group(1) if category else "")
 
+
+def _python_rules() -> dict[str, dict[str, Any]]:
+    rules_dir = Path(__file__).resolve().parent / "rules"
     out: dict[str, dict[str, Any]] = {}
     for rule_id, decl in declarations().items():
+        doc, category = _module_prose(rules_dir, decl["module"])
+        prose, problems = rule_doc(doc or "")
         out[rule_id] = {
             "id": rule_id,
             "slug": decl["slug"],
             "title": decl["title"],
             "severity": decl["severity"],
+            "category": category,
+            **prose,
             "requires": decl["requires"],
             "options": decl["options"],
             "engine": "python",
             "defined_in": f"podfit.rules.{decl['module']}",
+            "problems": [f"docstring: {p}" for p in problems] if doc else ["no docstring"],
         }
     return out
 
@@ -123,25 +203,19 @@ def _merge() -> tuple[dict[str, Rule], list[str]]:
     # beside this module in a checkout and in an installed wheel alike (importlib.resources would
     # cost a one-file check 10 ms of imports)
     text = (Path(__file__).resolve().parent / "catalogue.yaml").read_text(encoding="utf-8")
-    prose = {str(e["id"]): dict(e) for e in yaml.load(text, Loader=_LOADER)["rules"]}
+    written = {str(e["id"]): dict(e) for e in yaml.load(text, Loader=_LOADER)["rules"]}
     declared = {**_rego_rules(), **_python_rules()}
     problems: list[str] = []
     rules: dict[str, Rule] = {}
-    for rule_id in sorted(set(prose) | set(declared)):
-        entry = dict(prose.get(rule_id) or {})
+    for rule_id in sorted(set(written) | set(declared)):
         decl = declared.get(rule_id)
-        if rule_id not in prose:
-            problems.append(
-                f"{rule_id}: declared in {decl['defined_in'] if decl else '?'} but has no catalogue.yaml entry"
-            )
-            entry = {"category": "input", "rationale": "", "fix": "", "example": "", "summary": "", "source": ""}
         if decl is not None:
-            owns = _REGO_OWNS if decl["engine"] == "rego" else _PYTHON_OWNS
-            for key in owns:
-                if key != "id" and key in entry:
-                    problems.append(f"{rule_id}: catalogue.yaml repeats {key!r}, which {decl['defined_in']} declares")
-            entry.update({k: v for k, v in decl.items() if k in owns or k == "defined_in"})
+            if rule_id in written:
+                problems.append(f"{rule_id}: catalogue.yaml repeats the rule {decl['defined_in']} declares")
+            problems += [f"{rule_id}: {p} ({decl['defined_in']})" for p in decl.pop("problems")]
+            entry = decl
         else:
+            entry = written[rule_id]
             entry.setdefault("engine", "python")
             entry.setdefault("defined_in", "catalogue.yaml")
         entry["requires"] = tuple(entry.get("requires") or ())
@@ -149,12 +223,14 @@ def _merge() -> tuple[dict[str, Rule], list[str]]:
         unknown = set(entry) - _RULE_FIELDS
         if unknown:
             problems.append(f"{rule_id}: unknown catalogue fields {sorted(unknown)}")
-        for key in ("slug", "title", "severity", "category", "summary", "rationale", "source", "fix"):
+        for key in _REQUIRED:
             if not entry.get(key):
                 problems.append(f"{rule_id}: no {key} ({entry.get('defined_in')})")
                 entry[key] = entry.get(key) or ""
         if entry["severity"] and entry["severity"] not in SEVERITIES:
             problems.append(f"{rule_id}: severity {entry['severity']!r} is not one of {', '.join(SEVERITIES)}")
+        if entry["category"] and entry["category"] not in CATEGORIES:
+            problems.append(f"{rule_id}: category {entry['category']!r} is not one of {', '.join(CATEGORIES)}")
         rules[rule_id] = Rule(**{k: v for k, v in entry.items() if k in _RULE_FIELDS})
     return rules, problems
 

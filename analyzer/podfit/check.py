@@ -11,10 +11,12 @@ from .catalogue import Rule, load_catalogue
 from .config import Config
 from .facts import Facts, missing_fact
 from .findings import SEVERITY_RANK, Finding
-from .loader import FileRecord, LoadResult, container_line
+from .loader import FileRecord, LoadResult
 from .model import K8sObject, Location, ObjectRef, Workload
 from .platform import Platform
-from .rules import RuleContext, python_rules
+from .registry import python_rules
+from .rule_context import RuleContext
+from .workloads import container_line
 
 __all__ = ["Report", "analyze", "skip_reason", "SUPPRESS_PREFIX"]
 
@@ -44,6 +46,7 @@ class Report:
     config_source: str = ""
     node_pools: tuple[str, ...] = ()  # the pools the analyzers used, described
     notices: tuple[str, ...] = ()  # what the run wants the user to know (e.g. the engine it fell back to)
+    usage: Any = None  # the measured usage matched (podfit.usage.UsageFacts), None without --usage
     # what the rules derived and shared (RuleContext.memo: the packing analysis), for the pictures of
     # the HTML report (podfit.visuals); not part of the report's value
     analyses: dict[str, Any] = field(default_factory=dict, compare=False, repr=False, hash=False)
@@ -220,6 +223,7 @@ def analyze(
         config_source=config.source,
         node_pools=tuple(_describe_pool(p) for p in facts.node_pools),
         notices=tuple(notices),
+        usage=facts.usage,
         analyses=ctx.memo,
     )
 

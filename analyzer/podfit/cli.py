@@ -18,7 +18,9 @@ from . import __version__
 from .commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
+    GuardedStdout,
     PodfitError,
+    StdoutError,
     clear_status,
     config_option,
     emit,
@@ -32,6 +34,7 @@ from .commands._common import (
     read_text,
     status,
     status_enabled,
+    stdout_failure,
 )
 
 __all__ = ["main", "run", "PodfitError", "emit", "load_config", "load_inputs", "load_platform", "read_text"]
@@ -42,7 +45,6 @@ LAZY_COMMANDS = {
     "pack": "podfit.commands.pack",
     "platform": "podfit.commands.platform",
     "platform-data": "podfit.commands.platform_data",
-    "server": "podfit.commands.server",
     "throttle": "podfit.commands.throttle",
     "usage": "podfit.commands.usage",
     "vsphere": "podfit.commands.vsphere",
@@ -68,12 +70,21 @@ class _Group(click.Group):
             raise
         except BrokenPipeError:
             sys.exit(EXIT_FAILURE)
+        except (OSError, ValueError) as e:
+            failure = stdout_failure()
+            if failure is not None:  # closed or full: the output is lost, and that is no pass
+                raise StdoutError(failure) from None
+            raise self._internal(e) from e
         except Exception as e:  # a bug in podfit is never reported as a pass
-            if os.environ.get("PODFIT_DEBUG"):
-                import traceback
+            raise self._internal(e) from e
 
-                traceback.print_exc()
-            raise PodfitError(f"internal error: {type(e).__name__}: {e} (set PODFIT_DEBUG=1 for a traceback)") from e
+    @staticmethod
+    def _internal(e: Exception) -> PodfitError:
+        if os.environ.get("PODFIT_DEBUG"):
+            import traceback
+
+            traceback.print_exception(e)
+        return PodfitError(f"internal error: {type(e).__name__}: {e} (set PODFIT_DEBUG=1 for a traceback)")
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -91,9 +102,8 @@ _RETAINED: list[Any] = []
 
 
 def run() -> None:
-    """The ``podfit`` command run in this process (:mod:`podfit.launcher` calls it when no server
-    takes the run): :func:`run_main`, then out without tearing the heap down. A large run leaves
-    hundreds of thousands of objects (``check`` keeps them in ``_RETAINED`` rather than let them
+    """The ``podfit`` command (the console script and ``python -m podfit``): :func:`run_main`,
+    then out without tearing the heap down. A large run leaves hundreds of thousands of objects (``check`` keeps them in ``_RETAINED`` rather than let them
     be freed one by one as it returns) that the process's end frees at once (0.3-0.4 s at 10,000
     objects)."""
     os._exit(run_main())
@@ -102,22 +112,46 @@ def run() -> None:
 def run_main(prog_name: str | None = None) -> int:
     """:func:`main` with ``sys.argv``; its exit status, after the output is flushed (every file
     podfit writes is closed before). A closed pipe loses the output, so it is not a pass.
-    ``prog_name``: the name usage lines show (the server's worker passes its client's)."""
+    ``prog_name``: the name usage lines show (click's own guess when None)."""
+    # a write that fails (standard output closed or full) is the run's error, exit 2
+    stdout = sys.stdout
+    sys.stdout = GuardedStdout(stdout)  # type: ignore[assignment]
+    try:
+        return _run_guarded(prog_name)
+    finally:
+        sys.stdout = stdout
+
+
+def _run_guarded(prog_name: str | None) -> int:
     try:
         main(prog_name=prog_name)  # standalone: ends in SystemExit
         code: Any = 0
     except SystemExit as e:
         code = e.code
+    except (OSError, ValueError):  # outside a command: --help, --version, a usage message
+        failure = stdout_failure()
+        if failure is None:
+            raise
+        StdoutError(failure).show()
+        code = EXIT_FAILURE
     if code is None:
         code = EXIT_OK
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = EXIT_FAILURE
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            code = code or EXIT_FAILURE
+    shown = stdout_failure() is not None  # the command's error said so already
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`podfit ... | head`): the output is cut short
+        code = EXIT_FAILURE
+    except (OSError, ValueError) as e:  # full: what was not written is lost, whatever the findings
+        if not shown:
+            StdoutError(getattr(e, "strerror", None) or str(e)).show()
+        code = EXIT_FAILURE
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        code = code or EXIT_FAILURE
     return int(code)
 
 
@@ -167,14 +201,6 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
     "`kubectl top pods -A --containers` output; repeatable. Enables the usage rules (PF107-PF110, PF209).",
 )
 @click.option(
-    "--server",
-    "server_mode",
-    type=click.Choice(["on", "off", "auto"]),
-    help="Hand the run to the background podfit server: on (use one when it runs), off (in-process), "
-    "auto (also start one for the next run; the pre-commit hook's). PODFIT_SERVER=off in the "
-    "environment always runs in-process. [default: PODFIT_SERVER, else on]",
-)
-@click.option(
     "--allow-empty",
     is_flag=True,
     help="Let inputs without any Kubernetes object (empty stdin, no manifest files) exit by the "
@@ -196,7 +222,6 @@ def check(
     color: bool | None,
     allow_empty: bool,
     usage_files: tuple[str, ...] = (),
-    server_mode: str | None = None,  # read by podfit.launcher before this runs
 ) -> None:
     """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
 
@@ -223,7 +248,7 @@ def check(
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     result = load_inputs(paths, config)
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
@@ -235,7 +260,7 @@ def check(
             rules=rules,
             cluster=cluster,
             progress=progress,
-            usage=load_usage(usage_files) if usage_files else None,
+            usage=load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None,
         )
     except PipelineError as e:
         if str(e).startswith("unknown rule"):
@@ -252,7 +277,7 @@ def check(
         show_fixes=show_fixes,
         quiet=quiet,
         verbose=verbose,
-        **({"visuals": _visuals(report, facts, config)} if fmt == "html" else {}),
+        **({"visuals": _visuals(report, facts)} if fmt == "html" else {}),
     )
     emit(text, output)
     for notice in report.notices:  # on stderr: every format's output stays what it is
@@ -266,11 +291,11 @@ def check(
     sys.exit(code)
 
 
-def _visuals(report: Any, facts: Any, config: Any) -> Any:
+def _visuals(report: Any, facts: Any) -> Any:
     """The figures of the HTML report's pictures (podfit.visuals)."""
     from .visuals import collect
 
-    return collect(facts, config, report.findings, report.analyses)
+    return collect(facts, report.findings, report.analyses)
 
 
 def _use_color(flag: bool | None, output: str | None, fmt: str) -> bool:

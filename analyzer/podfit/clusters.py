@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .model import K8sObject
-from .platform import NodePool, Taint
+from .platform import MAX_NODES, NodePool, Taint
 
 __all__ = ["node_pools_from_objects", "cluster_objects", "is_critical", "pool_fields"]
 
@@ -36,7 +36,10 @@ def _seq(x: Any) -> list[Any]:
 
 
 def _count(x: Any, default: int = 1) -> int:
-    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else default
+    """A pool's node count as written, at most MAX_NODES (Kubernetes' nodes per cluster): a
+    TanzuKubernetesCluster above it is PF902 (its schema's maximum), and no count makes the
+    analyses hold more nodes than a cluster can have."""
+    return min(x, MAX_NODES) if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else default
 
 
 def cluster_objects(objects: Iterable[K8sObject]) -> list[K8sObject]:

@@ -14,6 +14,8 @@ from .catalogue import load_catalogue, resolve
 from .loader import LoaderLimits
 from .options import OptionError, check_value
 from .paths import load_schema
+from .reading import NotRead, read_text
+from .schema_errors import expected, safe_key, where
 from .yamlio import YamlLimits, iter_documents, line_of
 
 __all__ = ["Config", "ConfigError", "config_from_mapping", "parse_config_text", "find_config", "glob_matches"]
@@ -116,12 +118,12 @@ def glob_matches(pattern: str, path: str) -> bool:
         path = parent
 
 
-def _ids(values: Any, source: str, what: str) -> frozenset[str]:
+def _ids(values: Any, source: str, what: str, line: int) -> frozenset[str]:
     out = set()
     for v in values or ():
         rule = resolve(str(v))
         if rule is None:
-            raise ConfigError(f"{source}: {what}: unknown rule {v!r}")
+            raise ConfigError(f"{source}:{line}: {what}: unknown rule {_shown(v)} (see `podfit rules`)")
         out.add(rule.id)
     return frozenset(out)
 
@@ -134,7 +136,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         for k, v in (m or {}).items():
             rule = resolve(str(k))
             if rule is None:
-                raise ConfigError(f"{source}:{line_of(m, k, 1)}: {what}: unknown rule {k!r} (see `podfit rules`)")
+                raise ConfigError(f"{source}:{line_of(m, k, 1)}: {what}: unknown rule {_shown(k)} (see `podfit rules`)")
             out[rule.id] = v
         return out
 
@@ -144,20 +146,23 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         for k, values in (m or {}).items():
             rule = resolve(str(k))
             if rule is None:
-                raise ConfigError(f"{source}:{line_of(m, k, 1)}: thresholds: unknown rule {k!r} (see `podfit rules`)")
+                raise ConfigError(
+                    f"{source}:{line_of(m, k, 1)}: thresholds: unknown rule {_shown(k)} (see `podfit rules`)"
+                )
             checked: dict[str, Any] = {}
             for name, value in (values or {}).items():
-                where = f"{source}:{line_of(values, name, line_of(m, k, 1))}: thresholds.{k}.{name}"
+                key = str(name) if safe_key(str(name)) else "…"
+                at = f"{source}:{line_of(values, name, line_of(m, k, 1))}: thresholds.{k}.{key}"
                 option = rule.option(str(name))
                 if option is None:
                     valid = ", ".join(o.name for o in rule.options) or "none"
-                    raise ConfigError(f"{where}: {rule.id} has no option {name!r} (its options: {valid})")
+                    raise ConfigError(f"{at}: {rule.id} has no option {_shown(name)} (its options: {valid})")
                 try:
                     checked[option.name] = check_value(option, value)
                 except OptionError as e:
-                    raise ConfigError(f"{where}: {e}") from None
+                    raise ConfigError(f"{at}: {e}") from None
                 if option.name == "kubernetes-version":
-                    _check_kubernetes_version(rule.id, value, where)
+                    _check_kubernetes_version(rule.id, value, at)
             out[rule.id] = checked
         return out
 
@@ -192,8 +197,8 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
             max_document_bytes=lim.get("max-document-bytes", defaults.yaml.max_document_bytes),
         ),
     )
-    enabled = _ids(data.get("enable"), source, "enable") if "enable" in data else None
-    disabled = _ids(data.get("disable"), source, "disable")
+    enabled = _ids(data.get("enable"), source, "enable", line_of(data, "enable", 1)) if "enable" in data else None
+    disabled = _ids(data.get("disable"), source, "disable", line_of(data, "disable", 1))
     if not any((enabled is None or r in enabled) and r not in disabled for r in load_catalogue()):
         key = (
             "enable" if enabled is not None and not enabled else "enable/disable" if enabled is not None else "disable"
@@ -255,15 +260,17 @@ def _schema_error(data: Mapping[str, Any], error: Any, source: str) -> str:
             node = node[key]
         else:
             break
-    where = "/".join(map(str, error.absolute_path)) or "(top level)"
-    message = error.message
     known = error.schema.get("properties") if isinstance(error.schema, Mapping) else None
     if error.validator == "additionalProperties" and isinstance(error.instance, Mapping) and known is not None:
         unknown = [k for k in error.instance if k not in known]
         if unknown:
             line = line_of(error.instance, unknown[0], line)
-            message = f"unknown key {unknown[0]!r} (valid keys: {', '.join(known)})"
-    return f"{source}:{line}: {where}: {message}"
+    return f"{source}:{line}: {where(error)}: {expected(error)}"
+
+
+def _shown(name: Any) -> str:
+    """A name from the file in a message: quoted when it is a plain name, else not shown."""
+    return safe_key(str(name)) or "(not a rule or option name)"
 
 
 def parse_config_text(text: str, source: str) -> Config:
@@ -279,13 +286,14 @@ def parse_config_text(text: str, source: str) -> Config:
         return config_from_mapping(data, source)
     try:
         docs = [d.data for d in iter_documents(text) if d.data is not None]
-    except Exception as e:
+    except Exception as e:  # yaml.YAMLError, YamlLimitError: what broke, never the line's text
         mark = getattr(e, "problem_mark", None)
-        raise ConfigError(f"{source}:{mark.line + 1 if mark else 1}: cannot parse: {e}") from None
+        line = mark.line + 1 if mark else getattr(e, "line", 1)
+        raise ConfigError(f"{source}:{line}: cannot parse: {getattr(e, 'problem', None) or e}") from None
     if not docs:
         return Config(source=source)
     if len(docs) > 1 or not isinstance(docs[0], Mapping):
-        raise ConfigError(f"{source}: expected one mapping")
+        raise ConfigError(f"{source}:1: expected one mapping of podfit's settings (see the README's config section)")
     return config_from_mapping(docs[0], source)
 
 
@@ -293,11 +301,14 @@ def find_config(directory: str = ".") -> str | None:
     """``.podfit.yaml`` / ``.podfit.yml`` in the directory, else a pyproject.toml with [tool.podfit]."""
     for name in (".podfit.yaml", ".podfit.yml"):
         p = os.path.join(directory, name)
-        if os.path.isfile(p):
+        if os.path.lexists(p):  # whatever it is: reading it says why it cannot be the config
             return p
     p = os.path.join(directory, "pyproject.toml")
-    if os.path.isfile(p):
-        with open(p, encoding="utf-8") as fh:
-            if "[tool.podfit]" in fh.read():
-                return p
+    if os.path.lexists(p):
+        try:
+            text = read_text(p)
+        except NotRead:
+            return p  # it may configure podfit: reading it again reports why it cannot be read
+        if "[tool.podfit]" in text:
+            return p
     return None

@@ -47,28 +47,31 @@ object it is given, which per-object conftest use needs without podfit.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from . import schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
-from .loader import (
-    STDIN_NAME,
+from .loader import STDIN_NAME
+from .model import K8sObject, Location, ObjectRef, Workload
+from .platform import NodePool, Platform, VMClass
+from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, SchedulingConstraints, decide, described_keys
+from .scheduling import _node_requirement as node_requirement
+from .workloads import (
     LimitRangeConstraint,
     LimitRangeDefaults,
     build_workloads,
     limit_range_constraints,
     limit_range_defaults,
 )
-from .model import K8sObject, Location, ObjectRef, Workload
-from .platform import NodePool, Platform, VMClass
-from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, SchedulingConstraints, decide, described_keys
-from .scheduling import _node_requirement as node_requirement
 
 if TYPE_CHECKING:  # podfit.usage is imported only by a run with measured usage
+    from .model import Container
     from .usage import Series, UsageFacts
 
 __all__ = [
@@ -80,6 +83,8 @@ __all__ = [
     "REQUIREMENTS",
     "CFS_PERIOD_US",
     "CFS_SLICE_US",
+    "cfs_screen_limit",
+    "cfs_slices",
     "KubeletFacts",
     "kubelet_facts",
     "is_kubelet_configuration",
@@ -91,8 +96,39 @@ __all__ = [
     "cpu_manager_option_stage",
 ]
 
-CFS_PERIOD_US = 100_000  # the kernel's default cfs_period_us
-CFS_SLICE_US = 5_000  # the kernel's default sched_cfs_bandwidth_slice_us
+# CFS bandwidth control as the nodes' kernels run it: the defaults of cpu.cfs_period_us (the
+# kubelet sets no other) and of the sched_cfs_bandwidth_slice_us sysctl. The one home of both: the
+# throttling simulator, PF203 and (through facts_data) PF202 read them from here.
+CFS_PERIOD_US = 100_000
+CFS_SLICE_US = 5_000
+
+
+def cfs_slices(limit_millicores: int, period_us: int = CFS_PERIOD_US) -> int:
+    """Whole CFS slices in one period's quota of a CPU limit (quota = limit × period)."""
+    return limit_millicores * period_us // (CFS_SLICE_US * 1000)
+
+
+def cfs_screen_limit(cpus: int, period_us: int = CFS_PERIOD_US) -> int:
+    """PF202's screen on nodes of ``cpus`` logical CPUs: the smallest CPU limit (millicores) whose
+    quota holds one slice per logical CPU (limit × period ≥ cpus × slice). A lower limit has fewer
+    slices per period than the node has CPUs to run its threads: they can be throttled while
+    quota sits unused on other CPUs. ``period_us``: the kubelet's cpuCFSQuotaPeriod."""
+    return -(-cpus * CFS_SLICE_US * 1000 // period_us)
+
+
+_DURATION = re.compile(r"^(?:(\d+)(?:\.(\d+))?(ns|us|µs|ms|s|m|h))+$")
+_UNIT_US = {"ns": 0.001, "us": 1, "µs": 1, "ms": 1000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000}
+
+
+def duration_us(text: object) -> int | None:
+    """A Go duration ("100ms", "1.5ms", "1m30s") in whole microseconds; None when it is not one."""
+    if not isinstance(text, str) or not _DURATION.match(text):
+        return None
+    total = Fraction(0)
+    for whole, frac, unit in re.findall(r"(\d+)(?:\.(\d+))?(ns|us|µs|ms|s|m|h)", text):
+        value = Fraction(int(whole)) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
+        total += value * Fraction(_UNIT_US[unit]).limit_denominator(1000)
+    return int(total)
 
 
 # Kubelet feature gates podfit reads: (name, first version with it on by default). Source:
@@ -111,8 +147,10 @@ CPU_MANAGER_OPTIONS: Mapping[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "distribute-cpus-across-numa": (((1, 23), "alpha"), ((1, 33), "beta")),
     "align-by-socket": (((1, 25), "alpha"),),
     "distribute-cpus-across-cores": (((1, 31), "alpha"),),
-    "strict-cpu-reservation": (((1, 31), "alpha"), ((1, 32), "beta"), ((1, 35), "GA")),
-    "prefer-align-cpus-by-uncorecache": (((1, 32), "alpha"), ((1, 34), "beta")),
+    # KEP-4540: alpha 1.32, beta 1.33, GA 1.35
+    "strict-cpu-reservation": (((1, 32), "alpha"), ((1, 33), "beta"), ((1, 35), "GA")),
+    # KEP-4800: alpha 1.32, beta 1.34, GA 1.36
+    "prefer-align-cpus-by-uncorecache": (((1, 32), "alpha"), ((1, 34), "beta"), ((1, 36), "GA")),
 }
 CPU_MANAGER_OPTION_CONFLICTS: tuple[tuple[str, str], ...] = (
     ("full-pcpus-only", "distribute-cpus-across-cores"),
@@ -167,6 +205,10 @@ class KubeletFacts:
     topology_manager_policy: str = "none"  # a KubeletConfiguration's topologyManagerPolicy
     topology_manager_scope: str = "container"
     memory_manager_policy: str = "None"
+    # cpuCFSQuota (false: the kubelet sets no CFS quota, so CPU limits throttle nothing) and
+    # cpuCFSQuotaPeriod (the CFS period its quotas use), from a KubeletConfiguration
+    cfs_quota: bool = True
+    cfs_period_us: int = CFS_PERIOD_US
 
     @property
     def policy(self) -> str:
@@ -236,6 +278,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     policy_source = f"platform {platform.name}" if policy else ""
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
     topology, scope, memory = "none", "container", "None"
+    cfs_quota, cfs_period = True, CFS_PERIOD_US
     for o in objects:
         if is_kubelet_configuration(o):
             raw = o.raw
@@ -250,6 +293,11 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
             topology = str(raw.get("topologyManagerPolicy") or "none")
             scope = str(raw.get("topologyManagerScope") or "container")
             memory = str(raw.get("memoryManagerPolicy") or "None")
+            cfs_quota = raw.get("cpuCFSQuota") is not False
+            period = duration_us(raw.get("cpuCFSQuotaPeriod"))
+            # the kubelet refuses a period outside 1 ms to 1 s (validation.go); keep the default then
+            if period is not None and 1_000 <= period <= 1_000_000:
+                cfs_period = period
             break
     version = parse_version(kub.version) if kub.version else None
     version_source = f"platform {platform.name}" if version else ""
@@ -258,7 +306,9 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
         if len(found) == 1:
             version = found.pop()
             version_source = "cluster manifests"
-    return KubeletFacts(policy, options, gates, version, policy_source, version_source, topology, scope, memory)
+    return KubeletFacts(
+        policy, options, gates, version, policy_source, version_source, topology, scope, memory, cfs_quota, cfs_period
+    )
 
 
 def linux_excluded(c: SchedulingConstraints) -> bool:
@@ -427,6 +477,39 @@ class Facts:
         scope = self.cluster_of(w.obj)
         runtime = scope.runtime if scope is not None else self.platform.runtime
         return self._node_cpus(runtime, self.landing_pools(w))
+
+    def linux_excluded(self, w: Workload) -> bool:
+        """Whether ``w``'s pods can only run on non-Linux nodes (see :func:`linux_excluded`), which
+        have no CFS quota."""
+        return linux_excluded(w.pod.scheduling)
+
+    def exclusive_cpus(self, w: Workload) -> frozenset[str]:
+        """The names of ``w``'s containers the static CPU Manager on the nodes gives exclusive CPUs
+        (Guaranteed pod, whole CPUs: :meth:`KubeletFacts.exclusive_cpus`). From Kubernetes 1.33
+        they run without CFS quota, before it their quota covers exactly the pinned CPUs; either
+        way CFS cannot over-throttle them."""
+        kub = self.kubelet
+        if kub.policy != "static":
+            return frozenset()
+        qos = w.pod.qos_class
+        return frozenset(c.name for c in w.pod.all_containers if kub.exclusive_cpus(qos, c.resources.cpu_limit))
+
+    def cfs_screen(self, w: Workload) -> tuple[Container, ...]:
+        """PF202's screen, which PF203 simulates: the containers of ``w`` whose CPU limit, enforced
+        by CFS quota, has fewer slices per period than the largest node ``w``'s pods may land on
+        has logical CPUs (below :func:`cfs_screen_limit`). Empty when the pods run only on
+        non-Linux nodes or the node size is unknown (vSphere Pods: no shared node); never a
+        container given exclusive CPUs."""
+        cpus = self.workload_node_logical_cpus(w)
+        if cpus is None or self.linux_excluded(w) or not self.kubelet.cfs_quota:
+            return ()
+        below = cfs_screen_limit(cpus, self.kubelet.cfs_period_us)
+        pinned = self.exclusive_cpus(w)
+        return tuple(
+            c
+            for c in w.pod.all_containers
+            if (limit := c.resources.cpu_limit) is not None and 0 < limit < below and c.name not in pinned
+        )
 
     def plain_node_logical_cpus(self, scope: ClusterScope | None = None) -> int | None:
         """What :meth:`workload_node_logical_cpus` gives a workload of ``scope`` (default: of the
@@ -711,7 +794,9 @@ def facts_data(
     """The facts as the Rego rules read them, ``data.podfit`` (shape in docs/rego.md)::
 
         {"platform": {"runtime", "numa_node": {"cores", "cpus", "memory"}, "smt", "node_logical_cpus",
-                      "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus"}},
+                      "cfs_screen_limit",
+                      "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus", "cfs_screen_limit",
+                                                            "linux_excluded", "exclusive_cpus": [name]}},
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
@@ -720,6 +805,9 @@ def facts_data(
          "options": {rule id: {option: value}}}
 
     A fact the platform does not give is left out; the rules that need it stay silent.
+    ``workloads`` lists the workloads whose own facts differ from what the others get; it is
+    absent when the facts were computed over no workload (``podfit platform-data`` without
+    manifests), and PF202 then names what it assumes of each workload.
     ``options`` are the rules' configured options (defaults live in each rule's METADATA).
     ``scope``: the facts as the objects of that cluster see them, where they differ from the run's:
     a guest cluster on a Supervisor (runtime ``vsphere-pods``) has runtime ``tkg`` and the logical
@@ -740,9 +828,10 @@ def facts_data(
     node_cpus = facts.plain_node_logical_cpus(apart)
     if node_cpus is not None:
         p["node_logical_cpus"] = node_cpus
-    narrowed = _workload_node_cpus(facts, apart, node_cpus)
-    if narrowed:
-        p["workloads"] = narrowed
+        if facts.kubelet.cfs_quota:  # cpuCFSQuota: false: no quota, nothing for PF202 to screen
+            p["cfs_screen_limit"] = cfs_screen_limit(node_cpus, facts.kubelet.cfs_period_us)
+    if facts.workloads:  # (absent: the facts saw no workload, and say nothing of any)
+        p["workloads"] = _workload_facts(facts, apart, node_cpus)
     p["vm_classes"] = {
         c.name: {"cpus": c.cpus, "memory": c.memory_bytes, "reserved": bool(c.reserved)} for c in platform.vm_classes
     }
@@ -762,7 +851,7 @@ def facts_data(
         p["kubelet"]["version"] = list(kub.version)
     if kub.exclusive_cpus_without_quota is not None:
         p["kubelet"]["exclusive_cpus_without_quota"] = kub.exclusive_cpus_without_quota
-    p["cfs"] = {"period_us": CFS_PERIOD_US, "slice_us": CFS_SLICE_US}
+    p["cfs"] = {"period_us": kub.cfs_period_us, "slice_us": CFS_SLICE_US, "quota": kub.cfs_quota}
     namespaces = {
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}
         for ns, d in facts.limit_ranges
@@ -794,29 +883,61 @@ def workload_key(raw: Mapping[str, Any]) -> str:
     )
 
 
-def _workload_node_cpus(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, int]]:
-    """Per workload of the evaluation (``scope``'s objects, or those of the platform's runtime)
-    whose node selection or tolerations give it nodes of another size than ``plain``, that size.
-    Two workloads of one key (in different clusters) keep the larger."""
+def _workload_facts(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, Any]]:
+    """The workloads of the evaluation (``scope``'s objects, or those of the platform's runtime)
+    whose facts differ from what an unlisted workload gets, with those facts: ``node_logical_cpus``
+    and ``cfs_screen_limit`` where their node selection or tolerations give them nodes of another
+    size than ``plain``, ``linux_excluded`` where they run only on non-Linux nodes,
+    ``exclusive_cpus`` (container names) where the static CPU Manager pins some of their containers.
+    Nothing without a node size (PF202, their reader, is silent then). Two workloads of one key
+    (copies in different clusters) share the facts under which PF202 rates most: the larger node,
+    Linux unless both rule it out, exclusive CPUs only for a container both pin."""
+    if plain is None:
+        return {}
     runtime = scope.runtime if scope is not None else facts.platform.runtime
     # one node size (a single size of pool; bare metal, whose size is the largest host's): every
-    # workload has it
-    if plain is None or len({facts._node_cpus(runtime, (p,)) for p in facts._pools_of(scope)} - {None}) < 2:
-        return {}
-    sizes: list[tuple[Workload, int]] = []
+    # workload has it, and no workload's landing pools need deciding
+    sizes = len({facts._node_cpus(runtime, (p,)) for p in facts._pools_of(scope)} - {None}) > 1
+    evaluated: list[tuple[Workload, int, bool, frozenset[str]]] = []
+    differs = False
     for w in facts.workloads:
         own = facts.cluster_of(w.obj)
-        evaluated = own is scope if scope is not None else not facts.is_apart(own)
-        if evaluated:
-            cpus = facts.workload_node_logical_cpus(w)
-            sizes.append((w, plain if cpus is None else cpus))
-    if all(cpus == plain for _, cpus in sizes):
-        return {}  # the common case: no workload's keys need building
-    largest: dict[str, int] = {}
-    for w, cpus in sizes:
+        if not (own is scope if scope is not None else not facts.is_apart(own)):
+            continue
+        cpus = (facts.workload_node_logical_cpus(w) or plain) if sizes else plain
+        excluded = facts.linux_excluded(w)
+        pinned = facts.exclusive_cpus(w)
+        differs = differs or cpus != plain or excluded or bool(pinned)
+        evaluated.append((w, cpus, excluded, pinned))
+    if not differs:
+        return {}  # the common case: no workload's key needs building
+    merged: dict[str, tuple[int, bool, frozenset[str]]] = {}
+    for w, cpus, excluded, pinned in evaluated:
         key = workload_key(w.obj.raw)
-        largest[key] = max(cpus, largest.get(key, 0))
-    return {key: {"node_logical_cpus": cpus} for key, cpus in sorted(largest.items()) if cpus != plain}
+        seen = merged.get(key)
+        merged[key] = (
+            (cpus, excluded, pinned)
+            if seen is None
+            else (
+                max(cpus, seen[0]),
+                excluded and seen[1],
+                pinned & seen[2],
+            )
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for key, (cpus, excluded, pinned) in sorted(merged.items()):
+        entry: dict[str, Any] = {}
+        if cpus != plain:
+            entry["node_logical_cpus"] = cpus
+            if facts.kubelet.cfs_quota:
+                entry["cfs_screen_limit"] = cfs_screen_limit(cpus, facts.kubelet.cfs_period_us)
+        if excluded:
+            entry["linux_excluded"] = True
+        if pinned:
+            entry["exclusive_cpus"] = sorted(pinned)
+        if entry:
+            out[key] = entry
+    return out
 
 
 # The facts a rule can require (REQUIRES in a Python rule, custom.requires in a Rego rule's

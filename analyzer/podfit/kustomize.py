@@ -32,7 +32,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Layer", "layer_of", "layers_for", "apply", "applies_whole", "local", "CLUSTER_SCOPED_KINDS"]
+__all__ = [
+    "Layer",
+    "layer_of",
+    "layers_for",
+    "apply",
+    "applies_whole",
+    "local",
+    "CLUSTER_SCOPED_KINDS",
+    "KUSTOMIZATION_NAMES",
+]
+
+# The file names kustomize reads as a directory's kustomization.
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 # Kinds kustomize's namespace transformer leaves alone (cluster-scoped built-in kinds).
 CLUSTER_SCOPED_KINDS = frozenset(

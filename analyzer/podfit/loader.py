@@ -1,9 +1,9 @@
-"""From paths to the model: files → documents → :class:`K8sObject` → :class:`Workload`.
+"""From paths to the model: files → documents → :class:`K8sObject`.
 
 ``read_inputs`` does the I/O (files, directories, stdin). Everything after it is pure:
-``parse_file`` turns one file's bytes into objects and findings, ``build_workloads`` applies the
-Kubernetes semantics (LimitRange defaults, request = limit, replicas) across all objects.
-Every object, container and finding carries the file and line it comes from.
+``parse_file`` turns one file's bytes into objects and findings. The facts stage builds the
+workloads from the objects (:mod:`podfit.workloads`). Every object and finding carries the file
+and line it comes from.
 """
 
 from __future__ import annotations
@@ -19,22 +19,21 @@ from typing import Any
 import yaml
 
 from .findings import Finding
-from .kustomize import Layer, layers_for
+from .kustomize import KUSTOMIZATION_NAMES, Layer, layers_for
 from .kustomize import applies_whole as kustomize_applies_whole
 from .kustomize import apply as kustomize_apply
 from .kustomize import local as kustomize_local
-from .model import (
-    WORKLOAD_KINDS,
-    Container,
-    K8sObject,
-    Location,
-    ObjectRef,
-    PodSpec,
-    Resources,
-    Workload,
+from .model import K8sObject, Location, ObjectRef
+from .reading import NotRead, read_bytes, read_stream
+from .templates import (
+    _chart_input,
+    _chart_of,
+    _render_first,
+    _template_evidence,
+    _templated_identity,
+    per_chart,
+    unrendered,
 )
-from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
-from .scheduling import constraints_from_spec
 from .yamlio import YamlLimitError, YamlLimits, iter_documents, line_of
 
 __all__ = [
@@ -49,18 +48,11 @@ __all__ = [
     "read_files",
     "parse_file",
     "load",
-    "build_workloads",
     "flat_items",
-    "limit_range_defaults",
-    "LimitRangeDefaults",
-    "LimitRangeConstraint",
-    "limit_range_constraints",
-    "limit_range_violations",
     "nothing_found",
 ]
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
-KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 
@@ -125,7 +117,8 @@ def discover(paths: Sequence[str]) -> list[str]:
     Kustomization; sorted) and check that paths exist.
 
     Raises :class:`InputError` for a path given explicitly that does not exist. Symbolic links to
-    directories are not followed (no loops); links to files are.
+    directories are not followed (no loops); links to files are. A directory that cannot be listed
+    is kept among the paths, so that reading it reports it (PF907) rather than pass it over.
     """
     out: list[str] = []
     for p in paths:
@@ -133,17 +126,25 @@ def discover(paths: Sequence[str]) -> list[str]:
             out.append(p)
             continue
         if os.path.isdir(p):
-            found = []
-            for root, dirs, files in os.walk(p, followlinks=False):
+            found: list[str] = []
+
+            def unlisted(e: OSError, found: list[str] = found, top: str = p) -> None:
+                found.append(e.filename if isinstance(e.filename, str) else top)
+
+            for root, dirs, files in os.walk(p, onerror=unlisted, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in files:
                     if name.lower().endswith(YAML_SUFFIXES) or name == "Kustomization":
                         found.append(os.path.join(root, name))
             out.extend(sorted(found))
-        elif os.path.lexists(p):
-            out.append(p)
         else:
-            raise InputError(f"{p}: no such file or directory")
+            try:
+                os.lstat(p)
+            except FileNotFoundError:
+                raise InputError(f"{p}: no such file or directory") from None
+            except OSError:
+                pass  # there, but not to be looked at (a directory above it is closed): PF907 says why
+            out.append(p)
     # the same file named twice is read once
     return list(dict.fromkeys(out))
 
@@ -154,33 +155,38 @@ def read_inputs(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), std
 
 
 def read_files(paths: Sequence[str], limits: LoaderLimits = LoaderLimits(), stdin: Any = None) -> list[InputFile]:
-    """Read exactly these files (as :func:`discover` lists them; ``-`` is standard input)."""
+    """Read exactly these files (as :func:`discover` lists them; ``-`` is standard input) through
+    :mod:`podfit.reading`: regular files only, at most ``limits.max_file_bytes`` each. What is not
+    read (a pipe, a device, a socket, a directory that cannot be listed, a file over the limit or
+    that cannot be opened) is an InputFile saying why (PF907)."""
     files = []
     for path in paths:
-        if path == STDIN:
-            stream = stdin if stdin is not None else sys.stdin.buffer
-            data = stream.read(limits.max_file_bytes + 1)
-            if len(data) > limits.max_file_bytes:
-                files.append(InputFile(STDIN_NAME, None, skip=f"larger than {limits.max_file_bytes:,} bytes"))
-            else:
-                files.append(InputFile(STDIN_NAME, data))
-            continue
         try:
-            size = os.stat(path).st_size
-            if size > limits.max_file_bytes:
-                files.append(InputFile(path, None, skip=f"larger than {limits.max_file_bytes:,} bytes ({size:,})"))
-                continue
-            with open(path, "rb") as fh:
-                data = fh.read(limits.max_file_bytes + 1)
-            chart = _chart_input(path)
-            files.append(InputFile(path, data, chart=chart))
-        except OSError as e:
-            reason = e.strerror or str(e)
-            if e.errno == 40:  # ELOOP
-                files.append(InputFile(path, None, skip="symbolic link loop"))
+            if path == STDIN:
+                stream = stdin if stdin is not None else sys.stdin.buffer
+                files.append(InputFile(STDIN_NAME, read_stream(stream, limits.max_file_bytes, STDIN_NAME)))
             else:
-                files.append(InputFile(path, None, error=reason))
+                data = read_bytes(path, limits.max_file_bytes)
+                files.append(InputFile(path, data, chart=_chart_input(path)))
+        except NotRead as e:
+            name = STDIN_NAME if path == STDIN else path
+            unlisted = _unlisted(path) if e.skipped and e.reason.startswith("a directory") else None
+            if unlisted is not None:
+                files.append(InputFile(name, None, error=unlisted))
+            elif e.skipped:
+                files.append(InputFile(name, None, skip=e.reason))
+            else:
+                files.append(InputFile(name, None, error=e.reason))
     return _mark_kustomizations(files)
+
+
+def _unlisted(path: str) -> str | None:
+    """Why a directory among the paths (one :func:`discover` could not list) cannot be listed."""
+    try:
+        os.scandir(path).close()
+    except OSError as e:
+        return f"a directory that cannot be listed: {e.strerror or e}"
+    return None
 
 
 def _kustomization(f: InputFile) -> dict[str, Any] | None:
@@ -296,42 +302,6 @@ def _applied(kustomizations: Mapping[str, Mapping[str, Any]], paths: Sequence[st
     return {k for k in kustomizations if ok(k)}
 
 
-def _chart_above(path: str, levels: int = 3) -> str | None:
-    """The directory with a Chart.yaml that holds ``path``: its own or one of the next two above
-    (a chart's values.yaml, ci/values-*.yaml, environments/prod/values.yaml)."""
-    here = os.path.dirname(path)
-    for _ in range(levels):
-        if os.path.isfile(os.path.join(here, "Chart.yaml")):
-            return here or "."
-        if not here or here == os.path.dirname(here):
-            break
-        here = os.path.dirname(here)
-    return None
-
-
-# Files of a chart, outside templates/ and crds/, that are Helm's inputs rather than manifests:
-# values files by any name holding "values" (values-prod.yaml, ci/prod-values.yaml), everything
-# under ci/ (chart-testing's values), and Helm 2's requirements.yaml. Other files beside a chart
-# (a committed `helm template` output) are read as manifests.
-_VALUES_NAME = re.compile(r"(?i)values[^/]*\.ya?ml$")
-
-
-def _chart_input(path: str) -> str | None:
-    """The chart directory of ``path`` when it is one of that chart's inputs (see _VALUES_NAME)."""
-    name = os.path.basename(path)
-    if not name.lower().endswith((".yaml", ".yml")) or name == "Chart.yaml":
-        return None
-    chart = _chart_above(path)
-    if chart is None:
-        return None
-    rel = os.path.relpath(path, chart).replace(os.sep, "/").split("/")
-    if rel[0] in ("templates", "crds", "charts"):
-        return None
-    if _VALUES_NAME.search(name) or rel[0] == "ci" or (len(rel) == 1 and name == "requirements.yaml"):
-        return chart
-    return None
-
-
 # ------------------------------------------------------------------------------------ parsing ---
 
 
@@ -440,162 +410,14 @@ def _object(doc: Mapping[str, Any], file: str, line: int, lines: Any, layers: Se
     return make_object(doc, file, line, lines)
 
 
-# ------------------------------------------------------------------- unrendered templates ---
-# Rendered manifests may keep `{{ … }}` in string values that another program fills in later
-# (Prometheus and Alertmanager annotations, Argo Workflows parameters, ApplicationSet generators), so
-# braces alone do not make a template. A file is an unrendered Go/Helm template when an action
-# - names Helm's built-in objects or functions (`.Values`, `.Release`, `include`, `toYaml`, …), or
-# - is the value of a field read as a number, quantity or type (`cpu: "{{ … }}"`, `replicas: {{ … }}`), or
-# - stands where a YAML node starts (`name: {{ … }}`, `{{- end }}` on its own line) and the YAML does
-#   not parse (`{{ x }}` is a flow mapping keyed by a mapping, which YAML loaders refuse): the template
-#   broke the structure, or
-# - stands in the object's own name, namespace or labels, which cannot hold braces.
-# Comments and the contents of block scalars (`key: |`) are text, not structure (Helm names excepted).
-
-_HELM_NAMES = re.compile(
-    r"\.(?:Values|Release|Chart|Capabilities|Files|Template)\b|\b(?:include|tpl|toYaml|fromYaml|nindent|required|lookup)\b"
-)
-_TYPED_ACTION = re.compile(
-    r"(?:^|[\s{,])(?:cpu|memory|ephemeral-storage|replicas|parallelism|completions|apiVersion|kind)\s*:\s*[\"']?\{\{"
-)
-_NODE_ACTION = re.compile(r"(?:^|:\s|-\s|[\[{,])\s*\{\{")
-_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'")
-_COMMENT = re.compile(r"(?:^|\s)#")
-_BLOCK_SCALAR = re.compile(r"(?:^|\s)[|>][0-9+-]*\s*$")
-
-
-def _blank_quoted(m: re.Match[str]) -> str:
-    return m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1]
-
-
-def _actions(line: str, start: int = 0) -> Iterator[str]:
-    """The actions of a line from ``start`` on, `{{ … }}` (the last may run on to the next line), at
-    most 300 characters of each: one pass over the line, however many braces it holds."""
-    pos = line.find("{{", start)
-    while pos >= 0:
-        end = line.find("}}", pos + 2)
-        if end < 0:
-            yield line[pos : pos + 300]
-            return
-        yield line[pos : min(end + 2, pos + 300)]
-        pos = line.find("{{", end + 2)
-
-
-def _template_evidence(text: str, broken: bool, blocks: bool = True) -> tuple[int, str] | None:
-    """The line and action that show ``text`` to be an unrendered Go/Helm template, or None.
-    ``broken``: the YAML did not parse, so an action where a node starts counts too. ``blocks``:
-    actions inside block scalars count; without it they are string data (a rendered Istio install
-    carries its sidecar injection template, `.Values` and all, in a ConfigMap)."""
-    block = -1  # indentation of the line that opened the block scalar we are in; -1: none
-    at_node = None
-    for n, line in enumerate(text.splitlines(), 1):
-        body = line.lstrip(" ")
-        indent = len(line) - len(body)
-        in_block = block >= 0 and (not body.strip() or indent > block)
-        if not in_block:
-            block = -1
-        if "{{" not in line and "|" not in line and ">" not in line:
-            continue  # neither an action nor a block scalar's start
-        plain = _QUOTED.sub(_blank_quoted, line) if ("'" in line or '"' in line) else line
-        comment = _COMMENT.search(plain)
-        if comment is not None:
-            plain, line = plain[: comment.start()], line[: comment.start()]
-        if "{{" in line and (blocks or not in_block):
-            hit = next((a for a in _actions(line) if _HELM_NAMES.search(a)), None)
-            if hit is None and not in_block:
-                typed = _TYPED_ACTION.search(line)
-                hit = next(_actions(line, typed.end() - 2)) if typed is not None else None
-            if hit is not None:
-                return n, hit
-            if broken and at_node is None and not in_block:
-                node = _NODE_ACTION.search(plain)
-                if node is not None:
-                    at_node = (n, next(_actions(line, node.end() - 2)))
-        if not in_block and _BLOCK_SCALAR.search(plain):
-            block = indent
-    return at_node
-
-
-def _templated_identity(doc: Any) -> tuple[int, str] | None:
-    """The line and action of a `{{ … }}` in the document's own name, namespace or labels: Kubernetes
-    names and label values cannot hold braces, so no rendered manifest has one there."""
-    data = doc.data
-    meta = data.get("metadata") if isinstance(data, dict) else None
-    if not isinstance(meta, dict):
-        return None
-    labels = meta.get("labels")
-    fields: list[tuple[tuple[str, ...], Any]] = [
-        (("metadata", k), meta.get(k)) for k in ("name", "namespace", "generateName")
-    ]
-    if isinstance(labels, dict):
-        fields += [(("metadata", "labels", k), f"{k} {v}") for k, v in labels.items() if isinstance(k, str)]
-    for path, value in fields:
-        if isinstance(value, str) and "{{" in value:
-            return doc.lines.line(path, doc.line) if doc.lines is not None else doc.line, next(_actions(value))
-    return None
-
-
-def _chart_of(path: str) -> str | None:
-    """The chart directory of a file under a Helm chart's templates/ directory, from its path alone."""
-    parts = path.replace(os.sep, "/").split("/")
-    if "templates" in parts[:-1]:
-        i = len(parts) - 1 - parts[::-1].index("templates")
-        return "/".join(parts[:i]) or "."
-    return None
-
-
 def _unrendered(path: str, f: InputFile, evidence: tuple[int, str], ndocs: int) -> ParsedFile:
-    line, action = evidence
-    if len(action) > 60:
-        action = action[:57] + "..."
-    chart = f.chart or _chart_of(path)
-    # outside a chart the placeholders may be another tool's ({{replicas}} for a sed or envsubst step)
-    render = (
-        f"helm template {chart} | podfit check -"
-        if chart is not None
-        else "<the tool that fills its placeholders, e.g. helm template CHART> | podfit check -"
-    )
-    finding = _finding(
-        "PF908",
-        f"unrendered Go/Helm template {action}: the file is not checked; render it first: {render}",
-        path,
-        line,
-        details={"action": action, "render": render, "chart": chart},
-    )
-    reason = f"unrendered Go/Helm template (line {line}): render it first: {render}"
+    finding, reason = unrendered(path, f.chart or _chart_of(path), evidence)
     return ParsedFile(FileRecord(path, "skipped", reason, ndocs, 0), (), (finding,))
 
 
 def _not_checked(path: str, why: str) -> Finding:
     """PF907 for a file that was not parsed at all (line 0: the whole file)."""
     return _finding("PF907", f"not checked: {why}", path, 0)
-
-
-_VALUES_FILE = re.compile(r"values[^/]*\.ya?ml$")
-
-
-def _render_first(f: InputFile) -> tuple[str, str] | None:
-    """What a kustomization, a Chart.yaml or a chart's values file is, and the command that renders
-    the manifests it stands for; None for any other file."""
-    path = f.path.replace(os.sep, "/")
-    where, _, name = path.rpartition("/")
-    where = where or "."
-    if name in KUSTOMIZATION_NAMES:
-        return "a Kustomize kustomization", f"kustomize build {where} | podfit check -"
-    if name == "Chart.yaml":
-        return "a Helm chart's Chart.yaml", f"helm template {where} | podfit check -"
-    if f.chart is not None and name == "requirements.yaml":
-        return f"Helm dependencies of the chart {f.chart}", f"helm template {f.chart} | podfit check -"
-    if f.chart is not None or _VALUES_FILE.match(name):
-        chart = f.chart
-        parts = path.split("/")
-        if chart is None and "charts" in parts[:-2]:  # charts/NAME/…/values*.yaml
-            i = len(parts) - 1 - parts[::-1].index("charts")
-            chart = "/".join(parts[: i + 2]) if i + 2 < len(parts) else None
-        if chart is not None:
-            values = "" if path == f"{chart}/values.yaml" or (chart == "." and path == "values.yaml") else f" -f {path}"
-            return f"Helm values of the chart {chart}", f"helm template {chart}{values} | podfit check -"
-    return None
 
 
 def _json_values(text: str) -> list[Any] | None:
@@ -920,395 +742,3 @@ def load(
         objects=tuple(o for p in parsed for o in p.objects),
         findings=per_chart(tuple(x for p in parsed for x in p.findings)),
     )
-
-
-def per_chart(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
-    """One cause, one finding: a chart whose templates were given unrendered gets one PF908 at its
-    first template (by file), naming how many were not checked; the PF909 that only repeats its
-    render command (Chart.yaml, the default values.yaml) goes. A values file that renders another
-    variant (``-f``) keeps its PF909."""
-    charts: dict[str, list[Finding]] = {}
-    for f in findings:
-        if f.rule == "PF908" and f.details.get("chart") is not None:
-            charts.setdefault(str(f.details["chart"]), []).append(f)
-    if not charts:
-        return findings
-    renders = {str(fs[0].details["render"]): chart for chart, fs in charts.items()}
-    repeats: dict[str, list[str]] = {}  # chart → files whose PF909 only repeats its render command
-    for f in findings:
-        if f.rule == "PF909" and f.details.get("render") in renders:
-            repeats.setdefault(renders[str(f.details["render"])], []).append(f.location.file)
-    folded: dict[int, Finding] = {}
-    dropped: set[int] = set()
-    for chart, fs in charts.items():
-        first = min(fs, key=lambda f: (f.location.file, f.location.line))
-        templates = sorted({f.location.file for f in fs})
-        message = first.message
-        if len(templates) > 1:
-            message = (
-                f"unrendered Helm chart {chart}: {len(templates)} templates not checked (this one from "
-                f"{first.details['action']}); render it first: {first.details['render']}"
-            )
-        # the files this finding answers for: the text report lists no other line for them
-        files = sorted(set(templates) | set(repeats.get(chart, ())))
-        folded[id(first)] = replace(first, message=message, details={**first.details, "files": files})
-        dropped.update(id(f) for f in fs if f is not first)
-    return tuple(
-        folded.get(id(f), f)
-        for f in findings
-        if id(f) not in dropped and not (f.rule == "PF909" and f.details.get("render") in renders)
-    )
-
-
-# ---------------------------------------------------------------------------- workloads -------
-
-
-@dataclass(frozen=True)
-class LimitRangeDefaults:
-    """What the LimitRanger admission plugin gives a container of the namespace that sets nothing:
-    ``request`` fields hold the default requests, ``limit`` fields the default limits."""
-
-    request: Resources
-    limit: Resources
-
-
-_NO_DEFAULTS = LimitRangeDefaults(Resources(), Resources())
-_RES_FIELDS = (("cpu", parse_cpu), ("memory", parse_memory), ("ephemeral-storage", parse_memory))
-_ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
-
-
-def _quantities(
-    block: Any,
-    kind: str,
-    obj: K8sObject,
-    container: str | None,
-    findings: list[Finding],
-    where: str,
-    path: tuple[Any, ...] = (),
-) -> dict[str, int]:
-    """Parse a requests/limits mapping into {"cpu_request": m, ...}; bad values become PF903."""
-    out: dict[str, int] = {}
-    if not isinstance(block, dict):
-        return out
-    for name, parse in _RES_FIELDS:
-        if name not in block:
-            continue
-        value = block[name]
-        try:
-            out[f"{_ATTR[name]}_{kind}"] = parse(value)
-        except QuantityError as e:
-            findings.append(
-                Finding(
-                    rule="PF903",
-                    message=f"{where}{kind}s.{name}: {e.reason} ({value!r})",
-                    location=obj.location_at(path + (name,)),
-                    object=obj.ref,
-                    container=container,
-                    details={"field": f"{kind}s.{name}", "value": str(value)},
-                )
-            )
-    return out
-
-
-def limit_range_defaults(objects: Sequence[K8sObject], findings: list[Finding]) -> dict[str, LimitRangeDefaults]:
-    """The container defaults of each namespace's LimitRanges (an object without a namespace is in
-    "default"). Each ``type: Container`` item is defaulted as the API server does: an unset default
-    limit takes ``max``, an unset default request takes the default limit, then ``min``. Where a
-    namespace has several LimitRanges, the first (in input order) to default a field wins, as
-    admission applies them one after another to a container whose fields fill up."""
-    by_ns: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
-    for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
-        ns = obj.ref.namespace or "default"
-        spec = obj.raw.get("spec")
-        limits = spec.get("limits") if isinstance(spec, dict) else None
-        for i, item in enumerate(limits if isinstance(limits, list) else ()):
-            if not isinstance(item, dict) or item.get("type") != "Container":
-                continue
-            at = ("spec", "limits", i)
-
-            def q(key: str, kind: str, item: dict = item, obj: K8sObject = obj, at: tuple = at) -> dict[str, int]:
-                vals = _quantities(item.get(key), kind, obj, None, findings, f"LimitRange {key} ", at + (key,))
-                return {k.rsplit("_", 1)[0]: v for k, v in vals.items()}
-
-            default = {**q("max", "limit"), **q("default", "limit")}
-            request = {**q("min", "request"), **default, **q("defaultRequest", "request")}
-            req, lim = by_ns.setdefault(ns, ({}, {}))
-            for res, v in request.items():
-                req.setdefault(res, v)
-            for res, v in default.items():
-                lim.setdefault(res, v)
-    return {
-        ns: LimitRangeDefaults(
-            Resources(**{f"{k}_request": v for k, v in req.items()}),
-            Resources(**{f"{k}_limit": v for k, v in lim.items()}),
-        )
-        for ns, (req, lim) in by_ns.items()
-    }
-
-
-@dataclass(frozen=True)
-class LimitRangeConstraint:
-    """One bound a LimitRange item sets (``min``, ``max`` or ``maxLimitRequestRatio``) for one
-    resource of each ``Container`` or of the whole ``Pod``, as the LimitRanger admission plugin
-    enforces it. Quantities in millicores or bytes; a ratio in thousandths (``2`` → 2000)."""
-
-    limit_range: ObjectRef
-    location: Location
-    scope: str  # "Container" | "Pod"
-    bound: str  # "min" | "max" | "maxLimitRequestRatio"
-    resource: str  # "cpu" | "memory" | "ephemeral-storage"
-    value: int
-    text: str  # the quantity as written
-
-
-_BOUNDS = ("min", "max", "maxLimitRequestRatio")
-
-
-def limit_range_constraints(objects: Sequence[K8sObject]) -> dict[str, tuple[LimitRangeConstraint, ...]]:
-    """The min/max/maxLimitRequestRatio bounds of each namespace's LimitRanges (an object without a
-    namespace is in "default"), Container and Pod items, in input order. A quantity that does not
-    parse bounds nothing (its PF903 comes from :func:`limit_range_defaults`)."""
-    out: dict[str, list[LimitRangeConstraint]] = {}
-    for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
-        spec = obj.raw.get("spec")
-        limits = spec.get("limits") if isinstance(spec, dict) else None
-        for i, item in enumerate(limits if isinstance(limits, list) else ()):
-            if not isinstance(item, dict) or item.get("type") not in ("Container", "Pod"):
-                continue
-            for bound in _BOUNDS:
-                block = item.get(bound)
-                for name, parse in _RES_FIELDS:
-                    if not isinstance(block, dict) or name not in block:
-                        continue
-                    try:
-                        value = parse_cpu(block[name]) if bound == "maxLimitRequestRatio" else parse(block[name])
-                    except QuantityError:
-                        continue
-                    out.setdefault(obj.ref.namespace or "default", []).append(
-                        LimitRangeConstraint(
-                            obj.ref,
-                            obj.location_at(("spec", "limits", i, bound, name)),
-                            str(item["type"]),
-                            bound,
-                            name,
-                            value,
-                            str(block[name]),
-                        )
-                    )
-    return {ns: tuple(cs) for ns, cs in out.items()}
-
-
-def limit_range_violations(request: int | None, limit: int | None, constraint: LimitRangeConstraint) -> str | None:
-    """Why the LimitRanger admission plugin rejects a container (or pod) with this effective
-    ``request`` and ``limit`` (None: not set) of the constraint's resource, in its own words, or
-    None when it admits it (k8s.io/kubernetes plugin/pkg/admission/limitranger: min/max/ratio
-    constraints, checked after the defaults are applied)."""
-    c = constraint
-    what = f"{c.resource} usage per {c.scope} is {c.text}"
-    if c.bound == "min":
-        if request is None:
-            return f"minimum {what}, but no request is specified"
-        if request < c.value:
-            return f"minimum {what}, but the request is {_show(c.resource, request)}"
-        if limit is not None and limit < c.value:
-            return f"minimum {what}, but the limit is {_show(c.resource, limit)}"
-        return None
-    if c.bound == "max":
-        if limit is None:
-            return f"maximum {what}, but no limit is specified"
-        if limit > c.value:
-            return f"maximum {what}, but the limit is {_show(c.resource, limit)}"
-        if request is not None and request > c.value:
-            return f"maximum {what}, but the request is {_show(c.resource, request)}"
-        return None
-    ratio = f"{c.resource} max limit to request ratio per {c.scope} is {c.text}"
-    if not request:
-        return f"{ratio}, but no request is specified or the request is 0"
-    if not limit:
-        return f"{ratio}, but no limit is specified or the limit is 0"
-    if limit * 1000 > c.value * request:
-        return f"{ratio}, but the ratio is {limit / request:.3g}"
-    return None
-
-
-def _show(resource: str, value: int) -> str:
-    return format_cpu(value) if resource == "cpu" else format_memory(value)
-
-
-def _container(
-    c: Mapping[str, Any],
-    obj: K8sObject,
-    init: bool,
-    defaults: LimitRangeDefaults,
-    findings: list[Finding],
-    path: tuple[Any, ...],
-) -> Container:
-    name = container_name(c, init, path[-1])
-    res = c.get("resources")
-    res = res if isinstance(res, dict) else {}
-    vals = _quantities(res.get("requests"), "request", obj, name, findings, "", path + ("resources", "requests"))
-    vals.update(_quantities(res.get("limits"), "limit", obj, name, findings, "", path + ("resources", "limits")))
-    declared = Resources(**vals)
-    return Container(
-        name=name,
-        image=str(c.get("image") or ""),
-        resources=declared.with_defaults(defaults.request, defaults.limit),
-        declared=declared,
-        location=obj.location_at(path),
-        init=init,
-        sidecar=init and c.get("restartPolicy") == "Always",
-    )
-
-
-def _dig(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
-    cur: Any = doc
-    for key in path:
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(key)
-    return cur
-
-
-def _anti_affinity(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
-    terms = _dig(spec, ("affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
-    out = []
-    for t in terms if isinstance(terms, list) else ():
-        if isinstance(t, dict) and t.get("topologyKey") == "kubernetes.io/hostname":
-            out.append(_str_pairs(_dig(t, ("labelSelector", "matchLabels"))))
-    return tuple(out)
-
-
-def _spread(spec: Mapping[str, Any]) -> int | None:
-    skews = []
-    for t in _list(spec.get("topologySpreadConstraints")):
-        if (
-            isinstance(t, dict)
-            and t.get("topologyKey") == "kubernetes.io/hostname"
-            and t.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
-            and isinstance(t.get("maxSkew"), int)
-        ):
-            skews.append(t["maxSkew"])
-    return min(skews) if skews else None
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any, default: int) -> int:
-    """A count field (int32 in the API; PF902 reports values out of its range): ``default`` else."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else default
-
-
-def container_name(c: Mapping[str, Any], init: bool, index: int) -> str:
-    """A container's name; one without calls itself by its place, as the Rego library does
-    (``containers[0]``, ``initContainers[1]``)."""
-    name = c.get("name")
-    if isinstance(name, str) and name:
-        return name
-    return f"{'initContainers' if init else 'containers'}[{index}]"
-
-
-def container_line(obj: K8sObject, name: str | None) -> int:
-    """Line of the container called ``name`` in the object's pod spec (init containers first, as
-    ``PodSpec.all_containers`` orders them), else the object's own line. The same answer as the
-    container's location in :func:`workload_from_object`, from the raw object alone (so that the
-    engine's workers can resolve it while the main process still builds the workloads)."""
-    path = container_path(obj, name) if name else None
-    return obj.location.line if path is None else obj.line_at(path)
-
-
-def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
-    """Path from the object's root to the mapping of its container called ``name`` (init
-    containers first, as ``PodSpec.all_containers`` orders them); None when there is none."""
-    path = WORKLOAD_KINDS.get(obj.kind)
-    if path is None:
-        return None
-    template = _dig(obj.raw, path) if path else obj.raw
-    spec = template.get("spec") if isinstance(template, dict) else None
-    if not isinstance(spec, dict):
-        return None
-    sp = tuple(path) + ("spec",)
-    for key in ("initContainers", "containers"):
-        for i, c in enumerate(_list(spec.get(key))):
-            if isinstance(c, dict) and container_name(c, key == "initContainers", i) == name:
-                return sp + (key, i)
-    return None
-
-
-def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]) -> Workload | None:
-    path = WORKLOAD_KINDS.get(obj.kind)
-    if path is None:
-        return None
-    template = _dig(obj.raw, path) if path else obj.raw
-    if not isinstance(template, dict):
-        return None
-    spec = template.get("spec")
-    if not isinstance(spec, dict):
-        return None
-    tmeta = template.get("metadata")
-    if not isinstance(tmeta, dict):
-        tmeta = {}
-    sp = tuple(path) + ("spec",)
-    containers = tuple(
-        _container(c, obj, False, defaults, findings, sp + ("containers", i))
-        for i, c in enumerate(_list(spec.get("containers")))
-        if isinstance(c, dict)
-    )
-    inits = tuple(
-        _container(c, obj, True, defaults, findings, sp + ("initContainers", i))
-        for i, c in enumerate(_list(spec.get("initContainers")))
-        if isinstance(c, dict)
-    )
-    overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ", sp + ("overhead",))
-    own = spec.get("resources")
-    pod_resources = None
-    if isinstance(own, dict):
-        rp = sp + ("resources",)
-        vals = _quantities(own.get("requests"), "request", obj, None, findings, "pod ", rp + ("requests",))
-        vals.update(_quantities(own.get("limits"), "limit", obj, None, findings, "pod ", rp + ("limits",)))
-        vals = {k: v for k, v in vals.items() if not k.startswith("storage")}  # pod level: CPU and memory
-        pod_resources = Resources(**vals) if vals else None
-    pod = PodSpec(
-        containers=containers,
-        init_containers=inits,
-        overhead_cpu=overhead.get("cpu_request", 0),
-        overhead_memory=overhead.get("memory_request", 0),
-        node_selector=_str_pairs(spec.get("nodeSelector")),
-        anti_affinity_hostname=_anti_affinity(spec),
-        hostname_spread_max_skew=_spread(spec),
-        labels=_str_pairs(tmeta.get("labels")),
-        annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
-        runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
-        scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
-        pod_resources=pod_resources,
-    )
-    kind = obj.kind
-    if kind == "Pod":
-        replicas = 1
-    elif kind == "Job":
-        replicas = _int(_dig(obj.raw, ("spec", "parallelism")), 1)
-    elif kind == "CronJob":
-        replicas = _int(_dig(obj.raw, ("spec", "jobTemplate", "spec", "parallelism")), 1)
-    elif kind == "DaemonSet":
-        replicas = 0
-    else:
-        replicas = _int(_dig(obj.raw, ("spec", "replicas")), 1)
-    return Workload(obj=obj, pod=pod, replicas=replicas, per_node=kind == "DaemonSet")
-
-
-def build_workloads(
-    objects: Sequence[K8sObject], ranges: Mapping[str, LimitRangeDefaults] | None = None
-) -> tuple[tuple[Workload, ...], tuple[Finding, ...]]:
-    """Workloads of every kind, with the LimitRange defaults of their namespace applied (``ranges``
-    from :func:`limit_range_defaults`, computed here when not given). Pure."""
-    findings: list[Finding] = []
-    if ranges is None:
-        ranges = limit_range_defaults(objects, findings)
-    workloads = []
-    for obj in objects:
-        if obj.kind in WORKLOAD_KINDS:
-            w = workload_from_object(obj, ranges.get(obj.ref.namespace or "default", _NO_DEFAULTS), findings)
-            if w is not None:
-                workloads.append(w)
-    return tuple(workloads), tuple(findings)

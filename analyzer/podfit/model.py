@@ -2,8 +2,8 @@
 
 Everything here is immutable and quantities are exact integers: CPU in millicores, memory and
 storage in bytes. ``None`` means "not set" (different from an explicit zero). Parsing manifests into
-this model is :mod:`podfit.loader`'s job; these types know nothing about files beyond the
-:class:`Location` they carry.
+this model is :mod:`podfit.loader`'s job, building workloads :mod:`podfit.workloads`'; these types
+know nothing about files beyond the :class:`Location` they carry.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ from .check import Report, analyze
 from .config import Config
 from .facts import Facts
 from .findings import SEVERITY_RANK
-from .loader import LoadResult, container_line
+from .loader import LoadResult
 from .platform import Platform
+from .workloads import container_line
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
 
@@ -51,7 +52,8 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
     if not wanted or not facts.objects:
         return None, lambda: []
     try:
-        from .engines import EngineError, get_engine
+        from .engines import get_engine
+        from .engines.base import EngineError
     except ImportError as e:
         raise PipelineError(f"no Rego engine available: {e}") from None
     try:
@@ -127,7 +129,9 @@ def check(
     if facts.usage is not None:
         from .usage import unmatched_notice
 
-        notices += unmatched_notice(facts.usage)
+        # the fewest samples any percentile rule accepts, as configured (each rule's default is 10)
+        least = min(int(config.thresholds.get(r, {}).get("min-samples", 10)) for r in ("PF108", "PF109", "PF110"))
+        notices += unmatched_notice(facts.usage, min_samples=least)
 
     def rego() -> Sequence[Any]:
         say(f"checking {len(result.objects):,} objects: waiting for the Rego rules")

@@ -37,10 +37,20 @@ __all__ = [
     "sizing_classes",
     "VSPHERE_RUNTIMES",
     "parse_platform",
+    "MAX_HOSTS",
+    "MAX_NODES",
 ]
 
 GiB = 2**30
 MiB = 2**20
+PROFILE_API = "apiVersion: podfit.io/v1alpha1"
+# What exists, and what podfit's memory and time stay bounded by (one object per host or node in
+# the vSphere and packing analyses): vSphere 8 takes at most 96 hosts in a cluster (VMware
+# Configuration Maximums, vSphere 8.0: "Hosts per cluster"), and Kubernetes is designed for at most
+# 5,000 nodes in a cluster (kubernetes.io, "Considerations for large clusters"). The profile's
+# schema bounds each host group and node pool to them; the totals are checked here.
+MAX_HOSTS = 96
+MAX_NODES = 5000
 
 
 @dataclass(frozen=True)
@@ -276,13 +286,23 @@ def _schema_errors(doc: Mapping[str, Any]) -> list[Any]:
 
 
 def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
-    """Validate a parsed profile document and build the :class:`Platform`. Raises PlatformError."""
+    """Validate a parsed profile document and build the :class:`Platform`. Raises PlatformError,
+    whose messages name the file, the line and what was expected, never a value of the document
+    (a file that is not a profile at all is said to be that, and nothing more)."""
+    if not isinstance(doc, Mapping) or doc.get("kind") != "Platform":
+        line = line_of(doc, "kind", line_of(doc, default=1)) if isinstance(doc, Mapping) else 1
+        raise PlatformError([f"{source}:{line}: not a Platform profile: expected kind: Platform ({PROFILE_API})"])
     errors = _schema_errors(doc)
     if errors:
+        from .schema_errors import expected, where
+
         messages = []
         for e in errors:
-            where = "/".join(map(str, e.absolute_path)) or "(top level)"
-            messages.append(f"{source}:{_line_for(doc, list(e.absolute_path))}: {where}: {e.message}")
+            line = _line_for(doc, list(e.absolute_path))
+            if e.validator == "additionalProperties" and isinstance(e.instance, Mapping):
+                known = e.schema.get("properties") or {}
+                line = next((line_of(e.instance, k, line) for k in e.instance if k not in known), line)
+            messages.append(f"{source}:{line}: {where(e)}: {expected(e)}")
         raise PlatformError(messages)
     spec = doc.get("spec") or {}
     problems: list[str] = []
@@ -293,7 +313,7 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         try:
             return parse(parent[key])
         except QuantityError as e:
-            problems.append(f"{source}:{line_of(parent, key, 1)}: {where}.{key}: {e}")
+            problems.append(f"{source}:{line_of(parent, key, 1)}: {where}.{key}: not a valid quantity: {e.reason}")
             return default
 
     hosts = tuple(
@@ -310,6 +330,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         )
         for i, h in enumerate(spec.get("hosts") or ())
     )
+    if sum(h.count for h in hosts) > MAX_HOSTS:
+        problems.append(
+            f"{source}:{line_of(spec, 'hosts', 1)}: spec.hosts: {sum(h.count for h in hosts):,} hosts in all: "
+            f"expected at most {MAX_HOSTS}, vSphere's hosts per cluster"
+        )
     for i, h in enumerate(hosts):
         if h.cores_per_socket % h.numa_nodes_per_socket:
             problems.append(f"{source}: spec.hosts[{i}]: coresPerSocket must divide evenly into NUMA nodes")
@@ -354,6 +379,16 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 kubelet_version=str(p.get("kubeletVersion") or ""),
             )
         )
+    nodes: dict[str, int] = {}
+    for p in pools:
+        nodes[p.cluster] = nodes.get(p.cluster, 0) + p.count
+    for cluster, n in sorted(nodes.items()):
+        if n > MAX_NODES:
+            of = f"cluster {cluster}" if cluster else "the pools without a cluster"
+            problems.append(
+                f"{source}:{line_of(spec, 'nodePools', 1)}: spec.nodePools: {n:,} nodes in {of}: "
+                f"expected at most {MAX_NODES:,}, Kubernetes' nodes per cluster"
+            )
     ov = spec.get("systemOverhead") or {}
     kub = spec.get("kubelet") or {}
     platform = Platform(
@@ -402,5 +437,8 @@ def parse_platform(text: str, source: str) -> Platform:
         line = mark.line + 1 if mark is not None else getattr(e, "line", 1)
         raise PlatformError([f"{source}:{line}: cannot parse: {getattr(e, 'problem', None) or e}"]) from None
     if len(docs) != 1 or not isinstance(docs[0].data, Mapping):
-        raise PlatformError([f"{source}:1: expected exactly one Platform document"])
+        line = docs[1].line if len(docs) > 1 else docs[0].line if docs else 1
+        raise PlatformError(
+            [f"{source}:{line}: expected exactly one Platform document (kind: Platform, {PROFILE_API})"]
+        )
     return platform_from_doc(docs[0].data, source)

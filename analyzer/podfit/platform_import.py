@@ -73,15 +73,11 @@ BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 
-# labels that differ per node (or per hour) even when the pool's nodes are alike
+# labels that differ per node (or per hour) even when the pool's nodes are alike; a zone label is
+# kept when every node of the pool carries the same one (a pool in one zone), as any common label is
 PER_NODE_LABELS = frozenset(
     {
         "kubernetes.io/hostname",
-        "topology.kubernetes.io/zone",
-        "failure-domain.beta.kubernetes.io/zone",
-        "topology.ebs.csi.aws.com/zone",
-        "topology.disk.csi.azure.com/zone",
-        "topology.gke.io/zone",
         "kubernetes.azure.com/node-image-version",
         "eks.amazonaws.com/nodegroup-image",
         "cloud.google.com/gke-nodepool-version",
@@ -187,14 +183,18 @@ def parse_objects(text: str, source: str, kind: str) -> list[Mapping[str, Any]]:
     except Exception as e:  # yaml.YAMLError, YamlLimitError
         raise NodeImportError(f"{source}: cannot parse: {getattr(e, 'problem', None) or e}") from None
 
-    def take(obj: Any) -> None:
+    def take(obj: Any, implied: str | None = None) -> None:
         if not isinstance(obj, Mapping):
             return
-        if isinstance(obj.get("items"), list) and str(obj.get("kind", "")).endswith("List"):
+        list_kind = str(obj.get("kind", ""))
+        if isinstance(obj.get("items"), list) and list_kind.endswith("List"):
+            # the API server's list responses (`kubectl get --raw /api/v1/nodes`, client libraries,
+            # `kubectl cluster-info dump`) leave the items' kind out: a NodeList's items are Nodes
+            inner = list_kind[: -len("List")] or None
             for item in obj["items"]:
-                take(item)
-        elif obj.get("kind") == kind:
-            out.append(obj)
+                take(item, inner)
+        elif obj.get("kind", implied) == kind:
+            out.append(obj if "kind" in obj else {**obj, "kind": kind})
 
     for d in docs:
         take(d)
@@ -207,7 +207,8 @@ def _qty(parse: Any, mapping: Mapping[str, Any], key: str, where: str) -> int:
     try:
         return int(parse(mapping[key]))
     except QuantityError as e:
-        raise NodeImportError(f"{where}: {key}: {e}") from None
+        value = repr(e.value) if len(repr(e.value)) <= 40 else repr(e.value)[:37] + "..."
+        raise NodeImportError(f"{where}: {key}: {value} is not a valid quantity: {e.reason}") from None
 
 
 def _strip_hash(name: str) -> str:
@@ -292,7 +293,8 @@ def system_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> tuple[dict[str, t
     the pods every node of a pool runs whatever is deployed; and how many such pods name no node.
     Finished pods (Succeeded, Failed) hold nothing. A pod's request is Kubernetes' effective one, as
     podfit computes it for every workload (max of the containers and init containers, plus overhead)."""
-    from .loader import build_workloads, make_object
+    from .loader import make_object
+    from .workloads import build_workloads
 
     system = []
     unplaced = 0

@@ -148,9 +148,24 @@ def format_cpu(millicores: int) -> str:
     return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
 
 
-def format_memory(nbytes: int) -> str:
-    """Canonical form with the largest binary suffix that divides exactly (``"512Mi"``, ``"1536Ki"``)."""
-    for suffix, size in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
-        if nbytes and nbytes % size == 0:
-            return f"{nbytes // size}{suffix}"
-    return str(nbytes)
+def format_memory(nbytes: int, *, exact: bool = True) -> str:
+    """Memory (bytes) for messages and reports: podfit's one memory formatter.
+
+    ``exact`` (the default): a Kubernetes quantity equal to the value, with the largest binary
+    suffix that divides it exactly (``"512Mi"``, ``"1536Ki"``), else bytes: what a finding tells
+    the user to write. Otherwise, for tables and prose where a fraction of a unit does not matter:
+    in the largest binary unit the value reaches, Mi at least, whole when it divides exactly, else
+    to one decimal (``"31.9Gi"``, ``"640Mi"``, ``"0.5Mi"``); ``"0"`` for zero.
+    """
+    if exact:
+        for suffix, size in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
+            if nbytes and nbytes % size == 0:
+                return f"{nbytes // size}{suffix}"
+        return str(nbytes)
+    if nbytes == 0:
+        return "0"
+    suffix, size = next(
+        ((sfx, sz) for sfx, sz in sorted(_BINARY.items(), key=lambda kv: -kv[1]) if abs(nbytes) >= sz and sz >= 2**20),
+        ("Mi", 2**20),
+    )
+    return f"{nbytes // size}{suffix}" if nbytes % size == 0 else f"{nbytes / size:.1f}{suffix}"

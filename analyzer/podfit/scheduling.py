@@ -2,7 +2,7 @@
 
 :func:`constraints_from_spec` reads what a pod spec says about placement — ``nodeSelector``,
 required node affinity, tolerations, required pod (anti-)affinity and topology spread constraints —
-into one frozen :class:`SchedulingConstraints` (the loader does it once per workload).
+into one frozen :class:`SchedulingConstraints` (:mod:`podfit.workloads` does it once per workload).
 :func:`decide` answers for one pod and one node pool (its labels and taints):
 
 * ``fits``: the nodeSelector and the required node affinity match the pool's labels and every

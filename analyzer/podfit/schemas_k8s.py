@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .cachedir import cache_dir, trusted_file, write_private
 from .paths import schemas_dir
 
 __all__ = [
@@ -244,19 +245,19 @@ def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], f
     for p in (directory / "_definitions.json", directory / file_name):
         st = p.stat()
         h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "podfit" / "schemas"
-    cache = root / f"{h.hexdigest()[:32]}.json"
+    root = cache_dir("schemas")
+    cache = root / f"{h.hexdigest()[:32]}.json" if root is not None else None
     try:
+        if cache is None or not trusted_file(cache):
+            raise OSError("no private cache")
         doc = _read_json(cache)
     except (OSError, ValueError):
         doc = reachable_definitions(full(), schema)
         if doc is None:
             return None
         try:
-            root.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(doc), encoding="utf-8")
-            os.replace(tmp, cache)
+            if cache is not None:
+                write_private(cache, json.dumps(doc).encode("utf-8"))
         except OSError:
             pass  # no writable cache: computed again next run
     return jsonschema_rs.Registry([(_DEFS_URI, doc)])

@@ -21,8 +21,10 @@ Inputs (each ``--usage [KIND=]FILE``):
 Series are matched to the manifests' containers by namespace, the pod's owner (the workload whose
 name the pod name is with its generated suffix: ``<deployment>-<template hash>-<5>``,
 ``<statefulset>-<ordinal>``, ``<daemonset|job>-<5>``, ``<cronjob>-<schedule time>-<5>``, or the
-Pod itself) and container name; the pod-level series (container ``""`` or ``POD``) are left out.
-What matches nothing is listed (:attr:`UsageFacts.unmatched`).
+Pod itself; hashes and suffixes in Kubernetes' alphabet for generated names) and container name;
+the pod-level series (container ``""`` or ``POD``) are left out. What matches nothing is listed
+(:attr:`UsageFacts.unmatched`), and so is a pod that several workloads could own
+(:attr:`UsageFacts.ambiguous`): it is never guessed.
 
 Per container the samples of all its pods make one distribution: p50, p95, p99 and max by nearest
 rank (exact integers: CPU millicores, memory bytes), the window they cover (first and last sample,
@@ -136,6 +138,8 @@ class UsageFacts:
     containers: tuple[ContainerUsage, ...]
     unmatched: tuple[str, ...] = ()  # namespace/pod/container of series no container matched
     sources: tuple[str, ...] = ()
+    # namespace/pod/container (Kind/name or Kind/name) of series whose pod several workloads could own
+    ambiguous: tuple[str, ...] = ()
     _index: Mapping[tuple[str, str, str], ContainerUsage] = field(default_factory=dict, repr=False, compare=False)
 
     def of(self, workload: Workload, container: str) -> ContainerUsage | None:
@@ -183,17 +187,22 @@ def _number(kind: str, text: Any, where: str) -> int | None:
             return parse_cpu(s)  # cores → millicores, rounded up like Kubernetes
         return parse_memory(s)  # bytes / periods / 1, rounded up
     except QuantityError as e:
-        raise UsageError(f"{where}: sample {s!r}: {e.reason}") from None
+        raise UsageError(f"{where}: a sample value is not a number: {e.reason}") from None
 
 
-def _time_ms(t: Any) -> int:
+_TIME = re.compile(r"([0-9]{1,15})(?:\.([0-9]*))?")
+
+
+def _time_ms(t: Any, where: str) -> int:
     """A Prometheus timestamp (seconds, millisecond resolution) in milliseconds."""
-    if isinstance(t, int):
+    if isinstance(t, int) and not isinstance(t, bool) and abs(t) < 10**15:
         return t * 1000
-    if isinstance(t, float):
+    if isinstance(t, float) and abs(t) < 1e15:  # NaN and ±Inf are not below it
         return round(t * 1000)  # the API's timestamps have at most three decimals
-    whole, _, frac = str(t).partition(".")
-    return int(whole) * 1000 + int((frac + "000")[:3])
+    m = _TIME.fullmatch(t.strip()) if isinstance(t, str) else None
+    if m is None:
+        raise UsageError(f"{where}: a sample's time is not a number of seconds")
+    return int(m[1]) * 1000 + int(((m[2] or "") + "000")[:3])
 
 
 def _kind_from_name(path: str) -> str | None:
@@ -205,14 +214,19 @@ def _kind_from_name(path: str) -> str | None:
 def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = None) -> list[Series]:
     """The series of one Prometheus API response (``{"status": "success", "data": {...}}``)."""
     if doc.get("status") not in (None, "success"):
-        raise UsageError(f"{source}: the query failed: {doc.get('error') or doc.get('status')}")
+        raise UsageError(f"{source}: the query failed{_prometheus_error(doc)}")
     data = doc.get("data")
     if not isinstance(data, Mapping) or data.get("resultType") not in ("matrix", "vector"):
         raise UsageError(f"{source}: not a Prometheus query result (data.resultType matrix or vector)")
     matrix = data["resultType"] == "matrix"
+    result = data.get("result") or []
+    if not isinstance(result, list):
+        raise UsageError(f"{source}: data.result is not a list")
     out = []
-    for i, r in enumerate(data.get("result") or ()):
-        metric = r.get("metric") or {}
+    for i, r in enumerate(result):
+        metric = (r.get("metric") or {}) if isinstance(r, Mapping) else None
+        if not isinstance(metric, Mapping):
+            raise UsageError(f"{source}: result[{i}]: not an object with a metric object")
         k = kind or METRIC_KIND.get(str(metric.get("__name__", ""))) or _kind_from_name(source)
         if k not in KINDS:
             raise UsageError(
@@ -221,13 +235,15 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
             )
         where = f"{source}: result[{i}]"
         raw = r.get("values") if matrix else [r.get("value")]
+        if not isinstance(raw, (list, type(None))):
+            raise UsageError(f"{where}: the samples are not a list")
         samples = []
         for pair in raw or ():
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise UsageError(f"{where}: a sample is not [time, value]")
             v = _number(k, pair[1], where)
             if v is not None:
-                samples.append(Sample(_time_ms(pair[0]), v))
+                samples.append(Sample(_time_ms(pair[0], where), v))
         ns = str(metric.get("namespace") or metric.get("exported_namespace") or "")
         pod = str(metric.get("pod") or metric.get("pod_name") or "")
         container = str(metric.get("container") or metric.get("container_name") or "")
@@ -247,6 +263,15 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
             )
         )
     return out
+
+
+def _prometheus_error(doc: Mapping[str, Any]) -> str:
+    """Prometheus's own account of a failed query (an error response: status error, errorType,
+    error), cut to 200 characters; nothing from a document of another shape."""
+    kind, error = doc.get("errorType"), doc.get("error")
+    if doc.get("status") != "error" or not isinstance(kind, str) or not isinstance(error, str):
+        return " (status is not success)"
+    return f": {kind[:40]}: {error[:200]}"
 
 
 _TOP_HEADER = re.compile(r"^\s*NAMESPACE\s+POD\s+NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)", re.M)
@@ -269,7 +294,7 @@ def parse_kubectl_top(text: str, source: str) -> list[Series]:
         try:
             c, m = parse_cpu(cpu), parse_memory(mem)
         except QuantityError as e:
-            raise UsageError(f"{source}:{n}: {e}") from None
+            raise UsageError(f"{source}:{n}: not a quantity: {e.reason}") from None
         out.append(Series("cpu", ns, pod, container, (Sample(0, c),), source))
         out.append(Series("memory", ns, pod, container, (Sample(0, m),), source))
     return out
@@ -289,32 +314,51 @@ def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]
         raise UsageError(f"{source}: expected a JSON object")
     if doc.get("kind") == "PodfitUsage":
         out = []
-        for k, entry in sorted((doc.get("queries") or {}).items()):
+        queries = doc.get("queries") or {}
+        if not isinstance(queries, Mapping):
+            raise UsageError(f"{source}: queries is not an object")
+        for k, entry in sorted(queries.items()):
             if k not in KINDS:
                 raise UsageError(f"{source}: queries.{k}: unknown usage kind")
-            out.extend(parse_prometheus(entry.get("response") or {}, f"{source}#{k}", k))
+            response = (entry.get("response") or {}) if isinstance(entry, Mapping) else None
+            if not isinstance(response, Mapping):
+                raise UsageError(f"{source}: queries.{k}: no response object")
+            out.extend(parse_prometheus(response, f"{source}#{k}", k))
         return out
     return parse_prometheus(doc, source, kind)
 
 
 # ---------------------------------------------------------------------------------- matching ---
 
-_HASH = "[a-z0-9]{1,10}"
-_SUFFIX = "[a-z0-9]{5}"
+# The characters of Kubernetes' generated names (k8s.io/apimachinery/pkg/util/rand: no vowels, no
+# 0, 1 or 3, so that no word is spelt): the 5-character suffix of a pod's generateName and, through
+# rand.SafeEncodeString, a ReplicaSet's pod-template-hash (the decimal digits of a 32-bit hash, one
+# character each: 1 to 10).
+_ALNUM = "[bcdfghjklmnpqrstvwxz2456789]"
+_HASH = _ALNUM + "{1,10}"
+_SUFFIX = _ALNUM + "{5}"
+_ORDINAL = "(?:0|[1-9][0-9]*)"
+# An Indexed Job's pods are <job>-<completion index>-<suffix>; the API server holds an Indexed Job's
+# completions to 10^5, so an index has at most 5 digits, where the minute since the epoch that
+# names a CronJob's Job has 8 (from 1976 on): a CronJob's pod is never taken for a Job's.
+_INDEX = "(?:(?:0|[1-9][0-9]{0,4})-)?"
 
 
 def owner_pattern(kind: str, name: str) -> re.Pattern[str] | None:
-    """The names of the pods a workload of ``kind`` called ``name`` creates."""
+    """The names of the pods a workload of ``kind`` called ``name`` creates: a Deployment's
+    ``<name>-<template hash>-<suffix>``, a StatefulSet's ``<name>-<ordinal>``, a DaemonSet's,
+    ReplicaSet's and ReplicationController's ``<name>-<suffix>``, a Job's ``<name>-[<index>-]<suffix>``,
+    a CronJob's Jobs' ``<name>-<scheduled minute since the epoch>-[<index>-]<suffix>``, a Pod's own name."""
     n = re.escape(name)
     pattern = {
         "Pod": n,
         "Deployment": f"{n}-{_HASH}-{_SUFFIX}",
-        "StatefulSet": f"{n}-[0-9]+",
+        "StatefulSet": f"{n}-{_ORDINAL}",
         "DaemonSet": f"{n}-{_SUFFIX}",
         "ReplicaSet": f"{n}-{_SUFFIX}",
         "ReplicationController": f"{n}-{_SUFFIX}",
-        "Job": f"{n}-{_SUFFIX}",
-        "CronJob": f"{n}-[0-9]+-{_SUFFIX}",
+        "Job": f"{n}-{_INDEX}{_SUFFIX}",
+        "CronJob": f"{n}-[0-9]+-{_INDEX}{_SUFFIX}",
     }.get(kind)
     return re.compile(f"^{pattern}$") if pattern else None
 
@@ -335,26 +379,32 @@ def _total(series: Sequence[Series]) -> int | None:
 
 
 def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> UsageFacts:
-    """Attach each series to the workload container it measures; pure."""
+    """Attach each series to the workload container it measures; pure. A pod whose name more than
+    one workload of its namespace could have generated is not guessed at: its series are listed as
+    ambiguous, as those of a pod no workload could have made are listed as unmatched."""
     owners: dict[str, list[tuple[re.Pattern[str], Workload]]] = {}
     for w in workloads:
         pat = owner_pattern(w.ref.kind, w.ref.name)
         if pat is not None:
             owners.setdefault(w.ref.namespace or "default", []).append((pat, w))
-    for cands in owners.values():
-        cands.sort(key=lambda pw: -len(pw[1].ref.name))  # the longest name first: api-gateway before api
     found: dict[tuple[str, str, str], list[Series]] = {}
     unmatched: set[str] = set()
-    pod_owner: dict[tuple[str, str], Workload | None] = {}
+    ambiguous: set[str] = set()
+    pod_owners: dict[tuple[str, str], list[Workload]] = {}
     for s in series:
         if s.container in ("", "POD"):
             continue  # the pod's own cgroup and the pause container
         key = (s.namespace, s.pod)
-        if key not in pod_owner:
-            pod_owner[key] = next((cand for pat, cand in owners.get(s.namespace, ()) if pat.match(s.pod)), None)
-        owner = pod_owner[key]
+        if key not in pod_owners:
+            pod_owners[key] = _distinct(cand for pat, cand in owners.get(s.namespace, ()) if pat.match(s.pod))
+        cands = pod_owners[key]
+        where = f"{s.namespace}/{s.pod}/{s.container}"
+        if len(cands) > 1:
+            ambiguous.add(f"{where} ({' or '.join(f'{w.ref.kind}/{w.ref.name}' for w in cands)})")
+            continue
+        owner = cands[0] if cands else None
         if owner is None or s.container not in {c.name for c in owner.pod.all_containers}:
-            unmatched.add(f"{s.namespace}/{s.pod}/{s.container}")
+            unmatched.add(where)
             continue
         found.setdefault((s.namespace, f"{owner.ref.kind}/{owner.ref.name}", s.container), []).append(s)
     usages = [_container_usage(ns, workload, container, ss) for (ns, workload, container), ss in sorted(found.items())]
@@ -363,8 +413,17 @@ def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> Usag
         containers=tuple(usages),
         unmatched=tuple(sorted(unmatched)),
         sources=tuple(sorted({s.source for s in series})),
+        ambiguous=tuple(sorted(ambiguous)),
         _index=index,
     )
+
+
+def _distinct(ws: Iterable[Workload]) -> list[Workload]:
+    """The workloads, one per kind and name (the same object given twice is one owner)."""
+    seen: dict[tuple[str, str], Workload] = {}
+    for w in ws:
+        seen.setdefault((w.ref.kind, w.ref.name), w)
+    return sorted(seen.values(), key=lambda w: (w.ref.kind, w.ref.name))
 
 
 def _container_usage(ns: str, workload: str, container: str, ss: Sequence[Series]) -> ContainerUsage:
@@ -415,17 +474,29 @@ def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | 
     return _container_usage(ns, name, container, ss)
 
 
-def unmatched_notice(usage: UsageFacts, show: int = 5) -> tuple[str, ...]:
-    """What the report tells about the usage: how much matched, and what did not."""
+def unmatched_notice(usage: UsageFacts, show: int = 5, min_samples: int = 10) -> tuple[str, ...]:
+    """What the report tells about the usage: how much matched, what was too little to judge a
+    distribution by (fewer than ``min_samples`` samples), and what did not match or was ambiguous."""
     out = [
         f"usage: {len(usage.containers)} container(s) of the manifests measured "
         f"({', '.join(usage.sources) or 'no file'})"
     ]
-    if usage.unmatched:
-        more = len(usage.unmatched) - show
+    few = [u for u in usage.containers if any(s is not None and s.samples < min_samples for s in (u.cpu, u.memory))]
+    if few:
         out.append(
-            f"usage: {len(usage.unmatched)} measured container(s) match no container of the manifests: "
-            + ", ".join(usage.unmatched[:show])
-            + (f" and {more} more" if more > 0 else "")
+            f"usage: {len(few)} of them measured in fewer than {min_samples} samples (a kubectl top snapshot "
+            "is one sample per pod: a point, not a distribution): the rules on percentiles (PF108, PF109, "
+            "PF110) leave them out; `podfit usage export --prometheus URL` gives a range of samples"
         )
+    for items, what in (
+        (usage.unmatched, "match no container of the manifests"),
+        (usage.ambiguous, "have pods more than one workload could own, and count for none"),
+    ):
+        if items:
+            more = len(items) - show
+            out.append(
+                f"usage: {len(items)} measured container(s) {what}: "
+                + ", ".join(items[:show])
+                + (f" and {more} more" if more > 0 else "")
+            )
     return tuple(out)

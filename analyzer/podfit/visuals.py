@@ -4,7 +4,9 @@ The HTML format draws; this module only collects the figures, all exact integers
 node pool the packing podfit computed for PF601-PF605 (each node's capacity split into system
 overhead, DaemonSets, requested and free or stranded capacity; the pods left unplaced), the vSphere
 capacity after HA with what node VMs and CRXs reserve, each CRX's size, and for every PF203 finding
-the throttling of its container over a range of CPU limits (:mod:`podfit.throttle.sweep`).
+the throttling of its container over a range of CPU limits (:mod:`podfit.throttle.sweep`) from the
+very scenario the rule simulated, its suggested limit among them. Packings and simulations come from
+the rules' shared analyses (``Report.analyses``); nothing the findings rest on is computed again.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Config
 from .facts import Facts
 from .findings import Finding
 from .model import Workload
 from .platform import Platform
-from .throttle.sweep import Sweep, sweep
+from .throttle.sweep import Sweep, sweep_scenario
 
 __all__ = [
     "NodeBar",
@@ -150,8 +151,16 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
     stranded = set(a.stranded.nodes)
     pools = []
     for pool in a.pools:
-        daemon_cpu = max(pool.capacity_cpu - ov.cpu - pool.cpu, 0)
-        daemon_mem = max(pool.capacity_memory - ov.memory - pool.memory, 0)
+        # the system's share: the kubelet's reservation where the pool gives its nodes' allocatable
+        # (an imported cluster), else the platform's overhead; the DaemonSets' share is the rest
+        source = (inputs.pool_sources or {}).get(pool.name)
+        alloc = getattr(source, "allocatable", None)
+        sys_cpu = pool.capacity_cpu - alloc[0] if alloc is not None else ov.cpu
+        sys_mem = pool.capacity_memory - alloc[1] if alloc is not None else ov.memory
+        sys_cpu = min(max(sys_cpu, 0), pool.capacity_cpu)
+        sys_mem = min(max(sys_mem, 0), pool.capacity_memory)
+        daemon_cpu = max(pool.capacity_cpu - sys_cpu - pool.cpu, 0)
+        daemon_mem = max(pool.capacity_memory - sys_mem - pool.memory, 0)
         bars = tuple(
             NodeBar(
                 name=n.name,
@@ -159,8 +168,8 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
                 vm_class=n.vm_class,
                 capacity_cpu=pool.capacity_cpu,
                 capacity_memory=pool.capacity_memory,
-                overhead_cpu=min(ov.cpu, pool.capacity_cpu),
-                overhead_memory=min(ov.memory, pool.capacity_memory),
+                overhead_cpu=sys_cpu,
+                overhead_memory=sys_mem,
                 daemon_cpu=daemon_cpu,
                 daemon_memory=daemon_mem,
                 allocatable_cpu=n.allocatable[0],
@@ -186,17 +195,13 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
     )
 
 
-def _packing(facts: Facts, config: Config, memo: dict[str, Any]) -> tuple[PackingPicture, ...]:
-    from .packing.rules_support import per_cluster
-    from .rules import RuleContext
-
-    if not facts.node_pools:
-        return ()
-    ctx = RuleContext(facts, config, "", memo)
+def _packing(memo: dict[str, Any]) -> tuple[PackingPicture, ...]:
+    """The packings the rules computed (PF303, PF601-PF605 share them through the memo); none when
+    no packing rule ran: the report draws what was analysed, never a packing of its own."""
     return tuple(
         packing_picture(pf.inputs, pf.analysis, pf.cluster.name if pf.several and pf.cluster is not None else "")
-        for pf in per_cluster(ctx)
-        if pf.analysis is not None
+        for pf in memo.get("packing", ())
+        if pf.analysis is not None and pf.inputs.pools
     )
 
 
@@ -247,36 +252,31 @@ def vsphere_capacity(facts: Facts) -> VsphereCapacity | None:
     )
 
 
-def _throttle(findings: Sequence[Finding]) -> tuple[ThrottleCurve, ...]:
+def _throttle(findings: Sequence[Finding], memo: dict[str, Any]) -> tuple[ThrottleCurve, ...]:
+    """The limit sweep behind each PF203 finding, from the scenario the rule simulated."""
+    from .rules.throttling_simulated_high import MEMO_KEY, ThrottleBasis
+
+    bases: dict[tuple[str, str], ThrottleBasis] = memo.get(MEMO_KEY, {})
     out = []
     for i, f in enumerate(findings):
-        d = f.details
-        if f.rule != "PF203" or not all(k in d for k in ("cpu_limit", "node_logical_cpus", "threads")):
+        basis = bases.get((str(f.object), f.container or "")) if f.rule == "PF203" else None
+        if basis is None:
             continue
         subject = f"{f.object}" + (f" container {f.container}" if f.container else "")
-        s = sweep(
-            int(d["cpu_limit"]),
-            int(d["node_logical_cpus"]),
-            int(d["threads"]),
-            int(d.get("simulated_seconds", 2)),
-            int(d.get("threshold", 50)),
-            int(d["demand"]) if d.get("demand") else None,
-            int(d["burst_us"]) if d.get("burst_us") else None,
-        )
-        out.append(ThrottleCurve(i, subject, s))
+        out.append(ThrottleCurve(i, subject, sweep_scenario(basis.scenario, basis.threshold, basis.suggested)))
     return tuple(out)
 
 
 def collect(
     facts: Facts,
-    config: Config,
     findings: Sequence[Finding],
     memo: dict[str, Any] | None = None,
 ) -> Visuals:
     """The figures of every picture. ``memo`` is the check's shared analyses (``Report.analyses``):
-    the packing computed for the rules is reused, and computed here when no packing rule ran."""
+    the packings and simulations the rules computed, drawn as they are."""
+    memo = memo if memo is not None else {}
     return Visuals(
-        packing=_packing(facts, config, memo if memo is not None else {}),
+        packing=_packing(memo),
         vsphere=vsphere_capacity(facts),
-        throttle=_throttle(findings),
+        throttle=_throttle(findings, memo),
     )

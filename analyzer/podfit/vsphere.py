@@ -126,15 +126,11 @@ class CrxSize:
 
 
 def fmt_memory(n: int | None) -> str:
-    """Memory as ``podfit vsphere`` prints it: a quantity when whole MiB ("4Gi", "640Mi"), else GiB
-    with two decimals; "-" for unknown."""
+    """Memory as ``podfit vsphere`` prints it: :func:`podfit.quantity.format_memory`, rounded for
+    reading ("4Gi", "640Mi", "1.5Gi"); "-" for unknown (as :func:`fmt_mhz`)."""
     from .quantity import format_memory
 
-    if n is None:
-        return "-"
-    if n % 2**20 == 0 or n < 2**20:
-        return format_memory(n) if n else "0"
-    return f"{n / 2**30:.2f}Gi"
+    return "-" if n is None else format_memory(n, exact=False)
 
 
 def fmt_mhz(n: int | None) -> str:

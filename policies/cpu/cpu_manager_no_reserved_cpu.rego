@@ -9,6 +9,14 @@
 #   slug: cpu-manager-no-reserved-cpu
 #   source: >-
 #     Kubernetes documentation, CPU Management Policies
+#   rationale: >-
+#     The static policy needs a non-zero CPU reservation (kubeReserved, systemReserved or
+#     reservedSystemCPUs); without it the kubelet refuses to start.
+#   fix: >-
+#     Set reservedSystemCPUs (e.g. "0") or a CPU amount in kubeReserved or systemReserved.
+#   example: |
+#     kind: KubeletConfiguration
+#     cpuManagerPolicy: static
 package podfit.cpu.cpu_manager_no_reserved_cpu
 
 import data.podfit.lib.kubelet

@@ -38,6 +38,30 @@ test_allow_full_pcpus_only if {
 	count(results) == 0
 }
 
+test_allow_full_pcpus_only_as_parse_bool_reads_it if {
+	every value in ["1", "t", "T", "TRUE", "True"] {
+		count(cpu_manager_smt_siblings.findings) == 0 with input as {
+			"apiVersion": "kubelet.config.k8s.io/v1beta1",
+			"kind": "KubeletConfiguration",
+			"cpuManagerPolicy": "static",
+			"reservedSystemCPUs": "0",
+			"cpuManagerPolicyOptions": {"full-pcpus-only": value},
+		}
+	}
+}
+
+test_deny_full_pcpus_only_false_or_not_a_parse_bool_string if {
+	every value in ["false", "0", "yes", "tRuE", true] {
+		count(cpu_manager_smt_siblings.findings) == 1 with input as {
+			"apiVersion": "kubelet.config.k8s.io/v1beta1",
+			"kind": "KubeletConfiguration",
+			"cpuManagerPolicy": "static",
+			"reservedSystemCPUs": "0",
+			"cpuManagerPolicyOptions": {"full-pcpus-only": value},
+		}
+	}
+}
+
 test_allow_no_smt if {
 	results := cpu_manager_smt_siblings.findings with input as {
 		"apiVersion": "kubelet.config.k8s.io/v1beta1",
@@ -56,4 +80,13 @@ test_allow_none_policy if {
 		"cpuManagerPolicy": "none",
 	}
 	count(results) == 0
+}
+
+test_policy_name_is_exact if {
+	count(cpu_manager_smt_siblings.findings) == 0 with input as {
+		"apiVersion": "kubelet.config.k8s.io/v1beta1",
+		"kind": "KubeletConfiguration",
+		"cpuManagerPolicy": "Static",
+		"reservedSystemCPUs": "0",
+	}
 }

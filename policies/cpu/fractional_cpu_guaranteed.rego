@@ -10,6 +10,15 @@
 #   source: >-
 #     Kubernetes CPU limits vs bare metal study (2021), CPU Manager static policy (small2 →
 #     applimit2)
+#   rationale: >-
+#     With the static CPU Manager policy only Guaranteed containers with integer CPU requests get
+#     exclusive cores; a 1.5-CPU container stays in the shared pool under a CFS quota and is
+#     throttled. In the study, moving the app server from 1.5 to 2 whole CPUs removed the
+#     throttling.
+#   fix: >-
+#     Round the CPU request and limit to a whole number of CPUs (e.g. 1500m → 2).
+#   example: |
+#     resources: {requests: {cpu: 1500m, memory: 1Gi}, limits: {cpu: 1500m, memory: 1Gi}}
 package podfit.cpu.fractional_cpu_guaranteed
 
 import data.podfit.lib.k8s

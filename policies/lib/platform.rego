@@ -55,12 +55,36 @@ smt := v if {
 node_logical_cpus := _positive_int(_facts, "node_logical_cpus")
 
 # node_logical_cpus_of(obj): logical CPUs of the largest node the workload obj's pods may land on.
-# The facts list, under workloads, those whose node selection and tolerations give them nodes of
-# another size (keyed kind/namespace/name, the namespace as written); any other gets
-# node_logical_cpus.
+# The facts list, under workloads, those whose facts differ from what any other workload gets
+# (keyed kind/namespace/name, the namespace as written): here, whose node selection and
+# tolerations give them nodes of another size; any other gets node_logical_cpus.
 node_logical_cpus_of(obj) := n if {
-	n := _positive_int(_object(_object(_facts, "workloads"), _workload_key(obj)), "node_logical_cpus")
+	n := _positive_int(_workload(obj), "node_logical_cpus")
 } else := node_logical_cpus
+
+# cfs_screen_limit / cfs_screen_limit_of(obj): PF202's screen, computed by podfit's facts stage
+# (podfit.facts.cfs_screen_limit) for the largest node (of obj's pods): a CPU limit below this many
+# millicores has fewer CFS slices per period than the node has logical CPUs.
+cfs_screen_limit := _positive_int(_facts, "cfs_screen_limit")
+
+cfs_screen_limit_of(obj) := n if {
+	n := _positive_int(_workload(obj), "cfs_screen_limit")
+} else := cfs_screen_limit
+
+# linux_excluded(obj): the workload obj's nodeSelector, or every term of its required node affinity,
+# rules Linux nodes out (whatever the operator); such nodes have no CFS quota.
+linux_excluded(obj) if _workload(obj).linux_excluded == true
+
+# exclusive_cpus(obj, name): the static CPU Manager on the nodes gives container name of the
+# workload obj exclusive CPUs (a Guaranteed pod, whole CPUs), which CFS quota does not over-throttle.
+exclusive_cpus(obj, name) if name in _workload(obj).exclusive_cpus
+
+_workload(obj) := _object(_object(_facts, "workloads"), _workload_key(obj))
+
+# workloads_known: the facts were computed over the workloads (podfit check; podfit platform-data
+# given the manifests), so a workload they do not list has the run-wide facts. Without it, nothing
+# is known of any workload's own placement or pinned CPUs.
+workloads_known if is_object(_facts.workloads)
 
 # kind/namespace/name as podfit.facts.workload_key builds it: "" for a namespace that is not a
 # string, the generateName where the name is not a string.
@@ -81,11 +105,8 @@ cpu_manager_policy := object.get(_object(_facts, "kubelet"), "cpu_manager_policy
 # cpu_manager_policy_known: whether the facts know the nodes' policy (a KubeletConfiguration or the platform).
 cpu_manager_policy_known := object.get(_object(_facts, "kubelet"), "cpu_manager_policy_known", false)
 
-# CFS bandwidth control period and slice (µs); the kernel's defaults are 100 ms and 5 ms.
-default cfs_period_us := 100000
-
+# CFS bandwidth control period and slice (µs) of the nodes' kernels (podfit.facts.CFS_PERIOD_US,
+# CFS_SLICE_US); undefined without the facts.
 cfs_period_us := _positive_int(_object(_facts, "cfs"), "period_us")
-
-default cfs_slice_us := 5000
 
 cfs_slice_us := _positive_int(_object(_facts, "cfs"), "slice_us")

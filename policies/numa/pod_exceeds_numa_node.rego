@@ -11,6 +11,15 @@
 #     blog (2019)
 #   requires:
 #     - numa-node
+#   rationale: >-
+#     A pod that cannot fit one NUMA node pays for remote memory accesses; several smaller replicas
+#     run faster. A NUMA node's CPUs are counted as a pod's are: its physical cores under vSphere,
+#     whose NUMA scheduler places vCPUs on cores, and its logical CPUs (cores × threads) on bare
+#     metal, where a Kubernetes CPU is a hardware thread.
+#   fix: >-
+#     Scale out into more, smaller replicas that each fit one NUMA node.
+#   example: |
+#     resources: {requests: {cpu: "24"}}   # on 16-core NUMA nodes
 package podfit.numa.pod_exceeds_numa_node
 
 import data.podfit.lib.k8s

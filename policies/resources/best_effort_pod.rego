@@ -9,6 +9,16 @@
 #   source: >-
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), QoS classes; Kubernetes
 #     QoS
+#   rationale: >-
+#     BestEffort pods are evicted first under node pressure and get the lowest CPU weight, so their
+#     latency collapses as soon as the node is busy. A workload at `replicas: 0` is checked too: its
+#     template is exactly what runs once it is scaled up (kubectl scale, KEDA from zero), while
+#     packing counts no pod for it (an HPA does not scale a target whose replicas is 0).
+#   fix: >-
+#     Give every container CPU and memory requests (and limits where the peak is known).
+#   example: |
+#     containers:
+#       - {name: app, image: app:1}
 package podfit.resources.best_effort_pod
 
 import data.podfit.lib.k8s

@@ -9,6 +9,17 @@
 #   source: >-
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Select a virtual machine
 #     size for worker nodes"
+#   rationale: >-
+#     The scheduler places pods by their requests, the kubelet turns the CPU request into CFS
+#     shares, and a vSphere Pod's CRX is sized from it. Without a request the pod is placed as if it
+#     needed no CPU, lands on busy nodes and gets the smallest share under contention.
+#   fix: >-
+#     Set resources.requests.cpu to the CPU the container needs at its usual load (e.g. "500m").
+#   example: |
+#     containers:
+#       - name: app
+#         image: app:1
+#         resources: {requests: {memory: 256Mi}}
 package podfit.resources.cpu_request_missing
 
 import data.podfit.lib.k8s

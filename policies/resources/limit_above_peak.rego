@@ -16,6 +16,16 @@
 #   source: >-
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container
 #     resource requests and limits"
+#   rationale: >-
+#     Limits higher than necessary let one pod take capacity its neighbours were counting on,
+#     inflate a vSphere Pod's CRX, and hide the real peak from capacity planning. The study's advice
+#     is that limits should not be set higher than necessary.
+#   fix: >-
+#     Lower the limit to the measured peak plus a small margin, or update the declared peak.
+#   example: |
+#     metadata: {annotations: {podfit.io/peak-cpu: "1"}}
+#     ...
+#     resources: {limits: {cpu: "4"}}
 package podfit.resources.limit_above_peak
 
 import data.podfit.lib.k8s

@@ -9,6 +9,17 @@
 #   source: >-
 #     Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Select a virtual machine
 #     size for worker nodes"
+#   rationale: >-
+#     Memory requests drive placement and the memory of a vSphere Pod's CRX. A pod without one may
+#     be placed on a node that cannot hold its working set and is among the first evicted under
+#     memory pressure.
+#   fix: >-
+#     Set resources.requests.memory to the container's working set (e.g. "512Mi").
+#   example: |
+#     containers:
+#       - name: app
+#         image: app:1
+#         resources: {requests: {cpu: 500m}}
 package podfit.resources.memory_request_missing
 
 import data.podfit.lib.k8s

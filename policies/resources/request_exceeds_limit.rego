@@ -8,6 +8,12 @@
 #   slug: request-exceeds-limit
 #   source: >-
 #     Kubernetes API validation (resource requirements)
+#   rationale: >-
+#     The API server rejects such a pod ("must be less than or equal to limit"); it never runs.
+#   fix: >-
+#     Lower the request to at most the limit, or raise the limit.
+#   example: |
+#     resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}
 package podfit.resources.request_exceeds_limit
 
 import data.podfit.lib.k8s

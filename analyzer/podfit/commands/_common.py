@@ -4,6 +4,8 @@ platform and the inputs with errors a user can act on, status lines and writing 
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -107,12 +109,16 @@ def time_budget_option(default: str, what: str) -> Callable[[Any], Any]:
 # -------------------------------------------------------------------------------------- input ---
 
 
-def read_text(path: str, what: str) -> str:
+def read_text(path: str, what: str, limit: int | None = None) -> str:
+    """A file's text through podfit's one reader (:mod:`podfit.reading`): a regular file of at
+    most ``limit`` bytes (``limits.max-file-bytes``; 64 MiB by default), else exit 2 saying why."""
+    from ..reading import DEFAULT_MAX_BYTES, NotRead
+    from ..reading import read_text as read
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise PodfitError(f"{what} {path}: {getattr(e, 'strerror', None) or e}") from None
+        return read(path, DEFAULT_MAX_BYTES if limit is None else limit)
+    except NotRead as e:
+        raise PodfitError(f"{what} {path}: {e.reason}") from None
 
 
 def load_config(path: str | None):  # -> Config
@@ -127,13 +133,14 @@ def load_config(path: str | None):  # -> Config
         raise PodfitError(f"invalid config: {e}") from None
 
 
-def load_platform(path: str | None):  # -> Platform
+def load_platform(path: str | None, limit: int | None = None):  # -> Platform
+    """The platform profile at ``path`` (the built-in one when None), read to ``limit`` bytes."""
     from ..platform import DEFAULT_PLATFORM, PlatformError, parse_platform
 
     if path is None:
         return DEFAULT_PLATFORM
     try:
-        return parse_platform(read_text(path, "platform"), path)
+        return parse_platform(read_text(path, "platform", limit), path)
     except PlatformError as e:
         raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
 
@@ -189,16 +196,83 @@ def _parse_progress(total: int):
     return show
 
 
+class StdoutError(PodfitError):
+    """Standard output is closed or cannot take the report (a full disk): exit 2, never a pass."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"cannot write to standard output: {reason}")
+
+
+class ClosedStdout(io.TextIOBase):
+    """Standard output when the process started without one (``podfit check x >&-``): writing
+    to it fails, where click would drop the report without a word."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+class GuardedStdout:
+    """Standard output, remembering whether a write to it failed (closed, full): the command's
+    error is then that, exit 2, whatever error the failure surfaced as."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = ClosedStdout() if stream is None else stream
+        self.failure: str | None = None
+
+    def _guard(self, op: Callable[[], Any]) -> Any:
+        try:
+            return op()
+        except (TypeError, BrokenPipeError):  # TypeError: click probing for a binary stream
+            raise
+        except (OSError, ValueError) as e:
+            self.failure = getattr(e, "strerror", None) or str(e)
+            raise
+
+    def write(self, s: Any) -> Any:
+        return self._guard(lambda: self._stream.write(s))
+
+    def flush(self) -> None:
+        self._guard(self._stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def stdout_failure() -> str | None:
+    """Why writing to standard output failed, or None (it did not, as far as anything wrote)."""
+    return getattr(sys.stdout, "failure", None) if sys.stdout is not None else "it is closed"
+
+
 def emit(text: str, output: str | None) -> None:
-    """The report to ``output`` (a file), else to standard output."""
+    """The report to ``output`` (a file), else to standard output. A file podfit read as one of
+    its inputs is never replaced (exit 2 before anything is written)."""
     if output:
+        from ..reading import is_input
+
+        if is_input(output):
+            raise PodfitError(f"--output {output} is one of the inputs; podfit does not replace it: name another file")
         try:
             with open(output, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as e:
             raise PodfitError(f"cannot write {output}: {e.strerror}") from None
     else:  # colour codes are in the text only when the caller decided for them (a terminal, --color)
-        click.echo(text, nl=False, color=True)
+        try:
+            click.echo(text, nl=False, color=True)
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as e:
+            raise StdoutError(getattr(e, "strerror", None) or str(e)) from None
+        if sys.stdout is None:  # click writes nothing then, without a word
+            raise StdoutError("it is closed")
 
 
 def refuse_without_hosts(platform: Any, command: str) -> None:
@@ -214,8 +288,9 @@ def refuse_without_hosts(platform: Any, command: str) -> None:
     )
 
 
-def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
-    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read)."""
+def load_usage(specs: Sequence[str], limit: int | None = None):  # -> list[usage.Series]
+    """Read and parse every ``--usage [KIND=]FILE`` (exit 2 on a file podfit cannot read; each
+    read to ``limit`` bytes, ``limits.max-file-bytes``)."""
     from ..usage import UsageError, parse_usage
 
     series = []
@@ -224,7 +299,7 @@ def load_usage(specs: Sequence[str]):  # -> list[usage.Series]
         if not sep or os.path.exists(spec):
             kind, path = "", spec
         try:
-            series.extend(parse_usage(read_text(path, "usage"), path, kind or None))
+            series.extend(parse_usage(read_text(path, "usage", limit), path, kind or None))
         except UsageError as e:
             raise PodfitError(str(e)) from None
     return series

@@ -122,6 +122,7 @@ def command(
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
     from ..formats.text import plural
     from ..pipeline import PipelineError, check
+    from ..reading import NotRead, is_input, read_bytes
     from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
 
     if kustomize_dir is not None:
@@ -138,7 +139,7 @@ def command(
     if "-" in paths:
         raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     result = load_inputs(paths, config)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
@@ -152,7 +153,7 @@ def command(
                     f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
                     "cannot hold both: run fix --kustomize on each alternative"
                 )
-    usage = load_usage(usage_files) if usage_files else None
+    usage = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     try:  # the check's run, of the selected rules only: fix acts on no other rule's findings
         report, facts = check(result, platform, config, rules=selected, cluster=cluster, usage=usage)
     except PipelineError as e:
@@ -166,8 +167,11 @@ def command(
     outputs: dict[str, str] = {}
     diffs: list[str] = []
     for path in sorted(by_file):
-        with open(path, encoding="utf-8", newline="") as fh:
-            old = fh.read()
+        try:  # read again, as it is now (line ends and a byte order mark kept)
+            old = read_bytes(path, config.limits.max_file_bytes).decode("utf-8")
+        except (NotRead, UnicodeDecodeError) as e:
+            left_alone.append(f"{path}: left alone: {getattr(e, 'reason', 'not UTF-8 text')}")
+            continue
         res = edit_file(path, old, by_file[path])
         if res.new_text is None:
             left_alone.append(f"{path}: left alone: {res.error}")
@@ -199,6 +203,12 @@ def command(
         if changes:
             resources = sorted({f.path for f in result.files if f.objects and f.path != "-"})
             files = kustomize_overlay(kustomize_dir, resources, changes)
+            clobbered = sorted(path for path in files if is_input(path))
+            if clobbered:  # the overlay goes beside the inputs, never over one
+                raise PodfitError(
+                    f"--kustomize {kustomize_dir}: {clobbered[0]} is one of the inputs; "
+                    "podfit does not replace it: name a new directory for the overlay"
+                )
             os.makedirs(kustomize_dir, exist_ok=True)
             for path, text in files.items():
                 with open(path, "w", encoding="utf-8") as fh:

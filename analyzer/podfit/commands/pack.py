@@ -36,14 +36,10 @@ def parse_percent(text: str) -> int:
     return int(m.group(1))
 
 
-# Kubernetes supports clusters of at most 5,000 nodes (its documented large-cluster limit).
-MAX_POOL_NODES = 5000
-
-
 def parse_pool(text: str, taken: set[str] | None = None):
     """``[NAME:]CLASS=COUNT`` → a NodePool named NAME, else after its class (``CLASS-2``, … when
     the name is taken)."""
-    from ..platform import NodePool
+    from ..platform import MAX_NODES, NodePool
 
     spec, sep, count = text.partition("=")
     name, colon, cls = spec.rpartition(":")
@@ -53,10 +49,12 @@ def parse_pool(text: str, taken: set[str] | None = None):
             f"{text!r}: expected [NAME:]CLASS=COUNT, e.g. best-effort-xlarge=4 or gpu:guaranteed-8xlarge=2"
         )
     digits = count.strip()
-    nodes = int(digits) if len(digits) <= 9 else MAX_POOL_NODES + 1  # (no int of 4,300+ digits from text)
-    if not 1 <= nodes <= MAX_POOL_NODES:
+    nodes = int(digits) if len(digits) <= 9 else MAX_NODES + 1  # (no int of 4,300+ digits from text)
+    if not 1 <= nodes <= MAX_NODES:
         shown = digits if len(digits) <= 20 else f"of {len(digits):,} digits"
-        raise ValueError(f"{spec[:60]!r}: COUNT {shown} is out of range 1..{MAX_POOL_NODES:,} (the nodes of a pool)")
+        raise ValueError(
+            f"{spec[:60]!r}: COUNT {shown} is out of range 1..{MAX_NODES:,} (Kubernetes' nodes per cluster)"
+        )
     taken = taken if taken is not None else set()
     if not name:
         name, i = cls, 2
@@ -255,11 +253,12 @@ def command(
     from ..packing.measured import measured_json, measured_text
     from ..packing.report import scheduling_json, scheduling_notes, to_json, to_text
     from ..packing.rules_support import cluster_inputs, overcommit_ratio
-    from ..rules import RuleContext
+    from ..platform import MAX_NODES
+    from ..rule_context import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     ov = Overhead(
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
         _param(parse_memory, overhead_memory, "--overhead-memory")
@@ -268,10 +267,15 @@ def command(
     )
     taken: set[str] = set()
     cli_pools = [_param(lambda t: parse_pool(t, taken), p, "--pool") for p in pools]
+    if sum(p.count for p in cli_pools) > MAX_NODES:  # one cluster's pools
+        raise click.BadParameter(
+            f"{sum(p.count for p in cli_pools):,} nodes in all: at most {MAX_NODES:,}, Kubernetes' nodes per cluster",
+            param_hint="--pool",
+        )
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, config)
-    series = load_usage(usage_files) if usage_files else None
+    series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
     facts = build_facts(

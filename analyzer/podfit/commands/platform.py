@@ -43,7 +43,7 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
       podfit platform import nodes.yaml --pods pods.yaml -o platform.yaml
       podfit check k8s/ --platform platform.yaml
     """
-    from ..platform import PlatformError, platform_from_doc
+    from ..platform import MAX_NODES, PlatformError, platform_from_doc
     from ..platform_import import (
         LEFT_FOR_THE_USER,
         NodeImportError,
@@ -56,9 +56,14 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
     from ._common import PodfitError, emit, read_text
 
     def text_of(path: str, what: str) -> str:
-        if path == "-":
-            return sys.stdin.read()
-        return read_text(path, what)
+        if path != "-":
+            return read_text(path, what)
+        from ..reading import NotRead, decode, read_stream
+
+        try:  # standard input to the same limit as a file
+            return decode(read_stream(sys.stdin.buffer), "<stdin>")
+        except NotRead as e:
+            raise PodfitError(f"{what} <stdin>: {e.reason}") from None
 
     try:
         node_docs = parse_objects(text_of(nodes, "nodes"), nodes, "Node")
@@ -80,6 +85,9 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
     except NodeImportError as e:
         raise PodfitError(str(e)) from None
     imported = import_platform(infos, system)
+    total = sum(p.count for p in imported.pools)
+    if total > MAX_NODES:  # more than one cluster can have: the profile would not load
+        raise PodfitError(f"{nodes}: {total:,} nodes: at most {MAX_NODES:,}, Kubernetes' nodes per cluster")
     clusters = sorted({p.cluster for p in imported.pools if p.cluster})
     profile_name = name or (clusters[0] if len(clusters) == 1 else "imported")
     doc = profile_document(imported, profile_name, nodes)

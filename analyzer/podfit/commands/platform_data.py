@@ -26,13 +26,14 @@ def command(paths: tuple[str, ...], platform_path: str | None, config_path: str 
 
     The same document `podfit check` gives its own engine. PATHs are optional manifests: their
     TanzuKubernetesCluster / Cluster API objects add node pools (the node size PF202 checks
-    against) and their LimitRanges the container defaults of each namespace.
+    against), their LimitRanges the container defaults of each namespace, and their workloads
+    each one's own facts (node size, Linux-only placement, pinned CPUs).
     """
     from ..catalogue import load_catalogue
     from ..facts import build_facts, facts_data
 
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     objects: Any = load_inputs(paths, config).objects if paths else ()
     rego = [r.id for r in load_catalogue().values() if r.engine == "rego"]
     data = facts_data(build_facts(objects, platform), config.rego_options(rego))

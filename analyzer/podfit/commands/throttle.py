@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from ..facts import CFS_PERIOD_US, CFS_SLICE_US
 from ..quantity import QuantityError, format_cpu, parse_cpu
 from ..throttle import CPU_BOUND, REQUEST, Result, Scenario, Workload, simulate
+from ..throttle.kernel import kernel_flags
 from ..throttle.scenario import JAVA_SERVER_BURST_US, JAVA_SERVER_LOAD_PERCENT, JAVA_SERVER_THREADS
 from ._common import FiniteFloatRange, emit, format_option, output_option
 
@@ -233,7 +235,13 @@ def _scenario_option(message: str) -> str:
     show_default=True,
     help="Threads of the container.",
 )
-@click.option("--period", type=DURATION, default="100ms", show_default=True, help="CFS period (cpu.cfs_period_us).")
+@click.option(
+    "--period",
+    type=DURATION,
+    default=f"{CFS_PERIOD_US // 1000}ms",
+    show_default=True,
+    help="CFS period (cpu.cfs_period_us).",
+)
 @click.option(
     "--seconds", type=FiniteFloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
 )
@@ -316,7 +324,12 @@ def _scenario_option(message: str) -> str:
     help="Kernel tick rate (CONFIG_HZ).",
 )
 @click.option(
-    "--slice", "slice_us", type=DURATION, default="5ms", show_default=True, help="sched_cfs_bandwidth_slice_us."
+    "--slice",
+    "slice_us",
+    type=DURATION,
+    default=f"{CFS_SLICE_US // 1000}ms",
+    show_default=True,
+    help="sched_cfs_bandwidth_slice_us.",
 )
 @click.option(
     "--cpu-manager",
@@ -372,8 +385,6 @@ def command(
     if usage_files or container_spec:
         demand = _measured_demand(usage_files, container_spec, demand, cpu_bound)
     if kernel is not None:
-        from ..throttle.calibrate import kernel_flags
-
         if not re.match(r"^\d+\.\d+", kernel):
             raise click.UsageError(f"--kernel {kernel!r}: give a release such as 5.4 or 6.8.0-45-generic")
         flags = kernel_flags(kernel)

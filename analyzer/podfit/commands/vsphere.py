@@ -71,7 +71,7 @@ def crx(
     from ..vsphere import crx_size, fmt_memory, fmt_mhz, reference_mhz
 
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     refuse_without_hosts(platform, "crx")
     facts, problems = _load(paths, config, platform)
     workloads = facts.workloads
@@ -193,8 +193,8 @@ def _what_if_json(w) -> dict[str, Any]:
     "--pool-nodes",
     default=1,
     show_default=True,
-    type=click.IntRange(1, 5000),  # Kubernetes' largest supported cluster
-    help="Nodes per added pool (with --add-pool).",
+    type=click.IntRange(min=1, max=5000),  # platform.MAX_NODES: Kubernetes' nodes per cluster
+    help="Nodes per added pool (with --add-pool), at most 5,000.",
 )
 @time_budget_option("5s", "each DRS placement proof")
 def capacity_cmd(
@@ -226,7 +226,7 @@ def capacity_cmd(
     )
 
     config = load_config(config_path)
-    platform = load_platform(platform_path or config.platform)
+    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     refuse_without_hosts(platform, "capacity")
     if time_budget <= 0:
         raise click.BadParameter("must be more than 0 (each placement proof needs time)", param_hint="--time-budget")

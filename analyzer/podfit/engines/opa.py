@@ -1,7 +1,7 @@
 """The opa engine: batched ``opa eval`` runs, in parallel on multi-core machines.
 
 All documents go into one input: a ``kind: List`` of their objects, each tagged with its document's
-index (:func:`podfit.engines.batch_input`), and one query takes the union of every rule's ``findings``.
+index (:func:`podfit.engines.base.batch_input`), and one query takes the union of every rule's ``findings``.
 The policies evaluate the whole batch at once, so what does not depend on a document (platform
 facts, the parse of a quantity string seen before) is computed once per run, not once per document,
 and the binary starts and compiles the policies once per process.
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import (
+from .base import (
     EngineError,
     RegoResult,
     Wait,
@@ -64,7 +64,7 @@ def findings_query(packages: Sequence[str]) -> str:
 
 
 def workers(n_documents: int, cpus: int | None = None) -> int:
-    """``opa eval`` processes (``PODFIT_OPA_WORKERS``; see :func:`podfit.engines.worker_count`)."""
+    """``opa eval`` processes (``PODFIT_OPA_WORKERS``; see :func:`podfit.engines.base.worker_count`)."""
     return worker_count(n_documents, "PODFIT_OPA_WORKERS", MIN_DOCUMENTS_PER_WORKER, cpus)
 
 

@@ -7,7 +7,7 @@ records the SHA-256 of the policy sources it was built from (``policies.wasm.jso
 runs only when that matches the policies being run (:func:`stale_reason` says why not otherwise).
 
 Documents go in as the same tagged ``kind: List`` the opa engine uses
-(:func:`podfit.engines.batch_input`). Large inputs are split into one part per CPU, each evaluated
+(:func:`podfit.engines.base.batch_input`). Large inputs are split into one part per CPU, each evaluated
 by a forked worker with its own instance, beside the main process's Python rules; given
 ``locate``, the workers also resolve the lines of their results. (Processes, not threads: the
 module calls back into Python for every ``sprintf``, and each call waits for the GIL.) The host
@@ -39,7 +39,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import (
+from ..cachedir import cache_dir, trusted_file, write_private
+from .base import (
     QUANTITY_MEMO,
     EngineError,
     RegoResult,
@@ -176,7 +177,7 @@ def _module() -> tuple[Any, Any]:
         else:
             engine, cached = wasmtime.Engine(), cache
         module = None
-        if cached is not None and cached.is_file():
+        if cached is not None and trusted_file(cached):
             try:
                 module = wasmtime.Module.deserialize_file(engine, str(cached))
             except Exception:  # stale or foreign: compile again
@@ -203,10 +204,7 @@ def _module() -> tuple[Any, Any]:
 def _save(module: Any, cache: Path) -> None:
     """Cache the compiled code (and drop other builds'); without a writable cache, compile each run."""
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(module.serialize())
-        os.replace(tmp, cache)
+        write_private(cache, module.serialize())
         for old in cache.parent.glob("policies-*.cwasm"):
             if old != cache:
                 old.unlink(missing_ok=True)
@@ -214,20 +212,20 @@ def _save(module: Any, cache: Path) -> None:
         pass
 
 
-def _code_cache() -> tuple[bytes, Path]:
-    """(the module's bytes, where its compiled code is cached). Worked out once per run, before the
-    workers fork: they inherit it."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "podfit"
+def _code_cache() -> tuple[bytes, Path | None]:
+    """(the module's bytes, where its compiled code is cached: None without a private cache
+    directory, podfit.cachedir). Worked out once per run, before the workers fork: they inherit it."""
+    root = cache_dir()
     key = (bundle_path(), root)
     got = _CODE_CACHE.get(key)
     if got is None:
         wasm = bundle_path().read_bytes()
         digest = hashlib.sha256(wasm + _wasmtime_version().encode()).hexdigest()[:32]
-        got = _CODE_CACHE[key] = (wasm, root / f"policies-{digest}.cwasm")
+        got = _CODE_CACHE[key] = (wasm, root / f"policies-{digest}.cwasm" if root is not None else None)
     return got
 
 
-_CODE_CACHE: dict[tuple[Path, Path], tuple[bytes, Path]] = {}
+_CODE_CACHE: dict[tuple[Path, Path | None], tuple[bytes, Path | None]] = {}
 
 
 def _wasmtime_version() -> str:
@@ -505,7 +503,7 @@ def _worker(k: int, data: dict[str, Any], send: Any) -> None:
 
 
 def _workers(n: int, cpus: int | None = None) -> int:
-    """Processes (``PODFIT_EMBEDDED_WORKERS``; see :func:`podfit.engines.worker_count`)."""
+    """Processes (``PODFIT_EMBEDDED_WORKERS``; see :func:`podfit.engines.base.worker_count`)."""
     return worker_count(n, "PODFIT_EMBEDDED_WORKERS", MIN_DOCUMENTS_PER_WORKER, cpus)
 
 

@@ -14,10 +14,11 @@ from typing import Any
 from ..clusters import cluster_objects, pool_fields
 from ..facts import Facts
 from ..findings import Finding
-from ..loader import container_path
 from ..model import Container, K8sObject, ObjectRef, Workload
 from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory
+from ..rules._usage import MIN_SAMPLES
+from ..workloads import container_path
 
 __all__ = ["Change", "FixOptions", "FixPlan", "Unfixable", "FIXABLE", "plan_fixes"]
 
@@ -183,9 +184,18 @@ def _pf104(b: _Builder, _opts: FixOptions) -> list[Change] | str:
 def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
     flag = f"--default-{res}"
     stats = b.measured(res)
-    if stats is not None and stats.p50 > 0:
-        value, source = _round_up(res, stats.p50), f"the measured steady state, p50 {_fmt(res, stats.p50)}"
+    if stats is not None and stats.p50 > 0 and stats.samples >= MIN_SAMPLES:
+        value, source = (
+            _round_up(res, stats.p50),
+            f"the measured steady state, p50 {_fmt(res, stats.p50)} of {stats.samples} samples",
+        )
     elif value is None:
+        if stats is not None and stats.samples < MIN_SAMPLES:
+            return (
+                f"no value is known for the {res} request: {stats.samples} measured sample(s) are a point, "
+                f"not a steady state (at least {MIN_SAMPLES}: export a range with `podfit usage export`), "
+                f"or pass {flag}"
+            )
         return f"no value is known for the {res} request: pass {flag}, or --usage with measured usage"
     else:
         source = f"from {flag}"
@@ -251,6 +261,8 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
     stats = b.measured(res)
     if stats is None or stats.p50 <= 0:
         return "no measured steady state for this container"
+    if stats.samples < MIN_SAMPLES:
+        return f"{stats.samples} measured sample(s) are a point, not a steady state (at least {MIN_SAMPLES})"
     target = _round_up(res, stats.p50)
     if b.w.pod.qos_class == "Guaranteed":
         return (

@@ -16,17 +16,19 @@ import base64
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from functools import cache
+from functools import cache, partial
 from html import escape
 from importlib.resources import files
 
 from ..catalogue import load_catalogue
 from ..check import Report
 from ..findings import SEVERITIES, SEVERITY_RANK
-from ..packing.report import fmt_mem
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 from ..visuals import CrxRow, NodeBar, PackingPicture, ThrottleCurve, Visuals, VsphereCapacity
 from .text import platform_source, plural
+
+# memory figures for reading (tables, bars, captions): rounded to a tenth of their unit
+_memory = partial(format_memory, exact=False)
 
 NAME = "html"
 
@@ -214,7 +216,7 @@ def _node_parts(n: NodeBar, dim: str) -> tuple[list[tuple[str, int, str]], int, 
             n.allocatable_memory,
             n.used_memory,
             n.free_memory,
-            fmt_mem,
+            _memory,
         )
     free_cls, free_word = ("seg-stranded", "stranded") if n.stranded else ("seg-free", "free")
     parts = [
@@ -231,8 +233,8 @@ def _node_label(n: NodeBar) -> str:
     return (
         f"{n.name}: CPU requested {format_cpu(n.used_cpu)} of {format_cpu(n.allocatable_cpu)} allocatable "
         f"({format_cpu(n.capacity_cpu)} capacity, system {format_cpu(n.overhead_cpu)}, DaemonSets {format_cpu(n.daemon_cpu)}); "
-        f"memory requested {fmt_mem(n.used_memory)} of {fmt_mem(n.allocatable_memory)} allocatable "
-        f"({fmt_mem(n.capacity_memory)} capacity, system {fmt_mem(n.overhead_memory)}, DaemonSets {fmt_mem(n.daemon_memory)}); "
+        f"memory requested {_memory(n.used_memory)} of {_memory(n.allocatable_memory)} allocatable "
+        f"({_memory(n.capacity_memory)} capacity, system {_memory(n.overhead_memory)}, DaemonSets {_memory(n.daemon_memory)}); "
         f"{plural(pods, 'pod')}" + ("; its free capacity is stranded" if n.stranded else "")
     )
 
@@ -258,7 +260,7 @@ def _pool_svg(ident: str, title: str, nodes: Sequence[NodeBar]) -> str:
         )
         figures = (
             ("cpu", f"{_cpus(n.used_cpu)}/{_cpus(n.allocatable_cpu)} CPU"),
-            ("memory", f"{fmt_mem(n.used_memory)}/{fmt_mem(n.allocatable_memory)}"),
+            ("memory", f"{_memory(n.used_memory)}/{_memory(n.allocatable_memory)}"),
         )
         for x0, (dim, figure) in zip((cpu_x, mem_x), figures, strict=True):
             parts, cap, before = _node_parts(n, dim)
@@ -311,11 +313,11 @@ def _pool_table(nodes: Sequence[NodeBar]) -> str:
             format_cpu(n.free_cpu) + free,
         ]
         cells += [
-            fmt_mem(n.capacity_memory),
-            fmt_mem(n.overhead_memory),
-            fmt_mem(n.daemon_memory),
-            fmt_mem(n.used_memory),
-            fmt_mem(n.free_memory) + free,
+            _memory(n.capacity_memory),
+            _memory(n.overhead_memory),
+            _memory(n.daemon_memory),
+            _memory(n.used_memory),
+            _memory(n.free_memory) + free,
         ]
         pods = ", ".join(f"{k} × {name}" for name, k in n.pods) or "-"
         out.append(
@@ -366,7 +368,7 @@ def _packing(pictures: Sequence[PackingPicture]) -> str:
             )
         if pic.stranded_cpu or pic.stranded_memory:
             out.append(
-                f"<p>Stranded in total: {format_cpu(pic.stranded_cpu)} CPU, {fmt_mem(pic.stranded_memory)} memory.</p>"
+                f"<p>Stranded in total: {format_cpu(pic.stranded_cpu)} CPU, {_memory(pic.stranded_memory)} memory.</p>"
             )
         if pic.notes:
             out.append("<ul>" + "".join(f'<li class="note">{_e(n)}</li>' for n in pic.notes) + "</ul>")
@@ -410,8 +412,8 @@ def _crx_table(crxs: Sequence[CrxRow]) -> str:
             str(r.vcpus),
             "none" if r.cpu_limit_mhz is None else _mhz(r.cpu_limit_mhz),
             "-" if r.cpu_reservation_mhz is None else _mhz(r.cpu_reservation_mhz),
-            fmt_mem(r.memory_bytes),
-            fmt_mem(r.memory_reservation_bytes),
+            _memory(r.memory_bytes),
+            _memory(r.memory_reservation_bytes),
         ]
         out.append(
             f'<tr class="crx"><th scope="row">{_e(r.name)}</th>'
@@ -439,7 +441,7 @@ def _vsphere(v: VsphereCapacity | None) -> str:
     )
     over = [
         f"{what} reservations exceed the capacity HA leaves by {fmt(-free)}: VMs beyond it are refused power-on (PF501)"
-        for what, free, fmt in (("CPU", v.cpu_free_mhz, _mhz), ("Memory", v.memory_free_bytes, fmt_mem))
+        for what, free, fmt in (("CPU", v.cpu_free_mhz, _mhz), ("Memory", v.memory_free_bytes, _memory))
         if free < 0
     ]
     out.extend(f'<p class="verdict-no">{_e(o)}.</p>' for o in over)
@@ -453,12 +455,12 @@ def _vsphere(v: VsphereCapacity | None) -> str:
         ]
 
     cpu = parts(v.cpu_ha_reserved_mhz, v.cpu_nodes_mhz, v.cpu_crx_mhz, v.cpu_free_mhz, _mhz)
-    mem = parts(v.memory_ha_reserved_bytes, v.memory_nodes_bytes, v.memory_crx_bytes, v.memory_free_bytes, fmt_mem)
+    mem = parts(v.memory_ha_reserved_bytes, v.memory_nodes_bytes, v.memory_crx_bytes, v.memory_free_bytes, _memory)
     desc = (
         f"CPU: {_mhz(v.cpu_total_mhz)} in total, {_mhz(v.cpu_ha_reserved_mhz)} HA reserved, {_mhz(v.cpu_nodes_mhz)} reserved by node VMs, "
-        f"{_mhz(v.cpu_crx_mhz)} by CRXs, {_mhz(v.cpu_free_mhz)} free. Memory: {fmt_mem(v.memory_total_bytes)} in total, "
-        f"{fmt_mem(v.memory_ha_reserved_bytes)} HA reserved, {fmt_mem(v.memory_nodes_bytes)} by node VMs, "
-        f"{fmt_mem(v.memory_crx_bytes)} by CRXs, {fmt_mem(v.memory_free_bytes)} free."
+        f"{_mhz(v.cpu_crx_mhz)} by CRXs, {_mhz(v.cpu_free_mhz)} free. Memory: {_memory(v.memory_total_bytes)} in total, "
+        f"{_memory(v.memory_ha_reserved_bytes)} HA reserved, {_memory(v.memory_nodes_bytes)} by node VMs, "
+        f"{_memory(v.memory_crx_bytes)} by CRXs, {_memory(v.memory_free_bytes)} free."
     )
     ident = "vsphere-capacity"
     out.append(
@@ -466,18 +468,18 @@ def _vsphere(v: VsphereCapacity | None) -> str:
         f'xmlns="http://www.w3.org/2000/svg"><title id="{ident}-t">vSphere capacity of {_e(v.platform)}</title><desc id="{ident}-d">{_e(desc)}</desc>'
     )
     out.extend(_capacity_bar(ident, 4, "CPU (MHz)", cpu, v.cpu_total_mhz, _mhz))
-    out.extend(_capacity_bar(ident, 46, "memory", mem, v.memory_total_bytes, fmt_mem))
+    out.extend(_capacity_bar(ident, 46, "memory", mem, v.memory_total_bytes, _memory))
     out.append("</svg>")
     out.append(
         '<ul class="legend" aria-hidden="true"><li class="sw-ha">HA reserved</li><li class="sw-nodes">node VMs</li>'
         '<li class="sw-crx">CRXs (vSphere Pods)</li><li class="sw-free">free</li><li>a line marks the total when reservations exceed it</li></ul>'
     )
     rows = [
-        ("total", _mhz(v.cpu_total_mhz), fmt_mem(v.memory_total_bytes)),
-        ("HA reserved", _mhz(v.cpu_ha_reserved_mhz), fmt_mem(v.memory_ha_reserved_bytes)),
-        ("reserved by node VMs", _mhz(v.cpu_nodes_mhz), fmt_mem(v.memory_nodes_bytes)),
-        ("reserved by CRXs", _mhz(v.cpu_crx_mhz), fmt_mem(v.memory_crx_bytes)),
-        ("free", _mhz(v.cpu_free_mhz), fmt_mem(v.memory_free_bytes)),
+        ("total", _mhz(v.cpu_total_mhz), _memory(v.memory_total_bytes)),
+        ("HA reserved", _mhz(v.cpu_ha_reserved_mhz), _memory(v.memory_ha_reserved_bytes)),
+        ("reserved by node VMs", _mhz(v.cpu_nodes_mhz), _memory(v.memory_nodes_bytes)),
+        ("reserved by CRXs", _mhz(v.cpu_crx_mhz), _memory(v.memory_crx_bytes)),
+        ("free", _mhz(v.cpu_free_mhz), _memory(v.memory_free_bytes)),
     ]
     out.append(
         '<details><summary>Capacity as a table</summary><table class="fallback"><thead><tr><th scope="col"></th>'

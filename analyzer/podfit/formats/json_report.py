@@ -58,6 +58,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             for f in files
         ],
         "skipped_rules": [{"rule": r, "reason": why} for r, why in report.skipped_rules],
+        "usage": _usage(report.usage),
         "findings": [
             {
                 "rule": f.rule,
@@ -74,6 +75,22 @@ def report_dict(report: Report) -> dict[str, Any]:
             }
             for f in report.findings
         ],
+    }
+
+
+def _usage(usage: Any) -> dict[str, Any] | None:
+    """What the measured usage covered: the containers measured, and the series left out, unmatched
+    or owned ambiguously (never attributed by a guess)."""
+    if usage is None:
+        return None
+    return {
+        "sources": list(usage.sources),
+        "containers": [
+            {"namespace": u.namespace, "workload": u.workload, "container": u.container, "pods": list(u.pods)}
+            for u in usage.containers
+        ],
+        "unmatched": list(usage.unmatched),
+        "ambiguous": list(usage.ambiguous),
     }
 
 

@@ -1,7 +1,7 @@
 """Packing analyzer: do the pods fit the nodes (with proof), least nodes, right-sizing.
 
 Pure: plain frozen inputs (:mod:`.model`) in, frozen results out. :mod:`.adapter` builds the inputs
-from the loader's workloads and a platform profile; only the CLI does I/O.
+from the facts' workloads and a platform profile; only the CLI does I/O.
 """
 
 from .bounds import certificates, dff_bound, l2_bound, lower_bound, node_bounds

@@ -6,7 +6,7 @@
   on a label key that no pool of the run describes, or on the node's name). A key described by one
   pool is known to be absent from the others.
 * Every non-DaemonSet workload becomes a :class:`PodType` with ``count = replicas``, its pod's
-  effective requests (Kubernetes semantics are already applied by the loader) and the worker pools
+  effective requests (Kubernetes semantics are already applied by :mod:`podfit.workloads`) and the worker pools
   it fits (``pools``). A workload that fits no worker pool is still packed (a ``no-matching-pool``
   certificate proves the misfit), with the reason in ``PackInputs.unschedulable``; one that fits
   only control-plane pools is not packed (``control_plane_only``).
@@ -119,6 +119,9 @@ class PackInputs:
     host_limits: Mapping[str, int] | None = None
     # run-to-completion pods (Jobs, CronJobs, Helm hooks): the group packed and those left out
     run_to_completion: RunToCompletion | None = None
+    # VM class → (overhead, pod slots) of the nodes of that class the platform describes with their
+    # kubelet's allocatable (an imported cluster): sizing a class uses what its real nodes offer
+    class_overheads: Mapping[str, tuple[Overhead, int]] = field(default_factory=dict)
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -559,6 +562,17 @@ def inputs_from(
         pools_in, catalogue, overhead=ov, daemons=plan.daemons, max_pods=mp, sources=sources
     )
     kinds = {name: kind for name, w in plan.by_name.items() if (kind := run_kind(w))}
+    by_class = {c.name: c for c in catalogue}
+    class_overheads: dict[str, tuple[Overhead, int]] = {}
+    for p in pools_in:
+        vc = by_class.get(p.vm_class)
+        if p.count <= 0 or vc is None or getattr(p, "allocatable", None) is None:
+            continue
+        o, slots = _pool_overhead(p, vc, ov, mp)
+        seen = class_overheads.get(p.vm_class)
+        if seen is not None:  # two pools of one class: the larger overhead, the fewer slots
+            o, slots = Overhead(max(o.cpu, seen[0].cpu), max(o.memory, seen[0].memory)), min(slots, seen[1])
+        class_overheads[p.vm_class] = (o, slots)
     pods, rtc = _peak_group(plan.pods, kinds, pools)
     return PackInputs(
         pods,
@@ -577,4 +591,5 @@ def inputs_from(
         plan.control_plane_only,
         plan.unschedulable,
         run_to_completion=rtc,
+        class_overheads=class_overheads,
     )

@@ -463,11 +463,14 @@ def analyze(
     family: str | None = None,
     host_limits: Mapping[str, int] | None = None,
     search: Sequence[str] | None = None,
+    class_overheads: Mapping[str, tuple[Overhead, int]] | None = None,
 ) -> Analysis:
     """Everything ``podfit pack`` reports. ``family`` (e.g. ``best-effort-``) limits the classes
     considered for min nodes and right-sizing to names with that prefix. ``search``: the classes
     whose least count is searched for (LNS, CP-SAT) within the time budget; the others get the
-    lower bound and first-fit-decreasing's count. None: every class (the rules' choice)."""
+    lower bound and first-fit-decreasing's count. None: every class (the rules' choice).
+    ``class_overheads``: per VM class, the overhead and pod slots its real nodes show (imported
+    allocatable), used instead of ``overhead`` and ``max_pods`` to size that class."""
     pods = tuple(p for p in pods if p.count > 0)
     pools = tuple(pools)
     start = time.monotonic()
@@ -483,7 +486,8 @@ def analyze(
     relaxed = _relax_selectors(pods)  # every class's nodes are taken to suit every pod
     for c in sorted(cands, key=lambda c: c in searched):  # bounds first: the search takes what is left
         left = max(time_budget - (time.monotonic() - start), 0.0)
-        t = node_type(c.name, c, 1, overhead=overhead, daemons=landing, max_pods=max_pods)
+        ov, slots = (class_overheads or {}).get(c.name, (overhead, max_pods))
+        t = node_type(c.name, c, 1, overhead=ov, daemons=landing, max_pods=slots)
         if c in searched:
             share = left / (len(searched) - searched.index(c))
             r = min_nodes(relaxed, t, share, workers=workers)
@@ -523,4 +527,5 @@ def analyze_inputs(
         family=inputs.family,
         host_limits=inputs.host_limits,
         search=search,
+        class_overheads=inputs.class_overheads,
     )

@@ -5,6 +5,7 @@ requests); only the burst headroom and the sizing claims read the measurement. P
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ..model import Workload
 from ..usage import ContainerUsage, Stats, UsageFacts
@@ -87,11 +88,10 @@ def measured_json(inputs: PackInputs, usage: UsageFacts) -> dict:
 
 def measured_text(inputs: PackInputs, usage: UsageFacts) -> str:
     """``Measured (4 of 6 pods): CPU p95 1600m of 6800m requested (23%); …`` and a newline."""
-    from ..quantity import format_cpu
-    from .report import fmt_mem
+    from ..quantity import format_cpu, format_memory
 
     parts = []
-    for resource, label, fmt in (("cpu", "CPU", format_cpu), ("memory", "memory", fmt_mem)):
+    for resource, label, fmt in (("cpu", "CPU", format_cpu), ("memory", "memory", partial(format_memory, exact=False))):
         t = measured_totals(inputs, usage, resource)
         total = t.pods + t.unmeasured_pods
         if not t.pods:

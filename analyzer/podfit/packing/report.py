@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 from .engine import Analysis
-from .model import GI, MI, UNBOUNDED, Bound, NodeType
+from .model import UNBOUNDED, Bound, NodeType
 
 if TYPE_CHECKING:
     from .adapter import PackInputs
 
-__all__ = ["to_json", "to_text", "fmt_mem", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
+__all__ = ["to_json", "to_text", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
 
 
 def _vec(v) -> dict[str, Any]:
@@ -150,20 +150,12 @@ def scheduling_json(inputs: PackInputs) -> dict[str, Any]:
     }
 
 
-def fmt_mem(b: int) -> str:
-    if abs(b) >= GI:
-        return f"{b / GI:.1f}Gi"
-    return f"{b // MI}Mi" if b % MI == 0 else f"{b / MI:.1f}Mi"
-
-
 def format_amount(dim: str, value: int) -> str:
     """An amount of one dimension for people: ``80 CPU``, ``1500m CPU``, ``6Gi``, ``110 pods``."""
     if dim == "cpu":
         return f"{format_cpu(value)} CPU"
     if dim in ("memory", "storage"):
-        if value >= GI:
-            return f"{value // GI}Gi" if value % GI == 0 else f"{value / GI:.1f}Gi"
-        return f"{value // MI}Mi" if value % MI == 0 else f"{value / MI:.1f}Mi"
+        return format_memory(value, exact=False)
     return f"{value:,} {dim}"
 
 
@@ -205,7 +197,7 @@ def to_text(a: Analysis) -> str:
     for n in a.pools:
         ds = f", DaemonSets: {', '.join(n.daemon_pods)}" if n.daemon_pods else ""
         lines.append(
-            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {fmt_mem(n.memory)}, {n.pods} pods{ds}"
+            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, {n.pods} pods{ds}"
         )
     lines.append(f"Fits: {describe_proof(a)}")
     lines.append("")
@@ -214,7 +206,7 @@ def to_text(a: Analysis) -> str:
     for node in fit.nodes:
         lines.append(
             f"{node.name:<{w}}  {node.used[2]:>4}  {_bar(node.used[0], node.allocatable[0])} {format_cpu(node.used[0]):>6}/{format_cpu(node.allocatable[0]):<6}"
-            f"  {_bar(node.used[1], node.allocatable[1])} {fmt_mem(node.used[1])}/{fmt_mem(node.allocatable[1])}"
+            f"  {_bar(node.used[1], node.allocatable[1])} {format_memory(node.used[1], exact=False)}/{format_memory(node.allocatable[1], exact=False)}"
         )
         for name, k in node.pods:
             lines.append(f"{'':<{w}}    {k} × {name}")
@@ -230,9 +222,9 @@ def to_text(a: Analysis) -> str:
         lines.append("Least nodes per VM class: " + ", ".join(parts))
     s = a.stranded
     lines.append(
-        f"Stranded: {format_cpu(s.cpu)} CPU, {fmt_mem(s.memory)} memory"
+        f"Stranded: {format_cpu(s.cpu)} CPU, {format_memory(s.memory, exact=False)} memory"
         + (f" on {', '.join(s.nodes)}" if s.nodes else "")
-        + f" (free in total: {format_cpu(s.free_cpu)} CPU, {fmt_mem(s.free_memory)})"
+        + f" (free in total: {format_cpu(s.free_cpu)} CPU, {format_memory(s.free_memory, exact=False)})"
     )
     h = a.headroom
     lines.append(
@@ -243,7 +235,7 @@ def to_text(a: Analysis) -> str:
             else f"Σ(peak − request), measured peaks of {h.measured_pods} pods"
         )
         + f"): CPU {format_cpu(h.needed_cpu)} needed, "
-        f"{format_cpu(h.free_cpu)} free; memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free"
+        f"{format_cpu(h.free_cpu)} free; memory {format_memory(h.needed_memory, exact=False)} needed, {format_memory(h.free_memory, exact=False)} free"
         f" — {'ok' if h.ok else 'NOT ENOUGH'}"
         + (f"; {h.unbounded_pods} pods without a limit" if h.unbounded_pods else "")
     )
@@ -254,7 +246,7 @@ def to_text(a: Analysis) -> str:
         for c in r.candidates:
             lines.append(
                 f"  {c.vm_class:<24} {c.nodes:>5} {c.min_nodes:>5}{'' if c.exact else '*'} "
-                f"{format_cpu(c.waste_cpu):>9} {fmt_mem(c.waste_memory):>9}  {c.waste_ppm / 10_000:.1f}%"
+                f"{format_cpu(c.waste_cpu):>9} {format_memory(c.waste_memory, exact=False):>9}  {c.waste_ppm / 10_000:.1f}%"
             )
         if any(not c.exact for c in r.candidates):
             lines.append("  * least count not proven (a count that fits; the lower bound is in the JSON output)")

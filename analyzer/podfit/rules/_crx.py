@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model import Workload
+from ..rule_context import RuleContext
 from ..vsphere import CrxSize, crx_size, reference_mhz
-from . import RuleContext
 
 
 def sized_pods(ctx: RuleContext) -> Iterator[tuple[Workload, CrxSize, frozenset[str]]]:

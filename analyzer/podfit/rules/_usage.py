@@ -7,16 +7,18 @@ from collections.abc import Iterator
 
 from ..model import Container, Workload
 from ..options import Option
-from ..packing.report import fmt_mem
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 from ..usage import ContainerUsage, Stats
 
 RESOURCES = (("cpu", "CPU"), ("memory", "memory"))
 
 
+MIN_SAMPLES = 10  # samples before a percentile is trusted: one kubectl top snapshot is one per pod
+
+
 def min_samples_option(description: str) -> Option:
     """The ``min-samples`` option of the rules that trust a measurement only over enough samples."""
-    return Option("min-samples", "integer", 10, description, minimum=1)
+    return Option("min-samples", "integer", MIN_SAMPLES, description, minimum=1)
 
 
 def measured(ctx) -> Iterator[tuple[Workload, Container, ContainerUsage]]:
@@ -50,15 +52,16 @@ def measured_values(
 
 
 def amount(resource: str, value: int) -> str:
-    return format_cpu(value) if resource == "cpu" else fmt_mem(value)
+    return format_cpu(value) if resource == "cpu" else format_memory(value, exact=False)
 
 
 def evidence(resource: str, s: Stats, u: ContainerUsage) -> str:
-    """``p50 200m, p95 450m, p99 600m, max 700m over 7d, 3 pods``."""
+    """``p50 200m, p95 450m, p99 600m, max 700m over 7d, 288 samples, 3 pods``."""
     q = [f"p{p} {amount(resource, getattr(s, f'p{p}'))}" for p in (50, 95, 99)]
     pods = f", {len(u.pods)} pod{'s' if len(u.pods) != 1 else ''}"
-    when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top sample"
-    return ", ".join(q) + f", max {amount(resource, s.max)} {when}{pods}"
+    when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top snapshot"
+    samples = f", {s.samples} sample{'s' if s.samples != 1 else ''}"
+    return ", ".join(q) + f", max {amount(resource, s.max)} {when}{samples}{pods}"
 
 
 def details(resource: str, s: Stats, u: ContainerUsage, **extra) -> dict:

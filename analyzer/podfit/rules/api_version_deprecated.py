@@ -1,6 +1,30 @@
-"""PF911 api-version-deprecated: an object whose apiVersion (or kind) the target Kubernetes release
-still serves but has deprecated.
+"""## What it does
+An object uses an apiVersion or kind that the target Kubernetes release still serves but has
+deprecated (one a later release removes, or v1 Endpoints, deprecated since 1.33).
 
+## Why it matters
+The API server accepts the object and it behaves exactly as with the replacement, so nothing is lost
+today: under the severity principle this is advice (info), not a warning. It becomes a rejection on
+the release that stops serving the apiVersion, and the message names that release and the
+replacement, so the move can be made before the upgrade. Once the target release no longer serves
+it, PF906 reports it as an error instead.
+
+## Example
+```yaml
+# thresholds: {PF906: {kubernetes-version: "1.24"}}
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+```
+
+## How to fix
+Move to the replacement the message names (kubectl convert can rewrite the file), or set thresholds
+PF906 kubernetes-version to the release the manifests target.
+
+## Source
+Kubernetes Deprecated API Migration Guide; the API server's deprecation warnings (v1 Endpoints,
+KEP-4974)
+
+## Implementation
 Two cases, from :func:`podfit.schemas_k8s.deprecated_api`:
 - with a target release (``kubernetes-version``, PF906's option), an apiVersion that a later
   release removes (policy/v1beta1 PodDisruptionBudget targeting 1.24): the message names the
@@ -18,13 +42,15 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..rule_context import RuleContext
 from ..schemas_k8s import deprecated_api
-from . import RuleContext, api_version_removed
+from . import api_version_removed
 
 ID = "PF911"
 SLUG = "api-version-deprecated"
 TITLE = "apiVersion deprecated"
 SEVERITY = "info"
+CATEGORY = "input"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
     api_version_removed.kubernetes_version_option("PF906's, then PF902's kubernetes-version, else the newest"),

@@ -1,5 +1,26 @@
-"""PF906 api-version-removed: an object whose apiVersion Kubernetes no longer serves for its kind.
+"""## What it does
+An object uses an apiVersion that Kubernetes no longer serves for its kind (extensions/v1beta1
+Deployment, policy/v1beta1 PodDisruptionBudget, batch/v1beta1 CronJob, ...).
 
+## Why it matters
+The API server rejects an object whose apiVersion it no longer serves, so the workload is never
+created and none of its sizing takes effect. The message names the replacement apiVersion, the
+release that removed the old one, and the field changes the move needs.
+
+## Example
+```yaml
+apiVersion: extensions/v1beta1
+kind: Deployment
+```
+
+## How to fix
+Change apiVersion to the replacement the message names (kubectl convert can rewrite the file) and
+make the changes it lists, e.g. add spec.selector when moving a Deployment to apps/v1.
+
+## Source
+Kubernetes Deprecated API Migration Guide, "Removed APIs by release"
+
+## Implementation
 The API server rejects such an object outright (extensions/v1beta1 Deployment, policy/v1beta1
 PodDisruptionBudget, batch/v1beta1 CronJob, ...). The finding names the replacement apiVersion and
 the release that removed the old one, from the table of the Kubernetes Deprecated API Migration
@@ -27,6 +48,7 @@ ID = "PF906"
 SLUG = "api-version-removed"
 TITLE = "apiVersion removed from Kubernetes"
 SEVERITY = "error"
+CATEGORY = "input"
 REQUIRES: tuple[str, ...] = ()
 
 

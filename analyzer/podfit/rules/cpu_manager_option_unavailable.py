@@ -1,5 +1,33 @@
-"""PF207: a KubeletConfiguration's CPU Manager static policy options that the kubelet refuses.
+"""## What it does
+A KubeletConfiguration lists a CPU Manager static policy option the kubelet refuses for its version
+and feature gates, or two options that cannot be combined.
 
+## Why it matters
+The kubelet validates cpuManagerPolicyOptions when the static policy starts and exits on an unknown
+option (one newer than its version included), an alpha option without CPUManagerPolicyAlphaOptions,
+a beta option with CPUManagerPolicyBetaOptions off, a non-boolean value, and the pairs it cannot
+combine. Status by version: full-pcpus-only GA 1.33, distribute-cpus-across-numa beta 1.33,
+align-by-socket and distribute-cpus-across-cores alpha, strict-cpu-reservation GA 1.35,
+prefer-align-cpus-by-uncorecache beta 1.34 (not with the distribute-* options). The values are
+strings ("true"): an unquoted YAML boolean does not decode into the kubelet's map of strings, and
+the configuration file does not load (PF902 reports it).
+
+## Example
+```yaml
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+cpuManagerPolicyOptions: {align-by-socket: "true"}   # alpha, gate off
+```
+
+## How to fix
+Remove the option, enable its feature gate (alpha options need CPUManagerPolicyAlphaOptions), or
+upgrade the nodes to a version where it exists.
+
+## Source
+kubernetes pkg/kubelet/cm/cpumanager/policy_options.go; Kubernetes docs "Control CPU Management
+Policies on the Node"
+
+## Implementation
 The kubelet checks every ``cpuManagerPolicyOptions`` entry when the static policy starts
 (``CheckPolicyOptionAvailable``, ``NewStaticPolicyOptions``) and exits on: a name it does not know
 (including an option newer than its version), an alpha option without the
@@ -30,12 +58,13 @@ from ..facts import (
 )
 from ..findings import Finding
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF207"
 SLUG = "cpu-manager-option-unavailable"
 TITLE = "CPU Manager policy option the kubelet refuses"
 SEVERITY = "error"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 

@@ -1,5 +1,24 @@
-"""PF503: vCPUs of powered-on VMs per physical core above the threshold.
+"""## What it does
+The vCPUs of powered-on VMs (control planes included) per physical core exceed the threshold
+(default 300%; 100% where critical workloads run).
 
+## Why it matters
+Up to about 300% vCPU overcommit raised total throughput in the study; beyond it, and for
+latency-critical work beyond 100%, vCPUs wait for cores.
+
+## Example
+```yaml
+# 21 clusters × 6 vCPUs on a 40-core host
+```
+
+## How to fix
+Fewer or smaller node VMs, or more hosts.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Over-committing vSphere cluster
+CPU with TKG clusters"
+
+## Implementation
 Threshold ``ratio-percent`` (default 300: the study's peak throughput, 20 clusters × 6 vCPUs on a
 40-core host); ``critical-ratio-percent`` (default 100: no overcommit where critical workloads
 run, per the study's advice) applies when the platform is critical or a cluster manifest in the
@@ -12,13 +31,14 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..rule_context import RuleContext
 from ..vsphere import capacity, critical_workloads, describe_vms, finding_anchor, overcommit_exceeds, reservations_of
-from . import RuleContext
 
 ID = "PF503"
 SLUG = "cpu-overcommit-high"
 TITLE = "vCPU overcommit above threshold"
 SEVERITY = "warning"
+CATEGORY = "capacity"
 REQUIRES: tuple[str, ...] = ("hosts",)
 OPTIONS: tuple[Option, ...] = (
     Option("ratio-percent", "integer", 300, "Largest vCPU : physical core ratio, in percent.", minimum=1),

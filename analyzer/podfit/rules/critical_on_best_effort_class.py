@@ -1,5 +1,24 @@
-"""PF304: a cluster marked critical runs its nodes on best-effort VM classes.
+"""## What it does
+A cluster marked critical (annotation podfit.io/critical) uses best-effort VM classes for its nodes.
 
+## Why it matters
+Best-effort VM classes reserve nothing, so under vSphere contention the nodes of a critical cluster
+get no guaranteed CPU or memory.
+
+## Example
+```yaml
+metadata: {annotations: {podfit.io/critical: "true"}}
+... class: best-effort-large
+```
+
+## How to fix
+Use guaranteed-<size> VM classes for the critical cluster's control plane and node pools.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Choose between guaranteed and
+best-effort VM classes"
+
+## Implementation
 A best-effort class reserves no CPU or memory, so under vSphere contention a critical cluster's
 nodes get no more than any other VM. "Critical" is the platform's ``critical: true`` or the
 annotation ``podfit.io/critical: "true"`` on a TanzuKubernetesCluster or Cluster API Cluster.
@@ -12,12 +31,13 @@ from collections.abc import Iterator
 from ..clusters import cluster_objects, is_critical
 from ..findings import Finding
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF304"
 SLUG = "critical-on-best-effort-class"
 TITLE = "Critical cluster on best-effort VM classes"
 SEVERITY = "warning"
+CATEGORY = "vsphere"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = ()
 

@@ -1,5 +1,33 @@
-"""PF910: the same object (API group, kind, namespace, name) twice in one cluster.
+"""## What it does
+The same object (API group, kind, namespace, name) twice in one cluster; the second replaces the
+first when applied, so it is counted once.
 
+## Why it matters
+kubectl apply of both files leaves one object, the last applied, so capacity sums that count both
+are wrong (packing, CRX reservations, load balancer virtual servers), and the cluster runs whichever
+copy came last. Repositories often hold alternative manifests of one controller, one per cloud
+provider or environment, that never deploy together; podfit cannot tell them from a real clash
+unless it is told which files go to which cluster. Until it is (nothing names a cluster, or only the
+platform profile does), one finding sums up the cluster's repeated objects; where the files are
+mapped to a cluster (--cluster, the config's clusters:, a cluster manifest beside them), each file
+that repeats another's objects gets its own.
+
+## Example
+```yaml
+# provider/aws/deploy.yaml and provider/baremetal/deploy.yaml, one cluster
+kind: Deployment
+metadata: {name: ingress-nginx-controller, namespace: ingress-nginx}
+```
+
+## How to fix
+If the files deploy to different clusters, say so in the config (clusters: {"deploy/aws/**": aws,
+"deploy/baremetal/**": metal}) or check them in separate runs (--cluster NAME). If they deploy to
+the same cluster, rename one or remove the copy.
+
+## Source
+Kubernetes object identity (group, kind, namespace, name); kubectl apply
+
+## Implementation
 Applied together, the second object silently replaces the first. Most often the files are
 alternative manifests of one application (one per cloud provider, one per environment) that never
 deploy to the same cluster; sometimes it is a real clash. Either way the rules over several objects
@@ -14,12 +42,13 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF910"
 SLUG = "duplicate-object"
 TITLE = "Same object twice in one cluster"
 SEVERITY = "info"
+CATEGORY = "input"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 

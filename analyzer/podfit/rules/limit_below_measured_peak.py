@@ -1,4 +1,29 @@
-"""PF107: a container's limit is below the peak measured for it (or it was OOM-killed at its limit)."""
+"""## What it does
+A container's CPU or memory limit is below the peak measured for it (--usage), or it was OOM-killed
+at its limit.
+
+## Why it matters
+The kernel OOM-kills a container whose working set reaches its memory limit, and CFS throttles one
+whose CPU use reaches its CPU limit. A limit below what the container was measured to use (under a
+larger limit, or before the manifest changed) means the peak will be cut short: restarts for memory,
+latency for CPU. kube-state-metrics' last terminated reason OOMKilled is the same evidence after the
+fact.
+
+## Example
+```yaml
+resources: {limits: {memory: 512Mi}}   # working set measured up to 700Mi
+```
+
+## How to fix
+Raise the limit to the measured peak plus headroom, or find why the peak grew (a leak, a larger
+heap).
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container resource
+requests and limits" (load testing, real-time resource usage monitoring, steady-state and peak
+loads); cAdvisor metrics container_cpu_usage_seconds_total, container_memory_working_set_bytes;
+kube-state-metrics kube_pod_container_status_last_terminated_reason
+"""
 
 from __future__ import annotations
 
@@ -12,6 +37,7 @@ ID = "PF107"
 SLUG = "limit-below-measured-peak"
 TITLE = "Limit below the measured peak"
 SEVERITY = "warning"
+CATEGORY = "resources"
 REQUIRES: tuple[str, ...] = ("usage",)
 OPTIONS: tuple[Option, ...] = (
     Option(

@@ -1,4 +1,27 @@
-"""PF108: a container's limit is far above the peak measured for it (PF104 from measurement)."""
+"""## What it does
+A container's limit is far above the peak measured for it (--usage); PF104 from measurement instead
+of an annotation.
+
+## Why it matters
+Limits higher than necessary let one pod take capacity its neighbours were counting on, inflate a
+vSphere Pod's CRX and hide the real peak from capacity planning. Measured over a window that holds
+the peak load, the peak is what the limit should follow. One kubectl top sample is not a peak: the
+rule needs min-samples samples.
+
+## Example
+```yaml
+resources: {limits: {cpu: "4"}}   # measured peak 900m over 7 days
+```
+
+## How to fix
+Lower the limit to the measured peak plus a margin, or measure over a window that includes the peak
+load.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container resource
+requests and limits" (load testing, real-time resource usage monitoring, steady-state and peak
+loads); cAdvisor metrics container_cpu_usage_seconds_total, container_memory_working_set_bytes
+"""
 
 from __future__ import annotations
 
@@ -12,6 +35,7 @@ ID = "PF108"
 SLUG = "limit-far-above-measured-peak"
 TITLE = "Limit far above the measured peak"
 SEVERITY = "warning"
+CATEGORY = "resources"
 REQUIRES: tuple[str, ...] = ("usage",)
 OPTIONS: tuple[Option, ...] = (
     Option(

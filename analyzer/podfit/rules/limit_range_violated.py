@@ -1,24 +1,51 @@
-"""PF106: a container or pod outside its namespace's LimitRange bounds (min, max,
-maxLimitRequestRatio): the LimitRanger admission plugin rejects its pods.
+"""## What it does
+A container or pod lies outside its namespace's LimitRange bounds (min, max, maxLimitRequestRatio,
+for type Container or Pod) after the LimitRange defaults are applied.
 
+## Why it matters
+The LimitRanger admission plugin rejects a pod whose container (or whole pod) requests less than
+min, sets a limit above max, leaves a bounded resource unset, or has a limit more than
+maxLimitRequestRatio times its request. A Deployment is accepted but its ReplicaSet never creates a
+pod, so the workload can never run: an error under the severity principle. The check uses the same
+effective resources as every other rule (the namespace's defaults applied first, an unset default
+limit taking max, as the API server does).
+
+## Example
+```yaml
+# LimitRange: {type: Container, max: {cpu: "2"}}
+resources: {requests: {cpu: "1"}, limits: {cpu: "4"}}
+```
+
+## How to fix
+Bring the container's requests and limits within the LimitRange the message names, or set them
+explicitly where the namespace's defaults break a bound (e.g. a default limit taken from max that is
+many times a small request).
+
+## Source
+Kubernetes LimitRange (Limit Ranges concept page; the LimitRanger admission plugin's min, max and
+maxLimitRequestRatio constraints)
+
+## Implementation
 The bounds and the check are the facts' (``Facts.limit_constraints``,
-:func:`podfit.loader.limit_range_violations`); the resources checked are the effective ones,
-after the LimitRange defaults of the namespace are applied, as admission does."""
+:func:`podfit.workloads.limit_range_violations`); the resources checked are the effective ones,
+after the LimitRange defaults of the namespace are applied, as admission does.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from ..findings import Finding
-from ..loader import limit_range_violations
 from ..model import Workload
 from ..options import Option
-from . import RuleContext
+from ..rule_context import RuleContext
+from ..workloads import limit_range_violations
 
 ID = "PF106"
 SLUG = "limit-range-violated"
 TITLE = "Outside the namespace's LimitRange bounds"
 SEVERITY = "error"
+CATEGORY = "resources"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 

@@ -1,11 +1,36 @@
-"""PF208: a KubeletConfiguration's Memory Manager policy the kubelet refuses.
+"""## What it does
+A KubeletConfiguration's memoryManagerPolicy is not spelled None or Static, or Static comes without
+matching reservedMemory.
 
+## Why it matters
+The kubelet compares memoryManagerPolicy case-sensitively (static is not Static) and exits on an
+unknown value. The Static policy needs reservedMemory per NUMA node totalling kubeReserved +
+systemReserved + the hard eviction threshold for memory; without it the kubelet exits.
+
+## Example
+```yaml
+kind: KubeletConfiguration
+memoryManagerPolicy: static
+```
+
+## How to fix
+Write memoryManagerPolicy: Static and declare reservedMemory, e.g. [{numaNode: 0, limits: {memory:
+1100Mi}}] for 1Gi reserved + 100Mi eviction.
+
+## Source
+kubernetes pkg/kubelet/cm/memorymanager (policy names, validateReservedMemory); Kubernetes docs
+"Utilizing the NUMA-aware Memory Manager"
+
+## Implementation
 ``memoryManagerPolicy`` is ``None`` (the default) or ``Static``, spelled exactly so: the kubelet
 compares it case-sensitively and exits on anything else (``static`` included). ``Static`` also
 needs ``reservedMemory`` (memory reserved per NUMA node): the kubelet exits when it is missing or
 when its total differs from kubeReserved + systemReserved + the hard eviction threshold for
-memory (``evictionHard["memory.available"]``, 100Mi by default); the total is compared when all
-three are quantities.
+memory (``evictionHard["memory.available"]``); the total is compared when all three are
+quantities. The kubelet's defaults apply to ``evictionHard`` only when it is absent (100Mi for
+memory.available): a configuration that sets other signals and not memory.available has none
+(0), unless ``mergeDefaultEvictionSettings: true`` fills the signals left out with the defaults
+(``pkg/kubelet/apis/config/v1beta1/defaults.go``).
 """
 
 from __future__ import annotations
@@ -16,12 +41,13 @@ from ..facts import is_kubelet_configuration
 from ..findings import Finding
 from ..options import Option
 from ..quantity import format_memory, parse_memory
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF208"
 SLUG = "memory-manager-policy-invalid"
 TITLE = "Memory Manager policy the kubelet refuses"
 SEVERITY = "error"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 
@@ -83,12 +109,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 details={"policy": policy},
             )
             continue
-        eviction = raw.get("evictionHard")
-        ev = (
-            _memory(eviction, "memory.available")
-            if isinstance(eviction, Mapping) and "memory.available" in eviction
-            else DEFAULT_EVICTION_MEMORY
-        )
+        ev = _eviction_memory(raw)
         parts = (_memory(raw.get("kubeReserved"), "memory"), _memory(raw.get("systemReserved"), "memory"), ev)
         total = _reserved_total(reserved)
         if total is None or any(p is None for p in parts):
@@ -97,9 +118,37 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if total != expected:
             yield Finding(
                 ID,
-                f"reservedMemory totals {format_memory(total)} but kubeReserved + systemReserved + evictionHard "
-                f"memory.available is {format_memory(expected)}: the kubelet refuses to start with the Static policy",
+                f"reservedMemory totals {format_memory(total)} but kubeReserved {format_memory(parts[0] or 0)} + "
+                f"systemReserved {format_memory(parts[1] or 0)} + hard eviction memory.available "
+                f"{format_memory(parts[2] or 0)} ({_eviction_source(raw)}) is {format_memory(expected)}: "
+                "the kubelet refuses to start with the Static policy",
                 o.location_at(("reservedMemory",)),
                 o.ref,
                 details={"reserved_memory": total, "expected": expected},
             )
+
+
+def _eviction_memory(raw: Mapping[str, object]) -> int | None:
+    """The hard eviction threshold for memory.available the kubelet runs with (None when it is not
+    a quantity): the default when ``evictionHard`` is absent or null; else the one it sets; else
+    the default when ``mergeDefaultEvictionSettings`` is true, and none (0) when it is not."""
+    eviction = raw.get("evictionHard")
+    if eviction is None:
+        return DEFAULT_EVICTION_MEMORY
+    if not isinstance(eviction, Mapping):
+        return None  # not a map: the file does not load (PF902)
+    if "memory.available" in eviction:
+        return _memory(eviction, "memory.available")
+    return DEFAULT_EVICTION_MEMORY if raw.get("mergeDefaultEvictionSettings") is True else 0
+
+
+def _eviction_source(raw: Mapping[str, object]) -> str:
+    """Where the memory.available threshold comes from, as :func:`_eviction_memory` decided."""
+    eviction = raw.get("evictionHard")
+    if eviction is None:
+        return "the default: evictionHard is not set"
+    if isinstance(eviction, Mapping) and "memory.available" in eviction:
+        return "evictionHard"
+    if raw.get("mergeDefaultEvictionSettings") is True:
+        return "the default, merged by mergeDefaultEvictionSettings"
+    return "none: evictionHard is set without it, so no default applies"

@@ -1,7 +1,30 @@
-"""PF603: after packing, the free capacity cannot absorb Σ(limit − request) (times the headroom share).
+"""## What it does
+After packing, the nodes cannot absorb the gap between requests and limits (the expected peak).
 
+## Why it matters
+Pods packed by requests on nodes without room for their limits are throttled or OOM-killed at peak;
+the study chose four nodes over three for this headroom. With measured usage (check --usage), a pod
+whose running containers were all measured counts its measured peak (the sum of their max) − request
+instead of its limit − request: the burst it took, not the one it may take; a pod without limits
+then has a burst.
+
+## Example
+```yaml
+# requests fill the nodes; limits are twice the requests
+```
+
+## How to fix
+Add a node or use a larger VM class so that Σ(limit − request) (with --usage, Σ(measured peak −
+request)) fits the free capacity.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Select the number of worker
+nodes"
+
+## Implementation
 With measured usage (``check --usage``) a pod whose running containers were all measured counts its
-measured peak − request instead of its limit − request: the burst it took, not the one it may take."""
+measured peak − request instead of its limit − request: the burst it took, not the one it may take.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +32,19 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 
 ID = "PF603"
 SLUG = "no-burst-headroom"
 TITLE = "No burst headroom"
 SEVERITY = "warning"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
     Option(
@@ -57,7 +80,9 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
     if h.free_cpu < h.needed_cpu:
         short.append(f"CPU {format_cpu(h.needed_cpu)} needed, {format_cpu(h.free_cpu)} free")
     if h.free_memory < h.needed_memory:
-        short.append(f"memory {fmt_mem(h.needed_memory)} needed, {fmt_mem(h.free_memory)} free")
+        short.append(
+            f"memory {format_memory(h.needed_memory, exact=False)} needed, {format_memory(h.free_memory, exact=False)} free"
+        )
     pool = a.pools[0].name
     loc, obj = pool_anchor(facts, pool)
     extra = {"measured_pods": h.measured_pods} if h.measured_pods else {}

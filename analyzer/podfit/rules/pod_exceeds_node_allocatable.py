@@ -1,4 +1,21 @@
-"""PF303: a pod larger than every node's allocatable (after system overhead and DaemonSets), per cluster."""
+"""## What it does
+A pod's requests exceed the allocatable resources of every node pool after system overhead and
+DaemonSets.
+
+## Why it matters
+Such a pod can never be scheduled; it stays Pending.
+
+## Example
+```yaml
+resources: {requests: {cpu: 1500m, memory: 9Gi}}   # on medium nodes
+```
+
+## How to fix
+Use a larger VM class for a node pool, or lower the pod's requests.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), system pod overhead
+"""
 
 from __future__ import annotations
 
@@ -7,17 +24,17 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..packing.bounds import fits
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     per_cluster,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 
 ID = "PF303"
 SLUG = "pod-exceeds-node-allocatable"
 TITLE = "Pod larger than any node"
 SEVERITY = "error"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = ()
 
@@ -34,9 +51,9 @@ def check(ctx) -> Iterator[Finding]:
             yield Finding(
                 rule=ID,
                 message=(
-                    f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {fmt_mem(p.memory)} but the largest "
+                    f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {format_memory(p.memory, exact=False)} but the largest "
                     f"node {'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has "
-                    f"{format_cpu(best.cpu)} CPU / {fmt_mem(best.memory)} allocatable after system overhead and "
+                    f"{format_cpu(best.cpu)} CPU / {format_memory(best.memory, exact=False)} allocatable after system overhead and "
                     "DaemonSets: it can never be scheduled"
                 ),
                 location=w.location,

@@ -1,4 +1,26 @@
-"""PF109: a container requests far more than its measured p95: capacity reserved and left unused."""
+"""## What it does
+A container requests far more than its measured p95 (--usage); the difference is reserved on the
+nodes and never used.
+
+## Why it matters
+The scheduler reserves the request whether it is used or not: a request well above what the
+container uses 95% of the time strands node capacity that no other pod can be placed on, which costs
+nodes.
+
+## Example
+```yaml
+resources: {requests: {cpu: "2"}}   # p95 300m
+```
+
+## How to fix
+Lower the request towards the measured p95 (keep the limit for the peak).
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container resource
+requests and limits" (load testing, real-time resource usage monitoring, steady-state and peak
+loads); cAdvisor metrics container_cpu_usage_seconds_total, container_memory_working_set_bytes; krr
+(Robusta) requests from usage percentiles
+"""
 
 from __future__ import annotations
 
@@ -12,6 +34,7 @@ ID = "PF109"
 SLUG = "request-above-measured-p95"
 TITLE = "Request far above the measured p95"
 SEVERITY = "info"
+CATEGORY = "resources"
 REQUIRES: tuple[str, ...] = ("usage",)
 OPTIONS: tuple[Option, ...] = (
     Option(

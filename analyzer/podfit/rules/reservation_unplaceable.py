@@ -1,4 +1,22 @@
-"""PF502: the reservations cannot be placed host by host (DRS admission control)."""
+"""## What it does
+The reservations fit the cluster's total but no assignment of VMs to hosts holds them (DRS admission
+is per host).
+
+## Why it matters
+DRS admits a VM only where one host has its whole reservation unreserved; fragmentation can leave a
+VM unpowered though the cluster total suffices.
+
+## Example
+```yaml
+# three guaranteed VMs of 60% of a host each on two hosts
+```
+
+## How to fix
+Use smaller VM classes, or fewer guaranteed VMs.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), DRS admission control
+"""
 
 from __future__ import annotations
 
@@ -6,13 +24,14 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..rule_context import RuleContext
 from ..vsphere import describe_vms, finding_anchor, place, reservation_share, reservations_of
-from . import RuleContext
 
 ID = "PF502"
 SLUG = "reservation-unplaceable"
 TITLE = "Reservations cannot be placed host by host"
 SEVERITY = "error"
+CATEGORY = "capacity"
 REQUIRES: tuple[str, ...] = ("hosts",)
 OPTIONS: tuple[Option, ...] = (
     Option("time-budget", "duration", 5, "Time for the exact placement proof (seconds, or 500ms, 10s, 2m).", minimum=0),

@@ -1,4 +1,23 @@
-"""PF501: CPU (MHz) or memory reservations above the vSphere cluster's HA-adjusted capacity."""
+"""## What it does
+CPU (MHz) or memory reservations of guaranteed node VMs and vSphere Pods exceed the vSphere
+cluster's capacity after HA admission control.
+
+## Why it matters
+vSphere HA keeps the capacity of the tolerated host failures free; VMs whose reservations do not fit
+what is left are refused power-on.
+
+## Example
+```yaml
+# 7 guaranteed-8xlarge workers on the default 4-host cluster
+```
+
+## How to fix
+Use best-effort classes for non-critical clusters, fewer or smaller guaranteed nodes, or add hosts.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Understand vSphere cluster CPU
+capacity", HA admission control
+"""
 
 from __future__ import annotations
 
@@ -6,13 +25,15 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..quantity import format_memory
+from ..rule_context import RuleContext
 from ..vsphere import analyze_capacity, describe_vms, finding_anchor, reservations_of
-from . import RuleContext
 
 ID = "PF501"
 SLUG = "reservations-exceed-ha-capacity"
 TITLE = "Reservations above HA-adjusted capacity"
 SEVERITY = "error"
+CATEGORY = "capacity"
 REQUIRES: tuple[str, ...] = ("hosts",)
 OPTIONS: tuple[Option, ...] = ()
 
@@ -34,10 +55,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             f"({cap.cpu_total_mhz:,} MHz less {cap.cpu_ha_reserved_mhz:,} for HA)"
         )
     if report.memory_over_ha:
-        gib = 2**30
         over.append(
-            f"memory reservations {report.memory_reserved_bytes / gib:.1f} GiB > "
-            f"{cap.memory_available_bytes / gib:.1f} GiB available after HA"
+            f"memory reservations {format_memory(report.memory_reserved_bytes, exact=False)} > "
+            f"{format_memory(cap.memory_available_bytes, exact=False)} available after HA"
         )
     if not over:
         return

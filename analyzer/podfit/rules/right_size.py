@@ -1,18 +1,44 @@
-"""PF604: the NUMA-fitting VM class and node count with least waste (and the headroom) differ from
-the pools in use.
+"""## What it does
+The VM class and node count that fit the workloads with the least waste and the configured headroom
+differ from the pools in use.
 
+## Why it matters
+Fewer, larger nodes lose less to per-node system overhead; nodes too large exceed a NUMA node. The
+study's two 9.6-CPU instances ran best on four xlarge nodes. The classes weighed are those the
+platform can provision: on runtime tkg and vsphere-pods the built-in vSphere with Tanzu classes and
+the declared ones; on kubernetes and bare-metal the declared classes (spec.vmClasses) and the pools'
+own. With hosts in the platform, no count exceeds what the hosts hold beside the other node VMs:
+each VM on one host, memory host by host after HA, vCPUs within PF503's overcommit ratio, guaranteed
+classes' reservations within the CPU left after HA; when no class fits, the finding says so. The
+count packs requests (what the scheduler places); with measured usage (check --usage) the headroom
+takes the measured peaks (PF603) and the finding sets the measured p95 of the measured pods beside
+their requests.
+
+## Example
+```yaml
+# twelve small nodes where four xlarge would do
+```
+
+## How to fix
+Move to the recommended VM class and node count.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), right-sizing demonstration
+
+## Implementation
 The recommendation packs requests (the scheduler packs them); with measured usage (``check --usage``)
 the burst headroom counts the measured peaks (see PF603), and the finding sets the measured p95 of
-the measured pods beside their requests: how much of what the count holds is used."""
+the measured pods beside their requests: how much of what the count holds is used.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from ..findings import Finding
 from ..options import Option
 from ..packing.measured import measured_totals
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
@@ -20,13 +46,14 @@ from ..packing.rules_support import (
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 from ..usage import UsageFacts
 
 ID = "PF604"
 SLUG = "right-size"
 TITLE = "Right-sizing advice"
 SEVERITY = "info"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = ()
 
@@ -41,7 +68,7 @@ def _measured(facts: PackingFacts, usage: UsageFacts | None) -> tuple[str, dict]
     if usage is None:
         return "", {}
     parts, details = [], {}
-    for resource, label, fmt in (("cpu", "CPU", format_cpu), ("memory", "memory", fmt_mem)):
+    for resource, label, fmt in (("cpu", "CPU", format_cpu), ("memory", "memory", partial(format_memory, exact=False))):
         t = measured_totals(facts.inputs, usage, resource)
         if not t.pods:
             continue

@@ -1,5 +1,26 @@
-"""PF605: packing cannot tell where some pods may run, because their node selection depends on a
-label no node pool describes; they are left out of packing (never a proof of misfit)."""
+"""## What it does
+Some pods select nodes by a label that no node pool describes, so packing cannot tell where they may
+run.
+
+## Why it matters
+A nodeSelector or required node affinity on a label the platform does not give (a custom label such
+as node-pool or gpu) could match every pool or none. podfit leaves these pods out of packing rather
+than guess: leaving pods out never turns a fit into a misfit, so PF601 stays a proof, but the
+capacity these pods need is not counted.
+
+## Example
+```yaml
+nodeSelector: {node-pool: batch}   # no node pool in the platform says it has node-pool=batch
+```
+
+## How to fix
+Describe the label on the node pools that carry it (platform nodePools[].labels, the
+TanzuKubernetesCluster node pool's labels, or `podfit pack --pool-label POOL:KEY=VALUE`).
+
+## Source
+Kubernetes scheduling (nodeSelector, node affinity); Performance Best Practices for Kubernetes with
+VMware Tanzu (2021), packing
+"""
 
 from __future__ import annotations
 
@@ -11,12 +32,13 @@ from ..packing.rules_support import (
     per_cluster,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF605"
 SLUG = "scheduling-unknown"
 TITLE = "Node selection on labels the platform does not describe"
 SEVERITY = "info"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = ()
 

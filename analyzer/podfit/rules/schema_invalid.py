@@ -1,5 +1,24 @@
-"""PF902 schema-invalid: an object that fails its Kubernetes, CRD or Platform schema, offline.
+"""## What it does
+An object fails its Kubernetes or CRD schema, or a KubeletConfiguration the kubelet's own type
+(validated offline).
 
+## Why it matters
+The API server would reject the object, or silently drop misspelt fields such as "request:" for
+"requests:".
+
+## Example
+```yaml
+resources: {request: {cpu: 1}}
+```
+
+## How to fix
+Correct the field named in the message. A file that holds a patch rather than an object (a `kubectl
+patch` body) is not a manifest; list it under `ignore:` in .podfit.yaml.
+
+## Source
+Kubernetes OpenAPI schemas
+
+## Implementation
 Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` (the
 Tanzu kinds, and the kubelet's KubeletConfiguration from its Go type: ``make kubelet-schema``) and
 ``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
@@ -36,6 +55,7 @@ ID = "PF902"
 SLUG = "schema-invalid"
 TITLE = "Object fails its schema"
 SEVERITY = "error"
+CATEGORY = "input"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
     Option(
@@ -52,44 +72,13 @@ MAX_PER_OBJECT = 10  # violations reported per object; the rest are counted in t
 
 def schema_set(version: str | None, strict: bool) -> SchemaSet:
     """One compiled set per (schema directory, Kubernetes version, strictness), shared by every run
-    in the process (and, built in the podfit server, by its workers)."""
+    in the process."""
     return _schema_set(kubernetes_schema_root(), version, strict)
 
 
 @lru_cache(maxsize=8)
 def _schema_set(root: Path | None, version: str | None, strict: bool) -> SchemaSet:
     return SchemaSet(version, strict, root=root)
-
-
-# Kinds whose validators the podfit server builds before it forks (podfit.server.preload).
-COMMON_KINDS = (
-    ("apps/v1", "Deployment"),
-    ("apps/v1", "StatefulSet"),
-    ("apps/v1", "DaemonSet"),
-    ("batch/v1", "Job"),
-    ("batch/v1", "CronJob"),
-    ("v1", "Pod"),
-    ("v1", "Service"),
-    ("v1", "ConfigMap"),
-    ("v1", "Secret"),
-    ("v1", "ServiceAccount"),
-    ("v1", "Namespace"),
-    ("v1", "LimitRange"),
-    ("v1", "ResourceQuota"),
-    ("v1", "PersistentVolumeClaim"),
-    ("autoscaling/v2", "HorizontalPodAutoscaler"),
-    ("networking.k8s.io/v1", "Ingress"),
-    ("policy/v1", "PodDisruptionBudget"),
-)
-
-
-def warm() -> None:
-    """Build the default set's validators for the common kinds (the podfit server, before it forks)."""
-    if kubernetes_schema_root() is None:
-        return
-    schemas = schema_set(None, True)
-    for api, kind in COMMON_KINDS:
-        schemas.validator(api, kind)
 
 
 def _settings(ctx: Any) -> tuple[str | None, bool]:

@@ -1,4 +1,22 @@
-"""PF602: after packing, capacity on nodes that no pod could use (threshold: percent of allocatable)."""
+"""## What it does
+After packing, capacity is left on nodes that no pod could use; fewer or other nodes would do.
+
+## Why it matters
+Stranded capacity is paid for but never used (for example CPU left on nodes whose memory is full).
+Not reported when the pools already are the least-waste VM class and node count (PF604's advice),
+since no class of the platform strands less.
+
+## Example
+```yaml
+# memory-heavy pods on CPU-heavy nodes
+```
+
+## How to fix
+Choose a VM class whose CPU-to-memory ratio matches the workloads, or fewer nodes (see PF604).
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), right-sizing
+"""
 
 from __future__ import annotations
 
@@ -6,7 +24,6 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.report import fmt_mem
 from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
@@ -14,12 +31,13 @@ from ..packing.rules_support import (
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
-from ..quantity import format_cpu
+from ..quantity import format_cpu, format_memory
 
 ID = "PF602"
 SLUG = "stranded-capacity"
 TITLE = "Stranded node capacity"
 SEVERITY = "info"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
     Option("percent", "integer", 10, "Stranded share of a pool's capacity worth reporting, in percent.", minimum=0),
@@ -50,7 +68,7 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
     yield Finding(
         rule=ID,
         message=(
-            f"{facts.prefix}{format_cpu(s.cpu)} CPU and {fmt_mem(s.memory)} memory are stranded on "
+            f"{facts.prefix}{format_cpu(s.cpu)} CPU and {format_memory(s.memory, exact=False)} memory are stranded on "
             f"{len(s.nodes)} node(s) ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
             "what is left there"
             + (

@@ -1,5 +1,27 @@
-"""PF209: the share of CFS periods in which a container was throttled, as measured by cAdvisor
-(container_cpu_cfs_throttled_periods_total / container_cpu_cfs_periods_total), is above a threshold."""
+"""## What it does
+The share of CFS periods in which a container was throttled, measured by cAdvisor (--usage), is
+above the threshold.
+
+## Why it matters
+Each throttled period stops all the container's threads until the next period starts: requests that
+arrive then wait up to the rest of the period. The measured share is what PF202 and PF203 predict
+from the limit, the threads and the node size; measured, it needs no model. When the node size is
+known the finding sets PF203's prediction for the same limit beside it (PF203's threads, burst and
+demand: the measured CPU p95 when measured).
+
+## Example
+```yaml
+resources: {limits: {cpu: 500m}}   # throttled in 40% of its periods over 7 days
+```
+
+## How to fix
+Raise the CPU limit (or drop it and rely on requests), use whole CPUs with the static CPU Manager,
+or reduce the threads that run at once.
+
+## Source
+cAdvisor container_cpu_cfs_throttled_periods_total / container_cpu_cfs_periods_total;
+kubernetes-mixin CPUThrottlingHigh alert (25%); Kubernetes CPU limits vs bare metal study (2021)
+"""
 
 from __future__ import annotations
 
@@ -14,6 +36,7 @@ ID = "PF209"
 SLUG = "throttling-measured-high"
 TITLE = "High measured CPU throttling"
 SEVERITY = "warning"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ("usage",)
 OPTIONS: tuple[Option, ...] = (
     Option(

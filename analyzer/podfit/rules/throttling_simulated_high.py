@@ -1,5 +1,32 @@
-"""PF203 throttling-simulated-high: the quantitative verdict on the containers PF202 screens.
+"""## What it does
+The simulated CFS throttling score of a container is above the threshold on the node size it lands
+on.
 
+## Why it matters
+PF202's screen says a limit could be throttled; PF203 says how much. It simulates the kernel's CFS
+bandwidth control with the container's limit, its threads (podfit.io/threads), their average CPU
+demand (with check --usage, the p95 of the measured CPU rate: the busy hours' demand; else
+podfit.io/cpu-demand, else the CPU request) and CPU work per burst (podfit.io/cpu-burst, else 2 ms)
+on the logical CPUs of the largest node the pod may land on (as for PF202), and reports the
+throttled periods, the p99 latency a burst gains (where at least 50 bursts completed), and the
+throttled time per period. When PF203 runs, PF202's findings are left out: one cause, one finding.
+
+## Example
+```yaml
+resources: {requests: {cpu: 1500m}, limits: {cpu: 1500m}}   # 200 threads on 256 CPUs
+```
+
+## How to fix
+Apply one of the changes the finding names (each brings the score under the threshold with the same
+demand): the CPU limit it gives, no CPU limit, or whole CPUs in a Guaranteed pod with the static CPU
+Manager. If the assumed demand is wrong, declare podfit.io/threads, podfit.io/cpu-demand and
+podfit.io/cpu-burst instead.
+
+## Source
+Kubernetes CPU limits vs bare metal study (2021); kernel/sched/fair.c; kubernetes pkg/features
+(DisableCPUQuotaWithExclusiveCPUs)
+
+## Implementation
 PF202 (Rego) is the static screen: a CPU limit with fewer 5 ms slices per period than the node has
 logical CPUs. PF203 simulates CFS bandwidth control for every container that screen flags and
 reports those whose throttling score reaches the threshold; when PF203 runs, PF202's findings are
@@ -41,12 +68,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..facts import CFS_PERIOD_US, CFS_SLICE_US, linux_excluded
+from ..facts import CFS_PERIOD_US, CFS_SLICE_US, cfs_screen_limit, cfs_slices
 from ..findings import Finding
 from ..model import Container, Workload
 from ..options import Option
 from ..quantity import format_cpu, parse_cpu
 from ..throttle import Result, simulate
+from ..throttle.scenario import Scenario
 from ..throttle.sweep import container_scenario
 from ..usage import ContainerUsage, UsageFacts
 
@@ -54,6 +82,7 @@ ID = "PF203"
 SLUG = "throttling-simulated-high"
 TITLE = "High simulated CPU throttling"
 SEVERITY = "warning"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ("node-logical-cpus",)
 SUPERSEDES: tuple[str, ...] = ("PF202",)
 DEFAULT_SCORE = 50
@@ -74,8 +103,6 @@ THREADS_ANNOTATION = "podfit.io/threads"
 DEMAND_ANNOTATION = "podfit.io/cpu-demand"
 BURST_ANNOTATION = "podfit.io/cpu-burst"
 DEFAULT_BURST_US = 2_000
-PERIOD_US = CFS_PERIOD_US
-SLICE_US = CFS_SLICE_US
 STEP = 100  # millicores: the granularity of a suggested limit
 # The measured CPU rate is a 5-minute average per sample; its p95 is the demand of the busy hours,
 # the load under which throttling costs latency. The median would rate the quiet hours, the max one
@@ -105,14 +132,9 @@ def skip_reason(ctx) -> str | None:
     return None
 
 
-def needs_simulation(limit_millicores: int, cpus: int, period_us: int = PERIOD_US, slice_us: int = SLICE_US) -> bool:
-    """PF202's static test: fewer whole slices per period than logical CPUs (no division)."""
-    return limit_millicores * period_us < cpus * slice_us * 1000
-
-
-def screen_clear_limit(cpus: int, period_us: int = PERIOD_US, slice_us: int = SLICE_US) -> int:
-    """The smallest limit (millicores) that PF202's screen passes: one slice per logical CPU."""
-    return -(-cpus * slice_us * 1000 // period_us)
+def needs_simulation(limit_millicores: int, cpus: int) -> bool:
+    """PF202's screen for a CPU limit on nodes of ``cpus`` logical CPUs (:func:`cfs_screen_limit`)."""
+    return limit_millicores < cfs_screen_limit(cpus)
 
 
 def _annotated(workload: Workload, container: str, key: str) -> str | None:
@@ -226,6 +248,18 @@ def demand_for(workload: Workload, c: Container, default_threads: int, usage: Us
     )
 
 
+MEMO_KEY = "PF203"  # ctx.memo: (object, container) → ThrottleBasis of each finding
+
+
+@dataclass(frozen=True)
+class ThrottleBasis:
+    """The simulation behind one finding: its scenario, the score threshold and the suggested limit."""
+
+    scenario: Scenario
+    threshold: int
+    suggested: int
+
+
 @lru_cache(maxsize=4096)
 def simulate_cached(
     limit_millicores: int | None,
@@ -241,8 +275,8 @@ def simulate_cached(
 
 def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
     """The smallest limit, in 100m steps above ``start``, whose score is under ``threshold`` (with
-    the same demand); at most :func:`screen_clear_limit`, which PF202's screen already passes."""
-    cap = screen_clear_limit(cpus)
+    the same demand); at most :func:`~podfit.facts.cfs_screen_limit`, which PF202's screen already passes."""
+    cap = cfs_screen_limit(cpus)
 
     def clears(limit: int) -> bool:
         if not needs_simulation(limit, cpus):
@@ -274,28 +308,30 @@ def check(ctx) -> Iterator[Finding]:
     seconds = int(ctx.option("seconds"))
     kub = ctx.facts.kubelet
     for w in ctx.workloads:
-        if linux_excluded(w.pod.scheduling):
-            continue
+        screened = ctx.facts.cfs_screen(w)  # PF202's screen, one answer for both rules
         cpus = node_logical_cpus(ctx, w)
-        if cpus is None:
+        if not screened or cpus is None:  # (the screen is empty without a node size)
             continue
-        qos = w.pod.qos_class
-        for c in w.pod.all_containers:
-            limit = c.resources.cpu_limit
-            if not limit or limit <= 0 or kub.exclusive_cpus(qos, limit):
-                continue
-            if not needs_simulation(limit, cpus):
-                continue
+        for c in screened:
+            limit = c.resources.cpu_limit or 0  # (the screen holds only containers with a limit)
             d = demand_for(w, c, default_threads, ctx.facts.usage)
             res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
             if res.score < threshold:
                 continue
             free = simulate_cached(None, cpus, d.threads, seconds, d.demand, d.burst_us)
-            yield _finding(ctx, w, c, cpus, limit, d, res, free, threshold, seconds, kub)
+            finding = _finding(ctx, w, c, cpus, limit, d, res, free, threshold, seconds, kub)
+            # what the finding rests on, for the report's picture of it (podfit.visuals): the very
+            # scenario simulated here, the threshold and the limit suggested
+            ctx.memo.setdefault(MEMO_KEY, {})[(str(w.ref), c.name)] = ThrottleBasis(
+                container_scenario(limit, cpus, d.threads, seconds, d.demand, d.burst_us),
+                threshold,
+                finding.details["suggested_cpu_limit"],
+            )
+            yield finding
 
 
 def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, threshold, seconds, kub) -> Finding:
-    slices = limit * PERIOD_US // (SLICE_US * 1000)
+    slices = cfs_slices(limit)
     used_cpus = min(d.threads, cpus)
     per_period = res.throttled_per_period_ns
     throttled_pct = round(100 * res.nr_throttled / max(1, res.nr_periods))
@@ -331,7 +367,8 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
         else f"too few bursts for a p99 latency ({res.bursts_done} completed in {seconds} s, {P99_MIN_BURSTS} needed)"
     )
     message = (
-        f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of 5 ms per 100 ms period): "
+        f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of {CFS_SLICE_US / 1000:g} ms "
+        f"per {CFS_PERIOD_US / 1000:g} ms period): "
         f"throttling score {res.score}/100 (threshold {threshold}). Assumed {d.describe()}. "
         f"Simulated {seconds} s: throttled in {throttled_pct}% of periods, "
         f"{p99_text}, "

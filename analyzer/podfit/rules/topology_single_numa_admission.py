@@ -1,11 +1,35 @@
-"""PF206: a Guaranteed pod larger than one NUMA node, on nodes whose Topology Manager admits only
-single-NUMA placements.
+"""## What it does
+A Guaranteed pod needs more CPUs or memory than one NUMA node while the kubelet's Topology Manager
+policy is single-numa-node.
 
+## Why it matters
+single-numa-node keeps only the topology hints that put a resource on one NUMA node. Exclusive CPUs
+(static CPU Manager, whole CPUs) or guaranteed memory (Memory Manager Static) larger than a NUMA
+node have no such hint, so the kubelet rejects the pod with TopologyAffinityError and it never runs.
+(restricted admits it: the narrowest hints, two NUMA nodes, count as preferred.)
+
+## Example
+```yaml
+kind: KubeletConfiguration
+topologyManagerPolicy: single-numa-node   # and a Guaranteed pod with 96 CPUs on 64-CPU NUMA nodes
+```
+
+## How to fix
+Split the work into containers (scope container) or pods that each fit one NUMA node, or use
+topologyManagerPolicy restricted or best-effort on these nodes.
+
+## Source
+kubernetes pkg/kubelet/cm/topologymanager (single-numa-node policy), cpumanager
+generateCPUTopologyHints; Kubernetes docs "Control Topology Management Policies on a node"
+
+## Implementation
 With ``topologyManagerPolicy: single-numa-node`` the kubelet keeps only the hints that place a
 resource on one NUMA node; a container (``topologyManagerScope: container``, the default) or pod
 (``pod``) whose exclusive CPUs (static CPU Manager, Guaranteed pod, whole CPUs) or guaranteed memory
 (Memory Manager ``Static``) need more than one NUMA node gets no such hint, and the pod fails
-admission with ``TopologyAffinityError``. With ``restricted`` the narrowest hints (two NUMA nodes for
+admission with ``TopologyAffinityError``. In the pod scope the CPUs counted are the containers' whole CPU
+requests only (:func:`pod_guaranteed_cpus`, as the kubelet counts them), so a pod whose total is
+not whole is still judged. With ``restricted`` the narrowest hints (two NUMA nodes for
 such a request) count as preferred (cpumanager ``generateCPUTopologyHints``), so the size alone is
 no failure there and this rule stays silent. The NUMA node is the smallest of the platform's
 bare-metal hosts (cores × hardware threads, memory / NUMA nodes); the Topology Manager, CPU Manager
@@ -17,15 +41,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Finding
-from ..model import QOS_GUARANTEED
+from ..model import QOS_GUARANTEED, Container, PodSpec
 from ..options import Option
 from ..quantity import format_cpu, format_memory
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF206"
 SLUG = "topology-single-numa-admission"
 TITLE = "Guaranteed pod larger than one NUMA node under single-numa-node"
 SEVERITY = "error"
+CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ("numa-node",)
 OPTIONS: tuple[Option, ...] = ()
 REPLACES: tuple[str, ...] = ("PF302",)  # the pod never runs: PF302's advice on its size is moot
@@ -46,6 +71,28 @@ def _too_big(cpu: int, memory: int, cpu_aligned: bool, mem_aligned: bool, numa_c
     return out
 
 
+def pod_guaranteed_cpus(pod: PodSpec) -> int:
+    """The exclusive CPUs the static CPU Manager counts for a Guaranteed pod in the Topology
+    Manager's pod scope (cpumanager ``podGuaranteedCPUs``): each container's CPU request when it is
+    whole, else 0; the app containers and sidecars (restartable init containers) summed, against the
+    largest one-shot init container with the sidecars started before it. 40 + 40 + 0.5 CPUs is 80."""
+
+    def whole(c: Container) -> int:
+        cpu = c.resources.cpu_request
+        return cpu // 1000 if cpu is not None and cpu % 1000 == 0 else 0
+
+    by_init = by_sidecars = 0
+    for c in pod.all_containers:
+        if not c.init:
+            continue
+        if c.sidecar:
+            by_sidecars += whole(c)
+        else:
+            by_init = max(by_init, by_sidecars + whole(c))
+    by_apps = sum(whole(c) for c in pod.all_containers if not c.init)
+    return max(by_init, by_apps + by_sidecars)
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     facts = ctx.facts
     kub = facts.kubelet
@@ -60,7 +107,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         if w.pod.qos_class != QOS_GUARANTEED:
             continue
         if kub.topology_manager_scope == "pod":
-            cpu, mem = w.pod.cpu_request, w.pod.memory_request
+            cpu, mem = pod_guaranteed_cpus(w.pod) * 1000, w.pod.memory_request
             too_big = _too_big(cpu, mem, cpu_aligned, mem_aligned, numa_cpus, numa_mem)
             if too_big:
                 yield _finding(
@@ -74,11 +121,12 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     kub.topology_manager_scope,
                 )
             continue
+        pinned = facts.exclusive_cpus(w)  # the containers the static CPU Manager aligns
         for c in w.pod.all_containers:
             too_big = _too_big(
                 c.resources.cpu_request or 0,
                 c.resources.memory_request or 0,
-                cpu_aligned,
+                c.name in pinned,
                 mem_aligned,
                 numa_cpus,
                 numa_mem,

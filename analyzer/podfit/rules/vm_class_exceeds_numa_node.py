@@ -1,5 +1,25 @@
-"""PF301: a node pool's VM class is wider than one NUMA node of the hosts.
+"""## What it does
+A node pool's VM class has more vCPUs than there are physical cores in a NUMA node, or more memory
+than a NUMA node holds.
 
+## Why it matters
+Such a VM is "wide": ESXi splits it into several NUMA clients, and memory accesses that cross NUMA
+nodes are slower. Worker nodes that fit one NUMA node run faster.
+
+## Example
+```yaml
+kind: TanzuKubernetesCluster
+... workers: {class: best-effort-8xlarge}   # 32 vCPUs on 16-core NUMA nodes
+```
+
+## How to fix
+Choose a VM class whose vCPUs and memory fit one NUMA node, and add nodes instead.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), VM size; The CPU Scheduler in
+VMware vSphere 5.1, wide VMs
+
+## Implementation
 A VM with more vCPUs than a NUMA node has physical cores, or more memory than it holds, is a "wide"
 VM: ESXi splits it into NUMA clients, and its memory accesses cross the interconnect. The pools
 come from the facts: the platform's own and those of the cluster manifests in the input.
@@ -13,12 +33,13 @@ from ..clusters import cluster_objects
 from ..findings import Finding
 from ..options import Option
 from ..quantity import format_memory
-from . import RuleContext
+from ..rule_context import RuleContext
 
 ID = "PF301"
 SLUG = "vm-class-exceeds-numa-node"
 TITLE = "Node VM class wider than a NUMA node"
 SEVERITY = "error"
+CATEGORY = "numa"
 REQUIRES: tuple[str, ...] = ("numa-node", "node-pools")
 OPTIONS: tuple[Option, ...] = ()
 

@@ -1,5 +1,22 @@
-"""PF403: on vSphere Pods, memory limits that add up to more than the CRX cap
-max(3 × Σ requests, largest limit): memory beyond the cap is never given."""
+"""## What it does
+On vSphere Pods, the memory limits add up to more than the CRX cap max(3 × Σ requests, largest
+limit); memory beyond the cap is never given.
+
+## Why it matters
+The CRX memory is min(Σ limits, max(3 × Σ requests, largest single limit)); a limit above that
+promises memory the pod cannot get.
+
+## Example
+```yaml
+resources: {requests: {memory: 1Gi}, limits: {memory: 8Gi}}
+```
+
+## How to fix
+Raise the memory requests, or lower the limits to the cap.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), vSphere Pods memory sizing
+"""
 
 from __future__ import annotations
 
@@ -7,14 +24,15 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..rule_context import RuleContext
 from ..vsphere import describe_crx, fmt_memory
-from . import RuleContext
 from ._crx import sized_pods
 
 ID = "PF403"
 SLUG = "vsphere-pod-memory-capped"
 TITLE = "vSphere Pod memory limit beyond the CRX cap"
 SEVERITY = "info"
+CATEGORY = "vsphere"
 REQUIRES: tuple[str, ...] = ("runtime-vsphere-pods",)
 OPTIONS: tuple[Option, ...] = ()
 

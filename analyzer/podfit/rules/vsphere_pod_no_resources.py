@@ -1,6 +1,24 @@
-"""PF401: on vSphere Pods, a container (init included) with neither requests nor limits after
-Kubernetes defaulting (LimitRange defaults applied): the CRX is sized without it. A pod whose
-pod-level spec.resources set CPU and memory is sized from them, so its containers need none."""
+"""## What it does
+On vSphere Pods, a container (init containers included) has neither requests nor limits after
+LimitRange defaults, so the CRX is sized without it; with no container setting any it gets the
+default 1 vCPU and 1 GiB.
+
+## Why it matters
+A vSphere Pod's CRX VM is sized from its containers' requests and limits; with none it gets 1 vCPU
+and 1 GiB whatever the load (89k TPS for Redis in the study, against 175k with 2 CPUs).
+
+## Example
+```yaml
+containers: [{name: redis, image: redis}]
+```
+
+## How to fix
+Set CPU and memory requests and limits on every container of a vSphere Pod.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying container resource
+requests and limits" (vSphere Pods)
+"""
 
 from __future__ import annotations
 
@@ -9,14 +27,15 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..model import Workload
 from ..options import Option
+from ..rule_context import RuleContext
 from ..vsphere import describe_crx
-from . import RuleContext
 from ._crx import sized_pods
 
 ID = "PF401"
 SLUG = "vsphere-pod-no-resources"
 TITLE = "vSphere Pod container without resources"
 SEVERITY = "error"
+CATEGORY = "vsphere"
 REQUIRES: tuple[str, ...] = ("runtime-vsphere-pods",)
 OPTIONS: tuple[Option, ...] = ()
 

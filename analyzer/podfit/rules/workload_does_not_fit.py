@@ -1,6 +1,23 @@
-"""PF601: the pods cannot be packed onto the node pools (proven by a lower bound or by CP-SAT), per
-cluster (each cluster's workloads onto its own pools; see podfit.packing.rules_support).
+"""## What it does
+The pods (replicas, DaemonSets on every node, anti-affinity) cannot be packed onto the node pools.
 
+## Why it matters
+Pods that do not fit stay Pending; a total that fits can still fail to pack because pods are
+indivisible.
+
+## Example
+```yaml
+# three 850m and three 400m pods on two 2,000m nodes
+```
+
+## How to fix
+Add nodes, use a larger VM class (see PF604), or lower requests.
+
+## Source
+Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Select a virtual machine size
+for worker nodes"
+
+## Implementation
 The finding points at what the proof is about: the workload a certificate names (no pool can run
 it, its anti-affinity group or spread cap needs more nodes than it may use), else each workload that
 alone does not fit the pools it may use, else the node pool that the pods together do not fit (its
@@ -28,6 +45,7 @@ ID = "PF601"
 SLUG = "workload-does-not-fit"
 TITLE = "Workloads do not fit the node pools"
 SEVERITY = "error"
+CATEGORY = "packing"
 REQUIRES: tuple[str, ...] = ("node-pools",)
 OPTIONS: tuple[Option, ...] = (
     Option(

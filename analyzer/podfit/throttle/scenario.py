@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..facts import CFS_PERIOD_US, CFS_SLICE_US
+
 __all__ = [
     "CPU_BOUND",
     "REQUEST",
@@ -129,19 +131,19 @@ class Scenario:
     ``other_tasks``: ``(cpu, start_us, end_us)`` intervals in which tasks outside the group held a
     CPU (the machine's own services, kernel threads); the group's threads do not run there, and a
     thread they took the CPU from goes back to its queue, so that EEVDF picks afresh when they end.
-    Measured on a real machine from ``sched_stat_runtime`` (``podfit.throttle.calibrate``); empty
+    Measured on a real machine from ``sched_stat_runtime`` (the kernel calibration, ``lab/calibrate/``); empty
     unless given (a dedicated machine).
     """
 
     cpus: int
     threads: int
     quota_us: int | None
-    period_us: int = 100_000
+    period_us: int = CFS_PERIOD_US
     burst_us: int = 0
     seconds_us: int = 10_000_000
     seed: int = 0
     hz: int = 250
-    slice_us: int = 5_000  # sched_cfs_bandwidth_slice_us
+    slice_us: int = CFS_SLICE_US  # sched_cfs_bandwidth_slice_us
     min_runtime_us: int = 1_000  # min_cfs_rq_runtime: kept on a CPU when its last thread sleeps
     slack_us: int = 5_000  # cfs_bandwidth_slack_period
     min_expiration_us: int = 2_000  # min_bandwidth_expiration
@@ -193,7 +195,7 @@ class Scenario:
         return self.groups or ((self.threads, self.workload),)
 
     @staticmethod
-    def quota_for_limit(limit_millicores: int, period_us: int = 100_000) -> int:
+    def quota_for_limit(limit_millicores: int, period_us: int = CFS_PERIOD_US) -> int:
         """``cpu.cfs_quota_us`` the kubelet writes for a CPU limit (at least the kernel's 1 ms)."""
         return max(1_000, limit_millicores * period_us // 1000)
 
@@ -205,7 +207,7 @@ class Scenario:
 
     @property
     def slices_per_period(self) -> int | None:
-        """How many whole 5 ms slices the quota holds (PF202's measure)."""
+        """How many whole slices the quota holds (PF202's measure)."""
         if self.quota_us is None:
             return None
         return self.quota_us // self.slice_us

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from ..facts import CFS_PERIOD_US
 from .scenario import Scenario, Workload
 from .sim import simulate
 
 __all__ = ["SweepPoint", "Sweep", "container_scenario", "sweep", "sweep_scenario", "sweep_limits"]
 
-PERIOD_US = 100_000
 STEP_MILLICORES = 100  # swept limits are multiples of 0.1 CPU
 MAX_FACTOR = 4  # the sweep goes up to 4 × the current limit
 
@@ -36,11 +36,17 @@ class Sweep:
     threshold: int
     current_millicores: int
     points: tuple[SweepPoint, ...]
+    # the limit the analysis that asked for the sweep suggested (PF203's search in 100m steps), one of
+    # the points; None: the least swept limit that clears the threshold
+    suggested: int | None = None
 
     @property
     def suggested_millicores(self) -> int | None:
-        """The least swept limit above the current one whose score is below the threshold (None when
-        no limit in the range brings it below: dropping the limit is the remedy left)."""
+        """The suggested limit: the one handed in, else the least swept limit above the current one
+        whose score is below the threshold (None when no limit in the range brings it below:
+        dropping the limit is the remedy left)."""
+        if self.suggested is not None:
+            return self.suggested
         for p in self.points:
             if p.limit_millicores > self.current_millicores and p.score < self.threshold:
                 return p.limit_millicores
@@ -66,19 +72,21 @@ def _point(sc: Scenario) -> SweepPoint:
     return SweepPoint(limit, res.score, res.throttled_time_ns // max(1, res.nr_periods), res.burst_delay_p99_ns or 0)
 
 
-def sweep_scenario(base: Scenario, threshold: int) -> Sweep:
+def sweep_scenario(base: Scenario, threshold: int, suggested: int | None = None) -> Sweep:
     """Every limit of :func:`sweep_limits` in ``base`` (which has a limit), its other settings kept
-    and the demand held at what ``base``'s limit offers."""
+    and the demand held at what ``base``'s limit offers; ``suggested``, a limit another analysis
+    suggested, is swept too and named the suggestion."""
     current = base.limit_millicores
     if current is None:
         raise ValueError("a sweep needs a scenario with a CPU limit")
     demand = base.workload.demand_for(current)
     workload = replace(base.workload, demand_millicores=demand)
+    limits = sorted(set(sweep_limits(current, base.cpus)) | ({suggested} if suggested is not None else set()))
     points = tuple(
         _point(replace(base, quota_us=Scenario.quota_for_limit(limit, base.period_us), workload=workload))
-        for limit in sweep_limits(current, base.cpus)
+        for limit in limits
     )
-    return Sweep(base.cpus, base.threads, demand, threshold, current, points)
+    return Sweep(base.cpus, base.threads, demand, threshold, current, points, suggested)
 
 
 def container_scenario(
@@ -98,8 +106,8 @@ def container_scenario(
     return Scenario(
         cpus=cpus,
         threads=threads,
-        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, PERIOD_US),
-        period_us=PERIOD_US,
+        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, CFS_PERIOD_US),
+        period_us=CFS_PERIOD_US,
         seconds_us=seconds * 1_000_000,
         seed=0,
         workload=workload,

@@ -5,7 +5,9 @@ small C program with gcc, creates a cgroup (v1 ``cpu`` controller under ``/sys/f
 v2 ``cpu.max``), runs the program inside it, reads ``cpu.stat`` and removes the cgroup again. It then
 simulates the same scenario (C = this machine's CPUs) and prints both side by side.
 
-Run it as root: ``PYTHONPATH=analyzer python -m podfit.throttle.calibrate``.
+A measurement lab, not part of the package: it imports podfit (the simulator) as a library. Run it
+as root from the repository: ``python lab/calibrate/calibrate.py --repeat 5`` (``make calibrate``).
+The options, the findings and the saved tables: lab/calibrate/NOTEBOOK.md.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .scenario import CPU_BOUND, REQUEST, Scenario, Workload
-from .sim import simulate
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analyzer"))
+
+from podfit.throttle import CPU_BOUND, REQUEST, Scenario, Workload, simulate  # noqa: E402
+from podfit.throttle.kernel import kernel_flags  # noqa: E402
 
 __all__ = [
     "Config",
@@ -38,7 +42,6 @@ __all__ = [
     "CgroupUnavailable",
     "cgroup_root",
     "kernel_hz",
-    "kernel_flags",
     "measure",
     "simulate_config",
     "simulate_mean",
@@ -366,18 +369,6 @@ def kernel_hz() -> int:
     return 250
 
 
-def kernel_flags(release: str | None = None) -> dict[str, bool]:
-    """Model switches matching a kernel release: slice expiry before 5.4, empty-group accounting before
-    6.6, task-based throttling from 6.18."""
-    m = re.match(r"(\d+)\.(\d+)", release or platform.release())
-    ver = (int(m.group(1)), int(m.group(2))) if m else (6, 6)
-    return {
-        "pre_5_4_expiry": ver < (5, 4),
-        "account_empty_throttled": ver < (6, 6),
-        "task_based_throttle": ver >= (6, 18),
-    }
-
-
 def compile_program(workdir: str) -> str:
     """Build the calibration's workload program (``_C_SOURCE``) in ``workdir``; its path."""
     cc = shutil.which("gcc") or shutil.which("cc")
@@ -494,7 +485,7 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace: bool = True) -> Measure
     """Run ``exe`` in a fresh cgroup with the config's quota; return cpu.stat and CPU used. ``seed``
     draws the threads' phases, bursts and sleeps (as the model's seed does, though not the same draws).
     With ``trace``, where tracefs can be written, the tasks outside the group that held a CPU during
-    the run are traced into ``other_tasks`` (``bench/calibration_trace_ab.py`` measures whether the
+    the run are traced into ``other_tasks`` (``lab/calibrate/trace_ab.py`` measures whether the
     tracing changes what it measures)."""
     root, version = cgroup_root()
     group = os.path.join(root, f"podfit-calib-{os.getpid()}-{time.monotonic_ns()}")
@@ -609,7 +600,7 @@ def wake_latency_profile(exe: str) -> tuple[int, int, int]:
 
 # An idle wake-up 90th percentile above this (µs) means the host kept this machine's virtual CPUs
 # waiting while a row ran: 68-135 µs on quiet nights of this machine kind, 0.9-1.7 ms on a busy one
-# (docs/throttling.md). The 99th percentile is not the test: of 200 wake-ups it is the second
+# (NOTEBOOK.md). The 99th percentile is not the test: of 200 wake-ups it is the second
 # latest, which one host hiccup on a quiet night took to 1.3 ms. Such a row is marked "contended";
 # it still counts, but is not a quiet-machine figure.
 CONTENDED_P90_US = 500
@@ -769,14 +760,14 @@ def simulate_config(
 
 # Of a burst's CPU besides its work, the part a thread runs going to sleep, from the end of the work
 # to switch-out: a median 5.9 µs in sched_switch traces of the 32-thread periodic workload on this
-# machine kind, 6.4 µs in an 8-thread exponential one (docs/throttling.md). The rest it runs on
+# machine kind, 6.4 µs in an 8-thread exponential one (NOTEBOOK.md). The rest it runs on
 # waking: switch-in to the return to user space (about 5 µs traced) and leaving the idle state, which
 # this kernel's trace does not show (some switches from the idle task are missing) and which grows
 # with how long the CPU was idle (29 µs per wake-up after 1 ms sleeps, 66 µs after 20-50 ms).
 SLEEP_CPU_US = 6
 
 # How the machine varies around the row's means, measured on this machine kind in per-burst records
-# of `1000m/4 fixed 5ms` (docs/throttling.md). The CPU a thread used besides its work varied from
+# of `1000m/4 fixed 5ms` (NOTEBOOK.md). The CPU a thread used besides its work varied from
 # burst to burst with a standard deviation of 14 µs (5-35 µs between the 10th and 90th percentiles);
 # the model draws the waking part so. The two CPUs' pairs of workers had cycles of different
 # lengths within a run, the difference between them (their idle wake-ups) drawn anew each run: a
@@ -1242,7 +1233,7 @@ def _measure_rows(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m podfit.throttle.calibrate", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python lab/calibrate/calibrate.py", description=__doc__.splitlines()[0])
     ap.add_argument("rows", nargs="*", help="run only the rows whose name contains one of these")
     ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times (the mean is compared)")
     ap.add_argument(

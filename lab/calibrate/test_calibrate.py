@@ -16,6 +16,8 @@ is, because other load can only take CPU away from the group (it runs with the h
 
 Skipped only when no cgroup can be written (not root, no cpu controller) or there is no C compiler.
 The deterministic tests of the simulator itself (closed forms, invariants) are tests/test_throttle.py.
+The lab is not part of the package: this file imports it from its own directory, and podfit as a
+library; pytest collects it with tests/ (``testpaths`` in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ import tempfile
 import pytest
 
 from podfit.facts import CFS_SLICE_US
-from podfit.throttle import calibrate as cal
+
+LAB = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, LAB)
+
+import calibrate as cal  # noqa: E402
+import trace_ab  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -122,19 +129,16 @@ def test_other_tasks_traced_only_when_asked(exe):
 
 
 def test_sign_flip_p_of_the_trace_experiment():
-    """bench/calibration_trace_ab.py's paired test: over 10,000 random sign flips it is within 0.02
+    """trace_ab.py's paired test: over 10,000 random sign flips it is within 0.02
     of the exact share of all 2^n flips whose mean is as far from 0, and pairs that differ only by
     noise are not called a difference."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
-    from calibration_trace_ab import sign_flip_p
-
     for diffs in ([3, 1, 4, 2, 5, 1, 2, 6], [2, -1, 3, -4, 1, 0, -2, 2], [1, 1, 1, 1, 1, 1, 1, -1]):
         flips = list(itertools.product((1, -1), repeat=len(diffs)))
         exact = sum(
             1 for f in flips if abs(sum(a * b for a, b in zip(f, diffs, strict=True))) >= abs(sum(diffs))
         ) / len(flips)
-        assert abs(sign_flip_p(diffs) - exact) < 0.02
-    assert sign_flip_p([2, -1, 3, -4, 1, 0, -2, 2]) > 0.5
+        assert abs(trace_ab.sign_flip_p(diffs) - exact) < 0.02
+    assert trace_ab.sign_flip_p([2, -1, 3, -4, 1, 0, -2, 2]) > 0.5
 
 
 def test_cgroups_cleaned_up(exe):
@@ -146,16 +150,6 @@ def test_other_load_is_what_the_group_did_not_use():
     real = cal.Measurement(nr_periods=10, nr_throttled=5, throttled_time_ns=0, cpu_used_ns=500_000_000, seconds=1.0)
     assert cal.other_load(0, 1_500_000_000, real) == pytest.approx(1.0)
     assert cal.other_load(0, 400_000_000, real) == 0.0  # never negative
-
-
-def test_kernel_flags_by_release():
-    def flags(pre54, empty, task):
-        return {"pre_5_4_expiry": pre54, "account_empty_throttled": empty, "task_based_throttle": task}
-
-    assert cal.kernel_flags("4.19.0") == flags(True, True, False)
-    assert cal.kernel_flags("5.4.0-100-generic") == flags(False, True, False)
-    assert cal.kernel_flags("6.17.9") == flags(False, False, False)
-    assert cal.kernel_flags("6.18.44") == flags(False, False, True)
 
 
 def test_p99_held_to_the_target_only_with_enough_bursts():
@@ -227,7 +221,7 @@ def test_saved_runs_read_back_as_written(tmp_path):
 
 def test_files_saved_before_per_row_latency_still_load():
     """The table of 2026-11-23 has no latency per row: each row is simulated with the table's."""
-    saved = cal.SavedRuns.read(os.path.join(os.path.dirname(__file__), "..", "bench/data/calibration-2026-11-23.json"))
+    saved = cal.SavedRuns.read(os.path.join(LAB, "data", "calibration-2026-11-23.json"))
     assert saved.row_latency == {}
     assert (saved.latency, saved.machine) == (78, cal.Machine(2, 250, "6.18.44-fc-v657"))
     assert [c.name for c in cal.CONFIGS] == list(saved.runs)
@@ -430,18 +424,15 @@ def test_measured_runs_saved_for_load(tmp_path, capsys):
 
 
 def test_trace_experiment_saves_both_halves_paired(tmp_path, capsys, monkeypatch):
-    """bench/calibration_trace_ab.py on a 3 s row, two pairs: each half has one run per seed, the
+    """trace_ab.py on a 3 s row, two pairs: each half has one run per seed, the
     traced half with the other tasks (where tracefs can be written) and the untraced one without;
     both files name this machine and their half and read back for --load."""
     why = _writable()
     if why:
         pytest.skip(why)
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
-    import calibration_trace_ab
-
     prefix = str(tmp_path / "ab")
     monkeypatch.setattr(sys, "argv", ["ab", "--row", "500m/1 busy", "--pairs", "2", "--save", prefix])
-    assert calibration_trace_ab.main() == 0
+    assert trace_ab.main() == 0
     assert "500m/1 busy, 2 pairs of 3 s runs" in capsys.readouterr().out
     traced, untraced = (cal.SavedRuns.read(f"{prefix}-{half}.json") for half in ("traced", "untraced"))
     for saved, half in ((traced, "traced"), (untraced, "untraced")):

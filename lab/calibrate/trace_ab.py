@@ -1,30 +1,27 @@
 """Does tracing the other tasks change what the calibration measures? A paired kernel experiment.
 
 Usage (root, cgroup cpu controller, a C compiler; about 30 s per pair for the periodic rows):
-    python bench/calibration_trace_ab.py [--row "1000m/4 fixed 5ms"] [--pairs 40] [--save PREFIX]
+    python lab/calibrate/trace_ab.py [--row "1000m/4 fixed 5ms"] [--pairs 40] [--save PREFIX]
 
 Runs one calibration row ``--pairs`` times with the ``sched_stat_runtime`` trace of the other tasks
 and as many times without it, each pair with the same seed (the same phases, bursts and sleeps),
 alternating which goes first, and prints the throttled periods of both halves, their mean
 difference and a sign-flip permutation test of it (seeded, 10,000 flips): how likely a difference
 that large is if the tracing changes nothing. With ``--save PREFIX`` both halves are written as
-``PREFIX-traced.json`` and ``PREFIX-untraced.json``, which ``python -m podfit.throttle.calibrate
+``PREFIX-traced.json`` and ``PREFIX-untraced.json``, which ``python lab/calibrate/calibrate.py
 --load`` and ``--reproducibility`` read.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analyzer"))
-
-from podfit.throttle import calibrate as cal  # noqa: E402
+import calibrate as cal  # lab/calibrate/calibrate.py, beside this script (it finds podfit itself)
 
 FLIPS = 10_000
 
@@ -80,7 +77,7 @@ def main() -> int:
             header = (
                 f"{machine.text()}, "
                 f"{cfg.name} with the other tasks {suffix} (paired by seed with the other half, "
-                "bench/calibration_trace_ab.py)"
+                "lab/calibrate/trace_ab.py)"
             )
             saved = cal.SavedRuns(
                 header,

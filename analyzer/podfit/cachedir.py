@@ -1,0 +1,78 @@
+"""The user's podfit cache directory, used only when nobody else can write to it.
+
+podfit keeps derived data there to start faster: the policies' machine code compiled by wasmtime
+and the schema definitions each Kubernetes kind reaches. Neither may come from anyone but the
+user: wasmtime runs deserialized machine code as it is (a planted file would run as the user), and
+a planted definitions file would change PF902's verdicts. So a cache directory (and every
+directory on the way to it from ``$XDG_CACHE_HOME``, else ``~/.cache``) must belong to the user
+running podfit (or root) and be closed to writes by group and others; a cached file must belong to
+the user and be writable by nobody else. Where that does not hold, podfit works without a cache:
+the same results, computed each run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["cache_dir", "trusted_file", "write_private"]
+
+
+def _base() -> Path:
+    env = os.environ.get("XDG_CACHE_HOME")
+    return Path(env) if env and os.path.isabs(env) else Path.home() / ".cache"
+
+
+def _safe_dir(st: os.stat_result) -> bool:
+    return stat.S_ISDIR(st.st_mode) and st.st_uid in (os.geteuid(), 0) and not st.st_mode & 0o022
+
+
+def cache_dir(*parts: str) -> Path | None:
+    """``<cache base>/podfit/<parts>``, created private (0700) when missing; None when it or a
+    directory above it (up to the cache base) could be written by another user, or when it cannot
+    be made."""
+    base = _base()
+    target = base.joinpath("podfit", *parts)
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)  # the XDG base may not exist yet
+        st = os.stat(base)
+        shared_sticky = st.st_uid == 0 and st.st_mode & stat.S_ISVTX  # /tmp: no one renames another's entry
+        if not stat.S_ISDIR(st.st_mode) or not (_safe_dir(st) or shared_sticky):
+            return None
+        current = base
+        for name in ("podfit", *parts):
+            current = current / name
+            try:
+                os.mkdir(current, 0o700)
+            except FileExistsError:
+                pass
+            st = os.lstat(current)  # a symlink is not followed: it could point anywhere
+            if not _safe_dir(st) or st.st_uid != os.geteuid():
+                return None
+    except OSError:
+        return None
+    return target
+
+
+def trusted_file(path: Path) -> bool:
+    """Is ``path`` a regular file of this user's that no one else can write (safe to load)?"""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all, readable and writable by this user only (a
+    temporary file beside it, then a rename). OSError when it cannot."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,139 @@
+"""The Python rules: which modules of :mod:`podfit.rules` define a rule, and what each declares.
+
+The declarations are cached in ``$XDG_CACHE_HOME/podfit`` (see :func:`declarations`), so that a
+run imports only the rule modules whose rules run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import pkgutil
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .cachedir import cache_dir, trusted_file, write_private
+from .options import Option
+
+__all__ = ["python_rules", "declarations", "LOADER_RULES"]
+
+PACKAGE = "podfit.rules"
+_RULES_DIR = Path(__file__).resolve().parent / "rules"
+
+# Rules raised by the loader and the check pipeline rather than by a rule module.
+LOADER_RULES = frozenset({"PF901", "PF903", "PF904", "PF905", "PF907", "PF908", "PF909"})
+
+
+class _Rules(Mapping[str, ModuleType]):
+    """Rule id → module, each module imported when first asked for: a run imports only the rules
+    whose required facts are present (and what they import: packing, throttle, vSphere)."""
+
+    def __init__(self, modules: Mapping[str, str]) -> None:
+        self._modules = dict(modules)
+
+    def __getitem__(self, rule_id: str) -> ModuleType:
+        return importlib.import_module(f"{PACKAGE}.{self._modules[rule_id]}")
+
+    def __contains__(self, rule_id: object) -> bool:
+        return rule_id in self._modules  # without importing the module, as Mapping's would
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
+@lru_cache(maxsize=1)
+def python_rules() -> Mapping[str, ModuleType]:
+    """Rule id → module, for every module of :mod:`podfit.rules` that defines ID and check()."""
+    return _Rules({rule_id: d["module"] for rule_id, d in declarations().items()})
+
+
+def _import_all() -> dict[str, ModuleType]:
+    found: dict[str, ModuleType] = {}
+    for info in sorted(pkgutil.iter_modules([str(_RULES_DIR)]), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{PACKAGE}.{info.name}")
+        rule_id = getattr(module, "ID", None)
+        if rule_id and callable(getattr(module, "check", None)):
+            if rule_id in found:
+                raise RuntimeError(f"rule {rule_id} defined twice: {found[rule_id].__name__}, {module.__name__}")
+            found[rule_id] = module
+    return dict(sorted(found.items()))
+
+
+def _declared(module: ModuleType) -> dict[str, Any]:
+    return {
+        "module": module.__name__.rsplit(".", 1)[1],
+        "slug": getattr(module, "SLUG", None),
+        "title": getattr(module, "TITLE", None),
+        "severity": getattr(module, "SEVERITY", None),
+        "requires": list(getattr(module, "REQUIRES", ())),
+        "options": [asdict(o) for o in getattr(module, "OPTIONS", ())],
+    }
+
+
+def _cache_file() -> Path | None:
+    """Where the declarations are cached (None without a private cache directory,
+    :mod:`podfit.cachedir`): one file per installation (keyed by the package's place), named by the
+    Python version and every module of the package (path, size, modification time), so an edited or
+    upgraded podfit reads them afresh and two checkouts do not evict each other's."""
+    root = cache_dir()
+    if root is None:
+        return None
+    package = Path(__file__).resolve().parent
+    place = hashlib.sha256(str(package).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    h = hashlib.sha256(sys.version.encode())
+    for dirpath, dirnames, filenames in os.walk(package):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                h.update(f"{os.path.join(dirpath, name)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return root / f"rules-{place}-{h.hexdigest()[:32]}.json"
+
+
+@lru_cache(maxsize=1)
+def declarations() -> Mapping[str, Mapping[str, Any]]:
+    """Rule id → what its module declares (module name, SLUG, TITLE, SEVERITY, REQUIRES, OPTIONS),
+    read from the cache when the package is unchanged since it was written; otherwise every rule
+    module is imported (measured: a one-file check that imports all 29 takes about 40 ms more CPU,
+    a fifth of its time, than one that imports only the 12 whose rules run)."""
+    cache = _cache_file()
+    data = None
+    if cache is not None and trusted_file(cache):
+        try:
+            data = json.loads(cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+    if not isinstance(data, dict):
+        data = {rule_id: _declared(module) for rule_id, module in _import_all().items()}
+        try:
+            if cache is not None:
+                write_private(cache, json.dumps(data).encode("utf-8"))
+                place = cache.name.split("-")[1]
+                for old in cache.parent.glob(f"rules-{place}-*.json"):
+                    if old != cache:
+                        old.unlink(missing_ok=True)
+        except OSError:
+            pass  # no writable cache: the modules are imported each run
+    return {
+        rule_id: {
+            **d,
+            "requires": tuple(d["requires"]),
+            "options": tuple(
+                Option(**{**o, "choices": tuple(o["choices"]) if o["choices"] is not None else None})
+                for o in d["options"]
+            ),
+        }
+        for rule_id, d in data.items()
+    }

@@ -1,0 +1,81 @@
+"""## What it does
+A container sets a memory request but no memory limit, after the namespace's LimitRange defaults.
+
+## Why it matters
+Memory cannot be throttled. A container without a memory limit takes node memory until the node runs
+short, and then the kubelet evicts, or the kernel's OOM killer kills, whichever pod it picks: often a
+neighbour that stayed within its request. The scheduler placed the pod by its request, so every pod on
+that node is exposed to the gap between the request and whatever the container grows to.
+
+## Example
+```yaml
+resources:
+  requests: {cpu: 250m, memory: 256Mi}
+  limits: {cpu: "1"}
+```
+
+## How to fix
+Set resources.limits.memory at the container's measured peak plus a margin (PF107 and PF108 check it
+against measured usage), or, for a pod that needs memory limits to stay Guaranteed, equal to the
+request. A pod-level memory limit (spec.resources) bounds its containers together and is enough.
+
+## Source
+Kubernetes, "Resource Management for Pods and Containers" (memory limits are enforced by the kernel's
+OOM killer, not throttled) and "Node-pressure Eviction" (Burstable pods using more than they request
+are evicted first); Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Specifying
+container resource requests and limits"
+
+## Implementation
+A BestEffort pod (no request or limit anywhere) is PF105's alone, and a container with no memory
+request at all PF102's: one cause, one finding. One-shot
+init containers are left out unless ``init-containers`` is on (they end before the app starts and
+are bounded by the pod's effective limit only when the app containers are). Pods that run as
+vSphere Pods are left out: their CRX caps memory (PF402, PF403).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..findings import Finding
+from ..model import QOS_BEST_EFFORT
+from ..options import Option
+from ..quantity import format_memory
+from ..rule_context import RuleContext
+
+ID = "PF111"
+SLUG = "memory-limit-missing"
+TITLE = "Memory limit missing"
+SEVERITY = "warning"
+CATEGORY = "resources"
+REQUIRES: tuple[str, ...] = ()
+OPTIONS: tuple[Option, ...] = (
+    Option("init-containers", "boolean", False, "Also report one-shot init containers without a memory limit."),
+)
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    with_init = bool(ctx.option("init-containers"))
+    for w in ctx.workloads:
+        pod = w.pod
+        if pod.qos_class == QOS_BEST_EFFORT or pod.pod_level("memory_limit") is not None:
+            continue
+        if ctx.facts.runs_as_vsphere_pod(w):
+            continue
+        for c in pod.all_containers:
+            if c.init and not c.sidecar and not with_init:
+                continue
+            request = c.resources.memory_request
+            if c.resources.memory_limit is not None or request is None:
+                continue  # no memory request at all is PF102's (one cause, one finding)
+            word = "sidecar" if c.sidecar else "init container" if c.init else "container"
+            yield Finding(
+                ID,
+                f'{word} "{c.name}" requests {format_memory(request)} of memory and sets no memory limit: it '
+                "can take node memory until the node runs short and the kubelet evicts, or the OOM killer "
+                "kills, a pod of its choosing",
+                c.location,
+                w.ref,
+                c.name,
+                {"memory_request": request, "init_container": c.init and not c.sidecar, "sidecar": c.sidecar},
+            )

@@ -1,0 +1,390 @@
+"""Workloads from the loaded objects, with Kubernetes' semantics applied: the LimitRange defaults
+of their namespace (as the LimitRanger admission plugin gives them), request = limit where only a
+limit is set, replicas. Also the LimitRanges' min/max/ratio bounds and the judgement of a container
+against them (:func:`limit_range_violations`), and where a container stands in its object. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .findings import Finding
+from .loader import _str_pairs
+from .model import (
+    WORKLOAD_KINDS,
+    Container,
+    K8sObject,
+    Location,
+    ObjectRef,
+    PodSpec,
+    Resources,
+    Workload,
+)
+from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
+from .scheduling import constraints_from_spec
+
+__all__ = [
+    "build_workloads",
+    "workload_from_object",
+    "limit_range_defaults",
+    "LimitRangeDefaults",
+    "LimitRangeConstraint",
+    "limit_range_constraints",
+    "limit_range_violations",
+    "container_name",
+    "container_line",
+    "container_path",
+]
+
+
+@dataclass(frozen=True)
+class LimitRangeDefaults:
+    """What the LimitRanger admission plugin gives a container of the namespace that sets nothing:
+    ``request`` fields hold the default requests, ``limit`` fields the default limits."""
+
+    request: Resources
+    limit: Resources
+
+
+_NO_DEFAULTS = LimitRangeDefaults(Resources(), Resources())
+_RES_FIELDS = (("cpu", parse_cpu), ("memory", parse_memory), ("ephemeral-storage", parse_memory))
+_ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
+
+
+def _quantities(
+    block: Any,
+    kind: str,
+    obj: K8sObject,
+    container: str | None,
+    findings: list[Finding],
+    where: str,
+    path: tuple[Any, ...] = (),
+) -> dict[str, int]:
+    """Parse a requests/limits mapping into {"cpu_request": m, ...}; bad values become PF903."""
+    out: dict[str, int] = {}
+    if not isinstance(block, dict):
+        return out
+    for name, parse in _RES_FIELDS:
+        if name not in block:
+            continue
+        value = block[name]
+        try:
+            out[f"{_ATTR[name]}_{kind}"] = parse(value)
+        except QuantityError as e:
+            findings.append(
+                Finding(
+                    rule="PF903",
+                    message=f"{where}{kind}s.{name}: {e.reason} ({value!r})",
+                    location=obj.location_at(path + (name,)),
+                    object=obj.ref,
+                    container=container,
+                    details={"field": f"{kind}s.{name}", "value": str(value)},
+                )
+            )
+    return out
+
+
+def limit_range_defaults(objects: Sequence[K8sObject], findings: list[Finding]) -> dict[str, LimitRangeDefaults]:
+    """The container defaults of each namespace's LimitRanges (an object without a namespace is in
+    "default"). Each ``type: Container`` item is defaulted as the API server does: an unset default
+    limit takes ``max``, an unset default request takes the default limit, then ``min``. Where a
+    namespace has several LimitRanges, the first (in input order) to default a field wins, as
+    admission applies them one after another to a container whose fields fill up."""
+    by_ns: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+    for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
+        ns = obj.ref.namespace or "default"
+        spec = obj.raw.get("spec")
+        limits = spec.get("limits") if isinstance(spec, dict) else None
+        for i, item in enumerate(limits if isinstance(limits, list) else ()):
+            if not isinstance(item, dict) or item.get("type") != "Container":
+                continue
+            at = ("spec", "limits", i)
+
+            def q(key: str, kind: str, item: dict = item, obj: K8sObject = obj, at: tuple = at) -> dict[str, int]:
+                vals = _quantities(item.get(key), kind, obj, None, findings, f"LimitRange {key} ", at + (key,))
+                return {k.rsplit("_", 1)[0]: v for k, v in vals.items()}
+
+            default = {**q("max", "limit"), **q("default", "limit")}
+            request = {**q("min", "request"), **default, **q("defaultRequest", "request")}
+            req, lim = by_ns.setdefault(ns, ({}, {}))
+            for res, v in request.items():
+                req.setdefault(res, v)
+            for res, v in default.items():
+                lim.setdefault(res, v)
+    return {
+        ns: LimitRangeDefaults(
+            Resources(**{f"{k}_request": v for k, v in req.items()}),
+            Resources(**{f"{k}_limit": v for k, v in lim.items()}),
+        )
+        for ns, (req, lim) in by_ns.items()
+    }
+
+
+@dataclass(frozen=True)
+class LimitRangeConstraint:
+    """One bound a LimitRange item sets (``min``, ``max`` or ``maxLimitRequestRatio``) for one
+    resource of each ``Container`` or of the whole ``Pod``, as the LimitRanger admission plugin
+    enforces it. Quantities in millicores or bytes; a ratio in thousandths (``2`` → 2000)."""
+
+    limit_range: ObjectRef
+    location: Location
+    scope: str  # "Container" | "Pod"
+    bound: str  # "min" | "max" | "maxLimitRequestRatio"
+    resource: str  # "cpu" | "memory" | "ephemeral-storage"
+    value: int
+    text: str  # the quantity as written
+
+
+_BOUNDS = ("min", "max", "maxLimitRequestRatio")
+
+
+def limit_range_constraints(objects: Sequence[K8sObject]) -> dict[str, tuple[LimitRangeConstraint, ...]]:
+    """The min/max/maxLimitRequestRatio bounds of each namespace's LimitRanges (an object without a
+    namespace is in "default"), Container and Pod items, in input order. A quantity that does not
+    parse bounds nothing (its PF903 comes from :func:`limit_range_defaults`)."""
+    out: dict[str, list[LimitRangeConstraint]] = {}
+    for obj in sorted((o for o in objects if o.kind == "LimitRange"), key=lambda o: (o.location, o.ref.name)):
+        spec = obj.raw.get("spec")
+        limits = spec.get("limits") if isinstance(spec, dict) else None
+        for i, item in enumerate(limits if isinstance(limits, list) else ()):
+            if not isinstance(item, dict) or item.get("type") not in ("Container", "Pod"):
+                continue
+            for bound in _BOUNDS:
+                block = item.get(bound)
+                for name, parse in _RES_FIELDS:
+                    if not isinstance(block, dict) or name not in block:
+                        continue
+                    try:
+                        value = parse_cpu(block[name]) if bound == "maxLimitRequestRatio" else parse(block[name])
+                    except QuantityError:
+                        continue
+                    out.setdefault(obj.ref.namespace or "default", []).append(
+                        LimitRangeConstraint(
+                            obj.ref,
+                            obj.location_at(("spec", "limits", i, bound, name)),
+                            str(item["type"]),
+                            bound,
+                            name,
+                            value,
+                            str(block[name]),
+                        )
+                    )
+    return {ns: tuple(cs) for ns, cs in out.items()}
+
+
+def limit_range_violations(request: int | None, limit: int | None, constraint: LimitRangeConstraint) -> str | None:
+    """Why the LimitRanger admission plugin rejects a container (or pod) with this effective
+    ``request`` and ``limit`` (None: not set) of the constraint's resource, in its own words, or
+    None when it admits it (k8s.io/kubernetes plugin/pkg/admission/limitranger: min/max/ratio
+    constraints, checked after the defaults are applied)."""
+    c = constraint
+    what = f"{c.resource} usage per {c.scope} is {c.text}"
+    if c.bound == "min":
+        if request is None:
+            return f"minimum {what}, but no request is specified"
+        if request < c.value:
+            return f"minimum {what}, but the request is {_show(c.resource, request)}"
+        if limit is not None and limit < c.value:
+            return f"minimum {what}, but the limit is {_show(c.resource, limit)}"
+        return None
+    if c.bound == "max":
+        if limit is None:
+            return f"maximum {what}, but no limit is specified"
+        if limit > c.value:
+            return f"maximum {what}, but the limit is {_show(c.resource, limit)}"
+        if request is not None and request > c.value:
+            return f"maximum {what}, but the request is {_show(c.resource, request)}"
+        return None
+    ratio = f"{c.resource} max limit to request ratio per {c.scope} is {c.text}"
+    if not request:
+        return f"{ratio}, but no request is specified or the request is 0"
+    if not limit:
+        return f"{ratio}, but no limit is specified or the limit is 0"
+    if limit * 1000 > c.value * request:
+        return f"{ratio}, but the ratio is {limit / request:.3g}"
+    return None
+
+
+def _show(resource: str, value: int) -> str:
+    return format_cpu(value) if resource == "cpu" else format_memory(value)
+
+
+def _container(
+    c: Mapping[str, Any],
+    obj: K8sObject,
+    init: bool,
+    defaults: LimitRangeDefaults,
+    findings: list[Finding],
+    path: tuple[Any, ...],
+) -> Container:
+    name = container_name(c, init, path[-1])
+    res = c.get("resources")
+    res = res if isinstance(res, dict) else {}
+    vals = _quantities(res.get("requests"), "request", obj, name, findings, "", path + ("resources", "requests"))
+    vals.update(_quantities(res.get("limits"), "limit", obj, name, findings, "", path + ("resources", "limits")))
+    declared = Resources(**vals)
+    return Container(
+        name=name,
+        image=str(c.get("image") or ""),
+        resources=declared.with_defaults(defaults.request, defaults.limit),
+        declared=declared,
+        location=obj.location_at(path),
+        init=init,
+        sidecar=init and c.get("restartPolicy") == "Always",
+    )
+
+
+def _dig(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
+    cur: Any = doc
+    for key in path:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(key)
+    return cur
+
+
+def _anti_affinity(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    terms = _dig(spec, ("affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
+    out = []
+    for t in terms if isinstance(terms, list) else ():
+        if isinstance(t, dict) and t.get("topologyKey") == "kubernetes.io/hostname":
+            out.append(_str_pairs(_dig(t, ("labelSelector", "matchLabels"))))
+    return tuple(out)
+
+
+def _spread(spec: Mapping[str, Any]) -> int | None:
+    skews = []
+    for t in _list(spec.get("topologySpreadConstraints")):
+        if (
+            isinstance(t, dict)
+            and t.get("topologyKey") == "kubernetes.io/hostname"
+            and t.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
+            and isinstance(t.get("maxSkew"), int)
+        ):
+            skews.append(t["maxSkew"])
+    return min(skews) if skews else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any, default: int) -> int:
+    """A count field (int32 in the API; PF902 reports values out of its range): ``default`` else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else default
+
+
+def container_name(c: Mapping[str, Any], init: bool, index: int) -> str:
+    """A container's name; one without calls itself by its place, as the Rego library does
+    (``containers[0]``, ``initContainers[1]``)."""
+    name = c.get("name")
+    if isinstance(name, str) and name:
+        return name
+    return f"{'initContainers' if init else 'containers'}[{index}]"
+
+
+def container_line(obj: K8sObject, name: str | None) -> int:
+    """Line of the container called ``name`` in the object's pod spec (init containers first, as
+    ``PodSpec.all_containers`` orders them), else the object's own line. The same answer as the
+    container's location in :func:`workload_from_object`, from the raw object alone (so that the
+    engine's workers can resolve it while the main process still builds the workloads)."""
+    path = container_path(obj, name) if name else None
+    return obj.location.line if path is None else obj.line_at(path)
+
+
+def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
+    """Path from the object's root to the mapping of its container called ``name`` (init
+    containers first, as ``PodSpec.all_containers`` orders them); None when there is none."""
+    path = WORKLOAD_KINDS.get(obj.kind)
+    if path is None:
+        return None
+    template = _dig(obj.raw, path) if path else obj.raw
+    spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    sp = tuple(path) + ("spec",)
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(_list(spec.get(key))):
+            if isinstance(c, dict) and container_name(c, key == "initContainers", i) == name:
+                return sp + (key, i)
+    return None
+
+
+def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]) -> Workload | None:
+    path = WORKLOAD_KINDS.get(obj.kind)
+    if path is None:
+        return None
+    template = _dig(obj.raw, path) if path else obj.raw
+    if not isinstance(template, dict):
+        return None
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    tmeta = template.get("metadata")
+    if not isinstance(tmeta, dict):
+        tmeta = {}
+    sp = tuple(path) + ("spec",)
+    containers = tuple(
+        _container(c, obj, False, defaults, findings, sp + ("containers", i))
+        for i, c in enumerate(_list(spec.get("containers")))
+        if isinstance(c, dict)
+    )
+    inits = tuple(
+        _container(c, obj, True, defaults, findings, sp + ("initContainers", i))
+        for i, c in enumerate(_list(spec.get("initContainers")))
+        if isinstance(c, dict)
+    )
+    overhead = _quantities(spec.get("overhead"), "request", obj, None, findings, "overhead ", sp + ("overhead",))
+    own = spec.get("resources")
+    pod_resources = None
+    if isinstance(own, dict):
+        rp = sp + ("resources",)
+        vals = _quantities(own.get("requests"), "request", obj, None, findings, "pod ", rp + ("requests",))
+        vals.update(_quantities(own.get("limits"), "limit", obj, None, findings, "pod ", rp + ("limits",)))
+        vals = {k: v for k, v in vals.items() if not k.startswith("storage")}  # pod level: CPU and memory
+        pod_resources = Resources(**vals) if vals else None
+    pod = PodSpec(
+        containers=containers,
+        init_containers=inits,
+        overhead_cpu=overhead.get("cpu_request", 0),
+        overhead_memory=overhead.get("memory_request", 0),
+        node_selector=_str_pairs(spec.get("nodeSelector")),
+        anti_affinity_hostname=_anti_affinity(spec),
+        hostname_spread_max_skew=_spread(spec),
+        labels=_str_pairs(tmeta.get("labels")),
+        annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
+        runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
+        scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
+        pod_resources=pod_resources,
+    )
+    kind = obj.kind
+    if kind == "Pod":
+        replicas = 1
+    elif kind == "Job":
+        replicas = _int(_dig(obj.raw, ("spec", "parallelism")), 1)
+    elif kind == "CronJob":
+        replicas = _int(_dig(obj.raw, ("spec", "jobTemplate", "spec", "parallelism")), 1)
+    elif kind == "DaemonSet":
+        replicas = 0
+    else:
+        replicas = _int(_dig(obj.raw, ("spec", "replicas")), 1)
+    return Workload(obj=obj, pod=pod, replicas=replicas, per_node=kind == "DaemonSet")
+
+
+def build_workloads(
+    objects: Sequence[K8sObject], ranges: Mapping[str, LimitRangeDefaults] | None = None
+) -> tuple[tuple[Workload, ...], tuple[Finding, ...]]:
+    """Workloads of every kind, with the LimitRange defaults of their namespace applied (``ranges``
+    from :func:`limit_range_defaults`, computed here when not given). Pure."""
+    findings: list[Finding] = []
+    if ranges is None:
+        ranges = limit_range_defaults(objects, findings)
+    workloads = []
+    for obj in objects:
+        if obj.kind in WORKLOAD_KINDS:
+            w = workload_from_object(obj, ranges.get(obj.ref.namespace or "default", _NO_DEFAULTS), findings)
+            if w is not None:
+                workloads.append(w)
+    return tuple(workloads), tuple(findings)

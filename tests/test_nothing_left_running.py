@@ -1,0 +1,83 @@
+"""podfit leaves nothing running: every process a command starts has ended when it exits.
+
+The command runs under a small wrapper that makes itself a child subreaper (prctl
+PR_SET_CHILD_SUBREAPER), so any descendant that outlives podfit, a detached or double-forked one
+included, is re-parented to the wrapper rather than to init, where the wrapper counts it. The
+environment is a user's, not CI's (``CI`` removed), as a pre-commit hook runs on a laptop."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  containers:
+    - name: web
+      image: web:1
+      resources: {requests: {cpu: 250m, memory: 256Mi}, limits: {cpu: "1", memory: 256Mi}}
+"""
+
+WRAPPER = r"""
+import ctypes, json, os, subprocess, sys
+PR_SET_CHILD_SUBREAPER = 36
+if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    raise SystemExit("prctl failed")
+code = subprocess.run([sys.executable, "-m", "podfit", *sys.argv[1:]], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode
+me = os.getpid()
+left = []
+for entry in os.listdir("/proc"):
+    if entry.isdigit():
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == me:
+            left.append(open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace"))
+print(json.dumps({"code": code, "left": left}))
+"""
+
+
+def run_wrapped(*args: str, cwd: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PYTHONPATH"] = str(ROOT / "analyzer")
+    out = subprocess.run(
+        [sys.executable, "-c", WRAPPER, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are a Linux feature")
+@pytest.mark.parametrize(
+    "args",
+    [
+        # the pre-commit hook's own command line (.pre-commit-hooks.yaml)
+        ("check", "--allow-empty", "deploy.yaml"),
+        ("check", "--format", "json", "deploy.yaml"),
+        ("pack", "deploy.yaml", "--pool", "best-effort-xlarge=2"),
+    ],
+)
+def test_no_process_outlives_the_command(tmp_path: Path, args: tuple[str, ...]) -> None:
+    (tmp_path / "deploy.yaml").write_text(POD)
+    result = run_wrapped(*args, cwd=tmp_path)
+    assert result["code"] in (0, 1), result
+    assert result["left"] == []
+
+
+def test_the_hook_runs_podfit_directly() -> None:
+    hook = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    entry = next(line.split(":", 1)[1].strip() for line in hook.splitlines() if line.strip().startswith("entry:"))
+    assert entry.split()[:2] == ["podfit", "check"]
+    assert "--server" not in entry
