@@ -183,7 +183,7 @@ def test_pack_pool_count_out_of_range_is_a_usage_error(tmp_path, count):
     p.write_text(DEPLOYMENT.format(replicas=1))
     r = _run("pack", str(p), "--pool", f"best-effort-small={count}")
     assert r.exit_code == 2 and "--pool" in r.output
-    assert "1..5,000" in r.output or "CLASS=COUNT" in r.output  # 1e20 is not a count at all
+    assert "at most 5,000 nodes" in r.output or "CLASS=COUNT" in r.output  # 1e20 is not a count at all
     assert len(r.output) < 1000
 
 
@@ -369,7 +369,7 @@ def test_platform_pod_counts_beyond_int32_are_exit_2_naming_the_key(tmp_path, ol
     m.write_text(DEPLOYMENT.format(replicas=1))
     for command in (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"]):
         r = _run(command[0], str(m), "--platform", str(platform), *command[1:])
-        assert r.exit_code == 2 and where in r.output and "maximum of 2147483647" in r.output
+        assert r.exit_code == 2 and where in r.output and "at most 2147483647" in r.output
 
 
 @pytest.mark.parametrize("fast", [True, False])
@@ -385,3 +385,16 @@ def test_scalar_merge_key_fails_on_every_parser_path(monkeypatch, fast, composer
     with pytest.raises(pyyaml.YAMLError) as e:
         list(yamlio.iter_documents(text, fast=fast))
     assert e.value.problem_mark.line + 1 == 5 and "merge key" in str(e.value)
+
+
+@pytest.mark.parametrize("old,new", [("count: 3 ", "count: 3.0 "), ("maxPods: 58", "maxPods: 1e23")])
+def test_platform_integer_given_as_a_whole_float_is_exit_2(tmp_path, old, new):
+    """JSON Schema's integer takes 1.0; podfit's counts do not (found by make fuzz)."""
+    platform = tmp_path / "platform.yaml"
+    text = EKS_PLATFORM.read_text()
+    assert old in text
+    platform.write_text(text.replace(old, new.replace("1e23", "1.0e+23"), 1))
+    m = tmp_path / "d.yaml"
+    m.write_text(DEPLOYMENT.format(replicas=1))
+    r = _run("check", str(m), "--platform", str(platform), "--engine", "embedded")
+    assert r.exit_code == 2 and "expected an integer" in r.output

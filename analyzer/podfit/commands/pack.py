@@ -53,7 +53,7 @@ def parse_pool(text: str, taken: set[str] | None = None):
     if not 1 <= nodes <= MAX_NODES:
         shown = digits if len(digits) <= 20 else f"of {len(digits):,} digits"
         raise ValueError(
-            f"{spec[:60]!r}: COUNT {shown} is out of range 1..{MAX_NODES:,} (Kubernetes' nodes per cluster)"
+            f"{spec[:60]!r}: COUNT {shown}: at least 1 and at most {MAX_NODES:,} nodes, Kubernetes' nodes per cluster"
         )
     taken = taken if taken is not None else set()
     if not name:
