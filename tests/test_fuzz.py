@@ -537,6 +537,14 @@ NUMERIC_OPTIONS = {
         "1s",
     ],
     ("vsphere capacity", "--time-budget"): ["vsphere", "capacity", "{m}"],
+    # (an address where nothing listens: the options are checked before any connection, and a
+    # valid set fails at once to connect, exit 2)
+    ("usage export", "--end"): ["usage", "export", "--prometheus", "http://127.0.0.1:1"],
+    ("usage export", "--window"): ["usage", "export", "--prometheus", "http://127.0.0.1:1"],
+    ("usage export", "--step"): ["usage", "export", "--prometheus", "http://127.0.0.1:1"],
+    ("usage export", "--timeout"): ["usage", "export", "--prometheus", "http://127.0.0.1:1"],
+    ("usage export", "--max-series"): ["usage", "export", "--prometheus", "http://127.0.0.1:1"],
+    ("usage export", "--max-bytes"): ["usage", "export", "--prometheus", "http://127.0.0.1:1"],
     ("fix", "--default-cpu"): ["fix", "{m}"],
     ("fix", "--default-memory"): ["fix", "{m}"],
     ("fix", "--limit-headroom"): ["fix", "{m}"],
