@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import tool
 from podfit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,8 +40,8 @@ def _run(*args: str):
     return r
 
 
-def _check(*args: str) -> tuple[int, dict]:
-    r = _run("check", *args, "--engine", "embedded", "--format", "json", "--fail-on", "never", "--allow-empty")
+def _check(*args: str, engine: str = "embedded") -> tuple[int, dict]:
+    r = _run("check", *args, "--engine", engine, "--format", "json", "--fail-on", "never", "--allow-empty")
     assert r.exit_code == 0, r.output
     return r.exit_code, json.loads(r.stdout)
 
@@ -225,7 +226,10 @@ def test_config_limits_and_options_out_of_range_are_exit_2(tmp_path, text, name,
 # ------------------------------------------------------------------------ silent passes ---
 
 
-def test_lists_nested_three_deep_are_seen_by_python_and_rego_rules(tmp_path):
+@pytest.mark.parametrize("engine", ["embedded", "opa"])
+def test_lists_nested_three_deep_are_seen_by_python_and_rego_rules(tmp_path, engine):
+    if engine == "opa" and tool("opa") is None:
+        pytest.skip("opa not built (make tools)")
     p = tmp_path / "nested.yaml"
     p.write_text(
         """\
@@ -262,7 +266,7 @@ items:
                       resources: {limits: {memory: 1Gi}}
 """
     )
-    _, report = _check(str(p))
+    _, report = _check(str(p), engine=engine)
     assert report["summary"]["objects"] == 2
     by = {(f["rule"], f["object"]["name"]): f["line"] for f in report["findings"] if f.get("object")}
     assert by[("PF101", "deep")] == 15  # Rego: the container without a CPU request
