@@ -3,7 +3,7 @@ crash or hang podfit: every run exits 0, 1 or 2 without a traceback or "internal
 input gives the same output twice, and every file is accounted for.
 
 Budget: a fixed number of examples per property, derandomized (the same examples on every run), so
-CI time is stable (about 40 s here). ``make fuzz`` sets PODFIT_FUZZ_EXAMPLES for a long, randomized
+CI time is stable (about 30 s here). ``make fuzz`` sets PODFIT_FUZZ_EXAMPLES for a long, randomized
 run (docs/benchmarks.md has the last one's count and findings).
 """
 
