@@ -119,13 +119,13 @@ def test_pick_version():
         pick_version("latest-ish", shipped)
 
 
-def test_unavailable_version_skips_the_rule_and_says_why(tmp_path):
+def test_unavailable_version_is_a_config_error_naming_the_key_and_the_known_versions(tmp_path):
     cfg = tmp_path / ".podfit.yaml"
     cfg.write_text('thresholds:\n  PF902: {kubernetes-version: "1.10"}\n')
-    code, report = check_json([str(FIXTURES / "fail_wrong_types.yaml"), "--config", str(cfg)])
-    assert code == 0 and report["findings"] == []
-    assert [s["rule"] for s in report["skipped_rules"]] == ["PF902"]
-    assert "1.10" in report["skipped_rules"][0]["reason"]
+    r = CliRunner().invoke(main, ["check", str(FIXTURES / "fail_wrong_types.yaml"), "--config", str(cfg)])
+    assert r.exit_code == 2  # not a run with PF902 quietly skipped
+    assert "thresholds.PF902.kubernetes-version: no schemas for Kubernetes 1.10" in r.output
+    assert f"known versions are {shipped_versions()[0]} to {shipped_versions()[-1]}" in r.output
 
 
 def test_schema_file_names_follow_kubeconform():

@@ -29,6 +29,12 @@ def _m(x: Any) -> Mapping[str, Any]:
     return x if isinstance(x, dict) else {}
 
 
+def _seq(x: Any) -> list[Any]:
+    """A list field, or nothing when the manifest gives something else (an int, a bool, a string:
+    PF902 reports the type; the pools are read from what is a list)."""
+    return x if isinstance(x, list) else []
+
+
 def _count(x: Any, default: int = 1) -> int:
     """A pool's node count as written, at most MAX_NODES (Kubernetes' nodes per cluster): a
     TanzuKubernetesCluster above it is PF902 (its schema's maximum), and no count makes the
@@ -107,7 +113,7 @@ def _tkc_pools(obj: K8sObject) -> list[NodePool]:
                 obj.location_at(("spec", "topology", "workers")),
             )
         )
-    for i, np in enumerate(topo.get("nodePools") or ()):
+    for i, np in enumerate(_seq(topo.get("nodePools"))):
         np = _m(np)
         cls = np.get("vmClass") or np.get("class")
         if cls:
@@ -127,7 +133,7 @@ def _tkc_pools(obj: K8sObject) -> list[NodePool]:
 
 
 def _var(variables: Any, key: str) -> Any:
-    for v in variables or ():
+    for v in _seq(variables):
         if isinstance(v, dict) and v.get("name") == key:
             return v.get("value")
     return None
@@ -154,14 +160,14 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
         )
     cluster_labels = _var(topo.get("variables"), "nodePoolLabels")
     cluster_taints = _var(topo.get("variables"), "nodePoolTaints")
-    for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
+    for i, md in enumerate(_seq(_m(topo.get("workers")).get("machineDeployments"))):
         md = _m(md)
         overrides = _m(md.get("variables")).get("overrides")
         cls = _var(overrides, "vmClass") or default_class
         if cls:
             labels = {k: v for k, v in _labels(_m(md.get("metadata")).get("labels")) if _synced_to_node(k)}
             var_labels = _var(overrides, "nodePoolLabels")
-            for item in var_labels if var_labels is not None else cluster_labels or ():
+            for item in _seq(var_labels if var_labels is not None else cluster_labels):
                 item = _m(item)
                 if item.get("key"):
                     labels[str(item["key"])] = "" if item.get("value") is None else str(item["value"])
@@ -211,7 +217,7 @@ def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | st
         workers = _m(topo.get("workers"))
         if workers.get("class") and pool_name == f"{obj.ref.name}-workers":
             return base + ("workers", "class"), base + ("workers", "count")
-        for i, np in enumerate(topo.get("nodePools") or ()):
+        for i, np in enumerate(_seq(topo.get("nodePools"))):
             np = _m(np)
             if str(np.get("name") or f"pool-{i}") == pool_name:
                 key = "vmClass" if "vmClass" in np else "class"
@@ -237,7 +243,7 @@ def _md_name(md: Mapping[str, Any], i: int) -> str:
 
 def _machine_deployment(topo: Mapping[str, Any], pool_name: str) -> tuple[int, Mapping[str, Any]] | None:
     """The index and body of the machine deployment that makes pool ``pool_name``, if any."""
-    for i, md in enumerate(_m(topo.get("workers")).get("machineDeployments") or ()):
+    for i, md in enumerate(_seq(_m(topo.get("workers")).get("machineDeployments"))):
         md = _m(md)
         if _md_name(md, i) == pool_name:
             return i, md
@@ -245,7 +251,7 @@ def _machine_deployment(topo: Mapping[str, Any], pool_name: str) -> tuple[int, M
 
 
 def _var_path(variables: Any, key: str) -> Path | None:
-    for j, v in enumerate(variables or ()):
+    for j, v in enumerate(_seq(variables)):
         if isinstance(v, dict) and v.get("name") == key and "value" in v:
             return (j, "value")
     return None

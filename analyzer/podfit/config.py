@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .catalogue import resolve
+from .catalogue import load_catalogue, resolve
 from .loader import LoaderLimits
 from .options import OptionError, check_value
 from .paths import load_schema
@@ -161,6 +161,8 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
                     checked[option.name] = check_value(option, value)
                 except OptionError as e:
                     raise ConfigError(f"{at}: {e}") from None
+                if option.name == "kubernetes-version":
+                    _check_kubernetes_version(rule.id, value, at)
             out[rule.id] = checked
         return out
 
@@ -180,6 +182,12 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
     if platform and source and not os.path.isabs(platform):
         platform = os.path.join(os.path.dirname(source), platform)
     lim = data.get("limits") or {}
+    for key, value in lim.items():
+        # (the schema's "integer" takes 1e23 from TOML, a float with no fraction)
+        if not isinstance(value, int) or value > _MAX_LIMIT:
+            raise ConfigError(
+                f"{source}:{line_of(lim, key, 1)}: limits/{key}: {value!r} is not a whole number from 1 to {_MAX_LIMIT:,}"
+            )
     defaults = LoaderLimits()
     limits = LoaderLimits(
         max_file_bytes=lim.get("max-file-bytes", defaults.max_file_bytes),
@@ -189,11 +197,21 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
             max_document_bytes=lim.get("max-document-bytes", defaults.yaml.max_document_bytes),
         ),
     )
+    enabled = _ids(data.get("enable"), source, "enable", line_of(data, "enable", 1)) if "enable" in data else None
+    disabled = _ids(data.get("disable"), source, "disable", line_of(data, "disable", 1))
+    if not any((enabled is None or r in enabled) and r not in disabled for r in load_catalogue()):
+        key = (
+            "enable" if enabled is not None and not enabled else "enable/disable" if enabled is not None else "disable"
+        )
+        raise ConfigError(
+            f"{source}:{line_of(data, key.split('/')[0], 1)}: {key}: no rule is left to run, so nothing would be "
+            "checked (remove the key to run every rule; `podfit rules` lists them)"
+        )
     return Config(
         limits=limits,
         source=source,
-        disabled=_ids(data.get("disable"), source, "disable", line_of(data, "disable", 1)),
-        enabled=_ids(data.get("enable"), source, "enable", line_of(data, "enable", 1)) if "enable" in data else None,
+        disabled=disabled,
+        enabled=enabled,
         severity=by_id(data.get("severity"), "severity"),
         thresholds=checked,
         ignore=tuple(data.get("ignore") or ()),
@@ -201,6 +219,32 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         platform=platform,
         fail_on=data.get("fail-on"),
     )
+
+
+# The largest value of a ``limits:`` key: 1 TiB (bytes), or as many nodes.
+_MAX_LIMIT = 2**40
+_VERSION = re.compile(r"v?([0-9]{1,4})\.([0-9]{1,4})(?:\.[0-9]{1,6})?(?:[-+][0-9A-Za-z.+-]{0,60})?")
+
+
+def _check_kubernetes_version(rule_id: str, value: str, where: str) -> None:
+    """A rule's ``kubernetes-version``: a release such as 1.30 (or latest); for PF902, one whose
+    schemas are shipped (kubernetes-validate's versions), which it would otherwise replace with
+    the nearest it has or, below the oldest, skip."""
+    if value in ("", "latest"):
+        return
+    m = _VERSION.fullmatch(value.strip())
+    if m is None:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise ConfigError(f"{where}: {shown!r} is not a Kubernetes version (e.g. 1.30, or latest)")
+    if rule_id != "PF902":
+        return
+    from .schemas_k8s import parse_version, shipped_versions
+
+    shipped = shipped_versions()
+    if shipped and not parse_version(shipped[0]) <= (int(m.group(1)), int(m.group(2))) <= parse_version(shipped[-1]):
+        raise ConfigError(
+            f"{where}: no schemas for Kubernetes {value}: the known versions are {shipped[0]} to {shipped[-1]}"
+        )
 
 
 def _schema_error(data: Mapping[str, Any], error: Any, source: str) -> str:

@@ -48,6 +48,7 @@ __all__ = [
     "read_files",
     "parse_file",
     "load",
+    "flat_items",
     "nothing_found",
 ]
 
@@ -192,7 +193,7 @@ def _kustomization(f: InputFile) -> dict[str, Any] | None:
     """A kustomization file's content, or None when it does not parse to a mapping."""
     try:
         doc = yaml.safe_load(f.data or b"")
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):  # (ValueError: an int of over 4,300 digits)
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -320,7 +321,8 @@ def _str_pairs(m: Any) -> tuple[tuple[str, str], ...]:
 
 
 class _SubLines:
-    """Lines of an item inside a ``kind: List`` document: paths are prefixed with ("items", i)."""
+    """Lines of an item inside a ``kind: List`` document: paths are prefixed with its path in the
+    list (``("items", i)``, or deeper for a list inside the list)."""
 
     __slots__ = ("_parent", "_prefix")
 
@@ -376,6 +378,31 @@ def list_items(doc: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]] | 
     return out
 
 
+def flat_items(doc: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], Mapping[str, Any]]] | None:
+    """The objects of a list document with their paths (``("items", 0, "items", 2)``), lists inside
+    it opened to any depth, as kubectl flattens them; None when ``doc`` is not a list (see
+    :func:`list_items`). Iterative: a list nests as deep as the YAML limits allow."""
+    top = list_items(doc)
+    if top is None:
+        return None
+    out: list[tuple[tuple[Any, ...], Mapping[str, Any]]] = []
+    stack: list[tuple[tuple[Any, ...], Iterator[tuple[int, Mapping[str, Any]]]]] = [((), iter(top))]
+    while stack:
+        prefix, items = stack[-1]
+        step = next(items, None)
+        if step is None:
+            stack.pop()
+            continue
+        i, item = step
+        path = prefix + ("items", i)
+        inner = list_items(item)
+        if inner is None:
+            out.append((path, item))
+        else:
+            stack.append((path, iter(inner)))
+    return out
+
+
 def _object(doc: Mapping[str, Any], file: str, line: int, lines: Any, layers: Sequence[Layer]) -> K8sObject:
     """The object of one document, with the kustomization layers of its file applied."""
     if layers:
@@ -397,16 +424,18 @@ def _json_values(text: str) -> list[Any] | None:
     """The values of a JSON file: one document, or one per line (JSON lines, strict or relaxed as
     mongoimport reads them: ``{rating: 5}`` with unquoted keys); None when the text is neither (then
     it is parsed as YAML, which reports where it breaks)."""
+    # (RecursionError: nested deeper than the interpreter's stack; ValueError also for an int of
+    # over 4,300 digits. The YAML parser then reports either with its line.)
     try:
         return [json.loads(text)]
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     values = []
     for line in text.splitlines():
         if line.strip():
             try:
                 values.append(json.loads(line))
-            except ValueError:
+            except (ValueError, RecursionError):
                 relaxed = _relaxed_json_line(line)
                 if relaxed is None:
                     return None
@@ -421,7 +450,7 @@ def _relaxed_json_line(line: str) -> Any:
         return None
     try:
         value = yaml.safe_load(body)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):
         return None
     return value if isinstance(value, (dict, list)) else None
 
@@ -529,10 +558,10 @@ def parse_file(
                 continue
             if not isinstance(data, dict) or "kind" not in data:
                 continue  # not a Kubernetes object (e.g. a Helm values file): counted, not checked
-            items = list_items(data)
+            items = flat_items(data)
             if items is not None:
-                for i, item in items:
-                    sub = _SubLines(doc.lines, ("items", i))
+                for at, item in items:
+                    sub = _SubLines(doc.lines, at)
                     objects.append(_object(item, path, sub.line((), doc.line), sub, f.kustomize))
                 continue
             objects.append(_object(data, path, doc.line, doc.lines, f.kustomize))

@@ -7,6 +7,7 @@ is checked against the declarations (:func:`check_value`); the defaults live onl
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -125,6 +126,8 @@ def check_value(option: Option, value: Any) -> Any:
         raise OptionError(
             f"{option.name} must be {'an' if kind == 'integer' else 'a'} {kind} (e.g. {example}), not {value!r}"
         )
+    if kind in ("number", "duration") and not math.isfinite(converted):  # nan passes every comparison
+        raise OptionError(f"{option.name} must be a finite number, not {value!r}")
     if option.choices is not None and converted not in option.choices:
         raise OptionError(f"{option.name} must be one of {', '.join(option.choices)}, not {value!r}")
     if option.minimum is not None and converted < option.minimum:

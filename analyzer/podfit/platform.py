@@ -275,14 +275,34 @@ def _schema_errors(doc: Mapping[str, Any]) -> list[Any]:
 
     schema = load_schema("platform.schema.json")
     try:
-        if jsonschema_rs.Draft202012Validator(schema).is_valid(doc):
+        if not _whole_floats(doc) and jsonschema_rs.Draft202012Validator(schema).is_valid(doc):
             return []
     except (ValueError, TypeError):  # a value JSON has no type for: jsonschema says what it is
         pass
     import jsonschema
+    from jsonschema import validators
 
-    validator = jsonschema.Draft202012Validator(schema)
+    # JSON Schema's "integer" takes 1.0 too; a count of 1.0 is no count to podfit (it multiplies
+    # and indexes by them), so an integer here is an int
+    strict = validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+            "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+        ),
+    )
+    validator = strict(schema)
     return sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+
+
+def _whole_floats(value: Any) -> bool:
+    """Whether a float with no fraction (1.0, 1e23) is anywhere in ``value``."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(_whole_floats(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_whole_floats(v) for v in value)
+    return False
 
 
 def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
@@ -355,6 +375,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         )
     pools = []
     for i, p in enumerate(spec.get("nodePools") or ()):
+        if p["count"] == 0:  # not "no node pools": a pool of no node is a mistake to name
+            problems.append(
+                f"{source}:{line_of(p, 'count', 1)}: spec.nodePools[{i}].count: 0 nodes; a pool has at least 1 "
+                "(leave out a pool that has none)"
+            )
         if p["vmClass"] not in classes:
             problems.append(
                 f"{source}:{line_of(p, 'vmClass', 1)}: spec.nodePools[{i}].vmClass: unknown VM class {p['vmClass']!r}"

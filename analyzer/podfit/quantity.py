@@ -58,7 +58,10 @@ class QuantityError(ValueError):
     def __init__(self, value: object, reason: str) -> None:
         self.value = value
         self.reason = reason
-        super().__init__(f"{value!r} is not a valid quantity: {reason}")
+        shown = repr(value)
+        if len(shown) > 60:  # (a value of thousands of characters is named by its start)
+            shown = shown[:50] + f"... ({len(shown) - 2:,} characters)"
+        super().__init__(f"{shown} is not a valid quantity: {reason}")
 
 
 def parse_quantity(value: object) -> Fraction:

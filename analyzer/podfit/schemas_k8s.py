@@ -165,13 +165,21 @@ def podfit_schema(api_version: str, kind: str) -> dict[str, Any] | None:
     if (api_version, kind) == PLATFORM_API:
         return _read_json(schemas_dir() / "platform.schema.json")
     p = crd_dir() / schema_file_name(api_version, kind)
-    return _read_json(p) if p.is_file() else None
+    return _read_json(p) if _is_file(p) else None
+
+
+def _is_file(path: Path) -> bool:
+    """A regular file; False also for a name the file system cannot hold (a kind of 300 letters)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _kind_schema(directory: Path, api_version: str, kind: str) -> dict[str, Any] | None:
     """A Kubernetes kind's schema as shipped (its ``$ref``s into the definitions left as they are)."""
     p = directory / schema_file_name(api_version, kind)
-    if not p.is_file():
+    if not _is_file(p):
         return None
     raw = _read_json(p)
     if "x-kubernetes-group-version-kind" not in raw:  # a sub-type file (e.g. container-v1), not a kind
@@ -499,6 +507,10 @@ _NON_NEGATIVE: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
 }
 
 
+# These counts are int32 fields: the API server cannot decode a larger number into them.
+INT32_MAX = 2**31 - 1
+
+
 def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
     """What the API server's validation rejects in ``doc`` beyond its schema."""
     api, kind = doc.get("apiVersion"), doc.get("kind")
@@ -509,10 +521,30 @@ def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
         value: Any = doc
         for step in path:
             value = value.get(step) if isinstance(value, dict) else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        if value < 0:
             msg = f"{_dotted(path)}: invalid value {_show(value)}: must be greater than or equal to 0"
             out.append(Violation(path, msg, "api-server"))
+        elif value > INT32_MAX:
+            msg = f"{_dotted(path)}: invalid value {_show(value)}: out of range for int32 (at most {INT32_MAX})"
+            out.append(Violation(path, msg, "api-server"))
     return out
+
+
+# An apiVersion is GROUP/VERSION: the group a DNS subdomain (RFC 1123, at most 253 characters),
+# the version a DNS label (at most 63).
+_MAX_GROUP, _MAX_VERSION = 253, 63
+
+
+def api_version_problem(api_version: str) -> str | None:
+    """Why the API server can serve no ``api_version`` by its length alone, or None."""
+    group, _, version = api_version.rpartition("/")
+    if len(group) > _MAX_GROUP:
+        return f"apiVersion: API group of {len(group):,} characters: a group name has at most {_MAX_GROUP}"
+    if len(version) > _MAX_VERSION:
+        return f"apiVersion: version of {len(version):,} characters: a version name has at most {_MAX_VERSION}"
+    return None
 
 
 # -------------------------------------------------------------------------- removed APIs ---
@@ -746,7 +778,7 @@ class SchemaSet:
 
     def schema_for(self, api_version: str, kind: str) -> dict[str, Any] | None:
         """The kind's schema: podfit's own, or Kubernetes' as shipped (with ``$ref``s), or None."""
-        if not _API_VERSION.fullmatch(api_version) or not _KIND.fullmatch(kind):
+        if not _API_VERSION.fullmatch(api_version) or not _KIND.fullmatch(kind) or api_version_problem(api_version):
             return None
         own = podfit_schema(api_version, kind)
         if own is not None:
@@ -789,6 +821,9 @@ class SchemaSet:
         api, kind = doc.get("apiVersion"), doc.get("kind")
         if not isinstance(api, str) or not isinstance(kind, str):
             return None
+        problem = api_version_problem(api)
+        if problem is not None:
+            return [Violation(("apiVersion",), problem, "api-server")]
         v = self.validator(api, kind)
         if v is None:
             return None

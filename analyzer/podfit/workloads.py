@@ -275,7 +275,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+    """A count field (int32 in the API; PF902 reports values out of its range): ``default`` else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else default
 
 
 def container_name(c: Mapping[str, Any], init: bool, index: int) -> str:

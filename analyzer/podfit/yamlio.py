@@ -130,7 +130,10 @@ class _Converter:
             make = _SCALARS.get(tag)
             if make is None:
                 raise ConstructorError(None, None, f"unsupported tag {tag!r}", node.start_mark)
-            return make(node)
+            try:
+                return make(node)
+            except ValueError:  # an integer past Python's int-from-text limit (sys.get_int_max_str_digits)
+                raise self._err(f"a number of {len(node.value):,} characters: too long for any field", node) from None
         nid = id(node)
         seen = self.memo.get(nid)
         if seen is not None:
@@ -168,7 +171,12 @@ class _Converter:
                 obj[key] = self.convert(value_node, depth + 1)
                 lines[key] = key_node.start_mark.line + self.offset
             for m in merges:
-                sources = [m] if m.__class__ is MappingNode else (m.value if m.__class__ is SequenceNode else [])
+                if m.__class__ is not MappingNode and m.__class__ is not SequenceNode:
+                    # kubectl (go-yaml) rejects the document: a merge takes a mapping or a list of them
+                    raise ConstructorError(
+                        None, None, "merge key (<<) needs a mapping or a list of mappings, not a scalar", m.start_mark
+                    )
+                sources = [m] if m.__class__ is MappingNode else m.value
                 for src in sources:
                     merged = self.convert(src, depth + 1)
                     if not isinstance(merged, dict):
@@ -833,6 +841,9 @@ def _too_deep(chunk: str, max_depth: int) -> bool:
 
 
 _RUNS: dict[int, re.Pattern[str]] = {}
+# Python's limit on the digits of an int made from or written as text (sys.get_int_max_str_digits)
+_MAX_DIGITS = 4300
+_LONG_DIGITS = re.compile(rf"[0-9]{{{_MAX_DIGITS + 1}}}")
 
 
 def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
@@ -849,6 +860,8 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
             return False, None
     if len(chunk) // 2 >= limits.max_nodes or _too_deep(chunk, limits.max_depth):
         return False, None
+    if len(chunk) > _MAX_DIGITS and _LONG_DIGITS.search(chunk):
+        return False, None  # the Rust parser makes an int Python cannot print: PyYAML's path reports it
     text = chunk
     if _divergent(masked):
         # numbers only YAML 1.2 reads as numbers: quote them, and check that this changed nothing

@@ -47,6 +47,17 @@ class Duration(click.ParamType):
 
 DURATION = Duration()
 
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange without nan, which compares false with both bounds and so slips past them."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number in the range {self._describe_range()}", param, ctx)
+        return number
+
+
 platform_option = click.option(
     "--platform",
     "platform_path",

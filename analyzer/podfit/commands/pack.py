@@ -48,8 +48,13 @@ def parse_pool(text: str, taken: set[str] | None = None):
         raise ValueError(
             f"{text!r}: expected [NAME:]CLASS=COUNT, e.g. best-effort-xlarge=4 or gpu:guaranteed-8xlarge=2"
         )
-    if len(count.strip()) > 5 or int(count) > MAX_NODES:
-        raise ValueError(f"{text!r}: at most {MAX_NODES:,} nodes, Kubernetes' nodes per cluster")
+    digits = count.strip()
+    nodes = int(digits) if len(digits) <= 9 else MAX_NODES + 1  # (no int of 4,300+ digits from text)
+    if not 1 <= nodes <= MAX_NODES:
+        shown = digits if len(digits) <= 20 else f"of {len(digits):,} digits"
+        raise ValueError(
+            f"{spec[:60]!r}: COUNT {shown}: at least 1 and at most {MAX_NODES:,} nodes, Kubernetes' nodes per cluster"
+        )
     taken = taken if taken is not None else set()
     if not name:
         name, i = cls, 2
@@ -58,7 +63,7 @@ def parse_pool(text: str, taken: set[str] | None = None):
     elif name in taken:
         raise ValueError(f"{text!r}: a pool named {name!r} is given twice")
     taken.add(name)
-    return NodePool(vm_class=cls, count=int(count), name=name)
+    return NodePool(vm_class=cls, count=nodes, name=name)
 
 
 def parse_pool_label(text: str) -> tuple[str, str, str]:
@@ -156,7 +161,7 @@ def _param(parse, text: str, hint: str):
 )
 @click.option(
     "--max-pods",
-    type=click.IntRange(1),
+    type=click.IntRange(1, 2**31 - 1),  # the kubelet's maxPods is an int32
     default=None,
     help="Pods per node (kubelet maxPods). [default: platform's, 110]",
 )

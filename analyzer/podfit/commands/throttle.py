@@ -24,7 +24,7 @@ from ..throttle.scenario import (
     wakeup_cpu,
 )
 from ..throttle.score import median_run
-from ._common import emit, format_option, output_option
+from ._common import FiniteFloatRange, emit, format_option, output_option
 
 __all__ = ["command", "parse_duration_us", "result_json", "render_text", "cpu_manager_json"]
 
@@ -269,6 +269,26 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     return seen[0]
 
 
+# The options behind each of the scenario's checks (podfit.throttle.scenario), by its message.
+_SCENARIO_OPTIONS = (
+    ("smallest quota", "--limit"),
+    ("period must be", "--period"),
+    ("burst must be", "--cfs-burst"),
+    ("at least one period", "--seconds"),
+    ("burst_us", "--burst-work"),
+    ("demand_millicores", "--demand"),
+    ("load_percent", "--load"),
+    ("kernel tunables", "--slice"),
+    ("cpus must", "--cpus"),
+    ("threads must", "--threads"),
+)
+
+
+def _scenario_option(message: str) -> str:
+    """The option a scenario's ValueError is about, as its usage error names it."""
+    return next((option for words, option in _SCENARIO_OPTIONS if words in message), "the scenario's options")
+
+
 @click.command("throttle")
 @click.option("--limit", "limit", type=CPU, default=None, help="CPU limit (a Kubernetes quantity: 1500m, 1.5).")
 @click.option("--no-limit", is_flag=True, help="No CPU limit (no CFS quota).")
@@ -288,7 +308,7 @@ def _measured_demand(usage_files, container_spec, demand, cpu_bound) -> int:
     help="CFS period (cpu.cfs_period_us).",
 )
 @click.option(
-    "--seconds", type=click.FloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
+    "--seconds", type=FiniteFloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (the result is deterministic).")
 @click.option(
@@ -507,7 +527,7 @@ def command(
             ),
         )
     except ValueError as e:
-        raise click.UsageError(str(e)) from e
+        raise click.BadParameter(str(e), param_hint=_scenario_option(str(e))) from None
     if fmt == "html":
         if limit is None:
             raise click.UsageError("--format html draws throttling against the CPU limit: give --limit")

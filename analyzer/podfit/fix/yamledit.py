@@ -98,8 +98,9 @@ def find_document(
     docs: Sequence[Any], api_version: str, kind: str, name: str, namespace: str = ""
 ) -> list[tuple[int, tuple[PathKey, ...]]]:
     """Where objects with this identity sit among the file's documents (:func:`load_documents`):
-    (document index, path prefix) pairs; the prefix is ``("items", i)`` for an item of a List,
-    ``()`` for a whole document. For many look-ups in one file, :class:`DocumentIndex`."""
+    (document index, path prefix) pairs; the prefix is ``("items", i)`` for an item of a List
+    (``("items", i, "items", j)`` in a List inside it), ``()`` for a whole document. For many
+    look-ups in one file, :class:`DocumentIndex`."""
     return DocumentIndex(docs).find(api_version, kind, name, namespace)
 
 
@@ -120,11 +121,13 @@ class DocumentIndex:
             key = (str(doc.get("apiVersion") or ""), kind, name)
             self._by.setdefault(key, []).append((i, prefix, meta.get("namespace")))
 
+        from ..loader import flat_items
+
         for i, doc in enumerate(docs):
             add(doc, i, ())
-            if isinstance(doc, Mapping) and isinstance(doc.get("items"), list):  # a List's items
-                for j, item in enumerate(doc["items"]):
-                    add(item, i, ("items", j))
+            if isinstance(doc, Mapping):  # the items of a List (Lists inside it too), as the loader opens them
+                for path, item in flat_items(doc) or ():
+                    add(item, i, tuple(path))
 
     def find(
         self, api_version: str, kind: str, name: str, namespace: str = ""

@@ -34,7 +34,9 @@ Thresholds (``.podfit.yaml``)::
     thresholds:
       PF902: {kubernetes-version: "1.30", strict: true}
 
-``kubernetes-version`` defaults to the newest version shipped; ``strict`` (default true) rejects
+``kubernetes-version`` defaults to the newest version shipped, and must be one of the shipped
+versions (a patch release such as 1.30.4 is its minor's; any other is exit 2 naming the key and the
+versions there are); ``strict`` (default true) rejects
 unknown fields, which is how a misspelt ``request:`` for ``requests:`` is caught.
 """
 
@@ -57,7 +59,11 @@ CATEGORY = "input"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = (
     Option(
-        "kubernetes-version", "string", None, "Kubernetes version whose schemas apply (default: the newest bundled)."
+        "kubernetes-version",
+        "string",
+        None,
+        "Kubernetes version whose schemas apply, one of those bundled (default: the newest bundled; another "
+        "is a config error naming them).",
     ),
     Option("strict", "boolean", True, "Report fields the schema does not know."),
 )
@@ -104,7 +110,9 @@ def check(ctx: Any) -> Iterator[Finding]:
         if not violations:
             continue
         api = obj.ref.api_version
-        own = schemas.is_podfit_schema(api, obj.kind)
+        if len(api) > 60:  # (an apiVersion too long to be served: PF902 says so, the message shows its start)
+            api = api[:57] + "..."
+        own = schemas.is_podfit_schema(obj.ref.api_version, obj.kind)
         for i, v in enumerate(violations[:MAX_PER_OBJECT]):
             msg = v.message
             if i == MAX_PER_OBJECT - 1 and len(violations) > MAX_PER_OBJECT:
