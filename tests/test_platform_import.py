@@ -44,6 +44,7 @@ def pool_view(platform):
             p.taints,
             p.allocatable,
             p.system_pods,
+            p.reserved_pods,
             p.kubelet_version,
         )
         for p in platform.node_pools
@@ -217,3 +218,46 @@ def test_a_pool_in_one_zone_keeps_its_zone_label_and_one_across_zones_does_not(t
         zone = dict(p.labels).get("topology.kubernetes.io/zone")
         source = by_pool.get(p.name, set())
         assert (zone is not None) == (len(source) == 1), (p.name, source)
+
+
+def test_a_cluster_info_dump_directory_imports_with_its_pods(tmp_path):
+    """`kubectl cluster-info dump --output-directory DIR`: nodes.json and each namespace's
+    pods.json. The kube-system pods that are no DaemonSet's (coredns) become the pool's reserved
+    pods; the finished Job's pod and the user's pods in other namespaces do not."""
+    got, text, err = imported(tmp_path, "eks-dump")
+    want = parse_platform((DATA / "eks-dump" / "platform.yaml").read_text(), "hand-written")
+    assert pool_view(got) == pool_view(want)
+    assert class_view(got, {"t3.small"}) == class_view(want, {"t3.small"})
+    assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
+    assert got.node_pools[0].reserved_pods == (("coredns", 2, 100, 70 * 2**20),)
+    assert "and 2 pods.json: 2 node(s) in 1 pool(s)" in text
+    assert "pool small: 2 × t3.small (eks); reserved: coredns × 2" in err
+
+
+def test_reserved_pods_take_their_slots(tmp_path):
+    """Two t3.small nodes of 11 pod slots, 2 of each taken by DaemonSet pods and 2 of the 18 left by
+    coredns: 16 small pods fit, 17 do not; without coredns in the profile 18 would."""
+    app = (DATA / "eks-dump" / "app.yaml").read_text()
+
+    def fit(replicas: int, profile: Path) -> list[str]:
+        manifest = tmp_path / f"app-{replicas}.yaml"
+        manifest.write_text(app.replace("replicas: 16", f"replicas: {replicas}"))
+        res = run("check", manifest, "--platform", profile, "--format", "json", "--rule", "PF601")
+        return [f["message"] for f in json.loads(res.stdout)["findings"]]
+
+    profile = tmp_path / "platform.yaml"
+    assert run("platform", "import", DATA / "eks-dump", "-o", profile).exit_code == 0
+    assert fit(16, profile) == []
+    (message,) = fit(17, profile)
+    # the 17 and the 2 coredns pods, in the 18 slots the DaemonSets leave
+    assert "19 pods do not fit 2 nodes" in message and "18 pods available" in message, message
+    without = tmp_path / "without.yaml"
+    doc = yaml.safe_load(profile.read_text())
+    del doc["spec"]["nodePools"][0]["reservedPods"]
+    without.write_text(yaml.safe_dump(doc))
+    assert fit(18, without) == [] and len(fit(19, without)) == 1
+
+
+def test_a_directory_without_nodes_json_is_a_usage_error(tmp_path):
+    res = run("platform", "import", tmp_path)
+    assert res.exit_code == 2 and "without nodes.json" in res.stderr

@@ -41,6 +41,11 @@
   fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
   side, each node holding at least max − s, is not modelled).
 * Control-plane pools are not used for workload pods.
+* A pool's ``reserved_pods`` (the cluster's own kube-system pods that are no DaemonSet's, such as
+  coredns: :attr:`podfit.platform.NodePool.reserved_pods`) become pod types bound to that pool,
+  named ``reserved/<pool>/<name>`` (``PackInputs.reserved``): they take their slots and requests
+  there before any workload, as on the running cluster. They have no workload: findings about
+  pods are never anchored on them.
 * Pods that run to completion (Jobs, CronJobs, Helm hooks: :func:`run_kind`) are not packed as if
   always running: beside the long-running pods goes only the largest group of them that can run
   at one time — one Helm hook, or every Job, or every CronJob (:class:`RunToCompletion`, reported
@@ -134,6 +139,8 @@ class PackInputs:
     class_overheads: Mapping[str, tuple[Overhead, int]] = field(default_factory=dict)
     # autoscaled workloads at 0 replicas (KEDA scaled to zero): not packed, their scale-out is PF606's
     idle: tuple[PodType, ...] = ()
+    # the pod types of the pools' reserved pods (the cluster's own, no workload's)
+    reserved: tuple[str, ...] = ()
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -696,7 +703,8 @@ def inputs_from(
         if seen is not None:  # two pools of one class: the larger overhead, the fewer slots
             o, slots = Overhead(max(o.cpu, seen[0].cpu), max(o.memory, seen[0].memory)), min(slots, seen[1])
         class_overheads[p.vm_class] = (o, slots)
-    pods, rtc = _peak_group(plan.pods, kinds, pools)
+    reserved = _reserved_pods(pools_in, names)
+    pods, rtc = _peak_group(reserved + plan.pods, kinds, pools)
     return PackInputs(
         pods,
         plan.daemons,
@@ -716,4 +724,16 @@ def inputs_from(
         run_to_completion=rtc,
         class_overheads=class_overheads,
         idle=plan.idle,
+        reserved=tuple(p.name for p in reserved),
+    )
+
+
+def _reserved_pods(node_pools, names: Sequence[str | None]) -> tuple[PodType, ...]:
+    """The worker pools' reserved pods as pod types bound to their pool (see the module docstring)."""
+    return tuple(
+        PodType(f"reserved/{name}/{r[0]}", r[2], r[3], count=r[1], pools=(name,))
+        for p, name in zip(node_pools, names, strict=True)
+        if name is not None
+        for r in getattr(p, "reserved_pods", ())
+        if r[1] > 0
     )
