@@ -96,14 +96,16 @@ def test_the_allocatable_is_what_packing_offers(tmp_path):
 def test_gke_json_pools(tmp_path):
     got, text, _ = imported(tmp_path, "gke/nodes.json")
     assert [(p.name, p.vm_class, p.count, p.allocatable) for p in got.node_pools] == [
-        ("default-pool", "e2-standard-4", 2, (3920, 13292508 * Ki, 110)),
+        ("default-pool-europe-west1-b", "e2-standard-4", 1, (3920, 13292508 * Ki, 110)),
+        ("default-pool-europe-west1-c", "e2-standard-4", 1, (3920, 13292508 * Ki, 110)),
         ("highcpu", "c2d-highcpu-16", 1, (15890, 28625500 * Ki, 64)),
     ]
-    spot = got.node_pools[1]
+    spot = got.node_pools[2]
     assert [(t.key, t.value, t.effect) for t in spot.taints] == [("cloud.google.com/gke-spot", "true", "NoSchedule")]
-    # zones differ between the two default-pool nodes: not a pool label; the region is
+    # the two default-pool nodes are in two zones: a pool each, with its zone; the region is common
     labels = dict(got.node_pools[0].labels)
-    assert "topology.kubernetes.io/zone" not in labels and labels["topology.kubernetes.io/region"] == "europe-west1"
+    assert labels["topology.kubernetes.io/zone"] == "europe-west1-b"
+    assert labels["topology.kubernetes.io/region"] == "europe-west1"
     assert "kubernetes.io/hostname" not in labels
     assert yaml.safe_load(text)["spec"]["kubelet"] == {"maxPods": 64}
 
@@ -204,20 +206,56 @@ def test_a_kindless_node_list_is_read(tmp_path):
     assert pool_view(got) == pool_view(want)
 
 
-def test_a_pool_in_one_zone_keeps_its_zone_label_and_one_across_zones_does_not(tmp_path):
-    """Zone-pinned workloads need the zone on the pool: kept when every node of the pool is in it."""
+def test_pools_are_split_per_zone_and_keep_their_zone(tmp_path):
+    """Zone-pinned workloads need the zone on the pool: a pool in one zone keeps its name and zone
+    label; one across zones becomes a pool per zone, `<pool>-<zone>`, each with its zone."""
     got, _, _ = imported(tmp_path, "kops/nodes.yaml")
     zones = {p.name: dict(p.labels).get("topology.kubernetes.io/zone") for p in got.node_pools}
     assert zones == {"control-plane-us-east-1a": "us-east-1a", "nodes-us-east-1a": "us-east-1a"}
     eks, _, _ = imported(tmp_path, "eks/nodes.yaml")
-    spread = [n for n in node_infos(parse_objects((DATA / "eks" / "nodes.yaml").read_text(), "e", "Node"), "e")]
-    by_pool: dict[str, set[str]] = {}
-    for n in spread:
-        by_pool.setdefault(n.pool, set()).add(dict(n.labels).get("topology.kubernetes.io/zone", ""))
+    nodes = node_infos(parse_objects((DATA / "eks" / "nodes.yaml").read_text(), "e", "Node"), "e")
+    expected: dict[str, int] = {}
+    for n in nodes:
+        name = f"{n.pool}-{dict(n.labels)['topology.kubernetes.io/zone']}"
+        expected[name] = expected.get(name, 0) + 1
+    got_pools = {p.name: p.count for p in eks.node_pools}
+    assert (
+        got_pools
+        == expected
+        == {
+            "general-us-west-2a": 1,
+            "general-us-west-2b": 1,
+            "general-us-west-2c": 1,
+            "memory-spot-us-west-2a": 1,
+            "memory-spot-us-west-2b": 1,
+        }
+    )
     for p in eks.node_pools:
-        zone = dict(p.labels).get("topology.kubernetes.io/zone")
-        source = by_pool.get(p.name, set())
-        assert (zone is not None) == (len(source) == 1), (p.name, source)
+        assert p.name.endswith("-" + dict(p.labels)["topology.kubernetes.io/zone"])
+
+
+def test_a_zone_pinned_workload_lands_in_its_zone(tmp_path):
+    """A Deployment pinned to us-west-2b by nodeSelector: its scheduling is known on the imported
+    EKS profile (no PF605), and it has only that zone's nodes: one m5.xlarge it may use (the spot
+    node there is tainted), which takes 2 pods of 1 CPU but not 4 of 3 CPUs."""
+    profile = tmp_path / "platform.yaml"
+    assert run("platform", "import", DATA / "eks/nodes.yaml", "-o", profile).exit_code == 0
+    app = tmp_path / "pinned.yaml"
+    app.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: pinned, namespace: shop}\nspec:\n"
+        "  replicas: 2\n  selector: {matchLabels: {app: pinned}}\n  template:\n"
+        "    metadata: {labels: {app: pinned}}\n    spec:\n"
+        "      nodeSelector: {topology.kubernetes.io/zone: us-west-2b}\n"
+        "      containers:\n        - name: app\n          image: registry.example.com/pinned:1.0\n"
+        "          resources: {requests: {cpu: '1', memory: 1Gi}, limits: {cpu: '1', memory: 1Gi}}\n"
+    )
+    res = run("check", app, "--platform", profile, "--format", "json", "--rule", "PF605", "--rule", "PF601")
+    assert json.loads(res.stdout)["findings"] == []
+    pinned = app.read_text().replace("replicas: 2", "replicas: 4").replace("cpu: '1'", "cpu: '3'")
+    app.write_text(pinned)  # 4 pods of 3 CPUs: one per node, and us-west-2b has one m5.xlarge
+    res = run("check", app, "--platform", profile, "--format", "json", "--rule", "PF601")
+    (finding,) = json.loads(res.stdout)["findings"]
+    assert finding["rule"] == "PF601", finding
 
 
 def test_a_cluster_info_dump_directory_imports_with_its_pods(tmp_path):
@@ -229,9 +267,9 @@ def test_a_cluster_info_dump_directory_imports_with_its_pods(tmp_path):
     assert pool_view(got) == pool_view(want)
     assert class_view(got, {"t3.small"}) == class_view(want, {"t3.small"})
     assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
-    assert got.node_pools[0].reserved_pods == (("coredns", 2, 100, 70 * 2**20),)
-    assert "and 2 pods.json: 2 node(s) in 1 pool(s)" in text
-    assert "pool small: 2 × t3.small (eks); reserved: coredns × 2" in err
+    assert [p.reserved_pods for p in got.node_pools] == [(("coredns", 1, 100, 70 * 2**20),)] * 2
+    assert "and 2 pods.json: 2 node(s) in 2 pool(s)" in text
+    assert "pool small-eu-west-1a: 1 × t3.small (eks); reserved: coredns × 1" in err
 
 
 def test_reserved_pods_take_their_slots(tmp_path):
@@ -253,7 +291,8 @@ def test_reserved_pods_take_their_slots(tmp_path):
     assert "19 pods do not fit 2 nodes" in message and "18 pods available" in message, message
     without = tmp_path / "without.yaml"
     doc = yaml.safe_load(profile.read_text())
-    del doc["spec"]["nodePools"][0]["reservedPods"]
+    for pool in doc["spec"]["nodePools"]:
+        del pool["reservedPods"]
     without.write_text(yaml.safe_dump(doc))
     assert fit(18, without) == [] and len(fit(19, without)) == 1
 

@@ -18,7 +18,8 @@ Cluster API    ``cluster.x-k8s.io/deployment-name``; else the node's ``cluster.x
 
 and otherwise by instance type (``node.kubernetes.io/instance-type``). A pool whose nodes differ in
 instance type or capacity (a Karpenter NodePool spanning instance families) becomes one pool per
-shape, named ``<pool>-<instance type>``. Each pool records its nodes' count, their shape as a VM
+shape, named ``<pool>-<instance type>``; one whose nodes lie in several zones
+(``topology.kubernetes.io/zone``) one pool per zone, named ``<pool>-<zone>``, each with its zone label. Each pool records its nodes' count, their shape as a VM
 class (capacity), what the kubelet offers pods (``allocatable``), the labels and taints every node
 of the pool carries (per-node and transient ones left out), the kubelet version, and, with pods,
 the requests of the DaemonSet and static (mirror) pods on its busiest node (``systemPods``) and the
@@ -80,8 +81,8 @@ BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 
-# labels that differ per node (or per hour) even when the pool's nodes are alike; a zone label is
-# kept when every node of the pool carries the same one (a pool in one zone), as any common label is
+# labels that differ per node (or per hour) even when the pool's nodes are alike; the zone label is
+# every pool's, as pools are split per zone
 PER_NODE_LABELS = frozenset(
     {
         "kubernetes.io/hostname",
@@ -412,12 +413,24 @@ def import_platform(
     shapes_of: dict[tuple[str, str, str], int] = {}
     for cluster, base, role, *_ in groups:
         shapes_of[(cluster, base, role)] = shapes_of.get((cluster, base, role), 0) + 1
-    pools = []
-    for (cluster, base, role, instance, cap_cpu, cap_mem), members in groups.items():
+    split: list[tuple[str, tuple[str, str, str, int, int], list[NodeInfo], list[NodeInfo]]] = []
+    for (cluster, base, role, instance, cap_cpu, cap_mem), shaped in groups.items():
         name = base
         if shapes_of[(cluster, base, role)] > 1:  # one pool per shape: the profile gives a pool one VM class
             name = f"{base}-{instance or f'{format_cpu(cap_cpu)}cpu-{format_memory(cap_mem)}'}"
-        sys_of = [system.get(n.name, (0, 0, 0)) for n in members] if system else [(0, 0, 0)]
+        by_zone: dict[str, list[NodeInfo]] = {}
+        for n in shaped:
+            by_zone.setdefault(_zone(n), []).append(n)
+        for zone, members in by_zone.items():
+            # one pool per zone: the pool keeps its zone label, so zone-pinned pods and zone spread
+            # see where its nodes are
+            zoned = f"{name}-{zone}" if zone and len(by_zone) > 1 else name
+            split.append((zoned, (cluster, role, instance, cap_cpu, cap_mem), members, shaped))
+    pools = []
+    for name, (cluster, role, instance, cap_cpu, cap_mem), members, shaped in split:
+        # the DaemonSet and static pods of the group's busiest node, in every zone: the group's
+        # nodes run the same DaemonSets (a node without them in the snapshot is still starting)
+        sys_of = [system.get(n.name, (0, 0, 0)) for n in shaped] if system else [(0, 0, 0)]
         pools.append(
             ImportedPool(
                 name=name,
@@ -453,6 +466,14 @@ def import_platform(
         cpu_manager_policy=next(iter(policies)) if len(policies) == 1 else None,
         notes=tuple(notes),
     )
+
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+
+def _zone(node: NodeInfo) -> str:
+    labels = dict(node.labels)
+    return next((labels[k] for k in ZONE_LABELS if labels.get(k)), "")
 
 
 def _reserved_of(
