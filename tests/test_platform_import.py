@@ -258,6 +258,28 @@ def test_a_zone_pinned_workload_lands_in_its_zone(tmp_path):
     assert finding["rule"] == "PF601", finding
 
 
+def test_a_kubeadm_dump_with_static_pods_and_a_control_plane(tmp_path):
+    """kubeadm: no pool labels (pools by shape), static pods on the control plane as its system
+    pods, flannel's DaemonSet in its own namespace, coredns and metrics-server reserved where they
+    run (one coredns on the control plane, which tolerates its taint)."""
+    got, _, err = imported(tmp_path, "kubeadm-dump")
+    want = parse_platform((DATA / "kubeadm-dump" / "platform.yaml").read_text(), "hand-written")
+    assert pool_view(got) == pool_view(want)
+    names = {p.vm_class for p in want.node_pools}
+    assert class_view(got, names) == class_view(want, names)
+    assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
+    assert "reserved: coredns × 1, metrics-server × 1" in err
+    # packing: the control plane takes no pods, so only the workers' reserved pods are packed
+    from podfit.packing.adapter import inputs_from
+
+    inputs = inputs_from((), got)
+    assert inputs.reserved == ("reserved/4cpu-8131852Ki/coredns", "reserved/4cpu-8131852Ki/metrics-server")
+    assert [(p.name, p.count, p.pools) for p in inputs.pods] == [
+        ("reserved/4cpu-8131852Ki/coredns", 1, ("4cpu-8131852Ki",)),
+        ("reserved/4cpu-8131852Ki/metrics-server", 1, ("4cpu-8131852Ki",)),
+    ]
+
+
 def test_a_cluster_info_dump_directory_imports_with_its_pods(tmp_path):
     """`kubectl cluster-info dump --output-directory DIR`: nodes.json and each namespace's
     pods.json. The kube-system pods that are no DaemonSet's (coredns) become the pool's reserved
