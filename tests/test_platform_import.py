@@ -110,6 +110,21 @@ def test_gke_json_pools(tmp_path):
     assert yaml.safe_load(text)["spec"]["kubelet"] == {"maxPods": 64}
 
 
+def test_gke_with_its_pods(tmp_path):
+    """GKE's own pods (testdata/platform-import/gke/README.md): kube-proxy is a static pod there;
+    every node runs 210m and 220Mi of system pods; kube-dns, konnectivity-agent and metrics-server
+    are reserved where they run; the user's pod in `shop` is neither."""
+    got, _, _ = imported(tmp_path, "gke/nodes.json", "--pods", str(DATA / "gke" / "pods.json"))
+    view = [(p.name, p.count, p.system_pods, p.reserved_pods) for p in got.node_pools]
+    dns, agent = ("kube-dns", 1, 260, 110 * 2**20), ("konnectivity-agent", 1, 10, 30 * 2**20)
+    system = (210, 220 * 2**20, 3)
+    assert view == [
+        ("default-pool-europe-west1-b", 1, system, (agent, dns)),
+        ("default-pool-europe-west1-c", 1, system, (agent, dns, ("metrics-server-v1.30.3", 1, 53, 155 * 2**20))),
+        ("highcpu", 1, system, ()),
+    ]
+
+
 def test_aks_pools_by_agentpool_with_the_windows_pool_apart(tmp_path):
     got, _, _ = imported(tmp_path, "aks/nodes.yaml")
     view = [(p.name, p.vm_class, p.count, dict(p.labels)["kubernetes.io/os"]) for p in got.node_pools]
