@@ -337,3 +337,72 @@ def test_reserved_pods_take_their_slots(tmp_path):
 def test_a_directory_without_nodes_json_is_a_usage_error(tmp_path):
     res = run("platform", "import", tmp_path)
     assert res.exit_code == 2 and "without nodes.json" in res.stderr
+
+
+ZONE_SPREAD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: filler, namespace: shop}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: filler}}
+  template:
+    metadata: {labels: {app: filler}}
+    spec:
+      nodeSelector: {topology.kubernetes.io/zone: eu-west-1a}
+      containers:
+        - {name: app, image: registry.example.com/filler:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: spread, namespace: shop}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: spread}}
+  template:
+    metadata: {labels: {app: spread}}
+    spec:
+      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+           labelSelector: {matchLabels: {app: spread}}}
+      containers:
+        - {name: app, image: registry.example.com/spread:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
+"""
+
+
+def test_zone_spread_holds_each_zone_to_its_share(tmp_path):
+    """The EKS dump's two zones have 8 free pod slots each (11, less 2 DaemonSet pods and a coredns
+    pod). 6 pods pinned to eu-west-1a leave it 2: 10 pods spread over the zones with maxSkew 1
+    need 5 in each, so they do not fit, though 10 unconstrained pods would (2 + 8)."""
+    from podfit.facts import build_facts
+    from podfit.loader import make_object
+    from podfit.packing.adapter import inputs_from
+
+    profile = tmp_path / "platform.yaml"
+    assert run("platform", "import", DATA / "eks-dump", "-o", profile).exit_code == 0
+    app = tmp_path / "spread.yaml"
+    app.write_text(ZONE_SPREAD)
+    platform = parse_platform(profile.read_text(), str(profile))
+    objects = [make_object(d, str(app)) for d in yaml.safe_load_all(ZONE_SPREAD)]
+    inputs = inputs_from(build_facts(objects, platform).workloads, platform)
+    parts = {p.name: (p.count, p.pools) for p in inputs.pods if p.name.startswith("Deployment/shop/spread")}
+    assert parts == {
+        "Deployment/shop/spread@eu-west-1a": (5, ("small-eu-west-1a",)),
+        "Deployment/shop/spread@eu-west-1b": (5, ("small-eu-west-1b",)),
+    }
+
+    def pf601(text: str) -> list[str]:
+        app.write_text(text)
+        res = run("check", app, "--platform", profile, "--format", "json", "--rule", "PF601")
+        return [f["message"] for f in json.loads(res.stdout)["findings"]]
+
+    assert pf601(ZONE_SPREAD) != []
+    unconstrained = (
+        ZONE_SPREAD.split("      topologySpreadConstraints:")[0]
+        + ZONE_SPREAD.split("matchLabels: {app: spread}}}\n")[1]
+    )
+    assert "topologySpreadConstraints" not in unconstrained and pf601(unconstrained) == []
+    # maxSkew 4: at most 7 per zone, so at least 3 in eu-west-1a, which has 2 left; maxSkew 6: at
+    # most 8, at least 2: 2 + 8 fits
+    assert pf601(ZONE_SPREAD.replace("maxSkew: 1", "maxSkew: 4")) != []
+    assert pf601(ZONE_SPREAD.replace("maxSkew: 1", "maxSkew: 6")) == []
