@@ -385,3 +385,29 @@ def test_a_counter_that_began_in_the_window_counts_from_zero():
     bundle["window"]["start"] = 120
     (c,) = parse_usage(json.dumps(bundle), "usage.json")
     assert c.began is False and _increase(c.samples, c.began) == 600
+
+
+def test_throttle_container_follows_the_owners_too():
+    """`podfit throttle --container` without manifests: with owner references, DaemonSet web-bff's
+    pod is not Deployment web's, though its name reads as one of web's."""
+    from podfit.usage import measured_container
+
+    cpu = parse_usage(
+        vector("container_cpu_usage_seconds_total", [("shop", p, "app", "0.5") for p, _ in _MEM_PODS]), "cpu.json"
+    )
+    assert measured_container(cpu, "shop/Deployment/web/app").pods == (
+        "web-6c8d7f9b4-2kq8n",
+        "web-bff-x2x7k",
+        "web-fdb45-zz2k4",
+    )
+    owners = parse_usage(owner_vector("kube_pod_owner", "pod", PODS), "o.json") + parse_usage(
+        owner_vector("kube_replicaset_owner", "replicaset", [("shop", "web-6c8d7f9b4", "Deployment", "web")]), "o.json"
+    )
+    u = measured_container(cpu + owners, "shop/Deployment/web/app")
+    # web-fdb45's ReplicaSet has no known owner: its name still reads as web's (web-<hash>)
+    assert u.pods == ("web-6c8d7f9b4-2kq8n", "web-fdb45-zz2k4")
+    assert measured_container(cpu + owners, "shop/DaemonSet/web-bff/app").pods == ("web-bff-x2x7k",)
+    assert measured_container(cpu + owners, "shop/StatefulSet/web/app").pods == ("web-0",)
+
+
+_MEM_PODS = [(pod, None) for _, pod, _, _ in MEMORY]
