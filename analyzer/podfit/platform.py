@@ -127,6 +127,9 @@ class NodePool:
     allocatable: tuple[int, int, int | None] | None = None
     system_pods: tuple[int, int, int] = (0, 0, 0)  # DaemonSet and static pods already on each node
     kubelet_version: str = ""
+    # pods the cluster itself runs on some of the pool's nodes (coredns): (name, count, cpu, memory
+    # of one pod); packing places them on the pool before the workloads
+    reserved_pods: tuple[tuple[str, int, int, int], ...] = ()
 
     @property
     def node_labels(self) -> tuple[tuple[str, str], ...]:
@@ -397,6 +400,15 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 allocatable=_allocatable(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
                 system_pods=_system_pods(p.get("systemPods") or {}, f"spec.nodePools[{i}].systemPods", qty),
                 kubelet_version=str(p.get("kubeletVersion") or ""),
+                reserved_pods=tuple(
+                    (
+                        str(r["name"]),
+                        r["count"],
+                        qty(r, "cpu", parse_cpu, 0, f"spec.nodePools[{i}].reservedPods[{j}]"),
+                        qty(r, "memory", parse_memory, 0, f"spec.nodePools[{i}].reservedPods[{j}]"),
+                    )
+                    for j, r in enumerate(p.get("reservedPods") or ())
+                ),
             )
         )
     nodes: dict[str, int] = {}

@@ -32,6 +32,10 @@
   A workload that no pool it fits can then take is ``unschedulable``, with the reason.
 * Under an autoscaler the count is the replicas it keeps (:func:`podfit.workloads.autoscaled_replicas`);
   an autoscaled workload at 0 is not packed but kept in ``PackInputs.idle`` for PF606.
+* A ``DoNotSchedule`` topology spread over ``topology.kubernetes.io/zone`` splits the pod type into
+  a part per zone of the least each zone must hold (``<name>@<zone>``, bound to that zone's pools)
+  and the rest (:func:`_zone_parts`, which says when it applies): 4 pods over 2 zones at maxSkew 1
+  are 2 + 2, as the scheduler places them, not 4 in one zone.
 * A ``DoNotSchedule`` topology spread on hostname whose selector counts the pod's own pods, with
   maxSkew s, caps pods per node at ⌊(M + (N − 1)·s) / N⌋, where M is the number of pods the
   selector counts (this workload's and those of other workloads it matches) and N the nodes that are
@@ -41,6 +45,11 @@
   fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
   side, each node holding at least max − s, is not modelled).
 * Control-plane pools are not used for workload pods.
+* A pool's ``reserved_pods`` (the cluster's own kube-system pods that are no DaemonSet's, such as
+  coredns: :attr:`podfit.platform.NodePool.reserved_pods`) become pod types bound to that pool,
+  named ``reserved/<pool>/<name>`` (``PackInputs.reserved``): they take their slots and requests
+  there before any workload, as on the running cluster. They have no workload: findings about
+  pods are never anchored on them.
 * Pods that run to completion (Jobs, CronJobs, Helm hooks: :func:`run_kind`) are not packed as if
   always running: beside the long-running pods goes only the largest group of them that can run
   at one time — one Helm hook, or every Job, or every CronJob (:class:`RunToCompletion`, reported
@@ -50,6 +59,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -134,6 +144,8 @@ class PackInputs:
     class_overheads: Mapping[str, tuple[Overhead, int]] = field(default_factory=dict)
     # autoscaled workloads at 0 replicas (KEDA scaled to zero): not packed, their scale-out is PF606's
     idle: tuple[PodType, ...] = ()
+    # the pod types of the pools' reserved pods (the cluster's own, no workload's)
+    reserved: tuple[str, ...] = ()
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -452,6 +464,65 @@ def _spread_cap(
     return min(caps) if caps else None
 
 
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _zone_parts(
+    pod: PodType, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
+) -> list[PodType] | None:
+    """A ``DoNotSchedule`` topology spread over zones, as a necessary condition: with N pods, Z
+    zones and maxSkew s, no zone holds more than c = ⌊(N + (Z − 1)·s) / Z⌋ of them, so every zone
+    holds at least L = N − (Z − 1)·c. The pod type becomes one part of L pods bound to each zone's
+    pools (``<name>@<zone>``) and the rest, unbound, under its own name: with N = 4 over 2 zones
+    and maxSkew 1, 2 + 2, never 4 + 0. Modelled only where that is sound and simple: the selector
+    counts this workload's pods alone, every domain pool (node affinity honoured, taints as the
+    constraint says) has a zone label, each zone has a pool the pods may use, no ``minDomains``,
+    and the pod type is not named by other constraints (no anti-affinity group, conflicts, host
+    ports or DaemonSet relations). Otherwise None: no zone cap (never a misfit it does not prove)."""
+    if pod.exclusive_group or pod.conflicts or pod.host_ports or pod.avoids or pod.needs or pod.pools is None:
+        return None
+    labels = dict(w.pod.labels)
+    ns = w.ref.namespace or "default"
+    for s in w.pod.scheduling.spread:
+        if s.topology_key != ZONE or s.when_unsatisfiable != "DoNotSchedule" or s.min_domains is not None:
+            continue
+        if not s.matches(labels, labels, True):
+            continue
+        counted = [
+            u for _, u, _, u_labels in everyone.candidates((ns,), s.selector) if s.matches(labels, u_labels, u is w)
+        ]
+        if any(u is not w for u in counted):
+            continue  # other workloads' pods count too: not modelled
+        zones: dict[str, list[str]] = {}
+        for pl, d in zip(sched.pools, decisions, strict=True):
+            if pl.pool.count <= 0 or getattr(pl.pool, "role", "worker") == "control-plane":
+                continue
+            if (s.node_affinity_policy == "Honor" and d.selected is not True) or (
+                s.node_taints_policy == "Honor" and not d.tolerated
+            ):
+                continue  # not a domain
+            zone = pl.labels.get(ZONE)
+            if not zone:
+                return None  # a domain of unknown zone
+            usable = zones.setdefault(zone, [])
+            if pl.type_name is not None and pl.type_name in pod.pools:
+                usable.append(pl.type_name)
+        if len(zones) < 2 or any(not usable for usable in zones.values()):
+            return None
+        n, z = pod.count, len(zones)
+        most = (n + (z - 1) * s.max_skew) // z
+        least = n - (z - 1) * most
+        if least <= 0:
+            return None
+        parts = [
+            dataclasses.replace(pod, name=f"{pod.name}@{zone}", count=least, pools=tuple(usable))
+            for zone, usable in sorted(zones.items())
+        ]
+        rest = n - z * least
+        return parts + ([dataclasses.replace(pod, count=rest)] if rest else [])
+    return None
+
+
 def pods_from_workloads(
     workloads: Iterable[Workload], pools: Sequence[NodeType] = ()
 ) -> tuple[tuple[PodType, ...], tuple[DaemonPod, ...], dict[str, Workload]]:
@@ -561,6 +632,11 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 needs=between[name].needs if name in between else (),
             )
         )
+        if everyone is not None and p.scheduling.spread and w.autoscaler is None:
+            parts = _zone_parts(pods[-1], w, ds, sched, everyone)
+            if parts:
+                pods[-1:] = parts
+                by_name.update((part.name, w) for part in parts)
     return _Plan(
         tuple(p for p in pods if p.count > 0),
         tuple(daemons),
@@ -696,7 +772,8 @@ def inputs_from(
         if seen is not None:  # two pools of one class: the larger overhead, the fewer slots
             o, slots = Overhead(max(o.cpu, seen[0].cpu), max(o.memory, seen[0].memory)), min(slots, seen[1])
         class_overheads[p.vm_class] = (o, slots)
-    pods, rtc = _peak_group(plan.pods, kinds, pools)
+    reserved = _reserved_pods(pools_in, names)
+    pods, rtc = _peak_group(reserved + plan.pods, kinds, pools)
     return PackInputs(
         pods,
         plan.daemons,
@@ -716,4 +793,16 @@ def inputs_from(
         run_to_completion=rtc,
         class_overheads=class_overheads,
         idle=plan.idle,
+        reserved=tuple(p.name for p in reserved),
+    )
+
+
+def _reserved_pods(node_pools, names: Sequence[str | None]) -> tuple[PodType, ...]:
+    """The worker pools' reserved pods as pod types bound to their pool (see the module docstring)."""
+    return tuple(
+        PodType(f"reserved/{name}/{r[0]}", r[2], r[3], count=r[1], pools=(name,))
+        for p, name in zip(node_pools, names, strict=True)
+        if name is not None
+        for r in getattr(p, "reserved_pods", ())
+        if r[1] > 0
     )

@@ -147,6 +147,8 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     for b in a.fit.violated_bounds:
         if b.kind in _ABOUT_A_POD or b.kind in ("anti-affinity", "host-port"):
             for name in _pods_of(b, inputs):
+                if name not in inputs.workloads:  # a pool's reserved pods: no manifest's
+                    continue
                 if not (b.kind == "pod-too-large" and name in too_large):  # PF303's
                     about.setdefault(name, b)
     for name, b in about.items():
@@ -184,7 +186,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     concerned = _pods_of(violated[0], inputs) if violated else [p.name for p in inputs.pods]
     alone = False
     for p in inputs.pods:
-        if p.name not in concerned or p.name in too_large:
+        if p.name not in concerned or p.name in too_large or p.name not in inputs.workloads:
             continue
         own = [b for b in certificates([p], inputs.pools) if b.violated]
         if own:
@@ -200,7 +202,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
             )
     if alone:
         return
-    if len(concerned) == 1:
+    if len(concerned) == 1 and concerned[0] in inputs.workloads:
         w = inputs.workloads[concerned[0]]
         yield Finding(rule=ID, message=message, location=w.location, object=w.ref, details=details)
         return
