@@ -14,7 +14,7 @@ from podfit.facts import CPU_MANAGER_OPTIONS, OPTION_GATES, KubeletFacts, cpu_ma
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "analyzer" / "podfit"
-TABLES = (kv.FEATURE_GATES, kv.CPU_MANAGER_OPTIONS, kv.TOPOLOGY_MANAGER_OPTIONS)
+TABLES = (kv.FEATURE_GATES, kv.CPU_MANAGER_OPTIONS, kv.TOPOLOGY_MANAGER_OPTIONS, kv.BEHAVIOURS)
 ORDER = {"alpha": 0, "beta": 1, "GA": 2, "deprecated": 3}
 
 
@@ -102,3 +102,9 @@ def test_no_second_copy_of_the_table() -> None:
 def test_the_pattern_finds_a_copy() -> None:
     assert _VERSION_TUPLE.search('SINCE = {"X": (1, 33)}')
     assert not _VERSION_TUPLE.search("DFF_KS = tuple(range(1, 21))")
+
+
+def test_memory_limit_decrease_behaviour() -> None:
+    assert not kv.behaviour("memory-limit-decrease-in-place", (1, 33))
+    assert kv.behaviour("memory-limit-decrease-in-place", (1, 34))
+    assert kv.behaviour("memory-limit-decrease-in-place", None)  # the latest release

@@ -27,6 +27,8 @@ __all__ = [
     "FEATURE_GATES",
     "CPU_MANAGER_OPTIONS",
     "TOPOLOGY_MANAGER_OPTIONS",
+    "BEHAVIOURS",
+    "behaviour",
     "stage_at",
     "feature_default",
     "release_text",
@@ -214,6 +216,24 @@ TOPOLOGY_MANAGER_OPTIONS: Mapping[str, Entry] = _table(
     Entry("prefer-closest-numa-nodes", (_alpha((1, 26)), _beta((1, 28)), _ga((1, 32))), f"KEP-3545; {_TM_OPTS}"),
     Entry("max-allowable-numa-nodes", (_beta((1, 31)), _ga((1, 35))), f"KEP-4622; {_TM_OPTS}"),
 )
+
+
+# Behaviours of a release that are no feature gate of their own, as steps of the same shape.
+BEHAVIOURS: Mapping[str, Entry] = _table(
+    Entry(
+        "memory-limit-decrease-in-place",
+        (_beta((1, 34)),),
+        "KEP-1287 (v1.34); kubernetes/kubernetes pkg/apis/core/validation/validation.go",
+        "an in-place resize may lower a memory limit with resizePolicy NotRequired (the kubelet checks "
+        "usage first); before, the API server refuses it unless the policy is RestartContainer",
+    ),
+)
+
+
+def behaviour(name: str, version: Version | None) -> bool:
+    """Whether release ``version`` behaves as :data:`BEHAVIOURS` ``name`` says (the latest release
+    when the version is unknown)."""
+    return stage_at(BEHAVIOURS[name], version) is not None
 
 
 def stage_at(entry: Entry, version: Version | None) -> Step | None:
