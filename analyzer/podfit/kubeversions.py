@@ -167,8 +167,8 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     ),
     Entry(
         "DynamicResourceAllocation",
-        (_alpha((1, 30)), _beta((1, 32), default=False), _ga((1, 34))),
-        f"KEP-4381; {_KF}",
+        (_alpha((1, 26)), _beta((1, 32), default=False), _ga((1, 34))),
+        f"KEP-3063, KEP-4381; {_KF}",
         "resources.claims and ResourceClaims (structured parameters)",
     ),
     Entry(
@@ -185,7 +185,7 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     ),
     Entry(
         "NodeSwap",
-        (_alpha((1, 22)), _beta((1, 28)), _ga((1, 34))),
+        (_alpha((1, 22)), _beta((1, 28), default=False), _beta((1, 30)), _ga((1, 34))),
         f"KEP-2400; {_KF}",
         "swap on nodes (LimitedSwap for Burstable pods)",
     ),
