@@ -99,7 +99,8 @@ refuses an unknown gate or option).
 Rules reading the table: PF207 (CPU Manager options and their gates), PF202 and PF203
 (DisableCPUQuotaWithExclusiveCPUs: no CFS quota for exclusive CPUs), PF210 and PF211
 (InPlacePodVerticalScaling, InPlacePodVerticalScalingExclusiveCPUs/-Memory, the 1.34 memory-limit
-behaviour).
+behaviour), PF101, PF102 and PF212 (DRANodeAllocatableResources: CPU and memory from a DRA claim;
+DynamicResourceAllocation).
 """
 
 KUBERNETES_NOT_MODELLED = """\
@@ -107,8 +108,9 @@ KUBERNETES_NOT_MODELLED = """\
 
 - Extended resources (GPUs, `nvidia.com/gpu`, hugepages) in the platform's node pools and in
   packing: a pod asking for one is packed by its CPU and memory alone.
-- Dynamic Resource Allocation: `resources.claims`, ResourceClaims and ResourceClaimTemplates are
-  not sized, and CPU or memory that a claim provides (KEP-5517) is not counted.
+- Dynamic Resource Allocation: claims are recognised (PF212 names each, with the device classes of
+  the ResourceClaims and ResourceClaimTemplates among the inputs) but not sized: packing counts
+  neither their devices nor the CPU or memory a claim provides (KEP-5517).
 - Topology Manager policy options (`max-allowable-numa-nodes`, `prefer-closest-numa-nodes`) are in
   the table but no rule checks them; nodes with more than 8 NUMA nodes are not flagged.
 - Pod-level resource managers (KEP-5526) and in-place resize of pod-level resources (KEP-5419).

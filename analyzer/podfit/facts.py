@@ -134,6 +134,7 @@ def duration_us(text: object) -> int | None:
 # Kubelet feature gates and CPU Manager options by release: the one table is podfit.kubeversions;
 # these are views of it in the shapes the rules read.
 DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS = "DisableCPUQuotaWithExclusiveCPUs"
+DRA_NODE_ALLOCATABLE = "DRANodeAllocatableResources"
 # CPU Manager static policy options: (first version, stage) steps. The kubelet refuses to start on an
 # unknown option, on an alpha one unless CPUManagerPolicyAlphaOptions is on (off by default), on a
 # beta one when CPUManagerPolicyBetaOptions is off (on by default), and on the pairs below.
@@ -788,7 +789,8 @@ def facts_data(
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
-                                  "exclusive_cpus_without_quota"}, "cfs": {"period_us", "slice_us"}},
+                                  "exclusive_cpus_without_quota", "dra_node_allocatable"},
+                      "cfs": {"period_us", "slice_us"}},
          "namespaces": {ns: {"container_defaults": {"request": {...}, "limit": {...}}}},
          "options": {rule id: {option: value}}}
 
@@ -839,6 +841,10 @@ def facts_data(
         p["kubelet"]["version"] = list(kub.version)
     if kub.exclusive_cpus_without_quota is not None:
         p["kubelet"]["exclusive_cpus_without_quota"] = kub.exclusive_cpus_without_quota
+    # KEP-5517: CPU and memory may come from DRA claims; PF101/PF102 then do not call a container
+    # that uses a claim "request missing"
+    if kub.feature(DRA_NODE_ALLOCATABLE) is not None:
+        p["kubelet"]["dra_node_allocatable"] = kub.feature(DRA_NODE_ALLOCATABLE)
     p["cfs"] = {"period_us": kub.cfs_period_us, "slice_us": CFS_SLICE_US, "quota": kub.cfs_quota}
     namespaces = {
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}

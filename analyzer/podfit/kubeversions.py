@@ -172,10 +172,10 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
         "resources.claims and ResourceClaims (structured parameters)",
     ),
     Entry(
-        "DRANativeResources",
+        "DRANodeAllocatableResources",
         (_alpha((1, 36)),),
-        "KEP-5517",
-        "CPU and memory of a container can come from a ResourceClaim",
+        "KEP-5517 (DRA: Node Allocatable Resources, alpha v1.36)",
+        "CPU, memory and hugepages of a container can come from a ResourceClaim",
     ),
     Entry(
         "PodLevelResourceManagers",
