@@ -106,8 +106,9 @@ DynamicResourceAllocation).
 KUBERNETES_NOT_MODELLED = """\
 ### Not modelled yet
 
-- Extended resources (GPUs, `nvidia.com/gpu`, hugepages) in the platform's node pools and in
-  packing: a pod asking for one is packed by its CPU and memory alone.
+- Extended resources (GPUs, `nvidia.com/gpu`): node pools offer them (`allocatable`, read by
+  `platform import`) and PF601 keeps pods asking for one on pools offering enough per node; PF303,
+  right-sizing (PF604) and DaemonSets do not count them, and hugepages are not modelled.
 - Dynamic Resource Allocation: claims are recognised (PF212 names each, with the device classes of
   the ResourceClaims and ResourceClaimTemplates among the inputs) but not sized: packing counts
   neither their devices nor the CPU or memory a claim provides (KEP-5517).

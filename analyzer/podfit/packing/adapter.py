@@ -54,7 +54,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model import Workload
+from ..model import WORKLOAD_KINDS, Workload
+from ..platform import is_extended_resource
+from ..quantity import QuantityError, parse_memory
 from ..scheduling import (
     FITS,
     HOSTNAME,
@@ -134,6 +136,8 @@ class PackInputs:
     class_overheads: Mapping[str, tuple[Overhead, int]] = field(default_factory=dict)
     # autoscaled workloads at 0 replicas (KEDA scaled to zero): not packed, their scale-out is PF606's
     idle: tuple[PodType, ...] = ()
+    # pod type name → the extended resources (nvidia.com/gpu, …) one of its pods asks for
+    extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -477,6 +481,80 @@ class _Plan:
     control_plane_only: tuple[str, ...]
     unschedulable: dict[str, str]
     idle: tuple[PodType, ...] = ()
+    extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+def extended_requests(w: Workload) -> dict[str, int]:
+    """The extended resources (``nvidia.com/gpu``, …) one pod of ``w`` asks for, as Kubernetes
+    combines containers: max(Σ app containers and sidecars, each one-shot init container with the
+    sidecars declared before it). A container's request is its limit when it sets only the limit
+    (extended resources cannot be overcommitted: request = limit). Values that are not whole
+    quantities are left out (the API server rejects them)."""
+    path = WORKLOAD_KINDS.get(w.obj.kind)
+    node: Any = w.obj.raw
+    for key in path or ():
+        node = node.get(key) if isinstance(node, Mapping) else None
+    spec = node.get("spec") if isinstance(node, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return {}
+
+    def own(c: Any) -> dict[str, int]:
+        res = c.get("resources") if isinstance(c, Mapping) else None
+        if not isinstance(res, Mapping):
+            return {}
+        out: dict[str, int] = {}
+        for kind in ("limits", "requests"):  # the request wins where both are set
+            values = res.get(kind)
+            for name, v in values.items() if isinstance(values, Mapping) else ():
+                if is_extended_resource(str(name)):
+                    try:
+                        out[str(name)] = parse_memory(v)
+                    except QuantityError:
+                        continue
+        return out
+
+    def add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+        return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+
+    inits = [c for c in spec.get("initContainers") or [] if isinstance(c, Mapping)]
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        total = add(total, own(c))
+    sidecars: dict[str, int] = {}
+    for c in inits:
+        if c.get("restartPolicy") == "Always":
+            sidecars = add(sidecars, own(c))
+            total = add(total, own(c))
+        else:
+            here = add(own(c), sidecars)
+            total = {k: max(total.get(k, 0), here.get(k, 0)) for k in total.keys() | here.keys()}
+    return {k: v for k, v in total.items() if v > 0}
+
+
+def _extended_offer(sched: _Scheduling) -> dict[str, dict[str, int]]:
+    """Node type name → the extended resources each of its nodes offers."""
+    return {pl.type_name: dict(getattr(pl.pool, "extended", ())) for pl in sched.pools if pl.type_name is not None}
+
+
+def _extended_cap(need: Mapping[str, int], offer: Mapping[str, int]) -> int:
+    """How many pods needing ``need`` one node offering ``offer`` holds (by extended resources)."""
+    return min(offer.get(r, 0) // v for r, v in need.items())
+
+
+def _extended_conflicts(
+    needs: Mapping[str, dict[str, int]], fits: Mapping[str, tuple[str, ...]], offer: Mapping[str, dict[str, int]]
+) -> set[tuple[str, str]]:
+    """Pairs of pod types asking for extended resources that no node they may both use can hold one
+    pod of each."""
+    out = set()
+    names = sorted(needs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            common = set(fits.get(a, ())) & set(fits.get(b, ()))
+            both = {r: needs[a].get(r, 0) + needs[b].get(r, 0) for r in needs[a].keys() | needs[b].keys()}
+            if common and all(any(offer[t].get(r, 0) < v for r, v in both.items()) for t in common):
+                out.add((a, b))
+    return out
 
 
 def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
@@ -486,6 +564,8 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     cp_only: list[str] = []
     unschedulable: dict[str, str] = {}
     packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
+    offer = _extended_offer(sched)
+    needs: dict[str, dict[str, int]] = {}  # extended resources each pod type asks for
     for name, w in named:
         if not w.per_node and w.replicas <= 0 and not (w.autoscaler and w.autoscaler.max_replicas > 0):
             continue  # no pod (an autoscaled workload at 0 is kept: its scale-out is PF606's)
@@ -505,7 +585,15 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             continue
         if unknown_here:
             continue
-        if not fits:
+        need = extended_requests(w)
+        if need:
+            needs[name] = need
+            offered = tuple(t for t in fits if _extended_cap(need, offer[t]) > 0)
+            if fits and not offered:
+                asked = ", ".join(f"{v} {r}" for r, v in sorted(need.items()))
+                unschedulable[name] = f"no node pool it may use offers {asked} per node"
+            fits = offered
+        if not fits and name not in unschedulable:
             if any(
                 pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
                 for pl, d in zip(sched.pools, ds, strict=True)
@@ -515,6 +603,9 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unschedulable[name] = _why_not(sched, ds)
         packed.append((name, w, ds, fits))
     group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    for a, b in _extended_conflicts(needs, {name: fits for name, _, _, fits in packed}, offer):
+        conflicts.setdefault(a, set()).add(b)
+        conflicts.setdefault(b, set()).add(a)
     for a, b in _port_conflicts([(name, w) for name, w, _, _ in packed]):
         conflicts.setdefault(a, set()).add(b)
         conflicts.setdefault(b, set()).add(a)
@@ -550,9 +641,10 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 cpu_limit=p.cpu_limit,
                 memory_limit=p.memory_limit,
                 exclusive_group=group.get(name),
-                max_per_node=_spread_cap(name, w, ds, sched, everyone)
-                if everyone is not None and p.scheduling.spread
-                else None,
+                max_per_node=_min_cap(
+                    _spread_cap(name, w, ds, sched, everyone) if everyone is not None and p.scheduling.spread else None,
+                    min((_extended_cap(needs[name], offer[t]) for t in fits), default=None) if name in needs else None,
+                ),
                 node_selector=p.node_selector,
                 pools=fits,
                 conflicts=tuple(sorted(conflicts.get(name, ()))),
@@ -569,7 +661,13 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         tuple(cp_only),
         unschedulable,
         tuple(p for p in pods if p.count == 0),
+        needs,
     )
+
+
+def _min_cap(*caps: int | None) -> int | None:
+    known = [c for c in caps if c is not None]
+    return min(known) if known else None
 
 
 def vm_classes(platform) -> tuple[VMClass, ...]:
@@ -716,4 +814,5 @@ def inputs_from(
         run_to_completion=rtc,
         class_overheads=class_overheads,
         idle=plan.idle,
+        extended=plan.extended,
     )

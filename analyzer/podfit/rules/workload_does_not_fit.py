@@ -97,11 +97,20 @@ def _message(b: Bound, name: str, inputs) -> str:
             f"and only {b.available} nodes they may use"
         )
     if b.kind == "max-per-node":
+        why = ["topology spread on hostname"] if _spreads(inputs, name) else []
+        asked = getattr(inputs, "extended", {}).get(name)
+        if asked:
+            why.append("each asking for " + ", ".join(f"{v} {r}" for r, v in sorted(asked.items())))
         return (
-            f"{p.count} pods at most {p.max_per_node} per node (topology spread on hostname) need "
+            f"{p.count} pods at most {p.max_per_node} per node ({'; '.join(why)}) need "
             f"{b.needed} nodes and only {b.available} nodes they may use"
         )
     return f"{p.count} pods larger than the allocatable of every node they may use"
+
+
+def _spreads(inputs, name: str) -> bool:
+    w = inputs.workloads.get(name)
+    return w is None or bool(w.pod.scheduling.spread)
 
 
 def _unknown(inputs) -> list[dict]:
