@@ -70,3 +70,15 @@ def test_the_gate_by_version() -> None:
     assert KubeletFacts(version=(1, 36), feature_gates=(("DRANodeAllocatableResources", True),)).feature(
         "DRANodeAllocatableResources"
     )
+
+
+def test_pf212_names_the_device_class_of_a_claim_template() -> None:
+    fixture = Path(__file__).resolve().parents[1] / "testdata" / "PF212" / "fail_gpu_claim_template.yaml"
+    res = CliRunner().invoke(
+        main,
+        ["check", "--rule", "PF212", "--format", "json", "--fail-on", "never", str(fixture)],
+        catch_exceptions=False,
+    )
+    (found,) = json.loads(res.stdout)["findings"]
+    assert found["details"]["device_classes"] == {"gpu": ["gpu.nvidia.com"]}
+    assert "ResourceClaimTemplate single-gpu: device class gpu.nvidia.com" in found["message"]

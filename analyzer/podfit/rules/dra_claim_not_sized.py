@@ -114,14 +114,14 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 classes: dict[str, list[str]] = {}
                 for n in names:
                     src = sources.get(n)
-                    obj = claim_objects.get((ns, *src)) if src else None
-                    if obj is not None and (dc := _device_classes(obj)):
-                        classes[n] = dc
-                        described.append(f"{n} ({src[0]} {src[1]}: device class {', '.join(dc)})")
-                    elif src:
-                        described.append(f"{n} ({src[0]} {src[1]})")
-                    else:
+                    if src is None:
                         described.append(n)
+                        continue
+                    obj = claim_objects.get((ns, *src))
+                    dc = _device_classes(obj) if obj is not None else []
+                    if dc:
+                        classes[n] = dc
+                    described.append(f"{n} ({src[0]} {src[1]}" + (f": device class {', '.join(dc)})" if dc else ")"))
                 text = (
                     f"uses DRA claim{'s' if len(names) > 1 else ''} {'; '.join(described)}: podfit does not size "
                     "what a claim brings, and packs the pod by its CPU and memory requests alone"
