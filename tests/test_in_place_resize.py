@@ -94,8 +94,9 @@ def test_static_cpu_manager_makes_cpu_resizes_infeasible(tmp_path: Path) -> None
         GUARANTEED + VPA % "InPlaceOrRecreate" + kubelet("static", gates="InPlacePodVerticalScalingExclusiveCPUs: true")
     )
     assert findings(tmp_path, gated, "PF211") == []
-    # default gates on 1.37, where KEP-5554 is beta
-    assert findings(tmp_path, text, "PF211", version="1.37") == []
+    # KEP-5554 has not left alpha: still Infeasible on 1.37 and on the latest release (no version)
+    assert reasons(findings(tmp_path, text, "PF211", version="1.37")) == ["cpu-manager-static"]
+    assert reasons(findings(tmp_path, text, "PF211", version=None)) == ["cpu-manager-static"]
 
 
 def test_other_update_modes_and_the_none_policy_are_silent(tmp_path: Path) -> None:

@@ -39,7 +39,8 @@ def test_every_row_cites_a_source_and_moves_forward(entry: kv.Entry) -> None:
         ("InPlacePodVerticalScaling", (1, 32), False),
         ("InPlacePodVerticalScaling", (1, 33), True),  # KEP-1287 beta
         ("InPlacePodVerticalScalingExclusiveCPUs", (1, 36), False),  # alpha since 1.32
-        ("InPlacePodVerticalScalingExclusiveCPUs", (1, 37), True),  # KEP-5554 beta
+        ("InPlacePodVerticalScalingExclusiveCPUs", (1, 37), False),  # KEP-5554: beta planned only
+        ("DisableCPUQuotaWithExclusiveCPUs", (1, 37), True),  # deprecated, locked on
         ("DynamicResourceAllocation", (1, 33), False),  # beta, off by default
         ("DynamicResourceAllocation", (1, 34), True),  # GA
         ("PodLevelResources", (1, 33), False),
@@ -108,3 +109,10 @@ def test_memory_limit_decrease_behaviour() -> None:
     assert not kv.behaviour("memory-limit-decrease-in-place", (1, 33))
     assert kv.behaviour("memory-limit-decrease-in-place", (1, 34))
     assert kv.behaviour("memory-limit-decrease-in-place", None)  # the latest release
+
+
+def test_locked_steps() -> None:
+    step = kv.stage_at(kv.FEATURE_GATES["InPlacePodVerticalScaling"], (1, 35))
+    assert step is not None and step.stage == "GA" and step.locked
+    step = kv.stage_at(kv.FEATURE_GATES["DynamicResourceAllocation"], (1, 34))
+    assert step is not None and step.stage == "GA" and not step.locked

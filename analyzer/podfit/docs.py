@@ -123,7 +123,7 @@ def _cell(entry: kubeversions.Entry, version: tuple[int, int]) -> str:
     step = kubeversions.stage_at(entry, version)
     if step is None:
         return "–"
-    return f"{_STAGE_CELL[step.stage]}, {'on' if step.default else 'off'}"
+    return f"{_STAGE_CELL[step.stage]}, {'on' if step.default else 'off'}{' (locked)' if step.locked else ''}"
 
 
 def kubernetes_versions_md() -> str:

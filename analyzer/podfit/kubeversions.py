@@ -46,12 +46,13 @@ _TM_OPTS = "kubernetes/kubernetes pkg/kubelet/cm/topologymanager/policy_options.
 
 @dataclass(frozen=True)
 class Step:
-    """From release ``since`` on: ``stage`` ("alpha", "beta", "GA", "deprecated") and whether the
-    gate or option is on when nothing sets it (``default``)."""
+    """From release ``since`` on: ``stage`` ("alpha", "beta", "GA", "deprecated"), whether the
+    gate or option is on when nothing sets it (``default``), and whether it is locked there."""
 
     since: Version
     stage: str
     default: bool
+    locked: bool = False  # the gate can no longer be set against its default (the kubelet refuses)
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,8 @@ def _beta(v: Version, default: bool = True) -> Step:
     return Step(v, "beta", default)
 
 
-def _ga(v: Version) -> Step:
-    return Step(v, "GA", True)
+def _ga(v: Version, locked: bool = False) -> Step:
+    return Step(v, "GA", True, locked)
 
 
 def _table(*entries: Entry) -> Mapping[str, Entry]:
@@ -125,8 +126,8 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     ),
     Entry(
         "DisableCPUQuotaWithExclusiveCPUs",
-        (_beta((1, 33)),),
-        f"{_KF} (kubernetes/kubernetes#127525)",
+        (_beta((1, 33)), Step((1, 36), "deprecated", True), Step((1, 37), "deprecated", True, locked=True)),
+        f"{_KF} (kubernetes/kubernetes#127525); kubernetes/website feature-gates/DisableCPUQuotaWithExclusiveCPUs.md",
         "a container given exclusive CPUs by the static CPU Manager gets no CFS quota",
     ),
     Entry(
@@ -137,14 +138,14 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     ),
     Entry(
         "InPlacePodVerticalScaling",
-        (_alpha((1, 27)), _beta((1, 33)), _ga((1, 35))),
-        f"KEP-1287; {_KF}",
+        (_alpha((1, 27)), _beta((1, 33)), _ga((1, 35), locked=True)),
+        f"KEP-1287; {_KF}; kubernetes/website feature-gates/InPlacePodVerticalScaling.md",
         "container resources can be resized in place (resize subresource, resizePolicy)",
     ),
     Entry(
         "InPlacePodVerticalScalingExclusiveCPUs",
-        (_alpha((1, 32)), _beta((1, 37))),
-        f"KEP-1287, KEP-5554 (beta v1.37 milestone); {_KF}; pkg/kubelet/allocation/allocation_manager.go",
+        (_alpha((1, 32)),),
+        f"KEP-1287, KEP-5554 (alpha; beta planned, not released); {_KF}; pkg/kubelet/allocation/allocation_manager.go",
         "CPU resizes of Guaranteed pods under the static CPU Manager (otherwise Infeasible)",
     ),
     Entry(
@@ -156,25 +157,25 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     Entry(
         "InPlacePodLevelResourcesVerticalScaling",
         (_alpha((1, 35)), _beta((1, 36))),
-        f"KEP-5419; {_KF}",
+        f"KEP-5419; {_KF}; kubernetes/website feature-gates/InPlacePodLevelResourcesVerticalScaling.md",
         "pod-level resources (spec.resources) can be resized in place",
     ),
     Entry(
         "PodLevelResources",
         (_alpha((1, 32)), _beta((1, 34))),
-        f"KEP-2837; {_KF}",
+        f"KEP-2837; {_KF}; kubernetes/website feature-gates/PodLevelResources.md",
         "spec.resources: CPU and memory requests and limits for the pod as a whole",
     ),
     Entry(
         "DynamicResourceAllocation",
-        (_alpha((1, 26)), _beta((1, 32), default=False), _ga((1, 34))),
-        f"KEP-3063, KEP-4381; {_KF}",
+        (_alpha((1, 26)), _beta((1, 32), default=False), _ga((1, 34)), _ga((1, 35), locked=True)),
+        f"KEP-3063, KEP-4381; {_KF}; kubernetes/website feature-gates/DynamicResourceAllocation.md",
         "resources.claims and ResourceClaims (structured parameters)",
     ),
     Entry(
         "DRANodeAllocatableResources",
         (_alpha((1, 36)),),
-        "KEP-5517 (DRA: Node Allocatable Resources, alpha v1.36)",
+        "KEP-5517 (DRA: Node Allocatable Resources); kubernetes/website feature-gates/DRANodeAllocatableResources.md",
         "CPU, memory and hugepages of a container can come from a ResourceClaim",
     ),
     Entry(
@@ -185,8 +186,8 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     ),
     Entry(
         "NodeSwap",
-        (_alpha((1, 22)), _beta((1, 28), default=False), _beta((1, 30)), _ga((1, 34))),
-        f"KEP-2400; {_KF}",
+        (_alpha((1, 22)), _beta((1, 28), default=False), _beta((1, 30)), _ga((1, 34), locked=True)),
+        f"KEP-2400; {_KF}; kubernetes/website feature-gates/NodeSwap.md",
         "swap on nodes (LimitedSwap for Burstable pods)",
     ),
     Entry(

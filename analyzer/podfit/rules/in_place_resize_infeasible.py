@@ -9,8 +9,8 @@ Kubernetes 1.34, and in-place resize switched off.
 ## Why it matters
 In-place pod resize (KEP-1287, beta in 1.33, GA in 1.35) changes requests and limits without a
 restart, but not every resize: the kubelet keeps a Guaranteed pod's exclusive CPUs and NUMA-pinned
-memory as admitted and marks such resizes Infeasible (until the InPlacePodVerticalScalingExclusiveCPUs
-gate of KEP-5554, beta in 1.37, and InPlacePodVerticalScalingExclusiveMemory, alpha); the API server
+memory as admitted and marks such resizes Infeasible unless the InPlacePodVerticalScalingExclusiveCPUs
+gate (alpha since 1.32, KEP-5554) or InPlacePodVerticalScalingExclusiveMemory (alpha) is on; the API server
 refuses a resize that changes the QoS class, and before 1.34 a memory-limit decrease unless the
 container restarts. A VPA in `InPlaceOrRecreate` mode then falls back to evicting the pod: the
 restart the mode was chosen to avoid, on every recommendation it applies. A manual resize stays
