@@ -90,8 +90,8 @@ def _table(*entries: Entry) -> Mapping[str, Entry]:
 FEATURE_GATES: Mapping[str, Entry] = _table(
     Entry(
         "CPUManagerPolicyOptions",
-        (_alpha((1, 22)), _beta((1, 23)), _ga((1, 33))),
-        f"KEP-2625; {_KF}",
+        (_alpha((1, 22)), _beta((1, 23)), _ga((1, 33), locked=True)),
+        f"KEP-2625; {_KF}; kubernetes/website feature-gates/CPUManagerPolicyOptions.md",
         "cpuManagerPolicyOptions are read at all",
     ),
     Entry(
@@ -109,7 +109,7 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     Entry(
         "TopologyManagerPolicyOptions",
         (_alpha((1, 26)), _beta((1, 28)), _ga((1, 32))),
-        f"KEP-3545; {_KF}",
+        f"KEP-3545; {_KF}; kubernetes/website feature-gates/TopologyManagerPolicyOptions.md",
         "topologyManagerPolicyOptions are read at all",
     ),
     Entry(
@@ -120,8 +120,8 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     ),
     Entry(
         "TopologyManagerPolicyBetaOptions",
-        (_beta((1, 26)),),
-        f"KEP-3545; {_KF}",
+        (_beta((1, 26), default=False), _beta((1, 28))),
+        f"KEP-3545; {_KF}; kubernetes/website feature-gates/TopologyManagerPolicyBetaOptions.md",
         "beta Topology Manager policy options are accepted",
     ),
     Entry(
@@ -132,8 +132,8 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     ),
     Entry(
         "SidecarContainers",
-        (_alpha((1, 28)), _beta((1, 29)), _ga((1, 33))),
-        f"KEP-753; {_KF}",
+        (_alpha((1, 28)), _beta((1, 29)), _ga((1, 33), locked=True)),
+        f"KEP-753; {_KF}; kubernetes/website feature-gates/SidecarContainers.md",
         "init containers with restartPolicy Always run beside the app containers",
     ),
     Entry(
