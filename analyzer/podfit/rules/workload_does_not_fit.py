@@ -22,7 +22,10 @@ The finding points at what the proof is about: the workload a certificate names 
 it, its anti-affinity group, spread cap or host port needs more nodes than it may use), else each workload that
 alone does not fit the pools it may use, else the node pool that the pods together do not fit (its
 cluster manifest or platform profile). Pods whose scheduling answer is unknown were left out of packing
-(see podfit.packing.adapter): they never cause this finding; its details list them.
+(see podfit.packing.adapter): they never cause this finding; its details list them. A pod asking
+for an extended resource (`nvidia.com/gpu`, …) may only use pools whose `allocatable` offers enough of
+it per node, and no more of its pods per node than a node offers: three one-GPU pods on two one-GPU
+nodes do not fit.
 """
 
 from __future__ import annotations
