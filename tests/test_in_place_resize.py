@@ -167,3 +167,14 @@ def test_pf210_by_version(tmp_path: Path) -> None:
     assert findings(tmp_path, text, "PF210", version="1.32") == []  # the API server drops the field
     assert len(findings(tmp_path, text, "PF210", version="1.33")) == 1
     assert "latest Kubernetes" in findings(tmp_path, text, "PF210", version=None)[0]["message"]
+
+
+def test_hostile_shapes_give_findings_not_tracebacks() -> None:
+    """Every field PF210, PF211, PF212 and the extended-resource packing read, of the wrong type."""
+    root = Path(__file__).resolve().parents[1]
+    args = ["check", "--format", "json", "--fail-on", "never", str(root / "tests/data/kube37-hostile-resize-dra.yaml")]
+    args += ["--platform", str(root / "testdata/PF601/fail_three_gpu_pods_two_gpu_nodes/platform.yaml")]
+    res = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    rules = {f["rule"] for f in json.loads(res.stdout)["findings"]}
+    assert {"PF902", "PF211", "PF212"} <= rules

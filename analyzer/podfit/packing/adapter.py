@@ -484,6 +484,10 @@ class _Plan:
     extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def extended_requests(w: Workload) -> dict[str, int]:
     """The extended resources (``nvidia.com/gpu``, …) one pod of ``w`` asks for, as Kubernetes
     combines containers: max(Σ app containers and sidecars, each one-shot init container with the
@@ -516,9 +520,9 @@ def extended_requests(w: Workload) -> dict[str, int]:
     def add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
         return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
 
-    inits = [c for c in spec.get("initContainers") or [] if isinstance(c, Mapping)]
+    inits = [c for c in _list(spec.get("initContainers")) if isinstance(c, Mapping)]
     total: dict[str, int] = {}
-    for c in spec.get("containers") or []:
+    for c in _list(spec.get("containers")):
         total = add(total, own(c))
     sidecars: dict[str, int] = {}
     for c in inits:

@@ -46,7 +46,7 @@ from ..findings import Finding
 from ..model import K8sObject
 from ..options import Option
 from ..rule_context import RuleContext
-from .resize_policy_invalid import _template_spec
+from .resize_policy_invalid import _list, _template_spec
 
 ID = "PF212"
 SLUG = "dra-claim-not-sized"
@@ -95,7 +95,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         sp, spec = found
         ns = w.ref.namespace or "default"
         sources: dict[str, tuple[str, str]] = {}
-        for rc in spec.get("resourceClaims") or []:
+        for rc in _list(spec.get("resourceClaims")):
             if isinstance(rc, Mapping) and isinstance(rc.get("name"), str):
                 for key, kind in (
                     ("resourceClaimTemplateName", "ResourceClaimTemplate"),
@@ -104,10 +104,10 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                     if isinstance(rc.get(key), str):
                         sources[rc["name"]] = (kind, rc[key])
         for key in ("initContainers", "containers"):
-            for ci, c in enumerate(spec.get(key) or []):
+            for ci, c in enumerate(_list(spec.get(key))):
                 res = c.get("resources") if isinstance(c, Mapping) else None
                 claims = res.get("claims") if isinstance(res, Mapping) else None
-                names = [x["name"] for x in claims or [] if isinstance(x, Mapping) and isinstance(x.get("name"), str)]
+                names = [x["name"] for x in _list(claims) if isinstance(x, Mapping) and isinstance(x.get("name"), str)]
                 if not names:
                     continue
                 described = []

@@ -61,7 +61,7 @@ from ..findings import Finding
 from ..model import QOS_BEST_EFFORT, QOS_GUARANTEED, K8sObject, Workload
 from ..options import Option
 from ..rule_context import RuleContext
-from .resize_policy_invalid import _template_spec
+from .resize_policy_invalid import _list, _template_spec
 
 ID = "PF211"
 SLUG = "in-place-resize-infeasible"
@@ -124,10 +124,10 @@ def _container_policy(vpa: K8sObject, container: str) -> tuple[frozenset[str], b
 def _resize_policies(spec: Mapping[str, Any], name: str) -> dict[str, str]:
     """resourceName → restartPolicy of the container called ``name`` (app containers and sidecars)."""
     for key in ("containers", "initContainers"):
-        for c in spec.get(key) or []:
+        for c in _list(spec.get(key)):
             if isinstance(c, Mapping) and c.get("name") == name:
                 out = {}
-                for p in c.get("resizePolicy") or []:
+                for p in _list(c.get("resizePolicy")):
                     if isinstance(p, Mapping) and isinstance(p.get("resourceName"), str):
                         out[p["resourceName"]] = str(p.get("restartPolicy") or "NotRequired")
                 return out

@@ -61,6 +61,11 @@ RESOURCES = ("cpu", "memory")
 POLICIES = ("NotRequired", "RestartContainer")
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else no items (a hostile or broken manifest)."""
+    return value if isinstance(value, list) else []
+
+
 def _template_spec(obj: K8sObject) -> tuple[tuple[str, ...], Mapping[str, Any]] | None:
     path = WORKLOAD_KINDS.get(obj.kind)
     if path is None:
