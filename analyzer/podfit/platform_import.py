@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .platform import DEFAULT_VM_CLASSES
+from .platform import DEFAULT_VM_CLASSES, is_extended_resource
 from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from .yamlio import iter_documents
 
@@ -151,6 +151,7 @@ class NodeInfo:
     kubelet_version: str
     cpu_manager_policy: str | None
     tanzu: bool  # a vSphere with Tanzu / TKG node
+    extended: tuple[tuple[str, int], ...] = ()  # extended resources in allocatable (nvidia.com/gpu, …)
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,8 @@ class ImportedPool:
     nodes: tuple[str, ...] = ()
     # kube-system pods that are no DaemonSet's or static: (name, count in the pool, cpu, memory of one)
     reserved: tuple[tuple[str, int, int, int], ...] = ()
+    # extended resources each node of the pool offers (the least of its nodes; left out where one has none)
+    extended: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,14 @@ def _qty(parse: Any, mapping: Mapping[str, Any], key: str, where: str) -> int:
     except QuantityError as e:
         value = repr(e.value) if len(repr(e.value)) <= 40 else repr(e.value)[:37] + "..."
         raise NodeImportError(f"{where}: {key}: {value} is not a valid quantity: {e.reason}") from None
+
+
+def _least_extended(members: Sequence[NodeInfo]) -> tuple[tuple[str, int], ...]:
+    """The extended resources every node of a pool offers, each at the least any node offers."""
+    offers = [dict(n.extended) for n in members]
+    names = set().union(*offers) if offers else set()
+    least = {r: min(o.get(r, 0) for o in offers) for r in names}
+    return tuple(sorted((r, v) for r, v in least.items() if v > 0))
 
 
 def _strip_hash(name: str) -> str:
@@ -286,6 +297,13 @@ def node_infos(nodes: Sequence[Mapping[str, Any]], source: str) -> list[NodeInfo
                 kubelet_version=str(info.get("kubeletVersion") or ""),
                 cpu_manager_policy=policy,
                 tanzu=any(k.startswith("run.tanzu.vmware.com/") for k in labels),
+                extended=tuple(
+                    sorted(
+                        (str(k), _qty(parse_memory, alloc, k, where + " status.allocatable"))
+                        for k in alloc
+                        if is_extended_resource(str(k))
+                    )
+                ),
             )
         )
     return out
@@ -453,6 +471,7 @@ def import_platform(
                 system_pods=max(s[2] for s in sys_of),
                 nodes=tuple(n.name for n in members),
                 reserved=_reserved_of(members, reserved or {}),
+                extended=_least_extended(members),
             )
         )
     pools.sort(key=lambda p: (p.cluster, p.role != "control-plane", p.name))
@@ -530,6 +549,8 @@ def profile_document(imported: Imported, name: str, source: str) -> dict[str, An
             "memory": format_memory(p.allocatable_memory),
             "pods": p.allocatable_pods,
         }
+        for r, v in p.extended:
+            d["allocatable"][r] = str(v)
         if p.system_pods:
             d["systemPods"] = {
                 "cpu": format_cpu(p.system_cpu),

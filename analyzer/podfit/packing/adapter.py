@@ -64,7 +64,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model import Workload
+from ..model import WORKLOAD_KINDS, Workload
+from ..platform import is_extended_resource
+from ..quantity import QuantityError, parse_memory
 from ..scheduling import (
     FITS,
     HOSTNAME,
@@ -146,6 +148,8 @@ class PackInputs:
     idle: tuple[PodType, ...] = ()
     # the pod types of the pools' reserved pods (the cluster's own, no workload's)
     reserved: tuple[str, ...] = ()
+    # pod type name → the extended resources (nvidia.com/gpu, …) one of its pods asks for
+    extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -548,6 +552,99 @@ class _Plan:
     control_plane_only: tuple[str, ...]
     unschedulable: dict[str, str]
     idle: tuple[PodType, ...] = ()
+    extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def extended_requests(w: Workload) -> dict[str, int]:
+    """The extended resources (``nvidia.com/gpu``, …) one pod of ``w`` asks for, as Kubernetes
+    combines containers: max(Σ app containers and sidecars, each one-shot init container with the
+    sidecars declared before it). A container's request is its limit when it sets only the limit
+    (extended resources cannot be overcommitted: request = limit). Values that are not whole
+    quantities are left out (the API server rejects them)."""
+    path = WORKLOAD_KINDS.get(w.obj.kind)
+    node: Any = w.obj.raw
+    for key in path or ():
+        node = node.get(key) if isinstance(node, Mapping) else None
+    spec = node.get("spec") if isinstance(node, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return {}
+
+    def own(c: Any) -> dict[str, int]:
+        res = c.get("resources") if isinstance(c, Mapping) else None
+        if not isinstance(res, Mapping):
+            return {}
+        out: dict[str, int] = {}
+        for kind in ("limits", "requests"):  # the request wins where both are set
+            values = res.get(kind)
+            for name, v in values.items() if isinstance(values, Mapping) else ():
+                if is_extended_resource(str(name)):
+                    try:
+                        out[str(name)] = parse_memory(v)
+                    except QuantityError:
+                        continue
+        return out
+
+    def add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+        return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+
+    inits = [c for c in _list(spec.get("initContainers")) if isinstance(c, Mapping)]
+    total: dict[str, int] = {}
+    for c in _list(spec.get("containers")):
+        total = add(total, own(c))
+    sidecars: dict[str, int] = {}
+    for c in inits:
+        if c.get("restartPolicy") == "Always":
+            sidecars = add(sidecars, own(c))
+            total = add(total, own(c))
+        else:
+            here = add(own(c), sidecars)
+            total = {k: max(total.get(k, 0), here.get(k, 0)) for k in total.keys() | here.keys()}
+    return {k: v for k, v in total.items() if v > 0}
+
+
+def _extended_offer(sched: _Scheduling) -> dict[str, dict[str, int] | None]:
+    """Node type name → the extended resources each of its nodes offers; None where the pool does
+    not say what its nodes offer (no ``allocatable``: a TanzuKubernetesCluster's pool, a profile's
+    pool written without it), which is not taken for "none"."""
+    return {
+        pl.type_name: dict(getattr(pl.pool, "extended", ())) if getattr(pl.pool, "allocatable", None) else None
+        for pl in sched.pools
+        if pl.type_name is not None
+    }
+
+
+_UNKNOWN_CAP = 2**31 - 1  # a pool that does not state its extended resources limits nothing
+
+
+def _extended_cap(need: Mapping[str, int], offer: Mapping[str, int] | None) -> int:
+    """How many pods needing ``need`` one node offering ``offer`` holds (by extended resources)."""
+    if offer is None:
+        return _UNKNOWN_CAP
+    return min(offer.get(r, 0) // v for r, v in need.items())
+
+
+def _extended_conflicts(
+    needs: Mapping[str, dict[str, int]],
+    fits: Mapping[str, tuple[str, ...]],
+    offer: Mapping[str, dict[str, int] | None],
+) -> set[tuple[str, str]]:
+    """Pairs of pod types asking for extended resources that no node they may both use can hold one
+    pod of each."""
+    out = set()
+    names = sorted(needs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            common = set(fits.get(a, ())) & set(fits.get(b, ()))
+            both = {r: needs[a].get(r, 0) + needs[b].get(r, 0) for r in needs[a].keys() | needs[b].keys()}
+            if common and all(
+                (o := offer[t]) is not None and any(o.get(r, 0) < v for r, v in both.items()) for t in common
+            ):
+                out.add((a, b))
+    return out
 
 
 def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
@@ -557,6 +654,8 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     cp_only: list[str] = []
     unschedulable: dict[str, str] = {}
     packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
+    offer = _extended_offer(sched)
+    needs: dict[str, dict[str, int]] = {}  # extended resources each pod type asks for
     for name, w in named:
         if not w.per_node and w.replicas <= 0 and not (w.autoscaler and w.autoscaler.max_replicas > 0):
             continue  # no pod (an autoscaled workload at 0 is kept: its scale-out is PF606's)
@@ -576,7 +675,15 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             continue
         if unknown_here:
             continue
-        if not fits:
+        need = extended_requests(w)
+        if need:
+            needs[name] = need
+            offered = tuple(t for t in fits if _extended_cap(need, offer[t]) > 0)
+            if fits and not offered:
+                asked = ", ".join(f"{v} {r}" for r, v in sorted(need.items()))
+                unschedulable[name] = f"no node pool it may use offers {asked} per node"
+            fits = offered
+        if not fits and name not in unschedulable:
             if any(
                 pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
                 for pl, d in zip(sched.pools, ds, strict=True)
@@ -586,6 +693,9 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unschedulable[name] = _why_not(sched, ds)
         packed.append((name, w, ds, fits))
     group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    for a, b in _extended_conflicts(needs, {name: fits for name, _, _, fits in packed}, offer):
+        conflicts.setdefault(a, set()).add(b)
+        conflicts.setdefault(b, set()).add(a)
     for a, b in _port_conflicts([(name, w) for name, w, _, _ in packed]):
         conflicts.setdefault(a, set()).add(b)
         conflicts.setdefault(b, set()).add(a)
@@ -621,9 +731,12 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 cpu_limit=p.cpu_limit,
                 memory_limit=p.memory_limit,
                 exclusive_group=group.get(name),
-                max_per_node=_spread_cap(name, w, ds, sched, everyone)
-                if everyone is not None and p.scheduling.spread
-                else None,
+                max_per_node=_min_cap(
+                    _spread_cap(name, w, ds, sched, everyone) if everyone is not None and p.scheduling.spread else None,
+                    _known_cap(min((_extended_cap(needs[name], offer[t]) for t in fits), default=None))
+                    if name in needs
+                    else None,
+                ),
                 node_selector=p.node_selector,
                 pools=fits,
                 conflicts=tuple(sorted(conflicts.get(name, ()))),
@@ -645,7 +758,17 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         tuple(cp_only),
         unschedulable,
         tuple(p for p in pods if p.count == 0),
+        needs,
     )
+
+
+def _known_cap(cap: int | None) -> int | None:
+    return None if cap == _UNKNOWN_CAP else cap
+
+
+def _min_cap(*caps: int | None) -> int | None:
+    known = [c for c in caps if c is not None]
+    return min(known) if known else None
 
 
 def vm_classes(platform) -> tuple[VMClass, ...]:
@@ -794,6 +917,7 @@ def inputs_from(
         class_overheads=class_overheads,
         idle=plan.idle,
         reserved=tuple(p.name for p in reserved),
+        extended=plan.extended,
     )
 
 

@@ -22,7 +22,10 @@ The finding points at what the proof is about: the workload a certificate names 
 it, its anti-affinity group, spread cap or host port needs more nodes than it may use), else each workload that
 alone does not fit the pools it may use, else the node pool that the pods together do not fit (its
 cluster manifest or platform profile). Pods whose scheduling answer is unknown were left out of packing
-(see podfit.packing.adapter): they never cause this finding; its details list them.
+(see podfit.packing.adapter): they never cause this finding; its details list them. A pod asking
+for an extended resource (`nvidia.com/gpu`, …) may only use pools whose `allocatable` offers enough of
+it per node, and no more of its pods per node than a node offers: three one-GPU pods on two one-GPU
+nodes do not fit.
 """
 
 from __future__ import annotations
@@ -97,11 +100,20 @@ def _message(b: Bound, name: str, inputs) -> str:
             f"and only {b.available} nodes they may use"
         )
     if b.kind == "max-per-node":
+        why = ["topology spread on hostname"] if _spreads(inputs, name) else []
+        asked = getattr(inputs, "extended", {}).get(name)
+        if asked:
+            why.append("each asking for " + ", ".join(f"{v} {r}" for r, v in sorted(asked.items())))
         return (
-            f"{p.count} pods at most {p.max_per_node} per node (topology spread on hostname) need "
+            f"{p.count} pods at most {p.max_per_node} per node ({'; '.join(why)}) need "
             f"{b.needed} nodes and only {b.available} nodes they may use"
         )
     return f"{p.count} pods larger than the allocatable of every node they may use"
+
+
+def _spreads(inputs, name: str) -> bool:
+    w = inputs.workloads.get(name)
+    return w is None or bool(w.pod.scheduling.spread)
 
 
 def _unknown(inputs) -> list[dict]:
