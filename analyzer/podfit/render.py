@@ -480,7 +480,8 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
         out.findings.append(_no_helm(chart))
         return
     values = [os.path.normpath(os.path.join(chart, v)) for v in opts.values.get(os.path.abspath(chart), ())]
-    argv = [opts.helm, "template", _RELEASE, os.path.abspath(chart)]
+    # --skip-tests: a chart's `helm test` pods are not what it deploys
+    argv = [opts.helm, "template", _RELEASE, os.path.abspath(chart), "--skip-tests"]
     for v in values:
         argv += ["--values", os.path.abspath(v)]
     if opts.kube_version:

@@ -146,7 +146,7 @@ def load_inputs(paths: Sequence[str], config: Any):  # -> LoadResult
         # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
         rendered = render_inputs(files, render_options(config))
         progress = _parse_progress(len(rendered.paths) + len(rendered.files))
-        inputs = read_files(rendered.paths, config.limits) + list(rendered.files)
+        inputs = read_files(rendered.paths, config.limits) + [f for f in rendered.files if not config.ignored(f.path)]
         result = load(inputs, config.limits, progress)
         clear_status()
         if rendered.files or rendered.findings:
