@@ -168,6 +168,21 @@ def test_a_tree_builds_the_overlay_not_its_base_again(monkeypatch):
     assert [f[0] for f in brief(report)] == ["PF101", "PF102", "PF103"]
 
 
+@needs_kustomize
+def test_two_overlays_of_one_base_each_checked_as_built(monkeypatch):
+    """testdata/repos/kustomize-app: prod patches the worker's resources in and deletes the debug
+    toolbox, staging does neither; generated objects (a configMapGenerator's) are filed under the
+    kustomization that makes them, with no PF909."""
+    code, report = check(monkeypatch, ROOT / "testdata" / "repos" / "kustomize-app", "base", "overlays")
+    found = [(f["rule"], f["file"], f["line"], f["object"]["namespace"]) for f in report["findings"]]
+    assert found == [
+        ("PF105", "base/debug-toolbox.yaml", 2, "storefront-staging"),
+        ("PF105", "base/worker/deployment.yaml", 2, "storefront-staging"),
+        ("PF201", "overlays/prod/web-resources.yaml", 10, "storefront-prod"),
+    ]
+    assert report["summary"]["objects"] == 11 and code == 1
+
+
 def test_without_kustomize_the_files_are_read_as_before(monkeypatch):
     code, report = check(monkeypatch, FIXTURES / "kustomize", "overlays/prod", "--allow-empty", kustomize="off")
     assert {f["rule"] for f in report["findings"]} == {"PF909"}

@@ -681,7 +681,7 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
             _render_kustomization(os.path.normpath(os.path.dirname(k) or "."), uses[k], opts, out)
         rest = [p for p in rest if p == "-" or os.path.abspath(p) not in consumed]
 
-    files = tuple(InputFile(path, "".join(chunks).encode()) for path, chunks in out.text.items())
+    files = tuple(InputFile(path, "".join(chunks).encode(), rendered=True) for path, chunks in out.text.items())
     sources = {path: tuple(o) for path, o in out.origins.items()}
     return Rendered(tuple(rest), files, tuple(out.findings), sources)
 
