@@ -132,6 +132,15 @@ def test_without_helm_one_pf908_per_chart_never_a_pass(monkeypatch, tmp_path):
     assert "PODFIT_HELM" in message and "ignore: ['shop/**']" in message
 
 
+@needs_helm
+def test_a_chart_rendering_nothing_says_so(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PODFIT_HELM", str(HELM))
+    r = CliRunner().invoke(main, ["check", "testdata/PF909/fail_helm_chart"], catch_exceptions=False)
+    assert r.exit_code == 2  # nothing checked is no pass
+    assert "PF909  Helm chart testdata/PF909/fail_helm_chart renders no Kubernetes object" in r.output
+
+
 def test_a_failing_render_is_pf908_with_the_tools_words(monkeypatch, tmp_path):
     repo = copy_chart(tmp_path)
     (repo / "shop" / "templates" / "broken.yaml").write_text('{{ fail "set image.digest" }}\n')

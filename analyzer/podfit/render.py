@@ -495,7 +495,17 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
     name = _chart_name(chart, opts.max_bytes)
     value_files = [os.path.join(chart, "values.yaml"), *values]
     vals = _Values([(v, t) for v in value_files if (t := _read(v, opts.max_bytes)) is not None])
-    for source, doc in _split_helm(text.decode("utf-8", "replace")):
+    documents = _split_helm(text.decode("utf-8", "replace"))
+    if not any(re.search(r"(?m)^kind:", doc) for _, doc in documents):
+        out.findings.append(
+            Finding(
+                rule="PF909",
+                message=f"Helm chart {chart} renders no Kubernetes object with these values: {via}",
+                location=Location(chart_yaml, 1, 0),
+                details={"render": via},
+            )
+        )
+    for source, doc in documents:
         parts = source.split("/")
         file = os.path.join(chart, *parts[1:]) if parts[0] == name and len(parts) > 1 else chart_yaml
         out.add(file, doc, via, vals)
