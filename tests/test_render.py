@@ -261,9 +261,13 @@ def test_rendered_text_is_parsed_as_files_are(monkeypatch, tmp_path):
     out.write_text(
         "---\n# Source: shop/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n"
         "  name: release-name-shop\n  name: again\nspec:\n  ports:\n  - port: 80\n"
+        "---\n# Source: shop/../../../outside.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+        "spec:\n  containers:\n  - name: a\n    image: busybox:1.37\n"
     )
     code, report = check(monkeypatch, repo, "shop", helm=_fake(tmp_path, f"cat {out}"))
     assert ("PF905", "shop/templates/service.yaml", 4, None) in brief(report)
+    # a source outside the chart is none of its files: the chart's Chart.yaml stands for it
+    assert ("PF105", "shop/Chart.yaml", 1, None) in brief(report)
 
 
 def test_outline_follows_keys_lists_and_skips_actions():

@@ -507,7 +507,9 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
         )
     for source, doc in documents:
         parts = source.split("/")
-        file = os.path.join(chart, *parts[1:]) if parts[0] == name and len(parts) > 1 else chart_yaml
+        file = os.path.normpath(os.path.join(chart, *parts[1:])) if parts[0] == name and len(parts) > 1 else chart_yaml
+        if ".." in parts or os.path.isabs(source):  # only the chart's own files are sources
+            file = chart_yaml
         out.add(file, doc, via, vals)
 
 
