@@ -120,6 +120,18 @@ def test_vendored_dependency_is_rendered_with_its_parent(monkeypatch, tmp_path):
     assert report["summary"]["objects"] == 3
 
 
+@needs_helm
+def test_other_files_in_a_chart_directory_are_manifests_of_their_own(monkeypatch, tmp_path):
+    repo = copy_chart(tmp_path)
+    (repo / "shop" / "examples").mkdir()
+    (repo / "shop" / "examples" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: example\nspec:\n  containers:\n  - name: a\n    image: busybox:1.37\n"
+    )
+    code, report = check(monkeypatch, repo, "shop")
+    assert ("PF105", "shop/examples/pod.yaml", 1, None) in brief(report)
+    assert report["summary"]["objects"] == 3
+
+
 def test_without_helm_one_pf908_per_chart_never_a_pass(monkeypatch, tmp_path):
     repo = copy_chart(tmp_path)
     shutil.copytree(repo / "shop", repo / "other")

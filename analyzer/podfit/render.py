@@ -197,7 +197,7 @@ def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> b
                 except OSError:
                     pass
                 proc.wait()
-            err.seek(0)
+            err.seek(max(err.seek(0, os.SEEK_END) - 4096, 0))  # its last words say what failed
             words = err.read(4096).decode("utf-8", "replace").strip()
             words = " ".join(line.strip() for line in words.splitlines()[-3:])[:400]
             if code is None:
@@ -411,7 +411,20 @@ def chart_root(path: str) -> str | None:
             found = os.path.dirname(parent)
         else:
             break
-    return found
+    if found is None or os.path.isdir(path):
+        return found
+    # what helm reads of the chart; other files in its directory (examples, a committed rendering)
+    # are manifests of their own
+    rel = os.path.relpath(os.path.abspath(path), found).split(os.sep)
+    name = rel[-1]
+    if rel[0] in ("templates", "charts", "crds", "ci") or (
+        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _VALUES_FILE.search(name))
+    ):
+        return found
+    return None
+
+
+_VALUES_FILE = re.compile(r"(?i)values[^/]*\.(?:ya?ml|json)$")
 
 
 def _shown(absolute: str, given: str) -> str:
