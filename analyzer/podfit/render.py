@@ -198,8 +198,10 @@ def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> b
                     pass
                 proc.wait()
             err.seek(max(err.seek(0, os.SEEK_END) - 4096, 0))  # its last words say what failed
-            words = err.read(4096).decode("utf-8", "replace").strip()
-            words = " ".join(line.strip() for line in words.splitlines()[-3:])[:400]
+            lines = [line.strip() for line in err.read(4096).decode("utf-8", "replace").splitlines() if line.strip()]
+            # deprecation warnings come first and say nothing of the failure
+            lines = [line for line in lines if not line.startswith(("# Warning", "WARNING"))] or lines
+            words = " ".join(lines[-3:])[:400]
             if code is None:
                 raise RenderError(f"{os.path.basename(argv[0])} ran longer than {timeout:g} s and was stopped")
             out.seek(0, os.SEEK_END)
