@@ -18,7 +18,7 @@ STAGES = [
     {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings"}
     | {"kubeversions"},
     {"reading", "schema_errors", "loader", "templates", "kustomize", "clusters", "platform", "schemas_k8s", "engines"}
-    | {"usage"},
+    | {"usage", "render"},
     {"workloads", "facts", "platform_import"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"registry", "catalogue", "config", "rule_context", "rules"},

@@ -147,13 +147,21 @@ def load_platform(path: str | None, limit: int | None = None):  # -> Platform
 
 def load_inputs(paths: Sequence[str], config: Any):  # -> LoadResult
     """Read and parse the inputs (exit 2 when a named path does not exist)."""
+    from dataclasses import replace
+
     from ..loader import InputError, discover, load, read_files
+    from ..render import render_inputs, render_options
 
     try:
         files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
-        progress = _parse_progress(len(files))
-        result = load(read_files(files, config.limits), config.limits, progress)
+        # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
+        rendered = render_inputs(files, render_options(config))
+        progress = _parse_progress(len(rendered.paths) + len(rendered.files))
+        inputs = read_files(rendered.paths, config.limits) + [f for f in rendered.files if not config.ignored(f.path)]
+        result = load(inputs, config.limits, progress)
         clear_status()
+        if rendered.files or rendered.findings:
+            result = replace(result, findings=result.findings + rendered.findings, sources=rendered.sources)
         return result
     except InputError as e:
         raise PodfitError(str(e)) from None
