@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ..quantity import format_cpu, format_memory
+from ..words import plural
 from .engine import Analysis
 from .model import UNBOUNDED, Bound, NodeType
 
@@ -175,7 +176,7 @@ def describe_bound(b: Bound) -> str:
         dim = b.kind.removeprefix("capacity-")
         need, have = format_amount(dim, b.needed), format_amount(dim, b.available)
     else:
-        need = "more than any node holds" if b.needed >= UNBOUNDED else f"{b.needed:,} nodes"
+        need = "more than any node holds" if b.needed >= UNBOUNDED else plural(b.needed, "node")
         have = f"{b.available:,}"
     return f"proven by a lower bound ({b.kind}: needs {need}, {have} available{detail})"
 
@@ -196,11 +197,14 @@ def to_text(a: Analysis) -> str:
     lines = []
     n_pods = sum(p.count for p in a.pods)
     pools = ", ".join(f"{n.name}: {n.count} × {n.vm_class}" for n in a.pools)
-    lines.append(f"{n_pods} pods of {len(a.pods)} workloads on {sum(n.count for n in a.pools)} nodes ({pools})")
+    lines.append(
+        f"{plural(n_pods, 'pod')} of {plural(len(a.pods), 'workload')} on "
+        f"{plural(sum(n.count for n in a.pools), 'node')} ({pools})"
+    )
     for n in a.pools:
         ds = f", DaemonSets: {', '.join(n.daemon_pods)}" if n.daemon_pods else ""
         lines.append(
-            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, {n.pods} pods{ds}"
+            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, {plural(n.pods, 'pod')}{ds}"
         )
     lines.append(f"Fits: {describe_proof(a)}")
     lines.append("")
@@ -218,7 +222,8 @@ def to_text(a: Analysis) -> str:
     lines.append("")
     lb = fit.lower_bound
     lines.append(
-        f"Lower bound: {lb if lb is not None else 'n/a (mixed pools)'} nodes; {sum(n.count for n in a.pools)} available"
+        f"Lower bound: {plural(lb, 'node') if lb is not None else 'n/a (mixed pools)'}; "
+        f"{sum(n.count for n in a.pools):,} available"
     )
     if a.min_nodes:
         parts = [f"{k} {m.nodes}{'' if m.exact else f' (≥ {m.lower_bound})'}" for k, m in a.min_nodes.items()]
@@ -235,12 +240,12 @@ def to_text(a: Analysis) -> str:
         + (
             "Σ(limit − request)"
             if not h.measured_pods
-            else f"Σ(peak − request), measured peaks of {h.measured_pods} pods"
+            else f"Σ(peak − request), measured peaks of {plural(h.measured_pods, 'pod')}"
         )
         + f"): CPU {format_cpu(h.needed_cpu)} needed, "
         f"{format_cpu(h.free_cpu)} free; memory {format_memory(h.needed_memory, exact=False)} needed, {format_memory(h.free_memory, exact=False)} free"
         f" — {'ok' if h.ok else 'NOT ENOUGH'}"
-        + (f"; {h.unbounded_pods} pods without a limit" if h.unbounded_pods else "")
+        + (f"; {plural(h.unbounded_pods, 'pod')} without a limit" if h.unbounded_pods else "")
     )
     r = a.recommendation
     if r.vm_class:
