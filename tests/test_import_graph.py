@@ -15,8 +15,19 @@ COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__")
 
 # The stages, first to last: a module may import its own stage's and earlier stages' modules.
 STAGES = [
-    {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings"},
-    {"reading", "schema_errors", "loader", "templates", "kustomize", "clusters", "platform", "schemas_k8s", "engines"}
+    {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings", "words"},
+    {
+        "reading",
+        "selection",
+        "schema_errors",
+        "loader",
+        "templates",
+        "kustomize",
+        "clusters",
+        "platform",
+        "schemas_k8s",
+        "engines",
+    }
     | {"usage"},
     {"workloads", "facts", "platform_import"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts

@@ -21,6 +21,7 @@ from .commands._common import (
     GuardedStdout,
     PodfitError,
     StdoutError,
+    apply_selection,
     clear_status,
     config_option,
     emit,
@@ -30,8 +31,10 @@ from .commands._common import (
     load_platform,
     load_usage,
     output_option,
+    path_selection_options,
     platform_option,
     read_text,
+    rule_selection_options,
     status,
     status_enabled,
     stdout_failure,
@@ -181,7 +184,8 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
     show_default=True,
     help="Rego engine: in-process (embedded), the opa binary, or opa when the shipped policies were edited.",
 )
-@click.option("--rule", "rules", multiple=True, metavar="ID", help="Run only this rule (id or slug); repeatable.")
+@rule_selection_options("run")
+@path_selection_options
 @click.option(
     "--cluster",
     metavar="NAME",
@@ -190,7 +194,13 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
 )
 @click.option("--show-fixes", is_flag=True, help="Text: the fix under every finding (default: once per rule).")
 @click.option("--quiet", "-q", is_flag=True, help="Text: only the findings and the totals line.")
-@click.option("--verbose", "-v", is_flag=True, help="Text: also list the skipped rules and files, one per line.")
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Text: also list the skipped rules and files and every path left out and why, one per line, "
+    "and each message whole.",
+)
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
 @click.option(
     "--usage",
@@ -215,6 +225,10 @@ def check(
     fail_on: str | None,
     engine: str,
     rules: tuple[str, ...],
+    ignore_rules: tuple[str, ...],
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    respect_gitignore: bool | None,
     cluster: str | None,
     show_fixes: bool,
     quiet: bool,
@@ -236,7 +250,7 @@ def check(
       podfit check deploy.yaml --format json --fail-on warning
     """
     from .formats import render
-    from .loader import discover, nothing_found
+    from .loader import nothing_found
     from .pipeline import PipelineError, exit_status
     from .pipeline import check as run_check
 
@@ -247,9 +261,16 @@ def check(
     gc.disable()
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    config = load_config(config_path)
+    config = apply_selection(
+        load_config(config_path),
+        select=rules,
+        ignore=ignore_rules,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
-    result = load_inputs(paths, config)
+    result = load_inputs(paths, config, platform_path or config.platform)
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
         report, facts = run_check(
@@ -257,14 +278,11 @@ def check(
             platform,
             config,
             engine=engine,
-            rules=rules,
             cluster=cluster,
             progress=progress,
             usage=load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None,
         )
     except PipelineError as e:
-        if str(e).startswith("unknown rule"):
-            raise click.BadParameter(str(e), param_hint="--rule") from None
         raise PodfitError(str(e)) from None
     finally:
         clear_status()
@@ -286,7 +304,7 @@ def check(
     code = exit_status(report, threshold)
     if code == EXIT_OK and not result.objects and not allow_empty:
         # nothing was checked: never a pass (findings at or above --fail-on already fail the run)
-        ignored = len(discover(paths)) - len(result.files)
+        ignored = len(result.excluded)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
 

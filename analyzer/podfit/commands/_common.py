@@ -78,6 +78,101 @@ fail_on_option = click.option(
 )
 
 
+def _split(values: Sequence[str]) -> list[str]:
+    """Repeated and comma-separated values, as ruff takes them (``--select PF101,PF102``)."""
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def path_selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--exclude``, ``--extend-exclude`` and ``--respect-gitignore``: the files a directory's
+    expansion leaves out (:mod:`podfit.selection`); passed on as ``selection``."""
+    options = [
+        click.option(
+            "--exclude",
+            "exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="Leave out these paths (repeatable or comma-separated), replacing the default list "
+            "(.git, node_modules, .venv, caches ...) and the config's exclude. A glob without / matches "
+            "any file or directory name.",
+        ),
+        click.option(
+            "--extend-exclude",
+            "extend_exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="Leave out these paths too (repeatable or comma-separated).",
+        ),
+        click.option(
+            "--respect-gitignore/--no-respect-gitignore",
+            "respect_gitignore",
+            default=None,
+            help="Leave out what .gitignore files ignore. [default: the config's respect-gitignore, else yes]",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def rule_selection_options(what: str) -> Callable[[Any], Any]:
+    """``--select`` (alias ``--rule``) and ``--ignore``: rule ids, slugs or id prefixes."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            "--ignore",
+            "ignore_rules",
+            multiple=True,
+            metavar="RULE",
+            help=f"Do not {what} this rule (id, slug or id prefix such as PF1; repeatable or comma-separated); "
+            "added to the config's ignore.",
+        )(f)
+        return click.option(
+            "--select",
+            "--rule",
+            "rules",
+            multiple=True,
+            metavar="RULE",
+            help=f"{what.capitalize()} only this rule (id, slug or id prefix such as PF1; repeatable or "
+            "comma-separated); replaces the config's select.",
+        )(f)
+
+    return decorate
+
+
+def rule_ids_of(values: Sequence[str], hint: str) -> list[str]:
+    """The rule ids that ``--select`` / ``--ignore`` values name; a usage error naming the option
+    for one that names no rule."""
+    from ..config import rule_ids
+
+    out: list[str] = []
+    for value in _split(values):
+        ids = rule_ids(value)
+        if not ids:
+            raise click.BadParameter(f"unknown rule {value!r} (see `podfit rules`)", param_hint=hint)
+        out.extend(i for i in ids if i not in out)
+    return out
+
+
+def apply_selection(
+    config: Any,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    extend_exclude: Sequence[str] = (),
+    respect_gitignore: bool | None = None,
+) -> Any:
+    """The config with the command line's selection applied (see Config.with_selection)."""
+    return config.with_selection(
+        select=rule_ids_of(select, "--select"),
+        ignore=rule_ids_of(ignore, "--ignore"),
+        exclude=_split(exclude),
+        extend_exclude=_split(extend_exclude),
+        respect_gitignore=respect_gitignore,
+    )
+
+
 def format_option(choices: Sequence[str] = ("text", "json")) -> Callable[[Any], Any]:
     return click.option(
         "--format", "fmt", type=click.Choice(list(choices)), default="text", show_default=True, help="Report format."
@@ -134,16 +229,21 @@ def load_platform(path: str | None, limit: int | None = None):  # -> Platform
         raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
 
 
-def load_inputs(paths: Sequence[str], config: Any):  # -> LoadResult
-    """Read and parse the inputs (exit 2 when a named path does not exist)."""
+def load_inputs(paths: Sequence[str], config: Any, platform: str | None = None):  # -> LoadResult
+    """Read and parse the inputs (exit 2 when a named path does not exist): directories expanded
+    by the config's path selection (:mod:`podfit.selection`), the platform profile at
+    ``platform`` and the config file left out; what was left out is the result's ``excluded``."""
+    from dataclasses import replace
+
     from ..loader import InputError, discover, load, read_files
 
     try:
-        files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
+        excluded: list[tuple[str, str]] = []
+        files = discover(paths, config.path_filter(platform), excluded)
         progress = _parse_progress(len(files))
         result = load(read_files(files, config.limits), config.limits, progress)
         clear_status()
-        return result
+        return replace(result, excluded=tuple(excluded))
     except InputError as e:
         raise PodfitError(str(e)) from None
 

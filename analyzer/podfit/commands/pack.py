@@ -12,6 +12,7 @@ import click
 from ..quantity import QuantityError, parse_cpu, parse_memory
 from ._common import (
     PodfitError,
+    apply_selection,
     clear_status,
     config_option,
     emit,
@@ -21,6 +22,7 @@ from ._common import (
     load_platform,
     load_usage,
     output_option,
+    path_selection_options,
     platform_option,
     status,
     time_budget_option,
@@ -187,6 +189,7 @@ def _param(parse, text: str, hint: str):
 )
 @format_option(("text", "json", "html"))
 @output_option
+@path_selection_options
 def command(
     paths: tuple[str, ...],
     platform_path: str | None,
@@ -203,6 +206,9 @@ def command(
     search_classes: str,
     fmt: str,
     output: str | None,
+    exclude: tuple[str, ...] = (),
+    extend_exclude: tuple[str, ...] = (),
+    respect_gitignore: bool | None = None,
 ) -> None:
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
 
@@ -252,7 +258,9 @@ def command(
     from ..rule_context import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
-    config = load_config(config_path)
+    config = apply_selection(
+        load_config(config_path), exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     ov = Overhead(
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
@@ -269,7 +277,7 @@ def command(
         )
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
-    result = load_inputs(paths, config)
+    result = load_inputs(paths, config, platform_path or config.platform)
     series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)

@@ -183,6 +183,8 @@ def render(
             if record.status != "parsed" and (verbose or record.path not in flagged):
                 out.append(_c(f"{record.status}: {record.path}: {record.reason}", "dim", color))
         if verbose:
+            for path, why in report.excluded:  # what the path selection left out, and why
+                out.append(_c(f"left out: {path}: {why}", "dim", color))
             if report.skipped_rules:
                 out.append(f"{plural(len(report.skipped_rules), 'rule')} skipped for want of facts:")
                 for rid, why in report.skipped_rules:
