@@ -32,7 +32,7 @@ STAGES = [
     {"workloads", "facts", "platform_import"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"registry", "catalogue", "config", "rule_context", "rules"},
-    {"check", "pipeline"},
+    {"check", "pipeline", "baseline"},
     {"docs", "formats", "fix", "visuals", "usage_export"},
     {"commands", "cli", "__main__"},
 ]

@@ -46,6 +46,9 @@ class Report:
     config_source: str = ""
     node_pools: tuple[str, ...] = ()  # the pools the analyzers used, described
     excluded: tuple[tuple[str, str], ...] = ()  # (path, why) left out by the path selection
+    # with --baseline: the findings it accepts (not in `findings`), and the baseline file
+    baselined: tuple[Finding, ...] = ()
+    baseline: str | None = None
     notices: tuple[str, ...] = ()  # what the run wants the user to know (e.g. the engine it fell back to)
     usage: Any = None  # the measured usage matched (podfit.usage.UsageFacts), None without --usage
     # what the rules derived and shared (RuleContext.memo: the packing analysis), for the pictures of

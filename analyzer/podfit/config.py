@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,13 +80,14 @@ class Config:
         norm = path.replace(os.sep, "/")
         return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in self.ignore)
 
-    def path_filter(self, platform: str | None = None) -> Any:
-        """The :class:`podfit.selection.PathFilter` of this config: its excludes (the config's
-        ``ignore:`` globs among the extended ones), its ``.gitignore`` choice, and the platform
-        profile ``platform`` and this config file as files never checked as manifests."""
+    def path_filter(self, platform: str | None = None, others: Sequence[tuple[str, str]] = ()) -> Any:
+        """The :class:`podfit.selection.PathFilter` of this config: its excludes, the config's
+        ``ignore:`` path globs, its ``.gitignore`` choice, and the platform profile ``platform``,
+        this config file and ``others`` ((path, what it is)) as files never checked as manifests."""
         from .selection import DEFAULT_EXCLUDE, PathFilter
 
         never = [(platform, "the platform profile (--platform), not a manifest")] if platform else []
+        never += [(path, f"{what}, not a manifest") for path, what in others]
         if self.source:
             never.append((self.source, "podfit's config file, not a manifest"))
         return PathFilter(

@@ -229,17 +229,20 @@ def load_platform(path: str | None, limit: int | None = None):  # -> Platform
         raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
 
 
-def load_inputs(paths: Sequence[str], config: Any, platform: str | None = None):  # -> LoadResult
+def load_inputs(
+    paths: Sequence[str], config: Any, platform: str | None = None, others: Sequence[tuple[str, str]] = ()
+):  # -> LoadResult
     """Read and parse the inputs (exit 2 when a named path does not exist): directories expanded
     by the config's path selection (:mod:`podfit.selection`), the platform profile at
-    ``platform`` and the config file left out; what was left out is the result's ``excluded``."""
+    ``platform``, the config file and ``others`` ((path, what it is): the baseline) left out;
+    what was left out is the result's ``excluded``."""
     from dataclasses import replace
 
     from ..loader import InputError, discover, load, read_files
 
     try:
         excluded: list[tuple[str, str]] = []
-        files = discover(paths, config.path_filter(platform), excluded)
+        files = discover(paths, config.path_filter(platform, others), excluded)
         progress = _parse_progress(len(files))
         result = load(read_files(files, config.limits), config.limits, progress)
         clear_status()
@@ -338,14 +341,15 @@ def stdout_failure() -> str | None:
     return getattr(sys.stdout, "failure", None) if sys.stdout is not None else "it is closed"
 
 
-def emit(text: str, output: str | None) -> None:
-    """The report to ``output`` (a file), else to standard output. A file podfit read as one of
-    its inputs is never replaced (exit 2 before anything is written)."""
+def emit(text: str, output: str | None, option: str = "--output", replaces: str | None = None) -> None:
+    """The report to ``output`` (a file, given by ``option``), else to standard output. A file
+    podfit read as one of its inputs is never replaced (exit 2 before anything is written), but
+    for ``replaces``: the one input this output is meant to replace (a baseline it updates)."""
     if output:
         from ..reading import is_input
 
-        if is_input(output):
-            raise PodfitError(f"--output {output} is one of the inputs; podfit does not replace it: name another file")
+        if is_input(output) and not (replaces and _same_file(output, replaces)):
+            raise PodfitError(f"{option} {output} is one of the inputs; podfit does not replace it: name another file")
         try:
             with open(output, "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -362,6 +366,13 @@ def emit(text: str, output: str | None) -> None:
             raise StdoutError(getattr(e, "strerror", None) or str(e)) from None
         if sys.stdout is None:  # click writes nothing then, without a word
             raise StdoutError("it is closed")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def refuse_without_hosts(platform: Any, command: str) -> None:

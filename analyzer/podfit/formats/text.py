@@ -126,7 +126,10 @@ def totals(report: Report, color: bool = False) -> str:
             for s in ("error", "warning", "info")
             for n in [report.count(s)]
         )
-    return head + counts + (f" ({report.suppressed:,} suppressed)" if report.suppressed else "")
+    notes = [f"{report.suppressed:,} suppressed"] if report.suppressed else []
+    if report.baseline is not None:
+        notes.append(f"{len(report.baselined):,} baselined in {report.baseline}")
+    return head + counts + (f" ({', '.join(notes)})" if notes else "")
 
 
 def render(
