@@ -594,7 +594,7 @@ def nothing_found(paths: Sequence[str], files: Sequence[FileRecord], ignored: in
     if not files:
         where = ", ".join(paths)
         why = f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {where}"
-        return why + (f" ({ignored} left out by the config's ignore)" if ignored else "")
+        return why + (f" ({ignored} left out by the path selection; -v lists them)" if ignored else "")
 
     def account(f: FileRecord) -> str:
         if f.status != "parsed":
