@@ -158,7 +158,7 @@ def test_config_select_and_ignore_rules(repo):
     (repo / ".podfit.yaml").write_text("select: [PF1]\nignore: [best-effort-pod]\n")
     found = rules_found(["check", "k8s", "rules"])
     assert "PF102" in found and all(r.startswith("PF1") for r in found) and "PF105" not in found
-    assert rules_found(["check", "k8s", "--select", "PF105"]) == set()  # the config's ignore still holds
+    assert run(["check", "k8s", "--select", "PF105"]).exit_code == 2  # the config's ignore still holds: none left
     (repo / ".podfit.yaml").write_text("select: [PF105]\n")
     assert rules_found(["check", "rules", "--select", "PF201"]) == {"PF201"}  # --select replaces it
 
@@ -170,6 +170,14 @@ def test_config_select_and_ignore_rules(repo):
 def test_unknown_rule_is_a_usage_error_naming_the_option(repo, args, hint):
     r = run(["check", "k8s", *args])
     assert r.exit_code == 2 and hint in r.output and "unknown rule" in r.output
+
+
+def test_no_rule_left_to_run_is_a_usage_error(repo):
+    r = run(["check", "k8s", "--ignore", "ALL"])
+    assert r.exit_code == 2 and "--ignore" in r.output and "no rule is left to run" in r.output
+    (repo / ".podfit.yaml").write_text("ignore: [PF1]\n")
+    r = run(["check", "k8s", "--select", "PF105"])
+    assert r.exit_code == 2 and "--select" in r.output
 
 
 def test_config_ignore_of_an_unknown_rule_id_is_an_error(repo):

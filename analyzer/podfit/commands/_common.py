@@ -163,14 +163,23 @@ def apply_selection(
     extend_exclude: Sequence[str] = (),
     respect_gitignore: bool | None = None,
 ) -> Any:
-    """The config with the command line's selection applied (see Config.with_selection)."""
-    return config.with_selection(
+    """The config with the command line's selection applied (see Config.with_selection); a
+    usage error when it leaves no rule to run (nothing checked is never a pass)."""
+    from ..catalogue import load_catalogue
+
+    out = config.with_selection(
         select=rule_ids_of(select, "--select"),
         ignore=rule_ids_of(ignore, "--ignore"),
         exclude=_split(exclude),
         extend_exclude=_split(extend_exclude),
         respect_gitignore=respect_gitignore,
     )
+    if (select or ignore) and not any(out.rule_enabled(r) for r in load_catalogue()):
+        raise click.BadParameter(
+            "no rule is left to run, so nothing would be checked (`podfit rules` lists them)",
+            param_hint="--ignore" if ignore else "--select",
+        )
+    return out
 
 
 def format_option(choices: Sequence[str] = ("text", "json")) -> Callable[[Any], Any]:
