@@ -210,6 +210,13 @@ def test_pack_and_fix_take_the_same_path_options(repo):
     assert "k8s/web.yaml" in r.output and ".argocd" not in r.output
     r = run(["fix", ".", "--select", "PF105,PF101", "--ignore", "PF105", "--default-cpu", "100m"])
     assert r.exit_code in (0, 1), r.output
+    args = ["fix", ".", "--default-cpu", "100m", "--default-memory", "64Mi", "--extend-exclude", ".argocd"]
+    both = run([*args, "--select", "PF105,PF102"]).stdout
+    assert "k8s/web.yaml" in both and "rules/api.yaml" in both
+    one = run([*args, "--select", "PF105,PF102", "--ignore", "best-effort-pod"]).stdout
+    assert "k8s/web.yaml" not in one and "rules/api.yaml" in one
+    r = run(["fix", ".", "--select", "PF105", "--ignore", "best-effort-pod"])
+    assert r.exit_code == 2 and "--ignore" in r.output and "no rule with a fix is left" in r.output
 
 
 @pytest.mark.parametrize(

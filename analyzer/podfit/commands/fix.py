@@ -137,6 +137,8 @@ def command(
     ignored = set(rule_ids_of(ignore_rules, "--ignore"))
     if ignored:
         selected = [r for r in (selected or sorted(fixable)) if r not in ignored]
+        if not selected:  # an empty selection would mean every rule
+            raise click.BadParameter("no rule with a fix is left to fix", param_hint="--ignore")
     if "-" in paths:
         raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
     config = apply_selection(
