@@ -135,8 +135,9 @@ def main() -> int:
             print("# PYTHONDONTWRITEBYTECODE is set: each CLI run compiles podfit's modules (≈ 0.1 s CPU)")
         cases = [
             ("cli --time-budget 0", ["--time-budget", "0"], 0.0, ["bench-16x64"]),
-            ("cli (default 10s)", [], 10.0, ["bench-16x64"]),
-            ("cli --classes all", ["--classes", "all"], 10.0, None),
+            ("cli (default 2s)", [], 2.0, ["bench-16x64"]),
+            ("cli --time-budget 10s", ["--time-budget", "10s"], 10.0, ["bench-16x64"]),
+            ("cli --classes all", ["--classes", "all"], 2.0, None),
         ]
         for label, extra, budget, search in cases:
             walls, cpus = [], []

@@ -120,19 +120,17 @@ def test_config_disables_overrides_and_ignores(tmp_path):
     r = run(["check", str(f), "--config", str(cfg), "--rule", "PF903", "--format", "json"])
     assert r.exit_code == 0 and json.loads(r.output)["findings"][0]["severity"] == "warning"
     cfg.write_text("disable: [PF903]\n")
-    assert (
-        json.loads(run(["check", str(f), "--config", str(cfg), "--rule", "PF903", "--format", "json"]).output)[
-            "findings"
-        ]
-        == []
-    )
+    found = json.loads(run(["check", str(f), "--config", str(cfg), "--format", "json"]).output)["findings"]
+    assert found and "PF903" not in {x["rule"] for x in found}
+    r = run(["check", str(f), "--config", str(cfg), "--rule", "PF903", "--format", "json"])
+    assert r.exit_code == 2 and "no rule is left to run" in r.output  # nothing checked is no pass
     cfg.write_text("ignore: ['q.yaml']\n")
     out = json.loads(
         run(
             ["check", str(tmp_path), "--config", str(cfg), "--rule", "PF903", "--format", "json", "--allow-empty"]
         ).output
     )
-    assert [x["path"] for x in out["files"]] == [str(cfg)]  # q.yaml ignored; the config itself is read
+    assert out["files"] == []  # q.yaml ignored; the config file is never checked as a manifest
     assert out["findings"] == []
 
 

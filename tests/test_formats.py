@@ -351,3 +351,11 @@ def test_format_names_are_the_renderer_modules():
 
     assert set(NAMES) == set(FORMATS) == set(renderers())
     assert all(renderer(n) is renderers()[n] for n in NAMES)
+
+
+def test_junit_names_a_rule_once_when_its_message_opens_with_the_slug():
+    args = ["check", str(ROOT / "testdata/PF604/fail_twelve_nodes.yaml"), "--format", "junit", "--fail-on", "info"]
+    r = CliRunner().invoke(main, args)
+    lines = [x for e in ET.fromstring(r.output).iter("failure") for x in (e.text or "").splitlines() if " PF604" in x]
+    assert lines and all("right-size: right-size" not in x for x in lines)
+    assert all(re.search(r":9: info PF604: right-size: [0-9]", x) for x in lines)

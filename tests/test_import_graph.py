@@ -15,14 +15,25 @@ COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__")
 
 # The stages, first to last: a module may import its own stage's and earlier stages' modules.
 STAGES = [
-    {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings"}
+    {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings", "words"}
     | {"kubeversions"},
-    {"reading", "schema_errors", "loader", "templates", "kustomize", "clusters", "platform", "schemas_k8s", "engines"}
+    {
+        "reading",
+        "selection",
+        "schema_errors",
+        "loader",
+        "templates",
+        "kustomize",
+        "clusters",
+        "platform",
+        "schemas_k8s",
+        "engines",
+    }
     | {"usage", "render"},
     {"workloads", "facts", "platform_import"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"registry", "catalogue", "config", "rule_context", "rules"},
-    {"check", "pipeline"},
+    {"check", "pipeline", "baseline"},
     {"docs", "formats", "fix", "visuals", "usage_export"},
     {"commands", "cli", "__main__"},
 ]

@@ -193,7 +193,9 @@ def test_inputs_all_ignored_by_the_config_exit_2_and_say_so(tmp_path):
     cfg = tmp_path / "cfg.yml"
     cfg.write_text("ignore: ['*.yaml', '*.yml']\n")
     r = run(["check", str(tmp_path), "--config", str(cfg)])
-    assert r.exit_code == 2 and "(2 left out by the config's ignore)" in _error_line(r)
+    assert r.exit_code == 2 and "(2 left out by the path selection; -v lists them)" in _error_line(r)
+    listed = run(["check", str(tmp_path), "--config", str(cfg), "-v"]).output
+    assert "pod.yaml: the config's ignore *.yaml" in listed and "cfg.yml: the config's ignore *.yml" in listed
 
 
 def test_findings_that_fail_the_run_win_over_nothing_checked(tmp_path):

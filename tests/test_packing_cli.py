@@ -369,3 +369,73 @@ def test_least_nodes_never_below_the_bound_on_the_real_nodes(provider, tmp_path)
         assert stated.nodes >= real.summary.lower_bound, (pool.name, stated, real.summary)
         checked += 1
     assert checked
+
+
+# ---------------------------------------------------------------- verdict first, per pool (#38) ---
+
+
+def _many_nodes(tmp_path, nodes: int) -> Path:
+    """One Deployment of ``nodes`` pods, one per node (required anti-affinity on hostname)."""
+    path = tmp_path / "spread.yaml"
+    path.write_text(
+        f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: spread, namespace: shop}}
+spec:
+  replicas: {nodes}
+  selector: {{matchLabels: {{app: spread}}}}
+  template:
+    metadata: {{labels: {{app: spread}}}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - {{labelSelector: {{matchLabels: {{app: spread}}}}, topologyKey: kubernetes.io/hostname}}
+      containers:
+      - {{name: app, image: x, resources: {{requests: {{cpu: 100m, memory: 64Mi}}, limits: {{cpu: 100m, memory: 64Mi}}}}}}
+"""
+    )
+    return path
+
+
+def test_pack_text_starts_with_the_verdict_and_summarises_each_pool(tmp_path):
+    path = _many_nodes(tmp_path, 60)
+    args = ["pack", path, "--pool", "a:best-effort-large=40", "--pool", "b:best-effort-xlarge=30", "--time-budget", "0"]
+    res = run(args)
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0] == "(built-in default platform profile)"
+    assert lines[1].startswith("Fits: yes: a placement exists (found by ")
+    pools = [line for line in lines if line.startswith("  a: ") or line.startswith("  b: ")]
+    used = {line.split(":")[0].strip(): line for line in pools if " used; CPU " in line}
+    assert set(used) == {"a", "b"}
+    assert sum(int(line.split(": ")[1].split(" of ")[0]) for line in used.values()) == 60
+    assert "of 40 nodes used" in used["a"] and "of 30 nodes used" in used["b"]
+    # 70 nodes: not listed one by one, and the stranded line counts them
+    assert "(70 nodes: -v lists them one by one)" in lines
+    assert not any(line.startswith("a-0 ") for line in lines)
+    stranded = next(line for line in lines if line.startswith("Stranded: "))
+    assert "a-0" not in stranded
+    verbose = run([*args, "-v"]).stdout.splitlines()
+    assert sum(1 for line in verbose if line.startswith(("a-", "b-"))) == 70
+
+
+def test_pack_lists_up_to_50_nodes_without_verbose(tmp_path):
+    res = run(["pack", _many_nodes(tmp_path, 3), "--pool", "w:best-effort-large=50", "--time-budget", "0"])
+    assert sum(1 for line in res.stdout.splitlines() if line.startswith("w-")) == 50
+
+
+def test_pack_default_budget_is_2s_and_an_unproven_count_is_a_range():
+    from podfit.commands.pack import command
+    from podfit.packing.model import MinNodes
+    from podfit.packing.report import _least
+
+    assert next(p for p in command.params if p.name == "time_budget").default == "2s"
+
+    class A:
+        min_nodes = {"c": MinNodes("c", 12, 10, False, "lns", None), "d": MinNodes("d", 3, 3, True, "exact", None)}
+
+    lines = _least(A(), 2.0)  # only min_nodes is read
+    assert lines[0] == "Least nodes per VM class: c 10–12, d 3"
+    assert "proven to lie in it; the search stopped within 2 s, --time-budget searches longer" in lines[1]

@@ -4,6 +4,8 @@ asked for or on a terminal."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from click.testing import CliRunner
 
@@ -131,3 +133,56 @@ def test_a_nameless_object_is_named_by_its_kind(tmp_path):
     )
     r = CliRunner().invoke(main, ["check", str(f), "--rule", "PF902", "-q", "--no-color"])
     assert "  5  error    PF902  KubeletConfiguration: fails the kubelet.config.k8s.io/v1beta1" in r.output
+
+
+# ------------------------------------------------------------------ one line per finding (#38) ---
+
+PF203_ARGS = ["check", "testdata/PF203/", "--platform", "testdata/PF203/platform.yaml", "--no-color"]
+
+
+def test_a_finding_line_is_at_most_160_characters_and_verbose_shows_the_whole_message():
+    import json
+
+    from podfit.formats.text import LINE_LIMIT
+
+    runner = CliRunner()
+    text = runner.invoke(main, PF203_ARGS).output
+    whole = [
+        f["message"] for f in json.loads(runner.invoke(main, [*PF203_ARGS, "--format", "json"]).output)["findings"]
+    ]
+    longest = max(whole, key=len)
+    assert len(longest) > 500  # PF203's message: the case this is about
+    lines = [line for line in text.splitlines() if re.match(r"\s+\d+\s+(error|warning|info)\s+PF", line)]
+    assert lines and all(len(line) <= LINE_LIMIT for line in lines)
+    assert longest not in text
+    assert "cut to one line; -v or --format json shows them whole" in text
+    verbose = runner.invoke(main, [*PF203_ARGS, "-v"]).output
+    assert " ".join(verbose.split()).count(" ".join(longest.split())) == 1  # wrapped, whole
+    assert all(len(line) <= LINE_LIMIT for line in verbose.splitlines() if line.startswith("    "))
+
+
+def test_headline_keeps_whole_sentences_or_cuts_after_a_word():
+    from podfit.formats.text import headline
+
+    assert headline("Short.", 40) == "Short."
+    assert headline("First sentence here. Second one is longer than fits.", 30) == "First sentence here."
+    cut = headline("one two three four five six seven eight nine ten", 20)
+    assert len(cut) <= 20 and cut.endswith("…") and cut == "one two three four…"
+
+
+@pytest.mark.parametrize(
+    ("n", "word", "expect"),
+    [(1, "warning", "1 warning"), (2, "warning", "2 warnings"), (1, "info", "1 info"), (1_200, "node", "1,200 nodes")],
+)
+def test_plural(n, word, expect):
+    from podfit.words import plural
+
+    assert plural(n, word) == expect
+
+
+def test_pack_bound_says_one_node_not_one_nodes():
+    from podfit.packing.model import Bound
+    from podfit.packing.report import describe_bound
+
+    assert "needs 1 node," in describe_bound(Bound("anti-affinity", 1, 0))
+    assert "needs 2 nodes," in describe_bound(Bound("anti-affinity", 2, 1))

@@ -45,6 +45,10 @@ class Report:
     engine: str = ""
     config_source: str = ""
     node_pools: tuple[str, ...] = ()  # the pools the analyzers used, described
+    excluded: tuple[tuple[str, str], ...] = ()  # (path, why) left out by the path selection
+    # with --baseline: the findings it accepts (not in `findings`), and the baseline file
+    baselined: tuple[Finding, ...] = ()
+    baseline: str | None = None
     notices: tuple[str, ...] = ()  # what the run wants the user to know (e.g. the engine it fell back to)
     usage: Any = None  # the measured usage matched (podfit.usage.UsageFacts), None without --usage
     # what the rules derived and shared (RuleContext.memo: the packing analysis), for the pictures of
@@ -84,11 +88,22 @@ def _annotation_line(obj: K8sObject, key: str) -> int:
     return obj.location.line
 
 
-def _suppressions(obj: K8sObject, workload: Workload | None) -> dict[str, str]:
+def _suppressions(obj: K8sObject, workload: Workload | None) -> dict[str, tuple[str, str]]:
+    """The rules the object's ``ignore.podfit.io/<RULE>`` annotations suppress: {rule id: (the
+    annotation's key, the reason)}. RULE is an id or a slug; one naming no rule keeps its name
+    upper-cased (PF904 reports it)."""
+    from .catalogue import resolve
+
     pairs = list(obj.annotations)
     if workload is not None:
         pairs.extend(workload.pod.annotations)
-    return {k[len(SUPPRESS_PREFIX) :].upper(): v for k, v in pairs if k.startswith(SUPPRESS_PREFIX)}
+    out: dict[str, tuple[str, str]] = {}
+    for k, v in pairs:
+        if k.startswith(SUPPRESS_PREFIX):
+            name = k[len(SUPPRESS_PREFIX) :]
+            rule = resolve(name)
+            out[rule.id if rule is not None else name.upper()] = (k, v)
+    return out
 
 
 def analyze(
@@ -157,7 +172,7 @@ def analyze(
     # suppression by annotation; an empty reason is itself a finding (PF904)
     suppressed = 0
     kept: list[Finding] = []
-    sup_cache: dict[int, dict[str, str]] = {}
+    sup_cache: dict[int, dict[str, tuple[str, str]]] = {}
     objects_by_ref: dict[tuple[str, ObjectRef], K8sObject] = {}
     for o in objects:
         objects_by_ref.setdefault((o.location.file, o.ref), o)
@@ -175,8 +190,8 @@ def analyze(
         sups = sup_cache.get(id(o))
         if sups is None:
             sups = _suppressions(o, by_obj.get(id(o)))
-        for rule_id, reason in sups.items():
-            where = Location(o.location.file, _annotation_line(o, SUPPRESS_PREFIX + rule_id))
+        for rule_id, (key, reason) in sups.items():
+            where = Location(o.location.file, _annotation_line(o, key))
             if not reason.strip():
                 kept.append(
                     Finding(
@@ -227,6 +242,7 @@ def analyze(
         config_source=config.source,
         node_pools=tuple(_describe_pool(p) for p in facts.node_pools),
         notices=tuple(notices),
+        excluded=load.excluded,
         usage=facts.usage,
         analyses=ctx.memo,
     )

@@ -21,6 +21,7 @@ from .commands._common import (
     GuardedStdout,
     PodfitError,
     StdoutError,
+    apply_selection,
     clear_status,
     config_option,
     emit,
@@ -30,8 +31,10 @@ from .commands._common import (
     load_platform,
     load_usage,
     output_option,
+    path_selection_options,
     platform_option,
     read_text,
+    rule_selection_options,
     status,
     status_enabled,
     stdout_failure,
@@ -181,7 +184,8 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
     show_default=True,
     help="Rego engine: in-process (embedded), the opa binary, or opa when the shipped policies were edited.",
 )
-@click.option("--rule", "rules", multiple=True, metavar="ID", help="Run only this rule (id or slug); repeatable.")
+@rule_selection_options("run")
+@path_selection_options
 @click.option(
     "--cluster",
     metavar="NAME",
@@ -190,7 +194,13 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
 )
 @click.option("--show-fixes", is_flag=True, help="Text: the fix under every finding (default: once per rule).")
 @click.option("--quiet", "-q", is_flag=True, help="Text: only the findings and the totals line.")
-@click.option("--verbose", "-v", is_flag=True, help="Text: also list the skipped rules and files, one per line.")
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Text: also list the skipped rules and files and every path left out and why, one per line, "
+    "and each message whole.",
+)
 @click.option("--color/--no-color", default=None, help="Colour the text report. [default: when a terminal]")
 @click.option(
     "--usage",
@@ -199,6 +209,22 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
     metavar="[KIND=]FILE",
     help="Measured usage: Prometheus query results (KIND cpu, memory, throttled, periods, terminated) or "
     "`kubectl top pods -A --containers` output; repeatable. Enables the usage rules (PF107-PF110, PF209).",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Report and fail only on findings not in this baseline (written by --write-baseline); the totals "
+    "say how many it accepted, SARIF marks each result new or unchanged.",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="Write every finding of this run to FILE as the baseline (fingerprints that survive moved lines "
+    "and renamed files) and exit 0: the findings written are accepted.",
 )
 @click.option(
     "--allow-empty",
@@ -215,6 +241,10 @@ def check(
     fail_on: str | None,
     engine: str,
     rules: tuple[str, ...],
+    ignore_rules: tuple[str, ...],
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    respect_gitignore: bool | None,
     cluster: str | None,
     show_fixes: bool,
     quiet: bool,
@@ -222,6 +252,8 @@ def check(
     color: bool | None,
     allow_empty: bool,
     usage_files: tuple[str, ...] = (),
+    baseline_path: str | None = None,
+    write_baseline: str | None = None,
 ) -> None:
     """Check manifests in PATH... (files, directories, or - for stdin) against every rule.
 
@@ -236,9 +268,10 @@ def check(
       podfit check deploy.yaml --format json --fail-on warning
     """
     from .formats import render
-    from .loader import discover, nothing_found
+    from .loader import nothing_found
     from .pipeline import PipelineError, exit_status
     from .pipeline import check as run_check
+    from .words import plural
 
     # One run over finite input: its objects live until the report is written, and memory comes
     # back by reference counting. The cyclic collector would only walk the growing heap again
@@ -247,9 +280,22 @@ def check(
     gc.disable()
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    config = load_config(config_path)
+    config = apply_selection(
+        load_config(config_path),
+        select=rules,
+        ignore=ignore_rules,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
-    result = load_inputs(paths, config)
+    replaces = baseline_path  # the one input the baseline written may replace
+    if write_baseline is not None:
+        if output and os.path.abspath(output) == os.path.abspath(write_baseline):
+            raise click.BadParameter("names the file of --output; give each its own", param_hint="--write-baseline")
+        replaces = _old_baseline(write_baseline, config.limits.max_file_bytes) or baseline_path
+    baselines = [(p, "the baseline") for p in (baseline_path, write_baseline) if p]
+    result = load_inputs(paths, config, platform_path or config.platform, baselines)
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
         report, facts = run_check(
@@ -257,17 +303,22 @@ def check(
             platform,
             config,
             engine=engine,
-            rules=rules,
             cluster=cluster,
             progress=progress,
             usage=load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None,
         )
     except PipelineError as e:
-        if str(e).startswith("unknown rule"):
-            raise click.BadParameter(str(e), param_hint="--rule") from None
         raise PodfitError(str(e)) from None
     finally:
         clear_status()
+    if baseline_path is not None:
+        from .baseline import BaselineError, apply_baseline, parse_baseline
+
+        try:
+            accepted = parse_baseline(read_text(baseline_path, "baseline", config.limits.max_file_bytes))
+        except BaselineError as e:
+            raise PodfitError(f"baseline {baseline_path}: {e}") from None
+        report = apply_baseline(report, accepted, baseline_path)
     threshold = fail_on or config.fail_on or "error"
     text = render(
         report,
@@ -279,16 +330,39 @@ def check(
         verbose=verbose,
         **({"visuals": _visuals(report, facts)} if fmt == "html" else {}),
     )
+    if write_baseline is not None:
+        from .baseline import baseline_text
+
+        emit(baseline_text(report), write_baseline, "--write-baseline", replaces=replaces)
     emit(text, output)
+    if write_baseline is not None:
+        n = len(report.findings) + len(report.baselined)
+        click.echo(f"podfit: wrote {plural(n, 'finding')} to the baseline {write_baseline}", err=True)
     for notice in report.notices:  # on stderr: every format's output stays what it is
         click.echo(f"podfit: notice: {notice}", err=True)
     _RETAINED[:] = [result, report]  # freed by the process's end (see run), not one by one here
-    code = exit_status(report, threshold)
+    code = EXIT_OK if write_baseline is not None else exit_status(report, threshold)
     if code == EXIT_OK and not result.objects and not allow_empty:
         # nothing was checked: never a pass (findings at or above --fail-on already fail the run)
-        ignored = sum(1 for p in discover(paths) if p != "-" and config.ignored(p))
+        ignored = len(result.excluded)
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
+
+
+def _old_baseline(path: str, limit: int) -> str | None:
+    """``path`` when it holds a baseline that --write-baseline may replace, None when there is no
+    file; exit 2 when it holds anything else (a manifest named by mistake is never overwritten)."""
+    from .baseline import BaselineError, parse_baseline
+
+    if not os.path.lexists(path):
+        return None
+    try:
+        parse_baseline(read_text(path, "--write-baseline", limit))
+    except (BaselineError, PodfitError):
+        raise PodfitError(
+            f"--write-baseline {path} exists and is not a podfit baseline; podfit does not replace it: name another file"
+        ) from None
+    return path
 
 
 def _visuals(report: Any, facts: Any) -> Any:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from .catalogue import load_catalogue, resolve
@@ -16,9 +15,18 @@ from .options import OptionError, check_value
 from .paths import load_schema
 from .reading import NotRead, read_text
 from .schema_errors import expected, safe_key, where
+from .selection import _norm, glob_matches
 from .yamlio import YamlLimits, iter_documents, line_of
 
-__all__ = ["Config", "ConfigError", "config_from_mapping", "parse_config_text", "find_config", "glob_matches"]
+__all__ = [
+    "Config",
+    "ConfigError",
+    "config_from_mapping",
+    "parse_config_text",
+    "find_config",
+    "glob_matches",
+    "rule_ids",
+]
 
 
 class ConfigError(Exception):
@@ -32,7 +40,10 @@ class Config:
     enabled: frozenset[str] | None = None  # None: every rule
     severity: Mapping[str, str] = field(default_factory=dict)
     thresholds: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    ignore: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()  # path globs of the config's `ignore:` (entries that name no rule)
+    exclude: tuple[str, ...] | None = None  # None: podfit.selection.DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
     platform: str | None = None
     fail_on: str | None = None
     limits: LoaderLimits = field(default_factory=LoaderLimits)
@@ -72,62 +83,74 @@ class Config:
         norm = path.replace(os.sep, "/")
         return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in self.ignore)
 
+    def path_filter(self, platform: str | None = None, others: Sequence[tuple[str, str]] = ()) -> Any:
+        """The :class:`podfit.selection.PathFilter` of this config: its excludes, the config's
+        ``ignore:`` path globs, its ``.gitignore`` choice, and the platform profile ``platform``,
+        this config file and ``others`` ((path, what it is)) as files never checked as manifests."""
+        from .selection import DEFAULT_EXCLUDE, PathFilter
 
-def _norm(path: str) -> str:
-    path = path.replace(os.sep, "/")
-    return path if path in ("", "/") else os.path.normpath(path).replace(os.sep, "/")
+        never = [(platform, "the platform profile (--platform), not a manifest")] if platform else []
+        never += [(path, f"{what}, not a manifest") for path, what in others]
+        if self.source:
+            never.append((self.source, "podfit's config file, not a manifest"))
+        return PathFilter(
+            exclude=DEFAULT_EXCLUDE if self.exclude is None else self.exclude,
+            extend_exclude=self.extend_exclude,
+            ignore=self.ignore,
+            base=os.path.dirname(self.source) if self.source else "",
+            respect_gitignore=self.respect_gitignore,
+            never=tuple(never),
+            max_file_bytes=self.limits.max_file_bytes,
+        )
+
+    def with_selection(
+        self,
+        *,
+        select: Any = None,
+        ignore: Any = (),
+        exclude: Any = None,
+        extend_exclude: Any = (),
+        respect_gitignore: bool | None = None,
+    ) -> Config:
+        """This config with the command line's selection: ``select`` (rule ids) replaces the
+        rules it runs, ``ignore`` (rule ids) adds to those it does not, ``exclude`` replaces its
+        exclude globs, ``extend_exclude`` adds to them, ``respect_gitignore`` overrides."""
+        from dataclasses import replace
+
+        return replace(
+            self,
+            enabled=frozenset(select) if select else self.enabled,
+            disabled=self.disabled | frozenset(ignore),
+            exclude=tuple(exclude) if exclude else self.exclude,
+            extend_exclude=self.extend_exclude + tuple(extend_exclude),
+            respect_gitignore=self.respect_gitignore if respect_gitignore is None else respect_gitignore,
+        )
 
 
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex: ``**`` any number of directories, ``*`` and ``?`` within one path
-    component, ``[...]`` a character class."""
-    pattern = _norm(pattern.rstrip("/")) if pattern.strip("/") else pattern
-    out, i, n = [], 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[" and (j := pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "]") else i + 1)) != -1:
-            body = pattern[i + 1 : j]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
-            i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+def rule_ids(name: str) -> list[str]:
+    """The rule ids ``name`` selects: a rule's id or slug (any case), or an id prefix as ruff takes
+    them (``PF1``: PF101, PF102, ...; ``ALL``: every rule); [] when it names none."""
+    from .catalogue import load_catalogue
 
-
-def glob_matches(pattern: str, path: str) -> bool:
-    """Does the path glob ``pattern`` match ``path`` or one of its parent directories?"""
-    regex = _glob_regex(pattern)
-    path = _norm(path)
-    while True:
-        if regex.match(path):
-            return True
-        parent = os.path.dirname(path)
-        if not parent or parent == path:
-            return False
-        path = parent
+    rule = resolve(name)
+    if rule is not None:
+        return [rule.id]
+    key = name.strip().upper()
+    cat = load_catalogue()
+    if key == "ALL":
+        return sorted(cat)
+    if re.fullmatch(r"PF\d{1,2}", key):
+        return sorted(r for r in cat if r.startswith(key))
+    return []
 
 
 def _ids(values: Any, source: str, what: str, line: int) -> frozenset[str]:
-    out = set()
+    out: set[str] = set()
     for v in values or ():
-        rule = resolve(str(v))
-        if rule is None:
+        ids = rule_ids(str(v))
+        if not ids:
             raise ConfigError(f"{source}:{line}: {what}: unknown rule {_shown(v)} (see `podfit rules`)")
-        out.add(rule.id)
+        out.update(ids)
     return frozenset(out)
 
 
@@ -200,24 +223,40 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
             max_document_bytes=lim.get("max-document-bytes", defaults.yaml.max_document_bytes),
         ),
     )
-    enabled = _ids(data.get("enable"), source, "enable", line_of(data, "enable", 1)) if "enable" in data else None
-    disabled = _ids(data.get("disable"), source, "disable", line_of(data, "disable", 1))
-    if not any((enabled is None or r in enabled) and r not in disabled for r in load_catalogue()):
-        key = (
-            "enable" if enabled is not None and not enabled else "enable/disable" if enabled is not None else "disable"
-        )
+    # `ignore:` as ruff has it: rule ids and slugs (and id prefixes such as PF1) not to run; an
+    # entry that names no rule is a path glob, as the key always took
+    ignore_rules = [v for v in data.get("ignore") or () if rule_ids(str(v))]
+    ignore_paths = [str(v) for v in data.get("ignore") or () if not rule_ids(str(v))]
+    for v in ignore_paths:
+        if re.fullmatch(r"(?i)pf\d{1,3}", v.strip()):
+            raise ConfigError(
+                f"{source}:{line_of(data, 'ignore', 1)}: ignore: unknown rule {_shown(v)} (see `podfit rules`)"
+            )
+    selected = None
+    for key in ("enable", "select"):
+        if key in data:
+            ids = _ids(data.get(key), source, key, line_of(data, key, 1))
+            selected = ids if selected is None else selected | ids
+    disabled = _ids(data.get("disable"), source, "disable", line_of(data, "disable", 1)) | _ids(
+        ignore_rules, source, "ignore", line_of(data, "ignore", 1)
+    )
+    if not any((selected is None or r in selected) and r not in disabled for r in load_catalogue()):
+        key = next((k for k in ("select", "enable", "disable", "ignore") if k in data), "enable")
         raise ConfigError(
-            f"{source}:{line_of(data, key.split('/')[0], 1)}: {key}: no rule is left to run, so nothing would be "
+            f"{source}:{line_of(data, key, 1)}: {key}: no rule is left to run, so nothing would be "
             "checked (remove the key to run every rule; `podfit rules` lists them)"
         )
     return Config(
         limits=limits,
         source=source,
         disabled=disabled,
-        enabled=enabled,
+        enabled=selected,
         severity=by_id(data.get("severity"), "severity"),
         thresholds=checked,
-        ignore=tuple(data.get("ignore") or ()),
+        ignore=tuple(ignore_paths),
+        exclude=tuple(str(v) for v in data["exclude"]) if "exclude" in data else None,
+        extend_exclude=tuple(str(v) for v in data.get("extend-exclude") or ()),
+        respect_gitignore=bool(data.get("respect-gitignore", True)),
         clusters=tuple((str(k), str(v)) for k, v in (data.get("clusters") or {}).items()),
         platform=platform,
         fail_on=data.get("fail-on"),

@@ -111,20 +111,27 @@ class LoadResult:
     findings: tuple[Finding, ...]
     # rendered files (podfit.render.SourceMap): each line's source line and values key, for remap()
     sources: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    excluded: tuple[tuple[str, str], ...] = ()  # (path, why) left out by the path selection
 
 
 # --------------------------------------------------------------------------------------- I/O ---
 
 
-def discover(paths: Sequence[str]) -> list[str]:
+def discover(paths: Sequence[str], select: Any = None, skipped: list[tuple[str, str]] | None = None) -> list[str]:
     """Expand directories (recursively, YAML/JSON files in any case of the suffix, and files named
-    Kustomization; sorted) and check that paths exist.
+    Kustomization, hidden directories included; sorted) and check that paths exist.
+
+    ``select`` (a :class:`podfit.selection.PathFilter`) leaves out what its excludes, the
+    ``.gitignore`` files and the platform and config files name; each path left out is appended to
+    ``skipped`` with the reason (an excluded directory once, not the files under it). A path named
+    on the command line is left out by an exclude pattern, never by a ``.gitignore``.
 
     Raises :class:`InputError` for a path given explicitly that does not exist. Symbolic links to
     directories are not followed (no loops); links to files are. A directory that cannot be listed
     is kept among the paths, so that reading it reports it (PF907) rather than pass it over.
     """
     out: list[str] = []
+    left_out = skipped if skipped is not None else []
     for p in paths:
         if p == STDIN:
             out.append(p)
@@ -136,10 +143,22 @@ def discover(paths: Sequence[str]) -> list[str]:
                 found.append(e.filename if isinstance(e.filename, str) else top)
 
             for root, dirs, files in os.walk(p, onerror=unlisted, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                kept = []
+                for d in sorted(dirs):
+                    why = select.skip(os.path.join(root, d), True, p) if select is not None else None
+                    if why is None:
+                        kept.append(d)
+                    else:
+                        left_out.append((os.path.join(root, d) + "/", why))
+                dirs[:] = kept
                 for name in files:
                     if name.lower().endswith(YAML_SUFFIXES) or name == "Kustomization":
-                        found.append(os.path.join(root, name))
+                        path = os.path.join(root, name)
+                        why = select.skip(path, False, p) if select is not None else None
+                        if why is None:
+                            found.append(path)
+                        else:
+                            left_out.append((path, why))
             out.extend(sorted(found))
         else:
             try:
@@ -148,7 +167,11 @@ def discover(paths: Sequence[str]) -> list[str]:
                 raise InputError(f"{p}: no such file or directory") from None
             except OSError:
                 pass  # there, but not to be looked at (a directory above it is closed): PF907 says why
-            out.append(p)
+            why = select.skip(p, False, None) if select is not None else None
+            if why is None:
+                out.append(p)
+            else:
+                left_out.append((p, why))
     # the same file named twice is read once
     return list(dict.fromkeys(out))
 
@@ -604,7 +627,7 @@ def nothing_found(paths: Sequence[str], files: Sequence[FileRecord], ignored: in
     if not files:
         where = ", ".join(paths)
         why = f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {where}"
-        return why + (f" ({ignored} left out by the config's ignore)" if ignored else "")
+        return why + (f" ({ignored} left out by the path selection; -v lists them)" if ignored else "")
 
     def account(f: FileRecord) -> str:
         if f.status != "parsed":

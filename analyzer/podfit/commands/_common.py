@@ -89,6 +89,110 @@ fail_on_option = click.option(
 )
 
 
+def _split(values: Sequence[str]) -> list[str]:
+    """Repeated and comma-separated values, as ruff takes them (``--select PF101,PF102``)."""
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def path_selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--exclude``, ``--extend-exclude`` and ``--respect-gitignore``: the files a directory's
+    expansion leaves out (:mod:`podfit.selection`); passed on as ``selection``."""
+    options = [
+        click.option(
+            "--exclude",
+            "exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="Leave out these paths (repeatable or comma-separated), replacing the default list "
+            "(.git, node_modules, .venv, caches ...) and the config's exclude. A glob without / matches "
+            "any file or directory name.",
+        ),
+        click.option(
+            "--extend-exclude",
+            "extend_exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="Leave out these paths too (repeatable or comma-separated).",
+        ),
+        click.option(
+            "--respect-gitignore/--no-respect-gitignore",
+            "respect_gitignore",
+            default=None,
+            help="Leave out what .gitignore files ignore. [default: the config's respect-gitignore, else yes]",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def rule_selection_options(what: str) -> Callable[[Any], Any]:
+    """``--select`` (alias ``--rule``) and ``--ignore``: rule ids, slugs or id prefixes."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            "--ignore",
+            "ignore_rules",
+            multiple=True,
+            metavar="RULE",
+            help=f"Do not {what} this rule (id, slug or id prefix such as PF1; repeatable or comma-separated); "
+            "added to the config's ignore.",
+        )(f)
+        return click.option(
+            "--select",
+            "--rule",
+            "rules",
+            multiple=True,
+            metavar="RULE",
+            help=f"{what.capitalize()} only this rule (id, slug or id prefix such as PF1; repeatable or "
+            "comma-separated); replaces the config's select.",
+        )(f)
+
+    return decorate
+
+
+def rule_ids_of(values: Sequence[str], hint: str) -> list[str]:
+    """The rule ids that ``--select`` / ``--ignore`` values name; a usage error naming the option
+    for one that names no rule."""
+    from ..config import rule_ids
+
+    out: list[str] = []
+    for value in _split(values):
+        ids = rule_ids(value)
+        if not ids:
+            raise click.BadParameter(f"unknown rule {value!r} (see `podfit rules`)", param_hint=hint)
+        out.extend(i for i in ids if i not in out)
+    return out
+
+
+def apply_selection(
+    config: Any,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    extend_exclude: Sequence[str] = (),
+    respect_gitignore: bool | None = None,
+) -> Any:
+    """The config with the command line's selection applied (see Config.with_selection); a
+    usage error when it leaves no rule to run (nothing checked is never a pass)."""
+    from ..catalogue import load_catalogue
+
+    out = config.with_selection(
+        select=rule_ids_of(select, "--select"),
+        ignore=rule_ids_of(ignore, "--ignore"),
+        exclude=_split(exclude),
+        extend_exclude=_split(extend_exclude),
+        respect_gitignore=respect_gitignore,
+    )
+    if (select or ignore) and not any(out.rule_enabled(r) for r in load_catalogue()):
+        raise click.BadParameter(
+            "no rule is left to run, so nothing would be checked (`podfit rules` lists them)",
+            param_hint="--ignore" if ignore else "--select",
+        )
+    return out
+
+
 def format_option(choices: Sequence[str] = ("text", "json")) -> Callable[[Any], Any]:
     return click.option(
         "--format", "fmt", type=click.Choice(list(choices)), default="text", show_default=True, help="Report format."
@@ -145,15 +249,21 @@ def load_platform(path: str | None, limit: int | None = None):  # -> Platform
         raise PodfitError("invalid platform profile:\n  " + "\n  ".join(e.problems)) from None
 
 
-def load_inputs(paths: Sequence[str], config: Any):  # -> LoadResult
-    """Read and parse the inputs (exit 2 when a named path does not exist)."""
+def load_inputs(
+    paths: Sequence[str], config: Any, platform: str | None = None, others: Sequence[tuple[str, str]] = ()
+):  # -> LoadResult
+    """Read and parse the inputs (exit 2 when a named path does not exist): directories expanded
+    by the config's path selection (:mod:`podfit.selection`), the platform profile at
+    ``platform``, the config file and ``others`` ((path, what it is): the baseline) left out;
+    what was left out is the result's ``excluded``."""
     from dataclasses import replace
 
     from ..loader import InputError, discover, load, read_files
     from ..render import render_inputs, render_options
 
     try:
-        files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
+        excluded: list[tuple[str, str]] = []
+        files = discover(paths, config.path_filter(platform, others), excluded)
         # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
         rendered = render_inputs(files, render_options(config))
         progress = _parse_progress(len(rendered.paths) + len(rendered.files))
@@ -162,7 +272,7 @@ def load_inputs(paths: Sequence[str], config: Any):  # -> LoadResult
         clear_status()
         if rendered.files or rendered.findings:
             result = replace(result, findings=result.findings + rendered.findings, sources=rendered.sources)
-        return result
+        return replace(result, excluded=tuple(excluded))
     except InputError as e:
         raise PodfitError(str(e)) from None
 
@@ -257,20 +367,21 @@ def stdout_failure() -> str | None:
     return getattr(sys.stdout, "failure", None) if sys.stdout is not None else "it is closed"
 
 
-def emit(text: str, output: str | None) -> None:
-    """The report to ``output`` (a file), else to standard output. A file podfit read as one of
-    its inputs is never replaced (exit 2 before anything is written)."""
+def emit(text: str, output: str | None, option: str = "--output", replaces: str | None = None) -> None:
+    """The report to ``output`` (a file, given by ``option``), else to standard output. A file
+    podfit read as one of its inputs is never replaced (exit 2 before anything is written), but
+    for ``replaces``: the one input this output is meant to replace (a baseline it updates)."""
     if output:
         from ..fix import safewrite
         from ..reading import is_input
 
-        if is_input(output):
-            raise PodfitError(f"--output {output} is one of the inputs; podfit does not replace it: name another file")
+        if is_input(output) and not (replaces and _same_file(output, replaces)):
+            raise PodfitError(f"{option} {output} is one of the inputs; podfit does not replace it: name another file")
         if os.path.lexists(output):
             why = safewrite.refusal(output)
             if why is not None:
                 # never through a link, over a device, a pipe, a file with other names or a read-only one
-                raise PodfitError(f"--output {output}: {why}; podfit does not write there: name another file")
+                raise PodfitError(f"{option} {output}: {why}; podfit does not write there: name another file")
         try:  # whole or not at all, the mode and owner of a report written before kept
             with safewrite.cleanup_on_signals():
                 safewrite.write(output, text.encode("utf-8"))
@@ -287,6 +398,13 @@ def emit(text: str, output: str | None) -> None:
             raise StdoutError(getattr(e, "strerror", None) or str(e)) from None
         if sys.stdout is None:  # click writes nothing then, without a word
             raise StdoutError("it is closed")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def refuse_without_hosts(platform: Any, command: str) -> None:

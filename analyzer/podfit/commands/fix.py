@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..quantity import QuantityError, parse_cpu, parse_memory
-from ._common import config_option, platform_option
+from ._common import config_option, path_selection_options, platform_option, rule_selection_options
 
 __all__ = ["command"]
 
@@ -40,9 +40,8 @@ class _Quantity(click.ParamType):
 @platform_option
 @config_option
 @click.option("--cluster", metavar="NAME", help="The cluster all these manifests deploy to.")
-@click.option(
-    "--rule", "rules", multiple=True, metavar="ID", help="Fix only this rule's findings (id or slug); repeatable."
-)
+@rule_selection_options("fix")
+@path_selection_options
 @click.option("--default-cpu", type=_Quantity("cpu"), metavar="CPU", help="CPU request for PF101/PF105 (e.g. 250m).")
 @click.option(
     "--default-memory", type=_Quantity("memory"), metavar="MEM", help="Memory request for PF102/PF105 (e.g. 256Mi)."
@@ -78,6 +77,10 @@ def command(
     config_path: str | None,
     cluster: str | None,
     rules: tuple[str, ...],
+    ignore_rules: tuple[str, ...],
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    respect_gitignore: bool | None,
     default_cpu: int | None,
     default_memory: int | None,
     usage_files: tuple[str, ...],
@@ -108,12 +111,11 @@ def command(
       podfit fix k8s/ --write --rule PF201
       podfit fix k8s/ --kustomize overlays/podfit --default-cpu 100m --default-memory 128Mi
     """
-    from ..catalogue import resolve
     from ..fix import FIXABLE, FixOptions, plan_fixes
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
     from ..loader import InputError, discover, load, read_files
     from ..pipeline import PipelineError, check
-    from ._common import PodfitError, load_config, load_platform, load_usage
+    from ._common import PodfitError, _split, apply_selection, load_config, load_platform, load_usage, rule_ids_of
 
     # one run over finite input, as check: memory comes back by reference counting, and the cyclic
     # collector would only walk the growing heap again and again (the composed nodes of a large
@@ -121,21 +123,30 @@ def command(
     gc.disable()
     if kustomize_dir is not None:
         mode = "kustomize"
+    fixable = set(FIXABLE) | POD_FIXABLE | POOL_FIXABLE
     selected: list[str] = []
-    for r in rules:
-        rule = resolve(r)
-        if rule is None:
-            raise click.BadParameter(f"unknown rule {r!r} (see `podfit rules`)", param_hint="--rule")
-        if rule.id not in FIXABLE and rule.id not in POD_FIXABLE | POOL_FIXABLE:
-            known = ", ".join(sorted(set(FIXABLE) | POD_FIXABLE | POOL_FIXABLE))
-            raise click.BadParameter(f"{rule.id} has no fix (fixable: {known})", param_hint="--rule")
-        selected.append(rule.id)
+    for value in _split(rules):
+        ids = rule_ids_of([value], "--select")
+        if len(ids) == 1 and ids[0] not in fixable:  # one rule named: it must have a fix
+            raise click.BadParameter(
+                f"{ids[0]} has no fix (fixable: {', '.join(sorted(fixable))})", param_hint="--select"
+            )
+        selected.extend(i for i in ids if i in fixable and i not in selected)
+    if rules and not selected:
+        raise click.BadParameter(f"no rule with a fix among {', '.join(rules)}", param_hint="--select")
+    ignored = set(rule_ids_of(ignore_rules, "--ignore"))
+    if ignored:
+        selected = [r for r in (selected or sorted(fixable)) if r not in ignored]
+        if not selected:  # an empty selection would mean every rule
+            raise click.BadParameter("no rule with a fix is left to fix", param_hint="--ignore")
     if "-" in paths:
         raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
-    config = load_config(config_path)
+    config = apply_selection(
+        load_config(config_path), exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     try:
-        inputs = read_files([p for p in discover(paths) if not config.ignored(p)], config.limits)
+        inputs = read_files(discover(paths, config.path_filter(platform_path or config.platform)), config.limits)
     except InputError as e:
         raise PodfitError(str(e)) from None
     result = load(inputs, config.limits)

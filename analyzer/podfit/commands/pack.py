@@ -12,6 +12,7 @@ import click
 from ..quantity import QuantityError, parse_cpu, parse_memory
 from ._common import (
     PodfitError,
+    apply_selection,
     clear_status,
     config_option,
     emit,
@@ -21,6 +22,7 @@ from ._common import (
     load_platform,
     load_usage,
     output_option,
+    path_selection_options,
     platform_option,
     status,
     time_budget_option,
@@ -180,7 +182,11 @@ def _param(parse, text: str, hint: str):
     help="Measured usage (as for check --usage): the measured p95 beside the requests, and the burst "
     "headroom from the measured peaks instead of the limits. Packing stays on requests.",
 )
-@time_budget_option("10s", "the exact solver (CP-SAT); 0 for heuristics and bounds only")
+@time_budget_option(
+    "2s",
+    "the fit's exact solver (CP-SAT) when the heuristics place nothing, then the least-node search; "
+    "0 for heuristics and bounds only",
+)
 @click.option(
     "--classes",
     "search_classes",
@@ -192,6 +198,13 @@ def _param(parse, text: str, hint: str):
 )
 @format_option(("text", "json", "html"))
 @output_option
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Text: list every node one by one (without it, up to 50 nodes; past that a summary per pool).",
+)
+@path_selection_options
 def command(
     paths: tuple[str, ...],
     platform_path: str | None,
@@ -208,6 +221,10 @@ def command(
     search_classes: str,
     fmt: str,
     output: str | None,
+    verbose: bool = False,
+    exclude: tuple[str, ...] = (),
+    extend_exclude: tuple[str, ...] = (),
+    respect_gitignore: bool | None = None,
 ) -> None:
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
 
@@ -234,9 +251,12 @@ def command(
     packed onto its own pools (--pool: onto those), each object once, and the output is one section
     per cluster (JSON: {"clusters": [...]} when there are several, each with its "cluster" name).
     \b
-    The time budget goes to the fit, then to the least node count of the pools' VM classes (all
-    classes with --classes all); the other classes get a proven lower bound and
-    first-fit-decreasing's count at once.
+    The verdict comes first: the heuristics answer most fits at once. The time budget (2 s unless
+    --time-budget says otherwise) goes to the fit when they do not, then to the least node count
+    of the pools' VM classes (all classes with --classes all); a count not proven within it is
+    printed as the range it is proven to lie in. The other classes get a proven lower bound and
+    first-fit-decreasing's count at once. The text lists each node with -v or up to 50 nodes;
+    past that it summarises each pool (nodes used, how full, what is stranded).
     \b
     Exit status: 0 fits; 1 does not fit, undecided within the time budget, or pods left out as
     unknown; 2 usage or input error.
@@ -257,7 +277,9 @@ def command(
     from ..rule_context import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
-    config = load_config(config_path)
+    config = apply_selection(
+        load_config(config_path), exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     ov = Overhead(
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
@@ -274,7 +296,7 @@ def command(
         )
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
-    result = load_inputs(paths, config)
+    result = load_inputs(paths, config, platform_path or config.platform)
     series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
@@ -352,7 +374,7 @@ def command(
 
             pictures.append(packing_picture(inputs, analysis, scope.name if several else ""))
         else:
-            text.append(to_text(analysis))
+            text.append(to_text(analysis, verbose=verbose, budget=time_budget))
             if facts.usage is not None:
                 text.append(measured_text(inputs, facts.usage))
             text.append("".join(f"Scheduling: {line}\n" for line in scheduling_notes(inputs)))

@@ -46,6 +46,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "objects": report.objects,
             "findings": {s: report.count(s) for s in SEVERITIES},
             "suppressed": report.suppressed,
+            **({"baselined": len(report.baselined)} if report.baseline is not None else {}),
         },
         "files": [
             {

@@ -44,7 +44,9 @@ def _t(value: str) -> str:
 def _line(f: Finding, slug: str) -> str:
     where = f"{f.location.file}:{f.location.line}" if f.location.line else f.location.file
     who = f" container {f.container}" if f.container else ""
-    return f"{where}: {f.severity} {f.rule} {slug}{who}: {f.message}"
+    # a message that opens with its rule's slug (PF205's "right-size: ...") names it once
+    name = "" if f.message.startswith(f"{slug}:") or f" {slug}:" in f.message[:80] else f" {slug}"
+    return f"{where}: {f.severity} {f.rule}{name}{who}: {f.message}"
 
 
 def _summary(found: list[Finding]) -> str:

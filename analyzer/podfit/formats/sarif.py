@@ -45,7 +45,10 @@ def sarif_log(report: Report, base: str) -> dict[str, Any]:
     ids = sorted(cat)
     index = {rid: i for i, rid in enumerate(ids)}
     results = []
-    for f in report.findings:
+    states = [(f, "new") for f in report.findings] + [(f, "unchanged") for f in report.baselined]
+    if report.baseline is not None:  # the findings in the file order, each marked
+        states.sort(key=lambda fs: fs[0].sort_key())
+    for f, state in states:
         region: dict[str, Any] = {}
         if f.location.line:
             region["startLine"] = f.location.line
@@ -68,16 +71,19 @@ def sarif_log(report: Report, base: str) -> dict[str, Any]:
             props["container"] = f.container
         if f.details:
             props["details"] = _jsonable(dict(f.details))
-        results.append(
-            {
-                "ruleId": f.rule,
-                "ruleIndex": index[f.rule],
-                "level": LEVELS.get(f.severity, "warning"),
-                "message": {"text": subject + f.message},
-                "locations": [location],
-                "properties": props,
-            }
-        )
+        result: dict[str, Any] = {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": LEVELS.get(f.severity, "warning"),
+            "message": {"text": subject + f.message},
+            "locations": [location],
+            "properties": props,
+        }
+        if report.baseline is not None:
+            result["baselineState"] = state
+            if state == "unchanged":  # accepted by the baseline file: a viewer may hide it
+                result["suppressions"] = [{"kind": "external", "justification": f"in the baseline {report.baseline}"}]
+        results.append(result)
     notifications = [
         {"level": "note", "message": {"text": f"{rid} skipped: needs {why}"}, "descriptor": {"id": rid}}
         for rid, why in report.skipped_rules

@@ -21,8 +21,10 @@ one per line; ``show_fixes`` prints the fix under every finding instead of once 
 from __future__ import annotations
 
 import re
+import textwrap
 from itertools import groupby
 
+from .. import words
 from ..catalogue import load_catalogue
 from ..check import Report
 from ..findings import Finding
@@ -39,7 +41,31 @@ def _c(text: str, style: str, color: bool) -> str:
 
 def plural(n: int, word: str) -> str:
     """``1 error``, ``2 errors``, ``1,200 objects``; ``info`` is a mass noun."""
-    return f"{n:,} {word}{'' if n == 1 or word == 'info' else 's'}"
+    return words.plural(n, word)
+
+
+LINE_LIMIT = 160  # characters of a finding's line; the whole message is in -v, JSON and SARIF
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+
+
+def headline(message: str, room: int) -> str:
+    """The message in at most ``room`` characters: whole when it fits, else as many of its
+    sentences as fit, else its first sentence cut after a word and ended with "…"."""
+    if len(message) <= room:
+        return message
+    taken = ""
+    for sentence in _SENTENCE_END.split(message):
+        more = f"{taken} {sentence}" if taken else sentence
+        if len(more) > room:
+            break
+        taken = more
+    if taken:
+        return taken
+    cut = message[: room - 1]
+    space = cut.rfind(" ")
+    if space > room // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:(") + "…"
 
 
 def platform_source(plat: Platform) -> str:
@@ -100,7 +126,10 @@ def totals(report: Report, color: bool = False) -> str:
             for s in ("error", "warning", "info")
             for n in [report.count(s)]
         )
-    return head + counts + (f" ({report.suppressed:,} suppressed)" if report.suppressed else "")
+    notes = [f"{report.suppressed:,} suppressed"] if report.suppressed else []
+    if report.baseline is not None:
+        notes.append(f"{len(report.baselined):,} baselined in {report.baseline}")
+    return head + counts + (f" ({', '.join(notes)})" if notes else "")
 
 
 def render(
@@ -115,13 +144,20 @@ def render(
     cat = load_catalogue()
     out: list[str] = []
     width = max((len(_where(f)) for f in report.findings), default=1)
+    shortened = 0
     for file, group in groupby(report.findings, key=lambda f: f.location.file):
         out.append(_c(file, "bold", color))
         for f in group:
+            head = f"  {_where(f):>{width}}  {f.severity.ljust(7)}  {f.rule}  {subject(f)}"
+            message = headline(f.message, max(LINE_LIMIT - len(head), 40))
             out.append(
-                f"  {_where(f):>{width}}  {_c(f.severity.ljust(7), f.severity, color)}  "
-                f"{f.rule}  {subject(f)}{f.message}"
+                f"  {_where(f):>{width}}  {_c(f.severity.ljust(7), f.severity, color)}  {f.rule}  {subject(f)}{message}"
             )
+            if message != f.message:
+                shortened += 1
+                if verbose:  # the whole message below its line, wrapped
+                    indent = " " * (width + 4)
+                    out.extend(textwrap.wrap(f.message, LINE_LIMIT, initial_indent=indent, subsequent_indent=indent))
             if show_fixes:
                 out.append(_c(f"  {'':>{width}}  fix: {cat[f.rule].fix}", "dim", color))
         out.append("")
@@ -130,6 +166,9 @@ def render(
             rule = cat[rid]
             out.append(f"fix {rid} {_c(rule.slug, 'dim', color)}: {rule.fix}")
         out.append(_c("(podfit explain ID tells why and shows an example)", "dim", color))
+        if shortened and not verbose:
+            cut = f"({plural(shortened, 'message')} cut to one line; -v or --format json shows them whole)"
+            out.append(_c(cut, "dim", color))
         out.append("")
     if not quiet:
         plat = report.platform
@@ -147,6 +186,8 @@ def render(
             if record.status != "parsed" and (verbose or record.path not in flagged):
                 out.append(_c(f"{record.status}: {record.path}: {record.reason}", "dim", color))
         if verbose:
+            for path, why in report.excluded:  # what the path selection left out, and why
+                out.append(_c(f"left out: {path}: {why}", "dim", color))
             if report.skipped_rules:
                 out.append(f"{plural(len(report.skipped_rules), 'rule')} skipped for want of facts:")
                 for rid, why in report.skipped_rules:

@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ..quantity import format_cpu, format_memory
+from ..words import plural
 from .engine import Analysis
 from .model import UNBOUNDED, Bound, NodeType
 
@@ -175,7 +176,7 @@ def describe_bound(b: Bound) -> str:
         dim = b.kind.removeprefix("capacity-")
         need, have = format_amount(dim, b.needed), format_amount(dim, b.available)
     else:
-        need = "more than any node holds" if b.needed >= UNBOUNDED else f"{b.needed:,} nodes"
+        need = "more than any node holds" if b.needed >= UNBOUNDED else plural(b.needed, "node")
         have = f"{b.available:,}"
     return f"proven by a lower bound ({b.kind}: needs {need}, {have} available{detail})"
 
@@ -191,26 +192,86 @@ def describe_proof(a: Analysis) -> str:
     return f"unknown: no placement found and no proof within the time budget ({fit.solver_status})"
 
 
-def to_text(a: Analysis) -> str:
-    fit = a.fit
+# Up to this many nodes, the text lists them one by one (more with --verbose); past it, per pool.
+NODES_LISTED = 50
+
+
+def _percent(used: int, total: int) -> str:
+    return f"{used * 100 / total:.0f}%" if total > 0 else "-"
+
+
+def _cpus(millicores: int) -> str:
+    """CPU for a pool's total: whole CPUs from 100 on (``7,720``), else exact (``1500m``)."""
+    return f"{round(millicores / 1000):,}" if millicores >= 100_000 else format_cpu(millicores)
+
+
+def pool_summary(a: Analysis) -> list[str]:
+    """One line per pool: the nodes the placement uses, how full they are, what is stranded."""
+    stranded = set(a.stranded.nodes)
     lines = []
+    for pool in a.pools:
+        nodes = [n for n in a.fit.nodes if n.pool == pool.name]
+        used = sum(1 for n in nodes if n.pods)
+        cpu = (sum(n.used[0] for n in nodes), sum(n.allocatable[0] for n in nodes))
+        mem = (sum(n.used[1] for n in nodes), sum(n.allocatable[1] for n in nodes))
+        lost = [n for n in nodes if n.name in stranded]
+        lost_text = (
+            f"stranded {_cpus(sum(n.free[0] for n in lost))} CPU, "
+            f"{format_memory(sum(n.free[1] for n in lost), exact=False)} on {plural(len(lost), 'node')}"
+            if lost
+            else "nothing stranded"
+        )
+        lines.append(
+            f"  {pool.name}: {used:,} of {plural(pool.count, 'node')} used; CPU {_percent(*cpu)} full "
+            f"({_cpus(cpu[0])}/{_cpus(cpu[1])} CPU), memory {_percent(*mem)} "
+            f"({format_memory(mem[0], exact=False)}/{format_memory(mem[1], exact=False)}); {lost_text}"
+        )
+    return lines
+
+
+def _least(a: Analysis, budget: float | None) -> list[str]:
+    """The least node count per VM class: the count, or the range the search proved it lies in."""
+    if not a.min_nodes:
+        return []
+    parts = [f"{k} {m.nodes}" if m.exact else f"{k} {m.lower_bound}–{m.nodes}" for k, m in a.min_nodes.items()]
+    lines = ["Least nodes per VM class: " + ", ".join(parts)]
+    if any(not m.exact for m in a.min_nodes.values()):
+        within = f" within {budget:g} s" if budget is not None else ""
+        lines.append(
+            f"  (a range: the least count is proven to lie in it; the search stopped{within}, "
+            "--time-budget searches longer)"
+        )
+    return lines
+
+
+def to_text(a: Analysis, *, verbose: bool = False, budget: float | None = None) -> str:
+    """The text of ``podfit pack``: the verdict first, then the pools, each node (with ``verbose``
+    or up to :data:`NODES_LISTED` nodes), the bounds, stranded capacity, headroom and the
+    recommendation. ``budget``: the --time-budget the least-node search had."""
+    fit = a.fit
+    lines = [f"Fits: {describe_proof(a)}"]
     n_pods = sum(p.count for p in a.pods)
     pools = ", ".join(f"{n.name}: {n.count} × {n.vm_class}" for n in a.pools)
     # a pool's reserved pods (adapter: ``reserved/<pool>/<name>``) are the cluster's, no workload's
     reserved = sum(p.count for p in a.pods if p.name.startswith("reserved/"))
     kinds = sum(1 for p in a.pods if not p.name.startswith("reserved/"))
-    of = f"{kinds} workloads" + (f" and {reserved} reserved pods of the cluster" if reserved else "")
-    lines.append(f"{n_pods} pods of {of} on {sum(n.count for n in a.pools)} nodes ({pools})")
+    of = plural(kinds, "workload") + (f" and {plural(reserved, 'reserved pod')} of the cluster" if reserved else "")
+    lines.append(f"{plural(n_pods, 'pod')} of {of} on {plural(sum(n.count for n in a.pools), 'node')} ({pools})")
     for n in a.pools:
         ds = f", DaemonSets: {', '.join(n.daemon_pods)}" if n.daemon_pods else ""
         lines.append(
-            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, {n.pods} pods{ds}"
+            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, {plural(n.pods, 'pod')}{ds}"
         )
-    lines.append(f"Fits: {describe_proof(a)}")
+    lines.append("Placement per pool:")
+    lines.extend(pool_summary(a))
     lines.append("")
+    listed = verbose or len(fit.nodes) <= NODES_LISTED
     w = max([len(n.name) for n in fit.nodes] + [4])
-    lines.append(f"{'node':<{w}}  {'pods':>4}  {'CPU used':<36}  memory used")
-    for node in fit.nodes:
+    if listed:
+        lines.append(f"{'node':<{w}}  {'pods':>4}  {'CPU used':<36}  memory used")
+    else:
+        lines.append(f"({plural(len(fit.nodes), 'node')}: -v lists them one by one)")
+    for node in fit.nodes if listed else ():
         lines.append(
             f"{node.name:<{w}}  {node.used[2]:>4}  {_bar(node.used[0], node.allocatable[0])} {format_cpu(node.used[0]):>6}/{format_cpu(node.allocatable[0]):<6}"
             f"  {_bar(node.used[1], node.allocatable[1])} {format_memory(node.used[1], exact=False)}/{format_memory(node.allocatable[1], exact=False)}"
@@ -222,15 +283,17 @@ def to_text(a: Analysis) -> str:
     lines.append("")
     lb = fit.lower_bound
     lines.append(
-        f"Lower bound: {lb if lb is not None else 'n/a (mixed pools)'} nodes; {sum(n.count for n in a.pools)} available"
+        f"Lower bound: {plural(lb, 'node') if lb is not None else 'n/a (mixed pools)'}; "
+        f"{sum(n.count for n in a.pools):,} available"
     )
-    if a.min_nodes:
-        parts = [f"{k} {m.nodes}{'' if m.exact else f' (≥ {m.lower_bound})'}" for k, m in a.min_nodes.items()]
-        lines.append("Least nodes per VM class: " + ", ".join(parts))
+    lines.extend(_least(a, budget))
     s = a.stranded
+    where = ""
+    if s.nodes:
+        where = f" on {', '.join(s.nodes)}" if listed else f" on {plural(len(s.nodes), 'node')}"
     lines.append(
         f"Stranded: {format_cpu(s.cpu)} CPU, {format_memory(s.memory, exact=False)} memory"
-        + (f" on {', '.join(s.nodes)}" if s.nodes else "")
+        + where
         + f" (free in total: {format_cpu(s.free_cpu)} CPU, {format_memory(s.free_memory, exact=False)})"
     )
     h = a.headroom
@@ -239,12 +302,12 @@ def to_text(a: Analysis) -> str:
         + (
             "Σ(limit − request)"
             if not h.measured_pods
-            else f"Σ(peak − request), measured peaks of {h.measured_pods} pods"
+            else f"Σ(peak − request), measured peaks of {plural(h.measured_pods, 'pod')}"
         )
         + f"): CPU {format_cpu(h.needed_cpu)} needed, "
         f"{format_cpu(h.free_cpu)} free; memory {format_memory(h.needed_memory, exact=False)} needed, {format_memory(h.free_memory, exact=False)} free"
         f" — {'ok' if h.ok else 'NOT ENOUGH'}"
-        + (f"; {h.unbounded_pods} pods without a limit" if h.unbounded_pods else "")
+        + (f"; {plural(h.unbounded_pods, 'pod')} without a limit" if h.unbounded_pods else "")
     )
     r = a.recommendation
     if r.vm_class:

@@ -43,6 +43,7 @@ from ..packing.rules_support import (
     pool_anchor,
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
+from ..words import plural
 
 ID = "PF601"
 SLUG = "workload-does-not-fit"
@@ -88,16 +89,16 @@ def _message(b: Bound, name: str, inputs) -> str:
     p = next(p for p in inputs.pods if p.name == name)
     if b.kind == "no-matching-pool":
         why = inputs.unschedulable.get(name, "its node selection matches no pool")
-        return f"no node pool can run its {p.count} pods: {why}"
+        return f"no node pool can run its {plural(p.count, 'pod')}: {why}"
     if b.kind == "anti-affinity":
         return (
             f"{b.needed} pods that must run on different nodes (required pod anti-affinity on hostname, "
-            f"{b.detail}) and only {b.available} nodes they may use"
+            f"{b.detail}) and only {plural(b.available, 'node')} they may use"
         )
     if b.kind == "host-port":
         return (
             f"{b.needed} pods that bind {b.detail} on their node (one pod per node for each host port) "
-            f"and only {b.available} nodes they may use"
+            f"and only {plural(b.available, 'node')} they may use"
         )
     if b.kind == "max-per-node":
         why = ["topology spread on hostname"] if _spreads(inputs, name) else []
@@ -105,10 +106,10 @@ def _message(b: Bound, name: str, inputs) -> str:
         if asked:
             why.append("each asking for " + ", ".join(f"{v} {r}" for r, v in sorted(asked.items())))
         return (
-            f"{p.count} pods at most {p.max_per_node} per node ({'; '.join(why)}) need "
-            f"{b.needed} nodes and only {b.available} nodes they may use"
+            f"{plural(p.count, 'pod')} at most {p.max_per_node} per node ({'; '.join(why)}) need "
+            f"{plural(b.needed, 'node')} and only {plural(b.available, 'node')} they may use"
         )
-    return f"{p.count} pods larger than the allocatable of every node they may use"
+    return f"{plural(p.count, 'pod')} larger than the allocatable of every node they may use"
 
 
 def _spreads(inputs, name: str) -> bool:
@@ -192,7 +193,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     else:
         proof = describe_proof(a).removeprefix("no: ")
     message = (
-        f"{facts.prefix}{pods} pods do not fit {nodes} nodes ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
+        f"{facts.prefix}{plural(pods, 'pod')} do not fit {plural(nodes, 'node')} ({', '.join(f'{n.count} × {n.vm_class}' for n in inputs.pools)}): "
         f"{proof}{fix}"
     )
     concerned = _pods_of(violated[0], inputs) if violated else [p.name for p in inputs.pods]
@@ -206,7 +207,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
             w = inputs.workloads[p.name]
             yield Finding(
                 rule=ID,
-                message=f"{facts.prefix}its {p.count} pods alone do not fit the {nodes} nodes: "
+                message=f"{facts.prefix}its {plural(p.count, 'pod')} alone do not fit the {plural(nodes, 'node')}: "
                 f"{describe_bound(own[0])}",
                 location=w.location,
                 object=w.ref,
