@@ -263,7 +263,26 @@ def test_a_tool_gets_a_minimal_environment(tmp_path, monkeypatch):
         "PWD",
         "SHLVL",
         "_",
-    }
+    } | NETWORK_OFF
+    # no network: every proxy refuses, git takes local files only
+    from podfit.render import NO_NETWORK_PROXY
+
+    assert all(env[k] == NO_NETWORK_PROXY for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "https_proxy"))
+    assert env["GIT_ALLOW_PROTOCOL"] == "file" and env["NO_PROXY"] == ""
+
+
+NETWORK_OFF = {
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "GIT_ALLOW_PROTOCOL",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_CONFIG_NOSYSTEM",
+}
 
 
 def test_rendered_text_is_parsed_as_files_are(monkeypatch, tmp_path):

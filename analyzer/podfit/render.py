@@ -18,7 +18,8 @@ source and, for a chart, the values key that set it (:func:`remap`).
   read raw as before (:mod:`podfit.kustomize` emulates what it can).
 
 The tools run without a shell, in a new session, with a minimal environment (a temporary HOME, no
-credentials, no kubeconfig), bounded in time (killed with their process group at the limit) and in
+credentials, no kubeconfig, no network: proxies that refuse and git limited to local files, so a
+remote kustomize base is an error, never a download), bounded in time (killed with their process group at the limit) and in
 output (``RLIMIT_FSIZE`` on the files they write to; the output is read through
 :mod:`podfit.reading` at the limit of ``limits.max-file-bytes``). The rendered text is parsed as
 any file is (:mod:`podfit.loader`, :mod:`podfit.yamlio` limits).
@@ -159,6 +160,9 @@ def _limit_output(limit: int) -> Any:
     return apply
 
 
+NO_NETWORK_PROXY = "http://127.0.0.1:9"
+
+
 def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> bytes:
     """Run ``argv`` (no shell) and return its standard output, at most ``max_bytes``; raises
     RenderError with the tool's own words (its last lines of standard error) when it fails, runs
@@ -172,6 +176,14 @@ def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> b
             "HELM_CONFIG_HOME": os.path.join(home, "config"),
             "HELM_DATA_HOME": os.path.join(home, "data"),
             "KUBECONFIG": os.path.join(home, "kubeconfig"),
+            # no network: a kustomization's remote base or a chart's repository is not fetched (the
+            # proxies point at the discard port, which refuses; git may use local files only)
+            **{k: NO_NETWORK_PROXY for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")},
+            "NO_PROXY": "",
+            "no_proxy": "",
+            "GIT_ALLOW_PROTOCOL": "file",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_CONFIG_NOSYSTEM": "1",
         }
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             try:
