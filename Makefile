@@ -6,7 +6,7 @@ PODFIT := $(VENV)/bin/podfit
 TOOLS  := .tools/bin
 export PATH := $(CURDIR)/$(TOOLS):$(PATH)
 
-.PHONY: demo test tools venv venv-test pytest clean help release-tag kubelet-schema
+.PHONY: demo test tools tools-bench venv venv-test pytest clean help release-tag kubelet-schema
 .DEFAULT_GOAL := help
 
 help:  ## list the targets
@@ -30,8 +30,11 @@ demo: venv  ## install podfit in .venv and check the shipped examples (embedded 
 	  echo "podfit exited $$status (1 = findings at or above --fail-on, as expected here; 2 = failure)"; \
 	  [ $$status -le 1 ]
 
-tools:  ## build the pinned Go tools (opa, conftest, kubeconform, kube-score, actionlint, kustomize, prometheus, promtool) into .tools/bin
+tools:  ## build the pinned Go tools the tests use (opa, conftest, kubeconform, actionlint, kustomize, helm, prometheus, promtool) into .tools/bin
 	scripts/install-tools.sh
+
+tools-bench: tools  ## and kube-score, which only the benchmarks run
+	scripts/install-tools.sh kube-score
 
 kubelet-schema:  ## regenerate schemas/crds/kubeletconfiguration-kubelet-v1beta1.json from the kubelet's Go type (pinned in scripts/kubelet-schema/go.mod)
 	cd scripts/kubelet-schema && go run . $$(go list -m -f '{{.Version}}' k8s.io/kubelet) > ../../schemas/crds/kubeletconfiguration-kubelet-v1beta1.json

@@ -19,5 +19,5 @@ sarif-multitool-for-tests:
 	else echo "no npm: the SARIF Multitool check of tests/test_formats.py will skip"; fi
 
 .PHONY: bench-hook
-bench-hook: venv tools  ## one small file, as a pre-commit hook sees it: podfit vs kube-score and conftest (wall, CPU, ratios)
+bench-hook: venv tools-bench  ## one small file, as a pre-commit hook sees it: podfit vs kube-score and conftest (wall, CPU, ratios)
 	$(PY) bench/hook.py

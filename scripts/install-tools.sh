@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the pinned Go tools podfit's tests, linters and benchmarks use into .tools/bin (no prebuilt downloads).
-# Usage: scripts/install-tools.sh [tool...]   (default: all). Skips tools already built at the pinned version.
+# Builds the pinned Go tools podfit's tests and linters use into .tools/bin, from source with `go install`
+# (no prebuilt binaries; Go's own module and build caches, shared by every tool).
+# Usage: scripts/install-tools.sh [tool...]   (default: the tools the tests use; kube-score, which only
+# the benchmarks run, when named). Skips tools already built at the pinned version.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/.tools/bin"
@@ -12,6 +14,8 @@ declare -A PKG=(
   [kube-score]=github.com/zegl/kube-score/cmd/kube-score@v1.20.0
   [actionlint]=github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
   [kustomize]=sigs.k8s.io/kustomize/kustomize/v5@v5.8.1
+  # podfit check renders charts with helm template (podfit.render); the tests render charts with it
+  [helm]=helm.sh/helm/v3/cmd/helm@v3.22.0
   # Prometheus 3.16 (its Go module is versioned v0.316.0): the usage tests serve a TSDB block with it
   [prometheus]=github.com/prometheus/prometheus/cmd/prometheus@v0.316.0
   [promtool]=github.com/prometheus/prometheus/cmd/promtool@v0.316.0
@@ -23,7 +27,7 @@ declare -A TAGS=(
   [promtool]=remove_all_sd
 )
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform kube-score actionlint kustomize prometheus promtool)
+[ ${#tools[@]} -gt 0 ] || tools=(opa conftest kubeconform actionlint kustomize helm prometheus promtool)
 for t in "${tools[@]}"; do
   pkg=${PKG[$t]:?unknown tool $t}
   tags=${TAGS[$t]:-}

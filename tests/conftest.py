@@ -27,3 +27,12 @@ def tool(name: str) -> str | None:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True)
+def _files_as_given(monkeypatch):
+    """Charts and kustomizations read file by file (PF908/PF909), as without helm and kustomize:
+    what a test sees does not depend on the tools on this machine. The tests of rendering in place
+    (tests/test_render.py) name the tools they run."""
+    monkeypatch.setenv("PODFIT_HELM", "off")
+    monkeypatch.setenv("PODFIT_KUSTOMIZE", "off")

@@ -457,5 +457,38 @@ def test_fix_never_writes_its_overlay_over_an_input(tmp_path):
     (app / "kustomization.yaml").write_text("resources: [a.yaml]\n")
     p = _run(["fix", app, "--kustomize", app])
     assert p.returncode == 2
-    assert f"--kustomize {app}: {app / 'kustomization.yaml'} is one of the inputs" in p.stderr
+    # refused as a kustomization podfit did not write; were it podfit's own, as one of the inputs
+    assert f"{app / 'kustomization.yaml'} exists and was not written by podfit fix" in p.stderr
     assert (app / "kustomization.yaml").read_text() == "resources: [a.yaml]\n"
+    from podfit.fix.apply import KUSTOMIZATION_MARKER
+
+    ours = f"{KUSTOMIZATION_MARKER}\nresources: [a.yaml]\n"
+    (app / "kustomization.yaml").write_text(ours)
+    p = _run(["fix", app, "--kustomize", app])
+    assert p.returncode == 2, p.stderr
+    assert f"--kustomize {app}: {app / 'kustomization.yaml'} is one of the inputs" in p.stderr
+    assert (app / "kustomization.yaml").read_text() == ours
+
+
+def test_a_report_is_never_written_through_a_link_and_keeps_its_mode(tmp_path):
+    """-o names a symbolic link (to a file elsewhere): refused, the target untouched. An earlier
+    report is replaced whole, keeping its mode; a read-only one is refused."""
+    manifest = tmp_path / "a.yaml"
+    shutil.copy(ROOT / "testdata" / "PF103" / "fail_cpu_request_above_limit.yaml", manifest)
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("keep me\n")
+    link = tmp_path / "report.json"
+    link.symlink_to(elsewhere)
+    p = _run(["check", manifest, "--format", "json", "-o", link])
+    assert p.returncode == 2 and "a symbolic link" in p.stderr
+    assert elsewhere.read_text() == "keep me\n" and link.is_symlink()
+    report = tmp_path / "old.json"
+    report.write_text("old\n")
+    report.chmod(0o600)
+    p = _run(["check", manifest, "--format", "json", "-o", report, "--fail-on", "never"])
+    assert p.returncode == 0, p.stderr
+    assert json.loads(report.read_text())["findings"] and (report.stat().st_mode & 0o777) == 0o600
+    assert not [q.name for q in tmp_path.iterdir() if q.name.startswith(".podfit-fix-")]
+    report.chmod(0o444)
+    p = _run(["check", manifest, "--format", "json", "-o", report])
+    assert p.returncode == 2 and "read-only" in p.stderr

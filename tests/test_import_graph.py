@@ -15,9 +15,10 @@ COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__")
 
 # The stages, first to last: a module may import its own stage's and earlier stages' modules.
 STAGES = [
-    {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings"},
+    {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings"}
+    | {"kubeversions"},
     {"reading", "schema_errors", "loader", "templates", "kustomize", "clusters", "platform", "schemas_k8s", "engines"}
-    | {"usage"},
+    | {"usage", "render"},
     {"workloads", "facts", "platform_import"},
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"registry", "catalogue", "config", "rule_context", "rules"},

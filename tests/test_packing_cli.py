@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from podfit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES = ("PF303", "PF601", "PF602", "PF603", "PF604")
+RULES = ("PF303", "PF601", "PF602", "PF603", "PF604", "PF606")
 FIXTURES = sorted(p for r in RULES for p in (ROOT / "testdata" / r).glob("*.yaml"))
 UPDATE = os.environ.get("PODFIT_UPDATE_EXPECTED") == "1"
 

@@ -44,6 +44,7 @@ def pool_view(platform):
             p.taints,
             p.allocatable,
             p.system_pods,
+            p.reserved_pods,
             p.kubelet_version,
         )
         for p in platform.node_pools
@@ -95,16 +96,33 @@ def test_the_allocatable_is_what_packing_offers(tmp_path):
 def test_gke_json_pools(tmp_path):
     got, text, _ = imported(tmp_path, "gke/nodes.json")
     assert [(p.name, p.vm_class, p.count, p.allocatable) for p in got.node_pools] == [
-        ("default-pool", "e2-standard-4", 2, (3920, 13292508 * Ki, 110)),
+        ("default-pool-europe-west1-b", "e2-standard-4", 1, (3920, 13292508 * Ki, 110)),
+        ("default-pool-europe-west1-c", "e2-standard-4", 1, (3920, 13292508 * Ki, 110)),
         ("highcpu", "c2d-highcpu-16", 1, (15890, 28625500 * Ki, 64)),
     ]
-    spot = got.node_pools[1]
+    spot = got.node_pools[2]
     assert [(t.key, t.value, t.effect) for t in spot.taints] == [("cloud.google.com/gke-spot", "true", "NoSchedule")]
-    # zones differ between the two default-pool nodes: not a pool label; the region is
+    # the two default-pool nodes are in two zones: a pool each, with its zone; the region is common
     labels = dict(got.node_pools[0].labels)
-    assert "topology.kubernetes.io/zone" not in labels and labels["topology.kubernetes.io/region"] == "europe-west1"
+    assert labels["topology.kubernetes.io/zone"] == "europe-west1-b"
+    assert labels["topology.kubernetes.io/region"] == "europe-west1"
     assert "kubernetes.io/hostname" not in labels
     assert yaml.safe_load(text)["spec"]["kubelet"] == {"maxPods": 64}
+
+
+def test_gke_with_its_pods(tmp_path):
+    """GKE's own pods (testdata/platform-import/gke/README.md): kube-proxy is a static pod there;
+    every node runs 210m and 220Mi of system pods; kube-dns, konnectivity-agent and metrics-server
+    are reserved where they run; the user's pod in `shop` is neither."""
+    got, _, _ = imported(tmp_path, "gke/nodes.json", "--pods", str(DATA / "gke" / "pods.json"))
+    view = [(p.name, p.count, p.system_pods, p.reserved_pods) for p in got.node_pools]
+    dns, agent = ("kube-dns", 1, 260, 110 * 2**20), ("konnectivity-agent", 1, 10, 30 * 2**20)
+    system = (210, 220 * 2**20, 3)
+    assert view == [
+        ("default-pool-europe-west1-b", 1, system, (agent, dns)),
+        ("default-pool-europe-west1-c", 1, system, (agent, dns, ("metrics-server-v1.30.3", 1, 53, 155 * 2**20))),
+        ("highcpu", 1, system, ()),
+    ]
 
 
 def test_aks_pools_by_agentpool_with_the_windows_pool_apart(tmp_path):
@@ -203,17 +221,188 @@ def test_a_kindless_node_list_is_read(tmp_path):
     assert pool_view(got) == pool_view(want)
 
 
-def test_a_pool_in_one_zone_keeps_its_zone_label_and_one_across_zones_does_not(tmp_path):
-    """Zone-pinned workloads need the zone on the pool: kept when every node of the pool is in it."""
+def test_pools_are_split_per_zone_and_keep_their_zone(tmp_path):
+    """Zone-pinned workloads need the zone on the pool: a pool in one zone keeps its name and zone
+    label; one across zones becomes a pool per zone, `<pool>-<zone>`, each with its zone."""
     got, _, _ = imported(tmp_path, "kops/nodes.yaml")
     zones = {p.name: dict(p.labels).get("topology.kubernetes.io/zone") for p in got.node_pools}
     assert zones == {"control-plane-us-east-1a": "us-east-1a", "nodes-us-east-1a": "us-east-1a"}
     eks, _, _ = imported(tmp_path, "eks/nodes.yaml")
-    spread = [n for n in node_infos(parse_objects((DATA / "eks" / "nodes.yaml").read_text(), "e", "Node"), "e")]
-    by_pool: dict[str, set[str]] = {}
-    for n in spread:
-        by_pool.setdefault(n.pool, set()).add(dict(n.labels).get("topology.kubernetes.io/zone", ""))
+    nodes = node_infos(parse_objects((DATA / "eks" / "nodes.yaml").read_text(), "e", "Node"), "e")
+    expected: dict[str, int] = {}
+    for n in nodes:
+        name = f"{n.pool}-{dict(n.labels)['topology.kubernetes.io/zone']}"
+        expected[name] = expected.get(name, 0) + 1
+    got_pools = {p.name: p.count for p in eks.node_pools}
+    assert (
+        got_pools
+        == expected
+        == {
+            "general-us-west-2a": 1,
+            "general-us-west-2b": 1,
+            "general-us-west-2c": 1,
+            "memory-spot-us-west-2a": 1,
+            "memory-spot-us-west-2b": 1,
+        }
+    )
     for p in eks.node_pools:
-        zone = dict(p.labels).get("topology.kubernetes.io/zone")
-        source = by_pool.get(p.name, set())
-        assert (zone is not None) == (len(source) == 1), (p.name, source)
+        assert p.name.endswith("-" + dict(p.labels)["topology.kubernetes.io/zone"])
+
+
+def test_a_zone_pinned_workload_lands_in_its_zone(tmp_path):
+    """A Deployment pinned to us-west-2b by nodeSelector: its scheduling is known on the imported
+    EKS profile (no PF605), and it has only that zone's nodes: one m5.xlarge it may use (the spot
+    node there is tainted), which takes 2 pods of 1 CPU but not 4 of 3 CPUs."""
+    profile = tmp_path / "platform.yaml"
+    assert run("platform", "import", DATA / "eks/nodes.yaml", "-o", profile).exit_code == 0
+    app = tmp_path / "pinned.yaml"
+    app.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: pinned, namespace: shop}\nspec:\n"
+        "  replicas: 2\n  selector: {matchLabels: {app: pinned}}\n  template:\n"
+        "    metadata: {labels: {app: pinned}}\n    spec:\n"
+        "      nodeSelector: {topology.kubernetes.io/zone: us-west-2b}\n"
+        "      containers:\n        - name: app\n          image: registry.example.com/pinned:1.0\n"
+        "          resources: {requests: {cpu: '1', memory: 1Gi}, limits: {cpu: '1', memory: 1Gi}}\n"
+    )
+    res = run("check", app, "--platform", profile, "--format", "json", "--rule", "PF605", "--rule", "PF601")
+    assert json.loads(res.stdout)["findings"] == []
+    pinned = app.read_text().replace("replicas: 2", "replicas: 4").replace("cpu: '1'", "cpu: '3'")
+    app.write_text(pinned)  # 4 pods of 3 CPUs: one per node, and us-west-2b has one m5.xlarge
+    res = run("check", app, "--platform", profile, "--format", "json", "--rule", "PF601")
+    (finding,) = json.loads(res.stdout)["findings"]
+    assert finding["rule"] == "PF601", finding
+
+
+def test_a_kubeadm_dump_with_static_pods_and_a_control_plane(tmp_path):
+    """kubeadm: no pool labels (pools by shape), static pods on the control plane as its system
+    pods, flannel's DaemonSet in its own namespace, coredns and metrics-server reserved where they
+    run (one coredns on the control plane, which tolerates its taint)."""
+    got, _, err = imported(tmp_path, "kubeadm-dump")
+    want = parse_platform((DATA / "kubeadm-dump" / "platform.yaml").read_text(), "hand-written")
+    assert pool_view(got) == pool_view(want)
+    names = {p.vm_class for p in want.node_pools}
+    assert class_view(got, names) == class_view(want, names)
+    assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
+    assert "reserved: coredns × 1, metrics-server × 1" in err
+    # packing: the control plane takes no pods, so only the workers' reserved pods are packed
+    from podfit.packing.adapter import inputs_from
+
+    inputs = inputs_from((), got)
+    assert inputs.reserved == ("reserved/4cpu-8131852Ki/coredns", "reserved/4cpu-8131852Ki/metrics-server")
+    assert [(p.name, p.count, p.pools) for p in inputs.pods] == [
+        ("reserved/4cpu-8131852Ki/coredns", 1, ("4cpu-8131852Ki",)),
+        ("reserved/4cpu-8131852Ki/metrics-server", 1, ("4cpu-8131852Ki",)),
+    ]
+
+
+def test_a_cluster_info_dump_directory_imports_with_its_pods(tmp_path):
+    """`kubectl cluster-info dump --output-directory DIR`: nodes.json and each namespace's
+    pods.json. The kube-system pods that are no DaemonSet's (coredns) become the pool's reserved
+    pods; the finished Job's pod and the user's pods in other namespaces do not."""
+    got, text, err = imported(tmp_path, "eks-dump")
+    want = parse_platform((DATA / "eks-dump" / "platform.yaml").read_text(), "hand-written")
+    assert pool_view(got) == pool_view(want)
+    assert class_view(got, {"t3.small"}) == class_view(want, {"t3.small"})
+    assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
+    assert [p.reserved_pods for p in got.node_pools] == [(("coredns", 1, 100, 70 * 2**20),)] * 2
+    assert "and 2 pods.json: 2 node(s) in 2 pool(s)" in text
+    assert "pool small-eu-west-1a: 1 × t3.small (eks); reserved: coredns × 1" in err
+
+
+def test_reserved_pods_take_their_slots(tmp_path):
+    """Two t3.small nodes of 11 pod slots, 2 of each taken by DaemonSet pods and 2 of the 18 left by
+    coredns: 16 small pods fit, 17 do not; without coredns in the profile 18 would."""
+    app = (DATA / "eks-dump" / "app.yaml").read_text()
+
+    def fit(replicas: int, profile: Path) -> list[str]:
+        manifest = tmp_path / f"app-{replicas}.yaml"
+        manifest.write_text(app.replace("replicas: 16", f"replicas: {replicas}"))
+        res = run("check", manifest, "--platform", profile, "--format", "json", "--rule", "PF601")
+        return [f["message"] for f in json.loads(res.stdout)["findings"]]
+
+    profile = tmp_path / "platform.yaml"
+    assert run("platform", "import", DATA / "eks-dump", "-o", profile).exit_code == 0
+    assert fit(16, profile) == []
+    (message,) = fit(17, profile)
+    # the 17 and the 2 coredns pods, in the 18 slots the DaemonSets leave
+    assert "19 pods do not fit 2 nodes" in message and "18 pods available" in message, message
+    without = tmp_path / "without.yaml"
+    doc = yaml.safe_load(profile.read_text())
+    for pool in doc["spec"]["nodePools"]:
+        del pool["reservedPods"]
+    without.write_text(yaml.safe_dump(doc))
+    assert fit(18, without) == [] and len(fit(19, without)) == 1
+
+
+def test_a_directory_without_nodes_json_is_a_usage_error(tmp_path):
+    res = run("platform", "import", tmp_path)
+    assert res.exit_code == 2 and "without nodes.json" in res.stderr
+
+
+ZONE_SPREAD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: filler, namespace: shop}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: filler}}
+  template:
+    metadata: {labels: {app: filler}}
+    spec:
+      nodeSelector: {topology.kubernetes.io/zone: eu-west-1a}
+      containers:
+        - {name: app, image: registry.example.com/filler:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: spread, namespace: shop}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: spread}}
+  template:
+    metadata: {labels: {app: spread}}
+    spec:
+      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+           labelSelector: {matchLabels: {app: spread}}}
+      containers:
+        - {name: app, image: registry.example.com/spread:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
+"""
+
+
+def test_zone_spread_holds_each_zone_to_its_share(tmp_path):
+    """The EKS dump's two zones have 8 free pod slots each (11, less 2 DaemonSet pods and a coredns
+    pod). 6 pods pinned to eu-west-1a leave it 2: 10 pods spread over the zones with maxSkew 1
+    need 5 in each, so they do not fit, though 10 unconstrained pods would (2 + 8)."""
+    from podfit.facts import build_facts
+    from podfit.loader import make_object
+    from podfit.packing.adapter import inputs_from
+
+    profile = tmp_path / "platform.yaml"
+    assert run("platform", "import", DATA / "eks-dump", "-o", profile).exit_code == 0
+    app = tmp_path / "spread.yaml"
+    app.write_text(ZONE_SPREAD)
+    platform = parse_platform(profile.read_text(), str(profile))
+    objects = [make_object(d, str(app)) for d in yaml.safe_load_all(ZONE_SPREAD)]
+    inputs = inputs_from(build_facts(objects, platform).workloads, platform)
+    parts = {p.name: (p.count, p.pools) for p in inputs.pods if p.name.startswith("Deployment/shop/spread")}
+    assert parts == {
+        "Deployment/shop/spread@eu-west-1a": (5, ("small-eu-west-1a",)),
+        "Deployment/shop/spread@eu-west-1b": (5, ("small-eu-west-1b",)),
+    }
+
+    def pf601(text: str) -> list[str]:
+        app.write_text(text)
+        res = run("check", app, "--platform", profile, "--format", "json", "--rule", "PF601")
+        return [f["message"] for f in json.loads(res.stdout)["findings"]]
+
+    assert pf601(ZONE_SPREAD) != []
+    unconstrained = (
+        ZONE_SPREAD.split("      topologySpreadConstraints:")[0]
+        + ZONE_SPREAD.split("matchLabels: {app: spread}}}\n")[1]
+    )
+    assert "topologySpreadConstraints" not in unconstrained and pf601(unconstrained) == []
+    # maxSkew 4: at most 7 per zone, so at least 3 in eu-west-1a, which has 2 left; maxSkew 6: at
+    # most 8, at least 2: 2 + 8 fits
+    assert pf601(ZONE_SPREAD.replace("maxSkew: 1", "maxSkew: 4")) != []
+    assert pf601(ZONE_SPREAD.replace("maxSkew: 1", "maxSkew: 6")) == []

@@ -50,18 +50,58 @@ def _api_memory(i: int) -> int:
     return 400 * MI + (300 * MI * (120 - abs(120 - i))) // 120
 
 
-# (namespace, pod, container) → per-sample CPU seconds per 15 s (exact in binary), memory, CFS
-# periods and throttled periods per 15 s (None: not measured)
+# (namespace, pod, container[, cgroup id]) → per-sample CPU seconds per 15 s (exact in binary),
+# memory, CFS periods and throttled periods per 15 s (None: not measured)
 SERIES = {
     ("shop", "api-7d9f8c6b5-x2x7k", "app"): (3.75, _api_memory, None, None),
     ("shop", "api-7d9f8c6b5-q9w8z", "app"): (3.75, lambda i: 450 * MI, None, None),
     ("shop", "web-6c8d7f9b4-2kq8n", "app"): (7.5, lambda i: 200 * MI, None, None),
-    ("shop", "checkout-5f6d7c8b9-bcd4f", "app"): (5.625, lambda i: 300 * MI, 150, 60),
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c1"): (5.625, lambda i: 300 * MI, 150, 60),
+    # checkout's container restarted: cAdvisor gives the new instance its own cgroup and series
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c2"): (None, None, 150, 60),
     ("shop", "cart-0", "app"): (None, lambda i: 600 * MI, None, None),
     ("kube-system", "coredns-5d78c9869d-8xk2p", "coredns"): (0.375, lambda i: 15 * MI, None, None),
     # the pod's own cgroup (container=""): podfit leaves it out
     ("shop", "api-7d9f8c6b5-x2x7k", ""): (None, lambda i: 999 * MI, None, None),
+    # names that collide: StatefulSet web beside Deployment web, Job web-migrate, CronJob
+    # web-nightly, and the pod of a ReplicaSet orphaned from Deployment web (its name still reads
+    # as web's: only kube-state-metrics' owners tell it is not)
+    ("shop", "web-0", "app"): (None, lambda i: 300 * MI, None, None),
+    ("shop", "web-migrate-x7k2p", "app"): (None, lambda i: 1536 * MI, None, None),
+    ("shop", "web-nightly-29400000-bcd4f", "app"): (None, lambda i: 400 * MI, None, None),
+    ("shop", "web-fdb45-zz2k4", "app"): (None, lambda i: 1536 * MI, None, None),
 }
+# The samples a series has (first and last index) and the index its counter was 0 at: checkout's
+# first container ran from before the window and stopped at 110; the second started at 119, was
+# first scraped at 121 (two steps counted before its first sample) and ran to the end.
+LIFE = {
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c1"): (0, 110, 0),
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c2"): (121, POINTS - 1, 119),
+}
+# kube-state-metrics' owner references (cart-0 has none: its owner is found by its name)
+POD_OWNERS = {
+    "shop": [
+        ("api-7d9f8c6b5-x2x7k", "ReplicaSet", "api-7d9f8c6b5"),
+        ("api-7d9f8c6b5-q9w8z", "ReplicaSet", "api-7d9f8c6b5"),
+        ("web-6c8d7f9b4-2kq8n", "ReplicaSet", "web-6c8d7f9b4"),
+        ("checkout-5f6d7c8b9-bcd4f", "ReplicaSet", "checkout-5f6d7c8b9"),
+        ("web-0", "StatefulSet", "web"),
+        ("web-migrate-x7k2p", "Job", "web-migrate"),
+        ("web-nightly-29400000-bcd4f", "Job", "web-nightly-29400000"),
+        ("web-fdb45-zz2k4", "ReplicaSet", "web-fdb45"),
+    ],
+    "kube-system": [("coredns-5d78c9869d-8xk2p", "ReplicaSet", "coredns-5d78c9869d")],
+}
+REPLICASET_OWNERS = {
+    "shop": [
+        ("api-7d9f8c6b5", "Deployment", "api"),
+        ("web-6c8d7f9b4", "Deployment", "web"),
+        ("checkout-5f6d7c8b9", "Deployment", "checkout"),
+        ("web-fdb45", "<none>", "<none>"),
+    ],
+    "kube-system": [("coredns-5d78c9869d", "Deployment", "coredns")],
+}
+JOB_OWNERS = {"shop": [("web-nightly-29400000", "CronJob", "web-nightly")]}
 
 
 def openmetrics() -> str:
@@ -71,13 +111,16 @@ def openmetrics() -> str:
     def family(name: str, kind: str, value) -> None:
         out.append(f"# TYPE {name} {kind}")
         sample = name + ("_total" if kind == "counter" else "")
-        for (ns, pod, container), spec in SERIES.items():
+        for key, spec in SERIES.items():
             per_step = value(spec)
             if per_step is None:
                 continue
-            labels = f'{{namespace="{ns}",pod="{pod}",container="{container}"}}'
-            for i in range(POINTS):
-                v = per_step(i) if callable(per_step) else per_step * i
+            ns, pod, container = key[:3]
+            cgroup = f',id="{key[3]}"' if len(key) > 3 else ""
+            labels = f'{{namespace="{ns}",pod="{pod}",container="{container}"{cgroup}}}'
+            first, last, zero = LIFE.get(key, (0, POINTS - 1, 0))
+            for i in range(first, last + 1):
+                v = per_step(i) if callable(per_step) else per_step * (i - zero)
                 out.append(f"{sample}{labels} {v} {T0 + i * STEP_S}")
 
     family("container_cpu_usage_seconds", "counter", lambda s: s[0])
@@ -90,6 +133,20 @@ def openmetrics() -> str:
         out.extend(
             f"kube_pod_container_status_last_terminated_reason{labels} {v} {T0 + i * STEP_S}" for i in range(POINTS)
         )
+    for metric, label, owners in (
+        ("kube_pod_owner", "pod", POD_OWNERS),
+        ("kube_replicaset_owner", "replicaset", REPLICASET_OWNERS),
+        ("kube_job_owner", "job_name", JOB_OWNERS),
+    ):
+        out.append(f"# TYPE {metric} gauge")
+        for ns, rows in owners.items():
+            for name, kind, owner in rows:
+                controller = "<none>" if kind == "<none>" else "true"
+                labels = (
+                    f'{{namespace="{ns}",{label}="{name}",owner_kind="{kind}",owner_name="{owner}",'
+                    f'owner_is_controller="{controller}"}}'
+                )
+                out.extend(f"{metric}{labels} 1 {T0 + i * STEP_S}" for i in range(POINTS))
     out.append("# EOF")
     return "\n".join(out) + "\n"
 
@@ -162,6 +219,13 @@ def query_range(url: str, query: str) -> dict:
         return json.load(r)
 
 
+def query(url: str, q: str) -> dict:
+    params = urllib.parse.urlencode({"query": q, "time": END})
+    req = urllib.request.Request(f"{url}/api/v1/query?{params}", headers=AUTH)
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.load(r)
+
+
 def check(*args: str):
     res = CliRunner().invoke(
         main, ["check", str(MANIFESTS), "--format", "json", "--engine", "embedded", "--fail-on", "never", *args]
@@ -201,7 +265,10 @@ def test_usage_export_then_check(prometheus, tmp_path):
     bundle = tmp_path / "usage.json"
     res = export(with_password(prometheus), "-o", str(bundle))
     assert res.exit_code == 0, res.output
-    assert "cpu 5, memory 6, periods 1, throttled 1, terminated 2" in res.stderr
+    assert (
+        "cpu 5, memory 10, periods 2, throttled 2, terminated 2, pod_owner 9, replicaset_owner 5, job_owner 1"
+        in res.stderr
+    )
     report, stderr = check("--usage", str(bundle))
     assert summary(report) == EXPECTED
     by = {(f["rule"], f["object"]["name"]): f for f in report["findings"]}
@@ -209,19 +276,30 @@ def test_usage_export_then_check(prometheus, tmp_path):
     # 56 steps of each of the two pods; the working set is exact
     assert (api["max"], api["samples"], api["window_ms"]) == (700 * MI, 112, [START * 1000, END * 1000])
     assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8z", "api-7d9f8c6b5-x2x7k"]
+    # the first container from the window's start (i=20) to its end at 110: 90 steps; the restarted
+    # one from 0 at 119 to the window's end (240): 121 steps, the 2 before its first sample included
     throttled = by[("PF209", "checkout")]["details"]
     assert (throttled["throttled_periods"], throttled["periods"], throttled["throttled_ppm"]) == (
-        13_200,
-        33_000,
+        (90 + 121) * 60,
+        (90 + 121) * 150,
         400_000,
     )
     assert by[("PF107", "cart")]["details"]["oom_killed"] is True
     # rate() over the real TSDB: 250m per api container, within a millicore of it
     assert 249 <= by[("PF110", "api")]["details"]["p50"] <= 251
     assert (
-        "usage: 1 measured container(s) match no container of the manifests: kube-system/coredns-5d78c9869d-8xk2p/coredns"
-        in stderr
-    )
+        "usage: 2 measured container(s) match no container of the manifests: "
+        "kube-system/coredns-5d78c9869d-8xk2p/coredns (owner Deployment/coredns, not in the manifests), "
+        "shop/web-fdb45-zz2k4/app (owner ReplicaSet/web-fdb45, not in the manifests)"
+    ) in stderr
+    # every colliding name has its own pod's usage, and web's is its own
+    measured = {(u["workload"], u["container"]): u for u in report["usage"]["containers"]}
+    assert {w: measured[(w, "app")]["pods"] for w in ("StatefulSet/web", "Job/web-migrate", "CronJob/web-nightly")} == {
+        "StatefulSet/web": ["web-0"],
+        "Job/web-migrate": ["web-migrate-x7k2p"],
+        "CronJob/web-nightly": ["web-nightly-29400000-bcd4f"],
+    }
+    assert measured[("Deployment/web", "app")]["pods"] == ["web-6c8d7f9b4-2kq8n"]
 
 
 def test_raw_query_range_files_by_kind(prometheus, tmp_path):
@@ -235,9 +313,19 @@ def test_raw_query_range_files_by_kind(prometheus, tmp_path):
         path = tmp_path / f"{kind}-query.json"
         path.write_text(json.dumps(query_range(prometheus, q)))
         args += ["--usage", f"{kind}={path}" if kind == "cpu" else str(path)]
+    # no throttling or termination data: PF209 and the OOM finding are not among them; without the
+    # owners the orphaned ReplicaSet's pod reads as Deployment web's, and its 1.5Gi peak is web's
+    expected = EXPECTED - {("PF209", "checkout", "app", "cpu"), ("PF107", "cart", "app", "memory")}
     report, _ = check(*args)
-    # no throttling or termination data: PF209 and the OOM finding are not among them
-    assert summary(report) == EXPECTED - {("PF209", "checkout", "app", "cpu"), ("PF107", "cart", "app", "memory")}
+    assert summary(report) == expected | {("PF107", "web", "app", "memory")}
+    # with kube-state-metrics' owners, saved from /api/v1/query, the pod is nobody's
+    for kind, metric in (("pod_owner", "kube_pod_owner"), ("replicaset_owner", "kube_replicaset_owner")):
+        path = tmp_path / f"{kind}.json"
+        path.write_text(json.dumps(query(prometheus, metric)))
+        args += ["--usage", str(path)]  # the kind from the series' __name__
+    report, stderr = check(*args)
+    assert summary(report) == expected
+    assert "shop/web-fdb45-zz2k4/app (owner ReplicaSet/web-fdb45, not in the manifests)" in stderr
 
 
 def test_export_without_the_password_is_refused_and_says_no_password(prometheus):
@@ -252,7 +340,10 @@ def test_export_without_the_password_is_refused_and_says_no_password(prometheus)
 def test_export_of_one_namespace(prometheus, tmp_path):
     res = export(with_password(prometheus), "--namespace", "kube-system", "-o", str(tmp_path / "ks.json"))
     assert res.exit_code == 0, res.output
-    assert "cpu 1, memory 1, periods 0, throttled 0, terminated 0" in res.stderr
+    assert (
+        "cpu 1, memory 1, periods 0, throttled 0, terminated 0, pod_owner 1, replicaset_owner 1, job_owner 0"
+        in res.stderr
+    )
 
 
 def test_a_hostile_label_value_is_one_promql_string(prometheus):
@@ -264,4 +355,4 @@ def test_a_hostile_label_value_is_one_promql_string(prometheus):
             doc = query_range(prometheus, q)
             assert doc["status"] == "success" and doc["data"]["result"] == [], q
     plain = queries("shop", 3300)["memory"][0]
-    assert len(query_range(prometheus, plain)["data"]["result"]) == 5
+    assert len(query_range(prometheus, plain)["data"]["result"]) == 9

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from podfit.throttle import CPU_BOUND, REQUEST, PeriodStats, Result, Scenario, Workload, simulate
+from podfit.throttle.sweep import container_scenario
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "throttle_golden.json"
 PERIOD_FIELDS = [f.name for f in dataclasses.fields(PeriodStats)]
@@ -196,11 +197,13 @@ def _named_scenarios():
                     workload=periodic(burst, demand, syscalls),
                 ),
             )
-    # PF203 (2 simulated seconds, default workload) and its fixtures' cases
+    # PF203's and its fixtures' cases as it simulates them (2 simulated seconds, the request as the
+    # demand, the calibrated CPU per wake-up), and the same without a wake-up cost
     for limit_m, threads in [(1500, 200), (1000, 64), (1500, 1), (1000, 50), (500, 8), (750, 10)]:
+        yield (f"pf203-{limit_m}m-{threads}t", container_scenario(limit_m, 256, threads, 2, limit_m))
         yield (
-            f"pf203-{limit_m}m-{threads}t",
-            Scenario(256, threads, Scenario.quota_for_limit(limit_m), seconds_us=2_000_000),
+            f"pf203-{limit_m}m-{threads}t-no-wakeup-cost",
+            container_scenario(limit_m, 256, threads, 2, limit_m, wakeup_cost_us=0),
         )
 
 

@@ -37,7 +37,8 @@ def test_fail_fixtures_fire(path):
     found = pf203_findings(check(path))
     assert found, f"{path.name}: PF203 should fire"
     for f in found:
-        assert f["severity"] == "warning"
+        # graded by its evidence: declared threads or demand a warning, assumed defaults only info
+        assert f["severity"] == ("info" if f["details"]["evidence"] == "assumed" else "warning")
         assert f["details"]["score"] >= f["details"]["threshold"]
         assert f["details"]["node_logical_cpus"] == 256
         assert f["line"] > 1
@@ -54,6 +55,12 @@ def test_study_tomcat_details():
     assert d["cpu_limit"] == 1500 and d["slices"] == 30 and d["threads"] == 200
     assert (d["threads_from"], d["demand_from"], d["burst_from"]) == ("default", "request", "default")
     assert d["demand"] == 1500 and d["burst_us"] == 2000
+    assert d["evidence"] == "assumed" and f["severity"] == "info"
+    assert f["message"].startswith(
+        "Assumed load, neither declared nor measured: 200 threads (the default) offering 1500m (the CPU request); "
+        "set podfit.io/threads and podfit.io/cpu-demand, or measure it with check --usage, to grade it above info; "
+        f"`{d['command']}` with the real values simulates the real load. Under that assumption: CPU limit 1500m"
+    )
     assert d["throttled_periods_percent"] == 100
     assert d["throttled_per_period_ms"] > 100
     assert d["throttled_per_period_per_cpu_ms"] == pytest.approx(d["throttled_per_period_ms"] / 200, abs=0.01)
@@ -72,6 +79,23 @@ def test_study_tomcat_details():
         "2 whole CPUs",
     ):
         assert said in m, said
+
+
+def test_the_verdict_is_the_median_of_its_seeds_with_their_range():
+    """A load at its quota is a draw on one seed: the finding rates the median of seeds 0-4, gives
+    their range, and the calibrated error of the nearest measured configuration."""
+    (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
+    d = f["details"]
+    runs = pf203.simulate_seeds(1500, 256, 200, 2, 1500, 2000)
+    scores = sorted(r.score for r in runs)
+    assert d["seeds"] == 5 and d["score"] == scores[2] and d["score_range"] == [scores[0], scores[-1]]
+    assert runs[d["seed"]].score == d["score"]
+    assert f"(threshold 50; the median of 5 seeds, {scores[0]}–{scores[-1]})" in f["message"]
+    lo, hi = d["throttled_periods_percent_range"]
+    assert lo <= d["throttled_periods_percent"] <= hi
+    cal = d["calibration"]
+    assert cal["cpus"] == 2 and cal["below_calibrated_slices_per_cpu"] is True and cal["distance"] > 3
+    assert isinstance(cal["throttled_time_error_percent"], int)
 
 
 def test_same_workload_on_4_vcpu_tkg_nodes_is_not_simulated():
@@ -152,12 +176,15 @@ spec:
     f = tmp_path / "many.yaml"
     f.write_text("---\n".join(docs))
     pf203.simulate_cached.cache_clear()
+    pf203.simulate_seeds.cache_clear()
     doc = check(f)
     info = pf203.simulate_cached.cache_info()
     # one simulation per (limit, threads) for the verdict; a firing combination adds its run without
     # a limit and the steps of the search for the smallest limit that clears it
     fired = {(x["details"]["cpu_limit"], x["details"]["threads"]) for x in pf203_findings(doc)}
     assert info.misses <= 6 + len(fired) * 10
+    # each combination's seeds run once: those of its verdicts, and of a firing one's run without a limit
+    assert pf203.simulate_seeds.cache_info().misses <= info.misses + len(fired)
     assert info.hits + info.misses >= 300
 
 
@@ -244,6 +271,68 @@ def test_declared_demand_and_burst_are_used_and_said(tmp_path):
     assert (d["threads"], d["demand"], d["burst_us"]) == (64, 2000, 5000)
     assert (d["threads_from"], d["demand_from"], d["burst_from"]) == ("annotation", "annotation", "annotation")
     assert "64 threads, average demand 2, 5 ms CPU per burst." in f["message"]
+    assert (f["severity"], d["evidence"]) == ("warning", "declared")
+    assert f["message"].startswith("CPU limit 1500m on 256-CPU nodes")
+
+
+def _annotated_tomcat(tmp_path, annotations: str) -> Path:
+    p = tmp_path / "annotated.yaml"
+    p.write_text(
+        TOMCAT.replace(
+            "      labels: {app: tomcat}\n", f"      labels: {{app: tomcat}}\n      annotations:\n{annotations}"
+        )
+    )
+    return p
+
+
+@pytest.mark.parametrize(
+    "annotations,severity",
+    [
+        ('        podfit.io/threads: "200"\n', "warning"),  # the default's value, but declared
+        ('        podfit.io/cpu-demand: "1500m"\n', "warning"),
+        ("        podfit.io/cpu-burst: 2ms\n", "info"),  # the burst alone does not say the load
+        ('        podfit.io/threads: "many"\n', "info"),  # malformed: the default is assumed
+    ],
+)
+def test_severity_follows_the_evidence(tmp_path, annotations, severity):
+    """The same simulation (200 threads offering 1500m in 2 ms bursts) is a warning once its threads
+    or its demand are declared, info while it rests on the defaults alone."""
+    (f,) = pf203_findings(check(_annotated_tomcat(tmp_path, annotations)))
+    assert f["severity"] == severity
+    assert f["details"]["score"] == pf203.simulate_cached(1500, 256, 200, 2, 1500, 2000).score
+    assert f["message"].startswith("Assumed load") == (severity == "info")
+
+
+def test_a_configured_severity_overrides_the_grade(tmp_path):
+    """severity: {PF203: ...} in the config grades every finding of the rule, the assumed ones too."""
+    cfg = tmp_path / ".podfit.yaml"
+    cfg.write_text("severity:\n  PF203: error\n")
+    found = pf203_findings(
+        check(FIXTURES / "fail_study_tomcat.yaml", FIXTURES / "fail_annotated_threads.yaml", config=cfg)
+    )
+    assert sorted(f["severity"] for f in found) == ["error", "error"]
+    cfg.write_text("severity:\n  PF203: warning\n")
+    (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml", config=cfg))
+    assert f["severity"] == "warning"
+
+
+def test_an_assumed_verdict_does_not_fail_the_default_gate():
+    """An info finding does not fail ``check`` (--fail-on warning), a declared one does."""
+    base = ["check", "--format", "json", "--rule", "PF203", "--fail-on", "warning", "--platform", str(PLATFORM)]
+    assert CliRunner().invoke(main, base + [str(FIXTURES / "fail_study_tomcat.yaml")]).exit_code == 0
+    assert CliRunner().invoke(main, base + [str(FIXTURES / "fail_annotated_threads.yaml")]).exit_code == 1
+
+
+def test_the_command_simulates_what_the_finding_rests_on():
+    """``details.command`` run as it stands gives the finding's own simulation: its score, periods."""
+    (f,) = pf203_findings(check(FIXTURES / "fail_study_tomcat.yaml"))
+    d = f["details"]
+    argv = d["command"].split()
+    assert argv[:2] == ["podfit", "throttle"]
+    res = CliRunner().invoke(main, argv[1:] + ["--format", "json"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert (out["score"], out["nr_throttled"], out["nr_periods"]) == (d["score"], d["nr_throttled"], d["nr_periods"])
 
 
 def test_one_thread_cannot_be_throttled_below_its_limit():
@@ -374,6 +463,7 @@ def test_measured_cpu_is_the_demand_and_is_said(tmp_path):
     (f,) = pf203_findings(check_usage(p, usage=usage))
     d = f["details"]
     assert (d["demand"], d["demand_from"], d["threads"]) == (1500, "measured", 200)
+    assert (f["severity"], d["evidence"]) == ("warning", "measured")
     assert d["score"] == pf203.simulate_cached(1500, 256, 200, 2, 1500, 2000).score
     assert (
         "average demand 1500m (measured: p95 of the CPU rate, 20 samples over 19h, 1 pod), 2 ms CPU per burst"

@@ -218,3 +218,196 @@ def test_a_job_pod_is_not_taken_for_a_deployment_pod():
     (web,) = u.containers
     assert (web.workload, web.pods, web.memory.max) == ("Deployment/web", ("web-6c8d7f9b4-2kq8n",), 200 * MI)
     assert u.unmatched == ("shop/web-migrate-x7k2p/app",)
+
+
+# ------------------------------------------------------------ kube-state-metrics owner references ---
+
+
+def owner_vector(metric, label, rows, controller="true"):
+    """kube-state-metrics' ``metric`` (kube_pod_owner, …): one series per (namespace, name, kind, owner)."""
+    result = [
+        {
+            "metric": {
+                "__name__": metric,
+                "namespace": ns,
+                label: name,
+                "owner_kind": kind,
+                "owner_name": owner,
+                "owner_is_controller": controller,
+            },
+            "value": [1700000000, "1"],
+        }
+        for ns, name, kind, owner in rows
+    ]
+    return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+
+def colliding():
+    """Deployment web, StatefulSet web, Job web-migrate, CronJob web-nightly and DaemonSet web-bff:
+    the DaemonSet's pod web-bff-x2x7k is also a name Deployment web gives (hash bff, suffix x2x7k)."""
+    cron = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "web-nightly", "namespace": "shop"},
+        "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "x"}]}}}}},
+    }
+    return workloads(
+        deployment("web"),
+        deployment("web", kind="StatefulSet"),
+        deployment("web-migrate", kind="Job"),
+        make_object(cron, "m.yaml"),
+        deployment("web-bff", kind="DaemonSet"),
+    )
+
+
+PODS = [
+    ("shop", "web-6c8d7f9b4-2kq8n", "ReplicaSet", "web-6c8d7f9b4"),
+    ("shop", "web-0", "StatefulSet", "web"),
+    ("shop", "web-migrate-x7k2p", "Job", "web-migrate"),
+    ("shop", "web-nightly-29400000-bcd4f", "Job", "web-nightly-29400000"),
+    ("shop", "web-bff-x2x7k", "DaemonSet", "web-bff"),
+    ("shop", "web-fdb45-zz2k4", "ReplicaSet", "web-fdb45"),  # an orphaned ReplicaSet's pod
+    ("shop", "debug", "<none>", "<none>"),
+]
+MEMORY = [
+    ("shop", pod, "app", str(mi * MI))
+    for pod, mi in (
+        ("web-6c8d7f9b4-2kq8n", 200),
+        ("web-0", 300),
+        ("web-migrate-x7k2p", 1536),
+        ("web-nightly-29400000-bcd4f", 400),
+        ("web-bff-x2x7k", 50),
+        ("web-fdb45-zz2k4", 60),
+        ("debug", 70),
+    )
+]
+
+
+def test_owner_references_decide_and_patterns_alone_do_not():
+    mem = parse_usage(vector("container_memory_working_set_bytes", MEMORY), "memory.json")
+    by_pattern = match_usage(mem, colliding())
+    # without the owners the DaemonSet's pod and the orphan's are Deployment web's by name
+    assert by_pattern.ambiguous == ("shop/web-bff-x2x7k/app (DaemonSet/web-bff or Deployment/web)",)
+    assert {u.workload: u.pods for u in by_pattern.containers}["Deployment/web"] == (
+        "web-6c8d7f9b4-2kq8n",
+        "web-fdb45-zz2k4",
+    )
+
+    owners = (
+        parse_usage(owner_vector("kube_pod_owner", "pod", PODS), "o.json")
+        + parse_usage(
+            owner_vector(
+                "kube_replicaset_owner",
+                "replicaset",
+                [("shop", "web-6c8d7f9b4", "Deployment", "web"), ("shop", "web-fdb45", "<none>", "<none>")],
+            ),
+            "o.json",
+        )
+        + parse_usage(
+            owner_vector("kube_job_owner", "job_name", [("shop", "web-nightly-29400000", "CronJob", "web-nightly")]),
+            "o.json",
+        )
+    )
+    u = match_usage(mem + owners, colliding())
+    got = {u.workload: (u.pods, u.memory.max // MI) for u in u.containers}
+    assert got == {
+        "Deployment/web": (("web-6c8d7f9b4-2kq8n",), 200),
+        "StatefulSet/web": (("web-0",), 300),
+        "Job/web-migrate": (("web-migrate-x7k2p",), 1536),
+        "CronJob/web-nightly": (("web-nightly-29400000-bcd4f",), 400),
+        "DaemonSet/web-bff": (("web-bff-x2x7k",), 50),
+    }
+    assert u.ambiguous == ()
+    assert u.unmatched == (
+        "shop/debug/app (owner Pod/debug, not in the manifests)",
+        "shop/web-fdb45-zz2k4/app (owner ReplicaSet/web-fdb45, not in the manifests)",
+    )
+    assert u.sources == ("memory.json",)
+
+
+def test_a_partly_known_chain_takes_the_maker_by_name_and_a_reused_name_counts_for_none():
+    mem = parse_usage(vector("container_memory_working_set_bytes", MEMORY), "memory.json")
+    # the pods' owners are known, the ReplicaSets' and Jobs' are not: the Deployment and the
+    # CronJob are found by the names they give their ReplicaSets and Jobs
+    pods = PODS + [("shop", "web-0", "Pod", "web-0-old")]  # web-0 was also another owner's pod
+    u = match_usage(mem + parse_usage(owner_vector("kube_pod_owner", "pod", pods), "o.json"), colliding())
+    got = {u.workload: u.pods for u in u.containers}
+    assert got["Deployment/web"] == ("web-6c8d7f9b4-2kq8n", "web-fdb45-zz2k4")
+    assert got["CronJob/web-nightly"] == ("web-nightly-29400000-bcd4f",)
+    assert "StatefulSet/web" not in got
+    assert u.ambiguous == ("shop/web-0/app (Pod/web-0-old or StatefulSet/web)",)
+
+
+def test_references_that_are_not_the_controller_are_left_out():
+    (s,) = parse_usage(owner_vector("kube_pod_owner", "pod", [("shop", "p", "ReplicaSet", "r")]), "o.json")
+    assert (s.kind, s.pod, s.owner_kind, s.owner_name) == ("pod_owner", "p", "ReplicaSet", "r")
+    other = owner_vector("kube_pod_owner", "pod", [("shop", "p", "ConfigMap", "c")], controller="false")
+    assert parse_usage(other, "o.json") == []
+
+
+def test_a_counter_that_began_in_the_window_counts_from_zero():
+    """A container restarted (or a pod started) at 90 s: its counter's series begins then, and the
+    periods it counted before its first sample are in the increase, as they are in the bundle's window."""
+
+    def matrix(rows):
+        result = [
+            {
+                "metric": {
+                    "__name__": "container_cpu_cfs_periods_total",
+                    "namespace": "shop",
+                    "pod": p,
+                    "container": "app",
+                    "id": i,
+                },
+                "values": v,
+            }
+            for p, i, v in rows
+        ]
+        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+    rows = [
+        ("api-7d9f8c6b5-x2x7k", "old", [[0, "1000"], [60, "1600"]]),  # ran before the window
+        ("api-7d9f8c6b5-x2x7k", "new", [[120, "300"], [180, "900"]]),  # restarted at ~90 s
+    ]
+    a, b = parse_usage(json.dumps(matrix(rows)), "periods.json")
+    assert (a.began, b.began) == (False, True)
+    assert (_increase(a.samples, a.began), _increase(b.samples, b.began)) == (600, 900)
+    u = match_usage([a, b], workloads(deployment("api")))
+    assert u.containers[0].periods == 1500
+    # in a bundle the window's start decides: a series present from the start did not begin in it
+    bundle = {
+        "kind": "PodfitUsage",
+        "window": {"start": 0, "end": 180, "step": 60},
+        "queries": {"periods": {"response": matrix(rows[1:])}},
+    }
+    (c,) = parse_usage(json.dumps(bundle), "usage.json")
+    assert c.began is True
+    bundle["window"]["start"] = 120
+    (c,) = parse_usage(json.dumps(bundle), "usage.json")
+    assert c.began is False and _increase(c.samples, c.began) == 600
+
+
+def test_throttle_container_follows_the_owners_too():
+    """`podfit throttle --container` without manifests: with owner references, DaemonSet web-bff's
+    pod is not Deployment web's, though its name reads as one of web's."""
+    from podfit.usage import measured_container
+
+    cpu = parse_usage(
+        vector("container_cpu_usage_seconds_total", [("shop", p, "app", "0.5") for p, _ in _MEM_PODS]), "cpu.json"
+    )
+    assert measured_container(cpu, "shop/Deployment/web/app").pods == (
+        "web-6c8d7f9b4-2kq8n",
+        "web-bff-x2x7k",
+        "web-fdb45-zz2k4",
+    )
+    owners = parse_usage(owner_vector("kube_pod_owner", "pod", PODS), "o.json") + parse_usage(
+        owner_vector("kube_replicaset_owner", "replicaset", [("shop", "web-6c8d7f9b4", "Deployment", "web")]), "o.json"
+    )
+    u = measured_container(cpu + owners, "shop/Deployment/web/app")
+    # web-fdb45's ReplicaSet has no known owner: its name still reads as web's (web-<hash>)
+    assert u.pods == ("web-6c8d7f9b4-2kq8n", "web-fdb45-zz2k4")
+    assert measured_container(cpu + owners, "shop/DaemonSet/web-bff/app").pods == ("web-bff-x2x7k",)
+    assert measured_container(cpu + owners, "shop/StatefulSet/web/app").pods == ("web-0",)
+
+
+_MEM_PODS = [(pod, None) for _, pod, _, _ in MEMORY]

@@ -204,7 +204,11 @@ def analyze(
             continue
         if f.rule in replaced and f"{f.location.file}\0{f.object}" in replaced[f.rule]:
             continue
-        sev = config.severity.get(f.rule) or catalogue[f.rule].severity
+        # the configured grade, else the finding's own where its rule grades it lower by its evidence
+        # (PF203 on assumed defaults), else the rule's; a finding never rises above its rule
+        declared = catalogue[f.rule].severity
+        own = f.severity if SEVERITY_RANK.get(f.severity, 99) < SEVERITY_RANK[declared] else declared
+        sev = config.severity.get(f.rule) or own
         if f.severity != sev:
             f = replace(f, severity=sev)
         keyed.append((f.sort_key(), f))

@@ -286,7 +286,7 @@ def check(
     code = exit_status(report, threshold)
     if code == EXIT_OK and not result.objects and not allow_empty:
         # nothing was checked: never a pass (findings at or above --fail-on already fail the run)
-        ignored = len(discover(paths)) - len(result.files)
+        ignored = sum(1 for p in discover(paths) if p != "-" and config.ignored(p))
         raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
     sys.exit(code)
 

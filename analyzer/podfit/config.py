@@ -37,6 +37,9 @@ class Config:
     fail_on: str | None = None
     limits: LoaderLimits = field(default_factory=LoaderLimits)
     clusters: tuple[tuple[str, str], ...] = ()  # (path glob, cluster name), first match wins
+    # helm: charts rendered in place (podfit.render): (chart directory, its values files), kube-version
+    helm_values: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    helm_kube_version: str | None = None
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disabled:
@@ -218,6 +221,10 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         clusters=tuple((str(k), str(v)) for k, v in (data.get("clusters") or {}).items()),
         platform=platform,
         fail_on=data.get("fail-on"),
+        helm_values=tuple(
+            (str(k), tuple(map(str, v))) for k, v in ((data.get("helm") or {}).get("values") or {}).items()
+        ),
+        helm_kube_version=(data.get("helm") or {}).get("kube-version"),
     )
 
 

@@ -54,7 +54,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from . import schemas_k8s
+from . import kubeversions, schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
 from .loader import STDIN_NAME
@@ -131,26 +131,15 @@ def duration_us(text: object) -> int | None:
     return int(total)
 
 
-# Kubelet feature gates podfit reads: (name, first version with it on by default). Source:
-# kubernetes/kubernetes pkg/features/kube_features.go (DisableCPUQuotaWithExclusiveCPUs: beta, on by
-# default, from 1.33: a container given exclusive CPUs by the static CPU Manager gets no CFS quota).
+# Kubelet feature gates and CPU Manager options by release: the one table is podfit.kubeversions;
+# these are views of it in the shapes the rules read.
 DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS = "DisableCPUQuotaWithExclusiveCPUs"
-FEATURE_DEFAULT_ON_SINCE: Mapping[str, tuple[int, int]] = {DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS: (1, 33)}
-
-
-# CPU Manager static policy options: (first version, stage) steps, from kubernetes/kubernetes
-# pkg/kubelet/cm/cpumanager/policy_options.go and the feature docs. The kubelet refuses to start on an
+DRA_NODE_ALLOCATABLE = "DRANodeAllocatableResources"
+# CPU Manager static policy options: (first version, stage) steps. The kubelet refuses to start on an
 # unknown option, on an alpha one unless CPUManagerPolicyAlphaOptions is on (off by default), on a
 # beta one when CPUManagerPolicyBetaOptions is off (on by default), and on the pairs below.
 CPU_MANAGER_OPTIONS: Mapping[str, tuple[tuple[tuple[int, int], str], ...]] = {
-    "full-pcpus-only": (((1, 22), "alpha"), ((1, 23), "beta"), ((1, 33), "GA")),
-    "distribute-cpus-across-numa": (((1, 23), "alpha"), ((1, 33), "beta")),
-    "align-by-socket": (((1, 25), "alpha"),),
-    "distribute-cpus-across-cores": (((1, 31), "alpha"),),
-    # KEP-4540: alpha 1.32, beta 1.33, GA 1.35
-    "strict-cpu-reservation": (((1, 32), "alpha"), ((1, 33), "beta"), ((1, 35), "GA")),
-    # KEP-4800: alpha 1.32, beta 1.34, GA 1.36
-    "prefer-align-cpus-by-uncorecache": (((1, 32), "alpha"), ((1, 34), "beta"), ((1, 36), "GA")),
+    name: tuple((s.since, s.stage) for s in entry.steps) for name, entry in kubeversions.CPU_MANAGER_OPTIONS.items()
 }
 CPU_MANAGER_OPTION_CONFLICTS: tuple[tuple[str, str], ...] = (
     ("full-pcpus-only", "distribute-cpus-across-cores"),
@@ -158,7 +147,10 @@ CPU_MANAGER_OPTION_CONFLICTS: tuple[tuple[str, str], ...] = (
     ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-cores"),
     ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-numa"),
 )
-OPTION_GATES = {"alpha": ("CPUManagerPolicyAlphaOptions", False), "beta": ("CPUManagerPolicyBetaOptions", True)}
+OPTION_GATES = {
+    stage: (gate, kubeversions.FEATURE_GATES[gate].steps[-1].default)
+    for stage, gate in (("alpha", "CPUManagerPolicyAlphaOptions"), ("beta", "CPUManagerPolicyBetaOptions"))
+}
 
 
 def cpu_manager_option_stage(name: str, version: tuple[int, int] | None) -> str | None:
@@ -223,10 +215,7 @@ class KubeletFacts:
         for k, v in self.feature_gates:
             if k == name:
                 return v
-        since = FEATURE_DEFAULT_ON_SINCE.get(name)
-        if since is None or self.version is None:
-            return None
-        return self.version >= since
+        return kubeversions.feature_default(name, self.version)
 
     @property
     def exclusive_cpus_without_quota(self) -> bool | None:
@@ -800,7 +789,8 @@ def facts_data(
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
-                                  "exclusive_cpus_without_quota"}, "cfs": {"period_us", "slice_us"}},
+                                  "exclusive_cpus_without_quota", "dra_node_allocatable"},
+                      "cfs": {"period_us", "slice_us"}},
          "namespaces": {ns: {"container_defaults": {"request": {...}, "limit": {...}}}},
          "options": {rule id: {option: value}}}
 
@@ -851,6 +841,10 @@ def facts_data(
         p["kubelet"]["version"] = list(kub.version)
     if kub.exclusive_cpus_without_quota is not None:
         p["kubelet"]["exclusive_cpus_without_quota"] = kub.exclusive_cpus_without_quota
+    # KEP-5517: CPU and memory may come from DRA claims; PF101/PF102 then do not call a container
+    # that uses a claim "request missing"
+    if kub.feature(DRA_NODE_ALLOCATABLE) is not None:
+        p["kubelet"]["dra_node_allocatable"] = kub.feature(DRA_NODE_ALLOCATABLE)
     p["cfs"] = {"period_us": kub.cfs_period_us, "slice_us": CFS_SLICE_US, "quota": kub.cfs_quota}
     namespaces = {
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}

@@ -82,6 +82,8 @@ class InputFile:
     kustomize: tuple[Layer, ...] = ()
     # a kustomization whose whole build podfit gives its resources (podfit.kustomize): nothing to render
     applied: bool = False
+    # rendered text (podfit.render: helm template, kustomize build) under its source's name: a manifest
+    rendered: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,8 @@ class LoadResult:
     files: tuple[FileRecord, ...]
     objects: tuple[K8sObject, ...]
     findings: tuple[Finding, ...]
+    # rendered files (podfit.render.SourceMap): each line's source line and values key, for remap()
+    sources: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 # --------------------------------------------------------------------------------------- I/O ---
@@ -500,7 +504,7 @@ def parse_file(
         return ParsedFile(FileRecord(path, "skipped", "binary file"), (), (_not_checked(path, "binary file"),))
     if f.applied:  # its resources are checked as it builds them
         return ParsedFile(FileRecord(path, "parsed", "a Kustomize kustomization, applied to its resources"), (), ())
-    render = _render_first(f)
+    render = _render_first(f) if not f.rendered else None
     if render is None and f.patch_of is not None:
         where = os.path.dirname(f.patch_of) or "."
         what = "a Kustomize patch (its entry commented out) in" if f.patch_commented else "a Kustomize patch of"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .scheduling import NO_CONSTRAINTS, SchedulingConstraints
+from .scheduling import NO_CONSTRAINTS, HostPort, SchedulingConstraints
 
 __all__ = [
     "Location",
@@ -23,6 +23,7 @@ __all__ = [
     "PodSpec",
     "K8sObject",
     "Workload",
+    "Autoscaler",
     "QOS_GUARANTEED",
     "QOS_BURSTABLE",
     "QOS_BEST_EFFORT",
@@ -194,6 +195,10 @@ class PodSpec:
     # spec.resources (PodLevelResources, Kubernetes 1.32+): the pod's own CPU/memory requests and
     # limits, as written (None: the pod sets none and its containers' add up)
     pod_resources: Resources | None = None
+    # the ports the pod binds on its node (app containers' hostPorts; containerPorts under
+    # hostNetwork), as the scheduler's NodePorts filter counts them
+    host_ports: tuple[HostPort, ...] = ()
+    host_network: bool = False
 
     @property
     def all_containers(self) -> tuple[Container, ...]:
@@ -347,14 +352,30 @@ class K8sObject:
         return dict(self.annotations).get(key)
 
 
+@dataclass(frozen=True)
+class Autoscaler:
+    """A HorizontalPodAutoscaler or KEDA ScaledObject scaling a workload between ``min_replicas``
+    and ``max_replicas``; ``declared_replicas`` is the workload's own ``spec.replicas`` (None: left
+    out, the autoscaler decides)."""
+
+    ref: ObjectRef
+    location: Location
+    min_replicas: int
+    max_replicas: int
+    declared_replicas: int | None = None
+
+
 @dataclass(frozen=True, eq=False)
 class Workload:
     """A workload object (Pod, Deployment, …, CronJob) with its normalised pod template."""
 
     obj: K8sObject
     pod: PodSpec
-    replicas: int  # pods it asks for (1 for Pod, Job parallelism, 0 for DaemonSet: see per_node)
+    # pods it asks for (1 for Pod, Job parallelism, 0 for DaemonSet: see per_node); under an
+    # autoscaler the count it keeps at least (see podfit.workloads.autoscaled_replicas)
+    replicas: int
     per_node: bool = False  # DaemonSet: one pod on every (matching) node
+    autoscaler: Autoscaler | None = None
 
     @property
     def ref(self) -> ObjectRef:

@@ -16,7 +16,7 @@ from .facts import Facts
 from .findings import SEVERITY_RANK
 from .loader import LoadResult
 from .platform import Platform
-from .workloads import container_line
+from .workloads import container_line, container_path
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
 
@@ -138,6 +138,10 @@ def check(
         return rego_results()
 
     report = analyze(result, facts, config, rego, selected, eng.name if eng is not None else "", notices)
+    if result.sources:  # findings on rendered charts and kustomizations: at their source's lines
+        from .render import remap
+
+        report = replace(report, findings=remap(report.findings, result.sources, result.objects, container_path))
     return report, facts
 
 

@@ -126,7 +126,13 @@ class NodePool:
     # profile gives it (an imported cluster); else the VM class less the platform's systemOverhead
     allocatable: tuple[int, int, int | None] | None = None
     system_pods: tuple[int, int, int] = (0, 0, 0)  # DaemonSet and static pods already on each node
+    # extended resources (GPUs: nvidia.com/gpu, …) each node offers pods, from allocatable: sorted
+    # (name, count); a pod asking for one can only land on a pool offering enough of it
+    extended: tuple[tuple[str, int], ...] = ()
     kubelet_version: str = ""
+    # pods the cluster itself runs on some of the pool's nodes (coredns): (name, count, cpu, memory
+    # of one pod); packing places them on the pool before the workloads
+    reserved_pods: tuple[tuple[str, int, int, int], ...] = ()
 
     @property
     def node_labels(self) -> tuple[tuple[str, str], ...]:
@@ -402,8 +408,18 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 location=Location(source, line_of(p, default=1)),
                 taints=tuple(Taint(t["key"], str(t.get("value") or ""), t["effect"]) for t in p.get("taints") or ()),
                 allocatable=_allocatable(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
+                extended=_extended(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
                 system_pods=_system_pods(p.get("systemPods") or {}, f"spec.nodePools[{i}].systemPods", qty),
                 kubelet_version=str(p.get("kubeletVersion") or ""),
+                reserved_pods=tuple(
+                    (
+                        str(r["name"]),
+                        r["count"],
+                        qty(r, "cpu", parse_cpu, 0, f"spec.nodePools[{i}].reservedPods[{j}]"),
+                        qty(r, "memory", parse_memory, 0, f"spec.nodePools[{i}].reservedPods[{j}]"),
+                    )
+                    for j, r in enumerate(p.get("reservedPods") or ())
+                ),
             )
         )
     nodes: dict[str, int] = {}
@@ -454,6 +470,22 @@ def _allocatable(doc: Mapping[str, Any] | None, where: str, qty: Any) -> tuple[i
     if doc is None:
         return None
     return (qty(doc, "cpu", parse_cpu, 0, where), qty(doc, "memory", parse_memory, 0, where), doc.get("pods"))
+
+
+# allocatable keys that are not extended resources
+BASE_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
+
+
+def is_extended_resource(name: str) -> bool:
+    """An extended resource name as Kubernetes defines it: qualified (``vendor/name``) and not in the
+    ``kubernetes.io`` namespace, such as ``nvidia.com/gpu``."""
+    return "/" in name and not name.startswith(("kubernetes.io/", "requests."))
+
+
+def _extended(doc: Mapping[str, Any] | None, where: str, qty: Any) -> tuple[tuple[str, int], ...]:
+    if doc is None:
+        return ()
+    return tuple(sorted((k, qty(doc, k, parse_memory, 0, where)) for k in doc if is_extended_resource(str(k))))
 
 
 def _system_pods(doc: Mapping[str, Any], where: str, qty: Any) -> tuple[int, int, int]:

@@ -18,10 +18,17 @@ Cluster API    ``cluster.x-k8s.io/deployment-name``; else the node's ``cluster.x
 
 and otherwise by instance type (``node.kubernetes.io/instance-type``). A pool whose nodes differ in
 instance type or capacity (a Karpenter NodePool spanning instance families) becomes one pool per
-shape, named ``<pool>-<instance type>``. Each pool records its nodes' count, their shape as a VM
+shape, named ``<pool>-<instance type>``; one whose nodes lie in several zones
+(``topology.kubernetes.io/zone``) one pool per zone, named ``<pool>-<zone>``, each with its zone label. Each pool records its nodes' count, their shape as a VM
 class (capacity), what the kubelet offers pods (``allocatable``), the labels and taints every node
 of the pool carries (per-node and transient ones left out), the kubelet version, and, with pods,
-the requests of the DaemonSet and static (mirror) pods on its busiest node (``systemPods``).
+the requests of the DaemonSet and static (mirror) pods on its busiest node (``systemPods``) and the
+other kube-system pods its nodes run (``reservedPods``: coredns, metrics-server, each by the
+workload that made it, with its count in the pool and one pod's requests), which packing places on
+the pool before the checked workloads.
+
+NODES may also be the directory ``kubectl cluster-info dump --output-directory DIR`` writes: its
+``nodes.json``, and the ``pods.json`` of each namespace directory as the pods.
 
 Nodes do not show the hosts under them, their NUMA layout or (except through a few distributions'
 labels) the kubelet's CPU Manager policy: :data:`LEFT_FOR_THE_USER` lists what the profile leaves
@@ -35,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .platform import DEFAULT_VM_CLASSES
+from .platform import DEFAULT_VM_CLASSES, is_extended_resource
 from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from .yamlio import iter_documents
 
@@ -49,6 +56,7 @@ __all__ = [
     "parse_objects",
     "node_infos",
     "system_pods_per_node",
+    "reserved_pods_per_node",
     "import_platform",
     "profile_document",
 ]
@@ -73,8 +81,8 @@ BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 
-# labels that differ per node (or per hour) even when the pool's nodes are alike; a zone label is
-# kept when every node of the pool carries the same one (a pool in one zone), as any common label is
+# labels that differ per node (or per hour) even when the pool's nodes are alike; the zone label is
+# every pool's, as pools are split per zone
 PER_NODE_LABELS = frozenset(
     {
         "kubernetes.io/hostname",
@@ -143,6 +151,7 @@ class NodeInfo:
     kubelet_version: str
     cpu_manager_policy: str | None
     tanzu: bool  # a vSphere with Tanzu / TKG node
+    extended: tuple[tuple[str, int], ...] = ()  # extended resources in allocatable (nvidia.com/gpu, …)
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,10 @@ class ImportedPool:
     system_memory: int = 0
     system_pods: int = 0
     nodes: tuple[str, ...] = ()
+    # kube-system pods that are no DaemonSet's or static: (name, count in the pool, cpu, memory of one)
+    reserved: tuple[tuple[str, int, int, int], ...] = ()
+    # extended resources each node of the pool offers (the least of its nodes; left out where one has none)
+    extended: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -209,6 +222,14 @@ def _qty(parse: Any, mapping: Mapping[str, Any], key: str, where: str) -> int:
     except QuantityError as e:
         value = repr(e.value) if len(repr(e.value)) <= 40 else repr(e.value)[:37] + "..."
         raise NodeImportError(f"{where}: {key}: {value} is not a valid quantity: {e.reason}") from None
+
+
+def _least_extended(members: Sequence[NodeInfo]) -> tuple[tuple[str, int], ...]:
+    """The extended resources every node of a pool offers, each at the least any node offers."""
+    offers = [dict(n.extended) for n in members]
+    names = set().union(*offers) if offers else set()
+    least = {r: min(o.get(r, 0) for o in offers) for r in names}
+    return tuple(sorted((r, v) for r, v in least.items() if v > 0))
 
 
 def _strip_hash(name: str) -> str:
@@ -276,16 +297,85 @@ def node_infos(nodes: Sequence[Mapping[str, Any]], source: str) -> list[NodeInfo
                 kubelet_version=str(info.get("kubeletVersion") or ""),
                 cpu_manager_policy=policy,
                 tanzu=any(k.startswith("run.tanzu.vmware.com/") for k in labels),
+                extended=tuple(
+                    sorted(
+                        (str(k), _qty(parse_memory, alloc, k, where + " status.allocatable"))
+                        for k in alloc
+                        if is_extended_resource(str(k))
+                    )
+                ),
             )
         )
     return out
 
 
-def _owner_kind(pod: Mapping[str, Any]) -> str:
+def _owner(pod: Mapping[str, Any]) -> tuple[str, str]:
+    """The pod's controller: (kind, name); ("", "") for none."""
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("controller", True):
-            return str(ref.get("kind", ""))
-    return ""
+            return str(ref.get("kind", "")), str(ref.get("name", ""))
+    return "", ""
+
+
+def _owner_kind(pod: Mapping[str, Any]) -> str:
+    return _owner(pod)[0]
+
+
+def _running(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod holds its requests: not finished (Succeeded, Failed)."""
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def _is_system(pod: Mapping[str, Any]) -> bool:
+    """A DaemonSet's pod or a static (mirror) pod: on every node, counted in ``systemPods``."""
+    mirror = "kubernetes.io/config.mirror" in ((pod.get("metadata") or {}).get("annotations") or {})
+    return mirror or _owner_kind(pod) == "DaemonSet"
+
+
+def _requests(pods: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    """Each pod's effective (CPU, memory) request, as podfit computes it for every workload."""
+    from .loader import make_object
+    from .workloads import build_workloads
+
+    workloads, problems = build_workloads([make_object(p, "pods") for p in pods], {})
+    if problems:
+        raise NodeImportError(f"pods: {problems[0].object}: {problems[0].message}")
+    return [(w.pod.cpu_request, w.pod.memory_request) for w in workloads]
+
+
+def _made_by(pod: Mapping[str, Any]) -> str:
+    """The name of the workload that made the pod: a ReplicaSet's Deployment (its name less the
+    pod-template-hash), else the controller, else the pod itself."""
+    kind, name = _owner(pod)
+    meta = pod.get("metadata") or {}
+    if kind == "ReplicaSet":
+        h = str((meta.get("labels") or {}).get("pod-template-hash") or "")
+        if h and name.endswith("-" + h):
+            return name[: -len(h) - 1]
+        return re.sub(r"-[bcdfghjklmnpqrstvwxz0-9]{1,10}$", "", name)
+    return name or str(meta.get("name") or "")
+
+
+RESERVED_NAMESPACE = "kube-system"
+
+
+def reserved_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str, int, int]]]:
+    """Per node name: the kube-system pods that are neither a DaemonSet's nor static (coredns,
+    metrics-server), each as (workload name, CPU, memory requested): the cluster runs them whatever
+    is deployed, on some of the pool's nodes, not on every one. Pods that have finished or are on no
+    node yet are left out; pods of other namespaces are the user's, as the manifests may hold them."""
+    chosen = [
+        p
+        for p in pods
+        if (p.get("metadata") or {}).get("namespace") == RESERVED_NAMESPACE
+        and _running(p)
+        and not _is_system(p)
+        and (p.get("spec") or {}).get("nodeName")
+    ]
+    per: dict[str, list[tuple[str, int, int]]] = {}
+    for p, (cpu, mem) in zip(chosen, _requests(chosen), strict=True):
+        per.setdefault(str(p["spec"]["nodeName"]), []).append((_made_by(p), cpu, mem))
+    return per
 
 
 def system_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> tuple[dict[str, tuple[int, int, int]], int]:
@@ -293,30 +383,20 @@ def system_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> tuple[dict[str, t
     the pods every node of a pool runs whatever is deployed; and how many such pods name no node.
     Finished pods (Succeeded, Failed) hold nothing. A pod's request is Kubernetes' effective one, as
     podfit computes it for every workload (max of the containers and init containers, plus overhead)."""
-    from .loader import make_object
-    from .workloads import build_workloads
-
     system = []
     unplaced = 0
     for p in pods:
-        meta = p.get("metadata") or {}
-        if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            continue
-        mirror = "kubernetes.io/config.mirror" in (meta.get("annotations") or {})
-        if not (mirror or _owner_kind(p) == "DaemonSet"):
+        if not _running(p) or not _is_system(p):
             continue
         if not (p.get("spec") or {}).get("nodeName"):
             unplaced += 1
             continue
         system.append(p)
-    workloads, problems = build_workloads([make_object(p, "pods") for p in system], {})
-    if problems:
-        raise NodeImportError(f"pods: {problems[0].object}: {problems[0].message}")
     per: dict[str, tuple[int, int, int]] = {}
-    for p, w in zip(system, workloads, strict=True):
+    for p, (cpu, mem) in zip(system, _requests(system), strict=True):
         node = str(p["spec"]["nodeName"])
         c, m, n = per.get(node, (0, 0, 0))
-        per[node] = (c + w.pod.cpu_request, m + w.pod.memory_request, n + 1)
+        per[node] = (c + cpu, m + mem, n + 1)
     return per, unplaced
 
 
@@ -338,9 +418,11 @@ def _common_taints(nodes: Sequence[NodeInfo]) -> tuple[tuple[str, str, str], ...
 def import_platform(
     nodes: Sequence[NodeInfo],
     system: Mapping[str, tuple[int, int, int]] | None = None,
+    reserved: Mapping[str, Sequence[tuple[str, int, int]]] | None = None,
 ) -> Imported:
     """Group the nodes into pools (see the module docstring). ``system`` is
-    :func:`system_pods_per_node`'s per-node requests, when pods were given."""
+    :func:`system_pods_per_node`'s per-node requests and ``reserved``
+    :func:`reserved_pods_per_node`'s pods, when pods were given."""
     groups: dict[tuple[str, str, str, str, int, int], list[NodeInfo]] = {}
     for n in nodes:
         base = n.pool or n.instance_type or f"{format_cpu(n.capacity_cpu)}cpu-{format_memory(n.capacity_memory)}"
@@ -349,12 +431,24 @@ def import_platform(
     shapes_of: dict[tuple[str, str, str], int] = {}
     for cluster, base, role, *_ in groups:
         shapes_of[(cluster, base, role)] = shapes_of.get((cluster, base, role), 0) + 1
-    pools = []
-    for (cluster, base, role, instance, cap_cpu, cap_mem), members in groups.items():
+    split: list[tuple[str, tuple[str, str, str, int, int], list[NodeInfo], list[NodeInfo]]] = []
+    for (cluster, base, role, instance, cap_cpu, cap_mem), shaped in groups.items():
         name = base
         if shapes_of[(cluster, base, role)] > 1:  # one pool per shape: the profile gives a pool one VM class
             name = f"{base}-{instance or f'{format_cpu(cap_cpu)}cpu-{format_memory(cap_mem)}'}"
-        sys_of = [system.get(n.name, (0, 0, 0)) for n in members] if system else [(0, 0, 0)]
+        by_zone: dict[str, list[NodeInfo]] = {}
+        for n in shaped:
+            by_zone.setdefault(_zone(n), []).append(n)
+        for zone, members in by_zone.items():
+            # one pool per zone: the pool keeps its zone label, so zone-pinned pods and zone spread
+            # see where its nodes are
+            zoned = f"{name}-{zone}" if zone and len(by_zone) > 1 else name
+            split.append((zoned, (cluster, role, instance, cap_cpu, cap_mem), members, shaped))
+    pools = []
+    for name, (cluster, role, instance, cap_cpu, cap_mem), members, shaped in split:
+        # the DaemonSet and static pods of the group's busiest node, in every zone: the group's
+        # nodes run the same DaemonSets (a node without them in the snapshot is still starting)
+        sys_of = [system.get(n.name, (0, 0, 0)) for n in shaped] if system else [(0, 0, 0)]
         pools.append(
             ImportedPool(
                 name=name,
@@ -376,6 +470,8 @@ def import_platform(
                 system_memory=max(s[1] for s in sys_of),
                 system_pods=max(s[2] for s in sys_of),
                 nodes=tuple(n.name for n in members),
+                reserved=_reserved_of(members, reserved or {}),
+                extended=_least_extended(members),
             )
         )
     pools.sort(key=lambda p: (p.cluster, p.role != "control-plane", p.name))
@@ -389,6 +485,27 @@ def import_platform(
         cpu_manager_policy=next(iter(policies)) if len(policies) == 1 else None,
         notes=tuple(notes),
     )
+
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+
+def _zone(node: NodeInfo) -> str:
+    labels = dict(node.labels)
+    return next((labels[k] for k in ZONE_LABELS if labels.get(k)), "")
+
+
+def _reserved_of(
+    members: Sequence[NodeInfo], reserved: Mapping[str, Sequence[tuple[str, int, int]]]
+) -> tuple[tuple[str, int, int, int], ...]:
+    """The pool's reserved pods by workload: (name, count, CPU, memory of one pod; the largest
+    request when its pods differ)."""
+    by: dict[str, tuple[int, int, int]] = {}
+    for n in members:
+        for name, cpu, mem in reserved.get(n.name, ()):
+            count, c, m = by.get(name, (0, 0, 0))
+            by[name] = (count + 1, max(c, cpu), max(m, mem))
+    return tuple((name, *by[name]) for name in sorted(by))
 
 
 def _vm_class_name(instance: str, cpu: int, memory: int) -> str:
@@ -432,12 +549,19 @@ def profile_document(imported: Imported, name: str, source: str) -> dict[str, An
             "memory": format_memory(p.allocatable_memory),
             "pods": p.allocatable_pods,
         }
+        for r, v in p.extended:
+            d["allocatable"][r] = str(v)
         if p.system_pods:
             d["systemPods"] = {
                 "cpu": format_cpu(p.system_cpu),
                 "memory": format_memory(p.system_memory),
                 "pods": p.system_pods,
             }
+        if p.reserved:
+            d["reservedPods"] = [
+                {"name": n, "count": count, "cpu": format_cpu(cpu), "memory": format_memory(mem)}
+                for n, count, cpu, mem in p.reserved
+            ]
         if len(p.kubelet_versions) == 1:
             d["kubeletVersion"] = p.kubelet_versions[0]
         elif p.kubelet_versions:

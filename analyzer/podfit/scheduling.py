@@ -57,6 +57,8 @@ __all__ = [
     "constraints_from_spec",
     "DAEMONSET_TOLERATIONS",
     "REVISION_KEYS",
+    "HostPort",
+    "host_ports_from_spec",
 ]
 
 FITS, NO, UNKNOWN = "fits", "no", "unknown"
@@ -307,6 +309,58 @@ class Decision:
     @property
     def fits(self) -> bool:
         return self.answer == FITS
+
+
+# ------------------------------------------------------------------------------- host ports ---
+
+BIND_ALL = ""  # an unset hostIP (and "0.0.0.0", the scheduler's DefaultBindAllHostIP) binds every address
+
+
+@dataclass(frozen=True, order=True)
+class HostPort:
+    """A port a pod binds on its node: ``(hostIP, hostPort, protocol)``, hostIP ``""`` for every
+    address. The scheduler's NodePorts filter admits at most one pod per node for each: a pod does
+    not fit a node where another pod binds a conflicting one (``HostPortInfo.CheckConflict``)."""
+
+    ip: str
+    port: int
+    protocol: str = "TCP"
+
+    def conflicts(self, other: HostPort) -> bool:
+        """The same port and protocol, and the same address or either binding every address."""
+        return (
+            self.port == other.port
+            and self.protocol == other.protocol
+            and (self.ip == other.ip or self.ip == BIND_ALL or other.ip == BIND_ALL)
+        )
+
+    def __str__(self) -> str:
+        return f"{self.ip + ':' if self.ip else ''}{self.port}/{self.protocol}"
+
+
+def host_ports_from_spec(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
+    """The host ports a pod binds, as the scheduler counts them: the ``ports`` of its app
+    containers (not its init containers) with a hostPort above 0; under ``hostNetwork: true`` the
+    API server defaults an unset hostPort to the containerPort. hostIP unset or ``0.0.0.0`` binds
+    every address; protocol defaults to TCP. Malformed entries are skipped (the schema check,
+    PF902, reports them)."""
+    host_network = spec.get("hostNetwork") is True
+    out: set[HostPort] = set()
+    for c in _l(spec.get("containers")):
+        if not isinstance(c, dict):
+            continue
+        for port in _l(c.get("ports")):
+            if not isinstance(port, dict):
+                continue
+            number = port.get("hostPort")
+            if (number is None or number == 0) and host_network:
+                number = port.get("containerPort")
+            if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+                continue
+            ip = _s(port.get("hostIP"))
+            protocol = _s(port.get("protocol")) or "TCP"
+            out.add(HostPort(BIND_ALL if ip == "0.0.0.0" else ip, number, protocol))
+    return tuple(sorted(out))
 
 
 # ------------------------------------------------------------------------------- node pools ---

@@ -13,16 +13,26 @@ Inputs (each ``--usage [KIND=]FILE``):
   terminated  ``kube_pod_container_status_last_terminated_reason`` (kube-state-metrics; value 1)
   ==========  =====================================================================================
 
+  and kube-state-metrics' owner references, which say which workload a pod belongs to:
+
+  ================  ===============================================================================
+  pod_owner         ``kube_pod_owner{namespace,pod,owner_kind,owner_name,owner_is_controller}``
+  replicaset_owner  ``kube_replicaset_owner{namespace,replicaset,owner_kind,owner_name,…}``
+  job_owner         ``kube_job_owner{namespace,job_name,owner_kind,owner_name,…}``
+  ================  ===============================================================================
+
   The kind is ``KIND=`` when given, else the series' ``__name__`` (raw selectors keep it), else
   the file's name (``cpu.json``, ``…memory…``); ``podfit usage export`` writes one bundle holding
   every kind (``kind: PodfitUsage``).
 * ``kubectl top pods -A --containers`` text: one CPU and one memory sample per container.
 
-Series are matched to the manifests' containers by namespace, the pod's owner (the workload whose
-name the pod name is with its generated suffix: ``<deployment>-<template hash>-<5>``,
+Series are matched to the manifests' containers by namespace, the pod's owner and container name.
+Where kube-state-metrics gave the pod's owner references, the owner is the end of that chain (a
+ReplicaSet's Deployment, a Job's CronJob, else the controller itself; a pod without a controller is
+its own workload) and must be a workload of the manifests exactly. Otherwise the owner is the
+workload whose name the pod name is with its generated suffix: ``<deployment>-<template hash>-<5>``,
 ``<statefulset>-<ordinal>``, ``<daemonset|job>-<5>``, ``<cronjob>-<schedule time>-<5>``, or the
-Pod itself; hashes and suffixes in Kubernetes' alphabet for generated names) and container name;
-the pod-level series (container ``""`` or ``POD``) are left out. What matches nothing is listed
+Pod itself; hashes and suffixes in Kubernetes' alphabet for generated names). The pod-level series (container ``""`` or ``POD``) are left out. What matches nothing is listed
 (:attr:`UsageFacts.unmatched`), and so is a pod that several workloads could own
 (:attr:`UsageFacts.ambiguous`): it is never guessed.
 
@@ -38,7 +48,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .model import Workload
@@ -59,10 +69,17 @@ __all__ = [
     "percentile",
     "owner_pattern",
     "measured_container",
+    "OWNER_KINDS",
+    "Owners",
 ]
 
 KINDS = ("cpu", "memory", "throttled", "periods", "terminated")
+# kube-state-metrics' owner references: kind → the label naming the owned object
+OWNER_KINDS = {"pod_owner": "pod", "replicaset_owner": "replicaset", "job_owner": "job_name"}
 METRIC_KIND = {
+    "kube_pod_owner": "pod_owner",
+    "kube_replicaset_owner": "replicaset_owner",
+    "kube_job_owner": "job_owner",
     "container_cpu_usage_seconds_total": "cpu",
     "container_memory_working_set_bytes": "memory",
     "container_cpu_cfs_throttled_periods_total": "throttled",
@@ -91,6 +108,13 @@ class Series:
     source: str
     counter: bool = False  # raw counter samples (throttled/periods from a range query): use the increase
     reason: str = ""  # terminated: the reason label
+    # a counter whose series began inside the queried window: a container that started then (a new
+    # pod, or a restart: cAdvisor gives each container instance its own series), counted from 0
+    began: bool = False
+    # pod_owner, replicaset_owner, job_owner: ``pod`` is the owned pod, ReplicaSet or Job, and these
+    # its controller ("<none>" when it has none)
+    owner_kind: str = ""
+    owner_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -211,8 +235,13 @@ def _kind_from_name(path: str) -> str | None:
     return hits[0] if hits else None
 
 
-def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = None) -> list[Series]:
-    """The series of one Prometheus API response (``{"status": "success", "data": {...}}``)."""
+def parse_prometheus(
+    doc: Mapping[str, Any], source: str, kind: str | None = None, start_ms: int | None = None
+) -> list[Series]:
+    """The series of one Prometheus API response (``{"status": "success", "data": {...}}``).
+    ``start_ms`` is the start of the queried range when known (a bundle's window); else a range
+    response's earliest sample stands for it. A raw counter's series whose first sample comes later
+    began inside the window (:attr:`Series.began`)."""
     if doc.get("status") not in (None, "success"):
         raise UsageError(f"{source}: the query failed{_prometheus_error(doc)}")
     data = doc.get("data")
@@ -228,10 +257,10 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
         if not isinstance(metric, Mapping):
             raise UsageError(f"{source}: result[{i}]: not an object with a metric object")
         k = kind or METRIC_KIND.get(str(metric.get("__name__", ""))) or _kind_from_name(source)
-        if k not in KINDS:
+        if k not in KINDS and k not in OWNER_KINDS:
             raise UsageError(
-                f"{source}: cannot tell which usage this is (cpu, memory, throttled, periods, terminated): "
-                f"pass it as KIND=FILE"
+                f"{source}: cannot tell which usage this is (cpu, memory, throttled, periods, terminated, "
+                f"{', '.join(OWNER_KINDS)}): pass it as KIND=FILE"
             )
         where = f"{source}: result[{i}]"
         raw = r.get("values") if matrix else [r.get("value")]
@@ -250,6 +279,11 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
         reason = str(metric.get("reason") or "")
         if k == "terminated" and not any(s.value for s in samples):
             continue  # kube-state-metrics exports 0 for the reasons a container did not end with
+        if k in OWNER_KINDS:
+            owner = _owner_series(k, metric, ns, tuple(samples), source)
+            if owner is not None:
+                out.append(owner)
+            continue
         out.append(
             Series(
                 k,
@@ -262,7 +296,28 @@ def parse_prometheus(doc: Mapping[str, Any], source: str, kind: str | None = Non
                 reason=reason,
             )
         )
+    counters = [i for i, x in enumerate(out) if x.counter and x.samples]
+    if counters:
+        start = start_ms if start_ms is not None else min(out[i].samples[0].time_ms for i in counters)
+        for i in counters:
+            if out[i].samples[0].time_ms > start:
+                out[i] = replace(out[i], began=True)
     return out
+
+
+def _owner_series(
+    kind: str, metric: Mapping[str, Any], ns: str, samples: tuple[Sample, ...], source: str
+) -> Series | None:
+    """One owner reference of kube-state-metrics as a series; None for a reference that is not the
+    object's controller (``owner_is_controller="false"``: it does not make the pods), or one no
+    sample confirms (the gauges are 1 while the reference exists)."""
+    name = str(metric.get(OWNER_KINDS[kind]) or "")
+    owner_kind, owner_name = str(metric.get("owner_kind") or ""), str(metric.get("owner_name") or "")
+    if not name or not owner_kind or not owner_name or not any(x.value for x in samples):
+        return None
+    if str(metric.get("owner_is_controller", "true")) == "false":
+        return None
+    return Series(kind, ns, name, "", samples, source, owner_kind=owner_kind, owner_name=owner_name)
 
 
 def _prometheus_error(doc: Mapping[str, Any]) -> str:
@@ -302,8 +357,8 @@ def parse_kubectl_top(text: str, source: str) -> list[Series]:
 
 def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]:
     """One usage file: a Prometheus response, a ``PodfitUsage`` bundle, or ``kubectl top`` text."""
-    if kind is not None and kind not in KINDS + ("top",):
-        raise UsageError(f"{source}: unknown usage kind {kind!r} (one of {', '.join(KINDS)}, top)")
+    if kind is not None and kind not in KINDS + ("top",) + tuple(OWNER_KINDS):
+        raise UsageError(f"{source}: unknown usage kind {kind!r} (one of {', '.join(KINDS + tuple(OWNER_KINDS))}, top)")
     if kind == "top" or _TOP_HEADER.search(text):
         return parse_kubectl_top(text, source)
     try:
@@ -317,13 +372,16 @@ def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]
         queries = doc.get("queries") or {}
         if not isinstance(queries, Mapping):
             raise UsageError(f"{source}: queries is not an object")
+        window = doc.get("window")
+        start = window.get("start") if isinstance(window, Mapping) else None
+        start_ms = _time_ms(start, f"{source}: window.start") if start is not None else None
         for k, entry in sorted(queries.items()):
-            if k not in KINDS:
+            if k not in KINDS and k not in OWNER_KINDS:
                 raise UsageError(f"{source}: queries.{k}: unknown usage kind")
             response = (entry.get("response") or {}) if isinstance(entry, Mapping) else None
             if not isinstance(response, Mapping):
                 raise UsageError(f"{source}: queries.{k}: no response object")
-            out.extend(parse_prometheus(response, f"{source}#{k}", k))
+            out.extend(parse_prometheus(response, f"{source}#{k}", k, start_ms))
         return out
     return parse_prometheus(doc, source, kind)
 
@@ -363,9 +421,11 @@ def owner_pattern(kind: str, name: str) -> re.Pattern[str] | None:
     return re.compile(f"^{pattern}$") if pattern else None
 
 
-def _increase(samples: Sequence[Sample]) -> int:
-    """A counter's increase over its samples, across resets (a drop starts from zero)."""
-    total = 0
+def _increase(samples: Sequence[Sample], began: bool = False) -> int:
+    """A counter's increase over its samples, across resets as ``rate()`` takes them: a drop means
+    the counter restarted from zero, so the value after it is all increase. A counter that
+    ``began`` inside the window counted from zero before its first sample too."""
+    total = samples[0].value if began and samples else 0
     for a, b in zip(samples, samples[1:], strict=False):
         total += b.value - a.value if b.value >= a.value else b.value
     return total
@@ -375,35 +435,122 @@ def _total(series: Sequence[Series]) -> int | None:
     """The periods counted over the window: a counter's increase, else the sum of the values."""
     if not series:
         return None
-    return sum(_increase(s.samples) if s.counter else sum(x.value for x in s.samples) for s in series)
+    return sum(_increase(s.samples, s.began) if s.counter else sum(x.value for x in s.samples) for s in series)
+
+
+_NONE = "<none>"  # kube-state-metrics' owner_kind and owner_name of an object without an owner
+
+
+@dataclass(frozen=True)
+class Owners:
+    """kube-state-metrics' controller references per namespace and name: of pods, ReplicaSets and
+    Jobs (each a set: a name reused within the window by another owner has several)."""
+
+    pods: Mapping[tuple[str, str], frozenset[tuple[str, str]]]
+    replicasets: Mapping[tuple[str, str], frozenset[tuple[str, str]]]
+    jobs: Mapping[tuple[str, str], frozenset[tuple[str, str]]]
+
+    @classmethod
+    def of(cls, series: Iterable[Series]) -> Owners:
+        maps: dict[str, dict[tuple[str, str], set[tuple[str, str]]]] = {k: {} for k in OWNER_KINDS}
+        for s in series:
+            if s.kind in OWNER_KINDS:
+                maps[s.kind].setdefault((s.namespace, s.pod), set()).add((s.owner_kind, s.owner_name))
+        pods, rss, jobs = ({key: frozenset(v) for key, v in maps[k].items()} for k in OWNER_KINDS)
+        return cls(pods, rss, jobs)
+
+    def resolve(self, ns: str, pod: str) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]] | None:
+        """The workloads (kind, name) at the end of the pod's controller chain, and the
+        intermediate objects whose owner is not known ("ReplicaSet"/"Job", name): the name
+        patterns say which Deployment or CronJob made those. None when the pod's owner is not known."""
+        refs = self.pods.get((ns, pod))
+        if refs is None:
+            return None
+        ends: set[tuple[str, str]] = set()
+        open_: set[tuple[str, str]] = set()
+        for kind, name in refs:
+            if kind == _NONE or name == _NONE:
+                ends.add(("Pod", pod))  # a bare pod is its own workload
+                continue
+            parents = {"ReplicaSet": self.replicasets, "Job": self.jobs}.get(kind)
+            up = parents.get((ns, name)) if parents is not None else None
+            if parents is not None and up is None:
+                open_.add((kind, name))
+            elif up is not None:
+                ends.update((kind, name) if k == _NONE or n == _NONE else (k, n) for k, n in up)
+            else:
+                ends.add((kind, name))
+        return frozenset(ends), frozenset(open_)
+
+
+# What made a ReplicaSet or a Job whose own owner is not known: a Deployment's ReplicaSets are
+# <deployment>-<template hash>, a CronJob's Jobs <cronjob>-<scheduled minute>.
+_MAKERS = {"ReplicaSet": ("Deployment", _HASH), "Job": ("CronJob", "[0-9]+")}
+
+
+def _owned(ns: str, pod: str, owners: Owners, workloads: Sequence[Workload]) -> tuple[list[Workload], str, bool] | None:
+    """The manifests' workloads the pod's known owner chain ends in, the owners it names ("Kind/name
+    or …", for the message when none or several match) and whether it names more than one (the
+    pod's name was reused by another owner within the window: its series mix both, and count for
+    neither). None when kube-state-metrics did not say who owns the pod."""
+    chain = owners.resolve(ns, pod)
+    if chain is None:
+        return None
+    ends, open_ = chain
+    found = [w for w in workloads if (w.ref.kind, w.ref.name) in ends]
+    for kind, name in open_:
+        maker, part = _MAKERS[kind]
+        found += [
+            w
+            for w in workloads
+            if (w.ref.kind == kind and w.ref.name == name)
+            or (w.ref.kind == maker and re.fullmatch(f"{re.escape(w.ref.name)}-{part}", name))
+        ]
+    named = " or ".join(sorted(f"{k}/{n}" for k, n in ends | open_))
+    return _distinct(found), named, len(ends | open_) > 1
 
 
 def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> UsageFacts:
-    """Attach each series to the workload container it measures; pure. A pod whose name more than
-    one workload of its namespace could have generated is not guessed at: its series are listed as
-    ambiguous, as those of a pod no workload could have made are listed as unmatched."""
+    """Attach each series to the workload container it measures; pure. A pod's owner is its
+    controller chain as kube-state-metrics reports it (``kube_pod_owner`` and the ReplicaSets' and
+    Jobs' owners), resolved to the manifests' workload exactly; the name patterns decide only for
+    pods it does not report. A pod more than one workload could own is not guessed at: its series
+    are listed as ambiguous, as those of a pod no workload of the manifests owns are listed as
+    unmatched."""
     owners: dict[str, list[tuple[re.Pattern[str], Workload]]] = {}
+    by_ns: dict[str, list[Workload]] = {}
     for w in workloads:
+        ns = w.ref.namespace or "default"
+        by_ns.setdefault(ns, []).append(w)
         pat = owner_pattern(w.ref.kind, w.ref.name)
         if pat is not None:
-            owners.setdefault(w.ref.namespace or "default", []).append((pat, w))
+            owners.setdefault(ns, []).append((pat, w))
+    chains = Owners.of(series)
     found: dict[tuple[str, str, str], list[Series]] = {}
     unmatched: set[str] = set()
     ambiguous: set[str] = set()
-    pod_owners: dict[tuple[str, str], list[Workload]] = {}
+    pod_owners: dict[tuple[str, str], tuple[list[Workload], str, bool]] = {}
     for s in series:
-        if s.container in ("", "POD"):
-            continue  # the pod's own cgroup and the pause container
+        if s.kind in OWNER_KINDS or s.container in ("", "POD"):
+            continue  # owner references; the pod's own cgroup and the pause container
         key = (s.namespace, s.pod)
         if key not in pod_owners:
-            pod_owners[key] = _distinct(cand for pat, cand in owners.get(s.namespace, ()) if pat.match(s.pod))
-        cands = pod_owners[key]
+            known = _owned(s.namespace, s.pod, chains, by_ns.get(s.namespace, []))
+            if known is None:
+                by_name = _distinct(cand for pat, cand in owners.get(s.namespace, ()) if pat.match(s.pod))
+                known = (by_name, "", False)
+            pod_owners[key] = known
+        cands, named, mixed = pod_owners[key]
         where = f"{s.namespace}/{s.pod}/{s.container}"
-        if len(cands) > 1:
-            ambiguous.add(f"{where} ({' or '.join(f'{w.ref.kind}/{w.ref.name}' for w in cands)})")
+        if mixed or len(cands) > 1:
+            listed = named if mixed else " or ".join(f"{w.ref.kind}/{w.ref.name}" for w in cands)
+            ambiguous.add(f"{where} ({listed})")
             continue
         owner = cands[0] if cands else None
-        if owner is None or s.container not in {c.name for c in owner.pod.all_containers}:
+        if owner is None:
+            unmatched.add(f"{where} (owner {named}, not in the manifests)" if named else where)
+            continue
+        if s.container not in {c.name for c in owner.pod.all_containers}:
             unmatched.add(where)
             continue
         found.setdefault((s.namespace, f"{owner.ref.kind}/{owner.ref.name}", s.container), []).append(s)
@@ -412,7 +559,7 @@ def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> Usag
     return UsageFacts(
         containers=tuple(usages),
         unmatched=tuple(sorted(unmatched)),
-        sources=tuple(sorted({s.source for s in series})),
+        sources=tuple(sorted({s.source for s in series if s.kind not in OWNER_KINDS})),
         ambiguous=tuple(sorted(ambiguous)),
         _index=index,
     )
@@ -451,7 +598,9 @@ _OWNER_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "
 def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | None:
     """The measured usage of one container named ``NAMESPACE/[KIND/]WORKLOAD/CONTAINER`` without
     the manifests (``podfit throttle --usage``): the series of that namespace and container whose
-    pod a workload called WORKLOAD (of KIND, else of any kind) would create. Without KIND a
+    pod is owned by a workload called WORKLOAD (of KIND, else of any kind): by kube-state-metrics'
+    owner references when the series hold them, else by the names such a workload gives its pods.
+    Without KIND and owner references a
     Deployment ``api``'s pod names also fit a ReplicaSet ``api-v2``'s (``api-v2-<5>`` reads as
     ``api``'s hash ``v2``): give KIND when such names share a namespace. A ValueError when
     ``spec`` is malformed."""
@@ -468,7 +617,28 @@ def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | 
         )
     ns, name, container = parts
     patterns = [p for k in owner_kinds if (p := owner_pattern(k, name)) is not None]
-    ss = [s for s in series if s.namespace == ns and s.container == container and any(p.match(s.pod) for p in patterns)]
+    chains = Owners.of(series)
+
+    def owned(pod: str) -> bool:
+        chain = chains.resolve(ns, pod)
+        if chain is None:  # kube-state-metrics did not say: the name patterns
+            return any(p.match(pod) for p in patterns)
+        ends, open_ = chain
+        if len(ends | open_) != 1:
+            return False
+        ((kind, n),) = ends | open_
+        if (kind, n) in ends:
+            return kind in owner_kinds and n == name
+        maker, part = _MAKERS[kind]
+        return (kind in owner_kinds and n == name) or (
+            maker in owner_kinds and re.fullmatch(f"{re.escape(name)}-{part}", n) is not None
+        )
+
+    ss = [
+        s
+        for s in series
+        if s.kind not in OWNER_KINDS and s.namespace == ns and s.container == container and owned(s.pod)
+    ]
     if not ss:
         return None
     return _container_usage(ns, name, container, ss)

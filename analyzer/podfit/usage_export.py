@@ -5,8 +5,11 @@ Each kind of :data:`podfit.usage.KINDS` has one query. CPU is the 5-minute rate 
 ``container_cpu_usage_seconds_total`` summed per container; memory the working set; the CFS
 periods and throttled periods the raw counters (their increase over the window is taken from the
 samples, across restarts); the termination reasons kube-state-metrics' gauge, at its maximum over
-the window (1 for every reason a container ended with). Range queries run over ``[start, end]`` at
-``step``; the termination reasons are one instant query at ``end``. The bundle (``kind:
+the window (1 for every reason a container ended with); the owner references of pods, ReplicaSets
+and Jobs (kube-state-metrics' ``kube_pod_owner``, ``kube_replicaset_owner``, ``kube_job_owner``),
+every one that existed in the window, by which ``check --usage`` finds each pod's workload. Range
+queries run over ``[start, end]`` at ``step``; the termination reasons and owners are instant
+queries at ``end``. The bundle (``kind:
 PodfitUsage``) keeps each query beside its response, so ``check --usage`` knows what it holds.
 
 The client (:class:`PrometheusClient`) is written for a server podfit does not trust: the URL's
@@ -68,12 +71,22 @@ def queries(namespace: str | None, window_s: int) -> dict[str, tuple[str, bool]]
     """Kind → (PromQL, range query?)."""
     sel = _selector(namespace)
     ns = f"{{namespace={promql_string(namespace)}}}" if namespace else ""
+    # a controller's references (and kube-state-metrics' "<none>" of an object without an owner)
+    owner = 'owner_is_controller!="false"' + (f",namespace={promql_string(namespace)}" if namespace else "")
     return {
         "cpu": (f"sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{{{sel}}}[5m]))", True),
         "memory": (f"container_memory_working_set_bytes{{{sel}}}", True),
         "periods": (f"container_cpu_cfs_periods_total{{{sel}}}", True),
         "throttled": (f"container_cpu_cfs_throttled_periods_total{{{sel}}}", True),
         "terminated": (f"max_over_time(kube_pod_container_status_last_terminated_reason{ns}[{window_s}s])", False),
+        **{
+            kind: (f"max_over_time({metric}{{{owner}}}[{window_s}s])", False)
+            for kind, metric in (
+                ("pod_owner", "kube_pod_owner"),
+                ("replicaset_owner", "kube_replicaset_owner"),
+                ("job_owner", "kube_job_owner"),
+            )
+        },
     }
 
 

@@ -7,13 +7,14 @@ against them (:func:`limit_range_violations`), and where a container stands in i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .findings import Finding
 from .loader import _str_pairs
 from .model import (
     WORKLOAD_KINDS,
+    Autoscaler,
     Container,
     K8sObject,
     Location,
@@ -23,10 +24,12 @@ from .model import (
     Workload,
 )
 from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
-from .scheduling import constraints_from_spec
+from .scheduling import constraints_from_spec, host_ports_from_spec
 
 __all__ = [
     "build_workloads",
+    "autoscalers",
+    "autoscaled_replicas",
     "workload_from_object",
     "limit_range_defaults",
     "LimitRangeDefaults",
@@ -358,6 +361,8 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
         scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
         pod_resources=pod_resources,
+        host_ports=host_ports_from_spec(spec),
+        host_network=spec.get("hostNetwork") is True,
     )
     kind = obj.kind
     if kind == "Pod":
@@ -381,10 +386,77 @@ def build_workloads(
     findings: list[Finding] = []
     if ranges is None:
         ranges = limit_range_defaults(objects, findings)
+    scalers = autoscalers(objects)
     workloads = []
     for obj in objects:
         if obj.kind in WORKLOAD_KINDS:
             w = workload_from_object(obj, ranges.get(obj.ref.namespace or "default", _NO_DEFAULTS), findings)
             if w is not None:
+                a = scalers.get((obj.ref.namespace or "default", obj.kind, obj.ref.name))
+                if a is not None:
+                    w = _autoscaled(w, a)
                 workloads.append(w)
     return tuple(workloads), tuple(findings)
+
+
+# Kinds an autoscaler may scale (their spec.replicas is the count it sets).
+SCALABLE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"})
+HPA_KIND = "HorizontalPodAutoscaler"
+KEDA_KIND = "ScaledObject"
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _given(spec: Mapping[str, Any], key: str, default: int) -> Any:
+    """``spec[key]``, or ``default`` when it is left out or null."""
+    value = spec.get(key)
+    return default if value is None else value
+
+
+def autoscalers(objects: Sequence[K8sObject]) -> dict[tuple[str, str, str], tuple[K8sObject, int, int]]:
+    """(namespace, kind, name) of each scaled workload → (the autoscaler, its minimum, its maximum).
+
+    A HorizontalPodAutoscaler (autoscaling/v1, v2, v2beta*) gives ``minReplicas`` (default 1) and
+    ``maxReplicas``; a KEDA ScaledObject (keda.sh) ``minReplicaCount`` (default 0: scaled to zero
+    while idle) and ``maxReplicaCount`` (default 100); its ``scaleTargetRef.kind`` defaults to
+    Deployment. The target is in the autoscaler's namespace. An autoscaler without a usable maximum,
+    or with a minimum above its maximum (the API server rejects it), is left out; where several
+    scale one workload, the first in input order counts."""
+    out: dict[tuple[str, str, str], tuple[K8sObject, int, int]] = {}
+    for obj in objects:
+        spec = obj.raw.get("spec")
+        if not isinstance(spec, dict):
+            continue
+        if obj.kind == HPA_KIND and obj.ref.api_version.startswith("autoscaling/"):
+            low, high, default_kind = _count(_given(spec, "minReplicas", 1)), _count(spec.get("maxReplicas")), ""
+        elif obj.kind == KEDA_KIND and obj.ref.api_version.startswith("keda.sh/"):
+            low = _count(_given(spec, "minReplicaCount", 0))
+            high, default_kind = _count(_given(spec, "maxReplicaCount", 100)), "Deployment"
+        else:
+            continue
+        target = spec.get("scaleTargetRef")
+        if not isinstance(target, dict) or low is None or high is None or low > high:
+            continue
+        kind, name = target.get("kind") or default_kind, target.get("name")
+        if not isinstance(kind, str) or kind not in SCALABLE_KINDS or not isinstance(name, str) or not name:
+            continue
+        out.setdefault((obj.ref.namespace or "default", kind, name), (obj, low, high))
+    return out
+
+
+def autoscaled_replicas(declared: int | None, low: int, high: int) -> int:
+    """The pods a workload keeps under an autoscaler of bounds [low, high], as the HPA controller
+    sets them: ``spec.replicas`` left out counts as the minimum; otherwise replicas are raised to
+    the minimum and lowered to the maximum; an explicit 0 turns the autoscaling off (0 pods)."""
+    if declared == 0:
+        return 0
+    return min(max(low if declared is None else declared, low), high)
+
+
+def _autoscaled(w: Workload, scaler: tuple[K8sObject, int, int]) -> Workload:
+    obj, low, high = scaler
+    declared = _count(_dig(w.obj.raw, ("spec", "replicas")))
+    a = Autoscaler(obj.ref, obj.location, low, high, declared)
+    return replace(w, replicas=autoscaled_replicas(declared, low, high), autoscaler=a)

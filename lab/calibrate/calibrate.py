@@ -83,7 +83,7 @@ _C_SOURCE = r"""
 #include <sys/resource.h>
 
 static double seconds, burst_mean, think_mean, start;
-static int fixed, ncpus;
+static int fixed, ncpus, pin = 1;
 static uint64_t seed;
 static double *delays; /* completion minus arrival minus CPU work: the time a burst waited */
 static long ndelays, maxdelays = 4000000;
@@ -107,8 +107,8 @@ static int cmp(const void *a, const void *b) { double x = *(const double *)a, y 
 static void *worker(void *arg) {
     int id = (int)(intptr_t)arg;
     /* thread i on CPU i mod C, as the model places it; wake-ups on time (no 50 us timer slack) */
-    cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(id % ncpus, &cs);
-    pthread_setaffinity_np(pthread_self(), sizeof cs, &cs);
+    /* unpinned (PIN 0): the kernel places the thread, as a container's threads are placed */
+    if (pin) { cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(id % ncpus, &cs); pthread_setaffinity_np(pthread_self(), sizeof cs, &cs); }
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1) + 0xD1B54A32D192ED03ull * seed;
     for (int k = 0; k < 4; k++) uni(&s);
@@ -161,7 +161,8 @@ static int wake_latency(int cpu) {
 
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "wakelat")) return wake_latency(atoi(argv[2]));
-    if (argc < 7) { fprintf(stderr, "usage: burst THREADS SECONDS BURST_US THINK_US FIXED SEED\n"); return 2; }
+    if (argc < 7) { fprintf(stderr, "usage: burst THREADS SECONDS BURST_US THINK_US FIXED SEED [PIN]\n"); return 2; }
+    if (argc > 7) pin = atoi(argv[7]);
     int n = atoi(argv[1]);
     seconds = atof(argv[2]); burst_mean = atof(argv[3]) * 1e-6; think_mean = atof(argv[4]) * 1e-6;
     fixed = atoi(argv[5]); seed = strtoull(argv[6], NULL, 10);
@@ -208,6 +209,7 @@ class Config:
     seconds: int = 3
     fixed: bool = False  # fixed bursts and fixed sleeps (a periodic worker), else both exponential
     cfs_burst_us: int = 0  # cpu.cfs_burst_us: unused quota carried over, up to this much
+    pinned: bool = True  # thread i pinned to CPU i mod C; else the kernel places the threads
 
 
 @dataclass(frozen=True)
@@ -336,6 +338,26 @@ CONFIGS: tuple[Config, ...] = (
         cfs_burst_us=50_000,
     ),
 )
+
+# The bias grid (`calibrate --grid bias`, issue 39): threads NOT pinned, more threads than CPUs,
+# bursts 0.5-20 ms, sleeps 1.5-300 ms, fixed and exponential, loads below, at and above the quota;
+# the configurations where unpinned readings found the model's throttled time 20-80 % high.
+BIAS_CONFIGS: tuple[Config, ...] = (
+    Config("u700m/4 fixed 0.5ms/1.5ms", 70_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, fixed=True,
+           pinned=False),
+    Config("u1200m/16 fixed 5ms/45ms", 120_000, 16, kind=REQUEST, burst_us=5_000, demand_millicores=1_600,
+           fixed=True, pinned=False),
+    Config("u200m/4 exp 5ms/45ms", 20_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=400, pinned=False),
+    Config("u400m/8 fixed 2ms/38ms", 40_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=400, fixed=True,
+           seconds=5, pinned=False),
+    Config("u1000m/8 exp 20ms/300ms", 100_000, 8, kind=REQUEST, burst_us=20_000, demand_millicores=500,
+           pinned=False),
+    Config("u500m/32 exp 1ms/40ms", 50_000, 32, kind=REQUEST, burst_us=1_000, demand_millicores=780, pinned=False),
+    # pinned twins: whether a row's bias comes with the kernel's placement or with the workload
+    Config("p700m/4 fixed 0.5ms/1.5ms", 70_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, fixed=True),
+    Config("p200m/4 exp 5ms/45ms", 20_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=400),
+)  # fmt: skip
+GRIDS = {"table": CONFIGS, "bias": BIAS_CONFIGS}
 
 
 def cgroup_root() -> tuple[str, int]:
@@ -528,6 +550,7 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace: bool = True) -> Measure
             str(_think_us(cfg)),
             str(int(cfg.fixed)),
             str(seed),
+            str(int(cfg.pinned)),
         ]
         comm = os.path.basename(exe)[:15]  # the threads' command name (TASK_COMM_LEN)
         tracer = _OtherTasksTrace(comm)
@@ -731,7 +754,8 @@ def simulate_config(
             demand_millicores=cfg.demand_millicores,
             fixed_bursts=cfg.fixed,
             fixed_sleeps=cfg.fixed,
-            wake_spread=False,  # the program pins thread i to CPU i mod C
+            # the program pins thread i to CPU i mod C; unpinned, waking threads spread to idle CPUs
+            wake_spread=not cfg.pinned,
             # a burst's busy loop reads its thread CPU clock, a system call; a CPU-bound thread's
             # loop reads CLOCK_MONOTONIC, which the vDSO answers without entering the kernel
             frequent_syscalls=cfg.kind == REQUEST,
@@ -1286,6 +1310,12 @@ def main(argv: list[str] | None = None) -> int:
         "model's throttled periods scatter too widely",
     )
     ap.add_argument(
+        "--grid",
+        choices=sorted(GRIDS),
+        default="table",
+        help="the rows: the calibration table (default) or the bias grid of unpinned threads (issue 39)",
+    )
+    ap.add_argument(
         "--without-other-tasks",
         action="store_true",
         help="simulate without the other tasks traced on the CPUs during the kernel's runs (to see what "
@@ -1302,7 +1332,7 @@ def main(argv: list[str] | None = None) -> int:
         return _reproducibility(args.reproducibility, args.rows, args)
     if args.with_model:
         ap.error("--with-model goes with --reproducibility")
-    configs = [c for c in CONFIGS if not args.rows or any(r in c.name for r in args.rows)]
+    configs = [c for c in GRIDS[args.grid] if not args.rows or any(r in c.name for r in args.rows)]
     try:
         saved = SavedRuns.read(args.load) if args.load else None
         other = SavedRuns.read(args.against) if args.against else None

@@ -22,6 +22,7 @@ library; pytest collects it with tests/ (``testpaths`` in pyproject.toml).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import random
@@ -179,6 +180,69 @@ def test_a_rows_cpu_besides_the_work_is_split_between_wake_up_and_sleep():
     assert cal.split_burst_cpu(49.0) == (43, 6)
     assert cal.split_burst_cpu(18.4) == (12, 6)
     assert cal.split_burst_cpu(4.2) == (0, 4)
+
+
+def test_the_packages_wakeup_cost_is_the_median_of_the_saved_tables():
+    """podfit throttle's and PF203's default CPU per wake-up (WAKEUP_COST_US) is the median of the CPU
+    per burst besides the work over every bursty row of the saved tables of 2026-11-23 and 24, and
+    the package splits it as the calibration does."""
+    import glob
+    import json
+    import statistics
+
+    from podfit.throttle.scenario import SLEEP_CPU_US, WAKEUP_COST_US, wakeup_cpu
+
+    per_burst = []
+    for path in sorted(glob.glob(os.path.join(LAB, "data", "calibration-2026-11-2[34]*.json"))):
+        with open(path, encoding="utf-8") as f:
+            rows = json.load(f)["rows"]
+        for runs in rows.values():
+            m = cal.mean([cal.Measurement(**{k: v for k, v in r.items() if k != "other_tasks"}) for r in runs[0]])
+            if m.burst_cpu_us is not None:
+                per_burst.append(m.burst_cpu_us)
+    assert len(per_burst) == 99
+    assert round(statistics.median(per_burst)) == WAKEUP_COST_US
+    assert SLEEP_CPU_US == cal.SLEEP_CPU_US
+    assert wakeup_cpu(WAKEUP_COST_US) == cal.split_burst_cpu(float(WAKEUP_COST_US))
+
+
+def test_the_packages_calibrated_rows_are_the_calibrations_configurations():
+    """podfit.throttle.calibration describes each row of the table as calibrate.py runs it."""
+    from podfit.throttle.calibration import CALIBRATED, CALIBRATED_CPUS
+
+    configs = {c.name: c for c in cal.CONFIGS}
+    assert [r.name for r in CALIBRATED] == list(configs)
+    for r in CALIBRATED:
+        c = configs[r.name]
+        assert (r.limit_millicores * c.period_us // 1000, r.threads, r.kind) == (c.quota_us, c.threads, c.kind)
+        if r.kind == cal.REQUEST:
+            assert (r.burst_us, r.demand_millicores, r.fixed, r.cfs_burst_us) == (
+                c.burst_us,
+                c.demand_millicores,
+                c.fixed,
+                c.cfs_burst_us,
+            )
+    assert CALIBRATED_CPUS == 2
+
+
+def test_the_bias_grid_is_unpinned_and_simulated_so(monkeypatch):
+    """--grid bias runs the issue-39 configurations with threads the kernel places (the program's
+    PIN 0) and the model spreads waking threads over idle CPUs for them, as for a container."""
+    assert cal.GRIDS["table"] is cal.CONFIGS and all(c.pinned for c in cal.CONFIGS)
+    assert cal.BIAS_CONFIGS and all(c.pinned == c.name.startswith("p") for c in cal.BIAS_CONFIGS)
+    seen = []
+    real = cal.simulate
+
+    def spy(sc):
+        seen.append(sc.workload.wake_spread)
+        return real(sc)
+
+    monkeypatch.setattr(cal, "simulate", spy)
+    machine = cal.Machine(cpus=2, hz=250, release="6.18.0")
+    short = [dataclasses.replace(c, seconds=1) for c in (cal.BIAS_CONFIGS[0], cal.CONFIGS[8])]
+    for c in short:
+        cal.simulate_config(c, machine)
+    assert seen == [True, False]
 
 
 def test_throttled_periods_compared_before_rounding():

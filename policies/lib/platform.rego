@@ -86,6 +86,10 @@ _workload(obj) := _object(_object(_facts, "workloads"), _workload_key(obj))
 # is known of any workload's own placement or pinned CPUs.
 workloads_known if is_object(_facts.workloads)
 
+# dra_node_allocatable: the nodes give CPU and memory through DRA claims (DRANodeAllocatableResources,
+# KEP-5517); off when the facts do not say.
+dra_node_allocatable if _facts.kubelet.dra_node_allocatable == true
+
 # kind/namespace/name as podfit.facts.workload_key builds it: "" for a namespace that is not a
 # string, the generateName where the name is not a string.
 _workload_key(obj) := concat("/", [_text(obj.kind), _text(object.get(obj, ["metadata", "namespace"], "")), _name(obj)])

@@ -22,6 +22,7 @@
 #         resources: {requests: {memory: 256Mi}}
 package podfit.resources.cpu_request_missing
 
+import data.podfit.lib.dra
 import data.podfit.lib.k8s
 import data.podfit.lib.result
 
@@ -31,6 +32,7 @@ findings contains f if {
 	not c.has.requests.cpu
 	not c.has.limits.cpu
 	not k8s.pod_level_sets(pod, "cpu")
+	not dra.from_claim(pod, c)
 	not k8s.missing_reported_elsewhere(pod, c)
 	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no CPU request"])
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"init_container": c.init})

@@ -22,6 +22,7 @@
 #         resources: {requests: {cpu: 500m}}
 package podfit.resources.memory_request_missing
 
+import data.podfit.lib.dra
 import data.podfit.lib.k8s
 import data.podfit.lib.result
 
@@ -31,6 +32,7 @@ findings contains f if {
 	not c.has.requests.memory
 	not c.has.limits.memory
 	not k8s.pod_level_sets(pod, "memory")
+	not dra.from_claim(pod, c)
 	not k8s.missing_reported_elsewhere(pod, c)
 	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no memory request"])
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"init_container": c.init})

@@ -147,13 +147,21 @@ def load_platform(path: str | None, limit: int | None = None):  # -> Platform
 
 def load_inputs(paths: Sequence[str], config: Any):  # -> LoadResult
     """Read and parse the inputs (exit 2 when a named path does not exist)."""
+    from dataclasses import replace
+
     from ..loader import InputError, discover, load, read_files
+    from ..render import render_inputs, render_options
 
     try:
         files = [p for p in discover(paths) if p == "-" or not config.ignored(p)]
-        progress = _parse_progress(len(files))
-        result = load(read_files(files, config.limits), config.limits, progress)
+        # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
+        rendered = render_inputs(files, render_options(config))
+        progress = _parse_progress(len(rendered.paths) + len(rendered.files))
+        inputs = read_files(rendered.paths, config.limits) + [f for f in rendered.files if not config.ignored(f.path)]
+        result = load(inputs, config.limits, progress)
         clear_status()
+        if rendered.files or rendered.findings:
+            result = replace(result, findings=result.findings + rendered.findings, sources=rendered.sources)
         return result
     except InputError as e:
         raise PodfitError(str(e)) from None
@@ -253,15 +261,21 @@ def emit(text: str, output: str | None) -> None:
     """The report to ``output`` (a file), else to standard output. A file podfit read as one of
     its inputs is never replaced (exit 2 before anything is written)."""
     if output:
+        from ..fix import safewrite
         from ..reading import is_input
 
         if is_input(output):
             raise PodfitError(f"--output {output} is one of the inputs; podfit does not replace it: name another file")
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        if os.path.lexists(output):
+            why = safewrite.refusal(output)
+            if why is not None:
+                # never through a link, over a device, a pipe, a file with other names or a read-only one
+                raise PodfitError(f"--output {output}: {why}; podfit does not write there: name another file")
+        try:  # whole or not at all, the mode and owner of a report written before kept
+            with safewrite.cleanup_on_signals():
+                safewrite.write(output, text.encode("utf-8"))
         except OSError as e:
-            raise PodfitError(f"cannot write {output}: {e.strerror}") from None
+            raise PodfitError(f"cannot write {output}: {e.strerror or e}") from None
     else:  # colour codes are in the text only when the caller decided for them (a terminal, --color)
         try:
             click.echo(text, nl=False, color=True)

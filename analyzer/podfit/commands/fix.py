@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-import tempfile
 from collections import defaultdict
+from dataclasses import replace
+from typing import Any
 
 import click
 
@@ -31,21 +33,6 @@ class _Quantity(click.ParamType):
         if parsed <= 0:
             self.fail(f"{value!r} must be above zero", param, ctx)
         return parsed
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """Replace the file in one step (a crash never leaves it half-written); keeps its mode."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".podfit-fix-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 @click.command("fix")
@@ -82,7 +69,8 @@ def _write_atomically(path: str, text: str) -> None:
     "kustomize_dir",
     type=click.Path(file_okay=False),
     metavar="DIR",
-    help="Write strategic-merge patches and a kustomization.yaml applying them to the files into DIR.",
+    help="Write JSON6902 patches (by list index: container order kept) and a kustomization.yaml applying "
+    "them to the files into DIR; a kustomization there that podfit did not write is never overwritten.",
 )
 def command(
     paths: tuple[str, ...],
@@ -109,6 +97,9 @@ def command(
     TanzuKubernetesCluster / Cluster API manifest that declares it). Every other finding of these rules is listed with the
     reason it has no safe fix. The diff goes to standard output, the reasons to standard error.
     \b
+    No change is made that would bring a finding the inputs do not have: every rule checks
+    the edited objects first (see docs/fix.md for this and for what fix refuses).
+    \b
     Exit status: 0 every fixable finding has its change; 1 some have no safe fix or a file
     had to be left alone (listed); 2 usage or input failure.
     \b
@@ -118,13 +109,16 @@ def command(
       podfit fix k8s/ --kustomize overlays/podfit --default-cpu 100m --default-memory 128Mi
     """
     from ..catalogue import resolve
-    from ..fix import FIXABLE, FixOptions, edit_file, kustomize_overlay, plan_fixes, unified_diff
+    from ..fix import FIXABLE, FixOptions, plan_fixes
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
-    from ..formats.text import plural
+    from ..loader import InputError, discover, load, read_files
     from ..pipeline import PipelineError, check
-    from ..reading import NotRead, is_input, read_bytes
-    from ._common import PodfitError, load_config, load_inputs, load_platform, load_usage
+    from ._common import PodfitError, load_config, load_platform, load_usage
 
+    # one run over finite input, as check: memory comes back by reference counting, and the cyclic
+    # collector would only walk the growing heap again and again (the composed nodes of a large
+    # file made the edit superlinear with it)
+    gc.disable()
     if kustomize_dir is not None:
         mode = "kustomize"
     selected: list[str] = []
@@ -140,7 +134,11 @@ def command(
         raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
     config = load_config(config_path)
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
-    result = load_inputs(paths, config)
+    try:
+        inputs = read_files([p for p in discover(paths) if not config.ignored(p)], config.limits)
+    except InputError as e:
+        raise PodfitError(str(e)) from None
+    result = load(inputs, config.limits)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
     if mode == "kustomize":  # refused before any check: kustomize holds one object per identity
@@ -153,72 +151,419 @@ def command(
                     f"{ref} appears in {len(where)} files ({', '.join(sorted(set(where)))}); a Kustomize overlay "
                     "cannot hold both: run fix --kustomize on each alternative"
                 )
+        _overlay_refusal(kustomize_dir or "")
     usage = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
-    try:  # the check's run, of the selected rules only: fix acts on no other rule's findings
-        report, facts = check(result, platform, config, rules=selected, cluster=cluster, usage=usage)
-    except PipelineError as e:
-        raise PodfitError(str(e)) from None
-    plan = plan_fixes(report.findings, facts, FixOptions(default_cpu, default_memory, limit_headroom), selected)
 
-    by_file: dict[str, list] = defaultdict(list)
-    for ch in plan.changes:
-        by_file[ch.file].append(ch)
-    left_alone: list[str] = []
-    outputs: dict[str, str] = {}
-    diffs: list[str] = []
-    for path in sorted(by_file):
-        try:  # read again, as it is now (line ends and a byte order mark kept)
-            old = read_bytes(path, config.limits.max_file_bytes).decode("utf-8")
-        except (NotRead, UnicodeDecodeError) as e:
-            left_alone.append(f"{path}: left alone: {getattr(e, 'reason', 'not UTF-8 text')}")
-            continue
-        res = edit_file(path, old, by_file[path])
-        if res.new_text is None:
-            left_alone.append(f"{path}: left alone: {res.error}")
-            continue
-        if res.new_text != old:
-            outputs[path] = res.new_text
-            diffs.append(unified_diff(path, old, res.new_text))
+    def run_check(res: Any, only: list[str]) -> Any:
+        try:
+            return check(res, platform, config, rules=only, cluster=cluster, usage=usage)
+        except PipelineError as e:
+            raise PodfitError(str(e)) from None
 
-    err = sys.stderr
-    for ch in plan.changes:
-        if ch.file in outputs:
+    # the check's run, of the selected rules only: fix acts on no other rule's findings; every rule's
+    # findings are the baseline no change may add to
+    report, facts = run_check(result, selected)
+    baseline = report if not selected else run_check(result, [])[0]
+    opts = FixOptions(default_cpu, default_memory, limit_headroom)
+
+    def replan(findings: Any, facts: Any) -> Any:
+        return plan_fixes(findings, facts, opts, selected)
+
+    plan = replan(report.findings, facts)
+    _Fix(plan, report, baseline, inputs, config, run_check, replan, mode, kustomize_dir, result).run()
+
+
+def _key(f: Any) -> tuple[Any, ...]:
+    """A finding's identity across the edit (its line and message may move with the change)."""
+    return (f.rule, f.location.file, f.object, f.container)
+
+
+def _unmasked(f: Any, baseline: Any) -> bool:
+    """Was ``f`` there before, hidden behind a finding of the same container (or of its pod) that its
+    rule leaves to another (``MASKED_BY``: PF111's missing memory limit behind PF102's missing
+    request or PF105's BestEffort pod)? Fixing the one shows the other; the fix did not bring it."""
+    from ..registry import python_rules
+
+    rules = python_rules()
+    if f.rule not in rules or f.container is None:
+        return False
+    masks = getattr(rules[f.rule], "MASKED_BY", ())
+    return any(
+        b.rule in masks
+        and b.location.file == f.location.file
+        and b.object == f.object
+        and b.container in (None, f.container)  # the container's, or its whole pod's
+        for b in baseline
+    )
+
+
+def _overlay_refusal(out_dir: str) -> None:
+    """Exit 2 if ``out_dir`` holds a kustomization podfit did not write."""
+    from ..fix.apply import KUSTOMIZATION_MARKER
+    from ..loader import KUSTOMIZATION_NAMES
+    from ._common import PodfitError
+
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise PodfitError(f"--kustomize {out_dir}: not a directory")
+    for name in KUSTOMIZATION_NAMES:
+        path = os.path.join(out_dir, name)
+        if not os.path.lexists(path):
+            continue
+        if os.path.islink(path) or not os.path.isfile(path) or not _first_line(path).startswith(KUSTOMIZATION_MARKER):
+            raise PodfitError(
+                f"{path} exists and was not written by podfit fix: it is not overwritten; "
+                "give --kustomize a new directory (and add it to that kustomization's resources)"
+            )
+
+
+def _first_line(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline()
+    except OSError:
+        return ""
+
+
+class _Fix:
+    """The edits, their check for new findings, and the output of one ``podfit fix`` run."""
+
+    def __init__(
+        self,
+        plan: Any,
+        report: Any,
+        baseline: Any,
+        inputs: Any,
+        config: Any,
+        run_check: Any,
+        replan: Any,
+        mode: str,
+        kustomize_dir: str | None,
+        result: Any,
+    ) -> None:
+        self.plan = plan  # the changes, and the findings without a safe fix
+        self.report = report  # the check of the selected rules the plan comes from
+        self.baseline = baseline  # every rule's findings on the inputs as they are
+        self.inputs = inputs  # the files read (InputFile), in the loader's order
+        self.result = result  # what the loader made of them
+        self.config = config
+        self.run_check = run_check  # (LoadResult, rules) → (report, facts), with the run's platform and usage
+        self.replan = replan  # (findings, facts) → FixPlan, with the run's options and rules
+        self.mode = mode  # diff, write or kustomize
+        self.kustomize_dir = kustomize_dir
+        self.left_alone: list[str] = []
+        self.notes: list[str] = []
+        self.unfixable = list(plan.unfixable)
+
+    def run(self) -> None:
+        from ..fix import safewrite
+        from ..formats.text import plural
+
+        changes = list(self.plan.changes)
+        by_file: dict[str, list] = defaultdict(list)
+        for ch in changes:
+            by_file[ch.file].append(ch)
+        texts = self._read(by_file)
+        changes = [ch for ch in changes if ch.file in texts]
+        results = self._edit_without_new_findings(changes, texts)
+        outputs = {
+            path: r.new_text for path, r in results.items() if r.new_text is not None and r.new_text != texts[path][0]
+        }
+        made = [ch for path in outputs for ch in results[path].changes]
+        if self.mode == "kustomize" and made:  # before the report: a refused overlay reports nothing as made
+            self._write_overlay([o for path in outputs for o in results[path].objects])
+
+        err = sys.stderr
+        dirs = [os.path.dirname(os.path.abspath(f.path)) for f in self.inputs]
+        if self.kustomize_dir is not None:
+            dirs.append(os.path.abspath(self.kustomize_dir))
+        for stale in safewrite.stale_temp_files(dirs):
+            click.echo(
+                f"podfit: {stale}: a temporary file left by an interrupted podfit fix (never read as a "
+                "manifest); remove it",
+                file=err,
+            )
+        for ch in sorted(made, key=lambda ch: (ch.file, ch.line, ch.rule, tuple(map(str, ch.path)))):
             was = f"{ch.old} → " if ch.old is not None else "+ "
             click.echo(f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}", file=err)
-    for u in plan.unfixable:
-        f = u.finding
-        subject = f" {f.object}" if f.object is not None else ""
-        click.echo(f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}", file=err)
-    for line in left_alone:
-        click.echo(f"podfit: {line}", file=err)
+        for u in self.unfixable:
+            f = u.finding
+            subject = f" {f.object}" if f.object is not None else ""
+            click.echo(f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}", file=err)
+        for line in self.notes:
+            click.echo(f"podfit: {line}", file=err)
+        for line in self.left_alone:
+            click.echo(f"podfit: {line}", file=err)
 
-    if mode == "diff":
-        click.echo("".join(diffs), nl=False)
-    elif mode == "write":
-        for path, text in outputs.items():
-            _write_atomically(path, text)
-    else:
-        assert kustomize_dir is not None
-        changes = [ch for ch in plan.changes if ch.file in outputs]
-        if changes:
-            resources = sorted({f.path for f in result.files if f.objects and f.path != "-"})
-            files = kustomize_overlay(kustomize_dir, resources, changes)
-            clobbered = sorted(path for path in files if is_input(path))
-            if clobbered:  # the overlay goes beside the inputs, never over one
+        if self.mode == "diff":
+            from ..fix import unified_diff
+
+            diffs = (unified_diff(p, texts[p][0], outputs[p], results[p].splices) for p in sorted(outputs))
+            click.echo("".join(diffs), nl=False)
+        elif self.mode == "write":
+            with safewrite.cleanup_on_signals():
+                for path in sorted(outputs):
+                    try:
+                        safewrite.write(path, outputs[path].encode("utf-8"), expect=texts[path][1])
+                    except OSError as e:
+                        from ._common import PodfitError
+
+                        raise PodfitError(f"{path}: not written: {e}") from None
+        verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[self.mode]
+        summary = f"{plural(len(made), 'change')} {verb} in {plural(len(outputs), 'file')}"
+        if self.unfixable:
+            summary += f"; {plural(len(self.unfixable), 'finding')} without a safe fix"
+        if self.left_alone:
+            summary += f"; {plural(len(self.left_alone), 'file')} left alone"
+        click.echo(summary, file=err)
+        sys.exit(1 if self.unfixable or self.left_alone else 0)
+
+    def _reload(self, edited: dict[str, Any]) -> Any:
+        """The inputs as loaded, with the edited files (by real path) parsed again from their new
+        text; every other file keeps the objects and findings it was loaded with."""
+        from ..loader import LoadResult, parse_file
+
+        files: list[Any] = []
+        objects: list[Any] = []
+        findings: list[Any] = []
+        by_file: dict[str, list] = defaultdict(list)
+        for o in self.result.objects:
+            by_file[o.location.file].append(o)
+        found: dict[str, list] = defaultdict(list)
+        for f in self.result.findings:
+            found[f.location.file].append(f)
+        records = {r.path: r for r in self.result.files}
+        for f in self.inputs:
+            res = edited.get(os.path.realpath(f.path)) if f.data is not None else None
+            if res is None:
+                if f.path in records:
+                    files.append(records[f.path])
+                objects.extend(by_file.pop(f.path, ()))
+                findings.extend(found.pop(f.path, ()))
+                continue
+            limits = self.config.limits
+
+            def docs(text: str, res: Any = res, limits: Any = limits) -> Any:
+                return _reload_docs(text, res, limits.yaml)
+
+            parsed = parse_file(replace(f, data=res.new_text.encode("utf-8")), limits, docs)
+            files.append(parsed.record)
+            objects.extend(parsed.objects)
+            findings.extend(parsed.findings)
+            by_file.pop(f.path, None)
+            found.pop(f.path, None)
+        for rest in found.values():  # findings of no input file (none expected): kept
+            findings.extend(rest)
+        return LoadResult(files=tuple(files), objects=tuple(objects), findings=tuple(findings))
+
+    def _write_overlay(self, edits: list) -> None:
+        """The overlay's files, each inside DIR and none overwriting a file podfit did not write;
+        all are checked before the first is written."""
+        from ..fix import OverlayError, kustomize_overlay, safewrite
+        from ..fix.apply import KUSTOMIZATION_MARKER, PATCH_MARKER
+        from ..reading import is_input
+        from ._common import PodfitError
+
+        out_dir = self.kustomize_dir or ""
+        resources = sorted({f.path for f in self.result.files if f.objects and f.path != "-"})
+        try:
+            files = kustomize_overlay(out_dir, resources, edits)
+        except OverlayError as e:
+            raise PodfitError(str(e)) from None
+        _overlay_refusal(out_dir)
+        os.makedirs(out_dir, exist_ok=True)
+        root = os.path.realpath(out_dir)
+        for path in files:
+            if is_input(path):  # the overlay goes beside the inputs, never over one
                 raise PodfitError(
-                    f"--kustomize {kustomize_dir}: {clobbered[0]} is one of the inputs; "
-                    "podfit does not replace it: name a new directory for the overlay"
+                    f"--kustomize {out_dir}: {path} is one of the inputs; podfit does not replace it: "
+                    "name a new directory for the overlay"
                 )
-            os.makedirs(kustomize_dir, exist_ok=True)
+            real = os.path.realpath(path)
+            if os.path.dirname(real) != root:
+                raise PodfitError(f"{path} would be written outside {out_dir} (at {real}); nothing written")
+            if os.path.lexists(path):
+                marker = KUSTOMIZATION_MARKER if os.path.basename(path) == "kustomization.yaml" else PATCH_MARKER
+                if os.path.islink(path) or not os.path.isfile(path) or not _first_line(path).startswith(marker):
+                    raise PodfitError(
+                        f"{path} exists and was not written by podfit fix: it is not overwritten; nothing written"
+                    )
+        with safewrite.cleanup_on_signals():
             for path, text in files.items():
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-    n_changes = sum(1 for ch in plan.changes if ch.file in outputs)
-    verb = {"diff": "proposed", "write": "made", "kustomize": "written as patches"}[mode]
-    summary = f"{plural(n_changes, 'change')} {verb} in {plural(len(outputs), 'file')}"
-    if plan.unfixable:
-        summary += f"; {plural(len(plan.unfixable), 'finding')} without a safe fix"
-    if left_alone:
-        summary += f"; {plural(len(left_alone), 'file')} left alone"
-    click.echo(summary, file=err)
-    sys.exit(1 if plan.unfixable or left_alone else 0)
+                try:
+                    safewrite.write(path, text.encode("utf-8"))
+                except OSError as e:
+                    raise PodfitError(f"{path}: not written: {e}") from None
+
+    def _read(self, by_file: dict[str, list]) -> dict[str, tuple[str, Any]]:
+        """Each file to edit: its text and what it was when read. A symbolic link is edited
+        through its target when the target is among the inputs, else left alone; a file named
+        twice is edited once."""
+        from ..fix import safewrite
+        from ..reading import NotRead, read_bytes
+
+        real_inputs = {
+            os.path.realpath(f.path) for f in self.inputs if f.data is not None and not os.path.islink(f.path)
+        }
+        texts: dict[str, tuple[str, Any]] = {}
+        seen: dict[str, str] = {}  # real path → the spelling edited
+        for path in sorted(by_file):
+            real = os.path.realpath(path)
+            if os.path.islink(path):
+                target = real
+                if target in real_inputs:
+                    self.notes.append(f"{path}: a symbolic link to {target}, which is fixed itself")
+                else:
+                    self.left_alone.append(
+                        f"{path}: left alone: a symbolic link to {target}, which is not among the inputs; "
+                        "fix the target itself"
+                    )
+                continue
+            if real in seen:  # one file named twice (k8s/a.yaml and ./k8s/a.yaml): edited once
+                self.notes.append(f"{path}: the same file as {seen[real]}, fixed once")
+                continue
+            seen[real] = path
+            why = safewrite.refusal(path) if self.mode == "write" else None
+            if why is not None:  # refused before the edit, so the other files' changes are checked without it
+                self.left_alone.append(f"{path}: left alone: {why}")
+                continue
+            try:
+                snap = safewrite.snapshot(path)
+                text = read_bytes(path, self.config.limits.max_file_bytes).decode("utf-8")
+            except NotRead as e:
+                self.left_alone.append(f"{path}: left alone: {e.reason}")
+                continue
+            except (OSError, UnicodeDecodeError) as e:
+                self.left_alone.append(f"{path}: left alone: cannot be read: {e}")
+                continue
+            texts[path] = (text, snap)
+        return texts
+
+    def _edit_without_new_findings(self, changes: list, texts: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+        """The files edited in memory, checked again by every rule until nothing moves:
+        - a change whose object then shows a finding the baseline does not have is dropped, with
+          the reason (and a new finding of no changed object drops them all);
+        - a fix whose value depends on others (a pool right-sized for the pods' new requests) is
+          planned again on the edited objects and takes its final value,
+        so a second ``fix`` finds nothing to change."""
+        from ..findings import Finding
+        from ..fix import Unfixable, edit_file
+
+        before = {_key(f) for f in self.baseline.findings}
+        origin: dict[tuple[Any, ...], Finding] = {}
+        for f in self.report.findings:
+            origin.setdefault((f.rule, f.location.file, f.object, f.location.line), f)
+            origin.setdefault((f.rule, f.location.file, f.object), f)  # a change planned again has moved lines
+        first: dict[tuple[Any, ...], Any] = {(ch.file, ch.ref, ch.path): ch for ch in changes}
+        current = dict(first)
+        banned: set[tuple[Any, ...]] = set()  # (rule, file, object) whose change brought a new finding
+        results: dict[str, Any] = {}
+        verified: dict[str, Any] = {}  # the last edit the check found nothing new in
+        for _round in range(8):
+            by_file: dict[str, list] = defaultdict(list)
+            for ch in current.values():
+                by_file[ch.file].append(ch)
+            results = {path: edit_file(path, texts[path][0], chs) for path, chs in sorted(by_file.items())}
+            failed = {p for p, r in results.items() if r.new_text is None}
+            for path in sorted(failed):
+                self.left_alone.append(f"{path}: left alone: {results[path].error}")
+            current = {k: ch for k, ch in current.items() if ch.file not in failed}
+            results = {p: r for p, r in results.items() if p not in failed}
+            edited = {os.path.realpath(p): r for p, r in results.items() if r.new_text != texts[p][0]}
+            if not edited:
+                return results
+            after, facts = self.run_check(self._reload(edited), [])
+            new = [f for f in after.findings if _key(f) not in before and not _unmasked(f, self.baseline.findings)]
+            if new:
+                changed = {(ch.file, ch.ref) for ch in current.values()}
+                blame: dict[tuple[str, Any], Any] = {}
+                for f in new:
+                    if f.object is not None and (f.location.file, f.object) in changed:
+                        blame.setdefault((f.location.file, f.object), f)
+                together = not blame
+                if together:  # the new findings are no one object's: none of the changes is made
+                    blame = {obj: new[0] for obj in changed}
+                for k, ch in list(current.items()):
+                    f = blame.get((ch.file, ch.ref))
+                    if f is None:
+                        continue
+                    del current[k]
+                    banned.add((ch.rule, ch.file, ch.ref))
+                    src = origin.get((ch.rule, ch.file, ch.ref, ch.line)) or origin.get((ch.rule, ch.file, ch.ref))
+                    if src is not None and all(u.finding is not src for u in self.unfixable):
+                        self.unfixable.append(Unfixable(src, _new_finding_reason(ch, f, together)))
+                continue
+            more = [
+                ch
+                for ch in self.replan(after.findings, facts).changes
+                if ch.file in texts and (ch.rule, ch.file, ch.ref) not in banned
+            ]
+            moved = False
+            for ch in more:
+                k = (ch.file, ch.ref, ch.path)
+                was = first.get(k)
+                final = ch if was is None else replace(ch, old=was.old, line=was.line, reason=_replanned(was, ch))
+                if was is not None and final.value == (was.old or ""):
+                    moved = moved or k in current
+                    current.pop(k, None)  # back to the value the file holds: no change
+                elif k not in current or current[k].value != final.value:
+                    current[k], moved = final, True
+                    first.setdefault(k, final)
+            if not moved:
+                return results
+            verified = results
+        # the fixes kept planning each other anew: what was last checked is made; the rest waits
+        made = _made(verified)
+        unsettled = sorted({f"{ch.rule} {ch.ref}" for k, ch in current.items() if made.get(k) != ch.value})
+        if unsettled:
+            self.notes.append(
+                f"left for the next run (their values depend on each other's): {', '.join(unsettled)}; "
+                "run fix again after these changes"
+            )
+        return verified
+
+
+def _made(results: dict[str, Any]) -> dict[tuple[Any, ...], str]:
+    """The value each change of these edits sets, by file, object and field."""
+    return {(ch.file, ch.ref, ch.path): ch.value for r in results.values() for ch in r.changes}
+
+
+def _reload_docs(text: str, result: Any, limits: Any) -> Any:
+    """The edited file's documents as :func:`podfit.loader.parse_file` takes them: those the edit
+    read back when they are of this very text and read with these limits, else read now."""
+    from ..yamlio import YamlLimits, iter_documents
+
+    if result.documents is not None and limits == YamlLimits() and text == result.new_text:
+        return result.documents
+    return iter_documents(text, limits, fast=True)
+
+
+def _replanned(was: Any, now: Any) -> str:
+    """The reason of a change planned again on the edited objects, told from the file's state
+    (a pool's "instead of N × class" names what the file holds, not the first plan's value)."""
+    import re
+
+    if was.reason == now.reason:
+        return now.reason
+    reason = now.reason
+    said = re.search(r"instead of [^:]+", was.reason)
+    if said is not None:
+        reason = re.sub(r"instead of [^:]+", lambda _m: said.group(0), reason, count=1)
+    return reason + " (planned for the objects as this run changes them)"
+
+
+def _new_finding_reason(ch: Any, f: Any, together: bool) -> str:
+    """Why a change is not made: the finding it would bring, and what would work instead."""
+    what = "together the changes would bring" if together else f"{ch.field} = {ch.value} would bring"
+    subject = f" {f.object}" if f.object is not None else ""
+    reason = f"{what} a new finding, {f.rule}{subject}: {f.message}"
+    if ch.rule == "PF201" and not together:
+        from ..quantity import format_cpu, parse_cpu
+
+        try:
+            down = (parse_cpu(ch.value) // 1000 - 1) * 1000
+        except Exception:
+            down = 0
+        if down > 0:
+            n = format_cpu(down)
+            reason += f"; request {n} whole CPU{'' if down == 1000 else 's'} instead (rounded down), or a larger node"
+    return reason

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -20,15 +21,17 @@ def command() -> None:
     "pods_path",
     metavar="FILE",
     help="`kubectl get pods -A -o yaml` of the same cluster: the DaemonSet and static pods' requests "
-    "on each node are recorded as the pool's systemPods.",
+    "on each node are recorded as the pool's systemPods, the other kube-system pods (coredns) as its "
+    "reservedPods. Default with a cluster-info dump directory: its <namespace>/pods.json.",
 )
 @click.option(
     "--name", metavar="NAME", help="metadata.name of the profile. Default: the cluster the nodes name, else 'imported'."
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE", help="Write to FILE.")
 def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str | None) -> None:
-    """Write a Platform profile from NODES, the output of `kubectl get nodes -o yaml` (or -o json;
-    - for stdin).
+    """Write a Platform profile from NODES, the output of `kubectl get nodes -o yaml` (or -o json,
+    or `kubectl get --raw /api/v1/nodes`; - for stdin), or the directory `kubectl cluster-info dump
+    --output-directory DIR` writes (its nodes.json, and each namespace's pods.json as the pods).
 
     \b
     Nodes are grouped into pools by the label their platform defines a pool with (EKS node
@@ -41,6 +44,8 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
     Examples:
       kubectl get nodes -o yaml > nodes.yaml; kubectl get pods -A -o yaml > pods.yaml
       podfit platform import nodes.yaml --pods pods.yaml -o platform.yaml
+      kubectl cluster-info dump --all-namespaces --output-directory dump/
+      podfit platform import dump/ -o platform.yaml
       podfit check k8s/ --platform platform.yaml
     """
     from ..platform import MAX_NODES, PlatformError, platform_from_doc
@@ -51,6 +56,7 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
         node_infos,
         parse_objects,
         profile_document,
+        reserved_pods_per_node,
         system_pods_per_node,
     )
     from ._common import PodfitError, emit, read_text
@@ -65,16 +71,22 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
         except NotRead as e:
             raise PodfitError(f"{what} <stdin>: {e.reason}") from None
 
+    nodes_file, pod_files = nodes, [pods_path] if pods_path else []
+    if nodes != "-" and os.path.isdir(nodes):
+        nodes_file, dumped = _dump_files(nodes)
+        pod_files = pod_files or dumped
     try:
-        node_docs = parse_objects(text_of(nodes, "nodes"), nodes, "Node")
+        node_docs = parse_objects(text_of(nodes_file, "nodes"), nodes_file, "Node")
         if not node_docs:
-            raise PodfitError(f"{nodes}: no Node objects (expected `kubectl get nodes -o yaml` output)")
-        infos = node_infos(node_docs, nodes)
+            raise PodfitError(f"{nodes_file}: no Node objects (expected `kubectl get nodes -o yaml` output)")
+        infos = node_infos(node_docs, nodes_file)
         system = None
+        reserved = None
         unplaced = 0
-        if pods_path:
-            pods = parse_objects(text_of(pods_path, "pods"), pods_path, "Pod")
+        if pod_files:
+            pods = [p for f in pod_files for p in parse_objects(text_of(f, "pods"), f, "Pod")]
             system, unplaced = system_pods_per_node(pods)
+            reserved = reserved_pods_per_node(pods)
             unknown = sorted(set(system) - {n.name for n in infos})
             if unknown:
                 click.echo(
@@ -84,7 +96,7 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
                 )
     except NodeImportError as e:
         raise PodfitError(str(e)) from None
-    imported = import_platform(infos, system)
+    imported = import_platform(infos, system, reserved)
     total = sum(p.count for p in imported.pools)
     if total > MAX_NODES:  # more than one cluster can have: the profile would not load
         raise PodfitError(f"{nodes}: {total:,} nodes: at most {MAX_NODES:,}, Kubernetes' nodes per cluster")
@@ -97,7 +109,7 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
         raise PodfitError("the imported profile does not validate:\n  " + "\n  ".join(e.problems)) from None
     header = (
         f"# Written by `podfit platform import` from {nodes}"
-        + (f" and {pods_path}" if pods_path else "")
+        + (f" and {pods_path}" if pods_path else f" and {len(pod_files)} pods.json" if pod_files else "")
         + f": {sum(p.count for p in imported.pools)} node(s) in {len(imported.pools)} pool(s).\n"
         + "# Not visible on nodes, left for you to add:\n"
         + "".join(f"#   {line}\n" for line in LEFT_FOR_THE_USER)
@@ -107,7 +119,8 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
         click.echo(
             f"podfit: pool {p.name}: {p.count} × {p.vm_class}"
             + (f" ({p.provider})" if p.provider else " (by instance type)")
-            + (", control plane" if p.role == "control-plane" else ""),
+            + (", control plane" if p.role == "control-plane" else "")
+            + ("; reserved: " + ", ".join(f"{n} × {count}" for n, count, _, _ in p.reserved) if p.reserved else ""),
             err=True,
         )
     for note in imported.notes:
@@ -115,3 +128,22 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
     if unplaced:
         click.echo(f"podfit: notice: {unplaced} DaemonSet/static pod(s) not yet on a node were left out", err=True)
     click.echo("podfit: notice: add spec.hosts (NUMA) and spec.ha yourself: nodes do not show them", err=True)
+
+
+def _dump_files(directory: str) -> tuple[str, list[str]]:
+    """The nodes file and the pods files of a ``kubectl cluster-info dump --output-directory``
+    directory: ``DIR/nodes.json`` and ``DIR/<namespace>/pods.json``, namespaces in name order."""
+    from ._common import PodfitError
+
+    nodes = os.path.join(directory, "nodes.json")
+    if not os.path.isfile(nodes):
+        raise PodfitError(
+            f"{directory}: a directory without nodes.json (expected `kubectl cluster-info dump "
+            "--output-directory DIR` output, or a file of `kubectl get nodes -o yaml`)"
+        )
+    try:
+        entries = sorted(os.listdir(directory))
+    except OSError as e:
+        raise PodfitError(f"{directory}: cannot list: {e.strerror}") from None
+    pods = [path for e in entries if os.path.isfile(path := os.path.join(directory, e, "pods.json"))]
+    return nodes, pods

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -12,8 +14,16 @@ import click
 from ..facts import CFS_PERIOD_US, CFS_SLICE_US
 from ..quantity import QuantityError, format_cpu, parse_cpu
 from ..throttle import CPU_BOUND, REQUEST, Result, Scenario, Workload, simulate
+from ..throttle.calibration import nearest
 from ..throttle.kernel import kernel_flags
-from ..throttle.scenario import JAVA_SERVER_BURST_US, JAVA_SERVER_LOAD_PERCENT, JAVA_SERVER_THREADS
+from ..throttle.scenario import (
+    JAVA_SERVER_BURST_US,
+    JAVA_SERVER_LOAD_PERCENT,
+    JAVA_SERVER_THREADS,
+    WAKEUP_COST_US,
+    wakeup_cpu,
+)
+from ..throttle.score import median_run
 from ._common import FiniteFloatRange, emit, format_option, output_option
 
 __all__ = ["command", "parse_duration_us", "result_json", "render_text", "cpu_manager_json"]
@@ -95,6 +105,10 @@ def result_json(res: Result) -> dict[str, Any]:
         "burst_delay_mean_ms": _ms(res.burst_delay_mean_ns),
         "burst_delay_p50_ms": _ms(res.burst_delay_p50_ns),
         "burst_delay_p99_ms": _ms(res.burst_delay_p99_ns),
+        "wakeup_cost_us": sc.wake_cpu_us + sc.sleep_cpu_us,
+        "wake_delay_mean_ms": _ms(res.wake_delay_mean_ns),
+        "wake_delay_p50_ms": _ms(res.wake_delay_p50_ns),
+        "wake_delay_p99_ms": _ms(res.wake_delay_p99_ns),
         "max_throttled_cpus": res.max_throttled_cpus,
         "score": res.score,
         "periods": [
@@ -108,6 +122,25 @@ def result_json(res: Result) -> dict[str, Any]:
             }
             for p in res.periods
         ],
+    }
+
+
+def _span(values: Sequence[float | None]) -> list[float] | None:
+    known = [v for v in values if v is not None]
+    return [min(known), max(known)] if known else None
+
+
+def seeds_json(runs: Sequence[Result]) -> dict[str, Any]:
+    """The range over the runs of several seeds of one scenario: each figure's lowest and highest."""
+    return {
+        "seeds": [r.scenario.seed for r in runs],
+        "median_seed": median_run(runs).scenario.seed,
+        "score": _span([r.score for r in runs]),
+        "nr_throttled": _span([r.nr_throttled for r in runs]),
+        "throttled_per_period_s": _span([round(r.throttled_per_period_ns / 1e9, 6) for r in runs]),
+        "cpu_used_s": _span([round(r.cpu_used_ns / 1e9, 6) for r in runs]),
+        "burst_delay_p99_ms": _span([_ms(r.burst_delay_p99_ns) for r in runs]),
+        "wake_delay_p99_ms": _span([_ms(r.wake_delay_p99_ns) for r in runs]),
     }
 
 
@@ -133,7 +166,8 @@ def cpu_manager_json(limit: int, cpus: int, threads: int) -> dict[str, Any]:
     }
 
 
-def render_text(res: Result, timeline: int = 20) -> str:
+def render_text(res: Result, timeline: int = 20, runs: Sequence[Result] = ()) -> str:
+    """The text view of ``res``; with ``runs`` (several seeds, ``res`` their median) the range over them."""
     sc = res.scenario
     lines = []
     limit = format_cpu(sc.limit_millicores) if sc.limit_millicores is not None else "none"
@@ -155,15 +189,46 @@ def render_text(res: Result, timeline: int = 20) -> str:
     quota_txt = f" of {qt / 1e9:.3f} s quota ({100 * res.cpu_used_ns / qt:.0f}%)" if qt else ""
     lines.append(f"  cpu used          {res.cpu_used_ns / 1e9:.3f} s{quota_txt}")
     if sc.workload.kind == REQUEST:
+
+        def dash(x: float | None) -> str:
+            return "-" if x is None else f"{x}"
+
         p50, p99 = _ms(res.burst_delay_p50_ns), _ms(res.burst_delay_p99_ns)
         lines.append(
-            f"  burst delay       p50 {p50 if p50 is not None else '-'} ms, p99 {p99 if p99 is not None else '-'} ms "
+            f"  burst delay       p50 {dash(p50)} ms, p99 {dash(p99)} ms from the intended start "
             f"({res.bursts_done} bursts)"
+        )
+        w50, w99 = _ms(res.wake_delay_p50_ns), _ms(res.wake_delay_p99_ns)
+        lines.append(
+            f"                    p50 {dash(w50)} ms, p99 {dash(w99)} ms from the wake-up "
+            f"({sc.wake_cpu_us + sc.sleep_cpu_us} us CPU per wake-up)"
         )
     if sc.burst_us:
         lines.append(f"  nr_bursts         {res.nr_bursts} ({res.burst_time_ns / 1e9:.3f} s over quota)")
     lines.append(f"  most CPUs throttled at once  {res.max_throttled_cpus}")
     lines.append(f"  score             {res.score}/100")
+    if len(runs) > 1:
+        r = seeds_json(runs)
+        first, last = runs[0].scenario.seed, runs[-1].scenario.seed
+
+        def span(key: str, unit: str = "", scale: float = 1) -> str:
+            v = r[key]
+            return "-" if v is None else f"{round(v[0] * scale, 1):g}–{round(v[1] * scale, 1):g}{unit}"
+
+        lines.append(
+            f"  over seeds {first}–{last} (this run, seed {res.scenario.seed}, is their median): "
+            f"score {span('score')}, nr_throttled {span('nr_throttled')}, "
+            f"throttled {span('throttled_per_period_s', ' ms', 1000)} per period"
+            + (
+                f", burst delay p99 {span('burst_delay_p99_ms', ' ms')} from the intended start, "
+                f"{span('wake_delay_p99_ms', ' ms')} from the wake-up"
+                if sc.workload.kind == REQUEST
+                else ""
+            )
+        )
+    cal = nearest(sc)
+    if cal is not None:
+        lines.append(f"  nearest calibrated configuration  {cal.text()}")
     if timeline and res.periods:
         shown = res.periods[:timeline]
         lines.append("")
@@ -246,6 +311,14 @@ def _scenario_option(message: str) -> str:
     "--seconds", type=FiniteFloatRange(0.001, 3600), default=10.0, show_default=True, help="Simulated seconds."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (the result is deterministic).")
+@click.option(
+    "--seeds",
+    type=click.IntRange(1, 1000),
+    default=5,
+    show_default=True,
+    help="Simulate seeds --seed to --seed + N - 1 and report their median run, with the range over all "
+    "of them (as PF203 does with seeds 0-4).",
+)
 @click.option("--cpu-bound", is_flag=True, help="Every thread always runnable (instead of request bursts).")
 @click.option(
     "--burst-work",
@@ -263,6 +336,15 @@ def _scenario_option(message: str) -> str:
     is_flag=True,
     help="The threads enter the kernel every few microseconds while they run, so their CPU is charged to "
     "the quota as it is used (default: at the scheduler tick, as for computation in user space).",
+)
+@click.option(
+    "--wakeup-cost",
+    "wakeup_cost",
+    type=DURATION,
+    default=f"{WAKEUP_COST_US}us",
+    show_default=True,
+    help="CPU each request burst uses besides its work (waking, going to sleep), charged to the quota; "
+    "the default is the kernel calibration's median (docs/throttling.md); 0 for an ideal machine.",
 )
 @click.option(
     "--load",
@@ -353,11 +435,13 @@ def command(
     period: int,
     seconds: float,
     seed: int,
+    seeds: int,
     cpu_bound: bool,
     burst_work: int,
     fixed_bursts: bool,
     fixed_sleeps: bool,
     frequent_syscalls: bool,
+    wakeup_cost: int,
     load_percent: int,
     demand: int | None,
     usage_files: tuple[str, ...],
@@ -416,6 +500,7 @@ def command(
         )
     try:
         quota = Scenario.quota_for_limit(limit, period) if limit is not None else None
+        wake_cpu, sleep_cpu = wakeup_cpu(0 if cpu_bound else wakeup_cost)
         sc = Scenario(
             cpus=cpus,
             threads=threads,
@@ -429,6 +514,8 @@ def command(
             pre_5_4_expiry=pre54,
             account_empty_throttled=empty_acct,
             task_based_throttle=task_throttle,
+            wake_cpu_us=wake_cpu,
+            sleep_cpu_us=sleep_cpu,
             workload=Workload(
                 kind=CPU_BOUND if cpu_bound else REQUEST,
                 burst_us=burst_work,
@@ -452,8 +539,11 @@ def command(
         subject = f"{threads} {sc.workload.kind} threads on {cpus} CPUs, CPU limit {format_cpu(limit)}"
         emit(throttle_page(ThrottleCurve(None, subject, sweep_scenario(sc, DEFAULT_SCORE))), output)
         return
-    res = simulate(sc)
+    runs = [simulate(replace(sc, seed=seed + i)) for i in range(seeds)]
+    res = median_run(runs)
     if fmt == "json":
-        emit(json.dumps(result_json(res), indent=2) + "\n", output)
+        cal = nearest(res.scenario)
+        doc = {**result_json(res), "over_seeds": seeds_json(runs), "calibration": cal.as_dict() if cal else None}
+        emit(json.dumps(doc, indent=2) + "\n", output)
     else:
-        emit(render_text(res, timeline) + "\n", output)
+        emit(render_text(res, timeline, runs) + "\n", output)

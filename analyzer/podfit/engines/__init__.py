@@ -41,8 +41,7 @@ def _timeout() -> float:
 
 def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
     """``auto`` | ``embedded`` | ``opa``; raises :class:`EngineError` when the engine is unavailable."""
-    from .opa import OpaEngine, find_opa
-    from .wasm import WasmEngine, stale_reason
+    from .wasm import WasmEngine, stale_reason  # (the opa engine's module only when it is chosen)
 
     if policy_dir is not None:
         directory = policy_dir
@@ -58,6 +57,8 @@ def get_engine(name: str, policy_dir: Path | None = None) -> Engine:
         if stale is not None:
             raise EngineError(f"{stale}; rebuild it with `make wasm`, or use --engine opa")
         return WasmEngine(directory, modules)
+    from .opa import OpaEngine, find_opa
+
     binary = find_opa()
     if binary is None:
         where = f"at PODFIT_OPA={os.environ['PODFIT_OPA']}" if os.environ.get("PODFIT_OPA") else "on PATH"

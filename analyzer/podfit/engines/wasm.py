@@ -31,9 +31,6 @@ import hashlib
 import json
 import math
 import os
-import subprocess
-import tarfile
-import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -112,6 +109,10 @@ def entry_module(packages: Sequence[str]) -> str:
 def build_bundle(opa: str, policy_dir: Path, out_dir: Path) -> Path:
     """Compile the policies with ``opa build -t wasm`` into ``out_dir`` (module and manifest).
     The build runs on a copy with relative paths, so the bytes do not depend on the checkout."""
+    import subprocess  # a build step (make wasm), not a check's: imported here, not by every run
+    import tarfile
+    import tempfile
+
     opa = os.path.abspath(opa) if os.sep in opa else opa  # the build runs in another directory
     modules = policy_modules(policy_dir)
     with tempfile.TemporaryDirectory(prefix="podfit-wasm-") as tmp:

@@ -1,6 +1,6 @@
 """``podfit fix``: changes that make findings go away, as edits of the files or a Kustomize overlay."""
 
-from .apply import FileResult, edit_file, kustomize_overlay, unified_diff
+from .apply import FileResult, ObjectEdit, OverlayError, edit_file, kustomize_overlay, unified_diff
 from .plan import FIXABLE, Change, FixOptions, FixPlan, Unfixable, plan_fixes
 from .yamledit import CannotPreserve, Edit, apply_edits
 
@@ -10,6 +10,8 @@ __all__ = [
     "Change",
     "Edit",
     "FileResult",
+    "ObjectEdit",
+    "OverlayError",
     "FixOptions",
     "FixPlan",
     "Unfixable",

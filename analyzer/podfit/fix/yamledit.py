@@ -6,11 +6,14 @@ long lines or drop redundant quotes; here the text is parsed only to find *where
 - an existing scalar is replaced in place, in its own quoting style;
 - a missing key is added as a new line after the mapping's last entry, at the indentation of its
   keys (block style) or before the closing brace (flow style, and JSON);
-- missing intermediate mappings (``resources:``, ``limits:``) are written as nested blocks.
+- missing intermediate mappings (``resources:``, ``limits:``) are written as nested blocks, one
+  block for all the keys added under one mapping.
 
-The result is parsed again and compared with the expected data (the original with just these
-values set); any other difference raises :class:`CannotPreserve`, so a file is never half-edited.
-Documents with anchors or aliases are refused: an edit there could change other places too.
+All edits of a file are made in one pass: one parse finds every place, one sweep splices, one
+parse of the result checks it; the time is linear in the file and the number of edits.
+The result must equal the expected data (the original with just these values set); any other
+difference raises :class:`CannotPreserve`, so a file is never half-edited. Files with aliases of
+anchored nodes are refused: an edit there could change other places too.
 """
 
 from __future__ import annotations
@@ -22,7 +25,17 @@ from typing import Any
 
 import yaml
 
-__all__ = ["CannotPreserve", "Edit", "apply_edits", "find_document", "load_documents"]
+from ..yamlio import YamlDocument, YamlLimitError, iter_documents
+
+__all__ = [
+    "CannotPreserve",
+    "DocumentIndex",
+    "Edit",
+    "apply_edits",
+    "edit_documents",
+    "find_document",
+    "load_documents",
+]
 
 PathKey = str | int
 
@@ -40,18 +53,37 @@ class Edit:
     value: str  # a Kubernetes quantity as text (e.g. "2", "1500m", "512Mi")
 
 
+# libyaml's parser when PyYAML has it (its marks count characters too, as the splicing needs)
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_NULL, _STR, _SEQ, _MAP = (f"tag:yaml.org,2002:{t}" for t in ("null", "str", "seq", "map"))
+
+
+class _Composer(_Loader):  # type: ignore[misc,valid-type]
+    """Composes only (the nodes' places): of the tags, the splicing needs to know the nulls only,
+    so the implicit resolution of every other scalar (a dozen regular expressions each) is skipped."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode:
+            return _NULL if implicit[0] and value in _NULLS else _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
+
 def _compose(text: str) -> list[yaml.Node]:
-    return list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    return list(yaml.compose_all(text, Loader=_Composer))
 
 
-def _has_aliases(text: str) -> bool:
-    return any(
-        isinstance(e, (yaml.AliasEvent,)) or getattr(e, "anchor", None) for e in yaml.parse(text, yaml.SafeLoader)
-    )
+def _documents(text: str) -> list[YamlDocument]:
+    """The documents, read as the loader reads them (the Rust parser where it reads exactly as
+    PyYAML would, PyYAML elsewhere), with the default limits."""
+    try:
+        return list(iter_documents(text, fast=True))
+    except YamlLimitError as e:
+        raise CannotPreserve(f"cannot parse: {e}") from None
 
 
 def _load(text: str) -> list[Any]:
-    return list(yaml.safe_load_all(text))
+    return [d.data for d in _documents(text)]
 
 
 def load_documents(text: str) -> list[Any]:
@@ -67,32 +99,44 @@ def find_document(
 ) -> list[tuple[int, tuple[PathKey, ...]]]:
     """Where objects with this identity sit among the file's documents (:func:`load_documents`):
     (document index, path prefix) pairs; the prefix is ``("items", i)`` for an item of a List
-    (``("items", i, "items", j)`` in a List inside it), ``()`` for a whole document."""
-    found: list[tuple[int, tuple[PathKey, ...]]] = []
+    (``("items", i, "items", j)`` in a List inside it), ``()`` for a whole document. For many
+    look-ups in one file, :class:`DocumentIndex`."""
+    return DocumentIndex(docs).find(api_version, kind, name, namespace)
 
-    def matches(doc: Any) -> bool:
-        if not isinstance(doc, Mapping):
-            return False
-        meta = doc.get("metadata") or {}
-        if not isinstance(meta, Mapping):
-            return False
-        ns = meta.get("namespace")
-        return (
-            doc.get("kind") == kind
-            and str(doc.get("apiVersion") or "") == api_version
-            and str(meta.get("name") or meta.get("generateName") or "") == name
-            and (ns is None or not namespace or str(ns) == namespace)
-        )
 
-    from ..loader import flat_items
+class DocumentIndex:
+    """The objects of a file's documents by identity, built in one pass over them."""
 
-    for i, doc in enumerate(docs):
-        if matches(doc):
-            found.append((i, ()))
-        elif isinstance(doc, Mapping):
-            # the items of a List (Lists inside it too), as the loader opens them
-            found.extend((i, tuple(path)) for path, item in flat_items(doc) or () if matches(item))
-    return found
+    def __init__(self, docs: Sequence[Any]) -> None:
+        self._by: dict[tuple[str, str, str], list[tuple[int, tuple[PathKey, ...], Any]]] = {}
+
+        def add(doc: Any, i: int, prefix: tuple[PathKey, ...]) -> None:
+            if not isinstance(doc, Mapping):
+                return
+            meta = doc.get("metadata") or {}
+            kind = doc.get("kind")
+            if not isinstance(meta, Mapping) or not isinstance(kind, str):
+                return
+            name = str(meta.get("name") or meta.get("generateName") or "")
+            key = (str(doc.get("apiVersion") or ""), kind, name)
+            self._by.setdefault(key, []).append((i, prefix, meta.get("namespace")))
+
+        from ..loader import flat_items
+
+        for i, doc in enumerate(docs):
+            add(doc, i, ())
+            if isinstance(doc, Mapping):  # the items of a List (Lists inside it too), as the loader opens them
+                for path, item in flat_items(doc) or ():
+                    add(item, i, tuple(path))
+
+    def find(
+        self, api_version: str, kind: str, name: str, namespace: str = ""
+    ) -> list[tuple[int, tuple[PathKey, ...]]]:
+        return [
+            (i, prefix)
+            for i, prefix, ns in self._by.get((api_version, kind, name), [])
+            if ns is None or not namespace or str(ns) == namespace
+        ]
 
 
 def _child(node: yaml.Node, key: PathKey) -> yaml.Node | None:
@@ -130,21 +174,6 @@ def _last_end(node: yaml.Node) -> int:
     return end
 
 
-def _nested(keys: Sequence[str], value_text: str, indent: int, step: int, newline: str) -> str:
-    lines = []
-    for depth, key in enumerate(keys):
-        pad = " " * (indent + depth * step)
-        lines.append(f"{pad}{key}: {value_text}" if depth == len(keys) - 1 else f"{pad}{key}:")
-    return newline.join(lines) + newline
-
-
-def _flow_nested(keys: Sequence[str], value_text: str, json_like: bool) -> str:
-    key = json.dumps(keys[0]) if json_like else keys[0]
-    if len(keys) == 1:
-        return f"{key}: {value_text}"
-    return f"{key}: {{{_flow_nested(keys[1:], value_text, json_like)}}}"
-
-
 def _indent_step(root: yaml.Node) -> int:
     """The file's indentation step: the first nested block mapping's offset from its parent."""
     stack = [root]
@@ -160,60 +189,87 @@ def _indent_step(root: yaml.Node) -> int:
     return 2
 
 
-def _splice_one(text: str, root: yaml.Node, path: tuple[PathKey, ...], value: str, json_like: bool) -> tuple[str, str]:
-    """The text with the value set, and the scalar as written (to check what it reads back as)."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    node = root
-    depth = 0
+@dataclass(frozen=True)
+class _Splice:
+    start: int
+    end: int
+    text: str
+    rank: int  # among insertions at one offset: the deeper block first
+
+
+def _locate(root: yaml.Node, path: tuple[PathKey, ...]) -> tuple[yaml.Node, int]:
+    """The deepest node of ``path`` that exists, and how many keys of the path lead to it."""
+    node, depth = root, 0
     while depth < len(path):
         child = _child(node, path[depth])
         if child is None:
             break
         node, depth = child, depth + 1
-    if depth == len(path):  # the scalar exists: replace it in place
-        if not isinstance(node, yaml.ScalarNode):
-            raise CannotPreserve(f"{'.'.join(map(str, path))} is not a single value")
-        new = _scalar_text(value, node.style, json_like)
-        return text[: node.start_mark.index] + new + text[node.end_mark.index :], new
-    rest = path[depth:]
-    if not all(isinstance(k, str) for k in rest):
-        raise CannotPreserve(f"{'.'.join(map(str, path))}: the list entry does not exist")
-    keys = [str(k) for k in rest]
-    value_text = _scalar_text(value, None, json_like)
-    if isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~") and node.tag.endswith(":null"):
+    return node, depth
+
+
+def _tree_lines(tree: dict[str, Any], indent: int, step: int) -> list[str]:
+    lines: list[str] = []
+    for key, sub in tree.items():
+        pad = " " * indent
+        if isinstance(sub, dict):
+            lines.append(f"{pad}{key}:")
+            lines.extend(_tree_lines(sub, indent + step, step))
+        else:
+            lines.append(f"{pad}{key}: {sub}")
+    return lines
+
+
+def _tree_flow(tree: dict[str, Any], json_like: bool) -> list[str]:
+    out = []
+    for key, sub in tree.items():
+        k = json.dumps(key) if json_like else key
+        out.append(f"{k}: {{{', '.join(_tree_flow(sub, json_like))}}}" if isinstance(sub, dict) else f"{k}: {sub}")
+    return out
+
+
+def _insertion(
+    text: str,
+    root: yaml.Node,
+    node: yaml.Node,
+    at_path: tuple[PathKey, ...],
+    tree: dict[str, Any],
+    json_like: bool,
+    newline: str,
+    step: int,
+) -> _Splice:
+    """One splice adding the keys of ``tree`` (nested dicts of key → scalar text) to ``node``."""
+    where = ".".join(map(str, at_path))
+    if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
         # `resources:` with no value: write the block under it
         if node.start_mark.index != node.end_mark.index or json_like:
-            raise CannotPreserve("an explicit null where a mapping is needed")
-        parent_col = _key_column(root, path[:depth])
-        step = _indent_step(root)
-        block = _nested(keys, value_text, parent_col + step, step, newline)
+            raise CannotPreserve(f"{where}: an explicit null where a mapping is needed")
+        lines = _tree_lines(tree, _key_column(root, at_path) + step, step)
         at = node.start_mark.index
-        return text[:at] + newline + block.rstrip("\r\n") + text[at:], value_text
+        return _Splice(at, at, newline + newline.join(lines), 0)
     if not isinstance(node, yaml.MappingNode):
-        raise CannotPreserve(f"{'.'.join(map(str, path[:depth]))} is not a mapping")
+        raise CannotPreserve(f"{where} is not a mapping")
     if node.flow_style or json_like:
         close = node.end_mark.index - 1
         if text[close] != "}":
             raise CannotPreserve("cannot find the end of a flow mapping")
-        entry = _flow_nested(keys, value_text, json_like)
-        sep = ", " if node.value else ""
+        entries = _tree_flow(tree, json_like)
         if json_like and node.value:
-            # keep JSON readable on one line per entry if the mapping spans lines
             last = node.value[-1][1]
-            between = text[_last_end(last) : close]
-            if "\n" in between:
+            end = _last_end(last)
+            if "\n" in text[end:close]:  # one entry a line, at the column of the mapping's keys
                 indent = " " * node.value[-1][0].start_mark.column
-                end = _last_end(last)
-                return text[:end] + "," + newline + indent + entry + text[end:], value_text
-        return text[:close] + sep + entry + text[close:], value_text
+                return _Splice(end, end, "".join("," + newline + indent + e for e in entries), 0)
+        sep = ", " if node.value else ""
+        return _Splice(close, close, sep + ", ".join(entries), 0)
     if not node.value:
-        raise CannotPreserve("an empty block mapping")
+        raise CannotPreserve(f"{where}: an empty block mapping")
     column = node.value[0][0].start_mark.column
     at = _line_end(text, max(_last_end(node) - 1, node.start_mark.index))
-    block = _nested(keys, value_text, column, _indent_step(root), newline)
+    block = newline.join(_tree_lines(tree, column, step)) + newline
     if at == len(text) and not text.endswith("\n"):
-        block = newline + block.rstrip("\r\n")
-    return text[:at] + block + text[at:], value_text
+        block = newline + block[: -len(newline)]
+    return _Splice(at, at, block, -column)
 
 
 def _key_column(root: yaml.Node, path: tuple[PathKey, ...]) -> int:
@@ -231,45 +287,145 @@ def _key_column(root: yaml.Node, path: tuple[PathKey, ...]) -> int:
     return column
 
 
-def _set(data: Any, path: tuple[PathKey, ...], value: Any) -> None:
-    cur = data
-    for key in path[:-1]:
-        if isinstance(cur, dict):
-            if cur.get(key) is None:
-                cur[key] = {}
-            cur = cur[key]
-        else:
-            cur = cur[key]
-    cur[path[-1]] = value
+def _with(data: Any, path: tuple[PathKey, ...], value: Any) -> Any:
+    """``data`` with the value at ``path`` set (a missing or null mapping on the way made empty),
+    copying only the containers on the path: the original is left as it is."""
+    if not path:
+        return value
+    key, rest = path[0], path[1:]
+    if isinstance(data, dict) and isinstance(key, str):
+        child = data.get(key)
+        new = dict(data)
+        new[key] = _with({} if child is None and rest else child, rest, value)
+        return new
+    if isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+        items = list(data)
+        items[key] = _with(data[key], rest, value)
+        return items
+    raise TypeError(f"no {key!r} in {type(data).__name__}")
 
 
-def apply_edits(text: str, edits: Sequence[Edit], json_like: bool = False) -> str:
+def _shared_nodes(roots: Sequence[yaml.Node]) -> bool:
+    """Whether a node is reached twice (an alias of an anchored node)."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.extend((k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return False
+
+
+def apply_edits(text: str, edits: Sequence[Edit], json_like: bool = False, before: Sequence[Any] | None = None) -> str:
     """The text with every edit made, or :class:`CannotPreserve` (the text is then not to be used)."""
+    return edit_documents(text, edits, json_like, before)[0]
+
+
+def edit_documents(
+    text: str, edits: Sequence[Edit], json_like: bool = False, before: Sequence[Any] | None = None
+) -> tuple[str, list[Any], list[tuple[int, int, str]], list[YamlDocument] | None]:
+    """The text with every edit made, its documents' data as read back, the splices made (start
+    and end offsets in ``text``, the new text; in order) and the documents as the loader reads
+    them (None when nothing was edited), or :class:`CannotPreserve`.
+
+    One pass: the text is composed once, every edit's place found in that one tree, the splices
+    made in one sweep and the result parsed once to check it (``before``: the documents as
+    :func:`load_documents` read them, when the caller has them already)."""
     if not edits:
-        return text
+        return text, list(before) if before is not None else load_documents(text), [], None
     try:
-        if not json_like and _has_aliases(text):
-            raise CannotPreserve("the file uses YAML anchors or aliases; an edit could change other places")
-        before = _load(text)
+        roots = _compose(text)
+        if before is None:
+            before = _load(text)
     except yaml.YAMLError as e:
         raise CannotPreserve(f"cannot parse: {e}") from None
-    out = text
-    expected = [json.loads(json.dumps(d, default=str)) for d in before]
+    if not json_like and "*" in text and _shared_nodes(roots):  # an alias is written with a "*"
+        raise CannotPreserve("the file uses YAML anchors or aliases; an edit could change other places")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    expected = list(before)
+    splices: list[_Splice] = []
+    groups: dict[tuple[int, int], tuple[yaml.Node, tuple[PathKey, ...], dict[str, Any]]] = {}
+    steps: dict[int, int] = {}
+    reads: dict[str, Any] = {}
     for edit in edits:
-        docs = _compose(out)
-        if edit.document >= len(docs):
+        if edit.document >= len(roots):
             raise CannotPreserve(f"document {edit.document + 1} not found")
-        out, written = _splice_one(out, docs[edit.document], edit.path, edit.value, json_like)
-        _set(expected[edit.document], edit.path, _reads_as(written))
+        root = roots[edit.document]
+        node, depth = _locate(root, edit.path)
+        where = ".".join(map(str, edit.path))
+        if depth == len(edit.path):  # the scalar exists: replace it in place
+            if not isinstance(node, yaml.ScalarNode):
+                raise CannotPreserve(f"{where} is not a single value")
+            written = _faithful(edit.value, node.style, json_like, reads)
+            splices.append(_Splice(node.start_mark.index, node.end_mark.index, written, -(10**9)))
+        else:
+            rest = edit.path[depth:]
+            if not all(isinstance(k, str) for k in rest):
+                raise CannotPreserve(f"{where}: the list entry does not exist")
+            written = _faithful(edit.value, None, json_like, reads)
+            _, _, tree = groups.setdefault((edit.document, id(node)), (node, edit.path[:depth], {}))
+            for key in rest[:-1]:
+                sub = tree.setdefault(str(key), {})
+                if not isinstance(sub, dict):
+                    raise CannotPreserve(f"{where}: two edits of one field")
+                tree = sub
+            tree[str(rest[-1])] = written
+        try:
+            expected[edit.document] = _with(expected[edit.document], edit.path, reads[written])
+        except (TypeError, KeyError, IndexError):
+            raise CannotPreserve(f"{where}: no such field in the document") from None
+    for (doc, _), (node, at_path, tree) in groups.items():
+        if doc not in steps:
+            steps[doc] = _indent_step(roots[doc])
+        splices.append(_insertion(text, roots[doc], node, at_path, tree, json_like, newline, steps[doc]))
+    pieces: list[str] = []
+    pos = 0
+    splices.sort(key=lambda sp: (sp.start, sp.rank))
+    for sp in splices:
+        if sp.start < pos:
+            raise CannotPreserve("two edits overlap")
+        pieces.append(text[pos : sp.start])
+        pieces.append(sp.text)
+        pos = sp.end
+    pieces.append(text[pos:])
+    out = "".join(pieces)
     try:
-        after = [json.loads(json.dumps(d, default=str)) for d in _load(out)]
+        documents = _documents(out)
+        after = [d.data for d in documents]
     except yaml.YAMLError as e:
         raise CannotPreserve(f"the edited text does not parse: {e}") from None
     if after != expected:
         raise CannotPreserve("the edited text would differ from the intended change")
-    return out
+    return out, after, [(sp.start, sp.end, sp.text) for sp in splices], documents
+
+
+def _faithful(value: str, style: str | None, json_like: bool, reads: dict[str, Any]) -> str:
+    """The scalar's text in the given style if it reads back as the value (a string, or a number
+    written as the value is: ``2``, ``1500m``), else double-quoted (a plain ``a: b`` or ``&x y``
+    would read as something else). ``reads``: what each text reads as, filled here."""
+    for written in (_scalar_text(value, style, json_like), json.dumps(value)):
+        if written not in reads:
+            reads[written] = _reads_as(written)
+        back = reads[written]
+        if isinstance(back, (str, int, float)) and not isinstance(back, bool) and str(back) == value:
+            return written
+    raise CannotPreserve(f"{value!r} does not read back as itself")
 
 
 def _reads_as(value: str) -> Any:
-    """What the scalar as written loads as (an int for ``2``, a string for ``1500m`` or ``"2"``)."""
-    return json.loads(json.dumps(yaml.safe_load(value), default=str))
+    """What the scalar as written loads as (an int for ``2``, a string for ``1500m`` or ``"2"``),
+    as the loader reads a value (a timestamp stays its text)."""
+    try:
+        data = _load(f"v: {value}\n")
+    except (yaml.YAMLError, CannotPreserve):
+        return _UNREADABLE
+    return data[0]["v"] if len(data) == 1 and isinstance(data[0], dict) and len(data[0]) == 1 else _UNREADABLE
+
+
+_UNREADABLE = object()  # what a scalar that does not read back as one value is expected to be: nothing equals it

@@ -21,8 +21,21 @@
   evaluated against the pod labels of every packed workload, in the namespaces the term selects. A
   workload its own term selects is in an exclusive group (at most one pod of the group per node;
   workloads declaring the same term in the same namespace share it); two workloads of which either
-  selects the other conflict (their pods never share a node). Required pod affinity and terms on
-  other topology keys are not modelled.
+  selects the other conflict (their pods never share a node). Required pod affinity (except to
+  DaemonSet pods alone) and terms on other topology keys are not modelled.
+* Host ports (``PodSpec.host_ports``): a workload binding one has at most one pod per node
+  (``PodType.host_ports``), and two workloads binding conflicting ones conflict.
+* Against DaemonSet pods (on every node of the pools the DaemonSet fits): a workload avoids the
+  DaemonSet's nodes when both bind a conflicting host port or either's required hostname
+  anti-affinity selects the other (``PodType.avoids``); a required hostname pod affinity term that
+  selects DaemonSet pods and no other workload's needs one of them on the node (``PodType.needs``).
+  A workload that no pool it fits can then take is ``unschedulable``, with the reason.
+* Under an autoscaler the count is the replicas it keeps (:func:`podfit.workloads.autoscaled_replicas`);
+  an autoscaled workload at 0 is not packed but kept in ``PackInputs.idle`` for PF606.
+* A ``DoNotSchedule`` topology spread over ``topology.kubernetes.io/zone`` splits the pod type into
+  a part per zone of the least each zone must hold (``<name>@<zone>``, bound to that zone's pools)
+  and the rest (:func:`_zone_parts`, which says when it applies): 4 pods over 2 zones at maxSkew 1
+  are 2 + 2, as the scheduler places them, not 4 in one zone.
 * A ``DoNotSchedule`` topology spread on hostname whose selector counts the pod's own pods, with
   maxSkew s, caps pods per node at ⌊(M + (N − 1)·s) / N⌋, where M is the number of pods the
   selector counts (this workload's and those of other workloads it matches) and N the nodes that are
@@ -32,6 +45,11 @@
   fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
   side, each node holding at least max − s, is not modelled).
 * Control-plane pools are not used for workload pods.
+* A pool's ``reserved_pods`` (the cluster's own kube-system pods that are no DaemonSet's, such as
+  coredns: :attr:`podfit.platform.NodePool.reserved_pods`) become pod types bound to that pool,
+  named ``reserved/<pool>/<name>`` (``PackInputs.reserved``): they take their slots and requests
+  there before any workload, as on the running cluster. They have no workload: findings about
+  pods are never anchored on them.
 * Pods that run to completion (Jobs, CronJobs, Helm hooks: :func:`run_kind`) are not packed as if
   always running: beside the long-running pods goes only the largest group of them that can run
   at one time — one Helm hook, or every Job, or every CronJob (:class:`RunToCompletion`, reported
@@ -41,11 +59,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model import Workload
+from ..model import WORKLOAD_KINDS, Workload
+from ..platform import is_extended_resource
+from ..quantity import QuantityError, parse_memory
 from ..scheduling import (
     FITS,
     HOSTNAME,
@@ -53,6 +74,7 @@ from ..scheduling import (
     REVISION_KEYS,
     UNKNOWN,
     Decision,
+    HostPort,
     SchedulingConstraints,
     decide,
     described_keys,
@@ -122,6 +144,12 @@ class PackInputs:
     # VM class → (overhead, pod slots) of the nodes of that class the platform describes with their
     # kubelet's allocatable (an imported cluster): sizing a class uses what its real nodes offer
     class_overheads: Mapping[str, tuple[Overhead, int]] = field(default_factory=dict)
+    # autoscaled workloads at 0 replicas (KEDA scaled to zero): not packed, their scale-out is PF606's
+    idle: tuple[PodType, ...] = ()
+    # the pod types of the pools' reserved pods (the cluster's own, no workload's)
+    reserved: tuple[str, ...] = ()
+    # pod type name → the extended resources (nvidia.com/gpu, …) one of its pods asks for
+    extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -323,6 +351,92 @@ def _anti_affinity(packed: Sequence[tuple[str, Workload]]) -> tuple[dict[str, st
     return group, conflicts
 
 
+def _port_conflicts(packed: Sequence[tuple[str, Workload]]) -> set[tuple[str, str]]:
+    """Pairs of workloads (names, in order) whose pods bind a conflicting host port: they never
+    share a node (the scheduler's NodePorts filter). A workload's own pods are kept apart by
+    ``PodType.host_ports`` (one pod per node)."""
+    by_port: dict[tuple[int, str], list[tuple[str, HostPort]]] = {}
+    for name, w in packed:
+        for hp in w.pod.host_ports:
+            by_port.setdefault((hp.port, hp.protocol), []).append((name, hp))
+    pairs: set[tuple[str, str]] = set()
+    for binders in by_port.values():
+        for i, (a, pa) in enumerate(binders):
+            for b, pb in binders[i + 1 :]:
+                if a != b and pa.conflicts(pb):
+                    pairs.add((min(a, b), max(a, b)))
+    return pairs
+
+
+@dataclass(frozen=True)
+class _Daemons:
+    """How a workload's pods stand to the DaemonSets' pods (see :class:`PodType` ``avoids`` /
+    ``needs``), with the reasons in words."""
+
+    avoids: tuple[str, ...]
+    needs: tuple[tuple[str, ...], ...]
+    reasons: tuple[str, ...]
+
+    def why(self, pools: Sequence[str]) -> str:
+        return f"{'; '.join(self.reasons)} (node pools it may use: {', '.join(pools)})"
+
+
+class _DaemonPods:
+    """A DaemonSet's pods as :func:`_daemon_relations` compares them (labels, ports, terms)."""
+
+    def __init__(self, d: DaemonPod, w: Workload) -> None:
+        self.d = d
+        self.ns = w.ref.namespace or "default"
+        self.labels = dict(w.pod.labels)
+        self.ports = w.pod.host_ports
+        self.anti = w.pod.scheduling.hostname_anti_affinity()
+
+
+def _daemon_relations(
+    w: Workload,
+    daemons: Sequence[_DaemonPods],
+    others: Sequence[tuple[str, Workload]],
+    unsure: set[str],
+) -> _Daemons:
+    """The DaemonSets whose nodes ``w``'s pods cannot use — a host port both bind, required pod
+    anti-affinity on hostname either declares against the other — and, per required pod affinity
+    term on hostname that selects DaemonSet pods and no pod of another workload (``others``), the
+    DaemonSets one of which must run on the node. A term whose DaemonSets' placement is unknown on
+    some pool (``unsure``) is not modelled."""
+    ns, labels = w.ref.namespace or "default", dict(w.pod.labels)
+    own_anti = w.pod.scheduling.hostname_anti_affinity()
+    avoids: dict[str, str] = {}
+    for x in daemons:
+        name = x.d.name
+        ports = [hp for hp in w.pod.host_ports if any(hp.conflicts(q) for q in x.ports)]
+        if ports:
+            avoids.setdefault(
+                name, f"hostPort {', '.join(map(str, ports))} is bound by {name} on every node it runs on"
+            )
+        elif any(t.matches(ns, labels, x.ns, x.labels, False) is True for t in own_anti):
+            avoids.setdefault(
+                name, f"required pod anti-affinity against {name}, whose pods run on every node it runs on"
+            )
+        elif any(t.matches(x.ns, x.labels, ns, labels, False) is True for t in x.anti):
+            avoids.setdefault(name, f"{name}'s required pod anti-affinity selects these pods")
+    needs: list[tuple[str, ...]] = []
+    reasons = list(avoids.values())
+    for t in w.pod.scheduling.pod_affinity:
+        if t.topology_key != HOSTNAME:
+            continue
+        chosen = tuple(sorted(x.d.name for x in daemons if t.matches(ns, labels, x.ns, x.labels, False) is True))
+        if not chosen or set(chosen) & unsure:
+            continue
+        if any(
+            t.matches(ns, labels, o.ref.namespace or "default", dict(o.pod.labels), o is w) is not False
+            for _, o in others
+        ):
+            continue  # a pod of a workload may satisfy it too: not modelled
+        needs.append(chosen)
+        reasons.append(f"required pod affinity to the pods of {' or '.join(chosen)}")
+    return _Daemons(tuple(sorted(avoids)), tuple(needs), tuple(reasons))
+
+
 def _spread_cap(
     name: str, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
 ) -> int | None:
@@ -354,6 +468,65 @@ def _spread_cap(
     return min(caps) if caps else None
 
 
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _zone_parts(
+    pod: PodType, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
+) -> list[PodType] | None:
+    """A ``DoNotSchedule`` topology spread over zones, as a necessary condition: with N pods, Z
+    zones and maxSkew s, no zone holds more than c = ⌊(N + (Z − 1)·s) / Z⌋ of them, so every zone
+    holds at least L = N − (Z − 1)·c. The pod type becomes one part of L pods bound to each zone's
+    pools (``<name>@<zone>``) and the rest, unbound, under its own name: with N = 4 over 2 zones
+    and maxSkew 1, 2 + 2, never 4 + 0. Modelled only where that is sound and simple: the selector
+    counts this workload's pods alone, every domain pool (node affinity honoured, taints as the
+    constraint says) has a zone label, each zone has a pool the pods may use, no ``minDomains``,
+    and the pod type is not named by other constraints (no anti-affinity group, conflicts, host
+    ports or DaemonSet relations). Otherwise None: no zone cap (never a misfit it does not prove)."""
+    if pod.exclusive_group or pod.conflicts or pod.host_ports or pod.avoids or pod.needs or pod.pools is None:
+        return None
+    labels = dict(w.pod.labels)
+    ns = w.ref.namespace or "default"
+    for s in w.pod.scheduling.spread:
+        if s.topology_key != ZONE or s.when_unsatisfiable != "DoNotSchedule" or s.min_domains is not None:
+            continue
+        if not s.matches(labels, labels, True):
+            continue
+        counted = [
+            u for _, u, _, u_labels in everyone.candidates((ns,), s.selector) if s.matches(labels, u_labels, u is w)
+        ]
+        if any(u is not w for u in counted):
+            continue  # other workloads' pods count too: not modelled
+        zones: dict[str, list[str]] = {}
+        for pl, d in zip(sched.pools, decisions, strict=True):
+            if pl.pool.count <= 0 or getattr(pl.pool, "role", "worker") == "control-plane":
+                continue
+            if (s.node_affinity_policy == "Honor" and d.selected is not True) or (
+                s.node_taints_policy == "Honor" and not d.tolerated
+            ):
+                continue  # not a domain
+            zone = pl.labels.get(ZONE)
+            if not zone:
+                return None  # a domain of unknown zone
+            usable = zones.setdefault(zone, [])
+            if pl.type_name is not None and pl.type_name in pod.pools:
+                usable.append(pl.type_name)
+        if len(zones) < 2 or any(not usable for usable in zones.values()):
+            return None
+        n, z = pod.count, len(zones)
+        most = (n + (z - 1) * s.max_skew) // z
+        least = n - (z - 1) * most
+        if least <= 0:
+            return None
+        parts = [
+            dataclasses.replace(pod, name=f"{pod.name}@{zone}", count=least, pools=tuple(usable))
+            for zone, usable in sorted(zones.items())
+        ]
+        rest = n - z * least
+        return parts + ([dataclasses.replace(pod, count=rest)] if rest else [])
+    return None
+
+
 def pods_from_workloads(
     workloads: Iterable[Workload], pools: Sequence[NodeType] = ()
 ) -> tuple[tuple[PodType, ...], tuple[DaemonPod, ...], dict[str, Workload]]:
@@ -378,6 +551,100 @@ class _Plan:
     unknown: tuple[UnknownPods, ...]
     control_plane_only: tuple[str, ...]
     unschedulable: dict[str, str]
+    idle: tuple[PodType, ...] = ()
+    extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def extended_requests(w: Workload) -> dict[str, int]:
+    """The extended resources (``nvidia.com/gpu``, …) one pod of ``w`` asks for, as Kubernetes
+    combines containers: max(Σ app containers and sidecars, each one-shot init container with the
+    sidecars declared before it). A container's request is its limit when it sets only the limit
+    (extended resources cannot be overcommitted: request = limit). Values that are not whole
+    quantities are left out (the API server rejects them)."""
+    path = WORKLOAD_KINDS.get(w.obj.kind)
+    node: Any = w.obj.raw
+    for key in path or ():
+        node = node.get(key) if isinstance(node, Mapping) else None
+    spec = node.get("spec") if isinstance(node, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return {}
+
+    def own(c: Any) -> dict[str, int]:
+        res = c.get("resources") if isinstance(c, Mapping) else None
+        if not isinstance(res, Mapping):
+            return {}
+        out: dict[str, int] = {}
+        for kind in ("limits", "requests"):  # the request wins where both are set
+            values = res.get(kind)
+            for name, v in values.items() if isinstance(values, Mapping) else ():
+                if is_extended_resource(str(name)):
+                    try:
+                        out[str(name)] = parse_memory(v)
+                    except QuantityError:
+                        continue
+        return out
+
+    def add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+        return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
+
+    inits = [c for c in _list(spec.get("initContainers")) if isinstance(c, Mapping)]
+    total: dict[str, int] = {}
+    for c in _list(spec.get("containers")):
+        total = add(total, own(c))
+    sidecars: dict[str, int] = {}
+    for c in inits:
+        if c.get("restartPolicy") == "Always":
+            sidecars = add(sidecars, own(c))
+            total = add(total, own(c))
+        else:
+            here = add(own(c), sidecars)
+            total = {k: max(total.get(k, 0), here.get(k, 0)) for k in total.keys() | here.keys()}
+    return {k: v for k, v in total.items() if v > 0}
+
+
+def _extended_offer(sched: _Scheduling) -> dict[str, dict[str, int] | None]:
+    """Node type name → the extended resources each of its nodes offers; None where the pool does
+    not say what its nodes offer (no ``allocatable``: a TanzuKubernetesCluster's pool, a profile's
+    pool written without it), which is not taken for "none"."""
+    return {
+        pl.type_name: dict(getattr(pl.pool, "extended", ())) if getattr(pl.pool, "allocatable", None) else None
+        for pl in sched.pools
+        if pl.type_name is not None
+    }
+
+
+_UNKNOWN_CAP = 2**31 - 1  # a pool that does not state its extended resources limits nothing
+
+
+def _extended_cap(need: Mapping[str, int], offer: Mapping[str, int] | None) -> int:
+    """How many pods needing ``need`` one node offering ``offer`` holds (by extended resources)."""
+    if offer is None:
+        return _UNKNOWN_CAP
+    return min(offer.get(r, 0) // v for r, v in need.items())
+
+
+def _extended_conflicts(
+    needs: Mapping[str, dict[str, int]],
+    fits: Mapping[str, tuple[str, ...]],
+    offer: Mapping[str, dict[str, int] | None],
+) -> set[tuple[str, str]]:
+    """Pairs of pod types asking for extended resources that no node they may both use can hold one
+    pod of each."""
+    out = set()
+    names = sorted(needs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            common = set(fits.get(a, ())) & set(fits.get(b, ()))
+            both = {r: needs[a].get(r, 0) + needs[b].get(r, 0) for r in needs[a].keys() | needs[b].keys()}
+            if common and all(
+                (o := offer[t]) is not None and any(o.get(r, 0) < v for r, v in both.items()) for t in common
+            ):
+                out.add((a, b))
+    return out
 
 
 def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
@@ -387,9 +654,11 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     cp_only: list[str] = []
     unschedulable: dict[str, str] = {}
     packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
+    offer = _extended_offer(sched)
+    needs: dict[str, dict[str, int]] = {}  # extended resources each pod type asks for
     for name, w in named:
-        if not w.per_node and w.replicas <= 0:
-            continue
+        if not w.per_node and w.replicas <= 0 and not (w.autoscaler and w.autoscaler.max_replicas > 0):
+            continue  # no pod (an autoscaled workload at 0 is kept: its scale-out is PF606's)
         ds = sched.decisions(w.pod.scheduling)
         fits = tuple(
             p.type_name for p, d in zip(sched.pools, ds, strict=True) if p.type_name is not None and d.answer == FITS
@@ -406,7 +675,15 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             continue
         if unknown_here:
             continue
-        if not fits:
+        need = extended_requests(w)
+        if need:
+            needs[name] = need
+            offered = tuple(t for t in fits if _extended_cap(need, offer[t]) > 0)
+            if fits and not offered:
+                asked = ", ".join(f"{v} {r}" for r, v in sorted(need.items()))
+                unschedulable[name] = f"no node pool it may use offers {asked} per node"
+            fits = offered
+        if not fits and name not in unschedulable:
             if any(
                 pl.type_name is None and getattr(pl.pool, "role", "") == "control-plane" and d.answer == FITS
                 for pl, d in zip(sched.pools, ds, strict=True)
@@ -416,6 +693,29 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unschedulable[name] = _why_not(sched, ds)
         packed.append((name, w, ds, fits))
     group, conflicts = _anti_affinity([(name, w) for name, w, _, _ in packed])
+    for a, b in _extended_conflicts(needs, {name: fits for name, _, _, fits in packed}, offer):
+        conflicts.setdefault(a, set()).add(b)
+        conflicts.setdefault(b, set()).add(a)
+    for a, b in _port_conflicts([(name, w) for name, w, _, _ in packed]):
+        conflicts.setdefault(a, set()).add(b)
+        conflicts.setdefault(b, set()).add(a)
+    ds_workloads = [_DaemonPods(d, by_name[d.name]) for d in daemons]
+    ds_terms = any(x.anti for x in ds_workloads)
+    unsure = {name for names in unknown.values() for name in names}  # DaemonSets not known to run everywhere
+    others = [(name, w) for name, w in named if not w.per_node and w.replicas > 0]
+    between: dict[str, _Daemons] = {}
+    for name, w, _, fits in packed:
+        c = w.pod.scheduling
+        if not ds_workloads or not (w.pod.host_ports or c.anti_affinity or c.pod_affinity or ds_terms):
+            continue  # nothing relates it to a DaemonSet's pods
+        rel = _daemon_relations(w, ds_workloads, others, unsure)
+        if rel.avoids or rel.needs:
+            between[name] = rel
+            if fits and name not in unschedulable:
+                runs = {pool: {d.name for d in daemons if d.pools is None or pool in d.pools} for pool in fits}
+                probe = PodType(name, 0, 0, avoids=rel.avoids, needs=rel.needs)
+                if not any(probe.daemons_allow(here) for here in runs.values()):
+                    unschedulable[name] = rel.why(fits)
     # only built when some workload spreads (and so never None where _spread_cap needs it)
     everyone = _Index(named) if any(w.pod.scheduling.spread for _, w, _, _ in packed) else None
     pods = []
@@ -431,22 +731,44 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 cpu_limit=p.cpu_limit,
                 memory_limit=p.memory_limit,
                 exclusive_group=group.get(name),
-                max_per_node=_spread_cap(name, w, ds, sched, everyone)
-                if everyone is not None and p.scheduling.spread
-                else None,
+                max_per_node=_min_cap(
+                    _spread_cap(name, w, ds, sched, everyone) if everyone is not None and p.scheduling.spread else None,
+                    _known_cap(min((_extended_cap(needs[name], offer[t]) for t in fits), default=None))
+                    if name in needs
+                    else None,
+                ),
                 node_selector=p.node_selector,
                 pools=fits,
                 conflicts=tuple(sorted(conflicts.get(name, ()))),
+                host_ports=tuple((hp.ip, hp.port, hp.protocol) for hp in p.host_ports),
+                avoids=between[name].avoids if name in between else (),
+                needs=between[name].needs if name in between else (),
             )
         )
+        if everyone is not None and p.scheduling.spread and w.autoscaler is None:
+            parts = _zone_parts(pods[-1], w, ds, sched, everyone)
+            if parts:
+                pods[-1:] = parts
+                by_name.update((part.name, w) for part in parts)
     return _Plan(
-        tuple(pods),
+        tuple(p for p in pods if p.count > 0),
         tuple(daemons),
         by_name,
         tuple(UnknownPods(k, tuple(v)) for k, v in sorted(unknown.items())),
         tuple(cp_only),
         unschedulable,
+        tuple(p for p in pods if p.count == 0),
+        needs,
     )
+
+
+def _known_cap(cap: int | None) -> int | None:
+    return None if cap == _UNKNOWN_CAP else cap
+
+
+def _min_cap(*caps: int | None) -> int | None:
+    known = [c for c in caps if c is not None]
+    return min(known) if known else None
 
 
 def vm_classes(platform) -> tuple[VMClass, ...]:
@@ -573,7 +895,8 @@ def inputs_from(
         if seen is not None:  # two pools of one class: the larger overhead, the fewer slots
             o, slots = Overhead(max(o.cpu, seen[0].cpu), max(o.memory, seen[0].memory)), min(slots, seen[1])
         class_overheads[p.vm_class] = (o, slots)
-    pods, rtc = _peak_group(plan.pods, kinds, pools)
+    reserved = _reserved_pods(pools_in, names)
+    pods, rtc = _peak_group(reserved + plan.pods, kinds, pools)
     return PackInputs(
         pods,
         plan.daemons,
@@ -592,4 +915,18 @@ def inputs_from(
         plan.unschedulable,
         run_to_completion=rtc,
         class_overheads=class_overheads,
+        idle=plan.idle,
+        reserved=tuple(p.name for p in reserved),
+        extended=plan.extended,
+    )
+
+
+def _reserved_pods(node_pools, names: Sequence[str | None]) -> tuple[PodType, ...]:
+    """The worker pools' reserved pods as pod types bound to their pool (see the module docstring)."""
+    return tuple(
+        PodType(f"reserved/{name}/{r[0]}", r[2], r[3], count=r[1], pools=(name,))
+        for p, name in zip(node_pools, names, strict=True)
+        if name is not None
+        for r in getattr(p, "reserved_pods", ())
+        if r[1] > 0
     )

@@ -7,7 +7,9 @@ For identical nodes of allocatable ``C`` (a 4-vector):
 * Fekete–Schepers dual-feasible functions u^(k), k = 1…20, per dimension: each maps the sizes in one
   node to values summing to at most the capacity, so ⌈Σ u^(k)(size) / C⌉ nodes are needed;
 * anti-affinity: the pods of one exclusive group need one node each; a type with at most ``m`` per
-  node needs ⌈count / m⌉ nodes.
+  node needs ⌈count / m⌉ nodes;
+* host ports: the pods that bind one host port (or a conflicting one: the same port and protocol
+  on the same address or on every address) need one node each (:func:`port_cliques`).
 
 Each is valid because any placement of the pods also packs every single dimension, and respects
 the constraints. For a fixed, possibly mixed set of nodes, :func:`certificates` adds capacity
@@ -33,6 +35,7 @@ __all__ = [
     "lower_bound",
     "eligible_pools",
     "certificates",
+    "port_cliques",
 ]
 
 
@@ -145,6 +148,30 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
                     detail=f"{p.name}: {p.count} pods, at most {p.max_per_node} per node",
                 )
             )
+    for port, members in port_cliques(pods):
+        n = sum(p.count for p in members)
+        if n:
+            out.append(Bound("host-port", n, 0, detail=f"hostPort {port}: {n} pods, one per node"))
+    return out
+
+
+def port_cliques(pods: Sequence[PodType]) -> list[tuple[str, list[PodType]]]:
+    """Sets of pod types whose pods pairwise conflict on a host port, each named by the port: for
+    every port and protocol, the types binding it on every address, and with them those binding it
+    on each one address. No node holds two pods of one set."""
+    by_port: dict[tuple[int, str], dict[str, list[PodType]]] = defaultdict(lambda: defaultdict(list))
+    for p in pods:
+        for ip, port, protocol in p.host_ports:
+            if p not in by_port[port, protocol][ip]:
+                by_port[port, protocol][ip].append(p)
+    out: list[tuple[str, list[PodType]]] = []
+    for (port, protocol), by_ip in sorted(by_port.items()):
+        every = by_ip.get("", [])
+        if every:
+            out.append((f"{port}/{protocol}", list(every)))
+        for ip, members in sorted(by_ip.items()):
+            if ip:
+                out.append((f"{ip}:{port}/{protocol}", members + [p for p in every if p not in members]))
     return out
 
 
@@ -198,6 +225,18 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
                     p.name,
                 )
             )
+    for port, members in port_cliques(pods):
+        pools = sorted({i for p in members for i in elig[p.name]})
+        n = sum(p.count for p in members)
+        out.append(
+            Bound(
+                "host-port",
+                n,
+                sum(nodes[i].count for i in pools),
+                tuple(nodes[i].name for i in pools),
+                f"hostPort {port}",
+            )
+        )
     # Hall-type capacity checks: pods that can only use the pools in S need S's capacity.
     for s in sorted({e for e in elig.values() if e}):
         sset = set(s)
@@ -216,7 +255,7 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
             (alloc,) = allocs
             avail = sum(nodes[i].count for i in s)
             for b in node_bounds(inside, alloc):
-                if b.kind in ("anti-affinity", "max-per-node"):
+                if b.kind in ("anti-affinity", "max-per-node", "host-port"):
                     continue  # already checked against the exact eligible nodes above
                 out.append(Bound(b.kind, b.needed, avail, scope, b.detail))
     return out

@@ -219,8 +219,8 @@ def min_nodes(
     other heuristic, no search), in milliseconds."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
-    if any(not fits(p.demand, tmpl.allocatable) for p in pods):
-        return None
+    if any(not fits(p.demand, tmpl.allocatable) or not p.daemons_allow(tmpl.daemon_pods) for p in pods):
+        return None  # too large for the class, or barred from every node by a DaemonSet that runs there
     start = time.monotonic()
     lb, _ = lower_bound(pods, tmpl.allocatable)
     if lb > MAX_MIN_NODES:
@@ -352,6 +352,7 @@ def right_size(
     numa_memory: int | None = None,
     share_percent: int = 100,
     host_limits: Mapping[str, int] | None = None,
+    why_not: Mapping[str, str] | None = None,
 ) -> Recommendation:
     """Among NUMA-fitting classes that hold the largest pod, the class and count with least waste.
 
@@ -361,6 +362,7 @@ def right_size(
     the hosts' number (its headroom is then short, as ``headroom_cpu``/``headroom_memory`` show).
     Waste = provisioned capacity − requests − headroom, scored as the mean of the CPU and memory
     shares of provisioned capacity left idle (parts per million); ties go to fewer nodes, then the name.
+    ``why_not``: per class without a least count, why (default: it cannot hold the largest pod).
     """
     req_cpu = sum(p.cpu * p.count for p in pods)
     req_mem = sum(p.memory * p.count for p in pods)
@@ -373,7 +375,7 @@ def right_size(
             continue
         mn = least.get(c.name)
         if mn is None:
-            excluded[c.name] = "cannot hold the largest pod"
+            excluded[c.name] = (why_not or {}).get(c.name, "cannot hold the largest pod")
             continue
         limit = (host_limits or {}).get(c.name)
         if limit is not None and (mn.nodes > limit or limit == 0):
@@ -479,6 +481,7 @@ def analyze(
     headroom_ = headroom(pods, fit.nodes, share_percent)
     cands = [c for c in classes if family is None or c.name.startswith(family)]
     least: dict[str, MinNodes] = {}
+    why_not: dict[str, str] = {}
     landing = [
         dataclasses.replace(d, node_selector=(), pools=None) for d in daemons_for_min_nodes(daemons, pods, pools)
     ]
@@ -495,6 +498,8 @@ def analyze(
             r = min_nodes(relaxed, t, 0, workers=workers, search=False)
         if r is not None:
             least[c.name] = r.summary
+        elif barred := sorted({p.name for p in relaxed if not p.daemons_allow(t.daemon_pods)}):
+            why_not[c.name] = f"its nodes run DaemonSets that {', '.join(barred)} cannot share a node with"
     least = {c.name: least[c.name] for c in cands if c.name in least}  # the catalogue's order
     rec = right_size(
         pods,
@@ -504,6 +509,7 @@ def analyze(
         numa_memory=numa_memory,
         share_percent=share_percent,
         host_limits=host_limits,
+        why_not=why_not,
     )
     return Analysis(fit, pools, least, stranded_, headroom_, rec, pods)
 

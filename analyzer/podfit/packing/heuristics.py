@@ -179,7 +179,7 @@ def ffd_order(
     def order_key(t: int) -> tuple:
         p = pods[t]
         if constrained_first:
-            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts) else 1
+            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts or p.host_ports) else 1
             return (eligible_nodes(p), constrained, -size(p, ref), p.name)
         return (-size(p, ref), p.name)
 

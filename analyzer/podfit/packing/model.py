@@ -64,6 +64,13 @@ class PodType:
     node has). ``cpu_peak`` / ``memory_peak``: the measured peak of one pod (``--usage``: the sum of
     its containers' measured max), which the burst headroom takes in place of the limit; None when
     not measured. Packing never uses them: the scheduler packs requests.
+
+    ``host_ports``: the ports each pod binds on its node (``(hostIP, port, protocol)``, hostIP ""
+    for every address): at most one pod of the type per node, and types binding a conflicting port
+    are in each other's ``conflicts`` (the adapter sets both). ``avoids``: DaemonSets (by name)
+    whose nodes the pods cannot use (a host port both bind, or required anti-affinity between
+    them); ``needs``: per required pod affinity term, the DaemonSets one of which must run on the
+    node (the term selects their pods and no packed pod).
     """
 
     name: str
@@ -80,10 +87,25 @@ class PodType:
     conflicts: tuple[str, ...] = ()
     cpu_peak: int | None = None
     memory_peak: int | None = None
+    host_ports: tuple[tuple[str, int, str], ...] = ()
+    avoids: tuple[str, ...] = ()
+    needs: tuple[tuple[str, ...], ...] = ()
 
     def allowed_on(self, node: NodeType) -> bool:
-        """Whether the pods may run on ``node``'s pool (labels and scheduling; not capacity)."""
-        return (self.pools is None or node.name in self.pools) and selector_matches(self.node_selector, node.labels)
+        """Whether the pods may run on ``node``'s pool (labels, scheduling and the DaemonSets it
+        runs; not capacity)."""
+        return (
+            (self.pools is None or node.name in self.pools)
+            and selector_matches(self.node_selector, node.labels)
+            and self.daemons_allow(node.daemon_pods)
+        )
+
+    def daemons_allow(self, daemon_pods: Iterable[str]) -> bool:
+        """Whether a node running these DaemonSets' pods can take these pods (``avoids``, ``needs``)."""
+        if not self.avoids and not self.needs:
+            return True
+        here = set(daemon_pods)
+        return not here.intersection(self.avoids) and all(here.intersection(term) for term in self.needs)
 
     def __post_init__(self) -> None:
         for name in ("cpu", "memory", "storage", "count"):
@@ -100,7 +122,8 @@ class PodType:
     @property
     def per_node_cap(self) -> int | None:
         """Most pods of this type one node may hold because of placement constraints alone."""
-        caps = [c for c in (self.max_per_node, 1 if self.exclusive_group else None) if c is not None]
+        one = 1 if self.exclusive_group or self.host_ports else None
+        caps = [c for c in (self.max_per_node, one) if c is not None]
         return min(caps) if caps else None
 
 

@@ -68,6 +68,9 @@ def to_json(a: Analysis) -> dict[str, Any]:
                 "node_selector": dict(p.node_selector),
                 "pools": None if p.pools is None else list(p.pools),
                 "anti_affinity_conflicts": list(p.conflicts),
+                "host_ports": [f"{ip + ':' if ip else ''}{port}/{protocol}" for ip, port, protocol in p.host_ports],
+                "daemonsets_avoided": list(p.avoids),
+                "daemonsets_needed": [list(term) for term in p.needs],
             }
             for p in a.pods
         ],
@@ -193,7 +196,11 @@ def to_text(a: Analysis) -> str:
     lines = []
     n_pods = sum(p.count for p in a.pods)
     pools = ", ".join(f"{n.name}: {n.count} × {n.vm_class}" for n in a.pools)
-    lines.append(f"{n_pods} pods of {len(a.pods)} workloads on {sum(n.count for n in a.pools)} nodes ({pools})")
+    # a pool's reserved pods (adapter: ``reserved/<pool>/<name>``) are the cluster's, no workload's
+    reserved = sum(p.count for p in a.pods if p.name.startswith("reserved/"))
+    kinds = sum(1 for p in a.pods if not p.name.startswith("reserved/"))
+    of = f"{kinds} workloads" + (f" and {reserved} reserved pods of the cluster" if reserved else "")
+    lines.append(f"{n_pods} pods of {of} on {sum(n.count for n in a.pools)} nodes ({pools})")
     for n in a.pools:
         ds = f", DaemonSets: {', '.join(n.daemon_pods)}" if n.daemon_pods else ""
         lines.append(

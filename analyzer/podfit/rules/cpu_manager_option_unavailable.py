@@ -40,7 +40,7 @@ string (an unquoted YAML boolean, ``full-pcpus-only: true``) does not decode int
 of strings, so the file does not load: PF902 reports that, against the kubelet's own type
 (``schemas/crds/kubeletconfiguration-kubelet-v1beta1.json``); this rule still reports the option's
 name and stage, but neither judges its value nor counts it as on. The stage of each option by
-Kubernetes version is in podfit.facts (``CPU_MANAGER_OPTIONS``); the version comes from the
+Kubernetes version is in podfit.kubeversions (``CPU_MANAGER_OPTIONS``); the version comes from the
 platform (``spec.kubelet.kubernetesVersion``) or the cluster manifests; without it the latest
 stage is assumed and the finding says so.
 """

@@ -46,7 +46,9 @@ def check(ctx) -> Iterator[Finding]:
             allowed = [n for n in inputs.pools if p.allowed_on(n)]
             if not allowed or any(fits(p.demand, n.allocatable) for n in allowed):
                 continue  # no pool it may use at all is PF601's (no-matching-pool)
-            w = inputs.workloads[p.name]
+            w = inputs.workloads.get(p.name)
+            if w is None:  # a pool's reserved pods: the cluster's own, no manifest's
+                continue
             best = max(allowed, key=lambda n: (n.cpu, n.memory))
             yield Finding(
                 rule=ID,

@@ -1,12 +1,13 @@
 """## What it does
 A container's request is below its measured steady state, the p50 (--usage); the scheduler fills
-nodes by less than the pods use. A steady state is a distribution: the rule needs ``min-samples``
-samples, as PF108 and PF109 do (one ``kubectl top`` snapshot per pod is a point, not a p50).
+nodes by less than the pods use.
 
 ## Why it matters
 Pods are placed by their requests. When a container uses more than it requests most of the time, the
 nodes it lands on are overcommitted in fact: CPU contention between neighbours, and memory pressure
-that evicts Burstable pods using more than they requested first.
+that evicts Burstable pods using more than they requested first. A steady state is a distribution:
+the rule needs min-samples samples, as PF108 and PF109 do (one kubectl top snapshot per pod is a
+point, not a p50).
 
 ## Example
 ```yaml

@@ -10,6 +10,9 @@ podfit.io/cpu-demand, else the CPU request) and CPU work per burst (podfit.io/cp
 on the logical CPUs of the largest node the pod may land on (as for PF202), and reports the
 throttled periods, the p99 latency a burst gains (where at least 50 bursts completed), and the
 throttled time per period. When PF203 runs, PF202's findings are left out: one cause, one finding.
+A finding is a warning when the load it simulates is measured (--usage) or declared (the threads or
+the demand annotated); on defaults alone it is info, and its message starts with what it assumed,
+what to set, and the `podfit throttle` command that simulates the real load.
 
 ## Example
 ```yaml
@@ -54,7 +57,10 @@ The finding names what it assumed, what it simulated (throttled periods, p99 lat
 over the same workload without a limit, throttled time per period summed over CPUs and per CPU the
 threads can use) and the changes that bring the score under the threshold: the smallest CPU limit
 (100m steps, request unchanged), removing the limit, or whole CPUs with the static CPU Manager.
-Results are cached per (limit, CPUs, threads, demand, burst, seconds).
+Each scenario runs with seeds 0-4 and the median run is rated (the range is in the message and
+details), with the calibrated CPU cost of a wake-up (``--wakeup-cost`` of ``podfit throttle``, 20 µs)
+and the calibration table's nearest row and error in the details. Results are cached per (limit,
+CPUs, threads, demand, burst, seconds, seed).
 
 Thresholds (``.podfit.yaml`` ``thresholds: {PF203: {...}}``): ``score`` (50), ``default-threads``
 (200), ``seconds`` (2).
@@ -64,7 +70,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -74,7 +80,9 @@ from ..model import Container, Workload
 from ..options import Option
 from ..quantity import format_cpu, parse_cpu
 from ..throttle import Result, simulate
+from ..throttle.calibration import nearest
 from ..throttle.scenario import Scenario
+from ..throttle.score import median_run
 from ..throttle.sweep import container_scenario
 from ..usage import ContainerUsage, UsageFacts
 
@@ -115,6 +123,9 @@ MEASURED_PERCENTILE = 95
 # 50 on still says what the slow bursts wait (a demand of 100m completes about 90 2 ms bursts in
 # 2 s); of a handful it says nothing (a demand of a few millicores completes 2-6).
 P99_MIN_BURSTS = 50
+# Seeds each container is simulated with (the threads' phases, bursts and sleeps); the verdict is on
+# the median run, the finding gives the range over all of them.
+SEEDS = 5
 
 
 def node_logical_cpus(ctx, w: Workload | None = None) -> int | None:
@@ -185,6 +196,27 @@ class Demand:
     burst_from: str
     measured: str = ""  # demand_from "measured": what was measured (``p95 of 288 samples over 1d, 2 pods``)
 
+    @property
+    def evidence(self) -> str | None:
+        """What the simulated load rests on beyond podfit's defaults: ``"measured"`` (the demand from
+        measured usage), ``"declared"`` (the threads or the demand annotated), or None: assumed
+        defaults only (the default threads, the request or limit as the demand), a verdict graded
+        at most info."""
+        if self.demand_from == "measured":
+            return "measured"
+        if self.demand_from == "annotation" or self.threads_from == "annotation":
+            return "declared"
+        return None
+
+    def assumption(self) -> str:
+        """The assumed load of a verdict on defaults, and what to change: its message's first clause."""
+        demand = "the CPU request" if self.demand_from == "request" else "the CPU limit, no request"
+        return (
+            f"Assumed load, neither declared nor measured: {self.threads} threads (the default) offering "
+            f"{format_cpu(self.demand)} ({demand}); set {THREADS_ANNOTATION} and {DEMAND_ANNOTATION}, "
+            "or measure it with check --usage, to grade it above info"
+        )
+
     def describe(self) -> str:
         t = f"{self.threads} threads" + (
             "" if self.threads_from == "annotation" else f" (default; {THREADS_ANNOTATION})"
@@ -248,6 +280,16 @@ def demand_for(workload: Workload, c: Container, default_threads: int, usage: Us
     )
 
 
+def throttle_command(limit_millicores: int, cpus: int, d: Demand, seconds: int) -> str:
+    """The ``podfit throttle`` command line that runs the simulation a finding rests on, to run again
+    with the container's real threads, demand and burst."""
+    burst = f"{d.burst_us // 1000}ms" if d.burst_us % 1000 == 0 else f"{d.burst_us}us"
+    return (
+        f"podfit throttle --limit {format_cpu(limit_millicores)} --cpus {cpus} --threads {d.threads} "
+        f"--demand {format_cpu(d.demand)} --burst-work {burst} --seconds {seconds}"
+    )
+
+
 MEMO_KEY = "PF203"  # ctx.memo: (object, container) → ThrottleBasis of each finding
 
 
@@ -261,6 +303,21 @@ class ThrottleBasis:
 
 
 @lru_cache(maxsize=4096)
+def simulate_seeds(
+    limit_millicores: int | None,
+    cpus: int,
+    threads: int,
+    seconds: int,
+    demand_millicores: int = 1500,
+    burst_us: int = DEFAULT_BURST_US,
+) -> tuple[Result, ...]:
+    """The simulation of one container (``limit_millicores`` None: no limit) with each of the seeds
+    0 to :data:`SEEDS` − 1, in seed order; a pure function, cached."""
+    base = container_scenario(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us)
+    return tuple(simulate(replace(base, seed=seed)) for seed in range(SEEDS))
+
+
+@lru_cache(maxsize=4096)
 def simulate_cached(
     limit_millicores: int | None,
     cpus: int,
@@ -269,8 +326,8 @@ def simulate_cached(
     demand_millicores: int = 1500,
     burst_us: int = DEFAULT_BURST_US,
 ) -> Result:
-    """The simulation of one container (``limit_millicores`` None: no limit); a pure function, cached."""
-    return simulate(container_scenario(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us))
+    """The run a verdict rests on: the median of :func:`simulate_seeds` (:func:`median_run`)."""
+    return median_run(simulate_seeds(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us))
 
 
 def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
@@ -318,25 +375,36 @@ def check(ctx) -> Iterator[Finding]:
             res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
             if res.score < threshold:
                 continue
-            free = simulate_cached(None, cpus, d.threads, seconds, d.demand, d.burst_us)
-            finding = _finding(ctx, w, c, cpus, limit, d, res, free, threshold, seconds, kub)
+            runs = simulate_seeds(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
+            free = simulate_seeds(None, cpus, d.threads, seconds, d.demand, d.burst_us)
+            finding = _finding(ctx, w, c, cpus, limit, d, runs, free, threshold, seconds, kub)
             # what the finding rests on, for the report's picture of it (podfit.visuals): the very
             # scenario simulated here, the threshold and the limit suggested
             ctx.memo.setdefault(MEMO_KEY, {})[(str(w.ref), c.name)] = ThrottleBasis(
-                container_scenario(limit, cpus, d.threads, seconds, d.demand, d.burst_us),
+                median_run(runs).scenario,  # the run the finding rates
                 threshold,
                 finding.details["suggested_cpu_limit"],
             )
             yield finding
 
 
-def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, threshold, seconds, kub) -> Finding:
+def _finding(
+    ctx, w, c, cpus, limit, d: Demand, runs: tuple[Result, ...], frees: tuple[Result, ...], threshold, seconds, kub
+) -> Finding:
+    res = median_run(runs)
+    free = frees[res.scenario.seed]
     slices = cfs_slices(limit)
     used_cpus = min(d.threads, cpus)
     per_period = res.throttled_per_period_ns
     throttled_pct = round(100 * res.nr_throttled / max(1, res.nr_periods))
     p99 = res.burst_delay_p99_ns or 0
     added_p99 = max(0, p99 - (free.burst_delay_p99_ns or 0))
+    # the spread over the seeds: each run against the same seed's run without a limit
+    scores = [r.score for r in runs]
+    pcts = [round(100 * r.nr_throttled / max(1, r.nr_periods)) for r in runs]
+    added = [
+        max(0, (r.burst_delay_p99_ns or 0) - (f.burst_delay_p99_ns or 0)) for r, f in zip(runs, frees, strict=True)
+    ]
     new_limit = smallest_limit(cpus, d, seconds, threshold, limit)
     whole = max(-(-limit // 1000), -(-d.demand // 1000))
     request = c.resources.cpu_request
@@ -362,15 +430,25 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
     # completes one 2 ms burst in a run of seconds
     p99_known = res.bursts_done >= P99_MIN_BURSTS
     p99_text = (
-        f"+{added_p99 / 1e6:.0f} ms p99 latency per burst against no limit"
+        f"+{added_p99 / 1e6:.0f} ms p99 latency per burst against no limit "
+        f"({min(added) / 1e6:.0f}–{max(added) / 1e6:.0f})"
         if p99_known
         else f"too few bursts for a p99 latency ({res.bursts_done} completed in {seconds} s, {P99_MIN_BURSTS} needed)"
     )
-    message = (
+    command = throttle_command(limit, cpus, d, seconds)
+    evidence = d.evidence
+    # a verdict on assumed defaults is at most info, and says first what it assumed and what to change
+    lead = (
+        ""
+        if evidence
+        else f"{d.assumption()}; `{command}` with the real values simulates the real load. Under that assumption: "
+    )
+    message = lead + (
         f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of {CFS_SLICE_US / 1000:g} ms "
         f"per {CFS_PERIOD_US / 1000:g} ms period): "
-        f"throttling score {res.score}/100 (threshold {threshold}). Assumed {d.describe()}. "
-        f"Simulated {seconds} s: throttled in {throttled_pct}% of periods, "
+        f"throttling score {res.score}/100 (threshold {threshold}; the median of {len(runs)} seeds, "
+        f"{min(scores)}–{max(scores)}). Assumed {d.describe()}. "
+        f"Simulated {seconds} s: throttled in {throttled_pct}% of periods ({min(pcts)}–{max(pcts)}%), "
         f"{p99_text}, "
         f"{per_period / 1e6:.0f} ms throttled per period summed over CPUs "
         f"({per_period / used_cpus / 1e6:.1f} ms per CPU, over the {used_cpus} CPUs its threads can use). "
@@ -382,9 +460,19 @@ def _finding(ctx, w, c, cpus, limit, d: Demand, res: Result, free: Result, thres
         location=c.location,
         object=w.ref,
         container=c.name,
+        severity="" if evidence else "info",
         details={
+            "evidence": evidence or "assumed",
+            "command": command,
             "score": res.score,
             "threshold": threshold,
+            "seeds": len(runs),
+            "seed": res.scenario.seed,
+            "score_range": [min(scores), max(scores)],
+            "throttled_periods_percent_range": [min(pcts), max(pcts)],
+            "added_p99_ms_range": [round(min(added) / 1e6, 3), round(max(added) / 1e6, 3)] if p99_known else None,
+            # the model's error against the kernel where it was measured nearest to this scenario
+            "calibration": cal.as_dict() if (cal := nearest(res.scenario)) else None,
             "cpu_limit": limit,
             "node_logical_cpus": cpus,
             "threads": d.threads,

@@ -19,10 +19,13 @@ for worker nodes"
 
 ## Implementation
 The finding points at what the proof is about: the workload a certificate names (no pool can run
-it, its anti-affinity group or spread cap needs more nodes than it may use), else each workload that
+it, its anti-affinity group, spread cap or host port needs more nodes than it may use), else each workload that
 alone does not fit the pools it may use, else the node pool that the pods together do not fit (its
 cluster manifest or platform profile). Pods whose scheduling answer is unknown were left out of packing
-(see podfit.packing.adapter): they never cause this finding; its details list them.
+(see podfit.packing.adapter): they never cause this finding; its details list them. A pod asking
+for an extended resource (`nvidia.com/gpu`, …) may only use pools whose `allocatable` offers enough of
+it per node, and no more of its pods per node than a node offers: three one-GPU pods on two one-GPU
+nodes do not fit.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.bounds import certificates, eligible_pools, fits
+from ..packing.bounds import certificates, eligible_pools, fits, port_cliques
 from ..packing.model import Bound
 from ..packing.report import describe_bound, describe_proof
 from ..packing.rules_support import (
@@ -69,6 +72,9 @@ def _pods_of(b: Bound, inputs) -> list[str]:
     if b.kind == "anti-affinity":
         group = b.detail.removeprefix("group ")
         return [p.name for p in inputs.pods if p.exclusive_group == group]
+    if b.kind == "host-port":
+        port = b.detail.removeprefix("hostPort ")
+        return [p.name for key, members in port_cliques(inputs.pods) if key == port for p in members]
     scope = set(b.scope)
     inside = []
     for p in inputs.pods:
@@ -88,12 +94,26 @@ def _message(b: Bound, name: str, inputs) -> str:
             f"{b.needed} pods that must run on different nodes (required pod anti-affinity on hostname, "
             f"{b.detail}) and only {b.available} nodes they may use"
         )
-    if b.kind == "max-per-node":
+    if b.kind == "host-port":
         return (
-            f"{p.count} pods at most {p.max_per_node} per node (topology spread on hostname) need "
+            f"{b.needed} pods that bind {b.detail} on their node (one pod per node for each host port) "
+            f"and only {b.available} nodes they may use"
+        )
+    if b.kind == "max-per-node":
+        why = ["topology spread on hostname"] if _spreads(inputs, name) else []
+        asked = getattr(inputs, "extended", {}).get(name)
+        if asked:
+            why.append("each asking for " + ", ".join(f"{v} {r}" for r, v in sorted(asked.items())))
+        return (
+            f"{p.count} pods at most {p.max_per_node} per node ({'; '.join(why)}) need "
             f"{b.needed} nodes and only {b.available} nodes they may use"
         )
     return f"{p.count} pods larger than the allocatable of every node they may use"
+
+
+def _spreads(inputs, name: str) -> bool:
+    w = inputs.workloads.get(name)
+    return w is None or bool(w.pod.scheduling.spread)
 
 
 def _unknown(inputs) -> list[dict]:
@@ -137,8 +157,10 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     # 1. Certificates about one workload: a finding on each such workload.
     about: dict[str, Bound] = {}
     for b in a.fit.violated_bounds:
-        if b.kind in _ABOUT_A_POD or b.kind == "anti-affinity":
+        if b.kind in _ABOUT_A_POD or b.kind in ("anti-affinity", "host-port"):
             for name in _pods_of(b, inputs):
+                if name not in inputs.workloads:  # a pool's reserved pods: no manifest's
+                    continue
                 if not (b.kind == "pod-too-large" and name in too_large):  # PF303's
                     about.setdefault(name, b)
     for name, b in about.items():
@@ -176,7 +198,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     concerned = _pods_of(violated[0], inputs) if violated else [p.name for p in inputs.pods]
     alone = False
     for p in inputs.pods:
-        if p.name not in concerned or p.name in too_large:
+        if p.name not in concerned or p.name in too_large or p.name not in inputs.workloads:
             continue
         own = [b for b in certificates([p], inputs.pools) if b.violated]
         if own:
@@ -192,7 +214,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
             )
     if alone:
         return
-    if len(concerned) == 1:
+    if len(concerned) == 1 and concerned[0] in inputs.workloads:
         w = inputs.workloads[concerned[0]]
         yield Finding(rule=ID, message=message, location=w.location, object=w.ref, details=details)
         return

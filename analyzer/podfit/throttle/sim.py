@@ -212,6 +212,8 @@ class _Thread:
     work: int = 0  # CPU work of the current burst (ns)
     work_left: int = 0
     arrival: int = 0  # when the current burst arrived
+    started: int = -1  # when the thread first ran after the current burst arrived (-1: not yet)
+    wake_cost: int = 0  # the current burst's CPU besides its work, before the work (ns)
     # EEVDF (all threads have the same weight, so virtual time runs at the speed of CPU time)
     v: int = 0  # vruntime
     dl: int = 0  # deadline: vruntime + base slice when the request was made
@@ -269,7 +271,8 @@ class _Stats:
     burst_time: int = 0
     max_throttled: int = 0
     events: int = 0
-    delays: list[int] = field(default_factory=list)  # one per completed burst
+    delays: list[int] = field(default_factory=list)  # one per completed burst, from its arrival
+    wake_delays: list[int] = field(default_factory=list)  # the same, from the thread's first run
     periods: list[PeriodStats] = field(default_factory=list)
     period_start: int = 0
     used_before: int = 0  # used and throttled time at the start of the current period
@@ -495,6 +498,8 @@ class _Sim:
             t = self.pick(cpu)
         if cpu.running_since < 0:
             cpu.running_since = now
+        if t.started < 0:
+            t.started = now
         p = self.p
         tick = p.tick
         r = cpu.runtime
@@ -622,7 +627,9 @@ class _Sim:
         p = self.p
         wc = int(self.rng.gammavariate(p.wake_cpu_shape, p.wake_cpu_scale)) if p.wake_cpu_shape else p.wake_cpu
         t.work_left = w + wc
+        t.wake_cost = wc
         t.arrival = now
+        t.started = -1
 
     def sleep(self, t: _Thread, now: int, first: bool = False) -> None:
         """Sleep until the next burst: exponential, or exactly the mean with fixed sleeps (the first
@@ -645,6 +652,7 @@ class _Sim:
         with its lag (V - vruntime, clamped); one that is not eligible stays queued, delayed, until
         it is (DELAY_DEQUEUE)."""
         self.stats.delays.append(now - t.arrival - t.work)
+        self.stats.wake_delays.append(now - t.started - t.work - t.wake_cost)
         sc = self.p.sleep_cpu
         if sc:
             # going to sleep runs in the kernel, which a throttle does not stop; charged at once
@@ -865,6 +873,7 @@ class _Sim:
         st = self.stats
         used, throttled_time = self.totals(self.p.end)
         delays = sorted(st.delays)
+        wake_delays = sorted(st.wake_delays)
         res = Result(
             scenario=sc,
             nr_periods=st.nr_periods,
@@ -882,6 +891,9 @@ class _Sim:
             periods=tuple(st.periods),
             score=0,
             events=st.events,
+            wake_delay_p50_ns=_percentile(wake_delays, 0.50),
+            wake_delay_p99_ns=_percentile(wake_delays, 0.99),
+            wake_delay_mean_ns=sum(wake_delays) // len(wake_delays) if wake_delays else None,
         )
         return score_result(res)
 

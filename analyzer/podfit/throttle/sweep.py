@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..facts import CFS_PERIOD_US
-from .scenario import Scenario, Workload
+from .scenario import WAKEUP_COST_US, Scenario, Workload, wakeup_cpu
 from .sim import simulate
 
 __all__ = ["SweepPoint", "Sweep", "container_scenario", "sweep", "sweep_scenario", "sweep_limits"]
@@ -96,10 +96,13 @@ def container_scenario(
     seconds: int,
     demand_millicores: int | None = None,
     burst_us: int | None = None,
+    wakeup_cost_us: int = WAKEUP_COST_US,
 ) -> Scenario:
     """The scenario PF203 simulates for one container (``limit_millicores`` None: no limit): the
-    default period and seed, and the demand and burst it assumed (the Java server workload's when
-    not given)."""
+    default period and seed, the demand and burst it assumed (the Java server workload's when not
+    given) and the calibrated CPU per wake-up (``podfit throttle``'s default, so that its command
+    line runs the same simulation)."""
+    wake_cpu, sleep_cpu = wakeup_cpu(wakeup_cost_us)
     workload = Workload() if burst_us is None else Workload(burst_us=burst_us)
     if demand_millicores is not None:
         workload = replace(workload, demand_millicores=demand_millicores)
@@ -111,6 +114,8 @@ def container_scenario(
         seconds_us=seconds * 1_000_000,
         seed=0,
         workload=workload,
+        wake_cpu_us=wake_cpu,
+        sleep_cpu_us=sleep_cpu,
     )
 
 

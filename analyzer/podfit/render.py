@@ -1,0 +1,786 @@
+"""Charts and kustomizations checked in place: ``helm template`` of a chart directory and
+``kustomize build`` of a kustomization directory, the rendered objects traced back to their source.
+
+:func:`render_inputs` takes the paths :func:`podfit.loader.discover` found and returns the paths
+still to be read as files, the rendered text as :class:`podfit.loader.InputFile`\\ s (one per source
+file: a chart's template, a kustomization's resource file), the findings of what could not be
+rendered, and a :data:`SourceMap` that turns a line of the rendered text into the line of the
+source and, for a chart, the values key that set it (:func:`remap`).
+
+- A chart is a directory with a Chart.yaml holding one of the inputs (a subchart under
+  ``charts/`` belongs to its parent). It is rendered with ``helm`` (``PODFIT_HELM``, else on PATH),
+  with the values files and Kubernetes version of the config's ``helm:`` section and the
+  dependencies vendored under ``charts/``. Without helm it is one PF908 naming how to get helm or
+  leave the chart out: never a pass.
+- A kustomization among the inputs is built with ``kustomize`` (``PODFIT_KUSTOMIZE``, else on
+  PATH) unless another kustomization among them uses it as a resource; the files it uses
+  (resources, patches, nested kustomizations) are not read again. Without kustomize the files are
+  read raw as before (:mod:`podfit.kustomize` emulates what it can).
+
+The tools run without a shell, in a new session, with a minimal environment (a temporary HOME, no
+credentials, no kubeconfig), bounded in time (killed with their process group at the limit) and in
+output (``RLIMIT_FSIZE`` on the files they write to; the output is read through
+:mod:`podfit.reading` at the limit of ``limits.max-file-bytes``). The rendered text is parsed as
+any file is (:mod:`podfit.loader`, :mod:`podfit.yamlio` limits).
+
+Where a source line comes from: the rendered document's keys down to the line (its path) are
+looked up in the source file's outline (the same keys by indentation, template actions skipped):
+the line of the deepest key of that path the source holds. For a chart, a ``.Values.x.y`` on that
+line (or on the action lines right around it, ``{{ toYaml .Values.resources | nindent 12 }}``)
+names the values key; the rest of the path below it is appended (``resources.limits.cpu``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+from .findings import Finding
+from .kustomize import KUSTOMIZATION_NAMES
+from .model import Location
+from .reading import NotRead, read_bytes, read_stream
+
+__all__ = [
+    "Origin",
+    "Rendered",
+    "RenderOptions",
+    "SourceMap",
+    "render_inputs",
+    "remap",
+    "helm_command",
+    "kustomize_command",
+    "HELM_VERSION",
+    "OFF",
+    "render_options",
+]
+
+# The helm `make tools` builds (scripts/install-tools.sh), named in the finding of a chart without helm.
+HELM_VERSION = "v3.22.0"
+RENDER_TIMEOUT = 120.0  # seconds for one helm template / kustomize build
+_RELEASE = "release-name"  # helm template's own default release name
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one line of rendered text comes from."""
+
+    line: int  # the source file's line (the deepest key of the rendered line's path it holds)
+    via: str  # the command that rendered it
+    values: str | None = None  # the values key that set it (charts)
+    values_file: str | None = None
+    values_line: int | None = None
+    file: str | None = None  # the source file, when not the one the rendered text is filed under
+
+
+# rendered file (as the InputFile names it) → the origin of each of its lines (index: line - 1)
+SourceMap = Mapping[str, tuple["Origin | None", ...]]
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    helm: str | None = None  # the executable; None: not installed
+    kustomize: str | None = None
+    values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # absolute chart dir → values files
+    kube_version: str | None = None
+    max_bytes: int = 64 * 2**20
+    timeout: float = RENDER_TIMEOUT
+
+
+@dataclass(frozen=True)
+class Rendered:
+    paths: tuple[str, ...]  # the inputs still to be read as files
+    files: tuple[Any, ...]  # InputFiles of rendered text
+    findings: tuple[Finding, ...]
+    sources: SourceMap
+
+
+OFF = "off"  # PODFIT_HELM / PODFIT_KUSTOMIZE: no rendering, the files read one by one (PF908/PF909)
+
+
+def helm_command(env: Mapping[str, str] | None = None) -> str | None:
+    """The helm to run: ``PODFIT_HELM`` (a path, or a name looked up on PATH), else helm on PATH;
+    None when there is none; :data:`OFF` when PODFIT_HELM says so."""
+    env = os.environ if env is None else env
+    name = env.get("PODFIT_HELM") or "helm"
+    return OFF if name == OFF else _tool(name, env)
+
+
+def kustomize_command(env: Mapping[str, str] | None = None) -> str | None:
+    """The kustomize to run: ``PODFIT_KUSTOMIZE``, else kustomize on PATH (None: none; OFF)."""
+    env = os.environ if env is None else env
+    name = env.get("PODFIT_KUSTOMIZE") or "kustomize"
+    return OFF if name == OFF else _tool(name, env)
+
+
+def render_options(config: Any, env: Mapping[str, str] | None = None) -> RenderOptions:
+    """The tools of this environment and the config's ``helm:`` settings: values files per chart
+    (directories relative to the config file, values files relative to their chart) and the
+    Kubernetes version (default: PF902's ``kubernetes-version``)."""
+    base = os.path.dirname(os.path.abspath(config.source)) if config.source else os.getcwd()
+    values = {os.path.normpath(os.path.join(base, chart)): tuple(files) for chart, files in config.helm_values}
+    version = config.helm_kube_version or (config.thresholds.get("PF902") or {}).get("kubernetes-version")
+    return RenderOptions(
+        helm=helm_command(env),
+        kustomize=kustomize_command(env),
+        values=values,
+        kube_version=str(version) if version else None,
+        max_bytes=config.limits.max_file_bytes,
+    )
+
+
+def _tool(name: str, env: Mapping[str, str]) -> str | None:
+    if os.sep in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    return shutil.which(name, path=env.get("PATH", os.defpath))
+
+
+# ------------------------------------------------------------------------------- running ---
+
+
+class RenderError(Exception):
+    pass
+
+
+def _limit_output(limit: int) -> Any:
+    def apply() -> None:  # in the child, before exec: what it writes to a file stops at the limit
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit + 1, limit + 1))
+
+    return apply
+
+
+def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> bytes:
+    """Run ``argv`` (no shell) and return its standard output, at most ``max_bytes``; raises
+    RenderError with the tool's own words (its last lines of standard error) when it fails, runs
+    past ``timeout`` seconds or writes more than ``max_bytes``. Nothing it started is left running."""
+    with tempfile.TemporaryDirectory(prefix="podfit-render-") as home:
+        env = {
+            "HOME": home,
+            "PATH": os.defpath,
+            "LANG": "C",
+            "HELM_CACHE_HOME": os.path.join(home, "cache"),
+            "HELM_CONFIG_HOME": os.path.join(home, "config"),
+            "HELM_DATA_HOME": os.path.join(home, "data"),
+            "KUBECONFIG": os.path.join(home, "kubeconfig"),
+        }
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                proc = subprocess.Popen(
+                    list(argv),
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                    preexec_fn=_limit_output(max_bytes),  # noqa: PLW1509 (no threads run the check yet)
+                )
+            except OSError as e:
+                raise RenderError(f"cannot run {argv[0]}: {e.strerror or e}") from None
+            try:
+                code = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                code = None
+            finally:
+                try:  # the tool and anything it started
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                proc.wait()
+            err.seek(max(err.seek(0, os.SEEK_END) - 4096, 0))  # its last words say what failed
+            lines = [line.strip() for line in err.read(4096).decode("utf-8", "replace").splitlines() if line.strip()]
+            # deprecation warnings come first and say nothing of the failure
+            lines = [line for line in lines if not line.startswith(("# Warning", "WARNING"))] or lines
+            words = " ".join(lines[-3:])[:400]
+            if code is None:
+                raise RenderError(f"{os.path.basename(argv[0])} ran longer than {timeout:g} s and was stopped")
+            out.seek(0, os.SEEK_END)
+            size = out.tell()
+            if size > max_bytes or code == -signal.SIGXFSZ:
+                raise RenderError(
+                    f"{os.path.basename(argv[0])} wrote more than {max_bytes:,} bytes (limits.max-file-bytes)"
+                )
+            if code != 0:
+                raise RenderError(f"{os.path.basename(argv[0])} failed (exit {code}): {words or 'no message'}")
+            out.seek(0)
+            try:
+                return read_stream(out, max_bytes, "rendered output")
+            except NotRead as e:
+                raise RenderError(e.reason) from None
+
+
+# ------------------------------------------------------------------------------ outlines ---
+
+_KEY = re.compile(
+    r"""^( *)((?:- +)*)("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"{}\[\],:-][^#{}:]*?|-[^\s#{}:][^#{}:]*?)\s*:(?:\s|$)"""
+)
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][\w-]*)+)")
+
+
+def outline(text: str) -> list[tuple[str, ...] | None]:
+    """Each line's path of mapping keys (list positions left out), None for a line that holds no
+    key (a list scalar, a template action, a comment, a block scalar's text)."""
+    return [None if e is None else e[0] for e in _outline(text)]
+
+
+def _outline(text: str) -> list[tuple[tuple[str, ...], int, tuple[tuple[str, int], ...]] | None]:
+    """:func:`outline` with, for each key, the line (0-based) that starts the list item it is in
+    (kustomize sorts keys, so a container's ``- name:`` may come second), and the path with the
+    position of each list item in its list (-1 where a key is in no list item)."""
+    out: list[tuple[tuple[str, ...], int, tuple[tuple[str, int], ...]] | None] = []
+    # (column, key, line of its list item's dash, item position, its own line)
+    stack: list[tuple[int, str, int, int, int]] = []
+    counts: dict[tuple[int, int], int] = {}  # (line of the list's parent key, dash column) → items so far
+    block = -1  # indentation of the key whose block scalar (| or >) we are in
+    for n, line in enumerate(text.splitlines()):
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        if block >= 0:
+            if not body.strip() or indent > block:
+                out.append(None)
+                continue
+            block = -1
+        if body.startswith("---"):
+            stack, counts = [], {}
+            out.append(None)
+            continue
+        m = _KEY.match(line)
+        if m is None:
+            out.append(None)
+            continue
+        col = len(m.group(1)) + len(m.group(2))
+        key = m.group(3).strip()
+        if key[:1] in "\"'" and len(key) >= 2:
+            key = key[1:-1]
+        item, position = (n, -1) if m.group(2) else (-1, -1)
+        while stack and stack[-1][0] >= col:
+            popped = stack.pop()
+            if popped[0] == col and item < 0:
+                item, position = popped[2], popped[3]  # a sibling key of the same list item (or mapping)
+        if m.group(2):
+            parent = (stack[-1][4] if stack else -1, len(m.group(1)))
+            position = counts.get(parent, 0)
+            counts[parent] = position + 1
+        stack.append((col, key, item, position, n))
+        out.append((tuple(e[1] for e in stack), item, tuple((e[1], e[3]) for e in stack)))
+        rest = line[m.end() :]
+        if re.match(r"\s*[|>][0-9+-]*\s*(?:#.*)?$", rest):
+            block = col
+    return out
+
+
+_SCOPE = re.compile(r"^\s*\{\{-?\s*(?:with|range)\b")
+
+
+def _values_near(lines: Sequence[str], i: int, below: bool) -> str | None:
+    """The ``.Values`` path on line ``i`` of a template; when the value comes from ``below`` the key
+    on that line, also on the action-only lines right after it (``{{- toYaml .Values.resources |
+    nindent 12 }}``) or a ``with``/``range`` right before it (``{{- with .Values.resources }}``)."""
+    m = _VALUES_REF.search(lines[i])
+    if m is not None or not below:
+        return m.group(1)[1:] if m is not None else None
+    j = i + 1
+    while j < len(lines) and lines[j].strip().startswith("{{"):
+        m = _VALUES_REF.search(lines[j])
+        if m is not None:
+            return m.group(1)[1:]
+        j += 1
+    j = i - 1
+    while j >= 0 and lines[j].strip().startswith("{{"):
+        m = _VALUES_REF.search(lines[j]) if _SCOPE.match(lines[j]) else None
+        if m is not None:
+            return m.group(1)[1:]
+        j -= 1
+    return None
+
+
+class _Source:
+    """A source file's text and outline, with each path's lines in order."""
+
+    def __init__(self, path: str, text: str, strict: bool = False) -> None:
+        self.path = path
+        self.strict = strict  # a patch: only the occurrences it has count
+        self.lines = text.splitlines()
+        self.by_path: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        self.by_item: dict[tuple[tuple[str, int], ...], tuple[int, int]] = {}
+        for n, entry in enumerate(_outline(text)):
+            if entry is not None:
+                self.by_path.setdefault(entry[0], []).append((n, entry[1]))
+                self.by_item.setdefault(entry[2], (n, entry[1]))
+
+    def find(self, path: tuple[tuple[str, int], ...], nth: int, item: bool) -> tuple[int, int] | None:
+        """(0-based line, keys matched) of the deepest prefix of ``path`` (keys and list positions)
+        this file holds; None when not even the first key is here. Where the list items differ (a
+        template's ``range`` makes several of one), by keys alone: the ``nth`` occurrence of the
+        deepest prefix, or the last. ``item``: the rendered line starts a list item, so the line of
+        that item's dash is wanted."""
+        keys = tuple(k for k, _ in path)
+        for depth in range(len(path), 0, -1):
+            hit = self.by_item.get(path[:depth])
+            if hit is not None:
+                if depth == len(path) or path[depth][1] < 0:
+                    line, dash = hit
+                    return (dash if item and depth == len(path) and dash >= 0 else line), depth
+                break  # a list item this file does not have: by keys alone
+        for depth in range(len(keys), 0, -1):
+            hits = self.by_path.get(keys[:depth])
+            if hits and (not self.strict or nth < len(hits)):
+                line, dash = hits[min(nth, len(hits) - 1)]
+                return (dash if item and depth == len(keys) and dash >= 0 else line), depth
+        return None
+
+
+def _trace(rendered: str, sources: Sequence[_Source], via: str, values: _Values | None) -> list[Origin | None]:
+    """The origin of each line of ``rendered``: of the ``sources`` (a resource file, then the patches
+    applied to it), the one holding most of the line's path; the later one on a tie."""
+    origins: list[Origin | None] = []
+    seen: dict[tuple[str, ...], int] = {}
+    last: Origin | None = None
+    for entry in _outline(rendered):
+        if entry is None:
+            origins.append(last)  # a list scalar or block text: where the key above it came from
+            continue
+        path, dash, items = entry
+        nth = seen.get(path, 0)
+        seen[path] = nth + 1
+        best: tuple[int, int, _Source] | None = None
+        for source in sources:
+            found = source.find(items, nth, dash == len(origins))
+            if found is not None and (best is None or found[1] >= best[1]):
+                best = (*found, source)
+        if best is None:
+            origins.append(None)
+            last = None
+            continue
+        i, depth, source = best
+        key = _values_near(source.lines, i, depth < len(path)) if values is not None else None
+        origin = Origin(i + 1, via, file=source.path)
+        if key is not None and values is not None:
+            full = ".".join((key, *path[depth:])) if depth < len(path) else key
+            file, line = values.line_of(full)
+            origin = Origin(i + 1, via, full, file, line, file=source.path)
+        origins.append(origin)
+        last = origin
+    return origins
+
+
+class _Values:
+    """A chart's values files, last first (the last one given wins in helm)."""
+
+    def __init__(self, files: Sequence[tuple[str, str]]) -> None:
+        self.files = [
+            (path, {p: n + 1 for n, p in reversed(list(enumerate(outline(text)))) if p}) for path, text in files
+        ]
+
+    def line_of(self, key: str) -> tuple[str | None, int | None]:
+        parts = tuple(key.split("."))
+        for path, lines in reversed(self.files):
+            for depth in range(len(parts), 0, -1):
+                if parts[:depth] in lines:
+                    return path, lines[parts[:depth]]
+        return (self.files[0][0], None) if self.files else (None, None)
+
+
+# --------------------------------------------------------------------------------- charts ---
+
+
+def chart_root(path: str) -> str | None:
+    """The chart directory a file belongs to: the nearest directory above it with a Chart.yaml
+    (a subchart vendored under a chart's ``charts/`` belongs to that chart), or None."""
+    here = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    found = None
+    for _ in range(12):
+        if os.path.isfile(os.path.join(here, "Chart.yaml")):
+            found = here
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    while found is not None:
+        parent = os.path.dirname(found)
+        if os.path.basename(parent) == "charts" and os.path.isfile(os.path.join(os.path.dirname(parent), "Chart.yaml")):
+            found = os.path.dirname(parent)
+        else:
+            break
+    if found is None or os.path.isdir(path):
+        return found
+    # what helm reads of the chart; other files in its directory (examples, a committed rendering)
+    # are manifests of their own
+    rel = os.path.relpath(os.path.abspath(path), found).split(os.sep)
+    name = rel[-1]
+    if rel[0] in ("templates", "charts", "crds", "ci") or (
+        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _VALUES_FILE.search(name))
+    ):
+        return found
+    return None
+
+
+_VALUES_FILE = re.compile(r"(?i)values[^/]*\.(?:ya?ml|json)$")
+
+
+def _shown(absolute: str, given: str) -> str:
+    """A directory as the user would name it: relative when the input was."""
+    if os.path.isabs(given):
+        return absolute
+    rel = os.path.relpath(absolute)
+    return rel
+
+
+def _read(path: str, limit: int) -> str | None:
+    try:
+        return read_bytes(path, limit).decode("utf-8", "replace")
+    except NotRead:
+        return None
+
+
+def _split_helm(output: str) -> list[tuple[str, str]]:
+    """helm template's output as (source, text) per document, from its ``# Source:`` comments."""
+    parts: list[tuple[str, str]] = []
+    for doc in re.split(r"(?m)^---[ \t]*$\n?", output):
+        m = re.match(r"\s*# Source: (\S[^\n]*)\n", doc)
+        if m is None:
+            if doc.strip():
+                parts.append(("", doc))
+            continue
+        parts.append((m.group(1).strip(), doc))
+    return parts
+
+
+def _chart_name(chart: str, limit: int) -> str:
+    text = _read(os.path.join(chart, "Chart.yaml"), limit) or ""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        doc = None
+    name = doc.get("name") if isinstance(doc, dict) else None
+    return str(name) if name else os.path.basename(chart)
+
+
+def _no_helm(chart: str) -> Finding:
+    return Finding(
+        rule="PF908",
+        message=(
+            f"Helm chart {chart} not checked: helm is not installed. Install helm 3 "
+            f"(https://helm.sh/docs/intro/install/, or `go install helm.sh/helm/v3/cmd/helm@{HELM_VERSION}`) "
+            f"or set PODFIT_HELM to it; or leave the chart out: ignore: ['{chart}/**'] in .podfit.yaml"
+        ),
+        location=Location(os.path.join(chart, "Chart.yaml"), 1, 0),
+        details={"chart": chart, "render": f"helm template {chart} | podfit check -", "helm": None},
+    )
+
+
+def _failed(where: str, what: str, why: str, command: str) -> Finding:
+    return Finding(
+        rule="PF908",
+        message=f"{what} not checked: {why}",
+        location=Location(where, 1, 0),
+        details={"render": command, "error": why},
+    )
+
+
+def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
+    chart_yaml = os.path.join(chart, "Chart.yaml")
+    if opts.helm is None or opts.helm == OFF:
+        out.findings.append(_no_helm(chart))
+        return
+    values = [os.path.normpath(os.path.join(chart, v)) for v in opts.values.get(os.path.abspath(chart), ())]
+    # --skip-tests: a chart's `helm test` pods are not what it deploys
+    argv = [opts.helm, "template", _RELEASE, os.path.abspath(chart), "--skip-tests"]
+    for v in values:
+        argv += ["--values", os.path.abspath(v)]
+    if opts.kube_version:
+        argv += ["--kube-version", opts.kube_version]
+    via = " ".join(["helm template", chart, *(f"-f {v}" for v in values)])
+    try:
+        text = run_tool(argv, os.path.dirname(os.path.abspath(chart)), opts.max_bytes, opts.timeout)
+    except RenderError as e:
+        out.findings.append(_failed(chart_yaml, f"Helm chart {chart}", str(e), via))
+        return
+    name = _chart_name(chart, opts.max_bytes)
+    value_files = [os.path.join(chart, "values.yaml"), *values]
+    vals = _Values([(v, t) for v in value_files if (t := _read(v, opts.max_bytes)) is not None])
+    documents = _split_helm(text.decode("utf-8", "replace"))
+    if not any(re.search(r"(?m)^kind:", doc) for _, doc in documents):
+        out.findings.append(
+            Finding(
+                rule="PF909",
+                message=f"Helm chart {chart} renders no Kubernetes object with these values: {via}",
+                location=Location(chart_yaml, 1, 0),
+                details={"render": via},
+            )
+        )
+    for source, doc in documents:
+        parts = source.split("/")
+        file = os.path.normpath(os.path.join(chart, *parts[1:])) if parts[0] == name and len(parts) > 1 else chart_yaml
+        if ".." in parts or os.path.isabs(source):  # only the chart's own files are sources
+            file = chart_yaml
+        out.add(file, doc, via, vals)
+
+
+# ------------------------------------------------------------------------------ kustomize ---
+
+
+def _kustomization_file(directory: str) -> str | None:
+    for name in KUSTOMIZATION_NAMES:
+        p = os.path.join(directory, name)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def _kustomization_uses(kfile: str, limit: int, seen: set[str]) -> tuple[set[str], set[str], set[str]]:
+    """(the manifest files a kustomization's build takes its objects from, its patch files, every
+    file it reads: those and nested kustomizations), following local directories recursively."""
+    resources: set[str] = set()
+    fixes: set[str] = set()
+    used: set[str] = {os.path.abspath(kfile)}
+    if os.path.abspath(kfile) in seen:
+        return resources, fixes, used
+    seen.add(os.path.abspath(kfile))
+    try:
+        doc = yaml.safe_load(_read(kfile, limit) or "")
+    except yaml.YAMLError:
+        return resources, fixes, used
+    if not isinstance(doc, dict):
+        return resources, fixes, used
+    base = os.path.dirname(os.path.abspath(kfile))
+    entries = [
+        e for key in ("resources", "bases", "components", "crds") for e in (doc.get(key) or ()) if isinstance(e, str)
+    ]
+    patches = [p for p in doc.get("patchesStrategicMerge") or () if isinstance(p, str)]
+    for key in ("patches", "patchesJson6902"):
+        patches += [p["path"] for p in doc.get(key) or () if isinstance(p, dict) and isinstance(p.get("path"), str)]
+    for entry in entries:
+        if "://" in entry or entry.startswith(("github.com/", "git@")):
+            continue
+        target = os.path.normpath(os.path.join(base, entry))
+        if os.path.isdir(target):
+            nested = _kustomization_file(target)
+            if nested is not None:
+                r, f, u = _kustomization_uses(nested, limit, seen)
+                resources |= r
+                fixes |= f
+                used |= u
+        elif os.path.isfile(target):
+            resources.add(target)
+            used.add(target)
+    for p in patches:
+        fixes.add(os.path.normpath(os.path.join(base, p)))
+    used |= fixes
+    return resources, fixes, used
+
+
+def _identity(doc: Any) -> tuple[str, str] | None:
+    if not isinstance(doc, dict):
+        return None
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return (str(doc.get("kind") or ""), str(name or ""))
+
+
+def _documents(body: str) -> list[tuple[int, str, tuple[str, str] | None]]:
+    """A file's YAML documents: (the line before its first, its text, its kind and name)."""
+    out = []
+    offset = 0
+    for piece in re.split(r"(?m)(?<=\n)---[ \t]*(?:#[^\n]*)?\n|\A---[ \t]*(?:#[^\n]*)?\n", body):
+        try:
+            ident = _identity(yaml.safe_load(piece))
+        except yaml.YAMLError:
+            ident = None
+        out.append((offset, piece, ident))
+        offset += piece.count("\n") + 1
+    return out
+
+
+def _render_kustomization(kdir: str, uses: tuple[set[str], set[str], set[str]], opts: RenderOptions, out: _Out) -> None:
+    kfile = _kustomization_file(kdir) or os.path.join(kdir, "kustomization.yaml")
+    assert opts.kustomize is not None
+    via = f"kustomize build {kdir}"
+    try:
+        text = run_tool(
+            [opts.kustomize, "build", os.path.abspath(kdir)], os.path.abspath(kdir), opts.max_bytes, opts.timeout
+        )
+    except RenderError as e:
+        out.findings.append(_failed(kfile, f"kustomization {kdir}", str(e), via))
+        return
+    resources, patches, _ = uses
+    # the resource files' objects by kind: a built object maps back to the one whose kind it has and
+    # whose name its own name holds (namePrefix and nameSuffix), the exact name, else the longest
+    owners: dict[str, list[tuple[str, str, _Source]]] = {}  # kind → (name, file, its document)
+    fixes: dict[tuple[str, str], list[_Source]] = {}  # (kind, name) → the patches of that object
+    for group, strict in ((resources, False), (patches, True)):
+        for path in sorted(group):
+            body = _read(path, opts.max_bytes)
+            shown = _shown(path, kdir)
+            for offset, piece, ident in _documents(body or ""):
+                if ident is None or not ident[1]:
+                    continue
+                source = _Source(shown, "\n" * offset + piece, strict)
+                if strict:
+                    fixes.setdefault(ident, []).append(source)
+                else:
+                    owners.setdefault(ident[0], []).append((ident[1], shown, source))
+    for doc_text in re.split(r"(?m)^---[ \t]*$\n?", text.decode("utf-8", "replace")):
+        if not doc_text.strip():
+            continue
+        try:
+            ident = _identity(yaml.safe_load(doc_text))
+        except yaml.YAMLError:
+            ident = None
+        match = None
+        if ident is not None:
+            kind, name = ident
+            candidates = [o for o in owners.get(kind, ()) if o[0] == name] or sorted(
+                (o for o in owners.get(kind, ()) if o[0] in name), key=lambda o: -len(o[0])
+            )
+            match = candidates[0] if candidates else None
+        if match is None:  # made by a generator or from a remote base: the kustomization is its source
+            out.add(kfile, doc_text, via, None, [_Source(kfile, "")])
+        else:
+            out.add(match[1], doc_text, via, None, [match[2], *fixes.get((ident[0], match[0]), ())])  # type: ignore[index]
+
+
+# -------------------------------------------------------------------------------- driving ---
+
+
+class _Out:
+    """The rendered text gathered per source file, with each line's origin."""
+
+    def __init__(self) -> None:
+        self.text: dict[str, list[str]] = {}
+        self.origins: dict[str, list[Origin | None]] = {}
+        self.findings: list[Finding] = []
+        self._sources: dict[str, _Source] = {}
+
+    def add(self, file: str, doc: str, via: str, values: _Values | None, sources: Sequence[_Source] = ()) -> None:
+        if not sources:
+            source = self._sources.get(file)
+            if source is None:
+                source = self._sources[file] = _Source(file, _read(file, 64 * 2**20) or "")
+            sources = [source]
+        if not doc.endswith("\n"):
+            doc += "\n"
+        chunks = self.text.setdefault(file, [])
+        origins = self.origins.setdefault(file, [])
+        if chunks:
+            chunks.append("---\n")
+            origins.append(None)
+        chunks.append(doc)
+        origins.extend(_trace(doc, sources, via, values))
+
+
+def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
+    """Render the charts and kustomizations among ``paths`` (see the module's docstring)."""
+    from .loader import InputFile
+
+    out = _Out()
+    charts: dict[str, str] = {}  # absolute chart directory → as shown
+    rest: list[str] = []
+    for p in paths:
+        root = chart_root(p) if p != "-" and opts.helm != OFF else None
+        if root is not None:
+            charts.setdefault(root, _shown(root, p))
+        else:
+            rest.append(p)
+    for _root, shown in sorted(charts.items()):
+        _render_chart(shown, opts, out)
+
+    if opts.kustomize is not None and opts.kustomize != OFF:
+        kfiles = [p for p in rest if os.path.basename(p) in KUSTOMIZATION_NAMES]
+        uses = {k: _kustomization_uses(k, opts.max_bytes, set()) for k in kfiles}
+        used_by_other = {u for k, (_, _, used) in uses.items() for u in used if u != os.path.abspath(k)}
+        consumed: set[str] = set()
+        for k in kfiles:
+            if os.path.abspath(k) in used_by_other:
+                continue  # another kustomization among the inputs builds it
+            consumed |= uses[k][2]
+            _render_kustomization(os.path.normpath(os.path.dirname(k) or "."), uses[k], opts, out)
+        rest = [p for p in rest if p == "-" or os.path.abspath(p) not in consumed]
+
+    files = tuple(InputFile(path, "".join(chunks).encode(), rendered=True) for path, chunks in out.text.items())
+    sources = {path: tuple(o) for path, o in out.origins.items()}
+    return Rendered(tuple(rest), files, tuple(out.findings), sources)
+
+
+_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def _field_line(obj: Any, f: Finding, container_path: Callable[[Any, str], Any]) -> int | None:
+    """The rendered line of the field a container's finding is about: its ``resources.requests``
+    or ``resources.limits`` entry of the resource the finding names, else its ``resources``; None
+    when the container sets none (the container's line is then the place to add them).
+    ``container_path``: :func:`podfit.workloads.container_path`."""
+    path = container_path(obj, f.container) if f.container else None
+    if path is None:
+        return None
+    node: Any = obj.raw
+    for k in path:
+        node = node[k]
+    resources = node.get("resources") if isinstance(node, dict) else None
+    if not isinstance(resources, dict):
+        return None
+    resource = f.details.get("resource")
+    field: tuple[Any, ...] = ("resources",)
+    if resource in _RESOURCES:
+        for group in ("requests", "limits"):
+            entries = resources.get(group)
+            if isinstance(entries, dict) and resource in entries:
+                field = ("resources", group, resource)
+                break
+    line = obj.line_at(tuple(path) + field)
+    return int(line) if line else None
+
+
+def remap(
+    findings: Sequence[Finding],
+    sources: SourceMap,
+    objects: Sequence[Any] = (),
+    container_path: Callable[[Any, str], Any] | None = None,
+) -> tuple[Finding, ...]:
+    """Findings on rendered text moved to their source: the source line (for a container's finding,
+    of the resources field it is about, where the template holds it), and in ``details`` the command
+    that rendered it and the values key (file and line) that set the value. ``objects``: the
+    rendered objects and ``container_path`` (podfit.workloads'), to find a container's fields."""
+    by_ref = {(o.location.file, o.ref): o for o in objects if o.location.file in sources}
+    out = []
+    for f in findings:
+        origins = sources.get(f.location.file)
+        line = f.location.line
+        if origins is None:
+            out.append(f)
+            continue
+        obj = by_ref.get((f.location.file, f.object)) if f.object is not None else None
+        field = _field_line(obj, f, container_path) if obj is not None and container_path and f.container else None
+        if field is not None and 1 <= field <= len(origins) and origins[field - 1] is not None:
+            line = field
+        origin = origins[line - 1] if 1 <= line <= len(origins) else None
+        details = dict(f.details)
+        if origin is None:
+            details["rendered"] = {"line": line}
+            out.append(replace(f, location=Location(f.location.file, 0, 0), details=details))
+            continue
+        source: dict[str, Any] = {"by": origin.via, "line": line}
+        message = f.message
+        if origin.values is not None:
+            source["values"] = origin.values
+            where = origin.values_file or "values"
+            if origin.values_line is not None:
+                where = f"{where}:{origin.values_line}"
+            source["values-file"] = origin.values_file
+            source["values-line"] = origin.values_line
+            message = f"{message} [values: {origin.values} ({where})]"
+        details["rendered"] = source
+        where_file = origin.file or f.location.file
+        out.append(replace(f, message=message, location=Location(where_file, origin.line, 0), details=details))
+    return tuple(sorted(out, key=lambda f: f.sort_key()))

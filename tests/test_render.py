@@ -1,0 +1,296 @@
+"""Charts and overlays checked in place (podfit.render): `podfit check DIR` renders a Helm chart with
+the real helm and builds a kustomization with the real kustomize (the pinned ones `make tools`
+builds), and each finding names its source: the template's file and line, the values key and its
+line; the resource or patch file and line of a kustomization. Without helm, one PF908 per chart.
+The tools' bounds (time, output, environment, nothing left running) with stand-in executables."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import tool
+from podfit.cli import main
+from podfit.render import RenderError, outline, run_tool
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "testdata" / "render"
+HELM = tool("helm")
+KUSTOMIZE = tool("kustomize")
+needs_helm = pytest.mark.skipif(HELM is None, reason="needs helm (make tools builds it into .tools/bin)")
+needs_kustomize = pytest.mark.skipif(KUSTOMIZE is None, reason="needs kustomize (make tools)")
+
+
+def check(monkeypatch, cwd: Path, *args: str, helm: str | None = HELM, kustomize: str | None = KUSTOMIZE):
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("PODFIT_HELM", helm or "/nonexistent/helm")
+    monkeypatch.setenv("PODFIT_KUSTOMIZE", kustomize or "off")
+    r = CliRunner().invoke(main, ["check", *args, "--format", "json"], catch_exceptions=False)
+    return r.exit_code, json.loads(r.output)
+
+
+def brief(report) -> list[tuple]:
+    return [(f["rule"], f["file"], f["line"], f.get("container")) for f in report["findings"]]
+
+
+def copy_chart(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURES / "chart", tmp_path / "repo")
+    return tmp_path / "repo"
+
+
+# ------------------------------------------------------------------------------------ helm ---
+
+
+@needs_helm
+def test_chart_findings_name_template_line_and_values_key(monkeypatch):
+    code, report = check(monkeypatch, FIXTURES / "chart", "shop")
+    assert code == 1
+    assert brief(report) == [
+        # the memory request comes from values.yaml through `toYaml .Values.resources` at line 25
+        ("PF103", "shop/templates/deployment.yaml", 25, "shop"),
+        # the sidecar's resources are written in the template itself (its `resources:` line)
+        ("PF102", "shop/templates/deployment.yaml", 29, "log-shipper"),
+    ]
+    pf103, pf102 = report["findings"]
+    source = pf103["details"]["rendered"]
+    assert source["by"] == "helm template shop"
+    assert (source["values"], source["values-file"], source["values-line"]) == (
+        "resources.requests.memory",
+        "shop/values.yaml",
+        23,
+    )
+    assert "values: resources.requests.memory (shop/values.yaml:23)" in pf103["message"]
+    assert "values" not in pf102["details"]["rendered"]
+    assert report["summary"]["objects"] == 2  # the Deployment and the Service, nothing read raw
+
+
+@needs_helm
+def test_chart_files_given_one_by_one_render_the_chart_once(monkeypatch):
+    """What pre-commit passes: the chart's changed files, not its directory."""
+    files = ["shop/Chart.yaml", "shop/values.yaml", "shop/templates/deployment.yaml", "shop/templates/service.yaml"]
+    code, report = check(monkeypatch, FIXTURES / "chart", *files)
+    assert code == 1
+    assert [f[0] for f in brief(report)] == ["PF103", "PF102"]
+    assert report["summary"]["objects"] == 2
+
+
+@needs_helm
+def test_values_files_and_kube_version_from_the_config(monkeypatch, tmp_path):
+    repo = copy_chart(tmp_path)
+    (repo / ".podfit.yaml").write_text("helm:\n  values:\n    shop: [values-prod.yaml]\n")
+    code, report = check(monkeypatch, repo, "shop")
+    # values-prod.yaml sets requests equal to limits: no PF103; the template's sidecar keeps its PF102
+    assert brief(report) == [("PF102", "shop/templates/deployment.yaml", 29, "log-shipper")]
+    assert report["findings"][0]["details"]["rendered"]["by"] == "helm template shop -f shop/values-prod.yaml"
+
+    chart = repo / "shop" / "Chart.yaml"
+    chart.write_text(chart.read_text() + 'kubeVersion: ">=1.40.0-0"\n')
+    code, report = check(monkeypatch, repo, "shop")
+    (pf908,) = report["findings"]
+    assert (pf908["rule"], pf908["file"], code) == ("PF908", "shop/Chart.yaml", 1)
+    assert "kubeVersion" in pf908["message"] and "helm failed" in pf908["message"]
+    (repo / ".podfit.yaml").write_text('helm:\n  kube-version: "1.40"\n')
+    code, report = check(monkeypatch, repo, "shop")
+    assert [f[0] for f in brief(report)] == ["PF103", "PF102"]
+
+
+@needs_helm
+def test_vendored_dependency_is_rendered_with_its_parent(monkeypatch, tmp_path):
+    repo = copy_chart(tmp_path)
+    sub = repo / "shop" / "charts" / "cache"
+    (sub / "templates").mkdir(parents=True)
+    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: cache\nversion: 1.0.0\n")
+    (sub / "values.yaml").write_text("memory: 64Mi\n")
+    (sub / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-cache\nspec:\n  containers:\n"
+        "    - name: redis\n      image: redis:7.4\n      resources:\n        limits:\n"
+        "          memory: {{ .Values.memory }}\n"
+    )
+    chart = repo / "shop" / "Chart.yaml"
+    chart.write_text(chart.read_text() + "dependencies:\n  - name: cache\n    version: 1.0.0\n")
+    code, report = check(monkeypatch, repo, "shop")
+    assert ("PF101", "shop/charts/cache/templates/pod.yaml", 9, "redis") in brief(report)
+    assert report["summary"]["objects"] == 3
+
+
+@needs_helm
+def test_other_files_in_a_chart_directory_are_manifests_of_their_own(monkeypatch, tmp_path):
+    repo = copy_chart(tmp_path)
+    (repo / "shop" / "examples").mkdir()
+    (repo / "shop" / "examples" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: example\nspec:\n  containers:\n  - name: a\n    image: busybox:1.37\n"
+    )
+    code, report = check(monkeypatch, repo, "shop")
+    assert ("PF105", "shop/examples/pod.yaml", 1, None) in brief(report)
+    assert report["summary"]["objects"] == 3
+
+
+def test_without_helm_one_pf908_per_chart_never_a_pass(monkeypatch, tmp_path):
+    repo = copy_chart(tmp_path)
+    shutil.copytree(repo / "shop", repo / "other")
+    (repo / "other" / "Chart.yaml").write_text("apiVersion: v2\nname: other\nversion: 0.1.0\n")
+    code, report = check(monkeypatch, repo, ".", helm=None)
+    assert code == 1
+    assert brief(report) == [("PF908", "other/Chart.yaml", 1, None), ("PF908", "shop/Chart.yaml", 1, None)]
+    message = report["findings"][1]["message"]
+    assert "helm is not installed" in message and "helm.sh/helm/v3/cmd/helm@" in message
+    assert "PODFIT_HELM" in message and "ignore: ['shop/**']" in message
+
+
+@needs_helm
+def test_a_chart_rendering_nothing_says_so(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PODFIT_HELM", str(HELM))
+    r = CliRunner().invoke(main, ["check", "testdata/PF909/fail_helm_chart"], catch_exceptions=False)
+    assert r.exit_code == 2  # nothing checked is no pass
+    assert "PF909  Helm chart testdata/PF909/fail_helm_chart renders no Kubernetes object" in r.output
+
+
+def test_a_failing_render_is_pf908_with_the_tools_words(monkeypatch, tmp_path):
+    repo = copy_chart(tmp_path)
+    (repo / "shop" / "templates" / "broken.yaml").write_text('{{ fail "set image.digest" }}\n')
+    code, report = check(
+        monkeypatch, repo, "shop", helm=HELM or _fake(tmp_path, "echo 'Error: set image.digest' >&2; exit 1")
+    )
+    (f,) = report["findings"]
+    assert (f["rule"], f["file"], code) == ("PF908", "shop/Chart.yaml", 1)
+    assert "set image.digest" in f["message"]
+
+
+# ------------------------------------------------------------------------------- kustomize ---
+
+
+@needs_kustomize
+def test_overlay_is_built_and_findings_name_base_and_patch_lines(monkeypatch):
+    code, report = check(monkeypatch, FIXTURES / "kustomize", "overlays/prod")
+    assert code == 1
+    assert brief(report) == [
+        ("PF101", "base/deployment.yaml", 18, "metrics"),
+        ("PF102", "base/deployment.yaml", 18, "metrics"),
+        # the overlay's patch sets the request above the limit: its line, not the base's
+        ("PF103", "overlays/prod/api-resources.yaml", 13, "api"),
+    ]
+    assert {f["object"]["name"] for f in report["findings"]} == {"prod-api"}
+    assert {f["object"]["namespace"] for f in report["findings"]} == {"shop-prod"}
+    assert report["findings"][0]["details"]["rendered"]["by"] == "kustomize build overlays/prod"
+
+
+@needs_kustomize
+def test_a_tree_builds_the_overlay_not_its_base_again(monkeypatch):
+    code, report = check(monkeypatch, FIXTURES / "kustomize", ".")
+    assert report["summary"]["objects"] == 2  # prod-api and its Service, the base's files not read raw
+    assert [f[0] for f in brief(report)] == ["PF101", "PF102", "PF103"]
+
+
+@needs_kustomize
+def test_two_overlays_of_one_base_each_checked_as_built(monkeypatch):
+    """testdata/repos/kustomize-app: prod patches the worker's resources in and deletes the debug
+    toolbox, staging does neither; generated objects (a configMapGenerator's) are filed under the
+    kustomization that makes them, with no PF909."""
+    code, report = check(monkeypatch, ROOT / "testdata" / "repos" / "kustomize-app", "base", "overlays")
+    found = [(f["rule"], f["file"], f["line"], f["object"]["namespace"]) for f in report["findings"]]
+    assert found == [
+        ("PF105", "base/debug-toolbox.yaml", 2, "storefront-staging"),
+        ("PF105", "base/worker/deployment.yaml", 2, "storefront-staging"),
+        ("PF201", "overlays/prod/web-resources.yaml", 10, "storefront-prod"),
+    ]
+    assert report["summary"]["objects"] == 11 and code == 1
+
+
+def test_without_kustomize_the_files_are_read_as_before(monkeypatch):
+    code, report = check(monkeypatch, FIXTURES / "kustomize", "overlays/prod", "--allow-empty", kustomize="off")
+    assert {f["rule"] for f in report["findings"]} == {"PF909"}
+
+
+# ------------------------------------------------------------------------------ the bounds ---
+
+
+def _fake(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "fake-tool"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_a_tool_past_its_time_is_stopped_with_what_it_started(tmp_path):
+    pids = tmp_path / "pids"
+    script = _fake(tmp_path, f"sleep 60 & echo $! > {pids}; echo $$ >> {pids}; wait")
+    with pytest.raises(RenderError, match="ran longer than 1 s"):
+        run_tool([script], str(tmp_path), 1000, timeout=1)
+    for pid in map(int, pids.read_text().split()):
+        assert not _running(pid), f"process {pid} still running"
+
+
+def _running(pid: int) -> bool:
+    """Whether the process runs (an unreaped zombie, whose parent died, does not: it is over)."""
+    for _ in range(50):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_tool_writing_too_much_is_refused(tmp_path):
+    script = _fake(tmp_path, "yes apiVersion: v1 | head -c 100000")
+    with pytest.raises(RenderError, match="wrote more than 1,000 bytes"):
+        run_tool([script], str(tmp_path), 1000, timeout=30)
+
+
+def test_a_tool_gets_a_minimal_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-for-helm")
+    script = _fake(tmp_path, "env")
+    env = dict(line.split("=", 1) for line in run_tool([script], str(tmp_path), 100_000, 30).decode().splitlines())
+    assert "AWS_SECRET_ACCESS_KEY" not in env and env["HOME"] != os.environ.get("HOME")
+    assert set(env) <= {
+        "HOME",
+        "PATH",
+        "LANG",
+        "HELM_CACHE_HOME",
+        "HELM_CONFIG_HOME",
+        "HELM_DATA_HOME",
+        "KUBECONFIG",
+        "PWD",
+        "SHLVL",
+        "_",
+    }
+
+
+def test_rendered_text_is_parsed_as_files_are(monkeypatch, tmp_path):
+    """A stand-in helm prints a document with a duplicate key: PF905 at the template's line."""
+    repo = copy_chart(tmp_path)
+    out = tmp_path / "rendered.yaml"
+    out.write_text(
+        "---\n# Source: shop/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n"
+        "  name: release-name-shop\n  name: again\nspec:\n  ports:\n  - port: 80\n"
+        "---\n# Source: shop/../../../outside.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+        "spec:\n  containers:\n  - name: a\n    image: busybox:1.37\n"
+    )
+    code, report = check(monkeypatch, repo, "shop", helm=_fake(tmp_path, f"cat {out}"))
+    assert ("PF905", "shop/templates/service.yaml", 4, None) in brief(report)
+    # a source outside the chart is none of its files: the chart's Chart.yaml stands for it
+    assert ("PF105", "shop/Chart.yaml", 1, None) in brief(report)
+
+
+def test_outline_follows_keys_lists_and_skips_actions():
+    text = "a:\n  b:\n    {{- toYaml .Values.x | nindent 4 }}\n  c:\n  - d: 1\n    e: |\n      f: 2\n    g: 3\n"
+    assert outline(text) == [
+        ("a",),
+        ("a", "b"),
+        None,
+        ("a", "c"),
+        ("a", "c", "d"),
+        ("a", "c", "e"),
+        None,
+        ("a", "c", "g"),
+    ]
