@@ -391,14 +391,36 @@ def test_scalar_merge_key_fails_on_every_parser_path(monkeypatch, fast, composer
     assert e.value.problem_mark.line + 1 == 5 and "merge key" in str(e.value)
 
 
-@pytest.mark.parametrize("old,new", [("count: 3 ", "count: 3.0 "), ("maxPods: 58", "maxPods: 1e23")])
+@pytest.mark.parametrize("old,new", [(r"count: (\d+)", r"count: \1.0"), (r"maxPods: \d+", "maxPods: 1.0e+23")])
 def test_platform_integer_given_as_a_whole_float_is_exit_2(tmp_path, old, new):
     """JSON Schema's integer takes 1.0; podfit's counts do not (found by make fuzz)."""
+    import re
+
     platform = tmp_path / "platform.yaml"
-    text = EKS_PLATFORM.read_text()
-    assert old in text
-    platform.write_text(text.replace(old, new.replace("1e23", "1.0e+23"), 1))
+    text, n = re.subn(old, new, EKS_PLATFORM.read_text(), count=1)
+    assert n == 1
+    platform.write_text(text)
     m = tmp_path / "d.yaml"
     m.write_text(DEPLOYMENT.format(replicas=1))
     r = _run("check", str(m), "--platform", str(platform), "--engine", "embedded")
     assert r.exit_code == 2 and "expected an integer" in r.output
+
+
+@pytest.mark.parametrize(
+    "old,new,shown",
+    [
+        ("allocatable: {cpu: 3920m", "allocatable: {cpu: 9223372036854776.0", "at most 1,000,000 CPUs"),
+        ("memory: 15896872Ki, reserved", "memory: 2Ei, reserved", "at most 1 PiB"),
+    ],
+)
+def test_platform_node_figures_beyond_any_machine_are_exit_2(tmp_path, old, new, shown):
+    """A node of 9.2e15 CPUs overflowed packing's 64-bit sums (found by make fuzz)."""
+    platform = tmp_path / "platform.yaml"
+    text = EKS_PLATFORM.read_text()
+    assert old in text
+    platform.write_text(text.replace(old, new, 1))
+    m = tmp_path / "d.yaml"
+    m.write_text(DEPLOYMENT.format(replicas=1))
+    for command in (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"]):
+        r = _run(command[0], str(m), "--platform", str(platform), *command[1:])
+        assert r.exit_code == 2 and shown in r.output and "more than a machine has" in r.output

@@ -337,10 +337,17 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         if key not in parent:
             return default
         try:
-            return parse(parent[key])
+            value = parse(parent[key])
         except QuantityError as e:
             problems.append(f"{source}:{line_of(parent, key, 1)}: {where}.{key}: not a valid quantity: {e.reason}")
             return default
+        top, shown = (_MAX_NODE_CPU_M, "1,000,000 CPUs") if parse is parse_cpu else (_MAX_NODE_MEMORY, "1 PiB")
+        if value > top:  # (packing sums these over 5,000 nodes in 64-bit integers)
+            problems.append(
+                f"{source}:{line_of(parent, key, 1)}: {where}.{key}: more than a machine has (at most {shown})"
+            )
+            return default
+        return value
 
     hosts = tuple(
         HostGroup(
@@ -452,6 +459,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     if problems:
         raise PlatformError(problems)
     return platform
+
+
+# What one host or node can have, beyond any machine built: a node's figures past them are mistakes.
+_MAX_NODE_CPU_M = 10**9  # millicores: a million CPUs
+_MAX_NODE_MEMORY = 2**50  # bytes: 1 PiB
 
 
 def _allocatable(doc: Mapping[str, Any] | None, where: str, qty: Any) -> tuple[int, int, int | None] | None:
