@@ -614,9 +614,9 @@ def _kubeconform_invalid(resources):
 def fixture_manifests() -> list[str]:
     """The YAML files under testdata/ that hold objects: podfit config files (.podfit.yaml, in the
     fixtures that are repositories) are left out, kubeconform would call them objects without a kind,
-    and so is the regression corpus testdata/repos/, whose charts and kustomize inputs are not
-    manifests on purpose."""
-    skip = [ROOT / "testdata" / d for d in ("repos", *INPUT_FIXTURES)]
+    and so are the regression corpus testdata/repos/ and the rendering fixtures testdata/render/,
+    whose charts and kustomize inputs are not manifests on purpose."""
+    skip = [ROOT / "testdata" / d for d in ("repos", "render", *INPUT_FIXTURES)]
     return sorted(
         str(p)
         for p in (ROOT / "testdata").rglob("*.y*ml")

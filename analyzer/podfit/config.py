@@ -241,9 +241,17 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         ignore_rules, source, "ignore", line_of(data, "ignore", 1)
     )
     if not any((selected is None or r in selected) and r not in disabled for r in load_catalogue()):
-        key = next((k for k in ("select", "enable", "disable", "ignore") if k in data), "enable")
+        chose = next((k for k in ("select", "enable") if k in data), "enable")
+        dropped = next((k for k in ("disable", "ignore") if k in data), "disable")
+        key = (
+            chose
+            if selected is not None and not selected
+            else f"{chose}/{dropped}"
+            if selected is not None
+            else dropped
+        )
         raise ConfigError(
-            f"{source}:{line_of(data, key, 1)}: {key}: no rule is left to run, so nothing would be "
+            f"{source}:{line_of(data, key.split('/')[0], 1)}: {key}: no rule is left to run, so nothing would be "
             "checked (remove the key to run every rule; `podfit rules` lists them)"
         )
     return Config(
