@@ -252,18 +252,22 @@ def test_a_tool_gets_a_minimal_environment(tmp_path, monkeypatch):
     script = _fake(tmp_path, "env")
     env = dict(line.split("=", 1) for line in run_tool([script], str(tmp_path), 100_000, 30).decode().splitlines())
     assert "AWS_SECRET_ACCESS_KEY" not in env and env["HOME"] != os.environ.get("HOME")
-    assert set(env) <= {
-        "HOME",
-        "PATH",
-        "LANG",
-        "HELM_CACHE_HOME",
-        "HELM_CONFIG_HOME",
-        "HELM_DATA_HOME",
-        "KUBECONFIG",
-        "PWD",
-        "SHLVL",
-        "_",
-    } | NETWORK_OFF
+    assert (
+        set(env)
+        <= {
+            "HOME",
+            "PATH",
+            "LANG",
+            "HELM_CACHE_HOME",
+            "HELM_CONFIG_HOME",
+            "HELM_DATA_HOME",
+            "KUBECONFIG",
+            "PWD",
+            "SHLVL",
+            "_",
+        }
+        | NETWORK_OFF
+    )
     # no network: every proxy refuses, git takes local files only
     from podfit.render import NO_NETWORK_PROXY
 

@@ -298,3 +298,20 @@ def test_flow_collection_as_implicit_key_is_refused_both_ways():
         with pytest.raises(yaml.YAMLError):
             list(iter_documents(text, fast=True))
     assert_equivalent('a: "{{ x }}"\nb: [{c: 1}]\n')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "%YAML 1.1\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+        "# made by a tool\n%YAML 1.2\n%TAG !e! tag:example.com,2000:\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+        # after a document's end marker (a directive needs one after a document)
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n...\n%YAML 1.1\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+    ],
+)
+def test_directives_go_with_the_document_they_precede(text):
+    """A stream that starts with (or has) a %YAML or %TAG directive: the directive belongs to the
+    document after the next ---; it was split off as a document of its own and failed as PF901."""
+    docs = [d for d in iter_documents(text, fast=True) if d.data is not None]
+    assert docs[-1].data["kind"] == "Pod"
+    assert docs[-1].line == text.splitlines().index("kind: Pod")  # its apiVersion line, 1-based

@@ -201,23 +201,53 @@ class _Converter:
         return obj
 
 
+# a chunk of nothing but directives, comments and blank lines, with at least one directive: it
+# belongs to the document after it (a directive ends at the next "---")
+_DIRECTIVES_ONLY = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*(?:%[^\n]*\n(?:[ \t]*(?:#[^\n]*)?\n)*)+\Z")
+
+
+_TRAILING_DIRECTIVES = re.compile(
+    r"^\.\.\.[ \t]*(?:#[^\n]*)?\n((?:[ \t]*(?:#[^\n]*)?\n)*(?:%[^\n]*\n(?:[ \t]*(?:#[^\n]*)?\n)*)+)\Z", re.M
+)
+
+
 def _chunks(text: str) -> Iterator[tuple[int, str]]:
     """Split a stream at document-start markers (column 0), with each chunk's 0-based first line.
 
     A ``---`` at column 0 always starts a document (it cannot continue a block scalar, and is an
     error inside a flow scalar), so the split is exact; it lets each document be composed (and
-    fail) on its own.
+    fail) on its own. Directives (``%YAML 1.1``, ``%TAG``) before a ``---`` go with the document
+    they precede, as the YAML grammar has it.
     """
     pos = 0
     line = 0
+    held: tuple[int, str] | None = None  # directives (%YAML, %TAG) waiting for the document they precede
     for m in _DOC_START.finditer(text):
         if m.start() > pos:
             chunk = text[pos : m.start()]
-            yield line, chunk
-            line += chunk.count("\n")
+            if _DIRECTIVES_ONLY.match(chunk):
+                held = (line, chunk) if held is None else (held[0], held[1] + chunk)
+            else:
+                if held is not None:
+                    chunk, start, held = held[1] + chunk, held[0], None
+                else:
+                    start = line
+                # directives after a document's end marker (...) belong to the next document
+                tail = _TRAILING_DIRECTIVES.search(chunk)
+                if tail is not None:
+                    yield start, chunk[: tail.start(1)]
+                    held = (start + chunk[: tail.start(1)].count("\n"), tail.group(1))
+                else:
+                    yield start, chunk
+            line += text[pos : m.start()].count("\n")
         pos = m.start()
     if pos < len(text):
-        yield line, text[pos:]
+        if held is not None:
+            yield held[0], held[1] + text[pos:]
+        else:
+            yield line, text[pos:]
+    elif held is not None:
+        yield held
 
 
 def chunks(text: str) -> list[tuple[int, str]]:
