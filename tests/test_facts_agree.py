@@ -16,6 +16,7 @@ import pytest
 from conftest import EKS_PLATFORM, tool
 from podfit.facts import build_facts, facts_data
 from podfit.loader import InputFile, load
+from podfit.model import Resources
 from podfit.platform import DEFAULT_PLATFORM
 from podfit.quantity import QuantityError, parse_cpu
 
@@ -28,7 +29,7 @@ QUERY = """[[obj_index, p.qos, cs] |
   some p in data.podfit.lib.k8s.pods
   obj_index := p.obj["podfit.io/document"]
   cs := [[c.name, c.init, object.get(c.request, "cpu", null), object.get(c.request, "memory", null),
-          object.get(c.limit, "cpu", null), object.get(c.limit, "memory", null)] | some c in p.containers]
+          object.get(c.limit, "cpu", null), object.get(c.limit, "memory", null)] | some c in data.podfit.lib.k8s.counted(p)]
 ]"""
 
 
@@ -79,7 +80,7 @@ def _python(facts) -> list:
                 c.resources.cpu_limit,
                 c.resources.memory_limit,
             ]
-            for c in w.pod.all_containers
+            for c in w.pod.counted
         ]
         rows.append([index[id(w.obj)], w.pod.qos_class, r])
     return sorted(rows, key=lambda x: x[0])
@@ -238,6 +239,79 @@ def test_pod_level_resources_on_both_sides(tmp_path):
         ),
     )
     assert value == [[n, cpu, [] if lim is None else [lim]] for n, _, cpu, lim, _, _ in got]
+
+
+MESHED = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: mesh-istio, labels: {istio-injection: enabled}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: mesh-linkerd, annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-memory-request: 64Mi}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: mesh-istio}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web:1}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: opted-out, namespace: mesh-istio}
+spec:
+  selector: {matchLabels: {app: o}}
+  template:
+    metadata: {labels: {app: o, sidecar.istio.io/inject: "false"}}
+    spec: {containers: [{name: o, image: o:1}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: sized
+  labels: {sidecar.istio.io/inject: "true"}
+  annotations: {sidecar.istio.io/proxyCPU: 250m, sidecar.istio.io/proxyMemoryLimit: 512Mi}
+spec: {containers: [{name: a, image: a:1, resources: {limits: {cpu: "1", memory: 1Gi}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api, namespace: mesh-linkerd}
+spec: {containers: [{name: api, image: api:1}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ambient, labels: {sidecar.istio.io/inject: "true", istio.io/dataplane-mode: ambient}}
+spec: {containers: [{name: a, image: a:1}]}
+"""
+
+
+def test_injected_proxies_on_both_sides(tmp_path):
+    """A service mesh's proxy counts in the pod's requests, limits and QoS class: Istio's defaults
+    in an injection-enabled namespace, its proxy annotations on a labelled pod, Linkerd's configured
+    request from the namespace; none for a pod that opts out or runs in ambient mode."""
+    manifest = tmp_path / "meshed.yaml"
+    manifest.write_text(MESHED)
+    assert _compare([manifest], tmp_path) == 5
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    got = {
+        w.ref.name: (w.pod.qos_class, [(c.name, c.resources) for c in w.pod.injected], w.pod.cpu_request)
+        for w in facts.workloads
+    }
+    istio = Resources(cpu_request=100, cpu_limit=2000, memory_request=128 * 2**20, memory_limit=2**30)
+    assert got == {
+        "web": ("Burstable", [("istio-proxy", istio)], 100),
+        "opted-out": ("BestEffort", [], 0),
+        "sized": (
+            "Burstable",
+            [("istio-proxy", Resources(cpu_request=250, memory_request=2**29, memory_limit=2**29))],
+            1250,
+        ),
+        "api": ("Burstable", [("linkerd-proxy", Resources(memory_request=64 * 2**20))], 0),
+        "ambient": ("BestEffort", [], 0),
+    }
 
 
 # ------------------------------------------------- the node a workload's pods may land on ---

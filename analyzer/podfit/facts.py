@@ -796,7 +796,8 @@ def facts_data(
         {"platform": {"runtime", "numa_node": {"cores", "cpus", "memory"}, "smt", "node_logical_cpus",
                       "cfs_screen_limit",
                       "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus", "cfs_screen_limit",
-                                                            "linux_excluded", "exclusive_cpus": [name]}},
+                                                            "linux_excluded", "exclusive_cpus": [name],
+                                                            "injected": [{"name", "request", "limit"}]}},
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
@@ -831,7 +832,10 @@ def facts_data(
         if facts.kubelet.cfs_quota:  # cpuCFSQuota: false: no quota, nothing for PF202 to screen
             p["cfs_screen_limit"] = cfs_screen_limit(node_cpus, facts.kubelet.cfs_period_us)
     if facts.workloads:  # (absent: the facts saw no workload, and say nothing of any)
-        p["workloads"] = _workload_facts(facts, apart, node_cpus)
+        listed = _workload_facts(facts, apart, node_cpus)
+        for key, proxies in _injected_facts(facts, apart).items():
+            listed.setdefault(key, {})["injected"] = proxies
+        p["workloads"] = dict(sorted(listed.items()))
     p["vm_classes"] = {
         c.name: {"cpus": c.cpus, "memory": c.memory_bytes, "reserved": bool(c.reserved)} for c in platform.vm_classes
     }
@@ -881,6 +885,29 @@ def workload_key(raw: Mapping[str, Any]) -> str:
             name if isinstance(name, str) else text(meta.get("generateName")),
         )
     )
+
+
+def _injected_facts(facts: Facts, scope: ClusterScope | None) -> dict[str, list[dict[str, Any]]]:
+    """The containers a service mesh injects into the pods of each workload of the evaluation
+    (``scope``'s objects, or those of the platform's runtime) that gets some, by key:
+    ``[{"name", "request": {"cpu", "memory"}, "limit": {...}}]`` (effective values; a resource left
+    out is unset). Two workloads of one key take the first's."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for w in facts.workloads:
+        own = facts.cluster_of(w.obj)
+        if w.pod.injected and (own is scope if scope is not None else not facts.is_apart(own)):
+            out.setdefault(
+                workload_key(w.obj.raw),
+                [
+                    {
+                        "name": c.name,
+                        "request": _resources(c.resources, "request"),
+                        "limit": _resources(c.resources, "limit"),
+                    }
+                    for c in w.pod.injected
+                ],
+            )
+    return out
 
 
 def _workload_facts(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, Any]]:

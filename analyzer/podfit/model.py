@@ -173,6 +173,9 @@ class Container:
     location: Location
     init: bool = False
     sidecar: bool = False  # init container with restartPolicy: Always (runs for the pod's life)
+    # added at admission by a service mesh's webhook (Istio's istio-proxy, Linkerd's linkerd-proxy),
+    # not in the manifest: see podfit.workloads.injected_proxy
+    injected: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,10 +202,19 @@ class PodSpec:
     # hostNetwork), as the scheduler's NodePorts filter counts them
     host_ports: tuple[HostPort, ...] = ()
     host_network: bool = False
+    # the app containers a service mesh's admission webhook adds (PodSpec.counted): not in the
+    # manifest, so no rule reports on them, but they count in the pod's requests, limits and QoS
+    injected: tuple[Container, ...] = ()
 
     @property
     def all_containers(self) -> tuple[Container, ...]:
+        """The containers of the manifest: init containers first, then the app containers."""
         return self.init_containers + self.containers
+
+    @property
+    def counted(self) -> tuple[Container, ...]:
+        """The containers the pod runs once admitted: :attr:`all_containers` and the injected ones."""
+        return self.all_containers + self.injected
 
     def _effective(self, attr: str) -> int | None:
         """Kubernetes' effective pod request/limit for one resource field.
@@ -216,11 +228,9 @@ class PodSpec:
         own = self.pod_level(attr)  # pod-level resources decide (the scheduler's and kubelet's PodRequests/PodLimits)
         if own is not None:
             return own + overhead
-        if all(getattr(c.resources, attr) is None for c in self.all_containers):
+        if all(getattr(c.resources, attr) is None for c in self.counted):
             return None
-        if attr.endswith("_limit") and any(
-            getattr(c.resources, attr) is None for c in self.all_containers if not c.sidecar
-        ):
+        if attr.endswith("_limit") and any(getattr(c.resources, attr) is None for c in self.counted if not c.sidecar):
             return None  # an app or one-shot init container without a limit: the pod is unbounded
         return self.combined(lambda c: getattr(c.resources, attr)) + overhead
 
@@ -239,7 +249,7 @@ class PodSpec:
         return value
 
     def _some_request(self, res: str) -> bool:
-        return any(getattr(c.resources, f"{res}_request") is not None for c in self.all_containers)
+        return any(getattr(c.resources, f"{res}_request") is not None for c in self.counted)
 
     def _containers_request(self, res: str) -> int:
         attr = f"{res}_request"
@@ -259,7 +269,7 @@ class PodSpec:
         """An amount of the pod from one per container (None counts as 0), as Kubernetes combines
         them, without overhead: max(Σ app containers and sidecars, each one-shot init container +
         the sidecars declared before it, which run beside it)."""
-        best = sum(value(c) or 0 for c in self.containers) + sum(
+        best = sum(value(c) or 0 for c in self.containers + self.injected) + sum(
             value(c) or 0 for c in self.init_containers if c.sidecar
         )
         sidecars = 0
@@ -306,7 +316,7 @@ class PodSpec:
             if set(limits) == {"cpu", "memory"} and requests == limits:
                 return QOS_GUARANTEED
             return QOS_BURSTABLE
-        containers = self.all_containers
+        containers = self.counted
         if all(c.resources.is_empty for c in containers):
             return QOS_BEST_EFFORT
         for c in containers:

@@ -39,6 +39,8 @@ __all__ = [
     "container_name",
     "container_line",
     "container_path",
+    "injected_proxy",
+    "ISTIO_PROXY_DEFAULT",
 ]
 
 
@@ -314,7 +316,101 @@ def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
     return None
 
 
-def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]) -> Workload | None:
+# Istio's proxy resources (the istiod chart's global.proxy.resources) when the pod sets none of the
+# sidecar.istio.io/proxy* annotations; where it sets one, the injection template writes those alone.
+ISTIO_PROXY_DEFAULT = Resources(cpu_request=100, memory_request=128 * 2**20, cpu_limit=2000, memory_limit=2**30)
+_ISTIO_RESOURCES = (
+    ("sidecar.istio.io/proxyCPU", "cpu_request"),
+    ("sidecar.istio.io/proxyMemory", "memory_request"),
+    ("sidecar.istio.io/proxyCPULimit", "cpu_limit"),
+    ("sidecar.istio.io/proxyMemoryLimit", "memory_limit"),
+)
+# Linkerd's proxy sets no requests or limits unless configured (its chart's proxy.resources are
+# empty); these annotations, on the pod or else on its namespace, configure them.
+_LINKERD_RESOURCES = (
+    ("config.linkerd.io/proxy-cpu-request", "cpu_request"),
+    ("config.linkerd.io/proxy-memory-request", "memory_request"),
+    ("config.linkerd.io/proxy-cpu-limit", "cpu_limit"),
+    ("config.linkerd.io/proxy-memory-limit", "memory_limit"),
+)
+
+
+def _mesh_resources(keys: Sequence[tuple[str, str]], *annotations: Mapping[str, str]) -> Resources | None:
+    """The proxy's resources the annotations set (the first mapping that sets a key wins; a value
+    that is not a quantity sets nothing), request = limit where only the limit is set (API
+    defaulting); None when none is set."""
+    vals: dict[str, int] = {}
+    for key, attr in keys:
+        for source in annotations:
+            if key in source:
+                try:
+                    vals[attr] = (parse_cpu if attr.startswith("cpu") else parse_memory)(source[key])
+                except QuantityError:
+                    continue
+                break
+    if not vals:
+        return None
+    return Resources(**vals).with_defaults(Resources(), Resources())
+
+
+def _istio_injects(labels: Mapping[str, str], annotations: Mapping[str, str], ns: Mapping[str, str]) -> bool:
+    """Whether Istio's sidecar injector adds its proxy to the pod, as its webhooks select pods:
+    the namespace label ``istio-injection: enabled``, else (the namespace without that label) an
+    ``istio.io/rev`` label on the namespace, else the pod label ``sidecar.istio.io/inject: "true"``
+    or ``istio.io/rev``; never when the pod's label or annotation ``sidecar.istio.io/inject`` is
+    "false", nor for a pod labelled ``istio.io/dataplane-mode: ambient`` (ambient mode runs no
+    sidecar). The annotation ``"true"`` alone selects nothing: the webhooks select on labels."""
+    if labels.get("sidecar.istio.io/inject") == "false" or annotations.get("sidecar.istio.io/inject") == "false":
+        return False
+    if labels.get("istio.io/dataplane-mode") == "ambient":
+        return False
+    if "istio-injection" in ns:
+        return ns["istio-injection"] == "enabled"
+    if "istio.io/rev" in ns:
+        return True
+    return labels.get("sidecar.istio.io/inject") == "true" or "istio.io/rev" in labels
+
+
+def injected_proxy(
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    namespace: K8sObject | None,
+    location: Location,
+    present: frozenset[str] = frozenset(),
+) -> Container | None:
+    """The proxy container a service mesh's mutating webhook adds to a pod with these template
+    ``labels`` and ``annotations`` in ``namespace`` (the Namespace object of the run, None when the
+    run has none), or None. Istio (see :func:`_istio_injects`) adds ``istio-proxy`` with 100m/128Mi
+    requests and 2/1Gi limits, or what its ``sidecar.istio.io/proxy*`` annotations set; Linkerd
+    (``linkerd.io/inject: enabled`` or ``ingress`` on the pod, else on the namespace; ``disabled``
+    on the pod opts out) adds ``linkerd-proxy`` with what ``config.linkerd.io/proxy-*`` annotations
+    of the pod or namespace set, nothing by default. A pod that already holds the proxy (``present``:
+    its container names; injected before it was written) gets none. The proxy's init container
+    (istio-init, linkerd-init) takes the proxy's resources and so never raises the pod's request."""
+    ns_labels = dict(namespace.labels) if namespace is not None else {}
+    ns_annotations = dict(namespace.annotations) if namespace is not None else {}
+    if _istio_injects(labels, annotations, ns_labels):
+        if "istio-proxy" in present:
+            return None
+        res = _mesh_resources(_ISTIO_RESOURCES, annotations)
+        return _proxy("istio-proxy", ISTIO_PROXY_DEFAULT if res is None else res, location)
+    linkerd = annotations.get("linkerd.io/inject", ns_annotations.get("linkerd.io/inject"))
+    if linkerd in ("enabled", "ingress") and "linkerd-proxy" not in present:
+        res = _mesh_resources(_LINKERD_RESOURCES, annotations, ns_annotations)
+        return _proxy("linkerd-proxy", Resources() if res is None else res, location)
+    return None
+
+
+def _proxy(name: str, res: Resources, location: Location) -> Container:
+    return Container(name=name, image="", resources=res, declared=res, location=location, injected=True)
+
+
+def workload_from_object(
+    obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding], namespace: K8sObject | None = None
+) -> Workload | None:
+    """The workload of ``obj`` (None when it is not a workload kind or has no pod spec), with the
+    LimitRange ``defaults`` of its namespace and the proxy a service mesh injects (``namespace``:
+    its Namespace object in the run, whose labels and annotations select injection)."""
     path = WORKLOAD_KINDS.get(obj.kind)
     if path is None:
         return None
@@ -347,6 +443,11 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         vals.update(_quantities(own.get("limits"), "limit", obj, None, findings, "pod ", rp + ("limits",)))
         vals = {k: v for k, v in vals.items() if not k.startswith("storage")}  # pod level: CPU and memory
         pod_resources = Resources(**vals) if vals else None
+    labels = _str_pairs(tmeta.get("labels"))
+    annotations = _str_pairs(tmeta.get("annotations")) if path else obj.annotations
+    proxy = injected_proxy(
+        dict(labels), dict(annotations), namespace, obj.location, frozenset(c.name for c in containers + inits)
+    )
     pod = PodSpec(
         containers=containers,
         init_containers=inits,
@@ -355,13 +456,14 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         node_selector=_str_pairs(spec.get("nodeSelector")),
         anti_affinity_hostname=_anti_affinity(spec),
         hostname_spread_max_skew=_spread(spec),
-        labels=_str_pairs(tmeta.get("labels")),
-        annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
+        labels=labels,
+        annotations=annotations,
         runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
         scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
         pod_resources=pod_resources,
         host_ports=host_ports_from_spec(spec),
         host_network=spec.get("hostNetwork") is True,
+        injected=() if proxy is None else (proxy,),
     )
     kind = obj.kind
     if kind == "Pod":
@@ -386,10 +488,15 @@ def build_workloads(
     if ranges is None:
         ranges = limit_range_defaults(objects, findings)
     scalers = autoscalers(objects)
+    namespaces: dict[str, K8sObject] = {}
+    for obj in objects:
+        if obj.kind == "Namespace" and obj.ref.api_version == "v1" and obj.ref.name:
+            namespaces.setdefault(obj.ref.name, obj)  # the first of a name, as the API server keeps it
     workloads = []
     for obj in objects:
         if obj.kind in WORKLOAD_KINDS:
-            w = workload_from_object(obj, ranges.get(obj.ref.namespace or "default", _NO_DEFAULTS), findings)
+            ns = obj.ref.namespace or "default"
+            w = workload_from_object(obj, ranges.get(ns, _NO_DEFAULTS), findings, namespaces.get(ns))
             if w is not None:
                 a = scalers.get((obj.ref.namespace or "default", obj.kind, obj.ref.name))
                 if a is not None:

@@ -176,3 +176,23 @@ _level_pod(name, spec, containers) := {
 	"metadata": {"name": name},
 	"spec": object.union(spec, {"containers": containers}),
 }
+
+test_injected_proxy_counts_in_request_limit_and_qos if {
+	proxy := {
+		"name": "istio-proxy",
+		"request": {"cpu": 100, "memory": 134217728},
+		"limit": {"cpu": 2000, "memory": 1073741824},
+	}
+	pod := k8s.pods[0] with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{"name": "a", "image": "x", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]},
+	}
+		with data.podfit.platform as {"workloads": {"Pod//p": {"injected": [proxy]}}}
+	pod.qos == "Burstable"
+	[c.name | some c in k8s.counted(pod)] == ["a", "istio-proxy"]
+	k8s.pod_request(pod, "cpu") == 1100
+	k8s.pod_limit(pod, "memory") == 2147483648
+	k8s.injection_note(pod) == " (counting the istio-proxy container its service mesh injects)"
+}

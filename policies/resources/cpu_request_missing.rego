@@ -32,6 +32,6 @@ findings contains f if {
 	not c.has.limits.cpu
 	not k8s.pod_level_sets(pod, "cpu")
 	not k8s.missing_reported_elsewhere(pod, c)
-	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no CPU request"])
+	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no CPU request", k8s.injection_note(pod)])
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"init_container": c.init})
 }
