@@ -314,6 +314,77 @@ def test_injected_proxies_on_both_sides(tmp_path):
     }
 
 
+def test_custom_workload_kinds_are_one_table(tmp_path):
+    """The workload CRDs the Rego library reads pod templates of are the facts stage's."""
+    from podfit.model import CUSTOM_WORKLOAD_KINDS
+
+    (tmp_path / "input.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "data.json").write_text("{}", encoding="utf-8")
+    rego = _eval(tmp_path, "data.podfit.lib.k8s.custom_workload_kinds")
+    assert rego == {f"{group}/{kind}": list(k.template) for (group, kind), k in CUSTOM_WORKLOAD_KINDS.items()}
+
+
+CUSTOM = """\
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: hello}
+spec:
+  template:
+    metadata: {annotations: {autoscaling.knative.dev/min-scale: "3"}}
+    spec: {containers: [{image: hello:1, resources: {requests: {cpu: 250m}}}]}
+---
+apiVersion: serving.knative.dev/v1
+kind: Configuration
+metadata: {name: idle}
+spec:
+  template:
+    spec: {containers: [{image: idle:1}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {template: {spec: {containers: [{name: not-a-pod, image: x}]}}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: demo}
+spec:
+  replicas: 4
+  template: {spec: {containers: [{name: demo, image: demo:1, resources: {limits: {cpu: "1", memory: 1Gi}}}]}}
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledJob
+metadata: {name: consumer}
+spec:
+  jobTargetRef:
+    parallelism: 2
+    template: {spec: {containers: [{name: c, image: c:1, resources: {requests: {memory: 64Mi}}}]}}
+---
+apiVersion: apps.kruise.io/v1beta1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  template: {spec: {containers: [{name: a, image: a:1}]}}
+"""
+
+
+def test_custom_workload_kinds_on_both_sides(tmp_path):
+    """Workload CRDs (Knative, Argo Rollouts, KEDA ScaledJob, OpenKruise) have their pod template
+    read on both sides, with their replica counts; a core Service is no workload."""
+    manifest = tmp_path / "custom.yaml"
+    manifest.write_text(CUSTOM)
+    assert _compare([manifest], tmp_path) == 5
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    got = [(w.ref.kind, w.ref.name, w.replicas, w.per_node, w.pod.cpu_request) for w in facts.workloads]
+    assert got == [
+        ("Service", "hello", 3, False, 250),
+        ("Configuration", "idle", 1, False, 0),
+        ("Rollout", "demo", 4, False, 1000),
+        ("ScaledJob", "consumer", 2, False, 0),
+        ("DaemonSet", "agent", 0, True, 0),
+    ]
+
+
 # ------------------------------------------------- the node a workload's pods may land on ---
 
 EKS = EKS_PLATFORM
@@ -453,12 +524,12 @@ def _groups(paths: list[Path]) -> list[list]:
     """The fixtures' valid objects in groups whose workloads' keys (kind/namespace/name) are
     unique: one evaluation per group, so that no two workloads share their per-workload facts."""
     from podfit.facts import workload_key
-    from podfit.model import WORKLOAD_KINDS
+    from podfit.model import template_path
 
     groups: list[tuple[list, set[str]]] = []
     for p in paths:
         objects = [o for o in load([InputFile(str(p), p.read_bytes())]).objects if _valid(o.raw)]
-        keys = [workload_key(o.raw) for o in objects if o.kind in WORKLOAD_KINDS]
+        keys = [workload_key(o.raw) for o in objects if template_path(o.ref.api_version, o.kind) is not None]
         if len(set(keys)) < len(keys):
             continue  # a file declaring one workload twice (PF910's fixtures)
         for members, taken in groups:

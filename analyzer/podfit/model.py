@@ -28,6 +28,10 @@ __all__ = [
     "QOS_BURSTABLE",
     "QOS_BEST_EFFORT",
     "WORKLOAD_KINDS",
+    "CustomWorkloadKind",
+    "CUSTOM_WORKLOAD_KINDS",
+    "api_group",
+    "template_path",
 ]
 
 QOS_GUARANTEED = "Guaranteed"
@@ -45,6 +49,49 @@ WORKLOAD_KINDS: Mapping[str, tuple[str, ...]] = {
     "Job": ("spec", "template"),
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
+
+
+@dataclass(frozen=True)
+class CustomWorkloadKind:
+    """A workload kind a CRD defines: the path from the object to its pod template (the object
+    holding the pod's metadata and spec) and to its replica count (None: from Knative's autoscaling
+    annotations, see podfit.workloads), and whether it runs one pod per node."""
+
+    template: tuple[str, ...]
+    replicas: tuple[str, ...] | None = ("spec", "replicas")
+    per_node: bool = False
+
+
+# (API group, kind) -> CustomWorkloadKind: the workload CRDs real repositories hold. OpenKruise's
+# Advanced StatefulSet and Advanced DaemonSet (apps.kruise.io) are StatefulSet and DaemonSet by
+# kind, which WORKLOAD_KINDS already reads (their template and replicas stand where the built-in
+# kinds' do). policies/lib/k8s.rego holds the same table (tests/test_facts_agree.py).
+CUSTOM_WORKLOAD_KINDS: Mapping[tuple[str, str], CustomWorkloadKind] = {
+    ("argoproj.io", "Rollout"): CustomWorkloadKind(("spec", "template")),
+    ("serving.knative.dev", "Service"): CustomWorkloadKind(("spec", "template"), None),
+    ("serving.knative.dev", "Configuration"): CustomWorkloadKind(("spec", "template"), None),
+    ("apps.kruise.io", "CloneSet"): CustomWorkloadKind(("spec", "template")),
+    ("keda.sh", "ScaledJob"): CustomWorkloadKind(
+        ("spec", "jobTargetRef", "template"), ("spec", "jobTargetRef", "parallelism")
+    ),
+    ("apps.openshift.io", "DeploymentConfig"): CustomWorkloadKind(("spec", "template")),
+}
+
+
+def api_group(api_version: str) -> str:
+    """The API group of an apiVersion ("" for the core group's "v1")."""
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+def template_path(api_version: str, kind: str) -> tuple[str, ...] | None:
+    """Path from an object of this apiVersion and kind to its pod template (() for a Pod), or None
+    when it is no workload kind podfit knows: the built-in kinds by kind alone, a CRD's by its
+    API group and kind."""
+    path = WORKLOAD_KINDS.get(kind)
+    if path is not None:
+        return path
+    custom = CUSTOM_WORKLOAD_KINDS.get((api_group(api_version), kind))
+    return None if custom is None else custom.template
 
 
 class Location:

@@ -13,6 +13,7 @@ from typing import Any
 from .findings import Finding
 from .loader import _str_pairs
 from .model import (
+    CUSTOM_WORKLOAD_KINDS,
     WORKLOAD_KINDS,
     Autoscaler,
     Container,
@@ -22,6 +23,8 @@ from .model import (
     PodSpec,
     Resources,
     Workload,
+    api_group,
+    template_path,
 )
 from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from .scheduling import constraints_from_spec, host_ports_from_spec
@@ -301,7 +304,7 @@ def container_line(obj: K8sObject, name: str | None) -> int:
 def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
     """Path from the object's root to the mapping of its container called ``name`` (init
     containers first, as ``PodSpec.all_containers`` orders them); None when there is none."""
-    path = WORKLOAD_KINDS.get(obj.kind)
+    path = template_path(obj.ref.api_version, obj.kind)
     if path is None:
         return None
     template = _dig(obj.raw, path) if path else obj.raw
@@ -411,7 +414,7 @@ def workload_from_object(
     """The workload of ``obj`` (None when it is not a workload kind or has no pod spec), with the
     LimitRange ``defaults`` of its namespace and the proxy a service mesh injects (``namespace``:
     its Namespace object in the run, whose labels and annotations select injection)."""
-    path = WORKLOAD_KINDS.get(obj.kind)
+    path = template_path(obj.ref.api_version, obj.kind)
     if path is None:
         return None
     template = _dig(obj.raw, path) if path else obj.raw
@@ -466,6 +469,13 @@ def workload_from_object(
         injected=() if proxy is None else (proxy,),
     )
     kind = obj.kind
+    custom = None if kind in WORKLOAD_KINDS else CUSTOM_WORKLOAD_KINDS.get((api_group(obj.ref.api_version), kind))
+    if custom is not None:
+        if custom.replicas is None:
+            replicas = _knative_scale(dict(annotations))
+        else:
+            replicas = _int(_dig(obj.raw, custom.replicas), 1)
+        return Workload(obj=obj, pod=pod, replicas=replicas, per_node=custom.per_node)
     if kind == "Pod":
         replicas = 1
     elif kind == "Job":
@@ -477,6 +487,18 @@ def workload_from_object(
     else:
         replicas = _int(_dig(obj.raw, ("spec", "replicas")), 1)
     return Workload(obj=obj, pod=pod, replicas=replicas, per_node=kind == "DaemonSet")
+
+
+def _knative_scale(annotations: Mapping[str, str]) -> int:
+    """The pods a Knative Service or Configuration keeps: its template's
+    ``autoscaling.knative.dev/min-scale`` (or ``minScale``) when above 0, else its
+    ``initial-scale`` (``initialScale``), else Knative's default initial scale, 1."""
+    for keys in (("min-scale", "minScale"), ("initial-scale", "initialScale")):
+        for key in keys:
+            value = annotations.get(f"autoscaling.knative.dev/{key}")
+            if value is not None and value.strip().isdigit() and (int(value) > 0 or keys[0] == "initial-scale"):
+                return int(value)
+    return 1
 
 
 def build_workloads(
@@ -494,7 +516,7 @@ def build_workloads(
             namespaces.setdefault(obj.ref.name, obj)  # the first of a name, as the API server keeps it
     workloads = []
     for obj in objects:
-        if obj.kind in WORKLOAD_KINDS:
+        if template_path(obj.ref.api_version, obj.kind) is not None:
             ns = obj.ref.namespace or "default"
             w = workload_from_object(obj, ranges.get(ns, _NO_DEFAULTS), findings, namespaces.get(ns))
             if w is not None:
@@ -506,7 +528,9 @@ def build_workloads(
 
 
 # Kinds an autoscaler may scale (their spec.replicas is the count it sets).
-SCALABLE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"})
+SCALABLE_KINDS = frozenset(
+    {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout", "CloneSet", "DeploymentConfig"}
+)
 HPA_KIND = "HorizontalPodAutoscaler"
 KEDA_KIND = "ScaledObject"
 

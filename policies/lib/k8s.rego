@@ -62,6 +62,32 @@ template(obj) := obj.spec.template if {
 
 template(obj) := obj.spec.jobTemplate.spec.template if obj.kind == "CronJob"
 
+# (a workload CRD's: see custom_workload_kinds)
+template(obj) := t if {
+	not obj.kind in workload_kinds
+	path := custom_workload_kinds[concat("/", [api_group(obj), obj.kind])]
+	t := object.get(obj, path, null)
+}
+
+# custom_workload_kinds["GROUP/KIND"] is the path from an object of a workload CRD to its pod
+# template (podfit.model.CUSTOM_WORKLOAD_KINDS, held equal by tests/test_facts_agree.py).
+custom_workload_kinds := {
+	"argoproj.io/Rollout": ["spec", "template"],
+	"serving.knative.dev/Service": ["spec", "template"],
+	"serving.knative.dev/Configuration": ["spec", "template"],
+	"apps.kruise.io/CloneSet": ["spec", "template"],
+	"keda.sh/ScaledJob": ["spec", "jobTargetRef", "template"],
+	"apps.openshift.io/DeploymentConfig": ["spec", "template"],
+}
+
+# api_group(obj): the API group of the object's apiVersion ("" for the core group's "v1").
+api_group(obj) := g if {
+	is_string(obj.apiVersion)
+	contains(obj.apiVersion, "/")
+	parts := split(obj.apiVersion, "/")
+	g := concat("/", array.slice(parts, 0, count(parts) - 1))
+} else := ""
+
 # pod_spec(obj) is the pod spec of a workload object.
 pod_spec(obj) := spec if {
 	spec := template(obj).spec

@@ -196,3 +196,16 @@ test_injected_proxy_counts_in_request_limit_and_qos if {
 	k8s.pod_limit(pod, "memory") == 2147483648
 	k8s.injection_note(pod) == " (counting the istio-proxy container its service mesh injects)"
 }
+
+test_pod_spec_of_custom_workload_kinds if {
+	spec := {"containers": [{"name": "a", "image": "x"}]}
+	k8s.pod_spec({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "spec": {"template": {"spec": spec}}}) == spec
+	k8s.pod_spec({
+		"apiVersion": "keda.sh/v1alpha1",
+		"kind": "ScaledJob",
+		"spec": {"jobTargetRef": {"template": {"spec": spec}}},
+	}) == spec
+	not k8s.pod_spec({"apiVersion": "v1", "kind": "Service", "spec": {"template": {"spec": spec}}})
+	not k8s.pod_spec({"apiVersion": 1, "kind": "Rollout", "spec": {"template": {"spec": spec}}})
+	k8s.api_group({"apiVersion": "a/b/v1"}) == "a/b"
+}
