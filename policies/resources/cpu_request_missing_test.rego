@@ -29,7 +29,8 @@ test_deny_init_container_in_cronjob if {
 			"jobTemplate": {"spec": {"template": {
 				"metadata": {},
 				"spec": {
-					"containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+					# Guaranteed but for the init container, which keeps the pod Burstable
+					"containers": [{"name": "app", "image": "img:1", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}}],
 					"initContainers": [{"name": "init", "image": "img:1", "resources": {"requests": {"memory": "1Gi"}}}],
 				},
 			}}},

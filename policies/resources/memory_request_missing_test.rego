@@ -30,7 +30,8 @@ test_deny_replicaset_init if {
 		"spec": {"template": {
 			"metadata": {},
 			"spec": {
-				"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+				# Guaranteed but for the init container, which keeps the pod Burstable
+				"containers": [{"name": "a", "image": "img:1", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}}],
 				"initContainers": [{"name": "i", "image": "img:1", "resources": {"requests": {"cpu": "1"}}}],
 			},
 		}},
