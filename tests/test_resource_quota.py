@@ -8,6 +8,7 @@ from podfit.facts import build_facts
 from podfit.loader import InputFile, load
 from podfit.platform import DEFAULT_PLATFORM
 from podfit.rule_context import RuleContext
+from podfit.rules.api_version_removed import target_kubernetes_version
 from podfit.rules.resource_quota_exceeded import check, plural, surge
 from podfit.workloads import build_workloads
 
@@ -31,7 +32,9 @@ def deployment(name: str, replicas: int, cpu: str, strategy: str = "", api: str 
 
 def findings(text: str, config: Config | None = None) -> list[tuple[int, str]]:
     objects = load([InputFile("q.yaml", text.encode())]).objects
-    ctx = RuleContext(build_facts(objects, DEFAULT_PLATFORM), config or Config(), "PF112")
+    config = config or Config()
+    facts = build_facts(objects, DEFAULT_PLATFORM, kubernetes_version=target_kubernetes_version(config))
+    ctx = RuleContext(facts, config, "PF112")
     return [(f.location.line, f.message) for f in check(ctx)]
 
 
@@ -115,3 +118,19 @@ def test_injected_proxy_counts_and_a_missing_request_is_refused():
         "the quota tracks requests.cpu, and the pods of Deployment team/web (container c) set no cpu request: "
         "the API server refuses them (must specify requests.cpu)"
     ]
+
+
+def test_the_facts_clusters_leave_out_what_the_api_server_rejects():
+    """An object of a removed apiVersion is never created: every cluster's objects and workloads
+    (packing, capacity, quotas) leave it out, unless the Kubernetes version the manifests target
+    still serves it."""
+    text = deployment("web", 2, "100m") + deployment("old", 2, "100m", api="extensions/v1beta1")
+    objects = load([InputFile("d.yaml", text.encode())]).objects
+    facts = build_facts(objects, DEFAULT_PLATFORM)
+    assert [str(o.ref) for o in facts.rejected] == ["Deployment team/old"]
+    assert [w.ref.name for w in facts.clusters[0].workloads] == ["web"]
+    assert [o.ref.name for o in facts.unique_objects] == ["web"]
+    kept = build_facts(objects, DEFAULT_PLATFORM, kubernetes_version="1.15")
+    assert kept.rejected == () and [w.ref.name for w in kept.unique_workloads] == ["web", "old"]
+    # a version that does not parse (PF906 says so) rejects by every removal so far
+    assert [o.ref.name for o in build_facts(objects, DEFAULT_PLATFORM, kubernetes_version="soon").rejected] == ["old"]

@@ -337,7 +337,9 @@ class ClusterScope:
     ``clusters:`` mapping), ``platform``, ``manifest`` (a TanzuKubernetesCluster / Cluster API
     Cluster) or ``input`` (nothing named a cluster: the whole input is one, named ""). ``objects``
     and ``workloads`` hold each object (API group/kind/namespace/name) once, the first in input order;
-    ``duplicates`` pairs each later copy with the object it would replace, as (first, second).
+    ``duplicates`` pairs each later copy with the object it would replace, as (first, second);
+    ``rejected`` holds the objects the API server rejects for a removed apiVersion (PF906), which
+    ``objects`` and ``workloads`` leave out.
     ``node_pools`` are the pools its workloads land on.
     """
 
@@ -347,6 +349,9 @@ class ClusterScope:
     workloads: tuple[Workload, ...]
     node_pools: tuple[NodePool, ...] = ()
     duplicates: tuple[tuple[K8sObject, K8sObject], ...] = ()
+    # objects of an apiVersion the API server no longer serves (PF906): never created, so left out
+    # of ``objects`` and ``workloads`` (packing, capacity, quotas), in input order
+    rejected: tuple[K8sObject, ...] = ()
     location: Location | None = None  # where the cluster is declared (manifest, config or profile)
     guest: bool = False  # declared by a TanzuKubernetesCluster / Cluster API manifest of the input
     runtime: str = "tkg"  # how its pods run: the platform's runtime, but tkg for a guest cluster
@@ -391,6 +396,13 @@ class Facts:
         """The workloads of :attr:`unique_objects`, in input order."""
         keep = {id(o) for c in self.clusters for o in c.objects}
         return tuple(w for w in self.workloads if id(w.obj) in keep)
+
+    @cached_property
+    def rejected(self) -> tuple[K8sObject, ...]:
+        """The objects the API server rejects for a removed apiVersion (PF906), which every cluster's
+        objects and workloads (and so :attr:`unique_objects`) leave out, in input order."""
+        keep = {id(o) for c in self.clusters for o in c.rejected}
+        return tuple(o for o in self.objects if id(o) in keep)
 
     def runs_as_vsphere_pod(self, w: Workload) -> bool:
         """Whether ``w``'s pods run as vSphere Pods (a CRX each): the platform's runtime is
@@ -563,15 +575,20 @@ def build_facts(
     cluster: str | None = None,
     cluster_for_path: Callable[[str], str | None] | None = None,
     usage: Sequence[Series] | None = None,
+    kubernetes_version: str | None = None,
 ) -> Facts:
     """The facts of ``objects`` on ``platform``. ``cluster`` is ``--cluster``; ``cluster_for_path``
     the config's ``clusters:`` mapping (a file path → its cluster, or None); ``usage`` the
-    measured series (``--usage``), matched here to the workloads' containers. Pure."""
+    measured series (``--usage``), matched here to the workloads' containers;
+    ``kubernetes_version`` the release the manifests target (PF906's), whose removed apiVersions'
+    objects the clusters leave out (None: every removal so far). Pure."""
     objects = tuple(objects)
     findings: list[Finding] = []
     ranges = limit_range_defaults(objects, findings)
     workloads, workload_findings = build_workloads(objects, ranges)
-    scopes, scope_of, pools = _cluster_scopes(objects, workloads, platform, cluster, cluster_for_path)
+    scopes, scope_of, pools = _cluster_scopes(
+        objects, workloads, platform, cluster, cluster_for_path, _rejected_by(kubernetes_version)
+    )
     return Facts(
         objects=objects,
         workloads=workloads,
@@ -635,12 +652,26 @@ def _manifest_cluster_of(file: str, by_file: Mapping[str, set[str]], by_dir: Map
         d = "" if parent == d else parent
 
 
+def _rejected_by(version: str | None) -> Callable[[K8sObject], bool]:
+    """Whether the API server of Kubernetes ``version`` (None: any release so far; a version that
+    does not parse counts as None, PF906 reports it) rejects an object for its removed apiVersion."""
+    from .schemas_k8s import SchemaError, parse_version, removed_api
+
+    if version not in (None, "", "latest"):
+        try:
+            parse_version(str(version))
+        except SchemaError:
+            version = None
+    return lambda o: removed_api(o.ref.api_version, o.kind, version) is not None
+
+
 def _cluster_scopes(
     objects: Sequence[K8sObject],
     workloads: Sequence[Workload],
     platform: Platform,
     option: str | None,
     cluster_for_path: Callable[[str], str | None] | None,
+    rejected: Callable[[K8sObject], bool] = lambda _o: False,
 ) -> tuple[tuple[ClusterScope, ...], dict[int, int], tuple[NodePool, ...]]:
     """Each object's cluster (the order in the module docstring), then each cluster's objects
     with duplicates set aside and the node pools its workloads land on."""
@@ -691,23 +722,28 @@ def _cluster_scopes(
 
     scope_of: dict[int, int] = {}
     drafts: list[tuple[str, list[K8sObject], list[tuple[K8sObject, K8sObject]]]] = []
+    refused: list[list[K8sObject]] = []
     for i, name in enumerate(sorted(members)):
         first: dict[tuple[str, str, str, str], K8sObject] = {}
         unique: list[K8sObject] = []
         dups: list[tuple[K8sObject, K8sObject]] = []
+        refused.append([])
         for o in members[name]:
             scope_of[id(o)] = i
             meta = o.raw.get("metadata")
             if not (isinstance(meta, dict) and meta.get("name")):  # generateName: a new object every time
-                unique.append(o)
+                (refused[i] if rejected(o) else unique).append(o)
                 continue
             key = _identity(o.ref)
             seen = first.get(key)
             if seen is None:
                 first[key] = o
-                unique.append(o)
+                # a rejected object is never created, but still names its object twice (PF910)
+                (refused[i] if rejected(o) else unique).append(o)
             elif seen.location.file != o.location.file or seen.location.line != o.location.line:
                 dups.append((seen, o))
+                if rejected(seen) and not rejected(o):
+                    unique.append(o)  # the first copy is rejected: this one is what gets created
         drafts.append((name, unique, dups))
 
     # node pools: those of each cluster's unique cluster manifests (in input order), to the cluster
@@ -766,6 +802,7 @@ def _cluster_scopes(
                 workloads=tuple(workloads_of[i]),
                 node_pools=tuple(pools_of[i]),
                 duplicates=tuple(dups),
+                rejected=tuple(refused[i]),
                 location=where,
                 guest=name in guests,
                 runtime="tkg" if name in guests and platform.runtime == "vsphere-pods" else platform.runtime,

@@ -116,12 +116,18 @@ def check(
     """The report on parsed inputs (facts, Rego in the background, Python rules), and the facts it
     was computed from (which the HTML report draws)."""
     from .facts import build_facts
+    from .rules.api_version_removed import target_kubernetes_version
 
     say = progress or (lambda _text: None)
     selected = select_rules(rules)
     say(f"checking {len(result.objects):,} objects: facts")
     facts = build_facts(
-        result.objects, platform, cluster, config.cluster_for_path if config.clusters else None, usage=usage
+        result.objects,
+        platform,
+        cluster,
+        config.cluster_for_path if config.clusters else None,
+        usage=usage,
+        kubernetes_version=target_kubernetes_version(config),
     )
     say(f"checking {len(result.objects):,} objects: rules")
     eng, rego_results = start_engine(engine, facts, selected, config)

@@ -43,7 +43,8 @@ Per quota, the sum over the workloads of its namespace (an object without a name
 replicas as packing counts them (an autoscaler's minimum), the surge of a Deployment or Rollout on
 `RollingUpdate` (`maxSurge`, default 25% of the replicas rounded up; none for `Recreate`).
 DaemonSets are left out (one pod per node: the nodes are not known here), and so are the objects
-the API server rejects for a removed apiVersion (PF906), which the message says. A quota with
+the API server rejects for a removed apiVersion (PF906; ``Facts.rejected``), which the message
+names. A quota with
 `scopes` or a `scopeSelector` counts only some pods and is not checked. `count/<resource>.<group>`
 counts the objects of the run whose kind and API group match (the plural of the kind).
 """
@@ -59,7 +60,6 @@ from ..model import K8sObject, Workload, api_group
 from ..options import Option
 from ..quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from ..rule_context import RuleContext
-from ..schemas_k8s import SchemaError, removed_api
 
 ID = "PF112"
 SLUG = "resource-quota-exceeded"
@@ -156,36 +156,21 @@ def _need(workloads: Sequence[Workload], attr: str | None) -> _Need:
     return _Need(steady, extra, tuple(missing))
 
 
-def _rejected_version(config: Any) -> str | None:
-    version = config.thresholds.get("PF906", {}).get("kubernetes-version")
-    if version is None:
-        version = config.thresholds.get("PF902", {}).get("kubernetes-version")
-    return None if version is None else str(version)
-
-
-def _rejected(obj: K8sObject, version: str | None) -> bool:
-    try:
-        return removed_api(obj.ref.api_version, obj.kind, version) is not None
-    except SchemaError:
-        return removed_api(obj.ref.api_version, obj.kind) is not None
-
-
 def check(ctx: RuleContext) -> Iterator[Finding]:
     facts = ctx.facts
     objects = facts.unique_objects
     quotas = [o for o in objects if o.kind == "ResourceQuota" and o.ref.api_version == "v1"]
     if not quotas:
         return
-    version = _rejected_version(ctx.config)
     by_ns: dict[str, list[K8sObject]] = {}
-    left_out: dict[str, list[K8sObject]] = {}
     for o in objects:
-        ns = o.ref.namespace or "default"
-        (left_out if _rejected(o, version) else by_ns).setdefault(ns, []).append(o)
-    kept = {id(o) for group in by_ns.values() for o in group}
+        by_ns.setdefault(o.ref.namespace or "default", []).append(o)
+    left_out: dict[str, list[K8sObject]] = {}
+    for o in facts.rejected:  # never created: the facts' clusters leave them out
+        left_out.setdefault(o.ref.namespace or "default", []).append(o)
     workloads: dict[str, list[Workload]] = {}
     for w in facts.unique_workloads:
-        if id(w.obj) in kept and not w.per_node:
+        if not w.per_node:
             workloads.setdefault(w.ref.namespace or "default", []).append(w)
     for quota in quotas:
         spec = quota.raw.get("spec")
