@@ -385,6 +385,59 @@ def test_custom_workload_kinds_on_both_sides(tmp_path):
     ]
 
 
+FLINK = """\
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata: {name: basic, namespace: jobs}
+spec:
+  image: flink:1.17
+  podTemplate:
+    spec:
+      containers:
+        - name: flink-main-container
+          image: flink:1.17
+          resources: {requests: {memory: 2Gi}}
+"""
+
+
+def test_configured_workload_kinds_on_both_sides(tmp_path):
+    """A kind the config's workload-kinds: declares has its pod template read on both sides (the
+    Rego library from data.podfit.workload_kinds), its replicas from the path given; PF912 is then
+    silent, and PF101 reports its container at the container's line."""
+    from podfit.config import parse_config_text
+
+    config = parse_config_text(
+        "workload-kinds:\n  flink.apache.org/v1beta1/FlinkDeployment: {template: spec.podTemplate, replicas: spec.n}\n",
+        "podfit.yaml",
+    )
+    assert list(config.workload_kinds) == [("flink.apache.org", "FlinkDeployment")]
+    manifest = tmp_path / "flink.yaml"
+    manifest.write_text(FLINK.replace("  image: flink:1.17\n  podTemplate", "  n: 3\n  podTemplate", 1))
+    objects = load([InputFile(str(manifest), manifest.read_bytes())]).objects
+    facts = build_facts(objects, DEFAULT_PLATFORM, workload_kinds=config.workload_kinds)
+    data = facts_data(facts)
+    assert data["workload_kinds"] == {"flink.apache.org/FlinkDeployment": ["spec", "podTemplate"]}
+    assert _rego([o.raw for o in objects], data, tmp_path) == _python(facts)
+    assert [(w.ref.name, w.replicas, w.pod.memory_request) for w in facts.workloads] == [("basic", 3, 2**31)]
+    assert build_facts(objects, DEFAULT_PLATFORM).workloads == ()
+
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+
+    (tmp_path / ".podfit.yaml").write_text(
+        "workload-kinds:\n  flink.apache.org/FlinkDeployment: {template: spec.podTemplate}\n"
+    )
+    args = ["check", str(manifest), "--format", "json", "--engine", "embedded"]
+    plain = json.loads(CliRunner().invoke(main, [*args, "--config", str(ROOT / "tests/data/empty-config.yaml")]).output)
+    assert [(f["rule"], f["line"]) for f in plain["findings"]] == [("PF912", 8)]
+    configured = json.loads(CliRunner().invoke(main, [*args, "--config", str(tmp_path / ".podfit.yaml")]).output)
+    assert [(f["rule"], f["line"], f["container"]) for f in configured["findings"]] == [
+        ("PF101", 9, "flink-main-container"),
+        ("PF111", 9, "flink-main-container"),
+    ]
+
+
 # ------------------------------------------------- the node a workload's pods may land on ---
 
 EKS = EKS_PLATFORM

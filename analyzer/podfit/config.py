@@ -12,6 +12,7 @@ from typing import Any
 
 from .catalogue import resolve
 from .loader import LoaderLimits
+from .model import CustomWorkloadKind
 from .options import OptionError, check_value
 from .paths import load_schema
 from .reading import NotRead, read_text
@@ -37,6 +38,8 @@ class Config:
     fail_on: str | None = None
     limits: LoaderLimits = field(default_factory=LoaderLimits)
     clusters: tuple[tuple[str, str], ...] = ()  # (path glob, cluster name), first match wins
+    # workload CRDs beyond podfit's table (`workload-kinds:`): (API group, kind) -> CustomWorkloadKind
+    workload_kinds: Mapping[tuple[str, str], CustomWorkloadKind] = field(default_factory=dict)
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disabled:
@@ -198,9 +201,30 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         thresholds=checked,
         ignore=tuple(data.get("ignore") or ()),
         clusters=tuple((str(k), str(v)) for k, v in (data.get("clusters") or {}).items()),
+        workload_kinds=_workload_kinds(data.get("workload-kinds") or {}),
         platform=platform,
         fail_on=data.get("fail-on"),
     )
+
+
+def _path(text: str) -> tuple[str, ...]:
+    return tuple(p for p in text.split(".") if p)
+
+
+def _workload_kinds(data: Mapping[str, Any]) -> dict[tuple[str, str], CustomWorkloadKind]:
+    """``workload-kinds:`` (checked by the schema): {"GROUP/KIND" or "GROUP/VERSION/KIND":
+    {template: dotted path, replicas: dotted path (default: one pod), per-node: bool}}."""
+    out: dict[tuple[str, str], CustomWorkloadKind] = {}
+    for key, entry in data.items():
+        parts = str(key).split("/")
+        group, kind = ("/".join(parts[:-2]) if len(parts) > 2 else parts[0]), parts[-1]
+        replicas = entry.get("replicas")
+        out[(group, kind)] = CustomWorkloadKind(
+            _path(entry["template"]),
+            _path(replicas) if isinstance(replicas, str) else (),
+            bool(entry.get("per-node", False)),
+        )
+    return out
 
 
 def _schema_error(data: Mapping[str, Any], error: Any, source: str) -> str:

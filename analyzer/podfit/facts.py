@@ -58,7 +58,7 @@ from . import schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
 from .loader import STDIN_NAME
-from .model import K8sObject, Location, ObjectRef, Workload
+from .model import CustomWorkloadKind, K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
 from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, SchedulingConstraints, decide, described_keys
 from .scheduling import _node_requirement as node_requirement
@@ -379,6 +379,8 @@ class Facts:
     # each namespace's LimitRange min/max/maxLimitRequestRatio bounds (what admission rejects)
     limit_constraints: Mapping[str, tuple[LimitRangeConstraint, ...]] = field(default_factory=dict)
     usage: UsageFacts | None = None  # measured usage (`check --usage`), matched to the workloads' containers
+    # the config's workload kinds (`workload-kinds:`): (API group, kind) -> CustomWorkloadKind
+    workload_kinds: Mapping[tuple[str, str], CustomWorkloadKind] = field(default_factory=dict)
 
     def cluster_of(self, obj: K8sObject) -> ClusterScope | None:
         """The cluster ``obj`` (one of ``objects``) deploys to."""
@@ -576,16 +578,19 @@ def build_facts(
     cluster_for_path: Callable[[str], str | None] | None = None,
     usage: Sequence[Series] | None = None,
     kubernetes_version: str | None = None,
+    workload_kinds: Mapping[tuple[str, str], CustomWorkloadKind] | None = None,
 ) -> Facts:
     """The facts of ``objects`` on ``platform``. ``cluster`` is ``--cluster``; ``cluster_for_path``
     the config's ``clusters:`` mapping (a file path → its cluster, or None); ``usage`` the
     measured series (``--usage``), matched here to the workloads' containers;
     ``kubernetes_version`` the release the manifests target (PF906's), whose removed apiVersions'
-    objects the clusters leave out (None: every removal so far). Pure."""
+    objects the clusters leave out (None: every removal so far); ``workload_kinds`` the config's
+    workload CRDs (``workload-kinds:``). Pure."""
     objects = tuple(objects)
     findings: list[Finding] = []
     ranges = limit_range_defaults(objects, findings)
-    workloads, workload_findings = build_workloads(objects, ranges)
+    kinds = dict(workload_kinds or {})
+    workloads, workload_findings = build_workloads(objects, ranges, kinds)
     scopes, scope_of, pools = _cluster_scopes(
         objects, workloads, platform, cluster, cluster_for_path, _rejected_by(kubernetes_version)
     )
@@ -601,6 +606,7 @@ def build_facts(
         _scope_of=scope_of,
         limit_constraints=limit_range_constraints(objects),
         usage=_matched_usage(usage, workloads) if usage is not None else None,
+        workload_kinds=kinds,
     )
 
 
@@ -840,7 +846,8 @@ def facts_data(
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
                                   "exclusive_cpus_without_quota"}, "cfs": {"period_us", "slice_us"}},
          "namespaces": {ns: {"container_defaults": {"request": {...}, "limit": {...}}}},
-         "options": {rule id: {option: value}}}
+         "options": {rule id: {option: value}},
+         "workload_kinds": {"GROUP/KIND": [key, ...]}}  (the config's workload CRDs, when it names some)
 
     A fact the platform does not give is left out; the rules that need it stay silent.
     ``workloads`` lists the workloads whose own facts differ from what the others get; it is
@@ -897,11 +904,14 @@ def facts_data(
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}
         for ns, d in facts.limit_ranges
     }
-    return {
+    out: dict[str, Any] = {
         "platform": p,
         "namespaces": namespaces,
         "options": {rule: dict(values) for rule, values in sorted((options or {}).items()) if values},
     }
+    if facts.workload_kinds:  # the config's workload CRDs: "GROUP/KIND" -> path to the pod template
+        out["workload_kinds"] = {f"{g}/{k}": list(c.template) for (g, k), c in sorted(facts.workload_kinds.items())}
+    return out
 
 
 def workload_key(raw: Mapping[str, Any]) -> str:

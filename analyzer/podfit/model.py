@@ -31,6 +31,7 @@ __all__ = [
     "CustomWorkloadKind",
     "CUSTOM_WORKLOAD_KINDS",
     "api_group",
+    "custom_kind",
     "template_path",
 ]
 
@@ -83,14 +84,29 @@ def api_group(api_version: str) -> str:
     return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
 
 
-def template_path(api_version: str, kind: str) -> tuple[str, ...] | None:
+def custom_kind(
+    api_version: str, kind: str, configured: Mapping[tuple[str, str], CustomWorkloadKind] | None = None
+) -> CustomWorkloadKind | None:
+    """The workload CRD of this apiVersion and kind: ``configured`` (the config's
+    ``workload-kinds:``, keyed by API group and kind) first, then :data:`CUSTOM_WORKLOAD_KINDS`;
+    None for a built-in kind or one podfit does not know."""
+    if kind in WORKLOAD_KINDS:
+        return None
+    key = (api_group(api_version), kind)
+    found = configured.get(key) if configured else None
+    return found if found is not None else CUSTOM_WORKLOAD_KINDS.get(key)
+
+
+def template_path(
+    api_version: str, kind: str, configured: Mapping[tuple[str, str], CustomWorkloadKind] | None = None
+) -> tuple[str, ...] | None:
     """Path from an object of this apiVersion and kind to its pod template (() for a Pod), or None
     when it is no workload kind podfit knows: the built-in kinds by kind alone, a CRD's by its
-    API group and kind."""
+    API group and kind (see :func:`custom_kind`)."""
     path = WORKLOAD_KINDS.get(kind)
     if path is not None:
         return path
-    custom = CUSTOM_WORKLOAD_KINDS.get((api_group(api_version), kind))
+    custom = custom_kind(api_version, kind, configured)
     return None if custom is None else custom.template
 
 

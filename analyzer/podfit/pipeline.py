@@ -84,7 +84,7 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
         subset = [objects[i] for i in idx]
 
         def line(j: int, name: str | None, subset: list[Any] = subset) -> Any:
-            return container_line(subset[j], name)
+            return container_line(subset[j], name, facts.workload_kinds)
 
         started.append((idx, eng.start([o.raw for o in subset], data, line)))
 
@@ -128,6 +128,7 @@ def check(
         config.cluster_for_path if config.clusters else None,
         usage=usage,
         kubernetes_version=target_kubernetes_version(config),
+        workload_kinds=config.workload_kinds,
     )
     say(f"checking {len(result.objects):,} objects: rules")
     eng, rego_results = start_engine(engine, facts, selected, config)

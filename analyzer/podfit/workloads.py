@@ -13,17 +13,16 @@ from typing import Any
 from .findings import Finding
 from .loader import _str_pairs
 from .model import (
-    CUSTOM_WORKLOAD_KINDS,
-    WORKLOAD_KINDS,
     Autoscaler,
     Container,
+    CustomWorkloadKind,
     K8sObject,
     Location,
     ObjectRef,
     PodSpec,
     Resources,
     Workload,
-    api_group,
+    custom_kind,
     template_path,
 )
 from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
@@ -57,6 +56,8 @@ class LimitRangeDefaults:
 
 
 _NO_DEFAULTS = LimitRangeDefaults(Resources(), Resources())
+# the config's workload kinds: (API group, kind) -> CustomWorkloadKind (podfit.model.custom_kind)
+_Kinds = Mapping[tuple[str, str], CustomWorkloadKind] | None
 _RES_FIELDS = (("cpu", parse_cpu), ("memory", parse_memory), ("ephemeral-storage", parse_memory))
 _ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
 
@@ -292,19 +293,20 @@ def container_name(c: Mapping[str, Any], init: bool, index: int) -> str:
     return f"{'initContainers' if init else 'containers'}[{index}]"
 
 
-def container_line(obj: K8sObject, name: str | None) -> int:
+def container_line(obj: K8sObject, name: str | None, kinds: _Kinds = None) -> int:
     """Line of the container called ``name`` in the object's pod spec (init containers first, as
     ``PodSpec.all_containers`` orders them), else the object's own line. The same answer as the
     container's location in :func:`workload_from_object`, from the raw object alone (so that the
     engine's workers can resolve it while the main process still builds the workloads)."""
-    path = container_path(obj, name) if name else None
+    path = container_path(obj, name, kinds) if name else None
     return obj.location.line if path is None else obj.line_at(path)
 
 
-def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
+def container_path(obj: K8sObject, name: str, kinds: _Kinds = None) -> tuple[str | int, ...] | None:
     """Path from the object's root to the mapping of its container called ``name`` (init
-    containers first, as ``PodSpec.all_containers`` orders them); None when there is none."""
-    path = template_path(obj.ref.api_version, obj.kind)
+    containers first, as ``PodSpec.all_containers`` orders them); None when there is none.
+    ``kinds``: the config's workload kinds (see :func:`podfit.model.custom_kind`)."""
+    path = template_path(obj.ref.api_version, obj.kind, kinds)
     if path is None:
         return None
     template = _dig(obj.raw, path) if path else obj.raw
@@ -409,12 +411,17 @@ def _proxy(name: str, res: Resources, location: Location) -> Container:
 
 
 def workload_from_object(
-    obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding], namespace: K8sObject | None = None
+    obj: K8sObject,
+    defaults: LimitRangeDefaults,
+    findings: list[Finding],
+    namespace: K8sObject | None = None,
+    kinds: _Kinds = None,
 ) -> Workload | None:
     """The workload of ``obj`` (None when it is not a workload kind or has no pod spec), with the
     LimitRange ``defaults`` of its namespace and the proxy a service mesh injects (``namespace``:
-    its Namespace object in the run, whose labels and annotations select injection)."""
-    path = template_path(obj.ref.api_version, obj.kind)
+    its Namespace object in the run, whose labels and annotations select injection). ``kinds``:
+    the config's workload kinds (see :func:`podfit.model.custom_kind`)."""
+    path = template_path(obj.ref.api_version, obj.kind, kinds)
     if path is None:
         return None
     template = _dig(obj.raw, path) if path else obj.raw
@@ -469,7 +476,7 @@ def workload_from_object(
         injected=() if proxy is None else (proxy,),
     )
     kind = obj.kind
-    custom = None if kind in WORKLOAD_KINDS else CUSTOM_WORKLOAD_KINDS.get((api_group(obj.ref.api_version), kind))
+    custom = custom_kind(obj.ref.api_version, kind, kinds)
     if custom is not None:
         if custom.replicas is None:
             replicas = _knative_scale(dict(annotations))
@@ -502,10 +509,11 @@ def _knative_scale(annotations: Mapping[str, str]) -> int:
 
 
 def build_workloads(
-    objects: Sequence[K8sObject], ranges: Mapping[str, LimitRangeDefaults] | None = None
+    objects: Sequence[K8sObject], ranges: Mapping[str, LimitRangeDefaults] | None = None, kinds: _Kinds = None
 ) -> tuple[tuple[Workload, ...], tuple[Finding, ...]]:
     """Workloads of every kind, with the LimitRange defaults of their namespace applied (``ranges``
-    from :func:`limit_range_defaults`, computed here when not given). Pure."""
+    from :func:`limit_range_defaults`, computed here when not given); ``kinds`` the config's
+    workload kinds (see :func:`podfit.model.custom_kind`). Pure."""
     findings: list[Finding] = []
     if ranges is None:
         ranges = limit_range_defaults(objects, findings)
@@ -516,9 +524,9 @@ def build_workloads(
             namespaces.setdefault(obj.ref.name, obj)  # the first of a name, as the API server keeps it
     workloads = []
     for obj in objects:
-        if template_path(obj.ref.api_version, obj.kind) is not None:
+        if template_path(obj.ref.api_version, obj.kind, kinds) is not None:
             ns = obj.ref.namespace or "default"
-            w = workload_from_object(obj, ranges.get(ns, _NO_DEFAULTS), findings, namespaces.get(ns))
+            w = workload_from_object(obj, ranges.get(ns, _NO_DEFAULTS), findings, namespaces.get(ns), kinds)
             if w is not None:
                 a = scalers.get((obj.ref.namespace or "default", obj.kind, obj.ref.name))
                 if a is not None:

@@ -65,7 +65,7 @@ template(obj) := obj.spec.jobTemplate.spec.template if obj.kind == "CronJob"
 # (a workload CRD's: see custom_workload_kinds)
 template(obj) := t if {
 	not obj.kind in workload_kinds
-	path := custom_workload_kinds[concat("/", [api_group(obj), obj.kind])]
+	path := _kind_paths[concat("/", [api_group(obj), obj.kind])]
 	t := object.get(obj, path, null)
 }
 
@@ -78,6 +78,17 @@ custom_workload_kinds := {
 	"apps.kruise.io/CloneSet": ["spec", "template"],
 	"keda.sh/ScaledJob": ["spec", "jobTargetRef", "template"],
 	"apps.openshift.io/DeploymentConfig": ["spec", "template"],
+}
+
+# the workload CRDs of the config (`workload-kinds:`, handed over as data.podfit.workload_kinds)
+# first, then podfit's own
+_kind_paths := object.union(custom_workload_kinds, _configured_kinds)
+
+default _configured_kinds := {}
+
+_configured_kinds := k if {
+	k := data.podfit.workload_kinds
+	is_object(k)
 }
 
 # api_group(obj): the API group of the object's apiVersion ("" for the core group's "v1").

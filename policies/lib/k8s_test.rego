@@ -209,3 +209,10 @@ test_pod_spec_of_custom_workload_kinds if {
 	not k8s.pod_spec({"apiVersion": 1, "kind": "Rollout", "spec": {"template": {"spec": spec}}})
 	k8s.api_group({"apiVersion": "a/b/v1"}) == "a/b"
 }
+
+test_pod_spec_of_configured_workload_kinds if {
+	spec := {"containers": [{"name": "a", "image": "x"}]}
+	obj := {"apiVersion": "example.com/v1", "kind": "WebApp", "spec": {"pod": {"spec": spec}}}
+	not k8s.pod_spec(obj)
+	k8s.pod_spec(obj) == spec with data.podfit.workload_kinds as {"example.com/WebApp": ["spec", "pod"]}
+}

@@ -282,6 +282,7 @@ def command(
         config.cluster_for_path if config.clusters else None,
         usage=series,
         kubernetes_version=target_kubernetes_version(config),
+        workload_kinds=config.workload_kinds,
     )
     if facts.usage is not None:
         from ..usage import unmatched_notice

@@ -22,9 +22,10 @@ spec:
 ```
 
 ## How to fix
-Nothing to fix in the manifest. Check what the controller of this kind makes of it: render the
-pods it creates (for example `kubectl get pods -o yaml` in a test cluster) and check those, or ask
-for the kind to be added to podfit's table of workload kinds.
+Nothing to fix in the manifest. Where the kind holds a pod template, tell podfit where it stands
+in `.podfit.yaml` (`workload-kinds: {"example.com/WebApp": {template: spec.template, replicas:
+spec.replicas}}`): its pods are then checked like a Deployment's. Otherwise render the pods its
+controller creates and check those.
 
 ## Source
 Kubernetes CustomResourceDefinitions: a custom resource's schema is its own, so where (and whether)
@@ -32,8 +33,8 @@ it holds a pod template is known only per kind.
 
 ## Implementation
 Looks for the first `containers` list holding a mapping under `spec` (breadth first, at most 8
-levels deep) of every object whose kind is neither a built-in workload kind nor in
-:data:`podfit.model.CUSTOM_WORKLOAD_KINDS`.
+levels deep) of every object whose kind is neither a built-in workload kind, nor in
+:data:`podfit.model.CUSTOM_WORKLOAD_KINDS`, nor in the config's `workload-kinds:`.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def containers_path(spec: Any) -> tuple[str | int, ...] | None:
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for obj in ctx.facts.unique_objects:
-        if template_path(obj.ref.api_version, obj.kind) is not None:
+        if template_path(obj.ref.api_version, obj.kind, ctx.facts.workload_kinds) is not None:
             continue
         found = containers_path(obj.raw.get("spec"))
         if found is None:
@@ -87,7 +88,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         yield Finding(
             ID,
             f"containers at {where} of a kind podfit does not know as a workload ({obj.ref.api_version} "
-            f"{obj.kind}): their requests, QoS class and placement are not checked",
+            f"{obj.kind}): their requests, QoS class and placement are not checked (declare it under "
+            f"workload-kinds in .podfit.yaml)",
             obj.location_at(path),
             obj.ref,
             details={"apiVersion": obj.ref.api_version, "kind": obj.kind, "path": where},
