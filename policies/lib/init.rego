@@ -14,7 +14,7 @@ import data.podfit.lib.k8s
 # reservation, which its missing request does not change (PF113 notes it).
 request_matters(_, c, _) if _runs(c)
 
-request_matters(pod, _, res) if not k8s.pod_request(pod, res) > 0
+request_matters(pod, _, res) if not _requests(pod, res)
 
 request_matters(pod, _, _) if {
 	every c in k8s.counted(pod) {
@@ -30,3 +30,6 @@ _guaranteed_or_one_shot(c) if not _runs(c)
 _runs(c) if not c.init
 
 _runs(c) if k8s.sidecar(c)
+
+# _requests(pod, res): the pod's effective request of res is known and above zero.
+_requests(pod, res) if k8s.pod_request(pod, res) > 0

@@ -67,3 +67,10 @@ test_best_effort_pod_is_pf105s if {
 	pod := _pod({"name": "migrate", "image": "a:1"}, {"name": "app", "image": "a:1"})
 	count(init_container_request_missing.findings) == 0 with input as pod
 }
+
+test_error_where_the_pods_request_is_unknown if {
+	app := {"name": "app", "image": "a:1", "resources": {"requests": {"cpu": "2cores", "memory": "512Mi"}}}
+	pod := _pod({"name": "wait", "image": "a:1"}, app)
+	{r.container | some r in cpu_request_missing.findings} == {"wait"} with input as pod
+	count(init_container_request_missing.findings) == 0 with input as pod
+}
