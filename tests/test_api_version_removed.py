@@ -41,17 +41,17 @@ def test_messages_compared_whole():
         (
             2,
             "apiVersion extensions/v1beta1 of Deployment was removed in Kubernetes 1.16: the API server rejects the "
-            "object. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there",
+            "object, and the rules over several objects (packing, capacity, quotas) leave it out. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there",
         ),
         (
             18,
             "apiVersion extensions/v1beta1 of DaemonSet was removed in Kubernetes 1.16: the API server rejects the "
-            "object. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there",
+            "object, and the rules over several objects (packing, capacity, quotas) leave it out. Use apiVersion apps/v1 (served since 1.9); spec.selector is required there",
         ),
         (
             31,
             "apiVersion extensions/v1beta1 of Ingress was removed in Kubernetes 1.22: the API server rejects the "
-            "object. Use apiVersion networking.k8s.io/v1 (served since 1.19); spec.backend becomes "
+            "object, and the rules over several objects (packing, capacity, quotas) leave it out. Use apiVersion networking.k8s.io/v1 (served since 1.19); spec.backend becomes "
             "spec.defaultBackend, serviceName/servicePort become service.name/service.port, pathType is required",
         ),
     ]

@@ -158,9 +158,10 @@ def test_unnamed_containers_are_reported_by_their_place(tmp_path):
         "      resources: {requests: {cpu: 100m, memory: 64Mi}}\n    - image: y\n      resources: {requests: {memory: 64Mi}}\n"
     )
     for engine in ("embedded",) + (("opa",) if (ROOT / ".tools/bin/opa").exists() else ()):
-        code, report = check(str(manifest), "--rule", "PF101", "--engine", engine)
+        code, report = check(str(manifest), "--rule", "PF101", "--rule", "PF113", "--engine", engine)
         assert code == 1
-        assert [(f["container"], f["line"], f["message"]) for f in report["findings"]] == [
-            ("initContainers[0]", 6, 'init container "initContainers[0]" sets no CPU request'),
+        assert [(f["container"], f["line"], f["message"][:56]) for f in report["findings"]] == [
+            # the app containers reserve the pod, in which the one-shot init container runs alone
+            ("initContainers[0]", 6, 'init container "initContainers[0]" sets no CPU request; '),
             ("containers[1]", 12, 'container "containers[1]" sets no CPU request'),
         ], engine

@@ -16,6 +16,7 @@ import pytest
 from conftest import EKS_PLATFORM, tool
 from podfit.facts import build_facts, facts_data
 from podfit.loader import InputFile, load
+from podfit.model import Resources
 from podfit.platform import DEFAULT_PLATFORM
 from podfit.quantity import QuantityError, parse_cpu
 
@@ -28,7 +29,7 @@ QUERY = """[[obj_index, p.qos, cs] |
   some p in data.podfit.lib.k8s.pods
   obj_index := p.obj["podfit.io/document"]
   cs := [[c.name, c.init, object.get(c.request, "cpu", null), object.get(c.request, "memory", null),
-          object.get(c.limit, "cpu", null), object.get(c.limit, "memory", null)] | some c in p.containers]
+          object.get(c.limit, "cpu", null), object.get(c.limit, "memory", null)] | some c in data.podfit.lib.k8s.counted(p)]
 ]"""
 
 
@@ -79,7 +80,7 @@ def _python(facts) -> list:
                 c.resources.cpu_limit,
                 c.resources.memory_limit,
             ]
-            for c in w.pod.all_containers
+            for c in w.pod.counted
         ]
         rows.append([index[id(w.obj)], w.pod.qos_class, r])
     return sorted(rows, key=lambda x: x[0])
@@ -240,6 +241,203 @@ def test_pod_level_resources_on_both_sides(tmp_path):
     assert value == [[n, cpu, [] if lim is None else [lim]] for n, _, cpu, lim, _, _ in got]
 
 
+MESHED = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: mesh-istio, labels: {istio-injection: enabled}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: mesh-linkerd, annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-memory-request: 64Mi}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: mesh-istio}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web:1}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: opted-out, namespace: mesh-istio}
+spec:
+  selector: {matchLabels: {app: o}}
+  template:
+    metadata: {labels: {app: o, sidecar.istio.io/inject: "false"}}
+    spec: {containers: [{name: o, image: o:1}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: sized
+  labels: {sidecar.istio.io/inject: "true"}
+  annotations: {sidecar.istio.io/proxyCPU: 250m, sidecar.istio.io/proxyMemoryLimit: 512Mi}
+spec: {containers: [{name: a, image: a:1, resources: {limits: {cpu: "1", memory: 1Gi}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api, namespace: mesh-linkerd}
+spec: {containers: [{name: api, image: api:1}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ambient, labels: {sidecar.istio.io/inject: "true", istio.io/dataplane-mode: ambient}}
+spec: {containers: [{name: a, image: a:1}]}
+"""
+
+
+def test_injected_proxies_on_both_sides(tmp_path):
+    """A service mesh's proxy counts in the pod's requests, limits and QoS class: Istio's defaults
+    in an injection-enabled namespace, its proxy annotations on a labelled pod, Linkerd's configured
+    request from the namespace; none for a pod that opts out or runs in ambient mode."""
+    manifest = tmp_path / "meshed.yaml"
+    manifest.write_text(MESHED)
+    assert _compare([manifest], tmp_path) == 5
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    got = {
+        w.ref.name: (w.pod.qos_class, [(c.name, c.resources) for c in w.pod.injected], w.pod.cpu_request)
+        for w in facts.workloads
+    }
+    istio = Resources(cpu_request=100, cpu_limit=2000, memory_request=128 * 2**20, memory_limit=2**30)
+    assert got == {
+        "web": ("Burstable", [("istio-proxy", istio)], 100),
+        "opted-out": ("BestEffort", [], 0),
+        "sized": (
+            "Burstable",
+            [("istio-proxy", Resources(cpu_request=250, memory_request=2**29, memory_limit=2**29))],
+            1250,
+        ),
+        "api": ("Burstable", [("linkerd-proxy", Resources(memory_request=64 * 2**20))], 0),
+        "ambient": ("BestEffort", [], 0),
+    }
+
+
+def test_custom_workload_kinds_are_one_table(tmp_path):
+    """The workload CRDs the Rego library reads pod templates of are the facts stage's."""
+    from podfit.model import CUSTOM_WORKLOAD_KINDS
+
+    (tmp_path / "input.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "data.json").write_text("{}", encoding="utf-8")
+    rego = _eval(tmp_path, "data.podfit.lib.k8s.custom_workload_kinds")
+    assert rego == {f"{group}/{kind}": list(k.template) for (group, kind), k in CUSTOM_WORKLOAD_KINDS.items()}
+
+
+CUSTOM = """\
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: hello}
+spec:
+  template:
+    metadata: {annotations: {autoscaling.knative.dev/min-scale: "3"}}
+    spec: {containers: [{image: hello:1, resources: {requests: {cpu: 250m}}}]}
+---
+apiVersion: serving.knative.dev/v1
+kind: Configuration
+metadata: {name: idle}
+spec:
+  template:
+    spec: {containers: [{image: idle:1}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {template: {spec: {containers: [{name: not-a-pod, image: x}]}}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: demo}
+spec:
+  replicas: 4
+  template: {spec: {containers: [{name: demo, image: demo:1, resources: {limits: {cpu: "1", memory: 1Gi}}}]}}
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledJob
+metadata: {name: consumer}
+spec:
+  jobTargetRef:
+    parallelism: 2
+    template: {spec: {containers: [{name: c, image: c:1, resources: {requests: {memory: 64Mi}}}]}}
+---
+apiVersion: apps.kruise.io/v1beta1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  template: {spec: {containers: [{name: a, image: a:1}]}}
+"""
+
+
+def test_custom_workload_kinds_on_both_sides(tmp_path):
+    """Workload CRDs (Knative, Argo Rollouts, KEDA ScaledJob, OpenKruise) have their pod template
+    read on both sides, with their replica counts; a core Service is no workload."""
+    manifest = tmp_path / "custom.yaml"
+    manifest.write_text(CUSTOM)
+    assert _compare([manifest], tmp_path) == 5
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    got = [(w.ref.kind, w.ref.name, w.replicas, w.per_node, w.pod.cpu_request) for w in facts.workloads]
+    assert got == [
+        ("Service", "hello", 3, False, 250),
+        ("Configuration", "idle", 1, False, 0),
+        ("Rollout", "demo", 4, False, 1000),
+        ("ScaledJob", "consumer", 2, False, 0),
+        ("DaemonSet", "agent", 0, True, 0),
+    ]
+
+
+FLINK = """\
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata: {name: basic, namespace: jobs}
+spec:
+  image: flink:1.17
+  podTemplate:
+    spec:
+      containers:
+        - name: flink-main-container
+          image: flink:1.17
+          resources: {requests: {memory: 2Gi}}
+"""
+
+
+def test_configured_workload_kinds_on_both_sides(tmp_path):
+    """A kind the config's workload-kinds: declares has its pod template read on both sides (the
+    Rego library from data.podfit.workload_kinds), its replicas from the path given; PF912 is then
+    silent, and PF101 reports its container at the container's line."""
+    from podfit.config import parse_config_text
+
+    config = parse_config_text(
+        "workload-kinds:\n  flink.apache.org/v1beta1/FlinkDeployment: {template: spec.podTemplate, replicas: spec.n}\n",
+        "podfit.yaml",
+    )
+    assert list(config.workload_kinds) == [("flink.apache.org", "FlinkDeployment")]
+    manifest = tmp_path / "flink.yaml"
+    manifest.write_text(FLINK.replace("  image: flink:1.17\n  podTemplate", "  n: 3\n  podTemplate", 1))
+    objects = load([InputFile(str(manifest), manifest.read_bytes())]).objects
+    facts = build_facts(objects, DEFAULT_PLATFORM, workload_kinds=config.workload_kinds)
+    data = facts_data(facts)
+    assert data["workload_kinds"] == {"flink.apache.org/FlinkDeployment": ["spec", "podTemplate"]}
+    assert _rego([o.raw for o in objects], data, tmp_path) == _python(facts)
+    assert [(w.ref.name, w.replicas, w.pod.memory_request) for w in facts.workloads] == [("basic", 3, 2**31)]
+    assert build_facts(objects, DEFAULT_PLATFORM).workloads == ()
+
+    from click.testing import CliRunner
+
+    from podfit.cli import main
+
+    (tmp_path / ".podfit.yaml").write_text(
+        "workload-kinds:\n  flink.apache.org/FlinkDeployment: {template: spec.podTemplate}\n"
+    )
+    args = ["check", str(manifest), "--format", "json", "--engine", "embedded"]
+    plain = json.loads(CliRunner().invoke(main, [*args, "--config", str(ROOT / "tests/data/empty-config.yaml")]).output)
+    assert [(f["rule"], f["line"]) for f in plain["findings"]] == [("PF912", 8)]
+    configured = json.loads(CliRunner().invoke(main, [*args, "--config", str(tmp_path / ".podfit.yaml")]).output)
+    assert [(f["rule"], f["line"], f["container"]) for f in configured["findings"]] == [
+        ("PF101", 9, "flink-main-container"),
+        ("PF111", 9, "flink-main-container"),
+    ]
+
+
 # ------------------------------------------------- the node a workload's pods may land on ---
 
 EKS = EKS_PLATFORM
@@ -379,12 +577,12 @@ def _groups(paths: list[Path]) -> list[list]:
     """The fixtures' valid objects in groups whose workloads' keys (kind/namespace/name) are
     unique: one evaluation per group, so that no two workloads share their per-workload facts."""
     from podfit.facts import workload_key
-    from podfit.model import WORKLOAD_KINDS
+    from podfit.model import template_path
 
     groups: list[tuple[list, set[str]]] = []
     for p in paths:
         objects = [o for o in load([InputFile(str(p), p.read_bytes())]).objects if _valid(o.raw)]
-        keys = [workload_key(o.raw) for o in objects if o.kind in WORKLOAD_KINDS]
+        keys = [workload_key(o.raw) for o in objects if template_path(o.ref.api_version, o.kind) is not None]
         if len(set(keys)) < len(keys):
             continue  # a file declaring one workload twice (PF910's fixtures)
         for members, taken in groups:

@@ -404,7 +404,8 @@ def test_the_overlay_builds_to_exactly_what_write_gives(name, files, extra, tmp_
         assert spec["containers"][1]["resources"]["limits"]["cpu"] == 2
         assert spec["initContainers"][1]["resources"]["requests"]["cpu"] == 2
         spec = got[("Deployment", "team", "batch")]["spec"]["template"]["spec"]
-        assert spec["initContainers"][1]["resources"] == {"requests": {"cpu": "100m", "memory": "64Mi"}}
+        # seed-data runs alone inside the reservation of the app containers: PF113 (info), not fixed
+        assert "resources" not in spec["initContainers"][1]
 
 
 @pytest.mark.tools

@@ -207,3 +207,57 @@ def test_a_webhooks_service_reference_gets_the_namespace_as_kustomize_gives_it(t
         )
         (real,) = [d for d in built if d["kind"] == "MutatingWebhookConfiguration"]
         assert real["webhooks"][0]["clientConfig"]["service"] == services[0]
+
+
+LABEL_TRANSFORMER = """\
+apiVersion: builtin
+kind: LabelTransformer
+metadata:
+  name: labels
+labels:
+  app.kubernetes.io/part-of: flux
+fieldSpecs:
+  - path: metadata/labels
+    create: true
+"""
+
+PLUGIN_CONFIG = """\
+apiVersion: someteam.example.com/v1
+kind: ValueAnnotator
+metadata:
+  name: notImportantHere
+value: important-data
+"""
+
+
+def test_transformer_generator_and_validator_configs_are_not_objects(tmp_path):
+    """flux2's manifests/install: the files a kustomization lists under transformers:,
+    generators: or validators: (directly, or as the resources of a kustomization directory listed
+    there) are settings kustomize reads, and a document of apiVersion builtin is one wherever it
+    stands: none is a cluster object (no PF910 for two LabelTransformers of one name)."""
+    write(
+        tmp_path,
+        {
+            "install/kustomization.yaml": "namespace: flux-system\nresources:\n  - namespace.yaml\n"
+            "transformers:\n  - labels.yaml\n  - plugins\ngenerators:\n  - annotator.yaml\n",
+            "install/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n",
+            "install/labels.yaml": LABEL_TRANSFORMER,
+            "install/annotator.yaml": PLUGIN_CONFIG,
+            "install/plugins/kustomization.yaml": "resources:\n  - annotate.yaml\n",
+            "install/plugins/annotate.yaml": PLUGIN_CONFIG.replace("ValueAnnotator", "Annotator"),
+            "other/labels.yaml": LABEL_TRANSFORMER,
+        },
+    )
+    loaded = load(read_inputs([str(tmp_path)]))
+    assert [(o.kind, o.ref.name) for o in loaded.objects] == [("Namespace", "flux-system")]
+    reasons = {Path(f.path).relative_to(tmp_path).as_posix(): f.reason for f in loaded.files}
+    config = "a Kustomize transformer, generator or validator config of"
+    assert [k for k, v in sorted(reasons.items()) if v.startswith(config)] == [
+        "install/annotator.yaml",
+        "install/labels.yaml",
+        "install/plugins/annotate.yaml",
+    ]
+    report = json.loads(
+        CliRunner().invoke(main, ["check", str(tmp_path), "--format", "json", "--engine", "embedded"]).output
+    )
+    assert {f["rule"] for f in report["findings"]} == {"PF909"}  # the kustomization: render first

@@ -156,7 +156,7 @@ def analyze(
         if r.rule in skipped or r.rule in superseded:
             continue
         obj = objects[r.index]
-        line = r.line if r.line is not None else container_line(obj, r.container)
+        line = r.line if r.line is not None else container_line(obj, r.container, facts.workload_kinds)
         findings.append(
             Finding(
                 r.rule,

@@ -11,6 +11,7 @@ from typing import Any
 
 from .catalogue import load_catalogue, resolve
 from .loader import LoaderLimits
+from .model import CustomWorkloadKind
 from .options import OptionError, check_value
 from .paths import load_schema
 from .reading import NotRead, read_text
@@ -51,6 +52,8 @@ class Config:
     # helm: charts rendered in place (podfit.render): (chart directory, its values files), kube-version
     helm_values: tuple[tuple[str, tuple[str, ...]], ...] = ()
     helm_kube_version: str | None = None
+    # workload CRDs beyond podfit's table (`workload-kinds:`): (API group, kind) -> CustomWorkloadKind
+    workload_kinds: Mapping[tuple[str, str], CustomWorkloadKind] = field(default_factory=dict)
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disabled:
@@ -266,6 +269,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
         extend_exclude=tuple(str(v) for v in data.get("extend-exclude") or ()),
         respect_gitignore=bool(data.get("respect-gitignore", True)),
         clusters=tuple((str(k), str(v)) for k, v in (data.get("clusters") or {}).items()),
+        workload_kinds=_workload_kinds(data.get("workload-kinds") or {}),
         platform=platform,
         fail_on=data.get("fail-on"),
         helm_values=tuple(
@@ -299,6 +303,26 @@ def _check_kubernetes_version(rule_id: str, value: str, where: str) -> None:
         raise ConfigError(
             f"{where}: no schemas for Kubernetes {value}: the known versions are {shipped[0]} to {shipped[-1]}"
         )
+
+
+def _path(text: str) -> tuple[str, ...]:
+    return tuple(p for p in text.split(".") if p)
+
+
+def _workload_kinds(data: Mapping[str, Any]) -> dict[tuple[str, str], CustomWorkloadKind]:
+    """``workload-kinds:`` (checked by the schema): {"GROUP/KIND" or "GROUP/VERSION/KIND":
+    {template: dotted path, replicas: dotted path (default: one pod), per-node: bool}}."""
+    out: dict[tuple[str, str], CustomWorkloadKind] = {}
+    for key, entry in data.items():
+        parts = str(key).split("/")
+        group, kind = ("/".join(parts[:-2]) if len(parts) > 2 else parts[0]), parts[-1]
+        replicas = entry.get("replicas")
+        out[(group, kind)] = CustomWorkloadKind(
+            _path(entry["template"]),
+            _path(replicas) if isinstance(replicas, str) else (),
+            bool(entry.get("per-node", False)),
+        )
+    return out
 
 
 def _schema_error(data: Mapping[str, Any], error: Any, source: str) -> str:

@@ -58,7 +58,7 @@ from . import kubeversions, schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
 from .loader import STDIN_NAME
-from .model import K8sObject, Location, ObjectRef, Workload
+from .model import CustomWorkloadKind, K8sObject, Location, ObjectRef, Workload
 from .platform import NodePool, Platform, VMClass
 from .scheduling import BETA_OS, NO, NO_CONSTRAINTS, OS, SchedulingConstraints, decide, described_keys
 from .scheduling import _node_requirement as node_requirement
@@ -326,7 +326,9 @@ class ClusterScope:
     ``clusters:`` mapping), ``platform``, ``manifest`` (a TanzuKubernetesCluster / Cluster API
     Cluster) or ``input`` (nothing named a cluster: the whole input is one, named ""). ``objects``
     and ``workloads`` hold each object (API group/kind/namespace/name) once, the first in input order;
-    ``duplicates`` pairs each later copy with the object it would replace, as (first, second).
+    ``duplicates`` pairs each later copy with the object it would replace, as (first, second);
+    ``rejected`` holds the objects the API server rejects for a removed apiVersion (PF906), which
+    ``objects`` and ``workloads`` leave out.
     ``node_pools`` are the pools its workloads land on.
     """
 
@@ -336,6 +338,9 @@ class ClusterScope:
     workloads: tuple[Workload, ...]
     node_pools: tuple[NodePool, ...] = ()
     duplicates: tuple[tuple[K8sObject, K8sObject], ...] = ()
+    # objects of an apiVersion the API server no longer serves (PF906): never created, so left out
+    # of ``objects`` and ``workloads`` (packing, capacity, quotas), in input order
+    rejected: tuple[K8sObject, ...] = ()
     location: Location | None = None  # where the cluster is declared (manifest, config or profile)
     guest: bool = False  # declared by a TanzuKubernetesCluster / Cluster API manifest of the input
     runtime: str = "tkg"  # how its pods run: the platform's runtime, but tkg for a guest cluster
@@ -363,6 +368,8 @@ class Facts:
     # each namespace's LimitRange min/max/maxLimitRequestRatio bounds (what admission rejects)
     limit_constraints: Mapping[str, tuple[LimitRangeConstraint, ...]] = field(default_factory=dict)
     usage: UsageFacts | None = None  # measured usage (`check --usage`), matched to the workloads' containers
+    # the config's workload kinds (`workload-kinds:`): (API group, kind) -> CustomWorkloadKind
+    workload_kinds: Mapping[tuple[str, str], CustomWorkloadKind] = field(default_factory=dict)
 
     def cluster_of(self, obj: K8sObject) -> ClusterScope | None:
         """The cluster ``obj`` (one of ``objects``) deploys to."""
@@ -380,6 +387,13 @@ class Facts:
         """The workloads of :attr:`unique_objects`, in input order."""
         keep = {id(o) for c in self.clusters for o in c.objects}
         return tuple(w for w in self.workloads if id(w.obj) in keep)
+
+    @cached_property
+    def rejected(self) -> tuple[K8sObject, ...]:
+        """The objects the API server rejects for a removed apiVersion (PF906), which every cluster's
+        objects and workloads (and so :attr:`unique_objects`) leave out, in input order."""
+        keep = {id(o) for c in self.clusters for o in c.rejected}
+        return tuple(o for o in self.objects if id(o) in keep)
 
     def runs_as_vsphere_pod(self, w: Workload) -> bool:
         """Whether ``w``'s pods run as vSphere Pods (a CRX each): the platform's runtime is
@@ -552,15 +566,23 @@ def build_facts(
     cluster: str | None = None,
     cluster_for_path: Callable[[str], str | None] | None = None,
     usage: Sequence[Series] | None = None,
+    kubernetes_version: str | None = None,
+    workload_kinds: Mapping[tuple[str, str], CustomWorkloadKind] | None = None,
 ) -> Facts:
     """The facts of ``objects`` on ``platform``. ``cluster`` is ``--cluster``; ``cluster_for_path``
     the config's ``clusters:`` mapping (a file path → its cluster, or None); ``usage`` the
-    measured series (``--usage``), matched here to the workloads' containers. Pure."""
+    measured series (``--usage``), matched here to the workloads' containers;
+    ``kubernetes_version`` the release the manifests target (PF906's), whose removed apiVersions'
+    objects the clusters leave out (None: every removal so far); ``workload_kinds`` the config's
+    workload CRDs (``workload-kinds:``). Pure."""
     objects = tuple(objects)
     findings: list[Finding] = []
     ranges = limit_range_defaults(objects, findings)
-    workloads, workload_findings = build_workloads(objects, ranges)
-    scopes, scope_of, pools = _cluster_scopes(objects, workloads, platform, cluster, cluster_for_path)
+    kinds = dict(workload_kinds or {})
+    workloads, workload_findings = build_workloads(objects, ranges, kinds)
+    scopes, scope_of, pools = _cluster_scopes(
+        objects, workloads, platform, cluster, cluster_for_path, _rejected_by(kubernetes_version)
+    )
     return Facts(
         objects=objects,
         workloads=workloads,
@@ -573,6 +595,7 @@ def build_facts(
         _scope_of=scope_of,
         limit_constraints=limit_range_constraints(objects),
         usage=_matched_usage(usage, workloads) if usage is not None else None,
+        workload_kinds=kinds,
     )
 
 
@@ -624,12 +647,26 @@ def _manifest_cluster_of(file: str, by_file: Mapping[str, set[str]], by_dir: Map
         d = "" if parent == d else parent
 
 
+def _rejected_by(version: str | None) -> Callable[[K8sObject], bool]:
+    """Whether the API server of Kubernetes ``version`` (None: any release so far; a version that
+    does not parse counts as None, PF906 reports it) rejects an object for its removed apiVersion."""
+    from .schemas_k8s import SchemaError, parse_version, removed_api
+
+    if version not in (None, "", "latest"):
+        try:
+            parse_version(str(version))
+        except SchemaError:
+            version = None
+    return lambda o: removed_api(o.ref.api_version, o.kind, version) is not None
+
+
 def _cluster_scopes(
     objects: Sequence[K8sObject],
     workloads: Sequence[Workload],
     platform: Platform,
     option: str | None,
     cluster_for_path: Callable[[str], str | None] | None,
+    rejected: Callable[[K8sObject], bool] = lambda _o: False,
 ) -> tuple[tuple[ClusterScope, ...], dict[int, int], tuple[NodePool, ...]]:
     """Each object's cluster (the order in the module docstring), then each cluster's objects
     with duplicates set aside and the node pools its workloads land on."""
@@ -680,23 +717,28 @@ def _cluster_scopes(
 
     scope_of: dict[int, int] = {}
     drafts: list[tuple[str, list[K8sObject], list[tuple[K8sObject, K8sObject]]]] = []
+    refused: list[list[K8sObject]] = []
     for i, name in enumerate(sorted(members)):
         first: dict[tuple[str, str, str, str], K8sObject] = {}
         unique: list[K8sObject] = []
         dups: list[tuple[K8sObject, K8sObject]] = []
+        refused.append([])
         for o in members[name]:
             scope_of[id(o)] = i
             meta = o.raw.get("metadata")
             if not (isinstance(meta, dict) and meta.get("name")):  # generateName: a new object every time
-                unique.append(o)
+                (refused[i] if rejected(o) else unique).append(o)
                 continue
             key = _identity(o.ref)
             seen = first.get(key)
             if seen is None:
                 first[key] = o
-                unique.append(o)
+                # a rejected object is never created, but still names its object twice (PF910)
+                (refused[i] if rejected(o) else unique).append(o)
             elif seen.location.file != o.location.file or seen.location.line != o.location.line:
                 dups.append((seen, o))
+                if rejected(seen) and not rejected(o):
+                    unique.append(o)  # the first copy is rejected: this one is what gets created
         drafts.append((name, unique, dups))
 
     # node pools: those of each cluster's unique cluster manifests (in input order), to the cluster
@@ -755,6 +797,7 @@ def _cluster_scopes(
                 workloads=tuple(workloads_of[i]),
                 node_pools=tuple(pools_of[i]),
                 duplicates=tuple(dups),
+                rejected=tuple(refused[i]),
                 location=where,
                 guest=name in guests,
                 runtime="tkg" if name in guests and platform.runtime == "vsphere-pods" else platform.runtime,
@@ -785,14 +828,16 @@ def facts_data(
         {"platform": {"runtime", "numa_node": {"cores", "cpus", "memory"}, "smt", "node_logical_cpus",
                       "cfs_screen_limit",
                       "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus", "cfs_screen_limit",
-                                                            "linux_excluded", "exclusive_cpus": [name]}},
+                                                            "linux_excluded", "exclusive_cpus": [name],
+                                                            "injected": [{"name", "request", "limit"}]}},
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
                                   "exclusive_cpus_without_quota", "dra_node_allocatable"},
                       "cfs": {"period_us", "slice_us"}},
          "namespaces": {ns: {"container_defaults": {"request": {...}, "limit": {...}}}},
-         "options": {rule id: {option: value}}}
+         "options": {rule id: {option: value}},
+         "workload_kinds": {"GROUP/KIND": [key, ...]}}  (the config's workload CRDs, when it names some)
 
     A fact the platform does not give is left out; the rules that need it stay silent.
     ``workloads`` lists the workloads whose own facts differ from what the others get; it is
@@ -821,7 +866,10 @@ def facts_data(
         if facts.kubelet.cfs_quota:  # cpuCFSQuota: false: no quota, nothing for PF202 to screen
             p["cfs_screen_limit"] = cfs_screen_limit(node_cpus, facts.kubelet.cfs_period_us)
     if facts.workloads:  # (absent: the facts saw no workload, and say nothing of any)
-        p["workloads"] = _workload_facts(facts, apart, node_cpus)
+        listed = _workload_facts(facts, apart, node_cpus)
+        for key, proxies in _injected_facts(facts, apart).items():
+            listed.setdefault(key, {})["injected"] = proxies
+        p["workloads"] = dict(sorted(listed.items()))
     p["vm_classes"] = {
         c.name: {"cpus": c.cpus, "memory": c.memory_bytes, "reserved": bool(c.reserved)} for c in platform.vm_classes
     }
@@ -850,11 +898,14 @@ def facts_data(
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}
         for ns, d in facts.limit_ranges
     }
-    return {
+    out: dict[str, Any] = {
         "platform": p,
         "namespaces": namespaces,
         "options": {rule: dict(values) for rule, values in sorted((options or {}).items()) if values},
     }
+    if facts.workload_kinds:  # the config's workload CRDs: "GROUP/KIND" -> path to the pod template
+        out["workload_kinds"] = {f"{g}/{k}": list(c.template) for (g, k), c in sorted(facts.workload_kinds.items())}
+    return out
 
 
 def workload_key(raw: Mapping[str, Any]) -> str:
@@ -875,6 +926,29 @@ def workload_key(raw: Mapping[str, Any]) -> str:
             name if isinstance(name, str) else text(meta.get("generateName")),
         )
     )
+
+
+def _injected_facts(facts: Facts, scope: ClusterScope | None) -> dict[str, list[dict[str, Any]]]:
+    """The containers a service mesh injects into the pods of each workload of the evaluation
+    (``scope``'s objects, or those of the platform's runtime) that gets some, by key:
+    ``[{"name", "request": {"cpu", "memory"}, "limit": {...}}]`` (effective values; a resource left
+    out is unset). Two workloads of one key take the first's."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for w in facts.workloads:
+        own = facts.cluster_of(w.obj)
+        if w.pod.injected and (own is scope if scope is not None else not facts.is_apart(own)):
+            out.setdefault(
+                workload_key(w.obj.raw),
+                [
+                    {
+                        "name": c.name,
+                        "request": _resources(c.resources, "request"),
+                        "limit": _resources(c.resources, "limit"),
+                    }
+                    for c in w.pod.injected
+                ],
+            )
+    return out
 
 
 def _workload_facts(facts: Facts, scope: ClusterScope | None, plain: int | None) -> dict[str, dict[str, Any]]:

@@ -38,6 +38,8 @@ __all__ = [
     "layers_for",
     "apply",
     "applies_whole",
+    "plugin_configs",
+    "PLUGIN_KEYS",
     "local",
     "CLUSTER_SCOPED_KINDS",
     "KUSTOMIZATION_NAMES",
@@ -219,6 +221,39 @@ def layers_for(kustomizations: Mapping[str, Any], files: Sequence[str]) -> dict[
         chain = [layer for layer in chain if not layer.empty]
         if chain:
             out[f] = tuple(chain)
+    return out
+
+
+# A kustomization's fields that list plugin configurations: files of transformer, generator and
+# validator settings (`apiVersion: builtin`, `kind: LabelTransformer`, or a plugin's own kind) that
+# kustomize reads to build, never cluster objects.
+PLUGIN_KEYS = ("transformers", "generators", "validators")
+
+
+def plugin_configs(kustomizations: Mapping[str, Any]) -> dict[str, str]:
+    """Normalised path of each file a kustomization in ``kustomizations`` (path → parsed content)
+    lists under ``transformers:``, ``generators:`` or ``validators:`` → that kustomization. An
+    entry naming a directory with a kustomization of its own stands for that kustomization's
+    ``resources:`` (kustomize loads them as the plugin configs); inline configs (an entry holding
+    YAML) and remote entries name no file."""
+    dirs = {posixpath.dirname(_norm(k)): k for k in kustomizations}
+    out: dict[str, str] = {}
+    for k, doc in sorted(kustomizations.items()):
+        base = posixpath.dirname(_norm(k))
+        for key in PLUGIN_KEYS:
+            entries = doc.get(key) if isinstance(doc, dict) else None
+            for entry in entries if isinstance(entries, list) else ():
+                if not isinstance(entry, str) or "\n" in entry or "://" in entry:
+                    continue
+                target = _norm(posixpath.join(base, entry))
+                inner = dirs.get(target)
+                if inner is None:
+                    out.setdefault(target, k)
+                    continue
+                resources = kustomizations[inner].get("resources") if isinstance(kustomizations[inner], dict) else None
+                for r in resources if isinstance(resources, list) else ():
+                    if isinstance(r, str) and "://" not in r:
+                        out.setdefault(_norm(posixpath.join(target, r)), k)
     return out
 
 

@@ -23,6 +23,7 @@ from .kustomize import KUSTOMIZATION_NAMES, Layer, layers_for
 from .kustomize import applies_whole as kustomize_applies_whole
 from .kustomize import apply as kustomize_apply
 from .kustomize import local as kustomize_local
+from .kustomize import plugin_configs as kustomize_plugin_configs
 from .model import K8sObject, Location, ObjectRef
 from .reading import NotRead, read_bytes, read_stream
 from .templates import (
@@ -84,6 +85,9 @@ class InputFile:
     applied: bool = False
     # rendered text (podfit.render: helm template, kustomize build) under its source's name: a manifest
     rendered: bool = False
+    # the kustomization listing this file under transformers/generators/validators: plugin settings
+    # kustomize reads to build, not cluster objects
+    plugin_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,9 @@ def _kustomize_patches(doc: Mapping[str, Any]) -> list[str]:
     return out
 
 
+# the apiVersion of kustomize's builtin transformer and generator configs; no cluster serves it
+BUILTIN_PLUGIN_API = "builtin"
+
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 # a top-level key, live or commented out (`#patchesStrategicMerge:`), that opens a block
 _TOP_KEY = re.compile(r"^#?\s?([A-Za-z]\w*):\s*(?:#.*)?$")
@@ -283,11 +290,14 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
         return files
     layers = layers_for(kustomizations, [f.path for f in files])
     applied = _applied(kustomizations, [f.path for f in files])
+    plugins = kustomize_plugin_configs(kustomizations)
     out = []
     for f in files:
         key = os.path.normpath(f.path)
         if f.path in applied:
             f = replace(f, applied=True)
+        elif key.replace(os.sep, "/") in plugins:
+            f = replace(f, plugin_of=plugins[key.replace(os.sep, "/")])
         elif key in patches:
             f = replace(f, patch_of=patches[key])
         elif key in commented and f.path not in layers:  # a live resource entry wins over a comment
@@ -527,6 +537,9 @@ def parse_file(
         return ParsedFile(FileRecord(path, "skipped", "binary file"), (), (_not_checked(path, "binary file"),))
     if f.applied:  # its resources are checked as it builds them
         return ParsedFile(FileRecord(path, "parsed", "a Kustomize kustomization, applied to its resources"), (), ())
+    if f.plugin_of is not None:  # settings kustomize reads to build, not objects of the cluster
+        reason = f"a Kustomize transformer, generator or validator config of {f.plugin_of}, not a cluster object"
+        return ParsedFile(FileRecord(path, "parsed", reason), (), ())
     render = _render_first(f) if not f.rendered else None
     if render is None and f.patch_of is not None:
         where = os.path.dirname(f.patch_of) or "."
@@ -585,6 +598,8 @@ def parse_file(
                 continue
             if not isinstance(data, dict) or "kind" not in data:
                 continue  # not a Kubernetes object (e.g. a Helm values file): counted, not checked
+            if data.get("apiVersion") == BUILTIN_PLUGIN_API:
+                continue  # a kustomize builtin plugin's config (LabelTransformer, …): not a cluster object
             items = flat_items(data)
             if items is not None:
                 for at, item in items:

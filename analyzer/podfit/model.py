@@ -28,6 +28,11 @@ __all__ = [
     "QOS_BURSTABLE",
     "QOS_BEST_EFFORT",
     "WORKLOAD_KINDS",
+    "CustomWorkloadKind",
+    "CUSTOM_WORKLOAD_KINDS",
+    "api_group",
+    "custom_kind",
+    "template_path",
 ]
 
 QOS_GUARANTEED = "Guaranteed"
@@ -45,6 +50,64 @@ WORKLOAD_KINDS: Mapping[str, tuple[str, ...]] = {
     "Job": ("spec", "template"),
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
+
+
+@dataclass(frozen=True)
+class CustomWorkloadKind:
+    """A workload kind a CRD defines: the path from the object to its pod template (the object
+    holding the pod's metadata and spec) and to its replica count (None: from Knative's autoscaling
+    annotations, see podfit.workloads), and whether it runs one pod per node."""
+
+    template: tuple[str, ...]
+    replicas: tuple[str, ...] | None = ("spec", "replicas")
+    per_node: bool = False
+
+
+# (API group, kind) -> CustomWorkloadKind: the workload CRDs real repositories hold. OpenKruise's
+# Advanced StatefulSet and Advanced DaemonSet (apps.kruise.io) are StatefulSet and DaemonSet by
+# kind, which WORKLOAD_KINDS already reads (their template and replicas stand where the built-in
+# kinds' do). policies/lib/k8s.rego holds the same table (tests/test_facts_agree.py).
+CUSTOM_WORKLOAD_KINDS: Mapping[tuple[str, str], CustomWorkloadKind] = {
+    ("argoproj.io", "Rollout"): CustomWorkloadKind(("spec", "template")),
+    ("serving.knative.dev", "Service"): CustomWorkloadKind(("spec", "template"), None),
+    ("serving.knative.dev", "Configuration"): CustomWorkloadKind(("spec", "template"), None),
+    ("apps.kruise.io", "CloneSet"): CustomWorkloadKind(("spec", "template")),
+    ("keda.sh", "ScaledJob"): CustomWorkloadKind(
+        ("spec", "jobTargetRef", "template"), ("spec", "jobTargetRef", "parallelism")
+    ),
+    ("apps.openshift.io", "DeploymentConfig"): CustomWorkloadKind(("spec", "template")),
+}
+
+
+def api_group(api_version: str) -> str:
+    """The API group of an apiVersion ("" for the core group's "v1")."""
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+def custom_kind(
+    api_version: str, kind: str, configured: Mapping[tuple[str, str], CustomWorkloadKind] | None = None
+) -> CustomWorkloadKind | None:
+    """The workload CRD of this apiVersion and kind: ``configured`` (the config's
+    ``workload-kinds:``, keyed by API group and kind) first, then :data:`CUSTOM_WORKLOAD_KINDS`;
+    None for a built-in kind or one podfit does not know."""
+    if kind in WORKLOAD_KINDS:
+        return None
+    key = (api_group(api_version), kind)
+    found = configured.get(key) if configured else None
+    return found if found is not None else CUSTOM_WORKLOAD_KINDS.get(key)
+
+
+def template_path(
+    api_version: str, kind: str, configured: Mapping[tuple[str, str], CustomWorkloadKind] | None = None
+) -> tuple[str, ...] | None:
+    """Path from an object of this apiVersion and kind to its pod template (() for a Pod), or None
+    when it is no workload kind podfit knows: the built-in kinds by kind alone, a CRD's by its
+    API group and kind (see :func:`custom_kind`)."""
+    path = WORKLOAD_KINDS.get(kind)
+    if path is not None:
+        return path
+    custom = custom_kind(api_version, kind, configured)
+    return None if custom is None else custom.template
 
 
 class Location:
@@ -173,6 +236,9 @@ class Container:
     location: Location
     init: bool = False
     sidecar: bool = False  # init container with restartPolicy: Always (runs for the pod's life)
+    # added at admission by a service mesh's webhook (Istio's istio-proxy, Linkerd's linkerd-proxy),
+    # not in the manifest: see podfit.workloads.injected_proxy
+    injected: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,10 +265,19 @@ class PodSpec:
     # hostNetwork), as the scheduler's NodePorts filter counts them
     host_ports: tuple[HostPort, ...] = ()
     host_network: bool = False
+    # the app containers a service mesh's admission webhook adds (PodSpec.counted): not in the
+    # manifest, so no rule reports on them, but they count in the pod's requests, limits and QoS
+    injected: tuple[Container, ...] = ()
 
     @property
     def all_containers(self) -> tuple[Container, ...]:
+        """The containers of the manifest: init containers first, then the app containers."""
         return self.init_containers + self.containers
+
+    @property
+    def counted(self) -> tuple[Container, ...]:
+        """The containers the pod runs once admitted: :attr:`all_containers` and the injected ones."""
+        return self.all_containers + self.injected
 
     def _effective(self, attr: str) -> int | None:
         """Kubernetes' effective pod request/limit for one resource field.
@@ -216,11 +291,9 @@ class PodSpec:
         own = self.pod_level(attr)  # pod-level resources decide (the scheduler's and kubelet's PodRequests/PodLimits)
         if own is not None:
             return own + overhead
-        if all(getattr(c.resources, attr) is None for c in self.all_containers):
+        if all(getattr(c.resources, attr) is None for c in self.counted):
             return None
-        if attr.endswith("_limit") and any(
-            getattr(c.resources, attr) is None for c in self.all_containers if not c.sidecar
-        ):
+        if attr.endswith("_limit") and any(getattr(c.resources, attr) is None for c in self.counted if not c.sidecar):
             return None  # an app or one-shot init container without a limit: the pod is unbounded
         return self.combined(lambda c: getattr(c.resources, attr)) + overhead
 
@@ -239,7 +312,7 @@ class PodSpec:
         return value
 
     def _some_request(self, res: str) -> bool:
-        return any(getattr(c.resources, f"{res}_request") is not None for c in self.all_containers)
+        return any(getattr(c.resources, f"{res}_request") is not None for c in self.counted)
 
     def _containers_request(self, res: str) -> int:
         attr = f"{res}_request"
@@ -259,7 +332,7 @@ class PodSpec:
         """An amount of the pod from one per container (None counts as 0), as Kubernetes combines
         them, without overhead: max(Σ app containers and sidecars, each one-shot init container +
         the sidecars declared before it, which run beside it)."""
-        best = sum(value(c) or 0 for c in self.containers) + sum(
+        best = sum(value(c) or 0 for c in self.containers + self.injected) + sum(
             value(c) or 0 for c in self.init_containers if c.sidecar
         )
         sidecars = 0
@@ -306,7 +379,7 @@ class PodSpec:
             if set(limits) == {"cpu", "memory"} and requests == limits:
                 return QOS_GUARANTEED
             return QOS_BURSTABLE
-        containers = self.all_containers
+        containers = self.counted
         if all(c.resources.is_empty for c in containers):
             return QOS_BEST_EFFORT
         for c in containers:

@@ -84,7 +84,7 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
         subset = [objects[i] for i in idx]
 
         def line(j: int, name: str | None, subset: list[Any] = subset) -> Any:
-            return container_line(subset[j], name)
+            return container_line(subset[j], name, facts.workload_kinds)
 
         started.append((idx, eng.start([o.raw for o in subset], data, line)))
 
@@ -116,12 +116,19 @@ def check(
     """The report on parsed inputs (facts, Rego in the background, Python rules), and the facts it
     was computed from (which the HTML report draws)."""
     from .facts import build_facts
+    from .rules.api_version_removed import target_kubernetes_version
 
     say = progress or (lambda _text: None)
     selected = select_rules(rules)
     say(f"checking {len(result.objects):,} objects: facts")
     facts = build_facts(
-        result.objects, platform, cluster, config.cluster_for_path if config.clusters else None, usage=usage
+        result.objects,
+        platform,
+        cluster,
+        config.cluster_for_path if config.clusters else None,
+        usage=usage,
+        kubernetes_version=target_kubernetes_version(config),
+        workload_kinds=config.workload_kinds,
     )
     say(f"checking {len(result.objects):,} objects: rules")
     eng, rego_results = start_engine(engine, facts, selected, config)

@@ -158,7 +158,7 @@ def crx_size(pod: PodSpec, base_mhz: int | None) -> CrxSize:
     the request equal to the limit; LimitRange defaults filled in). See docs/vsphere.md.
     """
     why: dict[str, str] = {}
-    everyone = pod.all_containers
+    everyone = pod.counted
 
     def req(res: str):
         return lambda c: getattr(c.resources, f"{res}_request")

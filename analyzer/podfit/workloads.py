@@ -13,15 +13,17 @@ from typing import Any
 from .findings import Finding
 from .loader import _str_pairs
 from .model import (
-    WORKLOAD_KINDS,
     Autoscaler,
     Container,
+    CustomWorkloadKind,
     K8sObject,
     Location,
     ObjectRef,
     PodSpec,
     Resources,
     Workload,
+    custom_kind,
+    template_path,
 )
 from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from .scheduling import constraints_from_spec, host_ports_from_spec
@@ -39,6 +41,8 @@ __all__ = [
     "container_name",
     "container_line",
     "container_path",
+    "injected_proxy",
+    "ISTIO_PROXY_DEFAULT",
 ]
 
 
@@ -52,6 +56,8 @@ class LimitRangeDefaults:
 
 
 _NO_DEFAULTS = LimitRangeDefaults(Resources(), Resources())
+# the config's workload kinds: (API group, kind) -> CustomWorkloadKind (podfit.model.custom_kind)
+_Kinds = Mapping[tuple[str, str], CustomWorkloadKind] | None
 _RES_FIELDS = (("cpu", parse_cpu), ("memory", parse_memory), ("ephemeral-storage", parse_memory))
 _ATTR = {"cpu": "cpu", "memory": "memory", "ephemeral-storage": "storage"}
 
@@ -288,19 +294,20 @@ def container_name(c: Mapping[str, Any], init: bool, index: int) -> str:
     return f"{'initContainers' if init else 'containers'}[{index}]"
 
 
-def container_line(obj: K8sObject, name: str | None) -> int:
+def container_line(obj: K8sObject, name: str | None, kinds: _Kinds = None) -> int:
     """Line of the container called ``name`` in the object's pod spec (init containers first, as
     ``PodSpec.all_containers`` orders them), else the object's own line. The same answer as the
     container's location in :func:`workload_from_object`, from the raw object alone (so that the
     engine's workers can resolve it while the main process still builds the workloads)."""
-    path = container_path(obj, name) if name else None
+    path = container_path(obj, name, kinds) if name else None
     return obj.location.line if path is None else obj.line_at(path)
 
 
-def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
+def container_path(obj: K8sObject, name: str, kinds: _Kinds = None) -> tuple[str | int, ...] | None:
     """Path from the object's root to the mapping of its container called ``name`` (init
-    containers first, as ``PodSpec.all_containers`` orders them); None when there is none."""
-    path = WORKLOAD_KINDS.get(obj.kind)
+    containers first, as ``PodSpec.all_containers`` orders them); None when there is none.
+    ``kinds``: the config's workload kinds (see :func:`podfit.model.custom_kind`)."""
+    path = template_path(obj.ref.api_version, obj.kind, kinds)
     if path is None:
         return None
     template = _dig(obj.raw, path) if path else obj.raw
@@ -315,8 +322,107 @@ def container_path(obj: K8sObject, name: str) -> tuple[str | int, ...] | None:
     return None
 
 
-def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings: list[Finding]) -> Workload | None:
-    path = WORKLOAD_KINDS.get(obj.kind)
+# Istio's proxy resources (the istiod chart's global.proxy.resources) when the pod sets none of the
+# sidecar.istio.io/proxy* annotations; where it sets one, the injection template writes those alone.
+ISTIO_PROXY_DEFAULT = Resources(cpu_request=100, memory_request=128 * 2**20, cpu_limit=2000, memory_limit=2**30)
+_ISTIO_RESOURCES = (
+    ("sidecar.istio.io/proxyCPU", "cpu_request"),
+    ("sidecar.istio.io/proxyMemory", "memory_request"),
+    ("sidecar.istio.io/proxyCPULimit", "cpu_limit"),
+    ("sidecar.istio.io/proxyMemoryLimit", "memory_limit"),
+)
+# Linkerd's proxy sets no requests or limits unless configured (its chart's proxy.resources are
+# empty); these annotations, on the pod or else on its namespace, configure them.
+_LINKERD_RESOURCES = (
+    ("config.linkerd.io/proxy-cpu-request", "cpu_request"),
+    ("config.linkerd.io/proxy-memory-request", "memory_request"),
+    ("config.linkerd.io/proxy-cpu-limit", "cpu_limit"),
+    ("config.linkerd.io/proxy-memory-limit", "memory_limit"),
+)
+
+
+def _mesh_resources(keys: Sequence[tuple[str, str]], *annotations: Mapping[str, str]) -> Resources | None:
+    """The proxy's resources the annotations set (the first mapping that sets a key wins; a value
+    that is not a quantity sets nothing), request = limit where only the limit is set (API
+    defaulting); None when none is set."""
+    vals: dict[str, int] = {}
+    for key, attr in keys:
+        for source in annotations:
+            if key in source:
+                try:
+                    vals[attr] = (parse_cpu if attr.startswith("cpu") else parse_memory)(source[key])
+                except QuantityError:
+                    continue
+                break
+    if not vals:
+        return None
+    return Resources(**vals).with_defaults(Resources(), Resources())
+
+
+def _istio_injects(labels: Mapping[str, str], annotations: Mapping[str, str], ns: Mapping[str, str]) -> bool:
+    """Whether Istio's sidecar injector adds its proxy to the pod, as its webhooks select pods:
+    the namespace label ``istio-injection: enabled``, else (the namespace without that label) an
+    ``istio.io/rev`` label on the namespace, else the pod label ``sidecar.istio.io/inject: "true"``
+    or ``istio.io/rev``; never when the pod's label or annotation ``sidecar.istio.io/inject`` is
+    "false", nor for a pod labelled ``istio.io/dataplane-mode: ambient`` (ambient mode runs no
+    sidecar). The annotation ``"true"`` alone selects nothing: the webhooks select on labels."""
+    if labels.get("sidecar.istio.io/inject") == "false" or annotations.get("sidecar.istio.io/inject") == "false":
+        return False
+    if labels.get("istio.io/dataplane-mode") == "ambient":
+        return False
+    if "istio-injection" in ns:
+        return ns["istio-injection"] == "enabled"
+    if "istio.io/rev" in ns:
+        return True
+    return labels.get("sidecar.istio.io/inject") == "true" or "istio.io/rev" in labels
+
+
+def injected_proxy(
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    namespace: K8sObject | None,
+    location: Location,
+    present: frozenset[str] = frozenset(),
+) -> Container | None:
+    """The proxy container a service mesh's mutating webhook adds to a pod with these template
+    ``labels`` and ``annotations`` in ``namespace`` (the Namespace object of the run, None when the
+    run has none), or None. Istio (see :func:`_istio_injects`) adds ``istio-proxy`` with 100m/128Mi
+    requests and 2/1Gi limits, or what its ``sidecar.istio.io/proxy*`` annotations set; Linkerd
+    (``linkerd.io/inject: enabled`` or ``ingress`` on the pod, else on the namespace; ``disabled``
+    on the pod opts out) adds ``linkerd-proxy`` with what ``config.linkerd.io/proxy-*`` annotations
+    of the pod or namespace set, nothing by default. A pod that already holds the proxy (``present``:
+    its container names; injected before it was written) gets none. The proxy's init container
+    (istio-init, linkerd-init) takes the proxy's resources and so never raises the pod's request."""
+    ns_labels = dict(namespace.labels) if namespace is not None else {}
+    ns_annotations = dict(namespace.annotations) if namespace is not None else {}
+    if _istio_injects(labels, annotations, ns_labels):
+        if "istio-proxy" in present:
+            return None
+        res = _mesh_resources(_ISTIO_RESOURCES, annotations)
+        return _proxy("istio-proxy", ISTIO_PROXY_DEFAULT if res is None else res, location)
+    linkerd = annotations.get("linkerd.io/inject", ns_annotations.get("linkerd.io/inject"))
+    if linkerd in ("enabled", "ingress") and "linkerd-proxy" not in present:
+        res = _mesh_resources(_LINKERD_RESOURCES, annotations, ns_annotations)
+        return _proxy("linkerd-proxy", Resources() if res is None else res, location)
+    return None
+
+
+def _proxy(name: str, res: Resources, location: Location) -> Container:
+    return Container(name=name, image="", resources=res, declared=res, location=location, injected=True)
+
+
+def workload_from_object(
+    obj: K8sObject,
+    defaults: LimitRangeDefaults,
+    findings: list[Finding],
+    namespace: K8sObject | None = None,
+    kinds: _Kinds = None,
+) -> Workload | None:
+    """The workload of ``obj`` (None when it is not a workload kind or has no pod spec), with the
+    LimitRange ``defaults`` of its namespace and the proxy a service mesh injects (``namespace``:
+    its Namespace object in the run, whose labels and annotations select injection). ``kinds``:
+    the config's workload kinds (see :func:`podfit.model.custom_kind`)."""
+    path = template_path(obj.ref.api_version, obj.kind, kinds)
     if path is None:
         return None
     template = _dig(obj.raw, path) if path else obj.raw
@@ -348,6 +454,11 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         vals.update(_quantities(own.get("limits"), "limit", obj, None, findings, "pod ", rp + ("limits",)))
         vals = {k: v for k, v in vals.items() if not k.startswith("storage")}  # pod level: CPU and memory
         pod_resources = Resources(**vals) if vals else None
+    labels = _str_pairs(tmeta.get("labels"))
+    annotations = _str_pairs(tmeta.get("annotations")) if path else obj.annotations
+    proxy = injected_proxy(
+        dict(labels), dict(annotations), namespace, obj.location, frozenset(c.name for c in containers + inits)
+    )
     pod = PodSpec(
         containers=containers,
         init_containers=inits,
@@ -356,15 +467,23 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
         node_selector=_str_pairs(spec.get("nodeSelector")),
         anti_affinity_hostname=_anti_affinity(spec),
         hostname_spread_max_skew=_spread(spec),
-        labels=_str_pairs(tmeta.get("labels")),
-        annotations=_str_pairs(tmeta.get("annotations")) if path else obj.annotations,
+        labels=labels,
+        annotations=annotations,
         runtime_class=spec.get("runtimeClassName") if isinstance(spec.get("runtimeClassName"), str) else None,
         scheduling=constraints_from_spec(spec, daemonset=obj.kind == "DaemonSet"),
         pod_resources=pod_resources,
         host_ports=host_ports_from_spec(spec),
         host_network=spec.get("hostNetwork") is True,
+        injected=() if proxy is None else (proxy,),
     )
     kind = obj.kind
+    custom = custom_kind(obj.ref.api_version, kind, kinds)
+    if custom is not None:
+        if custom.replicas is None:
+            replicas = _knative_scale(dict(annotations))
+        else:
+            replicas = _int(_dig(obj.raw, custom.replicas), 1)
+        return Workload(obj=obj, pod=pod, replicas=replicas, per_node=custom.per_node)
     if kind == "Pod":
         replicas = 1
     elif kind == "Job":
@@ -378,19 +497,37 @@ def workload_from_object(obj: K8sObject, defaults: LimitRangeDefaults, findings:
     return Workload(obj=obj, pod=pod, replicas=replicas, per_node=kind == "DaemonSet")
 
 
+def _knative_scale(annotations: Mapping[str, str]) -> int:
+    """The pods a Knative Service or Configuration keeps: its template's
+    ``autoscaling.knative.dev/min-scale`` (or ``minScale``) when above 0, else its
+    ``initial-scale`` (``initialScale``), else Knative's default initial scale, 1."""
+    for keys in (("min-scale", "minScale"), ("initial-scale", "initialScale")):
+        for key in keys:
+            value = annotations.get(f"autoscaling.knative.dev/{key}")
+            if value is not None and value.strip().isdigit() and (int(value) > 0 or keys[0] == "initial-scale"):
+                return int(value)
+    return 1
+
+
 def build_workloads(
-    objects: Sequence[K8sObject], ranges: Mapping[str, LimitRangeDefaults] | None = None
+    objects: Sequence[K8sObject], ranges: Mapping[str, LimitRangeDefaults] | None = None, kinds: _Kinds = None
 ) -> tuple[tuple[Workload, ...], tuple[Finding, ...]]:
     """Workloads of every kind, with the LimitRange defaults of their namespace applied (``ranges``
-    from :func:`limit_range_defaults`, computed here when not given). Pure."""
+    from :func:`limit_range_defaults`, computed here when not given); ``kinds`` the config's
+    workload kinds (see :func:`podfit.model.custom_kind`). Pure."""
     findings: list[Finding] = []
     if ranges is None:
         ranges = limit_range_defaults(objects, findings)
     scalers = autoscalers(objects)
+    namespaces: dict[str, K8sObject] = {}
+    for obj in objects:
+        if obj.kind == "Namespace" and obj.ref.api_version == "v1" and obj.ref.name:
+            namespaces.setdefault(obj.ref.name, obj)  # the first of a name, as the API server keeps it
     workloads = []
     for obj in objects:
-        if obj.kind in WORKLOAD_KINDS:
-            w = workload_from_object(obj, ranges.get(obj.ref.namespace or "default", _NO_DEFAULTS), findings)
+        if template_path(obj.ref.api_version, obj.kind, kinds) is not None:
+            ns = obj.ref.namespace or "default"
+            w = workload_from_object(obj, ranges.get(ns, _NO_DEFAULTS), findings, namespaces.get(ns), kinds)
             if w is not None:
                 a = scalers.get((obj.ref.namespace or "default", obj.kind, obj.ref.name))
                 if a is not None:
@@ -400,7 +537,9 @@ def build_workloads(
 
 
 # Kinds an autoscaler may scale (their spec.replicas is the count it sets).
-SCALABLE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"})
+SCALABLE_KINDS = frozenset(
+    {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "Rollout", "CloneSet", "DeploymentConfig"}
+)
 HPA_KIND = "HorizontalPodAutoscaler"
 KEDA_KIND = "ScaledObject"
 

@@ -62,6 +62,43 @@ template(obj) := obj.spec.template if {
 
 template(obj) := obj.spec.jobTemplate.spec.template if obj.kind == "CronJob"
 
+# (a workload CRD's: see custom_workload_kinds)
+template(obj) := t if {
+	not obj.kind in workload_kinds
+	path := _kind_paths[concat("/", [api_group(obj), obj.kind])]
+	t := object.get(obj, path, null)
+}
+
+# custom_workload_kinds["GROUP/KIND"] is the path from an object of a workload CRD to its pod
+# template (podfit.model.CUSTOM_WORKLOAD_KINDS, held equal by tests/test_facts_agree.py).
+custom_workload_kinds := {
+	"argoproj.io/Rollout": ["spec", "template"],
+	"serving.knative.dev/Service": ["spec", "template"],
+	"serving.knative.dev/Configuration": ["spec", "template"],
+	"apps.kruise.io/CloneSet": ["spec", "template"],
+	"keda.sh/ScaledJob": ["spec", "jobTargetRef", "template"],
+	"apps.openshift.io/DeploymentConfig": ["spec", "template"],
+}
+
+# the workload CRDs of the config (`workload-kinds:`, handed over as data.podfit.workload_kinds)
+# first, then podfit's own
+_kind_paths := object.union(custom_workload_kinds, _configured_kinds)
+
+default _configured_kinds := {}
+
+_configured_kinds := k if {
+	k := data.podfit.workload_kinds
+	is_object(k)
+}
+
+# api_group(obj): the API group of the object's apiVersion ("" for the core group's "v1").
+api_group(obj) := g if {
+	is_string(obj.apiVersion)
+	contains(obj.apiVersion, "/")
+	parts := split(obj.apiVersion, "/")
+	g := concat("/", array.slice(parts, 0, count(parts) - 1))
+} else := ""
+
 # pod_spec(obj) is the pod spec of a workload object.
 pod_spec(obj) := spec if {
 	spec := template(obj).spec
@@ -96,17 +133,50 @@ pods[i] := pod if {
 	)
 	level := _pod_level(spec)
 	invalid := sum([c.invalid | some c in cs]) + level.invalid
+	injected := [_injected_container(proxy, j) | some j, proxy in data.podfit.lib.platform.injected(obj)]
 	pod := {
 		"obj": obj,
 		"kind": obj.kind,
 		"name": name(obj),
 		"containers": cs,
+		"injected": injected,
 		"invalid": invalid,
-		"qos": _pod_qos(invalid, level, cs),
+		"qos": _pod_qos(invalid, level, array.concat(cs, injected)),
 		"overhead": _overhead(spec),
 		"pod_level": level,
 	}
 }
+
+# _injected_container(proxy, j): the record (as _container's) of a container a service mesh's
+# webhook adds at admission, from the facts (data.podfit.lib.platform.injected), marked injected.
+_injected_container(proxy, j) := {
+	"name": proxy.name,
+	"init": false,
+	"restart_policy": "",
+	"index": j,
+	"injected": true,
+	"has": {"requests": object.keys(request), "limits": object.keys(limit)},
+	"request": request,
+	"limit": limit,
+	"invalid": 0,
+	"written": count(request) + count(limit),
+	"nonzero": _nonzero(request, limit),
+	"guaranteed": _guaranteed(request, limit),
+} if {
+	request := _object(proxy, "request")
+	limit := _object(proxy, "limit")
+}
+
+# counted(pod): the containers the pod runs once admitted: its own and those injected into it.
+counted(pod) := array.concat(pod.containers, object.get(pod, "injected", []))
+
+# injection_note(pod): what a finding adds when it counts containers a service mesh injects.
+injection_note(pod) := "" if {
+	count(object.get(pod, "injected", [])) == 0
+} else := concat("", [
+	" (counting the ", concat(", ", [c.name | some c in pod.injected]),
+	" container its service mesh injects)",
+])
 
 # _pod_level(spec): the pod-level resources (spec.resources, PodLevelResources, Kubernetes 1.32+):
 # {"request": {"cpu": m, "memory": b}, "limit": {...}, "invalid": n}, a resource missing when unset.
@@ -319,10 +389,10 @@ _qos(0, cs) := "BestEffort" if {
 pod_request(pod, res) := total if {
 	pod.invalid == 0
 	pod_level_sets(pod, res)
-	total := _level_request(pod.pod_level, pod.containers, res) + pod.overhead[res]
+	total := _level_request(pod.pod_level, counted(pod), res) + pod.overhead[res]
 } else := total if {
 	pod.invalid == 0
-	total := _containers_total(pod.containers, res) + pod.overhead[res]
+	total := _containers_total(counted(pod), res) + pod.overhead[res]
 }
 
 _containers_total(cs, res) := max({app} | inits) if {
@@ -343,7 +413,7 @@ pod_limit(pod, res) := total if {
 	total := pod.pod_level.limit[res] + pod.overhead[res]
 } else := total if {
 	pod.invalid == 0
-	cs := pod.containers
+	cs := counted(pod)
 	not _some_unlimited(cs, res)
 	app := sum([c.limit[res] | some c in cs; _runs(c)])
 	inits := {_init_limit(cs, c, res) | some c in cs; c.init; not sidecar(c)}

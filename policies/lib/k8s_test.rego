@@ -176,3 +176,43 @@ _level_pod(name, spec, containers) := {
 	"metadata": {"name": name},
 	"spec": object.union(spec, {"containers": containers}),
 }
+
+test_injected_proxy_counts_in_request_limit_and_qos if {
+	proxy := {
+		"name": "istio-proxy",
+		"request": {"cpu": 100, "memory": 134217728},
+		"limit": {"cpu": 2000, "memory": 1073741824},
+	}
+	pod := k8s.pods[0] with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{"name": "a", "image": "x", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]},
+	}
+		with data.podfit.platform as {"workloads": {"Pod//p": {"injected": [proxy]}}}
+	pod.qos == "Burstable"
+	[c.name | some c in k8s.counted(pod)] == ["a", "istio-proxy"]
+	k8s.pod_request(pod, "cpu") == 1100
+	k8s.pod_limit(pod, "memory") == 2147483648
+	k8s.injection_note(pod) == " (counting the istio-proxy container its service mesh injects)"
+}
+
+test_pod_spec_of_custom_workload_kinds if {
+	spec := {"containers": [{"name": "a", "image": "x"}]}
+	k8s.pod_spec({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "spec": {"template": {"spec": spec}}}) == spec
+	k8s.pod_spec({
+		"apiVersion": "keda.sh/v1alpha1",
+		"kind": "ScaledJob",
+		"spec": {"jobTargetRef": {"template": {"spec": spec}}},
+	}) == spec
+	not k8s.pod_spec({"apiVersion": "v1", "kind": "Service", "spec": {"template": {"spec": spec}}})
+	not k8s.pod_spec({"apiVersion": 1, "kind": "Rollout", "spec": {"template": {"spec": spec}}})
+	k8s.api_group({"apiVersion": "a/b/v1"}) == "a/b"
+}
+
+test_pod_spec_of_configured_workload_kinds if {
+	spec := {"containers": [{"name": "a", "image": "x"}]}
+	obj := {"apiVersion": "example.com/v1", "kind": "WebApp", "spec": {"pod": {"spec": spec}}}
+	not k8s.pod_spec(obj)
+	k8s.pod_spec(obj) == spec with data.podfit.workload_kinds as {"example.com/WebApp": ["spec", "pod"]}
+}

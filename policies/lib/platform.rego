@@ -79,6 +79,14 @@ linux_excluded(obj) if _workload(obj).linux_excluded == true
 # workload obj exclusive CPUs (a Guaranteed pod, whole CPUs), which CFS quota does not over-throttle.
 exclusive_cpus(obj, name) if name in _workload(obj).exclusive_cpus
 
+# injected(obj): the containers a service mesh's webhook adds to the pods of the workload obj
+# (Istio's istio-proxy, Linkerd's linkerd-proxy), each {"name", "request": {"cpu": m, "memory": b},
+# "limit": {...}} with effective values; [] when none (or without the facts).
+injected(obj) := l if {
+	l := _workload(obj).injected
+	is_array(l)
+} else := []
+
 _workload(obj) := _object(_object(_facts, "workloads"), _workload_key(obj))
 
 # workloads_known: the facts were computed over the workloads (podfit check; podfit platform-data

@@ -1,7 +1,9 @@
 # METADATA
 # title: BestEffort pod
 # description: >-
-#   No container of the pod sets any request or limit, so the pod has the BestEffort QoS class.
+#   No container of the pod sets any request or limit, so the pod has the BestEffort QoS class. A
+#   container a service mesh injects counts (Istio's proxy requests 100m CPU and 128Mi: such a pod
+#   is Burstable, and PF101/PF102 name its containers without requests).
 # custom:
 #   id: PF105
 #   severity: error
@@ -29,7 +31,8 @@ findings contains f if {
 	not platform.vsphere_pods
 	some pod in k8s.pods
 	pod.qos == "BestEffort"
-	f := result.finding(rego.metadata.chain(), pod.obj, null, _message, {"containers": count(pod.containers)})
+	msg := concat("", [_message, k8s.injection_note(pod)])
+	f := result.finding(rego.metadata.chain(), pod.obj, null, msg, {"containers": count(pod.containers)})
 }
 
 _message := concat(" ", [

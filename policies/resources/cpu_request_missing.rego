@@ -1,7 +1,8 @@
 # METADATA
 # title: CPU request missing
 # description: >-
-#   A container (init containers included) sets no CPU request.
+#   A container sets no CPU request: an app container, a sidecar, or a one-shot init container
+#   where that changes the pod's effective request or its QoS class (otherwise PF113, info).
 # custom:
 #   id: PF101
 #   severity: error
@@ -23,6 +24,7 @@
 package podfit.resources.cpu_request_missing
 
 import data.podfit.lib.dra
+import data.podfit.lib.init
 import data.podfit.lib.k8s
 import data.podfit.lib.result
 
@@ -34,6 +36,7 @@ findings contains f if {
 	not k8s.pod_level_sets(pod, "cpu")
 	not dra.from_claim(pod, c)
 	not k8s.missing_reported_elsewhere(pod, c)
-	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no CPU request"])
+	init.request_matters(pod, c, "cpu")
+	msg := concat("", [k8s.container_word(c), " \"", c.name, "\" sets no CPU request", k8s.injection_note(pod)])
 	f := result.finding(rego.metadata.chain(), pod.obj, c.name, msg, {"init_container": c.init})
 }

@@ -29,7 +29,8 @@ test_deny_init_container_in_cronjob if {
 			"jobTemplate": {"spec": {"template": {
 				"metadata": {},
 				"spec": {
-					"containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+					# Guaranteed but for the init container, which keeps the pod Burstable
+					"containers": [{"name": "app", "image": "img:1", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}}],
 					"initContainers": [{"name": "init", "image": "img:1", "resources": {"requests": {"memory": "1Gi"}}}],
 				},
 			}}},
@@ -188,4 +189,27 @@ test_allow_cpu_set_at_pod_level if {
 	}
 	results := cpu_request_missing.findings with input as pod
 	results == set()
+}
+
+test_deny_app_container_beside_injected_proxy if {
+	proxy := {
+		"name": "istio-proxy",
+		"request": {"cpu": 100, "memory": 134217728},
+		"limit": {"cpu": 2000, "memory": 1073741824},
+	}
+	results := cpu_request_missing.findings with input as {
+		"apiVersion": "apps/v1",
+		"kind": "Deployment",
+		"metadata": {"name": "web", "namespace": "shop"},
+		"spec": {"template": {"metadata": {}, "spec": {"containers": [{"name": "app", "image": "img:1"}]}}},
+	}
+		with data.podfit.platform as {"workloads": {"Deployment/shop/web": {"injected": [proxy]}}}
+	results == {{
+		"container": "app",
+		"details": {"init_container": false},
+		"rule": "PF101",
+		"severity": "error",
+		"message": "container \"app\" sets no CPU request (counting the istio-proxy container its service mesh injects)",
+		"object": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "web"},
+	}}
 }

@@ -30,7 +30,8 @@ test_deny_replicaset_init if {
 		"spec": {"template": {
 			"metadata": {},
 			"spec": {
-				"containers": [{"name": "a", "image": "img:1", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+				# Guaranteed but for the init container, which keeps the pod Burstable
+				"containers": [{"name": "a", "image": "img:1", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}}],
 				"initContainers": [{"name": "i", "image": "img:1", "resources": {"requests": {"cpu": "1"}}}],
 			},
 		}},
@@ -88,4 +89,23 @@ test_allow_memory_set_at_pod_level if {
 	}
 	results := memory_request_missing.findings with input as pod
 	results == set()
+}
+
+test_deny_app_container_beside_injected_proxy if {
+	proxy := {"name": "linkerd-proxy", "request": {"cpu": 50}, "limit": {}}
+	results := memory_request_missing.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {"containers": [{"name": "app", "image": "img:1"}]},
+	}
+		with data.podfit.platform as {"workloads": {"Pod//p": {"injected": [proxy]}}}
+	results == {{
+		"container": "app",
+		"details": {"init_container": false},
+		"rule": "PF102",
+		"severity": "error",
+		"message": "container \"app\" sets no memory request (counting the linkerd-proxy container its service mesh injects)",
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+	}}
 }

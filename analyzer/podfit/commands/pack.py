@@ -300,8 +300,16 @@ def command(
     series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
+    from ..rules.api_version_removed import target_kubernetes_version
+
     facts = build_facts(
-        result.objects, platform, None, config.cluster_for_path if config.clusters else None, usage=series
+        result.objects,
+        platform,
+        None,
+        config.cluster_for_path if config.clusters else None,
+        usage=series,
+        kubernetes_version=target_kubernetes_version(config),
+        workload_kinds=config.workload_kinds,
     )
     if facts.usage is not None:
         from ..usage import unmatched_notice

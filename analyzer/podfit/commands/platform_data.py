@@ -36,5 +36,5 @@ def command(paths: tuple[str, ...], platform_path: str | None, config_path: str 
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     objects: Any = load_inputs(paths, config).objects if paths else ()
     rego = [r.id for r in load_catalogue().values() if r.engine == "rego"]
-    data = facts_data(build_facts(objects, platform), config.rego_options(rego))
+    data = facts_data(build_facts(objects, platform, workload_kinds=config.workload_kinds), config.rego_options(rego))
     emit(json.dumps({"podfit": data}, indent=2, sort_keys=True) + "\n", output)

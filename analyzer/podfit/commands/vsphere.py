@@ -46,7 +46,13 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any):
         return build_facts((), platform), []
     result = load_inputs(paths, config)
     # the clusters of `podfit check` (the platform, the config's clusters: mapping, cluster manifests)
-    facts = build_facts(result.objects, platform, None, config.cluster_for_path if config.clusters else None)
+    facts = build_facts(
+        result.objects,
+        platform,
+        None,
+        config.cluster_for_path if config.clusters else None,
+        workload_kinds=config.workload_kinds,
+    )
     problems = [f"{f.location}: {f.rule}: {f.message}" for f in list(result.findings) + list(facts.findings)]
     return facts, problems
 

@@ -22,7 +22,9 @@ Kubernetes Deprecated API Migration Guide, "Removed APIs by release"
 
 ## Implementation
 The API server rejects such an object outright (extensions/v1beta1 Deployment, policy/v1beta1
-PodDisruptionBudget, batch/v1beta1 CronJob, ...). The finding names the replacement apiVersion and
+PodDisruptionBudget, batch/v1beta1 CronJob, ...), so the facts' clusters leave it out
+(``ClusterScope.rejected``): packing, capacity, load balancer and quota rules do not count it, and
+the message says so. The finding names the replacement apiVersion and
 the release that removed the old one, from the table of the Kubernetes Deprecated API Migration
 Guide in :data:`podfit.schemas_k8s.REMOVED_APIS`.
 
@@ -66,6 +68,15 @@ def kubernetes_version_option(default: str) -> Option:
 OPTIONS: tuple[Option, ...] = (kubernetes_version_option("PF902's kubernetes-version, else every removal so far"),)
 
 
+def target_kubernetes_version(config: Any) -> str | None:
+    """The release the manifests target as ``config`` says: PF906's ``kubernetes-version``, else
+    PF902's; None when neither is set."""
+    version = config.thresholds.get(ID, {}).get("kubernetes-version")
+    if version is None:
+        version = config.thresholds.get("PF902", {}).get("kubernetes-version")
+    return None if version is None else str(version)
+
+
 def target_version(ctx: Any) -> str | None:
     """The release the manifests target: the context's ``kubernetes-version``, else PF902's."""
     version = ctx.option("kubernetes-version")
@@ -93,7 +104,8 @@ def check(ctx: Any) -> Iterator[Finding]:
             continue
         msg = (
             f"apiVersion {removal.api_version} of {removal.kind} was removed in Kubernetes {removal.removed_in}: "
-            f"the API server rejects the object"
+            f"the API server rejects the object, and the rules over several objects (packing, capacity, quotas) "
+            f"leave it out"
         )
         if removal.replacement:
             msg += f". Use apiVersion {removal.replacement} (served since {removal.since})"

@@ -1,0 +1,279 @@
+"""## What it does
+The workloads of a namespace need more than a ResourceQuota of that namespace allows (`spec.hard`:
+`requests.cpu`, `requests.memory`, `limits.cpu`, `limits.memory`, `pods`, `count/…` and the older
+object counts), counting each workload's replicas × its pod (LimitRange defaults and injected
+service-mesh proxies included) plus the extra pods of a rolling update; or a workload leaves out a
+request or limit the quota tracks.
+
+## Why it matters
+The ResourceQuota admission plugin refuses every pod (or object) that would take the namespace's
+usage past `hard`: the third replica is never created, a rolling update stalls when its surge pod
+is refused, and a pod without a request or limit the quota tracks is refused outright
+("must specify limits.cpu"). Nothing reports it until the controller's events are read.
+
+## Example
+```yaml
+kind: ResourceQuota
+metadata: {name: compute, namespace: shop}
+spec:
+  hard: {requests.cpu: "2", pods: "4"}
+---
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3        # 3 × 1 CPU > 2, and the rolling update adds a fourth pod
+  template:
+    spec:
+      containers:
+        - {name: web, image: web:1, resources: {requests: {cpu: "1"}}}
+```
+
+## How to fix
+Lower the replicas or the requests, raise the quota's `hard`, or give the rolling update room
+(`maxSurge: 0` with `maxUnavailable: 1` replaces pods without extra ones). Set the request or limit
+the quota tracks on every container, or a LimitRange default for the namespace.
+
+## Source
+Kubernetes, "Resource Quotas" (compute resource quota, object count quota, requests and limits
+that must be specified); Kubernetes Deployment rolling update (`maxSurge` default 25%, rounded up)
+
+## Implementation
+Per quota, the sum over the workloads of its namespace (an object without a namespace is in
+`default`) of (replicas + surge) × the pod's effective request or limit (overhead included): the
+replicas as packing counts them (an autoscaler's minimum), the surge of a Deployment or Rollout on
+`RollingUpdate` (`maxSurge`, default 25% of the replicas rounded up; none for `Recreate`).
+DaemonSets are left out (one pod per node: the nodes are not known here), and so are the objects
+the API server rejects for a removed apiVersion (PF906; ``Facts.rejected``), which the message
+names. A quota with
+`scopes` or a `scopeSelector` counts only some pods and is not checked. `count/<resource>.<group>`
+counts the objects of the run whose kind and API group match (the plural of the kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..findings import Finding
+from ..model import K8sObject, Workload, api_group
+from ..options import Option
+from ..quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
+from ..rule_context import RuleContext
+
+ID = "PF112"
+SLUG = "resource-quota-exceeded"
+TITLE = "Namespace exceeds its ResourceQuota"
+SEVERITY = "error"
+CATEGORY = "capacity"
+REQUIRES: tuple[str, ...] = ()
+OPTIONS: tuple[Option, ...] = ()
+
+# quota resource → (the pod's attribute, parser, formatter); `cpu` and `memory`
+# are the older names of requests.cpu and requests.memory
+_COMPUTE: Mapping[str, tuple[str, Callable[[Any], int], Callable[[int], str]]] = {
+    "requests.cpu": ("cpu_request", parse_cpu, format_cpu),
+    "cpu": ("cpu_request", parse_cpu, format_cpu),
+    "requests.memory": ("memory_request", parse_memory, format_memory),
+    "memory": ("memory_request", parse_memory, format_memory),
+    "limits.cpu": ("cpu_limit", parse_cpu, format_cpu),
+    "limits.memory": ("memory_limit", parse_memory, format_memory),
+}
+# the older object-count names of core resources
+_LEGACY_COUNTS = {
+    "services": ("", "Service"),
+    "configmaps": ("", "ConfigMap"),
+    "secrets": ("", "Secret"),
+    "persistentvolumeclaims": ("", "PersistentVolumeClaim"),
+    "replicationcontrollers": ("", "ReplicationController"),
+    "resourcequotas": ("", "ResourceQuota"),
+}
+_SURGING = frozenset({"Deployment", "Rollout"})
+
+
+def plural(kind: str) -> str:
+    """The resource name of a kind as the API server spells it in most cases (Ingress → ingresses,
+    NetworkPolicy → networkpolicies, Deployment → deployments)."""
+    low = kind.lower()
+    if low.endswith(("s", "x", "ch", "sh")):
+        return low + "es"
+    if low.endswith("y") and low[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return low[:-1] + "ies"
+    return low + "s"
+
+
+def surge(w: Workload) -> int:
+    """The extra pods a rolling update of ``w`` creates beyond its replicas: ``maxSurge`` of a
+    Deployment's (or Rollout's canary or rolling) strategy, default 25% rounded up; 0 for
+    ``Recreate``, other kinds and 0 replicas."""
+    if w.obj.kind not in _SURGING or w.replicas == 0:
+        return 0
+    spec = w.obj.raw.get("spec")
+    strategy = spec.get("strategy") if isinstance(spec, dict) else None
+    strategy = strategy if isinstance(strategy, dict) else {}
+    if w.obj.kind == "Rollout":
+        inner = strategy.get("canary")
+        if not isinstance(inner, dict):
+            return 0  # blue-green: a second ReplicaSet of previewReplicaCount; not counted here
+        value: Any = inner.get("maxSurge", "25%")
+    else:
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return 0
+        rolling = strategy.get("rollingUpdate")
+        value = rolling.get("maxSurge", "25%") if isinstance(rolling, dict) else "25%"
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+        return -(-w.replicas * int(value[:-1]) // 100)
+    return -(-w.replicas * 25 // 100)
+
+
+@dataclass(frozen=True)
+class _Need:
+    steady: int
+    surge: int
+    missing: tuple[str, ...]  # workloads whose pods leave the tracked value out (refused)
+
+
+def _need(workloads: Sequence[Workload], attr: str | None) -> _Need:
+    steady = extra = 0
+    missing: list[str] = []
+    for w in workloads:
+        pods, more = w.replicas, surge(w)
+        if pods == 0:
+            continue  # no pod to refuse (scaled to zero)
+        if attr is None:
+            steady, extra = steady + pods, extra + more
+            continue
+        own = w.pod.pod_level(attr) is not None  # a pod-level value stands for its containers'
+        unset = [] if own else [c.name for c in w.pod.counted if getattr(c.resources, attr) is None]
+        if unset:
+            missing.append(f"{w.ref} (container {', '.join(unset[:3])}{', …' if len(unset) > 3 else ''})")
+            continue
+        per_pod = w.pod.effective(attr) or 0
+        steady += pods * per_pod
+        extra += more * per_pod
+    return _Need(steady, extra, tuple(missing))
+
+
+def check(ctx: RuleContext) -> Iterator[Finding]:
+    facts = ctx.facts
+    objects = facts.unique_objects
+    quotas = [o for o in objects if o.kind == "ResourceQuota" and o.ref.api_version == "v1"]
+    if not quotas:
+        return
+    by_ns: dict[str, list[K8sObject]] = {}
+    for o in objects:
+        by_ns.setdefault(o.ref.namespace or "default", []).append(o)
+    left_out: dict[str, list[K8sObject]] = {}
+    for o in facts.rejected:  # never created: the facts' clusters leave them out
+        left_out.setdefault(o.ref.namespace or "default", []).append(o)
+    workloads: dict[str, list[Workload]] = {}
+    for w in facts.unique_workloads:
+        if not w.per_node:
+            workloads.setdefault(w.ref.namespace or "default", []).append(w)
+    for quota in quotas:
+        spec = quota.raw.get("spec")
+        if not isinstance(spec, dict) or spec.get("scopes") or spec.get("scopeSelector"):
+            continue
+        hard = spec.get("hard")
+        if not isinstance(hard, dict):
+            continue
+        ns = quota.ref.namespace or "default"
+        rejected = left_out.get(ns, [])
+        note = (
+            f" (leaving out {len(rejected)} object{'s' if len(rejected) != 1 else ''} the API server rejects "
+            f"for a removed apiVersion, PF906: {', '.join(str(o.ref) for o in rejected[:3])}"
+            f"{', …' if len(rejected) > 3 else ''})"
+            if rejected
+            else ""
+        )
+        yield from _check_quota(quota, hard, workloads.get(ns, []), by_ns.get(ns, []), note)
+
+
+def _count(value: Any) -> int | None:
+    """An object count of ``hard`` (a quantity: "10", 10, "1k"), None when it is none."""
+    try:
+        return parse_cpu(value) // 1000
+    except QuantityError:
+        return None
+
+
+def _check_quota(
+    quota: K8sObject, hard: Mapping[str, Any], workloads: Sequence[Workload], objects: Sequence[K8sObject], note: str
+) -> Iterator[Finding]:
+    for key, value in hard.items():
+        name = str(key)
+        at = quota.location_at(("spec", "hard", name))
+        if name in _COMPUTE or name == "pods":
+            yield from _compute(quota, at, name, value, workloads, note)
+            continue
+        if name in _LEGACY_COUNTS:
+            group, kind = _LEGACY_COUNTS[name]
+            matching = [o for o in objects if o.kind == kind and api_group(o.ref.api_version) == group]
+        elif name.startswith("count/"):
+            resource, _, group = name[len("count/") :].partition(".")
+            matching = [o for o in objects if plural(o.kind) == resource and api_group(o.ref.api_version) == group]
+        else:
+            continue
+        limit = _count(value)
+        if limit is not None and len(matching) > limit:
+            yield Finding(
+                ID,
+                f"the namespace holds {len(matching)} objects counted by {name}, of hard {limit}: "
+                f"the API server refuses those beyond it{note}",
+                at,
+                quota.ref,
+                details={"resource": name, "hard": limit, "count": len(matching)},
+            )
+
+
+def _compute(
+    quota: K8sObject, at: Any, name: str, value: Any, workloads: Sequence[Workload], note: str
+) -> Iterator[Finding]:
+    """``pods`` and the compute resources of one quota."""
+    attr: str | None = None
+    show: Callable[[int], str] = str
+    if name == "pods":
+        limit = _count(value)
+    else:
+        attr, parse, show = _COMPUTE[name]
+        try:
+            limit = parse(value)
+        except QuantityError:
+            limit = None  # PF902 reports a malformed quota
+    if limit is None:
+        return
+    need = _need(workloads, attr)
+    if need.missing and attr is not None:
+        res, kind = attr.split("_")
+        more = f" and {len(need.missing) - 3} more" if len(need.missing) > 3 else ""
+        yield Finding(
+            ID,
+            f"the quota tracks {name}, and the pods of {'; '.join(need.missing[:3])}{more} set no {res} {kind}: "
+            f"the API server refuses them (must specify {name}){note}",
+            at,
+            quota.ref,
+            details={"resource": name, "missing": list(need.missing)},
+        )
+    total = need.steady + need.surge
+    if total <= limit:
+        return
+    if need.steady > limit:
+        during = f" ({show(total)} during a rolling update)" if need.surge else ""
+        msg = (
+            f"the namespace's workloads need {name} {show(need.steady)}{during}, of hard {show(limit)}: "
+            f"the API server refuses the pods beyond it"
+        )
+    else:
+        msg = (
+            f"the namespace's workloads need {name} {show(need.steady)}, {show(total)} during a rolling update, "
+            f"of hard {show(limit)}: the API server refuses the surge pods and the rollout stalls"
+        )
+    yield Finding(
+        ID,
+        msg + note,
+        at,
+        quota.ref,
+        details={"resource": name, "hard": show(limit), "steady": show(need.steady), "surge": show(need.surge)},
+    )
