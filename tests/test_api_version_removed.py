@@ -101,12 +101,14 @@ def test_target_version_from_pf906_or_pf902(tmp_path):
     assert len(removed["latest"]) == 5
 
 
-def test_malformed_version_skips_the_rule_and_says_why(tmp_path):
+def test_malformed_version_is_a_config_error_naming_the_key(tmp_path):
+    """A version that is no version would check nothing: exit 2 naming the key, never a skip."""
     p = tmp_path / "podfit.yaml"
     p.write_text("thresholds:\n  PF906: {kubernetes-version: soon}\n")
-    code, report = check_json([str(FIXTURES / "fail_apps_beta.yaml"), "--rule", "PF906", "--config", str(p)])
-    assert code == 0 and report["findings"] == []
-    assert [s["rule"] for s in report["skipped_rules"]] == ["PF906"] and "soon" in report["skipped_rules"][0]["reason"]
+    args = ["check", str(FIXTURES / "fail_apps_beta.yaml"), "--rule", "PF906", "--config", str(p)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2
+    assert "thresholds.PF906.kubernetes-version: 'soon' is not a Kubernetes version" in res.output
 
 
 def test_removed_api_by_release():
