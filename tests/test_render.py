@@ -317,3 +317,45 @@ def test_outline_follows_keys_lists_and_skips_actions():
         None,
         ("a", "c", "g"),
     ]
+
+
+COLLECTOR = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: collector}
+spec:
+  selector: {matchLabels: {app: collector}}
+  template:
+    metadata: {labels: {app: collector}}
+    spec:
+      containers:
+        - name: otel
+          image: otel/opentelemetry-collector:0.110.0
+"""
+
+
+@needs_kustomize
+def test_a_component_is_checked_where_kustomizations_list_it(monkeypatch, tmp_path):
+    """A Kustomize Component (kind: Component) only patches the kustomizations that list it: built
+    alone it fails (microservices-demo's components were each a false PF908 error). Listed by no
+    kustomization among the inputs it is a PF909 note; its resource, built by two overlays that
+    list it, is one finding at its source, not one per build."""
+    repo = tmp_path / "repo"
+    (repo / "components" / "ops").mkdir(parents=True)
+    (repo / "components" / "lonely").mkdir(parents=True)
+    (repo / "components" / "ops" / "collector.yaml").write_text(COLLECTOR)
+    (repo / "components" / "ops" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [collector.yaml]\n"
+    )
+    (repo / "components" / "lonely" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n"
+        "  - patch: |-\n      apiVersion: apps/v1\n      kind: Deployment\n      metadata: {name: nothing-here}\n"
+    )
+    for env in ("dev", "prod"):
+        (repo / env).mkdir()
+        (repo / env / "kustomization.yaml").write_text("components: [../components/ops]\n")
+    code, report = check(monkeypatch, repo, ".", "--select", "PF105,PF908,PF909")
+    rules = sorted((f["rule"], f["file"]) for f in report["findings"])
+    assert ("PF909", "components/lonely/kustomization.yaml") in rules
+    assert not [r for r in rules if r[0] == "PF908"], rules
+    assert [r for r in rules if r[0] == "PF105"] == [("PF105", "components/ops/collector.yaml")]

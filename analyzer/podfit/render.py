@@ -593,6 +593,15 @@ def _kustomization_uses(kfile: str, limit: int, seen: set[str]) -> tuple[set[str
     return resources, fixes, used
 
 
+def _is_component(kfile: str, limit: int) -> bool:
+    """Is the kustomization file a Kustomize Component (``kind: Component``)?"""
+    try:
+        doc = yaml.safe_load(_read(kfile, limit) or "")
+    except yaml.YAMLError:
+        return False
+    return isinstance(doc, dict) and doc.get("kind") == "Component"
+
+
 def _identity(doc: Any) -> tuple[str, str] | None:
     if not isinstance(doc, dict):
         return None
@@ -717,7 +726,21 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
             if os.path.abspath(k) in used_by_other:
                 continue  # another kustomization among the inputs builds it
             consumed |= uses[k][2]
-            _render_kustomization(os.path.normpath(os.path.dirname(k) or "."), uses[k], opts, out)
+            kdir = os.path.normpath(os.path.dirname(k) or ".")
+            if _is_component(k, opts.max_bytes):
+                # a Component only patches the kustomizations that list it under components:;
+                # built alone it fails, and its files are patches, not manifests
+                out.findings.append(
+                    Finding(
+                        rule="PF909",
+                        message=f"Kustomize Component {kdir} is checked as part of the kustomizations that list it "
+                        "under components:, none of which is among the inputs",
+                        location=Location(os.path.normpath(k), 1, 0),
+                        details={"render": f"kustomize build DIR | podfit check - (DIR listing {kdir})"},
+                    )
+                )
+                continue
+            _render_kustomization(kdir, uses[k], opts, out)
         rest = [p for p in rest if p == "-" or os.path.abspath(p) not in consumed]
 
     files = tuple(InputFile(path, "".join(chunks).encode(), rendered=True) for path, chunks in out.text.items())
@@ -795,4 +818,7 @@ def remap(
         details["rendered"] = source
         where_file = origin.file or f.location.file
         out.append(replace(f, message=message, location=Location(where_file, origin.line, 0), details=details))
-    return tuple(sorted(out, key=lambda f: f.sort_key()))
+    # one source built by several kustomizations (a resource of a component they all list) gives the
+    # same finding once per build: at its source it is one finding
+    keyed = sorted(((f.sort_key(), f) for f in out), key=lambda kf: kf[0])
+    return tuple(f for i, (k, f) in enumerate(keyed) if i == 0 or k != keyed[i - 1][0])
