@@ -23,6 +23,7 @@ KUBELET = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration
 def findings(
     tmp_path: Path, kubelet: str, engine: str = "embedded", rules: tuple[str, ...] = ("PF202", "PF203")
 ) -> list[tuple[str, str]]:
+    """(rule, message) of each finding; an info's severity is asserted where it is expected."""
     (tmp_path / "pod.yaml").write_text(POD)
     (tmp_path / "kubelet.yaml").write_text(KUBELET + kubelet)
     args = ["check", str(tmp_path), "--platform", str(PLATFORM), "--format", "json", "--fail-on", "never"]
@@ -36,7 +37,10 @@ def test_the_fixture_is_throttled_with_the_defaults(tmp_path):
 
 
 def test_no_cfs_quota_no_throttling_finding(tmp_path):
-    assert findings(tmp_path, "cpuCFSQuota: false\n") == []
+    """Without CFS quota nothing is throttled: one info names why, at the KubeletConfiguration."""
+    ((rule, message),) = findings(tmp_path, "cpuCFSQuota: false\n")
+    assert rule == "PF203" and message.startswith("cpuCFSQuota: false: the kubelet sets no CFS quota")
+    assert "PF202 and PF203 do not apply" in message
     assert {r for r, _ in findings(tmp_path, "", rules=("PF202",))} == {"PF202"}  # the Rego rule alone
     assert findings(tmp_path, "cpuCFSQuota: false\n", rules=("PF202",)) == []
 

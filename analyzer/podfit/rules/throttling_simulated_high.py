@@ -12,7 +12,8 @@ throttled periods, the p99 latency a burst gains (where at least 50 bursts compl
 throttled time per period. When PF203 runs, PF202's findings are left out: one cause, one finding.
 A finding is a warning when the load it simulates is measured (--usage) or declared (the threads or
 the demand annotated); on defaults alone it is info, and its message starts with what it assumed,
-what to set, and the `podfit throttle` command that simulates the real load.
+what to set, and the `podfit throttle` command that simulates the real load. Where the
+KubeletConfiguration turns CFS quota off (cpuCFSQuota: false) nothing is throttled: one info says so.
 
 ## Example
 ```yaml
@@ -74,7 +75,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
-from ..facts import CFS_PERIOD_US, CFS_SLICE_US, cfs_screen_limit, cfs_slices
+from ..facts import CFS_PERIOD_US, CFS_SLICE_US, cfs_screen_limit, cfs_slices, is_kubelet_configuration
 from ..findings import Finding
 from ..model import Container, Workload
 from ..options import Option
@@ -364,6 +365,9 @@ def check(ctx) -> Iterator[Finding]:
     default_threads = int(ctx.option("default-threads"))
     seconds = int(ctx.option("seconds"))
     kub = ctx.facts.kubelet
+    if not kub.cfs_quota:
+        yield from _no_quota(ctx)
+        return
     for w in ctx.workloads:
         screened = ctx.facts.cfs_screen(w)  # PF202's screen, one answer for both rules
         cpus = node_logical_cpus(ctx, w)
@@ -386,6 +390,34 @@ def check(ctx) -> Iterator[Finding]:
                 finding.details["suggested_cpu_limit"],
             )
             yield finding
+
+
+def _no_quota(ctx) -> Iterator[Finding]:
+    """One info where the KubeletConfiguration turns CFS quota off (``cpuCFSQuota: false``) and some
+    Linux container sets a CPU limit: nothing is throttled, so neither PF202 nor PF203 applies, and
+    the limits cap nothing either."""
+    limited = sorted(
+        {
+            str(w.ref)
+            for w in ctx.workloads
+            if not ctx.facts.linux_excluded(w) and any(c.resources.cpu_limit for c in w.pod.all_containers)
+        }
+    )
+    config = next((o for o in ctx.facts.objects if is_kubelet_configuration(o)), None)
+    if not limited or config is None:
+        return
+    more = f" and {len(limited) - 3} more" if len(limited) > 3 else ""
+    yield Finding(
+        ID,
+        f"cpuCFSQuota: false: the kubelet sets no CFS quota, so the CPU limits of {', '.join(limited[:3])}{more} "
+        "are never enforced: nothing is throttled (PF202 and PF203 do not apply) and a container may use every "
+        "CPU of its node",
+        config.location_at(("cpuCFSQuota",)),
+        config.ref,
+        None,
+        {"cpu_cfs_quota": False, "workloads_with_cpu_limits": len(limited)},
+        severity="info",
+    )
 
 
 def _finding(
