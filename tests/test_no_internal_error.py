@@ -424,3 +424,17 @@ def test_platform_node_figures_beyond_any_machine_are_exit_2(tmp_path, old, new,
     for command in (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"]):
         r = _run(command[0], str(m), "--platform", str(platform), *command[1:])
         assert r.exit_code == 2 and shown in r.output and "more than a machine has" in r.output
+
+
+@pytest.mark.parametrize("option", ["--baseline", "--usage"])
+def test_json_nested_past_the_stack_in_a_baseline_or_usage_file_is_a_clear_error(tmp_path, option):
+    """A baseline or usage file of 3,000 nested arrays: exit 2 naming the file, not an internal error."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 3000 + "]" * 3000)
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n")
+    value = str(deep) if option == "--baseline" else f"cpu={deep}"
+    res = CliRunner().invoke(main, ["check", str(manifest), option, value])
+    assert res.exit_code == 2
+    assert "nested too deeply" in res.output and str(deep) in res.output.replace("cpu=", "")
+    assert "internal error" not in res.output

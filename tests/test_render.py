@@ -229,8 +229,9 @@ def test_a_tool_past_its_time_is_stopped_with_what_it_started(tmp_path):
 
 
 def _running(pid: int) -> bool:
-    """Whether the process runs (an unreaped zombie, whose parent died, does not: it is over)."""
-    for _ in range(50):
+    """Whether the process runs (an unreaped zombie, whose parent died, does not: it is over); a
+    killed process may take a moment to be reaped on a loaded machine, so this waits up to 10 s."""
+    for _ in range(500):
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except (FileNotFoundError, ProcessLookupError):

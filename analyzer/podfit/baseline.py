@@ -34,6 +34,7 @@ from typing import Any
 
 from .check import Report
 from .findings import Finding
+from .reading import json_value
 
 __all__ = ["BaselineError", "FORMAT_VERSION", "fingerprint", "baseline_text", "parse_baseline", "apply_baseline"]
 
@@ -99,7 +100,7 @@ def baseline_text(report: Report) -> str:
 def parse_baseline(text: str) -> Counter[str]:
     """The fingerprints of a baseline file's text and how many findings each accepts."""
     try:
-        doc: Any = json.loads(text)
+        doc: Any = json_value(text)
     except ValueError as e:
         raise BaselineError(f"not JSON: {e}") from None
     if not isinstance(doc, dict) or doc.get("podfit-baseline") != FORMAT_VERSION:

@@ -19,7 +19,16 @@ import os
 import stat
 from typing import BinaryIO
 
-__all__ = ["DEFAULT_MAX_BYTES", "NotRead", "read_bytes", "read_text", "read_stream", "is_input", "kind_of"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "NotRead",
+    "read_bytes",
+    "read_text",
+    "read_stream",
+    "is_input",
+    "kind_of",
+    "json_value",
+]
 
 DEFAULT_MAX_BYTES = 64 * 2**20  # limits.max-file-bytes' default (podfit.loader.LoaderLimits)
 _CHUNK = 1 << 20
@@ -147,3 +156,16 @@ def is_input(path: str) -> bool:
     except OSError:
         return False
     return (st.st_dev, st.st_ino) in _inputs
+
+
+def json_value(text: str | bytes | bytearray) -> object:
+    """The JSON value of ``text``, for the JSON files and answers podfit reads (a baseline, a usage
+    file, a Prometheus answer). ValueError (a ``json.JSONDecodeError`` where the syntax is wrong)
+    for text that is not JSON, and for JSON nested deeper than the interpreter's stack takes: a
+    hostile file's ``[[[[…`` is an error about the file, never an internal error."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None

@@ -53,6 +53,7 @@ from typing import Any
 
 from .model import Workload
 from .quantity import QuantityError, parse_cpu, parse_memory
+from .reading import json_value
 
 __all__ = [
     "KINDS",
@@ -362,9 +363,11 @@ def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]
     if kind == "top" or _TOP_HEADER.search(text):
         return parse_kubectl_top(text, source)
     try:
-        doc = json.loads(text)
+        doc = json_value(text)
     except json.JSONDecodeError as e:
         raise UsageError(f"{source}: neither JSON (line {e.lineno}: {e.msg}) nor `kubectl top` output") from None
+    except ValueError as e:  # nested too deeply
+        raise UsageError(f"{source}: {e}") from None
     if not isinstance(doc, Mapping):
         raise UsageError(f"{source}: expected a JSON object")
     if doc.get("kind") == "PodfitUsage":
