@@ -360,3 +360,24 @@ def test_a_component_is_checked_where_kustomizations_list_it(monkeypatch, tmp_pa
     assert ("PF909", "components/lonely/kustomization.yaml") in rules
     assert not [r for r in rules if r[0] == "PF908"], rules
     assert [r for r in rules if r[0] == "PF105"] == [("PF105", "components/ops/collector.yaml")]
+
+
+@needs_helm
+@pytest.mark.parametrize("plant", ["link-out", "fifo"])
+def test_a_chart_with_a_link_out_or_a_pipe_is_not_given_to_helm(monkeypatch, tmp_path, plant):
+    """helm follows a symbolic link wherever it leads (its content would reach the rendered text and
+    the findings quoting it) and would wait on a named pipe: the chart is one PF908 naming the file,
+    and the foreign file's content appears nowhere."""
+    repo = copy_chart(tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:$6$NOT-FOR-THE-REPORT:19000:0:99999:7:::\n")
+    planted = repo / "shop" / "templates" / "planted.yaml"
+    if plant == "link-out":
+        planted.symlink_to(secret)
+    else:
+        os.mkfifo(planted)
+    code, report = check(monkeypatch, repo, "shop")
+    (f,) = [f for f in report["findings"] if f["rule"] == "PF908"]
+    assert f["file"] == "shop/Chart.yaml" and "planted.yaml" in f["message"]
+    assert "NOT-FOR-THE-REPORT" not in json.dumps(report)
+    assert not [g for g in report["findings"] if g["rule"] not in ("PF908",)]

@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -48,7 +49,7 @@ import yaml
 from .findings import Finding
 from .kustomize import KUSTOMIZATION_NAMES
 from .model import Location
-from .reading import NotRead, read_bytes, read_stream
+from .reading import NotRead, kind_of, read_bytes, read_stream
 
 __all__ = [
     "Origin",
@@ -501,6 +502,34 @@ def _failed(where: str, what: str, why: str, command: str) -> Finding:
     )
 
 
+def _outside_or_special(chart: str, values: Sequence[str]) -> str | None:
+    """Why helm must not read this chart (None: it may): helm follows a symbolic link wherever it
+    leads and reads whatever it names, so a link out of the chart would put a foreign file's
+    content in the rendered text (and in a finding quoting it), and a named pipe or a device
+    would hold the run until its time is up. The values files the config names (which may lie
+    outside the chart) must be regular files too."""
+    root = os.path.realpath(chart)
+    paths: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(chart):
+        paths += [os.path.join(dirpath, n) for n in filenames + dirnames]
+    for path in [*paths, *values]:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode) and path not in values:
+            real = os.path.realpath(path)
+            if real != root and not real.startswith(root + os.sep):
+                return f"{path} is a symbolic link out of the chart (to {real}); podfit does not let helm read it"
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return f"{path} is {kind_of(st.st_mode)}, not a regular file; podfit does not let helm read it"
+    return None
+
+
 def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
     chart_yaml = os.path.join(chart, "Chart.yaml")
     if opts.helm is None or opts.helm == OFF:
@@ -514,6 +543,10 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
     if opts.kube_version:
         argv += ["--kube-version", opts.kube_version]
     via = " ".join(["helm template", chart, *(f"-f {v}" for v in values)])
+    unsafe = _outside_or_special(chart, values)
+    if unsafe is not None:
+        out.findings.append(_failed(chart_yaml, f"Helm chart {chart}", unsafe, via))
+        return
     try:
         text = run_tool(argv, os.path.dirname(os.path.abspath(chart)), opts.max_bytes, opts.timeout)
     except RenderError as e:
