@@ -381,3 +381,16 @@ def test_a_chart_with_a_link_out_or_a_pipe_is_not_given_to_helm(monkeypatch, tmp
     assert f["file"] == "shop/Chart.yaml" and "planted.yaml" in f["message"]
     assert "NOT-FOR-THE-REPORT" not in json.dumps(report)
     assert not [g for g in report["findings"] if g["rule"] not in ("PF908",)]
+
+
+@needs_kustomize
+def test_a_kustomization_listing_a_named_pipe_is_not_built(monkeypatch, tmp_path):
+    """kustomize would wait on the pipe until its 120 s limit: one PF908 naming it, at once."""
+    repo = tmp_path / "repo"
+    (repo / "k").mkdir(parents=True)
+    (repo / "k" / "a.yaml").write_text(COLLECTOR)
+    os.mkfifo(repo / "k" / "pipe.yaml")
+    (repo / "k" / "kustomization.yaml").write_text("resources: [a.yaml, pipe.yaml]\n")
+    code, report = check(monkeypatch, repo, "k", "--select", "PF908")
+    (f,) = report["findings"]
+    assert f["file"] == "k/kustomization.yaml" and "pipe.yaml is a named pipe (FIFO)" in f["message"]

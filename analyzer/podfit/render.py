@@ -620,6 +620,8 @@ def _kustomization_uses(kfile: str, limit: int, seen: set[str]) -> tuple[set[str
         elif os.path.isfile(target):
             resources.add(target)
             used.add(target)
+        elif os.path.exists(target):  # a named pipe or a device: read by the build, refused before it
+            used.add(target)
     for p in patches:
         fixes.add(os.path.normpath(os.path.join(base, p)))
     used |= fixes
@@ -661,6 +663,15 @@ def _render_kustomization(kdir: str, uses: tuple[set[str], set[str], set[str]], 
     kfile = _kustomization_file(kdir) or os.path.join(kdir, "kustomization.yaml")
     assert opts.kustomize is not None
     via = f"kustomize build {kdir}"
+    for path in sorted(uses[2]):  # every file the build reads: a named pipe would hold it to its limit
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue  # missing: kustomize says so itself
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            why = f"{path} is {kind_of(st.st_mode)}, not a regular file; podfit does not let kustomize read it"
+            out.findings.append(_failed(kfile, f"kustomization {kdir}", why, via))
+            return
     try:
         text = run_tool(
             [opts.kustomize, "build", os.path.abspath(kdir)], os.path.abspath(kdir), opts.max_bytes, opts.timeout
