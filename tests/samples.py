@@ -1,5 +1,5 @@
-"""Manifests several test modules check: a Deployment without a CPU request (PF101, an error) and a
-well-sized one (no findings)."""
+"""Manifests several test modules check: a Deployment without a CPU request (PF101, an error), a
+well-sized one (no findings), and one with a memory limit alone (its requests taken from it)."""
 
 NO_REQUESTS = """\
 apiVersion: apps/v1
@@ -35,4 +35,18 @@ spec:
           resources:
             requests: {cpu: 500m, memory: 512Mi}
             limits: {memory: 512Mi}
+"""
+
+LIMITS_ONLY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: good, namespace: ns}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: app
+          image: app:1
+          resources: {limits: {memory: 1Gi}}
 """

@@ -20,23 +20,11 @@ from pathlib import Path
 import pytest
 
 from podfit.reading import NotRead, is_input, read_bytes, read_stream
+from samples import LIMITS_ONLY as GOOD
 
 ROOT = Path(__file__).resolve().parents[1]
 TKC = ROOT / "testdata" / "examples" / "tkg-cluster.yaml"
 PLATFORM = ROOT / "testdata" / "platforms" / "study-4-hosts.yaml"
-GOOD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: good, namespace: ns}
-spec:
-  replicas: 2
-  template:
-    spec:
-      containers:
-        - name: app
-          image: app:1
-          resources: {limits: {memory: 1Gi}}
-"""
 SECRET = "hunter2-s3cr3t"
 # prints, last on standard error, the peak resident memory (KiB) of the command it runs
 _PEAK = (

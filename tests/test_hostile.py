@@ -12,20 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from samples import LIMITS_ONLY as GOOD
+
 ROOT = Path(__file__).resolve().parents[1]
-GOOD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: good, namespace: ns}
-spec:
-  replicas: 2
-  template:
-    spec:
-      containers:
-        - name: app
-          image: app:1
-          resources: {limits: {memory: 1Gi}}
-"""
 
 
 def _alias_bomb() -> str:
