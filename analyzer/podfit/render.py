@@ -35,11 +35,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import signal
 import stat
-import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -142,7 +138,13 @@ def render_options(config: Any, env: Mapping[str, str] | None = None) -> RenderO
 def _tool(name: str, env: Mapping[str, str]) -> str | None:
     if os.sep in name:
         return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    return shutil.which(name, path=env.get("PATH", os.defpath))
+    # shutil.which's search on POSIX, without importing shutil (and its compression modules) into
+    # every run
+    for directory in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or os.curdir, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 # ------------------------------------------------------------------------------- running ---
@@ -168,6 +170,10 @@ def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> b
     """Run ``argv`` (no shell) and return its standard output, at most ``max_bytes``; raises
     RenderError with the tool's own words (its last lines of standard error) when it fails, runs
     past ``timeout`` seconds or writes more than ``max_bytes``. Nothing it started is left running."""
+    import signal  # imported with the tools, not by every run (a one-file check has none to run)
+    import subprocess
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="podfit-render-") as home:
         env = {
             "HOME": home,
