@@ -433,3 +433,28 @@ def test_hostile_autoscalers_and_ports_are_read_as_far_as_they_go():
         "containers": [{"name": "c", "ports": [{"containerPort": "80"}, {"hostPort": True}, "x", None]}],
     }
     assert host_ports_from_spec(spec) == ()
+
+
+def test_pf606_takes_the_pools_at_their_cluster_autoscaler_maximum(tmp_path):
+    """5 pods of 700m per node: 50 replicas need 10 nodes, which a node group of 3 growing to 10
+    holds (profile maxCount); 80 do not: 50 run. A Cluster API machine deployment's max-size
+    annotation is the same maximum, its min-size the nodes it starts with."""
+    dirs = ROOT / "testdata/PF606"
+    fixture = dirs / "fail_beyond_cluster_autoscaler_max"
+    res = run(
+        ["check", fixture / "deploy", "--platform", fixture / "platform.yaml", "--rule", "PF606", "--format", "json"]
+        + ["--fail-on", "never"]
+    )
+    (f,) = json.loads(res.stdout)["findings"]
+    assert (f["details"]["replicas_that_fit"], f["details"]["refused_replicas"]) == (50, 51)
+    assert f["details"]["nodes_at_autoscaler_max"] == {"ng-general": 10}
+    assert "at their cluster autoscaler maximum (10 × m5.xlarge, 3 now): 50 can run" in f["message"]
+    (g,) = findings(dirs / "fail_capi_autoscaler_max_size.yaml", "PF606")
+    assert (g["details"]["replicas_that_fit"], g["details"]["packed_replicas"]) == (30, 2)
+    assert "(6 × best-effort-large, 2 now)" in g["message"]
+    assert not findings(dirs / "pass_capi_autoscaler_max_size.yaml", "PF606")
+    # without the annotations the pool is its 1 default node: 5 replicas run
+    plain = (dirs / "pass_capi_autoscaler_max_size.yaml").read_text().replace("cluster-api-autoscaler", "x")
+    (tmp_path / "plain.yaml").write_text(plain)
+    (h,) = findings(tmp_path / "plain.yaml", "PF606")
+    assert h["details"]["replicas_that_fit"] == 5 and h["details"]["nodes_at_autoscaler_max"] is None
