@@ -458,3 +458,20 @@ def test_pf606_takes_the_pools_at_their_cluster_autoscaler_maximum(tmp_path):
     (tmp_path / "plain.yaml").write_text(plain)
     (h,) = findings(tmp_path / "plain.yaml", "PF606")
     assert h["details"]["replicas_that_fit"] == 5 and h["details"]["nodes_at_autoscaler_max"] is None
+
+
+def test_two_daemonsets_binding_one_host_port_on_the_same_nodes(tmp_path):
+    """kube-prometheus' node-exporter (hostNetwork 9100) and the Helm chart's (hostPort 9100): the
+    later one is PF601, naming the earlier; on other ports or pools apart, nothing."""
+    path = ROOT / "testdata/PF601/fail_two_daemonsets_one_host_port.yaml"
+    (f,) = findings(path, "PF601")
+    assert f["object"]["name"] == "prometheus-node-exporter" and f["severity"] == "error"
+    assert f["details"]["host_ports"] == ["9100/TCP"] and f["details"]["nodes"] == 3
+    assert f["details"]["daemonset"] == "DaemonSet monitoring/node-exporter"
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(path.read_text().replace("hostPort: 9100", "hostPort: 9101"))
+    assert not findings(moved, "PF601")
+    udp = tmp_path / "udp.yaml"
+    udp.write_text(path.read_text().replace("protocol: TCP", "protocol: UDP"))
+    assert not findings(udp, "PF601")
+    assert not findings(ROOT / "testdata/PF601/pass_two_daemonsets_one_host_port_apart.yaml", "PF601")
