@@ -44,9 +44,19 @@ replicas as packing counts them (an autoscaler's minimum), the surge of a Deploy
 `RollingUpdate` (`maxSurge`, default 25% of the replicas rounded up; none for `Recreate`).
 DaemonSets are left out (one pod per node: the nodes are not known here), and so are the objects
 the API server rejects for a removed apiVersion (PF906; ``Facts.rejected``), which the message
-names. A quota with
-`scopes` or a `scopeSelector` counts only some pods and is not checked. `count/<resource>.<group>`
-counts the objects of the run whose kind and API group match (the plural of the kind).
+names. Every quota of a namespace applies on its own (a pod must fit each).
+
+A quota with `scopes` or a `scopeSelector` counts only the pods in its scope, every term ANDed
+(Kubernetes' quota evaluator): `BestEffort` / `NotBestEffort` by the pod's QoS class (an injected
+proxy's resources included), `Terminating` / `NotTerminating` by the pod's
+`activeDeadlineSeconds` (set and ≥ 0, or not), `PriorityClass` by its `priorityClassName` (the
+run's `globalDefault` PriorityClass where the pod names none, as the Priority admission plugin
+sets it before the quota's; `In` / `NotIn` the values, `Exists` / `DoesNotExist`; `scopes:
+[PriorityClass]` is `Exists`), `CrossNamespacePodAffinity` by a pod (anti-)affinity term naming
+`namespaces` or a `namespaceSelector`. A scoped quota tracks pods and compute resources only
+(`BestEffort`: `pods` only; `VolumeAttributesClass` no pod); object counts and unknown scopes or
+operators (which the API server rejects) are not checked. `count/<resource>.<group>` counts the
+objects of the run whose kind and API group match (the plural of the kind).
 """
 
 from __future__ import annotations
@@ -56,7 +66,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..findings import Finding
-from ..model import K8sObject, Workload, api_group
+from ..model import K8sObject, Workload, api_group, template_path
 from ..options import Option
 from ..quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from ..rule_context import RuleContext
@@ -128,6 +138,112 @@ def surge(w: Workload) -> int:
     return -(-w.replicas * 25 // 100)
 
 
+_POD_SCOPES = frozenset(
+    {"BestEffort", "NotBestEffort", "Terminating", "NotTerminating", "PriorityClass", "CrossNamespacePodAffinity"}
+)
+
+
+@dataclass(frozen=True)
+class _Term:
+    """One term of a quota's scope: a scope name, an operator and its values."""
+
+    scope: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if self.operator == "Exists":
+            return self.scope
+        if self.operator == "DoesNotExist":
+            return f"no {self.scope}"
+        return f"{self.scope} {self.operator} {', '.join(self.values)}"
+
+
+def scope_terms(spec: Mapping[str, Any]) -> tuple[_Term, ...] | None:
+    """The terms of a quota's ``scopes`` (each ``Exists``) and ``scopeSelector.matchExpressions``;
+    None when one is malformed or not known (the API server rejects it)."""
+    terms: list[_Term] = []
+    scopes = spec.get("scopes")
+    for name in scopes if isinstance(scopes, list) else ([] if scopes is None else [None]):
+        if not isinstance(name, str):
+            return None
+        terms.append(_Term(name, "Exists"))
+    selector = spec.get("scopeSelector")
+    exprs = selector.get("matchExpressions") if isinstance(selector, dict) else None
+    if selector is not None and not isinstance(exprs, list):
+        return None
+    for e in exprs or ():
+        if not isinstance(e, dict) or not isinstance(e.get("scopeName"), str):
+            return None
+        op, values = e.get("operator"), e.get("values") or []
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist") or not isinstance(values, list):
+            return None
+        terms.append(_Term(e["scopeName"], op, tuple(str(v) for v in values)))
+    if any(t.scope not in _POD_SCOPES and t.scope != "VolumeAttributesClass" for t in terms):
+        return None
+    if any(t.scope != "PriorityClass" and t.operator in ("In", "NotIn") for t in terms):
+        return None  # In and NotIn take values: PriorityClass's alone
+    return tuple(terms)
+
+
+def _pod_spec(w: Workload, kinds: Mapping[Any, Any]) -> Mapping[str, Any]:
+    """The raw pod spec of a workload's template ({} where it is not a mapping)."""
+    node: Any = w.obj.raw
+    for key in template_path(w.obj.ref.api_version, w.obj.kind, kinds) or ():
+        node = node.get(key) if isinstance(node, dict) else None
+    spec = node.get("spec") if isinstance(node, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def _cross_namespace(spec: Mapping[str, Any]) -> bool:
+    """Whether a pod (anti-)affinity term, required or preferred, names other namespaces."""
+    affinity = spec.get("affinity")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        a = affinity.get(kind) if isinstance(affinity, dict) else None
+        if not isinstance(a, dict):
+            continue
+        terms = list(a.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        terms += [
+            t.get("podAffinityTerm")
+            for t in a.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+            if isinstance(t, dict)
+        ]
+        for t in terms:
+            if isinstance(t, dict) and (t.get("namespaces") or t.get("namespaceSelector") is not None):
+                return True
+    return False
+
+
+def in_scope(w: Workload, terms: Sequence[_Term], kinds: Mapping[Any, Any], default_priority: str = "") -> bool:
+    """Whether the pods of ``w`` are in the scope of every term."""
+    spec = _pod_spec(w, kinds) if terms else {}
+    for t in terms:
+        if t.scope == "PriorityClass":
+            name = spec.get("priorityClassName")
+            name = name if isinstance(name, str) and name else default_priority
+            if t.operator == "Exists":
+                ok = bool(name)
+            elif t.operator == "DoesNotExist":
+                ok = not name
+            else:
+                ok = (name in t.values) == (t.operator == "In")
+        elif t.scope in ("BestEffort", "NotBestEffort"):
+            ok = (w.pod.qos_class == "BestEffort") == (t.scope == "BestEffort")
+        elif t.scope in ("Terminating", "NotTerminating"):
+            deadline = spec.get("activeDeadlineSeconds")
+            terminating = isinstance(deadline, int) and not isinstance(deadline, bool) and deadline >= 0
+            ok = terminating == (t.scope == "Terminating")
+        elif t.scope == "CrossNamespacePodAffinity":
+            ok = _cross_namespace(spec)
+        else:  # VolumeAttributesClass: persistent volume claims, no pod
+            ok = False
+        if t.scope != "PriorityClass" and t.operator == "DoesNotExist":
+            ok = not ok  # the other scopes take Exists or DoesNotExist
+        if not ok:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class _Need:
     steady: int
@@ -172,12 +288,23 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     for w in facts.unique_workloads:
         if not w.per_node:
             workloads.setdefault(w.ref.namespace or "default", []).append(w)
+    default_priority = next(
+        (
+            o.ref.name
+            for o in objects
+            if o.kind == "PriorityClass"
+            and o.ref.api_version.startswith("scheduling.k8s.io/")
+            and o.raw.get("globalDefault") is True
+        ),
+        "",
+    )
     for quota in quotas:
         spec = quota.raw.get("spec")
-        if not isinstance(spec, dict) or spec.get("scopes") or spec.get("scopeSelector"):
+        if not isinstance(spec, dict):
             continue
         hard = spec.get("hard")
-        if not isinstance(hard, dict):
+        terms = scope_terms(spec)
+        if not isinstance(hard, dict) or terms is None:
             continue
         ns = quota.ref.namespace or "default"
         rejected = left_out.get(ns, [])
@@ -188,7 +315,14 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
             if rejected
             else ""
         )
-        yield from _check_quota(quota, hard, workloads.get(ns, []), by_ns.get(ns, []), note)
+        if terms:
+            scoped = [w for w in workloads.get(ns, []) if in_scope(w, terms, facts.workload_kinds, default_priority)]
+            pods_only = any(t.scope == "BestEffort" for t in terms)
+            hard = {k: v for k, v in hard.items() if str(k) == "pods" or (str(k) in _COMPUTE and not pods_only)}
+            scope = " and ".join(map(str, terms))
+            yield from _check_quota(quota, hard, scoped, [], note, scope)
+        else:
+            yield from _check_quota(quota, hard, workloads.get(ns, []), by_ns.get(ns, []), note)
 
 
 def _count(value: Any) -> int | None:
@@ -200,13 +334,18 @@ def _count(value: Any) -> int | None:
 
 
 def _check_quota(
-    quota: K8sObject, hard: Mapping[str, Any], workloads: Sequence[Workload], objects: Sequence[K8sObject], note: str
+    quota: K8sObject,
+    hard: Mapping[str, Any],
+    workloads: Sequence[Workload],
+    objects: Sequence[K8sObject],
+    note: str,
+    scope: str = "",
 ) -> Iterator[Finding]:
     for key, value in hard.items():
         name = str(key)
         at = quota.location_at(("spec", "hard", name))
         if name in _COMPUTE or name == "pods":
-            yield from _compute(quota, at, name, value, workloads, note)
+            yield from _compute(quota, at, name, value, workloads, note, scope)
             continue
         if name in _LEGACY_COUNTS:
             group, kind = _LEGACY_COUNTS[name]
@@ -229,9 +368,10 @@ def _check_quota(
 
 
 def _compute(
-    quota: K8sObject, at: Any, name: str, value: Any, workloads: Sequence[Workload], note: str
+    quota: K8sObject, at: Any, name: str, value: Any, workloads: Sequence[Workload], note: str, scope: str = ""
 ) -> Iterator[Finding]:
-    """``pods`` and the compute resources of one quota."""
+    """``pods`` and the compute resources of one quota (``scope``: its scope in words, "" for none)."""
+    whose = f"the namespace's workloads in the quota's scope ({scope})" if scope else "the namespace's workloads"
     attr: str | None = None
     show: Callable[[int], str] = str
     if name == "pods":
@@ -262,12 +402,12 @@ def _compute(
     if need.steady > limit:
         during = f" ({show(total)} during a rolling update)" if need.surge else ""
         msg = (
-            f"the namespace's workloads need {name} {show(need.steady)}{during}, of hard {show(limit)}: "
+            f"{whose} need {name} {show(need.steady)}{during}, of hard {show(limit)}: "
             f"the API server refuses the pods beyond it"
         )
     else:
         msg = (
-            f"the namespace's workloads need {name} {show(need.steady)}, {show(total)} during a rolling update, "
+            f"{whose} need {name} {show(need.steady)}, {show(total)} during a rolling update, "
             f"of hard {show(limit)}: the API server refuses the surge pods and the rollout stalls"
         )
     yield Finding(
@@ -275,5 +415,11 @@ def _compute(
         msg + note,
         at,
         quota.ref,
-        details={"resource": name, "hard": show(limit), "steady": show(need.steady), "surge": show(need.surge)},
+        details={
+            "resource": name,
+            "hard": show(limit),
+            "steady": show(need.steady),
+            "surge": show(need.surge),
+            "scope": scope or None,
+        },
     )
