@@ -218,3 +218,45 @@ def test_cross_namespace_pod_affinity_scope():
         "the namespace's workloads in the quota's scope (CrossNamespacePodAffinity) need pods 2, of hard 0"
     ]
     assert findings(deployment("plain", 2, "100m") + quota) == []
+
+
+def rollout(name: str, replicas: int, strategy: str) -> str:
+    return (
+        f"---\napiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: {name}, namespace: team}}\n"
+        f"spec:\n  replicas: {replicas}\n  strategy: {strategy}\n  selector: {{matchLabels: {{app: {name}}}}}\n"
+        f"  template:\n    metadata: {{labels: {{app: {name}}}}}\n"
+        f"    spec: {{containers: [{{name: c, image: c:1, resources: {{requests: {{cpu: 100m}}}}}}]}}\n"
+    )
+
+
+def test_argo_rollouts_surge_blue_green_and_canary():
+    """Blue-green runs a second ReplicaSet of the replicas during the switch (previewReplicaCount
+    only before it); a canary surges by maxSurge, or by the replicas with trafficRouting unless
+    dynamicStableScale."""
+    workloads, _ = build_workloads(
+        load(
+            [
+                InputFile(
+                    "r.yaml",
+                    (
+                        rollout("bg", 4, "{blueGreen: {activeService: a, previewService: p, previewReplicaCount: 1}}")
+                        + rollout("canary", 4, "{canary: {steps: [{setWeight: 20}]}}")
+                        + rollout("surge", 10, "{canary: {maxSurge: '50%'}}")
+                        + rollout("routed", 4, "{canary: {trafficRouting: {istio: {virtualService: {name: v}}}}}")
+                        + rollout("dynamic", 4, "{canary: {dynamicStableScale: true, trafficRouting: {nginx: {}}}}")
+                    ).encode(),
+                )
+            ]
+        ).objects
+    )
+    assert {w.ref.name: surge(w) for w in workloads} == {"bg": 4, "canary": 1, "surge": 5, "routed": 4, "dynamic": 1}
+    quota = (
+        '---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: team}\nspec:\n  hard: {pods: "6"}\n'
+    )
+    bg = rollout("bg", 4, "{blueGreen: {activeService: a, previewReplicaCount: 1}}")
+    assert [m for _, m in findings(quota + bg)] == [
+        "the namespace's workloads need pods 4, 8 during an update, of hard 6: the API server refuses the surge "
+        "pods and the rollout stalls (Rollout team/bg: the blue-green switch runs a second ReplicaSet of 4, 1 "
+        "before promotion (previewReplicaCount))"
+    ]
+    assert findings(quota + rollout("canary", 4, "{canary: {maxSurge: 2}}")) == []

@@ -35,13 +35,19 @@ the quota tracks on every container, or a LimitRange default for the namespace.
 
 ## Source
 Kubernetes, "Resource Quotas" (compute resource quota, object count quota, requests and limits
-that must be specified); Kubernetes Deployment rolling update (`maxSurge` default 25%, rounded up)
+that must be specified); Kubernetes Deployment rolling update (`maxSurge` default 25%, rounded up);
+Argo Rollouts, BlueGreen (previewReplicaCount) and Canary (maxSurge; "Dynamic Stable Scale": with
+traffic routing "there will eventually exist double the number of replica pods")
 
 ## Implementation
 Per quota, the sum over the workloads of its namespace (an object without a namespace is in
 `default`) of (replicas + surge) × the pod's effective request or limit (overhead included): the
 replicas as packing counts them (an autoscaler's minimum), the surge of a Deployment or Rollout on
-`RollingUpdate` (`maxSurge`, default 25% of the replicas rounded up; none for `Recreate`).
+`RollingUpdate` (`maxSurge`, default 25% of the replicas rounded up; none for `Recreate`). An Argo
+Rollout's canary surges by its `maxSurge` too, but with `trafficRouting` (without
+`dynamicStableScale`) the stable ReplicaSet stays at full size while the canary grows to it, and a
+blue-green Rollout runs its new ReplicaSet beside the active one (`previewReplicaCount` before
+promotion, the full replicas during the switch): both count the replicas again as surge.
 DaemonSets are left out (one pod per node: the nodes are not known here), and so are the objects
 the API server rejects for a removed apiVersion (PF906; ``Facts.rejected``), which the message
 names. Every quota of a namespace applies on its own (a pod must fit each).
@@ -113,29 +119,52 @@ def plural(kind: str) -> str:
 
 
 def surge(w: Workload) -> int:
-    """The extra pods a rolling update of ``w`` creates beyond its replicas: ``maxSurge`` of a
-    Deployment's (or Rollout's canary or rolling) strategy, default 25% rounded up; 0 for
-    ``Recreate``, other kinds and 0 replicas."""
+    """The extra pods an update of ``w`` runs beyond its replicas (see :func:`update_surge`)."""
+    return update_surge(w)[0]
+
+
+def update_surge(w: Workload) -> tuple[int, str]:
+    """The extra pods an update of ``w`` runs beyond its replicas at its peak, and how (words for
+    the message, "" for a rolling update's maxSurge): a Deployment's ``maxSurge`` (default 25%,
+    rounded up; 0 for ``Recreate``); an Argo Rollout's canary ``maxSurge`` likewise, but with
+    ``trafficRouting`` (and no ``dynamicStableScale``) the stable ReplicaSet stays at full size
+    while the canary grows to it, and a blue-green Rollout runs the new ReplicaSet beside the
+    active one (at ``previewReplicaCount`` before promotion, at full size during the switch): both
+    peak at the replicas again. 0 for other kinds and 0 replicas."""
     if w.obj.kind not in _SURGING or w.replicas == 0:
-        return 0
+        return 0, ""
     spec = w.obj.raw.get("spec")
     strategy = spec.get("strategy") if isinstance(spec, dict) else None
     strategy = strategy if isinstance(strategy, dict) else {}
     if w.obj.kind == "Rollout":
+        blue_green = strategy.get("blueGreen")
+        if isinstance(blue_green, dict):
+            preview = blue_green.get("previewReplicaCount")
+            before = (
+                f", {preview} before promotion (previewReplicaCount)"
+                if isinstance(preview, int) and not isinstance(preview, bool) and 0 <= preview < w.replicas
+                else ""
+            )
+            return w.replicas, f"the blue-green switch runs a second ReplicaSet of {w.replicas}{before}"
         inner = strategy.get("canary")
         if not isinstance(inner, dict):
-            return 0  # blue-green: a second ReplicaSet of previewReplicaCount; not counted here
+            return 0, ""
+        if isinstance(inner.get("trafficRouting"), dict) and inner.get("dynamicStableScale") is not True:
+            return w.replicas, (
+                f"a canary with trafficRouting keeps the stable ReplicaSet at full size while the canary grows to "
+                f"{w.replicas}"
+            )
         value: Any = inner.get("maxSurge", "25%")
     else:
         if strategy.get("type", "RollingUpdate") != "RollingUpdate":
-            return 0
+            return 0, ""
         rolling = strategy.get("rollingUpdate")
         value = rolling.get("maxSurge", "25%") if isinstance(rolling, dict) else "25%"
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
+        return value, ""
     if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
-        return -(-w.replicas * int(value[:-1]) // 100)
-    return -(-w.replicas * 25 // 100)
+        return -(-w.replicas * int(value[:-1]) // 100), ""
+    return -(-w.replicas * 25 // 100), ""
 
 
 _POD_SCOPES = frozenset(
@@ -249,13 +278,17 @@ class _Need:
     steady: int
     surge: int
     missing: tuple[str, ...]  # workloads whose pods leave the tracked value out (refused)
+    how: tuple[str, ...] = ()  # the updates that surge by other than maxSurge, in words
 
 
 def _need(workloads: Sequence[Workload], attr: str | None) -> _Need:
     steady = extra = 0
     missing: list[str] = []
+    how: list[str] = []
     for w in workloads:
-        pods, more = w.replicas, surge(w)
+        pods, (more, why) = w.replicas, update_surge(w)
+        if pods and why:
+            how.append(f"{w.ref}: {why}")
         if pods == 0:
             continue  # no pod to refuse (scaled to zero)
         if attr is None:
@@ -269,7 +302,7 @@ def _need(workloads: Sequence[Workload], attr: str | None) -> _Need:
         per_pod = w.pod.effective(attr) or 0
         steady += pods * per_pod
         extra += more * per_pod
-    return _Need(steady, extra, tuple(missing))
+    return _Need(steady, extra, tuple(missing), tuple(how))
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
@@ -399,17 +432,20 @@ def _compute(
     total = need.steady + need.surge
     if total <= limit:
         return
+    update = "an update" if need.how else "a rolling update"
     if need.steady > limit:
-        during = f" ({show(total)} during a rolling update)" if need.surge else ""
+        during = f" ({show(total)} during {update})" if need.surge else ""
         msg = (
             f"{whose} need {name} {show(need.steady)}{during}, of hard {show(limit)}: "
             f"the API server refuses the pods beyond it"
         )
     else:
         msg = (
-            f"{whose} need {name} {show(need.steady)}, {show(total)} during a rolling update, "
+            f"{whose} need {name} {show(need.steady)}, {show(total)} during {update}, "
             f"of hard {show(limit)}: the API server refuses the surge pods and the rollout stalls"
         )
+    if need.how and need.surge:
+        msg += f" ({'; '.join(need.how[:2])}{'; …' if len(need.how) > 2 else ''})"
     yield Finding(
         ID,
         msg + note,
