@@ -475,3 +475,18 @@ def test_two_daemonsets_binding_one_host_port_on_the_same_nodes(tmp_path):
     udp.write_text(path.read_text().replace("protocol: TCP", "protocol: UDP"))
     assert not findings(udp, "PF601")
     assert not findings(ROOT / "testdata/PF601/pass_two_daemonsets_one_host_port_apart.yaml", "PF601")
+
+
+def test_pf606_grows_a_pool_no_further_than_the_vsphere_hosts_hold(tmp_path):
+    """One 8-core host at PF503's 300%: 24 vCPUs, 4 for the control plane, 5 best-effort-large
+    workers of the 8 the autoscaler may add: 25 replicas of 700m run."""
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: tkg\n  ha: {hostFailuresTolerated: 0}\n"
+        "  hosts:\n    - {count: 1, sockets: 1, coresPerSocket: 8, baseMHz: 2000, memory: 128Gi}\n"
+    )
+    path = ROOT / "testdata/PF606/pass_capi_autoscaler_max_size.yaml"
+    res = run(["check", path, "--platform", platform, "--rule", "PF606", "--format", "json", "--fail-on", "never"])
+    (f,) = json.loads(res.stdout)["findings"]
+    assert f["details"]["nodes_at_autoscaler_max"] == {"workers": 5} and f["details"]["replicas_that_fit"] == 25
+    assert "(5 × best-effort-large, 2 now; the hosts hold no more of the 8 it may grow to)" in f["message"]

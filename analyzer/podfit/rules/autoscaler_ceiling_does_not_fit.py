@@ -35,7 +35,7 @@ For each Deployment, StatefulSet, ReplicaSet or ReplicationController an autosca
 (podfit.workloads.autoscalers; KEDA maxReplicaCount defaults to 100), the replicas the placement
 found takes without moving a pod come first; if short, the fit is packed again with the workload at
 its maximum, on the pools grown to their autoscaler maximum (``NodePool.max_count``; the others as
-they are). Proven not to fit, a binary search (at most PROBES packings within the rule's
+they are; on vSphere no further than the hosts hold node VMs of the class). Proven not to fit, a binary search (at most PROBES packings within the rule's
 time-budget) finds the most replicas a placement holds beside the other pods and the least count
 proven not to fit (details replicas_that_fit, refused_replicas). A count neither placed nor proven
 within the budget gives no finding, and so does a cluster whose pods at their packed counts do not
@@ -151,7 +151,7 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
     if a is None or a.fit.feasible is not True:
         return  # the minimum itself does not fit (PF601) or is undecided
     inputs = facts.inputs
-    pools = grown(inputs.pools, inputs.pool_sources or {})
+    pools = grown(inputs.pools, inputs.pool_sources or {}, inputs.host_limits)
     pods = tuple(inputs.pods) + tuple(inputs.idle)
     by_name = {p.name: p for p in pods}
     for p in pods:
@@ -180,7 +180,8 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
                 f"{facts.prefix}scales {w.ref} up to {scaler.max_replicas} replicas, and "
                 f"{scaler.max_replicas} × {format_cpu(p.cpu)} CPU{f' / {format_memory(p.memory)}' if p.memory else ''} "
                 f"do not fit the node pools{' at their cluster autoscaler maximum' if pools != inputs.pools else ''} "
-                f"({', '.join(_size(n, g) for n, g in zip(inputs.pools, pools, strict=True))}): {most}"
+                f"({', '.join(_size(n, g, inputs.pool_sources or {}) for n, g in zip(inputs.pools, pools, strict=True))})"
+                f": {most}"
             ),
             location=scaler.location,
             object=scaler.ref,
@@ -200,19 +201,32 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
         )
 
 
-def grown(pools: tuple[NodeType, ...], sources: Mapping[str, Any]) -> tuple[NodeType, ...]:
+def grown(
+    pools: tuple[NodeType, ...], sources: Mapping[str, Any], host_limits: Mapping[str, int] | None = None
+) -> tuple[NodeType, ...]:
     """The pools at the most nodes their cluster autoscaler may give them (the pool's
-    ``max_count``); a pool without one as it is."""
-    return tuple(
-        n.with_count(most) if (src := sources.get(n.name)) is not None and (most := src.most_nodes) > n.count else n
-        for n in pools
-    )
+    ``max_count``); a pool without one as it is. Where the platform's hosts bound the node VMs of a
+    class (``host_limits``: vSphere), a pool grows no further than the hosts hold beside the
+    cluster's other nodes of that class: the autoscaler cannot create a VM the hosts cannot run."""
+    out = []
+    for n in pools:
+        src = sources.get(n.name)
+        most = n.count if src is None else src.most_nodes
+        limit = (host_limits or {}).get(n.vm_class)
+        if limit is not None:
+            others = sum(o.count for o in pools if o.vm_class == n.vm_class and o.name != n.name)
+            most = min(most, max(limit - others, n.count))
+        out.append(n.with_count(most) if most > n.count else n)
+    return tuple(out)
 
 
-def _size(now: NodeType, most: NodeType) -> str:
+def _size(now: NodeType, most: NodeType, sources: Mapping[str, Any]) -> str:
+    src = sources.get(now.name)
+    wanted = now.count if src is None else src.most_nodes
+    held = f"; the hosts hold no more of the {wanted} it may grow to" if wanted > most.count else ""
     if most.count == now.count:
-        return f"{now.count} × {now.vm_class}"
-    return f"{most.count} × {now.vm_class}, {now.count} now"
+        return f"{now.count} × {now.vm_class}{held}"
+    return f"{most.count} × {now.vm_class}, {now.count} now{held}"
 
 
 def _pool_count(inputs: Any, pool: NodeType) -> int:
