@@ -30,11 +30,11 @@ for an extended resource (`nvidia.com/gpu`, …) may only use pools whose `alloc
 it per node, and no more of its pods per node than a node offers: three one-GPU pods on two one-GPU
 nodes do not fit.
 
-DaemonSets are not packed: each runs one pod on every node of the pools it fits. Two of them whose
-pods bind a conflicting host port (the same port and protocol, the same hostIP or either binding
-every address; a hostNetwork pod binds its containerPorts) on pools both run on: the scheduler's
-NodePorts filter admits one pod per node for that port, so on each such node one DaemonSet's pod
-stays Pending. The finding is on the later DaemonSet of the input, naming the earlier one, the
+DaemonSets are not packed: each runs one pod on every node of the pools it fits. Two of them
+whose pods bind a conflicting host port (the same port and protocol, the same hostIP or either
+binding every address; a hostNetwork pod binds its containerPorts) on worker pools both run on:
+the scheduler's NodePorts filter admits one pod per node for that port, so on each such node one
+DaemonSet's pod stays Pending. The finding is on the later DaemonSet of the input, naming the earlier one, the
 ports and the nodes they share, whether or not the rest fits.
 """
 
