@@ -124,6 +124,7 @@ LEFT_FOR_THE_USER = (
     "spec.ha: vSphere HA admission control, if the nodes run on vSphere",
     "spec.kubelet.cpuManagerPolicy, unless written below: nodes do not show it",
     "  (`kubectl get --raw /api/v1/nodes/NODE/proxy/configz` does)",
+    "spec.nodePools[].maxCount: a node group's cluster-autoscaler maximum, for PF606",
 )
 
 
