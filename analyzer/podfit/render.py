@@ -46,6 +46,7 @@ from .findings import Finding
 from .kustomize import KUSTOMIZATION_NAMES
 from .model import Location
 from .reading import NotRead, kind_of, read_bytes, read_stream
+from .templates import chart_root
 
 __all__ = [
     "Origin",
@@ -413,39 +414,6 @@ class _Values:
 # --------------------------------------------------------------------------------- charts ---
 
 
-def chart_root(path: str) -> str | None:
-    """The chart directory a file belongs to: the nearest directory above it with a Chart.yaml
-    (a subchart vendored under a chart's ``charts/`` belongs to that chart), or None."""
-    here = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-    found = None
-    for _ in range(12):
-        if os.path.isfile(os.path.join(here, "Chart.yaml")):
-            found = here
-            break
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    while found is not None:
-        parent = os.path.dirname(found)
-        if os.path.basename(parent) == "charts" and os.path.isfile(os.path.join(os.path.dirname(parent), "Chart.yaml")):
-            found = os.path.dirname(parent)
-        else:
-            break
-    if found is None or os.path.isdir(path):
-        return found
-    # what helm reads of the chart; other files in its directory (examples, a committed rendering)
-    # are manifests of their own
-    rel = os.path.relpath(os.path.abspath(path), found).split(os.sep)
-    name = rel[-1]
-    if rel[0] in ("templates", "charts", "crds", "ci") or (
-        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _VALUES_FILE.search(name))
-    ):
-        return found
-    return None
-
-
-_VALUES_FILE = re.compile(r"(?i)values[^/]*\.(?:ya?ml|json)$")
 
 
 def _shown(absolute: str, given: str) -> str:

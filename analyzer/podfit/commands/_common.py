@@ -259,22 +259,35 @@ def load_inputs(
     from dataclasses import replace
 
     from ..loader import InputError, discover, load, read_files
-    from ..render import render_inputs, render_options
 
     try:
         excluded: list[tuple[str, str]] = []
         files = discover(paths, config.path_filter(platform, others), excluded)
-        # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
-        rendered = render_inputs(files, render_options(config))
-        progress = _parse_progress(len(rendered.paths) + len(rendered.files))
-        inputs = read_files(rendered.paths, config.limits) + [f for f in rendered.files if not config.ignored(f.path)]
-        result = load(inputs, config.limits, progress)
+        rendered = None
+        if any(_may_render(p) for p in files):
+            # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
+            from ..render import render_inputs, render_options
+
+            rendered = render_inputs(files, render_options(config))
+            files = list(rendered.paths)
+        rendered_files = [f for f in rendered.files if not config.ignored(f.path)] if rendered else []
+        progress = _parse_progress(len(files) + len(rendered_files))
+        result = load(read_files(files, config.limits) + rendered_files, config.limits, progress)
         clear_status()
-        if rendered.files or rendered.findings:
+        if rendered is not None and (rendered.files or rendered.findings):
             result = replace(result, findings=result.findings + rendered.findings, sources=rendered.sources)
         return replace(result, excluded=tuple(excluded))
     except InputError as e:
         raise PodfitError(str(e)) from None
+
+
+def _may_render(path: str) -> bool:
+    """A kustomization file, or a file of a Helm chart: what :mod:`podfit.render` renders in place
+    (the run without any imports none of the rendering machinery)."""
+    from ..kustomize import KUSTOMIZATION_NAMES
+    from ..templates import chart_root
+
+    return path != "-" and (os.path.basename(path) in KUSTOMIZATION_NAMES or chart_root(path) is not None)
 
 
 # ----------------------------------------------------------------------------- status, output ---
