@@ -414,8 +414,6 @@ class _Values:
 # --------------------------------------------------------------------------------- charts ---
 
 
-
-
 def _shown(absolute: str, given: str) -> str:
     """A directory as the user would name it: relative when the input was."""
     if os.path.isabs(given):

@@ -746,6 +746,7 @@ def _fast_pays(size: int) -> bool:
     _fast_state["bytes"] += size
     return _fast_state["bytes"] >= _FAST_AFTER
 
+
 # Plain scalars that YAML 1.1 (PyYAML, like Kubernetes' go-yaml) and YAML 1.2 (the Rust parser)
 # may read differently are found by shape: every token that starts like a number, or is a YAML 1.1
 # boolean word, must be one of the forms both read alike (plain decimal integers and floats, and
