@@ -180,8 +180,11 @@ MAX_MIN_NODES = 20_000  # beyond this, min_nodes reports nothing rather than sea
 
 
 def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
+    """The pods free of node selection and of zone caps: one class's nodes, in no zone."""
     return tuple(
-        p if not p.node_selector and p.pools is None else dataclasses.replace(p, node_selector=(), pools=None)
+        p
+        if not p.node_selector and p.pools is None and not p.pool_caps
+        else dataclasses.replace(p, node_selector=(), pools=None, pool_caps=())
         for p in pods
         if p.count > 0
     )
