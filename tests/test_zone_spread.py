@@ -5,7 +5,9 @@ that narrows the zones and ``minDomains``; honoured by the heuristics, the bound
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -214,3 +216,100 @@ def test_heuristics_bounds_and_cp_sat_honour_pool_caps():
     loose = nodes(("x", 2, 10), ("y", 2, 10), ("z", 1, 10))
     assert not [b for b in certificates([tight], loose) if b.kind == "zone-spread"]
     assert pack(Problem((tight,), loose), 5.0, workers=1).feasible is True
+
+
+EKS_SPREAD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: filler, namespace: shop}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: filler}}
+  template:
+    metadata: {labels: {app: filler}}
+    spec:
+      nodeSelector: {topology.kubernetes.io/zone: eu-west-1a}
+      containers:
+        - {name: app, image: registry.example.com/filler:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: spread, namespace: shop}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: spread}}
+  template:
+    metadata: {labels: {app: spread}}
+    spec:
+      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+           labelSelector: {matchLabels: {app: spread}}}
+      containers:
+        - {name: app, image: registry.example.com/spread:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
+"""
+
+DATA = Path(__file__).resolve().parent.parent / "testdata" / "platform-import"
+
+
+def imported_profile(tmp_path: Path, source: str) -> Path:
+    out = tmp_path / f"{source}.yaml"
+    res = CliRunner().invoke(main, ["platform", "import", str(DATA / source), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_least_nodes_per_zone_keep_the_pinned_and_spread_pods_in_their_zone(tmp_path):
+    """The EKS dump's t3.small nodes have 9 free slots (11 less 2 DaemonSet pods). 6 pods pinned to
+    eu-west-1a, 10 spread 5 + 5 and one coredns per zone: eu-west-1a needs 12 slots (2 nodes),
+    eu-west-1b 6 (1 node): 3 nodes, proven (the per-zone bound is 2 + 1), where without zones 18
+    pods need only 2. PF604 advises 3, per zone."""
+    profile_path = imported_profile(tmp_path, "eks-dump")
+    app = tmp_path / "app.yaml"
+    app.write_text(EKS_SPREAD)
+    res = CliRunner().invoke(main, ["pack", str(app), "--platform", str(profile_path), "--format", "json"])
+    assert res.exit_code in (0, 1), res.output
+    doc = json.loads(res.stdout)
+    assert doc["min_nodes_detail"]["t3.small"]["nodes"] == 2
+    assert doc["min_nodes_per_zone"] == {
+        "t3.small": {"zones": {"eu-west-1a": 2, "eu-west-1b": 1}, "nodes": 3, "lower_bound": 3, "exact": True}
+    }
+    assert doc["recommendation"]["nodes"] == 3
+    assert doc["recommendation"]["candidates"][0]["zones"] == {"eu-west-1a": 2, "eu-west-1b": 1}
+    res = CliRunner().invoke(
+        main, ["check", str(app), "--platform", str(profile_path), "--format", "json", "--rule", "PF604"]
+    )
+    (finding,) = json.loads(res.stdout)["findings"]
+    assert finding["message"].startswith("right-size: 3 × t3.small (eu-west-1a 2, eu-west-1b 1) fit")
+    assert "the pools use 2 × t3.small (eu-west-1a 1, eu-west-1b 1)" in finding["message"]
+    assert finding["details"]["recommended"]["zones"] == {"eu-west-1a": 2, "eu-west-1b": 1}
+    # without the pinned pods and the spread, 16 pods and the 2 coredns pods: 1 node per zone
+    app.write_text(EKS_SPREAD.replace("replicas: 6", "replicas: 0").replace("maxSkew: 1", "maxSkew: 10"))
+    res = CliRunner().invoke(main, ["pack", str(app), "--platform", str(profile_path), "--format", "json"])
+    assert json.loads(res.stdout)["min_nodes_per_zone"]["t3.small"]["zones"] == {"eu-west-1a": 1, "eu-west-1b": 1}
+
+
+@pytest.mark.parametrize("source", ["eks-dump", "gke", "kubeadm-dump"])
+def test_least_nodes_per_zone_never_below_the_proven_bound(tmp_path, source):
+    """Over the imported profiles and the workloads checked against them: every per-zone count is
+    a placement at or above its lower bound, which is at or above the class's own; the
+    recommendation's count is at least the per-zone least, and its zones add up to it."""
+    from podfit.packing.engine import analyze_inputs
+
+    profile_path = imported_profile(tmp_path, source)
+    platform = parse_platform(profile_path.read_text(), str(profile_path))
+    zoned = 0
+    for manifest in (EKS_SPREAD, (DATA / "app.yaml").read_text()):
+        objects = [make_object(d, "app.yaml") for d in yaml.safe_load_all(manifest) if d]
+        inputs = inputs_from(build_facts(objects, platform).workloads, platform)
+        a = analyze_inputs(inputs, 100, 2.0)
+        zoned += len(a.zonal)
+        for name, z in a.zonal.items():
+            least = a.min_nodes[name]
+            assert z.nodes == sum(n for _, n in z.zones)
+            assert z.nodes >= z.lower_bound >= least.lower_bound
+            assert least.nodes <= z.nodes
+        for c in a.recommendation.candidates:
+            if c.vm_class in a.zonal:
+                assert c.nodes >= c.min_nodes == a.zonal[c.vm_class].nodes
+                assert sum(n for _, n in c.zones) == c.nodes
+    assert bool(zoned) == (source != "kubeadm-dump")  # kubeadm's nodes carry no zone label

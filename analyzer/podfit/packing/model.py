@@ -27,6 +27,7 @@ __all__ = [
     "Bound",
     "PackResult",
     "MinNodes",
+    "ZonalNodes",
     "Stranded",
     "Headroom",
     "Candidate",
@@ -362,6 +363,20 @@ class MinNodes:
 
 
 @dataclass(frozen=True)
+class ZonalNodes:
+    """Least nodes of one class when the pools lie in zones: a placement on ``zones`` (zone, nodes
+    of the class there), ``nodes`` in all, and the proven ``lower_bound`` (the larger of the
+    class's own and the sum over zones of what the pods bound to each zone need there); ``exact``
+    when they meet."""
+
+    vm_class: str
+    zones: tuple[tuple[str, int], ...]
+    nodes: int
+    lower_bound: int
+    exact: bool
+
+
+@dataclass(frozen=True)
 class Stranded:
     """Free capacity on nodes that no pod of the workload could use (per node and in total)."""
 
@@ -404,6 +419,8 @@ class Candidate:
     headroom_memory: int
     waste_ppm: int  # mean of the CPU and memory shares of provisioned capacity left idle, parts per million
     host_limit: int | None = None  # the most nodes of the class the hosts hold (None: no hosts described)
+    # when the pools lie in zones: the nodes per zone (zone, nodes), summing to ``nodes``
+    zones: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
