@@ -49,9 +49,7 @@ def profile(*pools: dict) -> str:
 
 
 # zone a has two pools (one node each), zones b and c one pool each; 10 pod slots per node
-THREE_ZONES = profile(
-    pool("a1", "a", 1, 10), pool("a2", "a", 1, 10), pool("b", "b", 1, 10), pool("c", "c", 1, 10)
-)
+THREE_ZONES = profile(pool("a1", "a", 1, 10), pool("a2", "a", 1, 10), pool("b", "b", 1, 10), pool("c", "c", 1, 10))
 
 
 def deployment(replicas: int, spread: dict | None = None, placement: dict | None = None) -> str:
@@ -118,7 +116,11 @@ def test_node_selection_narrows_the_zones():
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
                     "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a", "b"]}]}
+                        {
+                            "matchExpressions": [
+                                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a", "b"]}
+                            ]
+                        }
                     ]
                 }
             }
@@ -139,9 +141,7 @@ def test_min_domains_above_the_zones_caps_each_zone_at_maxskew():
 
 
 def test_schedule_anyway_and_other_workloads_are_not_modelled():
-    assert packed(deployment(9, {"whenUnsatisfiable": "ScheduleAnyway"})) == {
-        "web": (9, ("a1", "a2", "b", "c"), ())
-    }
+    assert packed(deployment(9, {"whenUnsatisfiable": "ScheduleAnyway"})) == {"web": (9, ("a1", "a2", "b", "c"), ())}
 
 
 def pf601(tmp_path, manifest: str, platform_text: str) -> list[str]:
@@ -252,8 +252,13 @@ DATA = Path(__file__).resolve().parent.parent / "testdata" / "platform-import"
 
 
 def imported_profile(tmp_path: Path, source: str) -> Path:
+    """The profile ``podfit platform import`` writes for a dump directory (or, for OpenShift, its
+    nodes.json with its pods.json)."""
     out = tmp_path / f"{source}.yaml"
-    res = CliRunner().invoke(main, ["platform", "import", str(DATA / source), "-o", str(out)])
+    args = [str(DATA / source)]
+    if source == "openshift":
+        args = [str(DATA / source / "nodes.json"), "--pods", str(DATA / source / "pods.json")]
+    res = CliRunner().invoke(main, ["platform", "import", *args, "-o", str(out)])
     assert res.exit_code == 0, res.output
     return out
 
@@ -288,7 +293,7 @@ def test_least_nodes_per_zone_keep_the_pinned_and_spread_pods_in_their_zone(tmp_
     assert json.loads(res.stdout)["min_nodes_per_zone"]["t3.small"]["zones"] == {"eu-west-1a": 1, "eu-west-1b": 1}
 
 
-@pytest.mark.parametrize("source", ["eks-dump", "gke", "kubeadm-dump"])
+@pytest.mark.parametrize("source", ["eks-dump", "gke", "kubeadm-dump", "openshift"])
 def test_least_nodes_per_zone_never_below_the_proven_bound(tmp_path, source):
     """Over the imported profiles and the workloads checked against them: every per-zone count is
     a placement at or above its lower bound, which is at or above the class's own; the

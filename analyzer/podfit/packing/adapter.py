@@ -46,7 +46,7 @@
   fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
   side, each node holding at least max − s, is not modelled).
 * Control-plane pools are not used for workload pods.
-* A pool's ``reserved_pods`` (the cluster's own kube-system pods that are no DaemonSet's, such as
+* A pool's ``reserved_pods`` (the cluster's own pods, kube-system's or OpenShift's openshift-*, that are no DaemonSet's, such as
   coredns: :attr:`podfit.platform.NodePool.reserved_pods`) become pod types bound to that pool,
   named ``reserved/<pool>/<name>`` (``PackInputs.reserved``): they take their slots and requests
   there before any workload, as on the running cluster. They have no workload: findings about

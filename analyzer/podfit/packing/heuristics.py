@@ -344,7 +344,10 @@ def dot_product(
     # what each cap has left
     capped = [t for t, p in enumerate(pods) if p.pool_caps]
     cap_of = {
-        (t, i): c for t in capped for i, n in enumerate(st.pools) for c, (names, _) in enumerate(pods[t].pool_caps)
+        (t, i): c
+        for t in capped
+        for i, n in enumerate(st.pools)
+        for c, (names, _) in enumerate(pods[t].pool_caps)
         if n.name in names
     }
     cap_left = {t: [cap for _, cap in pods[t].pool_caps] for t in capped}
@@ -364,6 +367,7 @@ def dot_product(
             c = cap_of.get((t, pool))
             if c is not None:
                 cap_left[t][c] -= k
+
     group_ids: dict[str, int] = {}
     gid = np.array(
         [group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1 for p in pods],

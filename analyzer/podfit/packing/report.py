@@ -13,7 +13,15 @@ from .model import UNBOUNDED, Bound, NodeType
 if TYPE_CHECKING:
     from .adapter import PackInputs
 
-__all__ = ["to_json", "to_text", "zones_text", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
+__all__ = [
+    "to_json",
+    "to_text",
+    "zones_text",
+    "describe_bound",
+    "describe_proof",
+    "scheduling_notes",
+    "scheduling_json",
+]
 
 
 def _vec(v) -> dict[str, Any]:
