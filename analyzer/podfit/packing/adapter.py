@@ -526,8 +526,8 @@ def _zone_parts(
             here = zones.setdefault(zone, [])
             if pl.type_name is not None and pl.type_name in pod.pools:
                 here.append(pl.type_name)
-        if not known or not zones:
-            continue
+        if not known or len(zones) < 2:
+            continue  # one zone holds every pod whatever the skew
         z, skew = len(zones), s.max_skew
         if any(not here for here in zones.values()) or (s.min_domains is not None and z < s.min_domains):
             low, high = 0, skew  # the global minimum stays 0

@@ -179,7 +179,8 @@ def ffd_order(
     def order_key(t: int) -> tuple:
         p = pods[t]
         if constrained_first:
-            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts or p.host_ports) else 1
+            capped = p.exclusive_group or p.max_per_node or p.conflicts or p.host_ports or p.pool_caps
+            constrained = 0 if capped else 1
             return (eligible_nodes(p), constrained, -size(p, ref), p.name)
         return (-size(p, ref), p.name)
 

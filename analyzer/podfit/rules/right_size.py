@@ -110,12 +110,12 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
     by_class = {c.vm_class: c for c in rec.candidates}
     cur = by_class.get(current)
     best = by_class[rec.vm_class]
-    # when the pools lie in zones the advice is per zone too: the same count spread otherwise differs
+    # when the pools lie in zones the advice gives the nodes per zone too; the same count spread
+    # otherwise is no advice (pods free to go anywhere fill the zones in any order)
     zones_now = _per_zone(a)
-    same_zones = not best.zones or zones_now == dict(best.zones)
-    if rec.vm_class == current and rec.nodes == count and same_zones:
+    if rec.vm_class == current and rec.nodes == count:
         return
-    if cur is not None and cur.nodes == count and cur.waste_ppm <= best.waste_ppm and same_zones:
+    if cur is not None and cur.nodes == count and cur.waste_ppm <= best.waste_ppm:
         return  # as good as the recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
     measured_text, measured_details = _measured(facts, usage)
