@@ -318,3 +318,76 @@ def test_least_nodes_per_zone_never_below_the_proven_bound(tmp_path, source):
                 assert c.nodes >= c.min_nodes == a.zonal[c.vm_class].nodes
                 assert sum(n for _, n in c.zones) == c.nodes
     assert bool(zoned) == (source != "kubeadm-dump")  # kubeadm's nodes carry no zone label
+
+
+def _scheduler_fits(n: int, slots: list[int], usable: list[bool], skew: int, min_domains: int | None) -> bool:
+    """Whether some final spread of ``n`` pods over the zones (pod slots per zone) is one the
+    scheduler's DoNotSchedule filter reaches: every zone within ``skew`` of the least (0 where a
+    zone cannot be used or there are fewer zones than minDomains)."""
+    import itertools
+
+    floor0 = not all(usable) or (min_domains is not None and len(slots) < min_domains)
+    for counts in itertools.product(*(range(s + 1) if u else (0,) for s, u in zip(slots, usable, strict=True))):
+        if sum(counts) != n:
+            continue
+        least = 0 if floor0 else min(counts)
+        if max(counts) - least <= skew:
+            return True
+    return False
+
+
+def test_zone_spread_never_proves_a_misfit_the_scheduler_would_place():
+    """Random small clusters (2 or 3 zones, one node each of 1 to 8 pod slots, some zones the pods
+    may not use under nodeAffinityPolicy Ignore), 1 to 14 pods, maxSkew 1 to 3, sometimes
+    minDomains: whenever some spread the scheduler accepts fits, packing finds a placement; over 2
+    zones the least and most per zone are the whole condition, so packing agrees both ways."""
+    import random
+
+    rng = random.Random(35)
+    checked = misfits = 0
+    for _ in range(60):
+        z = rng.choice((2, 3))
+        slots = [rng.randint(1, 8) for _ in range(z)]
+        usable = [True] * z
+        if rng.random() < 0.25:
+            usable[rng.randrange(z)] = False
+        if not any(usable):
+            continue
+        n, skew = rng.randint(1, 14), rng.randint(1, 3)
+        min_domains = rng.choice((None, None, z, z + 1))
+        names = [f"z{i}" for i in range(z)]
+        platform_text = profile(*(pool(nm, nm, 1, s) for nm, s in zip(names, slots, strict=True)))
+        spread: dict = {"maxSkew": skew}
+        if min_domains is not None:
+            spread["minDomains"] = min_domains
+        placement = {}
+        if not all(usable):
+            spread["nodeAffinityPolicy"] = "Ignore"
+            allowed = [nm for nm, u in zip(names, usable, strict=True) if u]
+            placement = {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": allowed}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                }
+            }
+        platform = parse_platform(platform_text, "zones.yaml")
+        objects = [make_object(d, "app.yaml") for d in yaml.safe_load_all(deployment(n, spread, placement))]
+        inputs = inputs_from(build_facts(objects, platform).workloads, platform)
+        got = pack(Problem(inputs.pods, inputs.pools), 5.0, workers=1).feasible
+        want = _scheduler_fits(n, slots, usable, skew, min_domains)
+        if want:
+            assert got is True, (slots, usable, n, skew, min_domains, inputs.pods)
+        elif z == 2:
+            assert got is False, (slots, usable, n, skew, min_domains, inputs.pods)
+        checked += 1
+        misfits += not want
+    assert checked >= 50 and misfits >= 10  # both outcomes are exercised
