@@ -10,9 +10,9 @@
   normalised demand has the largest dot product with the node's normalised free capacity.
 
 All of them honour the pools each pod may use, exclusive (anti-affinity) groups, conflicts
-between pod types, per-node caps and pool caps (the most pods of a type a zone's pools hold). In "open nodes" mode (``template`` given) they open new
-identical nodes as needed, so the number of nodes they use is an upper bound on the least node
-count.
+between pod types, per-node caps and pool caps (the most pods of a type a zone's pools hold
+together). In "open nodes" mode (``template`` given) they open new identical nodes as needed, so
+the number of nodes they use is an upper bound on the least node count.
 """
 
 from __future__ import annotations
@@ -341,8 +341,8 @@ def dot_product(
     rem = np.array([p.count for p in pods], dtype=np.int64)
     elig = np.array(st.elig, dtype=bool).reshape(n_types, len(st.pools))
     caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
-    # per pool: per type, which of its pool caps the pool's nodes count against (-1: none), and
-    # what each cap has left
+    # (type, pool) → the index of the type's pool cap the pool's nodes count against (absent: none),
+    # and per capped type what each of its caps has left
     capped = [t for t, p in enumerate(pods) if p.pool_caps]
     cap_of = {
         (t, i): c
