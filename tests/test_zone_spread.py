@@ -275,6 +275,11 @@ def test_least_nodes_per_zone_keep_the_pinned_and_spread_pods_in_their_zone(tmp_
     assert res.exit_code in (0, 1), res.output
     doc = json.loads(res.stdout)
     assert doc["min_nodes_detail"]["t3.small"]["nodes"] == 2
+    parts = {p["name"]: (p["count"], p["pools"], p["pool_caps"]) for p in doc["pods"] if "spread" in p["name"]}
+    assert parts == {
+        "Deployment/shop/spread@eu-west-1a": (5, ["small-eu-west-1a"], []),
+        "Deployment/shop/spread@eu-west-1b": (5, ["small-eu-west-1b"], []),
+    }
     assert doc["min_nodes_per_zone"] == {
         "t3.small": {"zones": {"eu-west-1a": 2, "eu-west-1b": 1}, "nodes": 3, "lower_bound": 3, "exact": True}
     }

@@ -80,6 +80,7 @@ def to_json(a: Analysis) -> dict[str, Any]:
                 "host_ports": [f"{ip + ':' if ip else ''}{port}/{protocol}" for ip, port, protocol in p.host_ports],
                 "daemonsets_avoided": list(p.avoids),
                 "daemonsets_needed": [list(term) for term in p.needs],
+                "pool_caps": [{"pools": list(pools), "most": cap} for pools, cap in p.pool_caps],
             }
             for p in a.pods
         ],
