@@ -21,7 +21,7 @@ def command() -> None:
     "pods_path",
     metavar="FILE",
     help="`kubectl get pods -A -o yaml` of the same cluster: the DaemonSet and static pods' requests "
-    "on each node are recorded as the pool's systemPods, the other kube-system pods (coredns) as its "
+    "on each node are recorded as the pool's systemPods, the other kube-system and openshift-* pods (coredns, router) as its "
     "reservedPods. Default with a cluster-info dump directory: its <namespace>/pods.json.",
 )
 @click.option(

@@ -94,6 +94,15 @@ class _Builder:
         """The container's measured usage statistics of ``resource`` (``--usage``), or None."""
         return getattr(self.usage, resource, None) if self.usage is not None else None
 
+    def sampled(self, stats: Any) -> str:
+        """How much was measured, as the usage findings say it: ``288 samples over 1d, 2 pods``,
+        or ``2 samples in one kubectl top snapshot, 2 pods``."""
+        u = self.usage
+        n = f"{stats.samples} sample{'s' if stats.samples != 1 else ''}"
+        when = f"over {u.window}" if u is not None and u.window_ms is not None else "in one kubectl top snapshot"
+        pods = len(u.pods) if u is not None else 0
+        return f"{n} {when}, {pods} pod{'s' if pods != 1 else ''}"
+
     def set(self, kind: str, resource: str, value: int, reason: str) -> Change:
         path = self.at + ("resources", kind, resource)
         return Change(
@@ -187,14 +196,14 @@ def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
     if stats is not None and stats.p50 > 0 and stats.samples >= MIN_SAMPLES:
         value, source = (
             _round_up(res, stats.p50),
-            f"the measured steady state, p50 {_fmt(res, stats.p50)} of {stats.samples} samples",
+            f"the measured steady state, p50 {_fmt(res, stats.p50)} of {b.sampled(stats)}",
         )
     elif value is None:
         if stats is not None and stats.samples < MIN_SAMPLES:
             return (
                 f"no value is known for the {res} request: {stats.samples} measured sample(s) are a point, "
-                f"not a steady state (at least {MIN_SAMPLES}: export a range with `podfit usage export`), "
-                f"or pass {flag}"
+                f"not a steady state ({b.sampled(stats)}; at least {MIN_SAMPLES}: export a range with "
+                f"`podfit usage export`), or pass {flag}"
             )
         return f"no value is known for the {res} request: pass {flag}, or --usage with measured usage"
     else:
@@ -232,7 +241,7 @@ def _limit_from_peak(b: _Builder, res: str, opts: FixOptions, raising: bool) -> 
             return f"no limit within {tolerance}% of the peak leaves {headroom}% headroom"
     declared_request = _declared(b.c, "requests", res)
     guaranteed = b.w.pod.qos_class == "Guaranteed" and declared_request is not None
-    why = f"the measured peak {_fmt(res, stats.max)} plus {headroom}% headroom"
+    why = f"the measured peak {_fmt(res, stats.max)} ({b.sampled(stats)}) plus {headroom}% headroom"
     if guaranteed:
         if res == "cpu" and declared_request is not None and declared_request % 1000 == 0:
             target = -(-target // 1000) * 1000  # whole CPUs stay whole (static CPU Manager)
@@ -262,7 +271,10 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
     if stats is None or stats.p50 <= 0:
         return "no measured steady state for this container"
     if stats.samples < MIN_SAMPLES:
-        return f"{stats.samples} measured sample(s) are a point, not a steady state (at least {MIN_SAMPLES})"
+        return (
+            f"{stats.samples} measured sample(s) are a point, not a steady state ({b.sampled(stats)}; at least "
+            f"{MIN_SAMPLES}: export a range with `podfit usage export`)"
+        )
     target = _round_up(res, stats.p50)
     if b.w.pod.qos_class == "Guaranteed":
         return (
@@ -276,8 +288,8 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
         "requests",
         res,
         target,
-        f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)}: what the scheduler "
-        "reserves is then what the container uses most of the time",
+        f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)} of {b.sampled(stats)}: "
+        "what the scheduler reserves is then what the container uses most of the time",
     )
 
 
@@ -387,8 +399,9 @@ def _pf402(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
                     "limits",
                     res,
                     target,
-                    f"{res} limit set to {_fmt(res, target)}: the measured peak {_fmt(res, stats.max)} plus "
-                    f"{headroom}% headroom, so the CRX is sized from limits and can burst above the requests",
+                    f"{res} limit set to {_fmt(res, target)}: the measured peak {_fmt(res, stats.max)} "
+                    f"({b.sampled(stats)}) plus {headroom}% headroom, so the CRX is sized from limits and can "
+                    "burst above the requests",
                 )
             )
     if not changes:

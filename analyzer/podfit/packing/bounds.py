@@ -225,6 +225,21 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
                     p.name,
                 )
             )
+    for p in pods:
+        if p.pool_caps and elig[p.name]:
+            # every pool it may use lies in a capped set (a zone): it holds no more than the caps
+            names = [nodes[i].name for i in elig[p.name]]
+            zone_caps = [(sum(1 for n in names if n in zone), cap) for zone, cap in p.pool_caps]
+            if all(any(n in zone for zone, _ in p.pool_caps) for n in names):
+                out.append(
+                    Bound(
+                        "zone-spread",
+                        p.count,
+                        sum(cap for used, cap in zone_caps if used),
+                        tuple(names),
+                        p.name,
+                    )
+                )
     for port, members in port_cliques(pods):
         pools = sorted({i for p in members for i in elig[p.name]})
         n = sum(p.count for p in members)

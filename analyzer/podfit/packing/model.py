@@ -27,6 +27,7 @@ __all__ = [
     "Bound",
     "PackResult",
     "MinNodes",
+    "ZonalNodes",
     "Stranded",
     "Headroom",
     "Candidate",
@@ -71,6 +72,10 @@ class PodType:
     whose nodes the pods cannot use (a host port both bind, or required anti-affinity between
     them); ``needs``: per required pod affinity term, the DaemonSets one of which must run on the
     node (the term selects their pods and no packed pod).
+
+    ``pool_caps``: per set of pools (by node type name), the most pods of this type the nodes of
+    those pools hold together (a zone's pools under a zone topology spread: see
+    :func:`podfit.packing.adapter._zone_parts`).
     """
 
     name: str
@@ -90,6 +95,7 @@ class PodType:
     host_ports: tuple[tuple[str, int, str], ...] = ()
     avoids: tuple[str, ...] = ()
     needs: tuple[tuple[str, ...], ...] = ()
+    pool_caps: tuple[tuple[tuple[str, ...], int], ...] = ()
 
     def allowed_on(self, node: NodeType) -> bool:
         """Whether the pods may run on ``node``'s pool (labels, scheduling and the DaemonSets it
@@ -114,6 +120,15 @@ class PodType:
                 raise ValueError(f"PodType {self.name!r}: {name} must be a non-negative int, got {v!r}")
         if self.max_per_node is not None and self.max_per_node < 1:
             raise ValueError(f"PodType {self.name!r}: max_per_node must be at least 1")
+        if any(cap < 0 for _, cap in self.pool_caps):
+            raise ValueError(f"PodType {self.name!r}: a pool cap must be non-negative")
+
+    def pool_cap(self, pool: str) -> int | None:
+        """The cap of the pool set ``pool`` belongs to (None: not capped)."""
+        for names, cap in self.pool_caps:
+            if pool in names:
+                return cap
+        return None
 
     @property
     def demand(self) -> Vec:
@@ -348,6 +363,20 @@ class MinNodes:
 
 
 @dataclass(frozen=True)
+class ZonalNodes:
+    """Least nodes of one class when the pools lie in zones: a placement on ``zones`` (zone, nodes
+    of the class there), ``nodes`` in all, and the proven ``lower_bound`` (the larger of the
+    class's own and the sum over zones of what the pods bound to each zone need there); ``exact``
+    when they meet."""
+
+    vm_class: str
+    zones: tuple[tuple[str, int], ...]
+    nodes: int
+    lower_bound: int
+    exact: bool
+
+
+@dataclass(frozen=True)
 class Stranded:
     """Free capacity on nodes that no pod of the workload could use (per node and in total)."""
 
@@ -390,6 +419,8 @@ class Candidate:
     headroom_memory: int
     waste_ppm: int  # mean of the CPU and memory shares of provisioned capacity left idle, parts per million
     host_limit: int | None = None  # the most nodes of the class the hosts hold (None: no hosts described)
+    # when the pools lie in zones: the nodes per zone (zone, nodes), summing to ``nodes``
+    zones: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 # Certificates that are about one pod type (named in ``detail``) or one anti-affinity group.
-_ABOUT_A_POD = ("no-matching-pool", "pod-too-large", "max-per-node")
+_ABOUT_A_POD = ("no-matching-pool", "pod-too-large", "max-per-node", "zone-spread")
 
 
 def _pods_of(b: Bound, inputs) -> list[str]:
@@ -118,6 +118,12 @@ def _message(b: Bound, name: str, inputs) -> str:
         return (
             f"{plural(p.count, 'pod')} at most {p.max_per_node} per node ({'; '.join(why)}) need "
             f"{plural(b.needed, 'node')} and only {plural(b.available, 'node')} they may use"
+        )
+    if b.kind == "zone-spread":
+        caps = ", ".join(f"{cap} on {', '.join(zone)}" for zone, cap in p.pool_caps)
+        return (
+            f"{plural(p.count, 'pod')} under a zone topology spread (DoNotSchedule) may take at most "
+            f"{caps}: {b.available} in all"
         )
     return f"{plural(p.count, 'pod')} larger than the allocatable of every node they may use"
 
