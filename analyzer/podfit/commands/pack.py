@@ -12,18 +12,16 @@ import click
 from ..quantity import QuantityError, parse_cpu, parse_memory
 from ._common import (
     PodfitError,
-    apply_selection,
     clear_status,
-    config_option,
     emit,
     format_option,
-    load_config,
+    input_findings,
     load_inputs,
     load_platform,
     load_usage,
+    manifest_options,
     output_option,
-    path_selection_options,
-    platform_option,
+    selected_config,
     status,
     time_budget_option,
 )
@@ -126,8 +124,7 @@ def _param(parse, text: str, hint: str):
 
 @click.command(name="pack")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@platform_option
-@config_option
+@manifest_options("report")
 @click.option(
     "--pool",
     "pools",
@@ -204,7 +201,6 @@ def _param(parse, text: str, hint: str):
     is_flag=True,
     help="Text: list every node one by one (without it, up to 50 nodes; past that a summary per pool).",
 )
-@path_selection_options
 def command(
     paths: tuple[str, ...],
     platform_path: str | None,
@@ -222,6 +218,8 @@ def command(
     fmt: str,
     output: str | None,
     verbose: bool = False,
+    rules: tuple[str, ...] = (),
+    ignore_rules: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     extend_exclude: tuple[str, ...] = (),
     respect_gitignore: bool | None = None,
@@ -277,8 +275,13 @@ def command(
     from ..rule_context import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
-    config = apply_selection(
-        load_config(config_path), exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
+    config = selected_config(
+        config_path,
+        rules=rules,
+        ignore_rules=ignore_rules,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
     )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     ov = Overhead(
@@ -350,7 +353,7 @@ def command(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
         )
-    for f in result.findings:
+    for f in input_findings(result, result.findings, config):  # a chart's at its template line
         click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     fits = True
     out: list[dict] = []
