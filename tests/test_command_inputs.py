@@ -205,3 +205,129 @@ def test_fix_leaves_out_what_the_selection_excludes(tree):
     code, out, err = run("fix", ".", "--select", "PF201", "--exclude", "skip")
     assert code == 0, err
     assert "app.yaml" in out and "skip/other.yaml" not in out
+
+
+# ------------------------------------------------------------- charts rendered in place ---
+
+
+def chart_repo(tmp_path: Path, monkeypatch) -> Path:
+    """The chart of tests/test_render.py beside a plain manifest with a request above its limit."""
+    repo = tmp_path / "repo"
+    shutil.copytree(CHART, repo)
+    (repo / "plain.yaml").write_text(
+        DEPLOYMENT.format(name="plain")
+        .replace("requests: {cpu: 1500m, memory: 256Mi}", "requests: {cpu: 500m, memory: 512Mi}")
+        .replace("limits: {cpu: 1500m, memory: 256Mi}", "limits: {cpu: 1, memory: 256Mi}")
+    )
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PODFIT_HELM", HELM or "/nonexistent/helm")
+    return repo
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@needs_helm
+def test_fix_renders_a_chart_and_never_writes_its_output(tmp_path, monkeypatch):
+    repo = chart_repo(tmp_path, monkeypatch)
+    before = snapshot(repo)
+    code, out, err = run("fix", ".", "--write", "--default-cpu", "100m", "--default-memory", "64Mi")
+    assert code == 1, err  # the chart's findings have no fix fix can make
+    after = snapshot(repo)
+    assert {k for k in after if after[k] != before.get(k)} == {"plain.yaml"}  # the plain manifest only
+    assert "requests: {cpu: 500m, memory: 256Mi}" in after["plain.yaml"].decode()
+    lines = err.splitlines()
+    # the memory request set through values.yaml: the values key and its line, and the value to set
+    assert (
+        "shop/templates/deployment.yaml:25: PF103 Deployment release-name-shop: no fix: rendered by "
+        "`helm template shop`, whose output fix never writes; the fix belongs in the chart's values, key "
+        "resources.requests.memory (shop/values.yaml:23): set requests.memory to 128Mi"
+    ) in lines
+    # the sidecar's resources written in the template itself: its line there
+    assert any(
+        line.startswith("shop/templates/deployment.yaml:29: PF102 Deployment release-name-shop: no fix: rendered")
+        and line.endswith(
+            "the fix belongs in the chart's template (shop/templates/deployment.yaml:29): set requests.memory to 64Mi"
+        )
+        for line in lines
+    ), err
+    assert lines[-1] == "1 change made in 1 file; 2 findings without a safe fix"
+
+
+@needs_helm
+def test_fix_diff_of_a_chart_alone_proposes_nothing(tmp_path, monkeypatch):
+    repo = chart_repo(tmp_path, monkeypatch)
+    (repo / "plain.yaml").unlink()
+    code, out, err = run("fix", "shop", "--select", "PF103")
+    assert code == 1 and out == ""
+    assert err.splitlines()[-1] == "0 changes proposed in 0 files; 1 finding without a safe fix"
+    assert "key resources.requests.memory (shop/values.yaml:23)" in err
+
+
+@needs_helm
+def test_fix_kustomize_overlay_takes_no_chart_template_as_a_resource(tmp_path, monkeypatch):
+    repo = chart_repo(tmp_path, monkeypatch)
+    code, _, err = run("fix", ".", "--kustomize", "overlay", "--select", "PF103")
+    assert code == 1, err
+    kustomization = (repo / "overlay" / "kustomization.yaml").read_text()
+    assert "plain.yaml" in kustomization and "templates" not in kustomization
+
+
+def test_fix_without_helm_says_the_chart_is_not_checked(tmp_path, monkeypatch):
+    repo = chart_repo(tmp_path, monkeypatch)
+    monkeypatch.setenv("PODFIT_HELM", str(tmp_path / "no-helm"))
+    before = snapshot(repo)
+    code, out, err = run("fix", ".", "--select", "PF103")
+    assert code == 1  # the chart was not checked, so not fixed: never a success
+    assert "plain.yaml" in out and "shop/" not in out  # the plain manifest's change; no template touched
+    assert "podfit: shop/Chart.yaml: left alone: PF908 Helm chart shop not checked: helm is not installed" in err
+    assert err.splitlines()[-1] == "1 change proposed in 1 file; 1 file left alone"
+    code, _, err = run("fix", ".", "--select", "PF103", "--ignore", "PF908")  # the user's choice
+    assert code == 0 and "PF908" not in err
+    assert snapshot(repo) == before
+
+
+@needs_helm
+def test_pack_and_vsphere_render_a_chart_and_name_the_template_line(tmp_path, monkeypatch):
+    chart_repo(tmp_path, monkeypatch)
+    code, out, err = run("vsphere", "crx", "shop", "--platform", str(VSPHERE), "--format", "json")
+    assert code == 0, err
+    (pod,) = json.loads(out)["pods"]
+    assert (pod["name"], pod["file"], pod["line"]) == ("release-name-shop", "shop/templates/deployment.yaml", 1)
+    code, out, err = run("pack", "shop", "--pool", "best-effort-xlarge=1", "--format", "json")
+    assert code == 0, err
+    assert [p["name"] for p in json.loads(out)["pods"]] == ["Deployment/release-name-shop"]
+
+
+def test_pack_and_vsphere_without_helm_report_pf908_never_a_fit(tmp_path, monkeypatch):
+    chart_repo(tmp_path, monkeypatch)
+    monkeypatch.setenv("PODFIT_HELM", str(tmp_path / "no-helm"))
+    code, _, err = run("vsphere", "crx", "shop", "--platform", str(VSPHERE))
+    assert code == 2 and "shop/Chart.yaml:1: PF908: Helm chart shop not checked: helm is not installed" in err
+    code, _, err = run("pack", "shop", "--pool", "best-effort-xlarge=1")
+    assert "PF908" in err and "helm is not installed" in err
+
+
+@needs_helm
+def test_pack_and_vsphere_problems_on_rendered_text_are_at_the_template_line(tmp_path, monkeypatch):
+    """A stand-in helm prints a document with a duplicate key: PF905 at the template's line (as check)."""
+    repo = chart_repo(tmp_path, monkeypatch)
+    rendered = tmp_path / "rendered.yaml"
+    rendered.write_text(
+        "---\n# Source: shop/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n"
+        "  name: shop\n  name: shop-again\nspec:\n  ports: [{port: 80}]\n"
+    )
+    fake = tmp_path / "helm"
+    fake.write_text(f"#!/bin/sh\ncat {rendered}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PODFIT_HELM", str(fake))
+    _, out, _ = run("check", "shop", "--format", "json")
+    (pf905,) = [f for f in json.loads(out)["findings"] if f["rule"] == "PF905"]
+    where = f"{pf905['file']}:{pf905['line']}: PF905"
+    assert pf905["file"] == "shop/templates/service.yaml"
+    code, _, err = run("pack", "shop", "plain.yaml", "--pool", "best-effort-xlarge=1")
+    assert f"podfit: {where}" in err
+    code, out, err = run("vsphere", "crx", "shop", "plain.yaml", "--platform", str(VSPHERE), "--format", "json")
+    assert any(p.startswith(where) for p in json.loads(out)["input_problems"]), out
+    assert repo.exists()

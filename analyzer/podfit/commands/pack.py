@@ -300,6 +300,12 @@ def command(
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, config, platform_path or config.platform)
+    for f in input_findings(result, result.findings, config):  # a chart's at its template line
+        click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
+    if not result.objects:  # nothing to pack is never a fit
+        from ..loader import nothing_found
+
+        raise PodfitError(f"{nothing_found(paths, result.files, len(result.excluded))}; nothing to pack")
     series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
@@ -353,8 +359,6 @@ def command(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
         )
-    for f in input_findings(result, result.findings, config):  # a chart's at its template line
-        click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     fits = True
     out: list[dict] = []
     pictures = []
