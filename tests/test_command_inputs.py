@@ -7,6 +7,7 @@ output."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 
 from conftest import tool
 from podfit.cli import main
+from podfit.words import LINE_LIMIT
 
 ROOT = Path(__file__).resolve().parents[1]
 VSPHERE = ROOT / "testdata" / "platforms" / "vsphere-pods.yaml"
@@ -237,7 +239,8 @@ def test_fix_renders_a_chart_and_never_writes_its_output(tmp_path, monkeypatch):
     after = snapshot(repo)
     assert {k for k in after if after[k] != before.get(k)} == {"plain.yaml"}  # the plain manifest only
     assert "requests: {cpu: 500m, memory: 256Mi}" in after["plain.yaml"].decode()
-    lines = err.splitlines()
+    assert all(len(line) <= LINE_LIMIT for line in err.splitlines())
+    lines = err.replace("\n    ", " ").splitlines()  # each entry on one line again
     # the memory request set through values.yaml: the values key and its line, and the value to set
     assert (
         "shop/templates/deployment.yaml:25: PF103 Deployment release-name-shop: no fix: rendered by "
@@ -331,3 +334,60 @@ def test_pack_and_vsphere_problems_on_rendered_text_are_at_the_template_line(tmp
     code, out, err = run("vsphere", "crx", "shop", "plain.yaml", "--platform", str(VSPHERE), "--format", "json")
     assert any(p.startswith(where) for p in json.loads(out)["input_problems"]), out
     assert repo.exists()
+
+
+# --------------------------------------------------------- lines of at most 160 characters ---
+
+TEXT_RUNS = {
+    "check": ["check", "testdata", "--no-color"],
+    "fix": ["fix", *(f"testdata/{d}" for d in ("PF101", "PF105", "PF201", "PF301", "PF604", "examples"))]
+    + ["--default-cpu", "100m", "--default-memory", "64Mi"],
+    "pack": ["pack", "testdata", "--pool", "best-effort-xlarge=20", "--time-budget", "0"],
+    "vsphere crx": ["vsphere", "crx", "testdata", "--platform", str(VSPHERE)],
+    "vsphere capacity": ["vsphere", "capacity", "testdata", "--platform", str(VSPHERE), "--time-budget", "1s"],
+    "throttle": ["throttle", "--limit", "1500m", "--cpus", "4", "--seconds", "1"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_RUNS))
+def test_text_output_lines_are_at_most_160_characters(name, monkeypatch):
+    """Over every fixture: a finding's line in check (the rest in -v and JSON); every line of the
+    other commands' text, on standard output and standard error, a longer entry going on below
+    its first line, indented (nothing of it cut)."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PODFIT_KUSTOMIZE", "off")  # the fixtures' kustomizations are read as files
+    r = CliRunner().invoke(main, TEXT_RUNS[name])
+    assert r.exit_code in (0, 1, 2) and not isinstance(r.exception, AssertionError)
+    lines = (r.stdout + r.stderr).splitlines()
+    assert len(lines) > 10, r.output
+    if name == "check":
+        lines = [line for line in lines if re.match(r"\s+\d+\s+(error|warning|info)\s+PF\d+", line)]
+        assert len(lines) > 100
+    long = [line for line in lines if len(line) > LINE_LIMIT]
+    assert not long, long[:3]
+
+
+def test_wrap_line_keeps_every_word_and_the_entry_margin():
+    from podfit.words import wrap_line, wrap_text
+
+    text = "  podfit: a.yaml:1: PF908: " + " ".join(f"word{i}" for i in range(80))
+    wrapped = wrap_line(text)
+    first, *rest = wrapped.split("\n")
+    assert len(first) <= LINE_LIMIT and first.startswith("  podfit:") and rest
+    assert all(line.startswith("      word") and len(line) <= LINE_LIMIT for line in rest)
+    assert " ".join(wrapped.split()) == " ".join(text.split())
+    assert wrap_line("short") == "short"
+    assert wrap_text("a\n" + text + "\nb\n") == "a\n" + wrapped + "\nb\n"
+
+
+# ----------------------------------------------------------------------- counted nouns ---
+
+
+def test_throttle_counts_one_thread_one_cpu_and_one_period_in_the_singular():
+    code, out, _ = run("throttle", "--limit", "500m", "--cpus", "1", "--threads", "1", "--seconds", "0.1")
+    assert code == 0
+    assert "1 request thread on 1 CPU," in out and "1 threads" not in out and "1 CPUs" not in out
+    code, out, _ = run("throttle", "--limit", "1", "--cpus", "1", "--threads", "1", "--cpu-manager")
+    assert code == 0 and out.startswith("CPU limit 1, 1 thread on 1 CPU: ") and "gets 1 exclusive CPU and" in out
+    code, _, err = run("throttle", "--limit", "2", "--cpus", "1", "--cpu-manager")
+    assert code == 2 and "2 exclusive CPUs do not fit 1 CPU" in err

@@ -325,7 +325,7 @@ class _Fix:
 
     def run(self) -> None:
         from ..fix import safewrite
-        from ..formats.text import plural
+        from ..words import plural, wrap_line
 
         changes = list(self.plan.changes)
         by_file: dict[str, list] = defaultdict(list)
@@ -351,17 +351,21 @@ class _Fix:
                 "manifest); remove it",
                 file=err,
             )
+        # one entry per change, finding and note: its first line at most LINE_LIMIT characters, the
+        # rest on lines indented below it
         for ch in sorted(made, key=lambda ch: (ch.file, ch.line, ch.rule, tuple(map(str, ch.path)))):
             was = f"{ch.old} → " if ch.old is not None else "+ "
-            click.echo(f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}", file=err)
+            entry = f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}"
+            click.echo(wrap_line(entry), file=err)
         for u in self.unfixable:
             f = u.finding
             subject = f" {f.object}" if f.object is not None else ""
-            click.echo(f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}", file=err)
+            entry = f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}"
+            click.echo(wrap_line(entry), file=err)
         for line in self.notes:
-            click.echo(f"podfit: {line}", file=err)
+            click.echo(wrap_line(f"podfit: {line}"), file=err)
         for line in self.left_alone:
-            click.echo(f"podfit: {line}", file=err)
+            click.echo(wrap_line(f"podfit: {line}"), file=err)
 
         if self.mode == "diff":
             from ..fix import unified_diff

@@ -10,6 +10,7 @@ from dataclasses import replace
 import click
 
 from ..quantity import QuantityError, parse_cpu, parse_memory
+from ..words import plural, wrap_line, wrap_text
 from ._common import (
     PodfitError,
     clear_status,
@@ -301,7 +302,7 @@ def command(
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, config, platform_path or config.platform)
     for f in input_findings(result, result.findings, config):  # a chart's at its template line
-        click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
+        click.echo(wrap_line(f"podfit: {f.location}: {f.rule}: {f.message}"), err=True)
     if not result.objects:  # nothing to pack is never a fit
         from ..loader import nothing_found
 
@@ -324,7 +325,7 @@ def command(
         from ..usage import unmatched_notice
 
         for line in unmatched_notice(facts.usage):
-            click.echo(f"podfit: notice: {line}", err=True)
+            click.echo(wrap_line(f"podfit: notice: {line}"), err=True)
     try:
         labelled = apply_pool_labels(cli_pools or list(facts.node_pools), labels, taints)
     except ValueError as e:
@@ -374,7 +375,7 @@ def command(
         search = None if search_classes == "all" else sorted({n.vm_class for n in inputs.pools})
         pods = sum(p.count for p in inputs.pods)
         nodes = sum(n.count for n in inputs.pools)
-        status(f"packing {pods:,} pods onto {nodes:,} nodes (up to {time_budget:g} s)")
+        status(f"packing {plural(pods, 'pod')} onto {plural(nodes, 'node')} (up to {time_budget:g} s)")
         try:
             analysis = analyze_inputs(inputs, share, time_budget, search)
         finally:
@@ -404,5 +405,5 @@ def command(
         doc = {**out[0], "platform": platform_json} if not several else {"clusters": out, "platform": platform_json}
         emit(json.dumps(doc, indent=2, sort_keys=False) + "\n", output)
     else:
-        emit("".join(text), output)
+        emit(wrap_text("".join(text)), output)  # a line past 160 characters goes on indented below
     sys.exit(EXIT_FITS if fits else EXIT_NO_FIT)

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..words import LINE_LIMIT, plural, wrap_line, wrap_text
 from ._common import (
     PodfitError,
     emit,
@@ -124,13 +125,13 @@ def crx(
             }
         )
     if not rows and problems:
-        raise PodfitError("no pods could be read:\n  " + "\n  ".join(problems))
+        raise PodfitError("no pods could be read:\n  " + "\n  ".join(wrap_line(p, LINE_LIMIT - 2) for p in problems))
     if fmt == "html":
         from ..formats.html import vsphere_page
         from ..visuals import crx_rows
 
         for p in problems:
-            click.echo(f"warning: {p}", err=True)
+            click.echo(wrap_line(f"warning: {p}"), err=True)
         emit(vsphere_page(crx_rows(workloads, platform), platform.name), output)
         return
     if fmt == "json":
@@ -138,7 +139,7 @@ def crx(
         emit(json.dumps(doc, indent=2) + "\n", output)
         return
     for p in problems:
-        click.echo(f"warning: {p}", err=True)
+        click.echo(wrap_line(f"warning: {p}"), err=True)
     if not rows:
         emit("no pods in the input\n", output)
         return
@@ -169,7 +170,7 @@ def crx(
         ]
         for label, value, why in table:
             lines.append(f"  {label:<19} {value:>12}   {why}")
-    emit("\n".join(lines) + "\n", output)
+    emit(wrap_text("\n".join(lines) + "\n"), output)
 
 
 # ----------------------------------------------------------------------------------- capacity ---
@@ -286,7 +287,11 @@ def capacity_cmd(
         if not pods:
             raise PodfitError(
                 f"{add_replicas}: no pod or workload to add"
-                + (":\n  " + "\n  ".join(extra_problems) if extra_problems else "")
+                + (
+                    ":\n  " + "\n  ".join(wrap_line(p, LINE_LIMIT - 2) for p in extra_problems)
+                    if extra_problems
+                    else ""
+                )
             )
         unit = vms_from_workloads([_one_replica(pods[0])], platform)
         whatifs["replicas"] = what_if(
@@ -352,7 +357,7 @@ def capacity_cmd(
         emit(json.dumps(data, indent=2) + "\n", output)
         return
     for p in problems:
-        click.echo(f"warning: {p}", err=True)
+        click.echo(wrap_line(f"warning: {p}"), err=True)
     if fmt == "html":
         from ..formats.html import vsphere_page
         from ..visuals import vsphere_capacity
@@ -361,7 +366,7 @@ def capacity_cmd(
         assert capacity is not None  # refuse_without_hosts let only a platform with vSphere hosts through
         emit(vsphere_page(capacity, platform.name), output)
         return
-    emit(_capacity_text(data, platform.is_default) + "\n", output)
+    emit(wrap_text(_capacity_text(data, platform.is_default) + "\n"), output)
 
 
 def _cluster_name(facts, w) -> str:
@@ -415,7 +420,7 @@ def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
             )
     oc = d["overcommit_percent"]
     lines.append(
-        f"  overcommit: {d['vcpus']} vCPUs on {d['physical_cores']} physical cores = {oc}% "
+        f"  overcommit: {plural(d['vcpus'], 'vCPU')} on {plural(d['physical_cores'], 'physical core')} = {oc}% "
         f"(threshold {d['overcommit_threshold_percent']}%{', critical workloads' if d['critical'] else ''})"
     )
     pl = d["placement"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
+from ..words import plural
 from . import exact, lns
 from .bounds import ceil_div, certificates, fits, lower_bound
 from .heuristics import Packing, first_fit, run_all
@@ -379,7 +380,7 @@ def right_size(
             continue
         limit = (host_limits or {}).get(c.name)
         if limit is not None and (mn.nodes > limit or limit == 0):
-            excluded[c.name] = f"the hosts hold at most {limit} such nodes, the pods need {mn.nodes}"
+            excluded[c.name] = f"the hosts hold at most {plural(limit, 'such node')}, the pods need {mn.nodes}"
             continue
         t = mn.node_type
         n = mn.nodes
