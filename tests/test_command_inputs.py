@@ -391,3 +391,11 @@ def test_throttle_counts_one_thread_one_cpu_and_one_period_in_the_singular():
     assert code == 0 and out.startswith("CPU limit 1, 1 thread on 1 CPU: ") and "gets 1 exclusive CPU and" in out
     code, _, err = run("throttle", "--limit", "2", "--cpus", "1", "--cpu-manager")
     assert code == 2 and "2 exclusive CPUs do not fit 1 CPU" in err
+
+
+def test_pack_of_no_object_is_never_a_fit(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.yaml").write_text("# nothing here\n")
+    code, out, err = run("pack", "empty.yaml", "--pool", "best-effort-xlarge=1")
+    assert code == 2 and out == ""
+    assert "no Kubernetes object found in empty.yaml" in err and "nothing to pack" in err

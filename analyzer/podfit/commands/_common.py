@@ -1,6 +1,8 @@
 """What every command shares: the option vocabulary (one name, type and help per option across
-``check``, ``pack``, ``vsphere``, ``throttle`` and ``platform-data``), reading the config, the
-platform and the inputs with errors a user can act on, status lines and writing the output."""
+``check``, ``fix``, ``pack``, ``vsphere``, ``throttle`` and ``platform-data``; the options of every
+command that reads manifests defined once, :func:`manifest_options`), reading the config, the
+platform and the inputs (charts and kustomizations rendered in place) with errors a user can act
+on, status lines and writing the output."""
 
 from __future__ import annotations
 
