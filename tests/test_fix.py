@@ -26,10 +26,12 @@ DEFAULTS = ["--default-cpu", "100m", "--default-memory", "64Mi"]
 
 
 def _run(*args: str) -> tuple[int, str, str]:
+    """Exit code, output and standard error, each of its entries on one line again (fix wraps them
+    at 160 characters, the rest indented: tests/test_command_inputs.py holds it to that)."""
     r = CliRunner().invoke(main, list(args))
     if r.exception and not isinstance(r.exception, SystemExit):
         raise r.exception
-    return r.exit_code, r.stdout, r.stderr
+    return r.exit_code, r.stdout, r.stderr.replace("\n    ", " ")
 
 
 def _findings(path: Path, *extra: str) -> list[tuple[str, str, str]]:
@@ -221,7 +223,7 @@ def test_one_snapshot_is_no_steady_state_for_a_missing_request(tmp_path):
     code, _out, err = _run("fix", str(target), "--usage", str(usage), "--rule", "PF101")
     assert code == 1, err
     assert (
-        "2 measured sample(s) are a point, not a steady state (2 samples in one kubectl top snapshot, 2 pods; "
+        "2 measured samples are a point, not a steady state (2 samples in one kubectl top snapshot, 2 pods; "
         "at least 10: export a range with `podfit usage export`)"
     ) in err
 

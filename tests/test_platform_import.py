@@ -305,7 +305,7 @@ def test_a_cluster_info_dump_directory_imports_with_its_pods(tmp_path):
     assert class_view(got, {"t3.small"}) == class_view(want, {"t3.small"})
     assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
     assert [p.reserved_pods for p in got.node_pools] == [(("coredns", 1, 100, 70 * 2**20),)] * 2
-    assert "and 2 pods.json: 2 node(s) in 2 pool(s)" in text
+    assert "and 2 pods.json: 2 nodes in 2 pools" in text
     assert "pool small-eu-west-1a: 1 × t3.small (eks); reserved: coredns × 1" in err
 
 

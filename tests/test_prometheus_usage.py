@@ -317,7 +317,7 @@ def test_usage_export_then_check(prometheus, tmp_path):
     # rate() over the real TSDB: 250m per api container, within a millicore of it
     assert 249 <= by[("PF110", "api")]["details"]["p50"] <= 251
     assert (
-        "usage: 2 measured container(s) match no container of the manifests: "
+        "usage: 2 measured containers match no container of the manifests: "
         "kube-system/coredns-5d78c9869d-8xk2p/coredns (owner Deployment/coredns, not in the manifests), "
         "shop/web-fdb45-zz2k4/app (owner ReplicaSet/web-fdb45, not in the manifests)"
     ) in stderr

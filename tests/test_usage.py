@@ -200,7 +200,7 @@ def test_a_pod_two_workloads_could_own_is_listed_not_guessed():
     from podfit.usage import unmatched_notice
 
     assert unmatched_notice(u)[1] == (
-        "usage: 1 measured container(s) have pods more than one workload could own, and count for none: "
+        "usage: 1 measured container has pods more than one workload could own, and count for none: "
         "shop/web-bcd-fghjk/app (DaemonSet/web-bcd or Deployment/web)"
     )
 

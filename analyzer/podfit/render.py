@@ -55,6 +55,7 @@ __all__ = [
     "SourceMap",
     "render_inputs",
     "remap",
+    "source_location",
     "helm_command",
     "kustomize_command",
     "HELM_VERSION",
@@ -791,6 +792,20 @@ def _field_line(obj: Any, f: Finding, container_path: Callable[[Any, str], Any])
                 break
     line = obj.line_at(tuple(path) + field)
     return int(line) if line else None
+
+
+def source_location(sources: SourceMap, location: Location) -> Location:
+    """The source file and line of ``location`` when it is on rendered text (the template line of
+    a chart's object, the resource file's line of a kustomization's); line 0 when the rendered line
+    comes from no line of the source; ``location`` itself on a file that was not rendered."""
+    origins = sources.get(location.file)
+    if origins is None:
+        return location
+    line = location.line
+    origin = origins[line - 1] if 1 <= line <= len(origins) else None
+    if origin is None:
+        return Location(location.file, 0, 0)
+    return Location(origin.file or location.file, origin.line, 0)
 
 
 def remap(

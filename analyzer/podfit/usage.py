@@ -58,6 +58,7 @@ from typing import Any
 from .model import Workload
 from .quantity import QuantityError, parse_cpu, parse_memory
 from .reading import json_value
+from .words import plural
 
 __all__ = [
     "KINDS",
@@ -734,7 +735,7 @@ def unmatched_notice(usage: UsageFacts, show: int = 5, min_samples: int = 10) ->
     """What the report tells about the usage: how much matched, what was too little to judge a
     distribution by (fewer than ``min_samples`` samples), and what did not match or was ambiguous."""
     out = [
-        f"usage: {len(usage.containers)} container(s) of the manifests measured "
+        f"usage: {plural(len(usage.containers), 'container')} of the manifests measured "
         f"({', '.join(usage.sources) or 'no file'})"
     ]
     few = [u for u in usage.containers if any(s is not None and s.samples < min_samples for s in (u.cpu, u.memory))]
@@ -744,14 +745,14 @@ def unmatched_notice(usage: UsageFacts, show: int = 5, min_samples: int = 10) ->
             "is one sample per pod: a point, not a distribution): the rules on percentiles (PF108, PF109, "
             "PF110) leave them out; `podfit usage export --prometheus URL` gives a range of samples"
         )
-    for items, what in (
-        (usage.unmatched, "match no container of the manifests"),
-        (usage.ambiguous, "have pods more than one workload could own, and count for none"),
+    for items, verbs, what in (
+        (usage.unmatched, ("matches", "match"), "no container of the manifests"),
+        (usage.ambiguous, ("has", "have"), "pods more than one workload could own, and count for none"),
     ):
         if items:
             more = len(items) - show
             out.append(
-                f"usage: {len(items)} measured container(s) {what}: "
+                f"usage: {plural(len(items), 'measured container')} {verbs[len(items) != 1]} {what}: "
                 + ", ".join(items[:show])
                 + (f" and {more} more" if more > 0 else "")
             )

@@ -18,6 +18,7 @@ from ..model import Container, K8sObject, ObjectRef, Workload
 from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory
 from ..rules._usage import MIN_SAMPLES
+from ..words import plural
 from ..workloads import container_path
 
 __all__ = ["Change", "FixOptions", "FixPlan", "Unfixable", "FIXABLE", "plan_fixes"]
@@ -59,6 +60,11 @@ class Unfixable:
 class FixPlan:
     changes: tuple[Change, ...]
     unfixable: tuple[Unfixable, ...]
+
+
+def _samples(n: int) -> str:
+    """``1 measured sample is``, ``2 measured samples are``."""
+    return f"{plural(n, 'measured sample')} {'is' if n == 1 else 'are'}"
 
 
 def _fmt(resource: str, value: int) -> str:
@@ -131,7 +137,7 @@ def _pf201(b: _Builder, _opts: FixOptions) -> list[Change] | str:
     cpu = int(b.f.details.get("cpu", 0))
     whole = -(-cpu // 1000) * 1000
     reason = (
-        f"{_fmt('cpu', cpu)} CPU rounded up to {_fmt('cpu', whole)} whole CPUs, so the static CPU Manager "
+        f"{_fmt('cpu', cpu)} CPU rounded up to {plural(whole // 1000, 'whole CPU')}, so the static CPU Manager "
         "can give the container exclusive cores (the pod stays Guaranteed)"
     )
     changes = [b.set(kind, "cpu", whole, reason) for kind in ("limits", "requests") if _declared(b.c, kind, "cpu")]
@@ -201,7 +207,7 @@ def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
     elif value is None:
         if stats is not None and stats.samples < MIN_SAMPLES:
             return (
-                f"no value is known for the {res} request: {stats.samples} measured sample(s) are a point, "
+                f"no value is known for the {res} request: {_samples(stats.samples)} a point, "
                 f"not a steady state ({b.sampled(stats)}; at least {MIN_SAMPLES}: export a range with "
                 f"`podfit usage export`), or pass {flag}"
             )
@@ -272,7 +278,7 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
         return "no measured steady state for this container"
     if stats.samples < MIN_SAMPLES:
         return (
-            f"{stats.samples} measured sample(s) are a point, not a steady state ({b.sampled(stats)}; at least "
+            f"{_samples(stats.samples)} a point, not a steady state ({b.sampled(stats)}; at least "
             f"{MIN_SAMPLES}: export a range with `podfit usage export`)"
         )
     target = _round_up(res, stats.p50)
@@ -487,9 +493,9 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
             return (
                 new,
                 None,
-                f"VM class {new.name} ({new.cpus} vCPUs, {_fmt('memory', new.memory_bytes)}), the largest that fits "
+                f"VM class {new.name} ({plural(new.cpus, 'vCPU')}, {_fmt('memory', new.memory_bytes)}), the largest that fits "
                 f"one NUMA node ({cores} cores, {_fmt('memory', memory)}); the control plane keeps its "
-                f"{pool.count} replicas (etcd's quorum)",
+                f"{plural(pool.count, 'replica')} (etcd's quorum)",
             )
         count = max(
             -(-pool.count * old.cpus // new.cpus),
@@ -498,7 +504,7 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
         return (
             new,
             count,
-            f"{count} × {new.name} ({new.cpus} vCPUs, {_fmt('memory', new.memory_bytes)}) instead of "
+            f"{count} × {new.name} ({plural(new.cpus, 'vCPU')}, {_fmt('memory', new.memory_bytes)}) instead of "
             f"{pool.count} × {old.name}: the largest class that fits one NUMA node ({cores} cores, "
             f"{_fmt('memory', memory)}), enough nodes that the pool's vCPUs and memory are not lower",
         )

@@ -22,6 +22,7 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from ..words import plural
 from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec
 
 __all__ = [
@@ -137,7 +138,7 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
         if p.exclusive_group:
             groups[p.exclusive_group] += p.count
     for g, n in sorted(groups.items()):
-        out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {n} pods, one per node"))
+        out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {plural(n, 'pod')}, one per node"))
     for p in pods:
         if p.max_per_node and p.count:
             out.append(
@@ -145,13 +146,13 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
                     "max-per-node",
                     ceil_div(p.count, p.max_per_node),
                     0,
-                    detail=f"{p.name}: {p.count} pods, at most {p.max_per_node} per node",
+                    detail=f"{p.name}: {plural(p.count, 'pod')}, at most {p.max_per_node} per node",
                 )
             )
     for port, members in port_cliques(pods):
         n = sum(p.count for p in members)
         if n:
-            out.append(Bound("host-port", n, 0, detail=f"hostPort {port}: {n} pods, one per node"))
+            out.append(Bound("host-port", n, 0, detail=f"hostPort {port}: {plural(n, 'pod')}, one per node"))
     return out
 
 

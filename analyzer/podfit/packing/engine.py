@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
+from ..words import plural
 from . import exact, lns
 from .bounds import ceil_div, certificates, fits, lower_bound
 from .heuristics import Packing, first_fit, run_all
@@ -451,7 +452,7 @@ def right_size(
         least_nodes, least_exact = (z.nodes, z.exact) if z is not None else (mn.nodes, mn.exact)
         limit = (host_limits or {}).get(c.name)
         if limit is not None and (least_nodes > limit or limit == 0):
-            excluded[c.name] = f"the hosts hold at most {limit} such nodes, the pods need {least_nodes}"
+            excluded[c.name] = f"the hosts hold at most {plural(limit, 'such node')}, the pods need {least_nodes}"
             continue
         t = mn.node_type
         n = least_nodes
