@@ -282,10 +282,10 @@ def chart_root(path: str) -> str | None:
     rel = os.path.relpath(os.path.abspath(path), found).split(os.sep)
     name = rel[-1]
     if rel[0] in ("templates", "charts", "crds", "ci") or (
-        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _VALUES_FILE.search(name))
+        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _HELM_READS_VALUES.search(name))
     ):
         return found
     return None
 
 
-_VALUES_FILE = re.compile(r"(?i)values[^/]*\.(?:ya?ml|json)$")
+_HELM_READS_VALUES = re.compile(r"(?i)values[^/]*\.(?:ya?ml|json)$")
