@@ -106,9 +106,10 @@ DynamicResourceAllocation).
 KUBERNETES_NOT_MODELLED = """\
 ### Not modelled yet
 
-- Extended resources (GPUs, `nvidia.com/gpu`): node pools offer them (`allocatable`, read by
-  `platform import`) and PF601 keeps pods asking for one on pools offering enough per node; PF303,
-  right-sizing (PF604) and DaemonSets do not count them, and hugepages are not modelled.
+- Extended resources (GPUs, `nvidia.com/gpu`) are counted where node pools state them
+  (`allocatable`, read by `platform import`): packing, PF303, PF601 and PF604 (see
+  docs/packing.md). A VM class that no pool of the platform uses offers none that podfit knows of;
+  hugepages are not modelled.
 - Dynamic Resource Allocation: claims are recognised (PF212 names each, with the device classes of
   the ResourceClaims and ResourceClaimTemplates among the inputs) but not sized: packing counts
   neither their devices nor the CPU or memory a claim provides (KEP-5517).

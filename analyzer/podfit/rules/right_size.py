@@ -28,7 +28,10 @@ Performance Best Practices for Kubernetes with VMware Tanzu (2021), right-sizing
 ## Implementation
 The recommendation packs requests (the scheduler packs them); with measured usage (``check --usage``)
 the burst headroom counts the measured peaks (see PF603), and the finding sets the measured p95 of
-the measured pods beside their requests: how much of what the count holds is used.
+the measured pods beside their requests: how much of what the count holds is used. When a pod asks
+for an extended resource (`nvidia.com/gpu`, …), a class offers what the pools of that class state in
+their `allocatable` (the least of them) and the count packs it like CPU; a class no pool states it
+for is excluded, so the advice never names a class whose nodes lack a device a pod needs.
 """
 
 from __future__ import annotations
