@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "testdata" / "PF202" / "platform.yaml"  # one 256-CPU bare-metal node
 POD = (ROOT / "testdata" / "PF202" / "fail_1500m_on_256_cpus.yaml").read_text()
 KUBELET = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: none\n"
+GATE = "featureGates: {CustomCPUCFSQuotaPeriod: true}\n"  # a period other than 100ms needs it
 
 
 def findings(
@@ -50,9 +51,9 @@ def test_a_shorter_period_moves_the_screen(tmp_path, engine):
     """A 10 ms period: 256 CPUs need 128 CPUs of limit for one slice each; 1500m stays below, now
     by far. A 1 s period: 1.28 CPUs suffice, and 1500m clears the screen."""
     assert cfs_screen_limit(256, 10_000) == 128_000 and cfs_screen_limit(256, 1_000_000) == 1_280
-    assert findings(tmp_path, 'cpuCFSQuotaPeriod: "10ms"\n', engine)
-    assert findings(tmp_path, 'cpuCFSQuotaPeriod: "1s"\n', engine) == []
-    assert findings(tmp_path, 'cpuCFSQuotaPeriod: "1s"\n', engine, rules=("PF202",)) == []
+    assert findings(tmp_path, GATE + 'cpuCFSQuotaPeriod: "10ms"\n', engine)
+    assert findings(tmp_path, GATE + 'cpuCFSQuotaPeriod: "1s"\n', engine) == []
+    assert findings(tmp_path, GATE + 'cpuCFSQuotaPeriod: "1s"\n', engine, rules=("PF202",)) == []
 
 
 def test_go_durations():
@@ -94,7 +95,7 @@ def test_pf203_simulates_the_kubelets_period(tmp_path):
     the command that runs it again passes it on; the default period's finding is as before."""
     ((_, default),) = findings(tmp_path, "", rules=("PF203",))
     assert "per 100 ms period" in default and "--period" not in default
-    ((_, short),) = findings(tmp_path, 'cpuCFSQuotaPeriod: "10ms"\n', rules=("PF203",))
+    ((_, short),) = findings(tmp_path, GATE + 'cpuCFSQuotaPeriod: "10ms"\n', rules=("PF203",))
     assert "slices of 5 ms per 10 ms period" in short and "--seconds 2 --period 10ms`" in short
     assert short != default.replace("100 ms period", "10 ms period")  # simulated again, not relabelled
 
@@ -111,3 +112,17 @@ def test_podfit_throttle_period_runs_what_pf203_runs(period):
         out["period_ms"] == run.scenario.period_us / 1000 and out["quota_per_period_s"] == run.scenario.quota_us / 1e6
     )
     assert (out["nr_periods"], out["nr_throttled"], out["score"]) == (run.nr_periods, run.nr_throttled, run.score)
+
+
+@pytest.mark.parametrize("engine", ["embedded"])
+def test_a_period_without_its_gate_stops_the_kubelet(tmp_path, engine):
+    """ValidateKubeletConfiguration refuses a cpuCFSQuotaPeriod other than 100ms unless
+    CustomCPUCFSQuotaPeriod (alpha since 1.12) is on: PF203 says so at the KubeletConfiguration and
+    PF202 and PF203 judge the default period (a 1 s period would have cleared PF202's screen)."""
+    found = findings(tmp_path, 'cpuCFSQuotaPeriod: "1s"\n', engine)
+    refused = [m for r, m in found if r == "PF203" and "CustomCPUCFSQuotaPeriod" in m]
+    assert len(refused) == 1 and "the kubelet refuses this configuration" in refused[0]
+    assert any("per 100 ms period" in m for _, m in found)  # the container, judged at 100 ms
+    assert findings(tmp_path, 'cpuCFSQuotaPeriod: "1s"\n', engine, rules=("PF202",))  # the screen at 100 ms
+    assert not any("CustomCPUCFSQuotaPeriod" in m for _, m in findings(tmp_path, GATE + 'cpuCFSQuotaPeriod: "1s"\n'))
+    assert not any("CustomCPUCFSQuotaPeriod" in m for _, m in findings(tmp_path, 'cpuCFSQuotaPeriod: "100ms"\n'))

@@ -131,6 +131,13 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
         "a container given exclusive CPUs by the static CPU Manager gets no CFS quota",
     ),
     Entry(
+        "CustomCPUCFSQuotaPeriod",
+        (_alpha((1, 12)),),
+        f"{_KF} (CPUCFSQuotaPeriod); kubernetes/kubernetes pkg/kubelet/apis/config/validation/validation.go "
+        "ValidateKubeletConfiguration",
+        "a cpuCFSQuotaPeriod other than 100ms (without it the kubelet refuses to start)",
+    ),
+    Entry(
         "SidecarContainers",
         (_alpha((1, 28)), _beta((1, 29)), _ga((1, 33), locked=True)),
         f"KEP-753; {_KF}; kubernetes/website feature-gates/SidecarContainers.md",

@@ -61,8 +61,9 @@ threads can use) and the changes that bring the score under the threshold: the s
 Each scenario runs with seeds 0-4 and the median run is rated (the range is in the message and
 details), with the calibrated CPU cost of a wake-up (``--wakeup-cost`` of ``podfit throttle``, 20 µs)
 and the calibration table's nearest row and error in the details. The CFS period is the kubelet's
-``cpuCFSQuotaPeriod`` (from a KubeletConfiguration among the inputs;
-default 100 ms): the quota is the limit over that period, the screen, the simulation, the
+``cpuCFSQuotaPeriod`` (from a KubeletConfiguration among the inputs, with the
+CustomCPUCFSQuotaPeriod gate on: without it the kubelet refuses any other period and does not start,
+which PF203 reports as an error; default 100 ms): the quota is the limit over that period, the screen, the simulation, the
 suggested limit and the ``podfit throttle`` command (``--period``) all use it. Results are cached
 per (limit, CPUs, threads, demand, burst, seconds, period, seed).
 
@@ -78,7 +79,14 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
-from ..facts import CFS_PERIOD_US, CFS_SLICE_US, cfs_screen_limit, cfs_slices, is_kubelet_configuration
+from ..facts import (
+    CFS_PERIOD_US,
+    CFS_SLICE_US,
+    CUSTOM_CFS_PERIOD_GATE,
+    cfs_screen_limit,
+    cfs_slices,
+    is_kubelet_configuration,
+)
 from ..findings import Finding
 from ..model import Container, Workload
 from ..options import Option
@@ -382,6 +390,7 @@ def check(ctx) -> Iterator[Finding]:
     if not kub.cfs_quota:
         yield from _no_quota(ctx)
         return
+    yield from _period_refused(ctx)
     period = kub.cfs_period_us  # the kubelet's cpuCFSQuotaPeriod: each container's quota is its limit over it
     for w in ctx.workloads:
         screened = ctx.facts.cfs_screen(w)  # PF202's screen, one answer for both rules
@@ -405,6 +414,27 @@ def check(ctx) -> Iterator[Finding]:
                 finding.details["suggested_cpu_limit"],
             )
             yield finding
+
+
+def _period_refused(ctx) -> Iterator[Finding]:
+    """One error where the KubeletConfiguration sets a cpuCFSQuotaPeriod other than 100 ms without
+    the CustomCPUCFSQuotaPeriod gate on: ValidateKubeletConfiguration refuses it and the kubelet
+    does not start. Throttling is then judged at the default period."""
+    asked = ctx.facts.kubelet.cfs_period_refused_us
+    config = next((o for o in ctx.facts.objects if is_kubelet_configuration(o)), None)
+    if asked is None or config is None:
+        return
+    yield Finding(
+        ID,
+        f"cpuCFSQuotaPeriod {asked / 1000:g} ms needs the feature gate {CUSTOM_CFS_PERIOD_GATE} (alpha, off "
+        "unless featureGates sets it): the kubelet refuses this configuration and does not start; set the gate "
+        f"or leave the period at {CFS_PERIOD_US / 1000:g} ms (throttling here is judged at {CFS_PERIOD_US / 1000:g} ms)",
+        config.location_at(("cpuCFSQuotaPeriod",)),
+        config.ref,
+        None,
+        {"cpu_cfs_quota_period_us": asked, "feature_gate": CUSTOM_CFS_PERIOD_GATE},
+        severity="error",
+    )
 
 
 def _no_quota(ctx) -> Iterator[Finding]:
