@@ -205,6 +205,7 @@ class KubeletFacts:
     # a cpuCFSQuotaPeriod other than the default without the CustomCPUCFSQuotaPeriod gate on: the
     # kubelet refuses to start (ValidateKubeletConfiguration), so cfs_period_us stays the default
     cfs_period_refused_us: int | None = None
+    topology_manager_policy_options: tuple[tuple[str, str], ...] = ()  # a KubeletConfiguration's
 
     @property
     def policy(self) -> str:
@@ -271,6 +272,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     policy_source = f"platform {platform.name}" if policy else ""
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
     topology, scope, memory = "none", "container", "None"
+    topology_options: tuple[tuple[str, str], ...] = ()
     cfs_quota, cfs_period, refused = True, CFS_PERIOD_US, None
     for o in objects:
         if is_kubelet_configuration(o):
@@ -285,6 +287,9 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
                 gates = tuple(sorted((str(k), v is True or str(v).lower() == "true") for k, v in fg.items()))
             topology = str(raw.get("topologyManagerPolicy") or "none")
             scope = str(raw.get("topologyManagerScope") or "container")
+            topts = raw.get("topologyManagerPolicyOptions")
+            if isinstance(topts, Mapping):
+                topology_options = tuple(sorted((str(k), str(v)) for k, v in topts.items()))
             memory = str(raw.get("memoryManagerPolicy") or "None")
             cfs_quota = raw.get("cpuCFSQuota") is not False
             period = duration_us(raw.get("cpuCFSQuotaPeriod"))
@@ -317,6 +322,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
         cfs_quota,
         cfs_period,
         refused,
+        topology_options,
     )
 
 
