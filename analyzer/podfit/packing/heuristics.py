@@ -233,13 +233,17 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     free = np.zeros((4, size), dtype=np.int64)  # cpu, memory, pod slots, storage
     free[:, :n] = [st.fc, st.fm, st.fp, st.fs]
     tmpl = st.pools[0] if st.template is not None else None
-    # extended resources the pods ask for: what each node has left of each (UNBOUNDED: not known)
+    # extended resources the pods ask for: what each node has left of each, where its pool states it
+    # (``xknown``; a node whose offer is not known limits nothing)
     res = sorted({r for p in pods for r, _ in p.extended})
-    xfree = np.full((len(res), size), UNBOUNDED, dtype=np.int64)
+    xfree = np.zeros((len(res), size), dtype=np.int64)
+    xknown = np.zeros(size, dtype=bool)
     for j, left in enumerate(st.fx):
         if left is not None:
             xfree[:, j] = [left.get(r, 0) for r in res]
-    xfresh = [UNBOUNDED if tmpl is None or tmpl.extended is None else dict(tmpl.extended).get(r, 0) for r in res]
+            xknown[j] = True
+    fresh_known = tmpl is not None and tmpl.extended is not None
+    xfresh = [dict(tmpl.extended or ()).get(r, 0) if fresh_known and tmpl is not None else 0 for r in res]
     groups: dict[str, np.ndarray] = {}
     where: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # type → (nodes, pods on each)
     elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
@@ -259,7 +263,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
                 np.minimum(k, free[d, :n] // demand[d], out=k)
         need = [(res.index(r), v) for r, v in p.extended]
         for i, v in need:
-            np.minimum(k, xfree[i, :n] // v, out=k)
+            np.minimum(k, np.where(xknown[:n], xfree[i, :n] // v, k), out=k)
         if not everywhere[t]:
             k[~elig[t][pool_of[:n]]] = 0
         if p.exclusive_group is not None and p.exclusive_group in groups:
@@ -288,7 +292,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
                 [
                     tmpl.pods,
                     *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d]),
-                    *(xfresh[i] // v for i, v in need),
+                    *(xfresh[i] // v for i, v in need if fresh_known),
                 ]
             )
             if not (elig[t][0] and fresh > 0):
@@ -297,12 +301,14 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
                 if n == 0 or free[2, n - 1] < tmpl.pods:  # the last node holds pods
                     free[:, n] = [tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage]
                     xfree[:, n] = xfresh
+                    xknown[n] = fresh_known
                     n += 1
             else:
                 fresh = min(fresh, cap) if cap is not None else fresh
                 more = min(-(-rem // fresh), st.max_open - n)
                 free[:, n : n + more] = np.array([tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage])[:, None]
                 xfree[:, n : n + more] = np.array(xfresh, dtype=np.int64).reshape(len(res), 1)
+                xknown[n : n + more] = fresh_known
                 extra = np.full(more, fresh, dtype=np.int64)
                 extra[-1] = min(fresh, rem - fresh * (more - 1))
                 nodes = np.concatenate([nodes, np.arange(n, n + more)])
@@ -314,8 +320,10 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             if demand[d]:
                 free[d, nodes] -= counts * demand[d]
         free[2, nodes] -= counts
-        for i, v in need:
-            xfree[i, nodes] -= counts * v
+        if need:
+            known = xknown[nodes]
+            for i, v in need:  # (within what a known node has left: no overflow)
+                xfree[i, nodes[known]] -= counts[known] * v
         if p.exclusive_group is not None:
             present = groups.setdefault(p.exclusive_group, np.zeros(size, dtype=bool))
             present[nodes] = True
@@ -324,7 +332,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     st._add(0, n - len(st.pool))
     st.fc, st.fm, st.fp, st.fs = (free[d, :n].tolist() for d in range(4))
     for j in range(n):
-        if st.fx[j] is not None:
+        if st.fx[j] is not None:  # (the nodes whose offer is known: xknown)
             st.fx[j] = {r: int(xfree[i, j]) for i, r in enumerate(res)} | {
                 r: v for r, v in (st.fx[j] or {}).items() if r not in res
             }
@@ -401,12 +409,13 @@ def dot_product(
         runs: list[tuple[int, int]] = []
         free = np.array([st.fc[j], st.fm[j], st.fp[j], st.fs[j]], dtype=np.int64)
         left = st.fx[j]
-        xfree = np.array([UNBOUNDED if left is None else left.get(r, 0) for r in res], dtype=np.int64)
+        xlimits = bool(res) and left is not None  # a node whose offer is not known limits nothing
+        xfree = np.array([0 if left is None else left.get(r, 0) for r in res], dtype=np.int64)
         placed_here = np.zeros(n_types, dtype=np.int64)
         allowed = (rem > 0) & elig[:, st.pool[j]]  # types not excluded on this node so far
         while True:
             ok = allowed & (rem > 0) & (placed_here < caps) & (demand <= free).all(axis=1)
-            if res:
+            if xlimits:
                 ok &= (xdemand <= xfree).all(axis=1)
             if not ok.any():
                 break
@@ -416,7 +425,7 @@ def dot_product(
             for d in range(4):
                 if demand[t, d]:
                     k = min(k, int(free[d] // demand[t, d]))
-            for i in range(len(res)):
+            for i in range(len(res) if xlimits else 0):
                 if xdemand[t, i]:
                     k = min(k, int(xfree[i] // xdemand[t, i]))
             run = 1
@@ -427,7 +436,7 @@ def dot_product(
                 rest[list(st.conf[t])] = False
                 frees = free - np.arange(1, k, dtype=np.int64)[:, None] * demand[t]
                 fit = (demand[None, :, :] <= frees[:, None, :]).all(axis=2) & rest
-                if res:
+                if xlimits:
                     xfrees = xfree - np.arange(1, k, dtype=np.int64)[:, None] * xdemand[t]
                     fit &= (xdemand[None, :, :] <= xfrees[:, None, :]).all(axis=2)
                 best = np.where(fit, score(frees), -1.0).argmax(axis=1)
@@ -436,7 +445,8 @@ def dot_product(
             st.place(t, j, run)
             runs.append((t, run))
             free -= demand[t] * run
-            xfree -= xdemand[t] * run
+            if xlimits:
+                xfree -= xdemand[t] * run
             rem[t] -= run
             placed_here[t] += run
             if st.conf[t]:
