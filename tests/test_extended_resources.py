@@ -202,3 +202,20 @@ def test_right_sizing_counts_gpus_and_never_names_a_class_without_them() -> None
     (f,) = _check(ROOT / "testdata" / "PF604" / "fail_gpu_pods_count_gpus", "PF604")
     assert f["details"]["recommended"] == {"vm_class": "gpu-node", "nodes": 2}
     assert [c["vm_class"] for c in f["details"]["candidates"]] == ["gpu-node"]
+
+
+def test_no_class_known_to_offer_the_devices_is_said_not_passed(tmp_path: Path) -> None:
+    """Pools that do not state their devices (no allocatable): packing lets GPU pods use them, but
+    right-sizing knows no class that offers a GPU, and says so instead of advising a class."""
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "platform.yaml").write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: gpu}\nspec:\n  runtime: bare-metal\n"
+        "  nodePools:\n    - {name: gpu, vmClass: gpu-node, count: 2}\n"
+        "  vmClasses:\n    - {name: gpu-node, cpus: 16, memory: 64Gi}\n"
+    )
+    src = ROOT / "testdata" / "PF604" / "fail_gpu_pods_count_gpus" / "deploy" / "gpu.yaml"
+    (tmp_path / "deploy" / "gpu.yaml").write_text(src.read_text())
+    (f,) = _check(tmp_path, "PF604")
+    assert "no advice" in f["message"] and "1 nvidia.com/gpu" in f["message"]
+    assert f["details"]["recommended"] is None
+    assert _check(tmp_path, "PF601") == []  # an unstated offer limits nothing

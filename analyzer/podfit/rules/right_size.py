@@ -31,7 +31,8 @@ the burst headroom counts the measured peaks (see PF603), and the finding sets t
 the measured pods beside their requests: how much of what the count holds is used. When a pod asks
 for an extended resource (`nvidia.com/gpu`, …), a class offers what the pools of that class state in
 their `allocatable` (the least of them) and the count packs it like CPU; a class no pool states it
-for is excluded, so the advice never names a class whose nodes lack a device a pod needs.
+for is excluded, so the advice never names a class whose nodes lack a device a pod needs; when that
+leaves no class, the finding says so (no advice) instead of staying silent.
 """
 
 from __future__ import annotations
@@ -142,6 +143,27 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
 
 
 _HOSTS = "the hosts hold at most"
+_DEVICES = "its nodes do not offer"  # (podfit.packing.engine.analyze's reason)
+
+
+def _no_class_offers(facts: PackingFacts, devices: dict[str, str]) -> Finding:
+    """No VM class is known to offer the extended resources the pods ask for: no advice, said once."""
+    a = facts.analysis
+    assert a is not None
+    loc, obj = pool_anchor(facts, a.pools[0].name)
+    shown = "; ".join(f"{c}: {why}" for c, why in sorted(devices.items())[:3])
+    more = f" (and {len(devices) - 3} more)" if len(devices) > 3 else ""
+    return Finding(
+        rule=ID,
+        message=(
+            f"{facts.prefix}right-size: no advice: no VM class is known to offer the extended resources the "
+            f"pods ask for ({shown}{more}); a class offers what the allocatable of its node pools states "
+            "(platform import reads it from the nodes)"
+        ),
+        location=loc,
+        object=obj,
+        details=facts.details({"recommended": None, "excluded": dict(sorted(a.recommendation.excluded.items()))}),
+    )
 
 
 def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
@@ -152,6 +174,10 @@ def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
     rec = a.recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
     by_hosts = {c: why for c, why in rec.excluded.items() if why.startswith(_HOSTS)}
+    devices = {c: why for c, why in rec.excluded.items() if why.startswith(_DEVICES)}
+    if devices and not by_hosts:
+        yield _no_class_offers(facts, devices)
+        return
     if not by_hosts:
         return  # no class holds the largest pod, or none fits a NUMA node: PF303 / PF304 say so
     shown = "; ".join(f"{c}: {why}" for c, why in sorted(by_hosts.items())[:3])
