@@ -219,3 +219,16 @@ def test_no_class_known_to_offer_the_devices_is_said_not_passed(tmp_path: Path) 
     assert "no advice" in f["message"] and "1 nvidia.com/gpu" in f["message"]
     assert f["details"]["recommended"] is None
     assert _check(tmp_path, "PF601") == []  # an unstated offer limits nothing
+
+
+def test_free_cpu_beside_spent_devices_is_stranded() -> None:
+    """A GPU node whose GPU is taken keeps CPU that the GPU pods, the only ones allowed there,
+    cannot use: stranded (PF602); with a GPU left, the same CPU is usable."""
+    from podfit.packing.engine import pack, stranded
+    from podfit.packing.model import Problem
+
+    pods = _gpu_pods(("infer", 1, 1))
+    for gpus, expected in ((1, 1), (2, 0)):
+        nodes = (_gpu_nodes(1, gpus),)
+        fit = pack(Problem(pods, nodes), 2)
+        assert len(stranded(pods, fit.nodes, nodes).nodes) == expected, gpus

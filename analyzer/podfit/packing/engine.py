@@ -30,6 +30,7 @@ from .model import (
     Recommendation,
     Stranded,
     VMClass,
+    extended_room,
     node_type,
 )
 
@@ -284,16 +285,42 @@ def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequen
         else np.ones(len(live), dtype=bool)
         for name in pool_names
     }
+    devices = _devices_left(live, nodes, by_name)
     for i, n in enumerate(nodes):
         f = free[i]
         free_cpu += int(f[0])
         free_mem += int(f[1])
-        usable = bool(len(live)) and bool((allowed[n.pool] & (demand <= f).all(axis=1)).any())
+        fitting = allowed[n.pool] & (demand <= f).all(axis=1)
+        if devices[i] is not None:  # and the extended resources the node has left
+            fitting &= np.array([extended_room(p.extended, devices[i]) != 0 for p in live], dtype=bool)
+        usable = bool(len(live)) and bool(fitting.any())
         if not usable and (f[0] > 0 or f[1] > 0):
             cpu += int(f[0])
             mem += int(f[1])
             names.append(n.name)
     return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
+
+
+def _devices_left(
+    live: Sequence[PodType], nodes: Sequence[NodeResult], by_name: Mapping[str, NodeType]
+) -> list[tuple[tuple[str, int], ...] | None]:
+    """Per node of a placement, the extended resources it has left (None: nothing asks for any,
+    or its pool does not say what it offers)."""
+    if not any(p.extended for p in live):
+        return [None] * len(nodes)
+    need = {p.name: dict(p.extended) for p in live}
+    out: list[tuple[tuple[str, int], ...] | None] = []
+    for n in nodes:
+        pool = by_name.get(n.pool)
+        if pool is None or pool.extended is None:
+            out.append(None)
+            continue
+        left = dict(pool.extended)
+        for name, k in n.pods:
+            for r, v in need.get(name, {}).items():
+                left[r] = left.get(r, 0) - v * k
+        out.append(tuple(sorted(left.items())))
+    return out
 
 
 def burst(
