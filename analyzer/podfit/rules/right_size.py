@@ -146,19 +146,18 @@ _HOSTS = "the hosts hold at most"
 _DEVICES = "its nodes do not offer"  # (podfit.packing.engine.analyze's reason)
 
 
-def _no_class_offers(facts: PackingFacts, devices: dict[str, str]) -> Finding:
+def _no_class_offers(facts: PackingFacts) -> Finding:
     """No VM class is known to offer the extended resources the pods ask for: no advice, said once."""
     a = facts.analysis
     assert a is not None
     loc, obj = pool_anchor(facts, a.pools[0].name)
-    shown = "; ".join(f"{c}: {why}" for c, why in sorted(devices.items())[:3])
-    more = f" (and {len(devices) - 3} more)" if len(devices) > 3 else ""
+    asked = sorted({f"{v} {r}" for p in a.pods for r, v in p.extended})
     return Finding(
         rule=ID,
         message=(
-            f"{facts.prefix}right-size: no advice: no VM class is known to offer the extended resources the "
-            f"pods ask for ({shown}{more}); a class offers what the allocatable of its node pools states "
-            "(platform import reads it from the nodes)"
+            f"{facts.prefix}right-size: no advice: pods ask for {', '.join(asked)} per pod and no VM class is "
+            "known to offer it (a class offers what the allocatable of its node pools states; platform import "
+            "reads it from the nodes)"
         ),
         location=loc,
         object=obj,
@@ -176,7 +175,7 @@ def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
     by_hosts = {c: why for c, why in rec.excluded.items() if why.startswith(_HOSTS)}
     devices = {c: why for c, why in rec.excluded.items() if why.startswith(_DEVICES)}
     if devices and not by_hosts:
-        yield _no_class_offers(facts, devices)
+        yield _no_class_offers(facts)
         return
     if not by_hosts:
         return  # no class holds the largest pod, or none fits a NUMA node: PF303 / PF304 say so
