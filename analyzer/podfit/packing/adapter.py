@@ -34,8 +34,9 @@
   an autoscaled workload at 0 is not packed but kept in ``PackInputs.idle`` for PF606.
 * A ``DoNotSchedule`` topology spread over ``topology.kubernetes.io/zone`` splits the pod type into
   a part per zone of the least each zone must hold (``<name>@<zone>``, bound to that zone's pools)
-  and the rest (:func:`_zone_parts`, which says when it applies): 4 pods over 2 zones at maxSkew 1
-  are 2 + 2, as the scheduler places them, not 4 in one zone.
+  and the rest, capped per zone at the most less the least (``PodType.pool_caps``;
+  :func:`_zone_parts`, which says when it applies): 4 pods over 2 zones at maxSkew 1 are 2 + 2, as
+  the scheduler places them, not 4 in one zone.
 * A ``DoNotSchedule`` topology spread on hostname whose selector counts the pod's own pods, with
   maxSkew s, caps pods per node at ⌊(M + (N − 1)·s) / N⌋, where M is the number of pods the
   selector counts (this workload's and those of other workloads it matches) and N the nodes that are
@@ -45,7 +46,7 @@
   fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
   side, each node holding at least max − s, is not modelled).
 * Control-plane pools are not used for workload pods.
-* A pool's ``reserved_pods`` (the cluster's own kube-system pods that are no DaemonSet's, such as
+* A pool's ``reserved_pods`` (the cluster's own pods, kube-system's or OpenShift's openshift-*, that are no DaemonSet's, such as
   coredns: :attr:`podfit.platform.NodePool.reserved_pods`) become pod types bound to that pool,
   named ``reserved/<pool>/<name>`` (``PackInputs.reserved``): they take their slots and requests
   there before any workload, as on the running cluster. They have no workload: findings about
@@ -480,21 +481,33 @@ ZONE = "topology.kubernetes.io/zone"
 def _zone_parts(
     pod: PodType, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
 ) -> list[PodType] | None:
-    """A ``DoNotSchedule`` topology spread over zones, as a necessary condition: with N pods, Z
-    zones and maxSkew s, no zone holds more than c = ⌊(N + (Z − 1)·s) / Z⌋ of them, so every zone
-    holds at least L = N − (Z − 1)·c. The pod type becomes one part of L pods bound to each zone's
-    pools (``<name>@<zone>``) and the rest, unbound, under its own name: with N = 4 over 2 zones
-    and maxSkew 1, 2 + 2, never 4 + 0. Modelled only where that is sound and simple: the selector
-    counts this workload's pods alone, every domain pool (node affinity honoured, taints as the
-    constraint says) has a zone label, each zone has a pool the pods may use, no ``minDomains``,
-    and the pod type is not named by other constraints (no anti-affinity group, conflicts, host
-    ports or DaemonSet relations). Otherwise None: no zone cap (never a misfit it does not prove)."""
-    if pod.exclusive_group or pod.conflicts or pod.host_ports or pod.avoids or pod.needs or pod.pools is None:
+    """``DoNotSchedule`` topology spreads over zones, as necessary conditions on each zone's count.
+
+    The domains of a constraint are the zones of the worker pools it counts (node affinity honoured
+    unless ``nodeAffinityPolicy: Ignore``, taints only under ``nodeTaintsPolicy: Honor``). The
+    scheduler places a pod in zone z only if count(z) + 1 − min ≤ maxSkew, min being the least
+    count over the domains, so once N pods are placed over Z domains with maxSkew s no two zones
+    differ by more than s: each holds at least ⌈(N − (Z − 1)·s) / Z⌉ and at most
+    ⌊(N + (Z − 1)·s) / Z⌋. When a domain can hold none of them (no pool of it the pods may use) or
+    there are fewer domains than ``minDomains``, the minimum stays 0 and each zone holds at most s.
+    Several constraints combine (the largest least, the smallest most).
+
+    The pod type becomes a part of the least each zone must hold, bound to that zone's pools
+    (``<name>@<zone>``), and the rest under its own name with ``pool_caps``: per zone, the most
+    less the least. With N = 4 over 2 zones and maxSkew 1, 2 + 2, never 4 + 0. A constraint is not
+    modelled (no cap, never a misfit it does not prove) when its selector counts other workloads'
+    pods too or a domain pool has no zone label; the least is not split off (only the caps stay)
+    when the pod type binds host ports or conflicts with others by name. None: nothing to model."""
+    if pod.pools is None:
         return None
     labels = dict(w.pod.labels)
     ns = w.ref.namespace or "default"
+    n = pod.count
+    least: dict[str, int] = {}
+    most: dict[str, int] = {}
+    usable: dict[str, list[str]] = {}
     for s in w.pod.scheduling.spread:
-        if s.topology_key != ZONE or s.when_unsatisfiable != "DoNotSchedule" or s.min_domains is not None:
+        if s.topology_key != ZONE or s.when_unsatisfiable != "DoNotSchedule":
             continue
         if not s.matches(labels, labels, True):
             continue
@@ -504,6 +517,7 @@ def _zone_parts(
         if any(u is not w for u in counted):
             continue  # other workloads' pods count too: not modelled
         zones: dict[str, list[str]] = {}
+        known = True
         for pl, d in zip(sched.pools, decisions, strict=True):
             if pl.pool.count <= 0 or getattr(pl.pool, "role", "worker") == "control-plane":
                 continue
@@ -513,24 +527,44 @@ def _zone_parts(
                 continue  # not a domain
             zone = pl.labels.get(ZONE)
             if not zone:
-                return None  # a domain of unknown zone
-            usable = zones.setdefault(zone, [])
+                known = False  # a domain of unknown zone
+                break
+            here = zones.setdefault(zone, [])
             if pl.type_name is not None and pl.type_name in pod.pools:
-                usable.append(pl.type_name)
-        if len(zones) < 2 or any(not usable for usable in zones.values()):
-            return None
-        n, z = pod.count, len(zones)
-        most = (n + (z - 1) * s.max_skew) // z
-        least = n - (z - 1) * most
-        if least <= 0:
-            return None
-        parts = [
-            dataclasses.replace(pod, name=f"{pod.name}@{zone}", count=least, pools=tuple(usable))
-            for zone, usable in sorted(zones.items())
-        ]
-        rest = n - z * least
-        return parts + ([dataclasses.replace(pod, count=rest)] if rest else [])
-    return None
+                here.append(pl.type_name)
+        if not known or len(zones) < 2:
+            continue  # one zone holds every pod whatever the skew
+        z, skew = len(zones), s.max_skew
+        if any(not here for here in zones.values()) or (s.min_domains is not None and z < s.min_domains):
+            low, high = 0, skew  # the global minimum stays 0
+        else:
+            high = (n + (z - 1) * skew) // z
+            low = max(0, -(-(n - (z - 1) * skew) // z), n - (z - 1) * high)
+        for zone, here in zones.items():
+            if here:
+                usable[zone] = here
+                least[zone] = max(least.get(zone, 0), low)
+                most[zone] = min(most.get(zone, n), high)
+    if not usable:
+        return None
+    for zone in usable:
+        least[zone] = min(least[zone], most[zone])
+    if sum(least.values()) > n or pod.conflicts or pod.host_ports:
+        least = dict.fromkeys(usable, 0)
+    caps = tuple(
+        (tuple(usable[zone]), most[zone] - least[zone])
+        for zone in sorted(usable)
+        if most[zone] - least[zone] < n - sum(least.values())
+    )
+    parts = [
+        dataclasses.replace(pod, name=f"{pod.name}@{zone}", count=least[zone], pools=tuple(usable[zone]))
+        for zone in sorted(usable)
+        if least[zone] > 0
+    ]
+    if not parts and not caps:
+        return None
+    rest = n - sum(least.values())
+    return parts + ([dataclasses.replace(pod, count=rest, pool_caps=caps)] if rest or not parts else [])
 
 
 def pods_from_workloads(

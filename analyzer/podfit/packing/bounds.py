@@ -22,6 +22,7 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from ..words import plural
 from .model import DIMS, UNBOUNDED, Bound, Extended, NodeType, PodType, Vec, extended_room
 
 __all__ = [
@@ -154,7 +155,7 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec, extended: Extended | 
         if p.exclusive_group:
             groups[p.exclusive_group] += p.count
     for g, n in sorted(groups.items()):
-        out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {n} pods, one per node"))
+        out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {plural(n, 'pod')}, one per node"))
     for p in pods:
         if p.max_per_node and p.count:
             out.append(
@@ -162,13 +163,13 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec, extended: Extended | 
                     "max-per-node",
                     ceil_div(p.count, p.max_per_node),
                     0,
-                    detail=f"{p.name}: {p.count} pods, at most {p.max_per_node} per node",
+                    detail=f"{p.name}: {plural(p.count, 'pod')}, at most {p.max_per_node} per node",
                 )
             )
     for port, members in port_cliques(pods):
         n = sum(p.count for p in members)
         if n:
-            out.append(Bound("host-port", n, 0, detail=f"hostPort {port}: {n} pods, one per node"))
+            out.append(Bound("host-port", n, 0, detail=f"hostPort {port}: {plural(n, 'pod')}, one per node"))
     return out
 
 
@@ -258,6 +259,21 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
                     p.name,
                 )
             )
+    for p in pods:
+        if p.pool_caps and elig[p.name]:
+            # every pool it may use lies in a capped set (a zone): it holds no more than the caps
+            names = [nodes[i].name for i in elig[p.name]]
+            zone_caps = [(sum(1 for n in names if n in zone), cap) for zone, cap in p.pool_caps]
+            if all(any(n in zone for zone, _ in p.pool_caps) for n in names):
+                out.append(
+                    Bound(
+                        "zone-spread",
+                        p.count,
+                        sum(cap for used, cap in zone_caps if used),
+                        tuple(names),
+                        p.name,
+                    )
+                )
     for port, members in port_cliques(pods):
         pools = sorted({i for p in members for i in elig[p.name]})
         n = sum(p.count for p in members)

@@ -2,7 +2,8 @@
 
 Variables ``x[t, j]`` = pods of type t on node j (0 where the node's pool is not eligible or too
 small). Constraints: every pod placed; per node and dimension Σ demand·x ≤ allocatable; one pod per
-node and exclusive group; per-node caps; conflicting types never together (a Boolean "type t is on
+node and exclusive group; per-node caps; per pod type, Σ over the nodes of a capped pool set
+(a zone) ≤ its cap; conflicting types never together (a Boolean "type t is on
 node j" for the types in a conflict, at most one of each conflicting pair true). Symmetry breaking:
 identical nodes (same pool) are ordered by CPU load (then memory load), and in the minimisation
 model a node is used only if the one before it is — any solution can be permuted into that form,
@@ -73,6 +74,10 @@ def _build(
     for t, p in enumerate(pods):
         vs = [x[t, j] for j in range(len(pool_of)) if (t, j) in x]
         model.add(sum(vs) == p.count)
+        for names, cap in p.pool_caps:
+            capped = [x[t, j] for j, pi in enumerate(pool_of) if (t, j) in x and pools[pi].name in names]
+            if capped:
+                model.add(sum(capped) <= cap)
     groups: dict[str, list[int]] = {}
     for t, p in enumerate(pods):
         if p.exclusive_group:

@@ -10,9 +10,9 @@
   normalised demand has the largest dot product with the node's normalised free capacity.
 
 All of them honour the pools each pod may use, exclusive (anti-affinity) groups, conflicts
-between pod types and per-node caps. In "open nodes" mode (``template`` given) they open new
-identical nodes as needed, so the number of nodes they use is an upper bound on the least node
-count.
+between pod types, per-node caps and pool caps (the most pods of a type a zone's pools hold
+together). In "open nodes" mode (``template`` given) they open new identical nodes as needed, so
+the number of nodes they use is an upper bound on the least node count.
 """
 
 from __future__ import annotations
@@ -189,7 +189,8 @@ def ffd_order(
     def order_key(t: int) -> tuple:
         p = pods[t]
         if constrained_first:
-            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts or p.host_ports) else 1
+            capped = p.exclusive_group or p.max_per_node or p.conflicts or p.host_ports or p.pool_caps
+            constrained = 0 if capped else 1
             return (eligible_nodes(p), constrained, -size(p, ref), p.name)
         return (-size(p, ref), p.name)
 
@@ -274,6 +275,12 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         if cap is not None:
             np.minimum(k, cap, out=k)
         np.maximum(k, 0, out=k)
+        if p.pool_caps and tmpl is None:
+            # the nodes of a capped pool set (a zone), in order, take no more than its cap together
+            for names, zone_cap in p.pool_caps:
+                inside = np.flatnonzero(np.array([pl.name in names for pl in st.pools], dtype=bool)[pool_of[:n]])
+                if len(inside):
+                    k[inside] = np.diff(np.minimum(np.cumsum(k[inside]), zone_cap), prepend=0)
         # the nodes in order take all they can until the type's pods run out
         upto = np.cumsum(k)
         if n == 0 or upto[-1] <= rem:
@@ -382,6 +389,34 @@ def dot_product(
     rem = np.array([p.count for p in pods], dtype=np.int64)
     elig = np.array(st.elig, dtype=bool).reshape(n_types, len(st.pools))
     caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
+    # (type, pool) → the index of the type's pool cap the pool's nodes count against (absent: none),
+    # and per capped type what each of its caps has left
+    capped = [t for t, p in enumerate(pods) if p.pool_caps]
+    cap_of = {
+        (t, i): c
+        for t in capped
+        for i, n in enumerate(st.pools)
+        for c, (names, _) in enumerate(pods[t].pool_caps)
+        if n.name in names
+    }
+    cap_left = {t: [cap for _, cap in pods[t].pool_caps] for t in capped}
+
+    def node_caps(pool: int) -> np.ndarray:
+        if not capped:
+            return caps
+        out = caps.copy()
+        for t in capped:
+            c = cap_of.get((t, pool))
+            if c is not None:
+                out[t] = min(out[t], cap_left[t][c])
+        return out
+
+    def spend(pool: int, runs: Sequence[tuple[int, int]]) -> None:
+        for t, k in runs:
+            c = cap_of.get((t, pool))
+            if c is not None:
+                cap_left[t][c] -= k
+
     group_ids: dict[str, int] = {}
     gid = np.array(
         [group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1 for p in pods],
@@ -400,10 +435,14 @@ def dot_product(
                 break
             st._add(0)
         pattern = last.get(st.pool[j])
-        if pattern is not None and all(rem[t] >= k for t, k in _totals(pattern).items()):
+        if pattern is not None and all(
+            rem[t] >= k and ((c := cap_of.get((t, st.pool[j]))) is None or cap_left[t][c] >= k)
+            for t, k in _totals(pattern).items()
+        ):
             for t, k in pattern:
                 st.place(t, j, k)
                 rem[t] -= k
+            spend(st.pool[j], pattern)
             j += 1
             continue
         runs: list[tuple[int, int]] = []
@@ -413,15 +452,16 @@ def dot_product(
         xfree = np.array([0 if left is None else left.get(r, 0) for r in res], dtype=np.int64)
         placed_here = np.zeros(n_types, dtype=np.int64)
         allowed = (rem > 0) & elig[:, st.pool[j]]  # types not excluded on this node so far
+        here_caps = node_caps(st.pool[j])
         while True:
-            ok = allowed & (rem > 0) & (placed_here < caps) & (demand <= free).all(axis=1)
+            ok = allowed & (rem > 0) & (placed_here < here_caps) & (demand <= free).all(axis=1)
             if xlimits:
                 ok &= (xdemand <= xfree).all(axis=1)
             if not ok.any():
                 break
             t = int(np.argmax(np.where(ok, score(free[None, :])[0], -1.0)))
             # further pods of type t the node could take, and whether t would be chosen for them
-            k = min(int(rem[t]), int(caps[t] - placed_here[t]))
+            k = min(int(rem[t]), int(here_caps[t] - placed_here[t]))
             for d in range(4):
                 if demand[t, d]:
                     k = min(k, int(free[d] // demand[t, d]))
@@ -453,6 +493,7 @@ def dot_product(
                 allowed[list(st.conf[t])] = False
         if template is not None and not st.content[j]:
             break  # a fresh node took nothing: the rest never fits
+        spend(st.pool[j], runs)
         if runs:
             last[st.pool[j]] = runs
         j += 1

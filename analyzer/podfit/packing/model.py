@@ -27,6 +27,7 @@ __all__ = [
     "Bound",
     "PackResult",
     "MinNodes",
+    "ZonalNodes",
     "Stranded",
     "Headroom",
     "Candidate",
@@ -87,6 +88,10 @@ class PodType:
     node (the term selects their pods and no packed pod). ``extended``: the extended resources
     (``nvidia.com/gpu``, …) one pod asks for; a node holds no more of them than it offers
     (:attr:`NodeType.extended`), summed over every pod type on it.
+
+    ``pool_caps``: per set of pools (by node type name), the most pods of this type the nodes of
+    those pools hold together (a zone's pools under a zone topology spread: see
+    :func:`podfit.packing.adapter._zone_parts`).
     """
 
     name: str
@@ -106,6 +111,7 @@ class PodType:
     host_ports: tuple[tuple[str, int, str], ...] = ()
     avoids: tuple[str, ...] = ()
     needs: tuple[tuple[str, ...], ...] = ()
+    pool_caps: tuple[tuple[tuple[str, ...], int], ...] = ()
     extended: Extended = ()
 
     def allowed_on(self, node: NodeType) -> bool:
@@ -131,6 +137,15 @@ class PodType:
                 raise ValueError(f"PodType {self.name!r}: {name} must be a non-negative int, got {v!r}")
         if self.max_per_node is not None and self.max_per_node < 1:
             raise ValueError(f"PodType {self.name!r}: max_per_node must be at least 1")
+        if any(cap < 0 for _, cap in self.pool_caps):
+            raise ValueError(f"PodType {self.name!r}: a pool cap must be non-negative")
+
+    def pool_cap(self, pool: str) -> int | None:
+        """The cap of the pool set ``pool`` belongs to (None: not capped)."""
+        for names, cap in self.pool_caps:
+            if pool in names:
+                return cap
+        return None
 
     @property
     def demand(self) -> Vec:
@@ -384,6 +399,20 @@ class MinNodes:
 
 
 @dataclass(frozen=True)
+class ZonalNodes:
+    """Least nodes of one class when the pools lie in zones: a placement on ``zones`` (zone, nodes
+    of the class there), ``nodes`` in all, and the proven ``lower_bound`` (the larger of the
+    class's own and the sum over zones of what the pods bound to each zone need there); ``exact``
+    when they meet."""
+
+    vm_class: str
+    zones: tuple[tuple[str, int], ...]
+    nodes: int
+    lower_bound: int
+    exact: bool
+
+
+@dataclass(frozen=True)
 class Stranded:
     """Free capacity on nodes that no pod of the workload could use (per node and in total)."""
 
@@ -426,6 +455,8 @@ class Candidate:
     headroom_memory: int
     waste_ppm: int  # mean of the CPU and memory shares of provisioned capacity left idle, parts per million
     host_limit: int | None = None  # the most nodes of the class the hosts hold (None: no hosts described)
+    # when the pools lie in zones: the nodes per zone (zone, nodes), summing to ``nodes``
+    zones: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from ..packing.rules_support import (
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 from ..quantity import format_cpu, format_memory
+from ..words import plural
 
 ID = "PF602"
 SLUG = "stranded-capacity"
@@ -70,7 +71,7 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
         rule=ID,
         message=(
             f"{facts.prefix}{format_cpu(s.cpu)} CPU and {format_memory(s.memory, exact=False)} memory are stranded on "
-            f"{len(s.nodes)} node(s) ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
+            f"{plural(len(s.nodes), 'node')} ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
             "what is left there"
             + (
                 f"; consider {a.recommendation.nodes} × {a.recommendation.vm_class}"
