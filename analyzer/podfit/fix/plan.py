@@ -515,10 +515,10 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
 def _schedulable(facts: Facts, pools: Sequence[NodePool]) -> set[str]:
     """The pods of the workloads that fit a node of some pool they may run on."""
     from ..packing.adapter import inputs_from
-    from ..packing.bounds import fits
+    from ..packing.bounds import pod_fits
 
     inputs = inputs_from(facts.workloads, facts.platform, pools)
-    return {p.name for p in inputs.pods if any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)}
+    return {p.name for p in inputs.pods if any(p.allowed_on(n) and pod_fits(p, n) for n in inputs.pools)}
 
 
 def _strands_pods(facts: Facts, pool: NodePool, vc: VMClass) -> bool:

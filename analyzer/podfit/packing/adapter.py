@@ -80,7 +80,7 @@ from ..scheduling import (
     decide,
     described_keys,
 )
-from .bounds import fits
+from .bounds import pod_fits
 from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
 
 if TYPE_CHECKING:
@@ -151,6 +151,12 @@ class PackInputs:
     reserved: tuple[str, ...] = ()
     # pod type name → the extended resources (nvidia.com/gpu, …) one of its pods asks for
     extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # DaemonSet name → the node types it would run on whose nodes do not offer the extended
+    # resources its pods ask for (those pods stay Pending: PF303)
+    daemon_lacking: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # VM class → the extended resources every node of that class offers pods (pools stating their
+    # allocatable; the least of them): what right-sizing may count on
+    class_extended: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -199,7 +205,7 @@ def _peak_group(
 ) -> tuple[tuple[PodType, ...], RunToCompletion | None]:
     """The long-running pods plus the largest run-to-completion group (see :class:`RunToCompletion`)."""
     # a pod no node can ever run is a misfit whenever it runs: it stays, so PF303 / PF601 see it
-    never = {p.name for p in pods if not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in pools)}
+    never = {p.name for p in pods if not any(p.allowed_on(n) and pod_fits(p, n) for n in pools)}
     groups: dict[str, list[PodType]] = {}
     for p in pods:
         kind = kinds.get(p.name, "")
@@ -587,6 +593,7 @@ class _Plan:
     unschedulable: dict[str, str]
     idle: tuple[PodType, ...] = ()
     extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    daemon_lacking: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _list(value: Any) -> list[Any]:
@@ -640,6 +647,12 @@ def extended_requests(w: Workload) -> dict[str, int]:
     return {k: v for k, v in total.items() if v > 0}
 
 
+def pool_extended(pool) -> tuple[tuple[str, int], ...] | None:
+    """The extended resources each node of ``pool`` offers; None where the pool does not say what
+    its nodes offer (no ``allocatable``), which is not taken for "none"."""
+    return tuple(getattr(pool, "extended", ())) if getattr(pool, "allocatable", None) else None
+
+
 def _extended_offer(sched: _Scheduling) -> dict[str, dict[str, int] | None]:
     """Node type name → the extended resources each of its nodes offers; None where the pool does
     not say what its nodes offer (no ``allocatable``: a TanzuKubernetesCluster's pool, a profile's
@@ -690,6 +703,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
     offer = _extended_offer(sched)
     needs: dict[str, dict[str, int]] = {}  # extended resources each pod type asks for
+    daemon_lacking: dict[str, tuple[str, ...]] = {}  # DaemonSet → pools whose nodes lack what its pods ask for
     for name, w in named:
         if not w.per_node and w.replicas <= 0 and not (w.autoscaler and w.autoscaler.max_replicas > 0):
             continue  # no pod (an autoscaled workload at 0 is kept: its scale-out is PF606's)
@@ -705,7 +719,17 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unknown.setdefault(keys, []).append(name)
         p = w.pod
         if w.per_node:
-            daemons.append(DaemonPod(name, p.cpu_request, p.memory_request, p.storage_request, (), fits))
+            need = extended_requests(w)
+            if need:  # its pods run only where a node offers what they ask for; elsewhere they stay Pending
+                lacking = tuple(t for t in fits if _extended_cap(need, offer[t]) == 0)
+                if lacking:
+                    daemon_lacking[name] = lacking
+                    fits = tuple(t for t in fits if t not in lacking)
+            daemons.append(
+                DaemonPod(
+                    name, p.cpu_request, p.memory_request, p.storage_request, (), fits, tuple(sorted(need.items()))
+                )
+            )
             continue
         if unknown_here:
             continue
@@ -777,6 +801,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 host_ports=tuple((hp.ip, hp.port, hp.protocol) for hp in p.host_ports),
                 avoids=between[name].avoids if name in between else (),
                 needs=between[name].needs if name in between else (),
+                extended=tuple(sorted(needs.get(name, {}).items())),
             )
         )
         if everyone is not None and p.scheduling.spread and w.autoscaler is None:
@@ -793,6 +818,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         unschedulable,
         tuple(p for p in pods if p.count == 0),
         needs,
+        daemon_lacking,
     )
 
 
@@ -860,7 +886,18 @@ def pools_to_node_types(
             sources[name] = p
         vc = by_name[p.vm_class]
         ov, mp = _pool_overhead(p, vc, overhead, max_pods)
-        out.append(node_type(name, vc, p.count, labels=_node_labels(p), overhead=ov, daemons=daemons, max_pods=mp))
+        out.append(
+            node_type(
+                name,
+                vc,
+                p.count,
+                labels=_node_labels(p),
+                overhead=ov,
+                daemons=daemons,
+                max_pods=mp,
+                extended=pool_extended(p),
+            )
+        )
     return tuple(out), unknown
 
 
@@ -929,6 +966,16 @@ def inputs_from(
         if seen is not None:  # two pools of one class: the larger overhead, the fewer slots
             o, slots = Overhead(max(o.cpu, seen[0].cpu), max(o.memory, seen[0].memory)), min(slots, seen[1])
         class_overheads[p.vm_class] = (o, slots)
+    class_extended: dict[str, dict[str, int]] = {}
+    for p in pools_in:
+        offer = pool_extended(p)
+        if p.count <= 0 or offer is None:
+            continue
+        seen_offer = class_extended.get(p.vm_class)
+        here = dict(offer)
+        class_extended[p.vm_class] = (
+            here if seen_offer is None else {r: min(v, here[r]) for r, v in seen_offer.items() if r in here}
+        )
     reserved = _reserved_pods(pools_in, names)
     pods, rtc = _peak_group(reserved + plan.pods, kinds, pools)
     return PackInputs(
@@ -952,6 +999,8 @@ def inputs_from(
         idle=plan.idle,
         reserved=tuple(p.name for p in reserved),
         extended=plan.extended,
+        daemon_lacking=plan.daemon_lacking,
+        class_extended={c: tuple(sorted(o.items())) for c, o in class_extended.items()},
     )
 
 

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 
 from ..words import plural
 from . import exact, lns
-from .bounds import ceil_div, certificates, fits, lower_bound
+from .bounds import ceil_div, certificates, lower_bound, pod_fits
 from .heuristics import Packing, first_fit, run_all
 from .model import (
     UNBOUNDED,
     Candidate,
     DaemonPod,
+    Extended,
     Headroom,
     MinNodes,
     NodeResult,
@@ -31,6 +32,7 @@ from .model import (
     Stranded,
     VMClass,
     ZonalNodes,
+    extended_room,
     node_type,
 )
 
@@ -97,10 +99,10 @@ def _packing_from_exact(res: exact.ExactResult, n_types: int, name: str) -> Pack
 
 
 def _homogeneous_lower_bound(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> int | None:
-    allocs = {n.allocatable for n in nodes if n.count}
+    allocs = {(n.allocatable, n.extended) for n in nodes if n.count}
     if len(allocs) != 1:
         return None
-    lb, _ = lower_bound(pods, next(iter(allocs)))
+    lb, _ = lower_bound(pods, *next(iter(allocs)))
     return None if lb >= UNBOUNDED else lb
 
 
@@ -224,10 +226,10 @@ def min_nodes(
     other heuristic, no search), in milliseconds."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
-    if any(not fits(p.demand, tmpl.allocatable) or not p.daemons_allow(tmpl.daemon_pods) for p in pods):
+    if any(not pod_fits(p, tmpl) or not p.daemons_allow(tmpl.daemon_pods) for p in pods):
         return None  # too large for the class, or barred from every node by a DaemonSet that runs there
     start = time.monotonic()
-    lb, _ = lower_bound(pods, tmpl.allocatable)
+    lb, _ = lower_bound(pods, tmpl.allocatable, tmpl.extended)
     if lb > MAX_MIN_NODES:
         return None
     total = sum(p.count for p in pods)
@@ -350,16 +352,42 @@ def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequen
         else np.ones(len(live), dtype=bool)
         for name in pool_names
     }
+    devices = _devices_left(live, nodes, by_name)
     for i, n in enumerate(nodes):
         f = free[i]
         free_cpu += int(f[0])
         free_mem += int(f[1])
-        usable = bool(len(live)) and bool((allowed[n.pool] & (demand <= f).all(axis=1)).any())
+        fitting = allowed[n.pool] & (demand <= f).all(axis=1)
+        if devices[i] is not None:  # and the extended resources the node has left
+            fitting &= np.array([extended_room(p.extended, devices[i]) != 0 for p in live], dtype=bool)
+        usable = bool(len(live)) and bool(fitting.any())
         if not usable and (f[0] > 0 or f[1] > 0):
             cpu += int(f[0])
             mem += int(f[1])
             names.append(n.name)
     return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
+
+
+def _devices_left(
+    live: Sequence[PodType], nodes: Sequence[NodeResult], by_name: Mapping[str, NodeType]
+) -> list[tuple[tuple[str, int], ...] | None]:
+    """Per node of a placement, the extended resources it has left (None: nothing asks for any,
+    or its pool does not say what it offers)."""
+    if not any(p.extended for p in live):
+        return [None] * len(nodes)
+    need = {p.name: dict(p.extended) for p in live}
+    out: list[tuple[tuple[str, int], ...] | None] = []
+    for n in nodes:
+        pool = by_name.get(n.pool)
+        if pool is None or pool.extended is None:
+            out.append(None)
+            continue
+        left = dict(pool.extended)
+        for name, k in n.pods:
+            for r, v in need.get(name, {}).items():
+                left[r] = left.get(r, 0) - v * k
+        out.append(tuple(sorted(left.items())))
+    return out
 
 
 def burst(
@@ -546,13 +574,17 @@ def analyze(
     host_limits: Mapping[str, int] | None = None,
     search: Sequence[str] | None = None,
     class_overheads: Mapping[str, tuple[Overhead, int]] | None = None,
+    class_extended: Mapping[str, Extended] | None = None,
 ) -> Analysis:
     """Everything ``podfit pack`` reports. ``family`` (e.g. ``best-effort-``) limits the classes
     considered for min nodes and right-sizing to names with that prefix. ``search``: the classes
     whose least count is searched for (LNS, CP-SAT) within the time budget; the others get the
     lower bound and first-fit-decreasing's count. None: every class (the rules' choice).
     ``class_overheads``: per VM class, the overhead and pod slots its real nodes show (imported
-    allocatable), used instead of ``overhead`` and ``max_pods`` to size that class."""
+    allocatable), used instead of ``overhead`` and ``max_pods`` to size that class.
+    ``class_extended``: per VM class, the extended resources its nodes offer (the pools of that
+    class that state them); when some pod asks for an extended resource, a class not listed offers
+    none, so it is never sized for pods that need one."""
     pods = tuple(p for p in pods if p.count > 0)
     pools = tuple(pools)
     start = time.monotonic()
@@ -567,10 +599,12 @@ def analyze(
     ]
     searched = [c for c in cands if search is None or c.name in search]
     relaxed = _relax_selectors(pods)  # every class's nodes are taken to suit every pod
+    asks_extended = any(p.extended for p in relaxed)
     for c in sorted(cands, key=lambda c: c in searched):  # bounds first: the search takes what is left
         left = max(time_budget - (time.monotonic() - start), 0.0)
         ov, slots = (class_overheads or {}).get(c.name, (overhead, max_pods))
-        t = node_type(c.name, c, 1, overhead=ov, daemons=landing, max_pods=slots)
+        offer = (class_extended or {}).get(c.name, ()) if asks_extended else None
+        t = node_type(c.name, c, 1, overhead=ov, daemons=landing, max_pods=slots, extended=offer)
         if c in searched:
             share = left / (len(searched) - searched.index(c))
             r = min_nodes(relaxed, t, share, workers=workers)
@@ -580,6 +614,10 @@ def analyze(
             least[c.name] = r.summary
         elif barred := sorted({p.name for p in relaxed if not p.daemons_allow(t.daemon_pods)}):
             why_not[c.name] = f"its nodes run DaemonSets that {', '.join(barred)} cannot share a node with"
+        elif lacking := sorted(
+            {f"{v} {r}" for p in relaxed for r, v in p.extended if dict(t.extended or ()).get(r, 0) < v}
+        ):
+            why_not[c.name] = f"its nodes do not offer {', '.join(lacking)} per node (no pool of the class states it)"
     least = {c.name: least[c.name] for c in cands if c.name in least}  # the catalogue's order
     zonal: dict[str, ZonalNodes] = {}
     zone_of = pool_zones(pools)
@@ -625,4 +663,5 @@ def analyze_inputs(
         host_limits=inputs.host_limits,
         search=search,
         class_overheads=inputs.class_overheads,
+        class_extended=inputs.class_extended,
     )

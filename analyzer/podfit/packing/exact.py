@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .bounds import fits
+from .bounds import pod_fits
 from .heuristics import conflict_indices
-from .model import UNBOUNDED, NodeType, PodType
+from .model import UNBOUNDED, NodeType, PodType, extended_room
 
 if TYPE_CHECKING:
     from ortools.sat.python.cp_model import IntVar
@@ -58,12 +58,14 @@ def _build(
         check()
         for j, pi in enumerate(pool_of):
             n = pools[pi]
-            if p.count == 0 or not p.allowed_on(n) or not fits(p.demand, n.allocatable):
+            if p.count == 0 or not p.allowed_on(n) or not pod_fits(p, n):
                 continue
             ub = min(p.count, n.pods)
             for dem, cap in ((p.cpu, n.cpu), (p.memory, n.memory), (p.storage, n.storage)):
                 if dem:
                     ub = min(ub, cap // dem)
+            if (room := extended_room(p.extended, n.extended)) is not None:
+                ub = min(ub, room)
             if p.per_node_cap is not None:
                 ub = min(ub, p.per_node_cap)
             if ub > 0:
@@ -93,6 +95,7 @@ def _build(
                 model.add(sum(terms) <= cap)
         if here:
             model.add(sum(x[t, j] for t in here) <= n.pods)
+        add_extended(model, x, pods, here, j, n)
         for members in groups.values():
             vs = [x[t, j] for t in members if (t, j) in x]
             if len(vs) > 1:
@@ -111,6 +114,16 @@ def _build(
         for (t, j), v in x.items():
             model.add_hint(v, hint.get((t, j), 0))
     return x, ubs
+
+
+def add_extended(model, x, pods: Sequence[PodType], here: Sequence[int], j: int, node: NodeType) -> None:
+    """Per extended resource node ``j`` offers: the pods placed there ask for no more than that."""
+    if node.extended is None:
+        return
+    for r, cap in node.extended:
+        terms = [v * x[t, j] for t in here for name, v in pods[t].extended if name == r]
+        if terms:
+            model.add(sum(terms) <= cap)
 
 
 def add_conflicts(model, x, ubs, conf, nodes) -> None:

@@ -61,6 +61,8 @@ class _State:
         self.fm: list[int] = []
         self.fp: list[int] = []
         self.fs: list[int] = []
+        # per node, the extended resources it has left (None: its pool's offer is not known)
+        self.fx: list[dict[str, int] | None] = []
         self.groups: dict[int, set[str]] = {}  # node → exclusive groups on it (nodes with any)
         self.content: list[dict[int, int]] = []
         if template is not None:
@@ -79,6 +81,7 @@ class _State:
         self.fm += [n.memory] * count
         self.fp += [n.pods] * count
         self.fs += [n.storage] * count
+        self.fx += [None if n.extended is None else dict(n.extended) for _ in range(count)]
         self.content += [{} for _ in range(count)]
 
     def can_open(self) -> bool:
@@ -101,6 +104,9 @@ class _State:
             k = min(k, self.fm[j] // p.memory)
         if p.storage:
             k = min(k, self.fs[j] // p.storage)
+        left = self.fx[j]
+        if p.extended and left is not None:
+            k = min(k, *(left.get(r, 0) // v for r, v in p.extended))
         cap = p.per_node_cap
         if cap is not None:
             k = min(k, cap - self.content[j].get(t, 0))
@@ -112,6 +118,10 @@ class _State:
         self.fm[j] -= p.memory * k
         self.fp[j] -= k
         self.fs[j] -= p.storage * k
+        left = self.fx[j]
+        if p.extended and left is not None:
+            for r, v in p.extended:
+                left[r] = left.get(r, 0) - v * k
         if p.exclusive_group is not None:
             self.groups.setdefault(j, set()).add(p.exclusive_group)
         self.content[j][t] = self.content[j].get(t, 0) + k
@@ -224,6 +234,17 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     free = np.zeros((4, size), dtype=np.int64)  # cpu, memory, pod slots, storage
     free[:, :n] = [st.fc, st.fm, st.fp, st.fs]
     tmpl = st.pools[0] if st.template is not None else None
+    # extended resources the pods ask for: what each node has left of each, where its pool states it
+    # (``xknown``; a node whose offer is not known limits nothing)
+    res = sorted({r for p in pods for r, _ in p.extended})
+    xfree = np.zeros((len(res), size), dtype=np.int64)
+    xknown = np.zeros(size, dtype=bool)
+    for j, left in enumerate(st.fx):
+        if left is not None:
+            xfree[:, j] = [left.get(r, 0) for r in res]
+            xknown[j] = True
+    fresh_known = tmpl is not None and tmpl.extended is not None
+    xfresh = [dict(tmpl.extended or ()).get(r, 0) if fresh_known and tmpl is not None else 0 for r in res]
     groups: dict[str, np.ndarray] = {}
     where: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # type → (nodes, pods on each)
     elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
@@ -241,6 +262,9 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         for d in (0, 1, 3):
             if demand[d]:
                 np.minimum(k, free[d, :n] // demand[d], out=k)
+        need = [(res.index(r), v) for r, v in p.extended]
+        for i, v in need:
+            np.minimum(k, np.where(xknown[:n], xfree[i, :n] // v, k), out=k)
         if not everywhere[t]:
             k[~elig[t][pool_of[:n]]] = 0
         if p.exclusive_group is not None and p.exclusive_group in groups:
@@ -271,17 +295,27 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             rem = 0
         if rem > 0 and tmpl is not None and n < st.max_open:
             # new template nodes: each empty one takes the same number
-            fresh = min([tmpl.pods, *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d])])
+            fresh = min(
+                [
+                    tmpl.pods,
+                    *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d]),
+                    *(xfresh[i] // v for i, v in need if fresh_known),
+                ]
+            )
             if not (elig[t][0] and fresh > 0):
                 # the node-by-node fit opens one node, finds it cannot take the type and stops (it
                 # opens none when the last node is such an empty one); later types may use it
                 if n == 0 or free[2, n - 1] < tmpl.pods:  # the last node holds pods
                     free[:, n] = [tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage]
+                    xfree[:, n] = xfresh
+                    xknown[n] = fresh_known
                     n += 1
             else:
                 fresh = min(fresh, cap) if cap is not None else fresh
                 more = min(-(-rem // fresh), st.max_open - n)
                 free[:, n : n + more] = np.array([tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage])[:, None]
+                xfree[:, n : n + more] = np.array(xfresh, dtype=np.int64).reshape(len(res), 1)
+                xknown[n : n + more] = fresh_known
                 extra = np.full(more, fresh, dtype=np.int64)
                 extra[-1] = min(fresh, rem - fresh * (more - 1))
                 nodes = np.concatenate([nodes, np.arange(n, n + more)])
@@ -293,6 +327,10 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             if demand[d]:
                 free[d, nodes] -= counts * demand[d]
         free[2, nodes] -= counts
+        if need:
+            known = xknown[nodes]
+            for i, v in need:  # (within what a known node has left: no overflow)
+                xfree[i, nodes[known]] -= counts[known] * v
         if p.exclusive_group is not None:
             present = groups.setdefault(p.exclusive_group, np.zeros(size, dtype=bool))
             present[nodes] = True
@@ -300,6 +338,11 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     # back to the state's per-node lists
     st._add(0, n - len(st.pool))
     st.fc, st.fm, st.fp, st.fs = (free[d, :n].tolist() for d in range(4))
+    for j in range(n):
+        if st.fx[j] is not None:  # (the nodes whose offer is known: xknown)
+            st.fx[j] = {r: int(xfree[i, j]) for i, r in enumerate(res)} | {
+                r: v for r, v in (st.fx[j] or {}).items() if r not in res
+            }
     for t, (nodes, counts) in where.items():
         for j, k in zip(nodes.tolist(), counts.tolist(), strict=True):
             st.content[j][t] = k
@@ -338,6 +381,11 @@ def dot_product(
             out += share[:, d : d + 1] * norm[:, d]
         return out
 
+    # extended resources: what one pod of each type asks for of each (rows: types)
+    res = sorted({r for p in pods for r, _ in p.extended})
+    xdemand = np.array([[dict(p.extended).get(r, 0) for r in res] for p in pods], dtype=np.int64).reshape(
+        n_types, len(res)
+    )
     rem = np.array([p.count for p in pods], dtype=np.int64)
     elig = np.array(st.elig, dtype=bool).reshape(n_types, len(st.pools))
     caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
@@ -399,11 +447,16 @@ def dot_product(
             continue
         runs: list[tuple[int, int]] = []
         free = np.array([st.fc[j], st.fm[j], st.fp[j], st.fs[j]], dtype=np.int64)
+        left = st.fx[j]
+        xlimits = bool(res) and left is not None  # a node whose offer is not known limits nothing
+        xfree = np.array([0 if left is None else left.get(r, 0) for r in res], dtype=np.int64)
         placed_here = np.zeros(n_types, dtype=np.int64)
         allowed = (rem > 0) & elig[:, st.pool[j]]  # types not excluded on this node so far
         here_caps = node_caps(st.pool[j])
         while True:
             ok = allowed & (rem > 0) & (placed_here < here_caps) & (demand <= free).all(axis=1)
+            if xlimits:
+                ok &= (xdemand <= xfree).all(axis=1)
             if not ok.any():
                 break
             t = int(np.argmax(np.where(ok, score(free[None, :])[0], -1.0)))
@@ -412,6 +465,9 @@ def dot_product(
             for d in range(4):
                 if demand[t, d]:
                     k = min(k, int(free[d] // demand[t, d]))
+            for i in range(len(res) if xlimits else 0):
+                if xdemand[t, i]:
+                    k = min(k, int(xfree[i] // xdemand[t, i]))
             run = 1
             if gid[t] >= 0:
                 allowed &= gid != gid[t]  # the group's other pods may not join it on this node
@@ -420,12 +476,17 @@ def dot_product(
                 rest[list(st.conf[t])] = False
                 frees = free - np.arange(1, k, dtype=np.int64)[:, None] * demand[t]
                 fit = (demand[None, :, :] <= frees[:, None, :]).all(axis=2) & rest
+                if xlimits:
+                    xfrees = xfree - np.arange(1, k, dtype=np.int64)[:, None] * xdemand[t]
+                    fit &= (xdemand[None, :, :] <= xfrees[:, None, :]).all(axis=2)
                 best = np.where(fit, score(frees), -1.0).argmax(axis=1)
                 other = np.flatnonzero(best != t)
                 run += int(other[0]) if len(other) else k - 1
             st.place(t, j, run)
             runs.append((t, run))
             free -= demand[t] * run
+            if xlimits:
+                xfree -= xdemand[t] * run
             rem[t] -= run
             placed_here[t] += run
             if st.conf[t]:

@@ -34,6 +34,8 @@ __all__ = [
     "Recommendation",
     "selector_matches",
     "node_type",
+    "Extended",
+    "extended_room",
 ]
 
 DIMS = ("cpu", "memory", "pods", "storage")
@@ -43,6 +45,18 @@ MI = 2**20
 GI = 2**30
 
 Vec = tuple[int, int, int, int]
+# Extended resources (``nvidia.com/gpu``, …) as sorted (name, whole units) pairs: what a pod asks
+# for, or what a node offers its pods.
+Extended = tuple[tuple[str, int], ...]
+
+
+def extended_room(need: Extended, offer: Extended | None) -> int | None:
+    """How many pods asking for ``need`` ``offer`` holds by extended resources alone; None when
+    nothing limits it (the pod asks for none, or the node's offer is not known)."""
+    if not need or offer is None:
+        return None
+    have = dict(offer)
+    return min(have.get(r, 0) // v for r, v in need)
 
 
 def selector_matches(selector: Iterable[tuple[str, str]], labels: Iterable[tuple[str, str]]) -> bool:
@@ -71,7 +85,9 @@ class PodType:
     are in each other's ``conflicts`` (the adapter sets both). ``avoids``: DaemonSets (by name)
     whose nodes the pods cannot use (a host port both bind, or required anti-affinity between
     them); ``needs``: per required pod affinity term, the DaemonSets one of which must run on the
-    node (the term selects their pods and no packed pod).
+    node (the term selects their pods and no packed pod). ``extended``: the extended resources
+    (``nvidia.com/gpu``, …) one pod asks for; a node holds no more of them than it offers
+    (:attr:`NodeType.extended`), summed over every pod type on it.
 
     ``pool_caps``: per set of pools (by node type name), the most pods of this type the nodes of
     those pools hold together (a zone's pools under a zone topology spread: see
@@ -96,6 +112,7 @@ class PodType:
     avoids: tuple[str, ...] = ()
     needs: tuple[tuple[str, ...], ...] = ()
     pool_caps: tuple[tuple[tuple[str, ...], int], ...] = ()
+    extended: Extended = ()
 
     def allowed_on(self, node: NodeType) -> bool:
         """Whether the pods may run on ``node``'s pool (labels, scheduling and the DaemonSets it
@@ -134,6 +151,11 @@ class PodType:
     def demand(self) -> Vec:
         return (self.cpu, self.memory, 1, self.storage)
 
+    def extended_fits(self, node: NodeType) -> bool:
+        """Whether one pod's extended resources fit an empty node of ``node``'s pool."""
+        room = extended_room(self.extended, node.extended)
+        return room is None or room > 0
+
     @property
     def per_node_cap(self) -> int | None:
         """Most pods of this type one node may hold because of placement constraints alone."""
@@ -153,6 +175,7 @@ class DaemonPod:
     storage: int = 0
     node_selector: tuple[tuple[str, str], ...] = ()
     pools: tuple[str, ...] | None = None
+    extended: Extended = ()
 
     def lands_on(self, pool: str, labels: Iterable[tuple[str, str]]) -> bool:
         return (self.pools is None or pool in self.pools) and selector_matches(self.node_selector, labels)
@@ -204,6 +227,8 @@ class NodeType:
     capacity_cpu: int = 0
     capacity_memory: int = 0
     daemon_pods: tuple[str, ...] = ()
+    # extended resources each node offers pods (after its DaemonSets); None: not known, limits nothing
+    extended: Extended | None = None
 
     @property
     def allocatable(self) -> Vec:
@@ -222,6 +247,7 @@ class NodeType:
             self.capacity_cpu,
             self.capacity_memory,
             self.daemon_pods,
+            self.extended,
         )
 
 
@@ -234,10 +260,13 @@ def node_type(
     overhead: Overhead = Overhead(),
     daemons: Iterable[DaemonPod] = (),
     max_pods: int = 110,
+    extended: Extended | None = None,
 ) -> NodeType:
     """Node allocatable = class capacity − system overhead − the DaemonSet pods that land on it.
 
     Pod slots = max-pods − those DaemonSet pods. A value that would go negative is 0 (nothing fits).
+    ``extended``: what each node offers of extended resources (None: not known), less what the
+    DaemonSet pods landing there take.
     """
     labels = tuple(sorted(labels))
     landing = [d for d in daemons if d.lands_on(name, labels)]
@@ -245,6 +274,12 @@ def node_type(
     mem = vm_class.memory - overhead.memory - sum(d.memory for d in landing)
     storage = UNBOUNDED if vm_class.storage is None else vm_class.storage - sum(d.storage for d in landing)
     pods = max_pods - len(landing)
+    if extended is not None:
+        taken: dict[str, int] = {}
+        for d in landing:
+            for r, v in d.extended:
+                taken[r] = taken.get(r, 0) + v
+        extended = tuple((r, max(v - taken.get(r, 0), 0)) for r, v in extended)
     return NodeType(
         name=name,
         vm_class=vm_class.name,
@@ -257,6 +292,7 @@ def node_type(
         capacity_cpu=vm_class.cpu,
         capacity_memory=vm_class.memory,
         daemon_pods=tuple(d.name for d in landing),
+        extended=extended,
     )
 
 

@@ -49,6 +49,8 @@ def _pool(n: NodeType) -> dict[str, Any]:
         "labels": dict(n.labels),
         "capacity": {"cpu": n.capacity_cpu, "memory": n.capacity_memory},
         "allocatable": _vec(n.allocatable),
+        # extended resources each node offers pods after its DaemonSets (null: the pool does not say)
+        "extended": None if n.extended is None else dict(n.extended),
         "daemonsets": list(n.daemon_pods),
     }
 
@@ -81,6 +83,7 @@ def to_json(a: Analysis) -> dict[str, Any]:
                 "daemonsets_avoided": list(p.avoids),
                 "daemonsets_needed": [list(term) for term in p.needs],
                 "pool_caps": [{"pools": list(pools), "most": cap} for pools, cap in p.pool_caps],
+                "extended": dict(p.extended),
             }
             for p in a.pods
         ],
@@ -285,8 +288,10 @@ def to_text(a: Analysis, *, verbose: bool = False, budget: float | None = None) 
     lines.append(f"{plural(n_pods, 'pod')} of {of} on {plural(sum(n.count for n in a.pools), 'node')} ({pools})")
     for n in a.pools:
         ds = f", DaemonSets: {', '.join(n.daemon_pods)}" if n.daemon_pods else ""
+        devices = "".join(f", {v:,} {r}" for r, v in n.extended or ())
         lines.append(
-            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, {plural(n.pods, 'pod')}{ds}"
+            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, "
+            f"{plural(n.pods, 'pod')}{devices}{ds}"
         )
     lines.append("Placement per pool:")
     lines.extend(pool_summary(a))

@@ -51,7 +51,7 @@ from typing import Any
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.bounds import certificates, fits
+from ..packing.bounds import certificates, pod_fits
 from ..packing.engine import pack
 from ..packing.model import NodeResult, NodeType, PodType, Problem
 from ..packing.rules_support import (
@@ -83,7 +83,7 @@ PROBES = 8  # packings per workload at most (a binary search between the placed 
 def room(p: PodType, node: NodeResult, pool: NodeType, others: dict[str, PodType]) -> int:
     """How many more pods of ``p`` the node of a placement takes without moving any pod: its free
     capacity, the per-node cap, and no conflicting pod (anti-affinity, host port) on it."""
-    if not p.allowed_on(pool) or not fits(p.demand, pool.allocatable):
+    if not p.allowed_on(pool) or not pod_fits(p, pool):
         return 0
     here = dict(node.pods)
     for name, k in here.items():

@@ -33,7 +33,11 @@ Performance Best Practices for Kubernetes with VMware Tanzu (2021), right-sizing
 ## Implementation
 The recommendation packs requests (the scheduler packs them); with measured usage (``check --usage``)
 the burst headroom counts the measured peaks (see PF603), and the finding sets the measured p95 of
-the measured pods beside their requests: how much of what the count holds is used.
+the measured pods beside their requests: how much of what the count holds is used. When a pod asks
+for an extended resource (`nvidia.com/gpu`, …), a class offers what the pools of that class state in
+their `allocatable` (the least of them) and the count packs it like CPU; a class no pool states it
+for is excluded, so the advice never names a class whose nodes lack a device a pod needs; when that
+leaves no class, the finding says so (no advice) instead of staying silent.
 """
 
 from __future__ import annotations
@@ -166,6 +170,26 @@ def _per_zone(a) -> dict[str, int]:
 
 
 _HOSTS = "the hosts hold at most"
+_DEVICES = "its nodes do not offer"  # (podfit.packing.engine.analyze's reason)
+
+
+def _no_class_offers(facts: PackingFacts) -> Finding:
+    """No VM class is known to offer the extended resources the pods ask for: no advice, said once."""
+    a = facts.analysis
+    assert a is not None
+    loc, obj = pool_anchor(facts, a.pools[0].name)
+    asked = sorted({f"{v} {r}" for p in a.pods for r, v in p.extended})
+    return Finding(
+        rule=ID,
+        message=(
+            f"{facts.prefix}right-size: no advice: pods ask for {', '.join(asked)} per pod and no VM class is "
+            "known to offer it (a class offers what the allocatable of its node pools states; platform import "
+            "reads it from the nodes)"
+        ),
+        location=loc,
+        object=obj,
+        details=facts.details({"recommended": None, "excluded": dict(sorted(a.recommendation.excluded.items()))}),
+    )
 
 
 def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
@@ -176,6 +200,10 @@ def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
     rec = a.recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
     by_hosts = {c: why for c, why in rec.excluded.items() if why.startswith(_HOSTS)}
+    devices = {c: why for c, why in rec.excluded.items() if why.startswith(_DEVICES)}
+    if devices and not by_hosts:
+        yield _no_class_offers(facts)
+        return
     if not by_hosts:
         return  # no class holds the largest pod, or none fits a NUMA node: PF303 / PF304 say so
     shown = "; ".join(f"{c}: {why}" for c, why in sorted(by_hosts.items())[:3])

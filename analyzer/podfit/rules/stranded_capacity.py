@@ -2,7 +2,8 @@
 After packing, capacity is left on nodes that no pod could use; fewer or other nodes would do.
 
 ## Why it matters
-Stranded capacity is paid for but never used (for example CPU left on nodes whose memory is full).
+Stranded capacity is paid for but never used (for example CPU left on nodes whose memory is full,
+or on GPU nodes whose GPUs the pods allowed there have all taken).
 Not reported when the pools already are the least-waste VM class and node count (PF604's advice),
 since no class of the platform strands less.
 

@@ -27,8 +27,9 @@ alone does not fit the pools it may use, else the node pool that the pods togeth
 cluster manifest or platform profile). Pods whose scheduling answer is unknown were left out of packing
 (see podfit.packing.adapter): they never cause this finding; its details list them. A pod asking
 for an extended resource (`nvidia.com/gpu`, …) may only use pools whose `allocatable` offers enough of
-it per node, and no more of its pods per node than a node offers: three one-GPU pods on two one-GPU
-nodes do not fit.
+it per node, and a node holds no more of it than it offers, summed over every pod on the node (after
+the DaemonSets there take theirs): three one-GPU pods on two one-GPU nodes do not fit, nor do five
+two-GPU pods of three workloads on two five-GPU nodes.
 
 DaemonSets are not packed: each runs one pod on every node of the pools it fits. Two of them
 whose pods bind a conflicting host port (the same port and protocol, the same hostIP or either
@@ -44,7 +45,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.bounds import certificates, eligible_pools, fits, port_cliques
+from ..packing.bounds import certificates, eligible_pools, pod_fits, port_cliques
 from ..packing.model import Bound
 from ..packing.report import describe_bound, describe_proof
 from ..packing.rules_support import (
@@ -188,7 +189,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
         p.name
         for p in inputs.pods
         if any(p.allowed_on(n) for n in inputs.pools)
-        and not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)
+        and not any(p.allowed_on(n) and pod_fits(p, n) for n in inputs.pools)
     }
     unplaced = [name for name, _ in a.fit.unplaced]
     if unplaced and all(name in too_large for name in unplaced) and set(unplaced) == too_large:
