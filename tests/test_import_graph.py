@@ -15,7 +15,19 @@ COMMAND_LINE = ("podfit.cli", "podfit.commands", "podfit.__main__")
 
 # The stages, first to last: a module may import its own stage's and earlier stages' modules.
 STAGES = [
-    {"__init__", "paths", "cachedir", "quantity", "options", "yamlio", "scheduling", "model", "findings", "words"}
+    {
+        "__init__",
+        "paths",
+        "cachedir",
+        "codecache",
+        "quantity",
+        "options",
+        "yamlio",
+        "scheduling",
+        "model",
+        "findings",
+        "words",
+    }
     | {"kubeversions"},
     {
         "reading",

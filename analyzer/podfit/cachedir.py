@@ -1,9 +1,11 @@
 """The user's podfit cache directory, used only when nobody else can write to it.
 
-podfit keeps derived data there to start faster: the policies' machine code compiled by wasmtime
-and the schema definitions each Kubernetes kind reaches. Neither may come from anyone but the
-user: wasmtime runs deserialized machine code as it is (a planted file would run as the user), and
-a planted definitions file would change PF902's verdicts. So a cache directory (and every
+podfit keeps derived data there to start faster: the policies' machine code compiled by wasmtime,
+the compiled methods of its dataclasses (:mod:`podfit.codecache`), the rule declarations and
+catalogue, and the schema definitions each Kubernetes kind reaches. None may come from anyone but
+the user: wasmtime runs deserialized machine code as it is and Python runs cached code objects as
+they are (a planted file would run as the user), and a planted definitions file would change
+PF902's verdicts. So a cache directory (and every
 directory on the way to it from ``$XDG_CACHE_HOME``, else ``~/.cache``) must belong to the user
 running podfit (or root) and be closed to writes by group and others; a cached file must belong to
 the user and be writable by nobody else. Where that does not hold, podfit works without a cache:

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from . import __version__
+from . import __version__, codecache
 from .commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -120,6 +120,7 @@ def run_main(prog_name: str | None = None) -> int:
         return _run_guarded(prog_name)
     finally:
         sys.stdout = stdout
+        codecache.save()
 
 
 def _run_guarded(prog_name: str | None) -> int:

@@ -1,0 +1,103 @@
+"""The methods of podfit's dataclasses, compiled once and kept in the private cache directory.
+
+The standard library's ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``,
+``__hash__`` and, for a frozen class, ``__setattr__`` and ``__delattr__`` as source text and
+compiles it with ``exec`` every time the class is defined. podfit defines some seventy frozen
+dataclasses on the way to checking one file, and compiling their methods was about a tenth of a
+one-file check (docs/architecture.md, "One process per run"). :func:`install` gives ``dataclasses``
+an ``exec`` of its own (looked up in the module's globals before the built-in) that compiles each
+source text once, exactly as ``exec`` would (file name ``<string>``, no inherited ``__future__``
+flags), and runs the code object; :func:`save` writes what was compiled to the cache, keyed by the
+source text itself, so a text that changes is compiled afresh and an unchanged one never is.
+
+The cache file is a ``marshal`` dump of code objects, which run as they are: like the compiled
+policies, it is read only when :func:`podfit.cachedir.trusted_file` holds (the user's own, written
+by no one else) and written with :func:`podfit.cachedir.write_private`. Without a private cache
+directory everything is compiled each run, as without this module.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import marshal
+import os
+import sys
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from .cachedir import cache_dir, trusted_file, write_private
+
+__all__ = ["install", "save"]
+
+# Bounds on what is kept: entries (one command's run compiles a few hundred; each edit of a
+# dataclass adds a few, so a file past this holds mostly stale texts and is started afresh with
+# what this run used) and the file read back.
+MAX_ENTRIES = 4096
+MAX_FILE_BYTES = 16 * 2**20
+
+_codes: dict[str, CodeType] = {}
+_used: set[str] = set()
+_state = {"installed": False, "loaded": 0, "compiled": 0, "added": 0}  # added: not saved yet
+
+
+def _file() -> Path | None:
+    root = cache_dir()
+    return None if root is None else root / f"dataclass-code-{sys.implementation.cache_tag}.marshal"
+
+
+def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002 (exec's own names)
+    if isinstance(source, str):
+        code = _codes.get(source)
+        if code is None:
+            code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+            _state["compiled"] += 1
+            _state["added"] += 1
+        _used.add(source)
+        source = code
+    builtins.exec(source, globals, locals)
+
+
+def _load(path: Path) -> dict[str, CodeType]:
+    if not trusted_file(path):
+        return {}
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            return {}
+        codes = marshal.loads(data)
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(codes, dict):
+        return {}
+    return {k: v for k, v in codes.items() if isinstance(k, str) and isinstance(v, CodeType)}
+
+
+def install() -> None:
+    """Compile dataclass methods through the cache from now on (once per process)."""
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    path = _file()
+    if path is not None:
+        _codes.update(_load(path))
+        _state["loaded"] = len(_codes)
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+
+
+def save() -> None:
+    """Write the cache when this process compiled something it did not hold (nothing otherwise)."""
+    if not _state["added"]:
+        return
+    path = _file()
+    if path is None:
+        return
+    keep = _codes if len(_codes) <= MAX_ENTRIES else {k: _codes[k] for k in _used}
+    try:
+        write_private(path, marshal.dumps(keep))
+        _state["added"] = 0
+    except (OSError, ValueError):
+        pass  # no writable cache: compiled again next run
