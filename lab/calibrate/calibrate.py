@@ -391,6 +391,7 @@ BIAS_CONFIGS: tuple[Config, ...] = (
     # pinned twins: whether a row's bias comes with the kernel's placement or with the workload
     Config("p700m/4 fixed 0.5ms/1.5ms", 70_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, fixed=True),
     Config("p200m/4 exp 5ms/45ms", 20_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=400),
+    Config("p600m/16 fixed 2ms/38ms", 60_000, 16, kind=REQUEST, burst_us=2_000, demand_millicores=800, fixed=True),
 )  # fmt: skip
 GRIDS = {"table": CONFIGS, "bias": BIAS_CONFIGS}
 
