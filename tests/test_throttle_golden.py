@@ -69,6 +69,7 @@ def test_golden_covers_the_options():
     assert {CPU_BOUND, REQUEST} == {s.workload.kind for s in scs}
     assert any(s.workload.fixed_bursts for s in scs) and not all(s.workload.wake_spread for s in scs)
     assert any(s.workload.frequent_syscalls for s in scs) and any(s.task_based_throttle for s in scs)
+    assert {0, 1000} <= {s.idle_cpu_permille for s in scs}
 
 
 # --- generating the file ------------------------------------------------------------------------
@@ -197,6 +198,32 @@ def _named_scenarios():
                     workload=periodic(burst, demand, syscalls),
                 ),
             )
+    # unpinned threads at a 6.18 kernel (issue 39's bias grid): waking threads move to idle CPUs, a
+    # throttled one included, as idle as the host leaves them
+    for permille in (1000, 300, 0):
+        yield (
+            f"bias-unpinned-700m-4t-idle{permille}",
+            Scenario(
+                2,
+                4,
+                70_000,
+                seconds_us=3_000_000,
+                account_empty_throttled=False,
+                task_based_throttle=True,
+                wake_latency_us=60,
+                wake_cpu_us=39,
+                sleep_cpu_us=6,
+                idle_cpu_permille=permille,
+                workload=Workload(
+                    kind=REQUEST,
+                    burst_us=500,
+                    demand_millicores=1_000,
+                    fixed_bursts=True,
+                    fixed_sleeps=True,
+                    frequent_syscalls=True,
+                ),
+            ),
+        )
     # PF203's and its fixtures' cases as it simulates them (2 simulated seconds, the request as the
     # demand, the calibrated CPU per wake-up), and the same without a wake-up cost
     for limit_m, threads in [(1500, 200), (1000, 64), (1500, 1), (1000, 50), (500, 8), (750, 10)]:

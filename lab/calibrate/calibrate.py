@@ -45,6 +45,7 @@ __all__ = [
     "measure",
     "simulate_config",
     "simulate_mean",
+    "idle_cpu_permille",
     "Machine",
     "mean",
     "MODEL_SEEDS",
@@ -232,6 +233,12 @@ class Measurement:
     # (cpu, start_us, end_us) from the program's start: other tasks holding one of the CPUs (traced
     # sched_stat_runtime); None where not traced
     other_tasks: tuple[tuple[int, int, int], ...] | None = None
+    # the machine's other load around the run (kernel runs from 2026-11-27 10:00 UTC on): the
+    # 1-minute load average at its end, and the CPU all tasks used meanwhile (the root cpuacct
+    # group's usage) minus the group's, in CPUs over the run's wall time
+    loadavg: float | None = None
+    root_other_cpus: float | None = None
+    period_us: int = 100_000  # the row's CFS period
 
     @property
     def throttled_periods(self) -> float:
@@ -251,9 +258,19 @@ class Measurement:
         return self.outside_ns / self.wakes / 1000 if self.wakes else None
 
     @property
+    def run_periods(self) -> float:
+        """The periods in the run's length (30 in 3 s of 100 ms periods)."""
+        return max(1e-9, self.seconds * 1e6 / self.period_us)
+
+    @property
     def throttled_ms(self) -> float:
-        """Throttled time per period (ms, summed over CPUs)."""
-        return self.throttled_time_ns / max(1, self.nr_periods) / 1e6
+        """Throttled time (ms, summed over CPUs) per period of the run's length. Not per
+        ``nr_periods``: the kernel's period timer also counts the period the program starts in (its
+        exec and thread creation, before the run) and the idle period after its exit, 31-32 for a 3 s
+        run where the model counts 30, which would read every throttled kernel row 3-7 % low; the
+        kernel's throttled time does include a thread stopped at the run's end until the next period
+        refills the quota, as the model's end, on a period boundary, does."""
+        return self.throttled_time_ns / self.run_periods / 1e6
 
 
 def mean(ms: list[Measurement]) -> Measurement:
@@ -264,7 +281,7 @@ def mean(ms: list[Measurement]) -> Measurement:
         nr_periods=round(sum(m.nr_periods for m in ms) / n),
         nr_throttled=round(sum(m.nr_throttled for m in ms) / n),
         # the mean per-period figure of the runs (so it lies within their range)
-        throttled_time_ns=round(sum(m.throttled_ms for m in ms) / n * 1e6 * round(sum(m.nr_periods for m in ms) / n)),
+        throttled_time_ns=round(sum(m.throttled_ms for m in ms) / n * 1e6 * sum(m.run_periods for m in ms) / n),
         cpu_used_ns=round(sum(m.cpu_used_ns for m in ms) / n),
         seconds=sum(m.seconds for m in ms) / n,
         p99_delay_ns=round(sum(p99s) / len(p99s)) if p99s else None,
@@ -275,6 +292,7 @@ def mean(ms: list[Measurement]) -> Measurement:
         outside_ns=sum(m.outside_ns for m in ms),
         wakes=sum(m.wakes for m in ms),
         wall_s=sum(m.wall_s for m in ms) / n,
+        period_us=ms[0].period_us,
         throttled_periods_mean=sum(m.nr_throttled for m in ms) / n,
         throttled_periods_sd=statistics.stdev(m.nr_throttled for m in ms) if n > 1 else None,
     )
@@ -353,9 +371,27 @@ BIAS_CONFIGS: tuple[Config, ...] = (
     Config("u1000m/8 exp 20ms/300ms", 100_000, 8, kind=REQUEST, burst_us=20_000, demand_millicores=500,
            pinned=False),
     Config("u500m/32 exp 1ms/40ms", 50_000, 32, kind=REQUEST, burst_us=1_000, demand_millicores=780, pinned=False),
+    # the rest of the region (2026-11-27 10:00 UTC): each burst length and sleep below, at and above
+    # the quota; the rows offered their quota run 5 s (their runs scatter the most)
+    Config("u1000m/4 exp 0.5ms/1.5ms", 100_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, seconds=5,
+           pinned=False),
+    Config("u1500m/4 fixed 0.5ms/1.5ms", 150_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, fixed=True,
+           pinned=False),
+    Config("u800m/8 exp 2ms/18ms", 80_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=800, seconds=5,
+           pinned=False),
+    Config("u600m/16 fixed 2ms/38ms", 60_000, 16, kind=REQUEST, burst_us=2_000, demand_millicores=800, fixed=True,
+           pinned=False),
+    Config("u1600m/16 exp 5ms/45ms", 160_000, 16, kind=REQUEST, burst_us=5_000, demand_millicores=1_600, seconds=5,
+           pinned=False),
+    Config("u2000m/16 fixed 5ms/45ms", 200_000, 16, kind=REQUEST, burst_us=5_000, demand_millicores=1_600, fixed=True,
+           pinned=False),
+    Config("u300m/4 fixed 20ms/180ms", 30_000, 4, kind=REQUEST, burst_us=20_000, demand_millicores=400, fixed=True,
+           pinned=False),
+    Config("u300m/8 exp 20ms/300ms", 30_000, 8, kind=REQUEST, burst_us=20_000, demand_millicores=500, pinned=False),
     # pinned twins: whether a row's bias comes with the kernel's placement or with the workload
     Config("p700m/4 fixed 0.5ms/1.5ms", 70_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, fixed=True),
     Config("p200m/4 exp 5ms/45ms", 20_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=400),
+    Config("p600m/16 fixed 2ms/38ms", 60_000, 16, kind=REQUEST, burst_us=2_000, demand_millicores=800, fixed=True),
 )  # fmt: skip
 GRIDS = {"table": CONFIGS, "bias": BIAS_CONFIGS}
 
@@ -555,6 +591,7 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace: bool = True) -> Measure
         comm = os.path.basename(exe)[:15]  # the threads' command name (TASK_COMM_LEN)
         tracer = _OtherTasksTrace(comm)
         traced = trace and tracer.start()
+        root0 = root_cpuacct_ns()
         t0 = time.monotonic()
         try:
             # the program stops itself after cfg.seconds; the timeout only guards against a hang
@@ -562,6 +599,7 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace: bool = True) -> Measure
         finally:
             text = tracer.stop() if traced else ""
         elapsed = time.monotonic() - t0
+        root1 = root_cpuacct_ns()
         if proc.returncode != 0:
             raise RuntimeError(f"workload failed: {proc.stderr.strip()}")
         m = re.search(r"cpu_us (\d+)", proc.stdout)
@@ -592,6 +630,13 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace: bool = True) -> Measure
             outside_ns=int(outside.group(1)) if outside else 0,
             wakes=int(wakes.group(1)) if wakes else 0,
             other_tasks=others,
+            period_us=cfg.period_us,
+            loadavg=loadavg1(),
+            root_other_cpus=(
+                max(0.0, (root1 - root0 - cpu_us * 1000) / 1e9 / elapsed)
+                if root0 is not None and root1 is not None and elapsed > 0
+                else None
+            ),
         )
     finally:
         for _ in range(50):
@@ -666,6 +711,26 @@ def busy_ns() -> int:
     return (user + nice + system + irq + softirq + steal) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
+def root_cpuacct_ns() -> int | None:
+    """CPU time every task has used since boot: the root cpuacct group's usage (cgroup v1), or None."""
+    for path in ("/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage"):
+        try:
+            with open(path) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def loadavg1() -> float | None:
+    """The 1-minute load average, or None."""
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def other_load(busy_before_ns: int, busy_after_ns: int, real: Measurement) -> float:
     """CPUs (averaged over the run) that processes other than the measured group kept busy."""
     return max(0.0, (busy_after_ns - busy_before_ns - real.cpu_used_ns) / 1e9 / (real.wall_s or real.seconds))
@@ -694,6 +759,22 @@ class Machine:
         return f"kernel {self.release}, HZ={self.hz}, {self.cpus} CPUs, {kernel_flags(self.release)}"
 
 
+def idle_cpu_permille(runs: list[Measurement], other_load: float, cpus: int) -> int:
+    """How often (per thousand) a CPU not running the group was idle during a row's kernel runs:
+    the other work (the root cpuacct group's CPU besides the group's, where the runs recorded it, else
+    the row's ``other_load``) over the CPU time the group left, 1 minus that. The group's heavy weight
+    lets other work only into the time it leaves, so on a host whose other work fills that time the
+    kernel's idle-CPU search finds no idle CPU for a waking thread (traced on 2026-11-27: 0-1 % of
+    the wake-ups of unpinned rows moved to another CPU, with 1.0-1.8 CPUs of other load)."""
+    others = [m.root_other_cpus for m in runs if m.root_other_cpus is not None]
+    other = sum(others) / len(others) if others and len(others) == len(runs) else other_load
+    used = sum(m.cpu_used_ns / 1e9 / m.seconds for m in runs) / max(1, len(runs))
+    free = cpus - used
+    if free <= 0:
+        return 0
+    return max(0, min(1000, round(1000 * (1 - other / free))))
+
+
 def simulate_mean(
     cfg: Config,
     machine: Machine,
@@ -703,9 +784,11 @@ def simulate_mean(
     other_tasks: list[tuple[tuple[int, int, int], ...]] | None = None,
     seeds: int = MODEL_SEEDS,
     jitter: bool = False,
+    idle_permille: int = 1000,
 ) -> Measurement:
     """The model's mean over ``seeds`` seeds; with ``other_tasks`` (the kernel runs' traced
-    intervals), seed k replays those of run k mod the runs."""
+    intervals), seed k replays those of run k mod the runs; ``idle_permille`` as
+    ``Scenario.idle_cpu_permille`` (``idle_cpu_permille`` gives it for a row's kernel runs)."""
     return mean(
         [
             simulate_config(
@@ -717,6 +800,7 @@ def simulate_mean(
                 sleep_cpu,
                 other_tasks[seed % len(other_tasks)] if other_tasks else (),
                 jitter,
+                idle_permille,
             )
             for seed in range(seeds)
         ]
@@ -732,6 +816,7 @@ def simulate_config(
     sleep_cpu: int = 0,
     other_tasks: tuple[tuple[int, int, int], ...] = (),
     jitter: bool = False,
+    idle_permille: int = 1000,
 ) -> Measurement:
     """One seed of the model for a row, on ``machine`` (default: this one), with the CPUs held by
     ``other_tasks`` (traced on that machine, within the run); with ``jitter``, the CPU besides the
@@ -769,6 +854,7 @@ def simulate_config(
         wake_cpu_sd_us=BURST_CPU_SD_US if jitter else 0,
         wake_latency_spread_us=LATENCY_SPREAD_US if jitter else 0,
         other_tasks=other_tasks,
+        idle_cpu_permille=idle_permille,
     )
     r = simulate(sc)
     return Measurement(
@@ -779,6 +865,7 @@ def simulate_config(
         cfg.seconds,
         r.burst_delay_p99_ns,
         r.bursts_done,
+        period_us=cfg.period_us,
     )
 
 
@@ -840,8 +927,7 @@ def compare(real: Measurement, model: Measurement, versus: str = "model") -> lis
     nr, nm = real.throttled_periods, model.throttled_periods
     if abs(nr - nm) > max(TOL_REL * max(nr, nm), TOL_PERIODS):
         problems.append(f"nr_throttled {nr:g} vs {versus} {nm:g}")
-    tr = real.throttled_time_ns / max(1, real.nr_periods) / 1e6
-    tm = model.throttled_time_ns / max(1, model.nr_periods) / 1e6
+    tr, tm = real.throttled_ms, model.throttled_ms
     if abs(tr - tm) > max(TOL_THROTTLED_MS, TOL_REL * tr):
         problems.append(f"throttled {tr:.1f} ms/period vs {versus} {tm:.1f}")
     ur = real.cpu_used_ns / 1e9 / real.seconds
@@ -1321,6 +1407,12 @@ def main(argv: list[str] | None = None) -> int:
         help="simulate without the other tasks traced on the CPUs during the kernel's runs (to see what "
         "they change); by default the model replays them",
     )
+    ap.add_argument(
+        "--idle-host",
+        action="store_true",
+        help="simulate unpinned rows as if every CPU without the group's runnable threads were idle "
+        "(a quiet host); by default as idle as the host was during the runs (idle_cpu_permille)",
+    )
     args = ap.parse_args(argv)
     if args.reproducibility:
         if len(args.reproducibility) < 2:
@@ -1403,6 +1495,10 @@ def _model(cfg: Config, saved: SavedRuns, args: argparse.Namespace) -> Measureme
     lat = saved.row_latency.get(cfg.name)
     wake_cpu, sleep_cpu = (0, 0) if args.no_burst_cpu else split_burst_cpu(real.burst_cpu_us)
     traced = [m.other_tasks for m in reals if m.other_tasks is not None]
+    # unpinned threads move at a wake-up only to an idle CPU, as idle as the host was during the runs
+    placement = {}
+    if not cfg.pinned and not args.idle_host:
+        placement["idle_permille"] = idle_cpu_permille(reals, saved.runs[cfg.name][1], saved.machine.cpus)
     return simulate_mean(
         cfg,
         saved.machine,
@@ -1412,6 +1508,7 @@ def _model(cfg: Config, saved: SavedRuns, args: argparse.Namespace) -> Measureme
         other_tasks=None if args.without_other_tasks else traced or None,
         jitter=not args.no_jitter,
         seeds=args.seeds,
+        **placement,
     )
 
 

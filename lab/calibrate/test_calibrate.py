@@ -300,7 +300,7 @@ def test_saved_kernel_runs_compared_again(tmp_path, capsys):
     assert cal.SavedRuns.read(str(tmp_path / "copy.json")) == cal.SavedRuns.read(saved)
     out = capsys.readouterr().out
     assert out.startswith("kernel runs\n")
-    assert "| 200m/1 busy | 1 | 30.0/31 (30–30) | 30.0/30 (30–30) | +0% | 75.5 (75.5–75.5) | 80.0" in out
+    assert "| 200m/1 busy | 1 | 30.0/31 (30–30) | 30.0/30 (30–30) | +0% | 78.0 (78.0–78.0) | 80.0" in out
     assert cal.main(["--load", saved, "--no-burst-cpu", "200m/1"]) == 0
     assert "without the CPU besides the work" in capsys.readouterr().out
 
@@ -319,7 +319,8 @@ def test_saved_runs_are_simulated_on_the_machine_they_came_from(tmp_path, capsys
         cal.main(["--load", saved, "500m/2"])
         return capsys.readouterr().out
 
-    assert "| 500m/2 busy | 2 | 30/31 | 30.0/30 (30–30) | +0% | 48.4 | 50.0 (50.0–50.0) |" in load(1)
+    # the kernel's 30 throttled periods of 50 ms over its 3 s (31 periods by its timer): 50 per period
+    assert "| 500m/2 busy | 2 | 30/31 | 30.0/30 (30–30) | +0% | 50.0 | 50.0 (50.0–50.0) |" in load(1)
     assert "| 150.0 (150.0–150.0) |" in load(2)  # at HZ=1000; 149.9 at 250
 
 
@@ -569,7 +570,7 @@ def test_model_replays_each_runs_other_tasks(monkeypatch):
     """Seed k of the model replays the other tasks traced in kernel run k mod the runs."""
     seen = []
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False):
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False, idle_permille=1000):
         seen.append((seed, other_tasks))
         return cal.Measurement(30, 1, 0, 0, 3)
 
@@ -609,7 +610,7 @@ def test_seeds_sets_how_many_seeds_the_model_runs(tmp_path, monkeypatch, capsys)
     """--seeds N simulates each row with seeds 0..N-1 (the summary says when 32 are too few)."""
     seen = []
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False):
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False, idle_permille=1000):
         seen.append(seed)
         return cal.Measurement(30, 30, 30 * 80 * 10**6, 6 * 10**8, 3)
 
@@ -634,7 +635,7 @@ def test_reproducibility_counts_the_pairs_of_tables_that_agree(tmp_path, capsys)
     moves = cal.between_table_sd([[30, 30], [29, 29], [20, 20]])
     assert moves == pytest.approx((((30 - 79 / 3) ** 2 + (29 - 79 / 3) ** 2 + (20 - 79 / 3) ** 2) / 2) ** 0.5)
     assert (
-        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {cal._p_text(differ)} "
+        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 78.0, 75.4, 52.0 | 1 of 3 | 26.3 | 2 of 3 | {cal._p_text(differ)} "
         f"| ±{moves:.1f} (±21 %) |" in out
     )
     assert out[-1] == (
@@ -773,7 +774,7 @@ def test_reproducibility_names_the_rows_whose_tables_moved(tmp_path, capsys):
     p_periodic = cal.tables_differ([[3, 5, 4, 4, 3, 5], [11, 13, 12, 12, 11, 13]])
     assert p_busy > 0.5 and p_periodic < 0.01
     assert (
-        f"| 200m/1 busy | 29.8, 29.8 | 74.9, 74.9 | 1 of 1 | 29.8 | 2 of 2 | {cal._p_text(p_busy)} | ±0.0 (±0 %) |"
+        f"| 200m/1 busy | 29.8, 29.8 | 77.3, 77.3 | 1 of 1 | 29.8 | 2 of 2 | {cal._p_text(p_busy)} | ±0.0 (±0 %) |"
         in out
     )
     # the periodic tables' means, 4 and 12, around 8: mean squares 192 between and 0.8 within, n0 6,
@@ -790,7 +791,7 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     """--with-model simulates each table's rows and counts the tables the model agrees with: a model
     throttled in 30 of 30 periods agrees with tables of 30 and 29, not with one of 20."""
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False):
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False, idle_permille=1000):
         return cal.Measurement(31, 30, 30 * 78 * 10**6, 6 * 10**8, 3.0)
 
     monkeypatch.setattr(cal, "simulate_config", fake)
@@ -800,7 +801,7 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     # the model's 30 periods against the 26.3 of all the runs: +14 %
     differ = cal._p_text(cal.tables_differ([[30, 30], [29, 29], [20, 20]]))
     assert (
-        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 75.5, 73.0, 50.3 | 1 of 3 | 26.3 | 2 of 3 | {differ} | ±5.5 (±21 %) "
+        f"| 200m/1 busy | 30.0, 29.0, 20.0 | 78.0, 75.4, 52.0 | 1 of 3 | 26.3 | 2 of 3 | {differ} | ±5.5 (±21 %) "
         "| 2 of 3 | 30.0 (+14%) |" in out
     )
     assert "; the model agrees with every row of 2 of 3 tables;" in out[-1]
@@ -836,3 +837,32 @@ def test_unreadable_saved_runs_are_an_error_not_a_traceback(tmp_path, capsys):
         assert (missing if missing in argv else str(bad)) in err
     assert cal.main(["1000m/4 fixed", "--reproducibility", good, _save(tmp_path / "b.json", 30)]) == 2
     assert "no calibration row measured in two of the tables" in capsys.readouterr().err
+
+
+def test_throttled_time_per_period_of_the_run_length():
+    """Throttled time is compared per period of the run's length, not per nr_periods: the kernel's
+    period timer also counts the period the program starts in and the idle one after it exits (32
+    for a 3 s run, where the model counts 30), which would read the same throttled time 6 % lower."""
+    kernel = cal.Measurement(
+        nr_periods=32, nr_throttled=30, throttled_time_ns=3_000 * 10**6, cpu_used_ns=0, seconds=3.0
+    )
+    model = cal.Measurement(nr_periods=30, nr_throttled=30, throttled_time_ns=3_000 * 10**6, cpu_used_ns=0, seconds=3.0)
+    assert kernel.throttled_ms == model.throttled_ms == pytest.approx(100.0)
+    assert not any("throttled" in p for p in cal.compare(kernel, model))
+    fifty = dataclasses.replace(kernel, period_us=50_000)
+    assert fifty.throttled_ms == pytest.approx(50.0)
+    assert cal.mean([kernel, dataclasses.replace(kernel, throttled_time_ns=0)]).throttled_ms == pytest.approx(50.0)
+
+
+def test_idle_cpus_as_the_host_left_them():
+    """A CPU not running the group is idle for the share of its time the host's other work left:
+    1 - other / (CPUs - the group's CPU), from the root cpuacct group where every run recorded it,
+    else from the row's other load; 0 on a host whose other work fills it."""
+
+    def run(used, other=None):
+        return cal.Measurement(30, 30, 0, int(used * 3e9), 3.0, root_other_cpus=other)
+
+    assert cal.idle_cpu_permille([run(0.7, 0.013)] * 2, 1.5, 2) == 990
+    assert cal.idle_cpu_permille([run(0.7, 1.3), run(0.7, 1.4)], 0.0, 2) == 0
+    assert cal.idle_cpu_permille([run(1.0, None), run(1.0, 0.1)], 0.5, 2) == 500  # not every run: the row's
+    assert cal.idle_cpu_permille([run(2.0, 0.0)], 0.0, 2) == 0  # no CPU time left

@@ -4,7 +4,8 @@ The kernel calibration (``lab/calibrate/``, docs/throttling.md "The table") ran 
 a 2-CPU machine (cgroup v1, HZ 250, Linux 6.18, threads pinned) and compared the kernel's
 ``cpu.stat`` with the model's over 32 seeds. :data:`CALIBRATED` holds each row's configuration and
 the model's error against the kernel's mean in the results table (``calibration-2026-11-24-7.json``):
-throttled periods and throttled time, in percent of the kernel's (None where the kernel's was 0).
+throttled periods and throttled time (per period of the run's length), in percent of the kernel's
+(None where the kernel's was 0).
 :func:`nearest` finds the row closest to a scenario, so a result can be shown with the error of the
 nearest configuration that was measured, and with how near that is. Pure.
 """
@@ -43,22 +44,22 @@ class CalibratedRow:
 # The results table of docs/throttling.md ("The table"; lab/calibrate/test_calibrate.py holds each
 # row's configuration to calibrate.py's CONFIGS).
 CALIBRATED: tuple[CalibratedRow, ...] = (
-    CalibratedRow("200m/1 busy", 200, 1, CPU_BOUND, periods_error_percent=-2, time_error_percent=5),
-    CalibratedRow("500m/1 busy", 500, 1, CPU_BOUND, periods_error_percent=0, time_error_percent=6),
-    CalibratedRow("500m/2 busy", 500, 2, CPU_BOUND, periods_error_percent=-1, time_error_percent=5),
-    CalibratedRow("1000m/2 busy", 1000, 2, CPU_BOUND, periods_error_percent=0, time_error_percent=6),
-    CalibratedRow("1500m/2 busy", 1500, 2, CPU_BOUND, periods_error_percent=2, time_error_percent=9),
-    CalibratedRow("1000m/4 busy", 1000, 4, CPU_BOUND, periods_error_percent=0, time_error_percent=6),
-    CalibratedRow("1900m/4 busy", 1900, 4, CPU_BOUND, periods_error_percent=3, time_error_percent=13),
-    CalibratedRow("1500m/16 busy", 1500, 16, CPU_BOUND, periods_error_percent=2, time_error_percent=8),
-    CalibratedRow("400m/8 exp 2ms", 400, 8, REQUEST, 2_000, 600, periods_error_percent=1, time_error_percent=4),
-    CalibratedRow("1000m/16 exp 1ms", 1000, 16, REQUEST, 1_000, 1_500, periods_error_percent=3, time_error_percent=8),
-    CalibratedRow("1200m/16 exp 5ms", 1200, 16, REQUEST, 5_000, 1_600, periods_error_percent=1, time_error_percent=-4),
+    CalibratedRow("200m/1 busy", 200, 1, CPU_BOUND, periods_error_percent=-2, time_error_percent=-1),
+    CalibratedRow("500m/1 busy", 500, 1, CPU_BOUND, periods_error_percent=0, time_error_percent=1),
+    CalibratedRow("500m/2 busy", 500, 2, CPU_BOUND, periods_error_percent=-1, time_error_percent=0),
+    CalibratedRow("1000m/2 busy", 1000, 2, CPU_BOUND, periods_error_percent=0, time_error_percent=1),
+    CalibratedRow("1500m/2 busy", 1500, 2, CPU_BOUND, periods_error_percent=2, time_error_percent=3),
+    CalibratedRow("1000m/4 busy", 1000, 4, CPU_BOUND, periods_error_percent=0, time_error_percent=0),
+    CalibratedRow("1900m/4 busy", 1900, 4, CPU_BOUND, periods_error_percent=3, time_error_percent=8),
+    CalibratedRow("1500m/16 busy", 1500, 16, CPU_BOUND, periods_error_percent=2, time_error_percent=4),
+    CalibratedRow("400m/8 exp 2ms", 400, 8, REQUEST, 2_000, 600, periods_error_percent=1, time_error_percent=-2),
+    CalibratedRow("1000m/16 exp 1ms", 1000, 16, REQUEST, 1_000, 1_500, periods_error_percent=3, time_error_percent=2),
+    CalibratedRow("1200m/16 exp 5ms", 1200, 16, REQUEST, 5_000, 1_600, periods_error_percent=1, time_error_percent=-8),
     CalibratedRow(
-        "1900m/64 exp 2ms", 1900, 64, REQUEST, 2_000, 1_500, periods_error_percent=-69, time_error_percent=-57
+        "1900m/64 exp 2ms", 1900, 64, REQUEST, 2_000, 1_500, periods_error_percent=-69, time_error_percent=-60
     ),
     CalibratedRow(
-        "400m/8 fixed 2ms", 400, 8, REQUEST, 2_000, 600, fixed=True, periods_error_percent=1, time_error_percent=2
+        "400m/8 fixed 2ms", 400, 8, REQUEST, 2_000, 600, fixed=True, periods_error_percent=1, time_error_percent=-2
     ),
     CalibratedRow(
         "1000m/4 fixed 5ms",
@@ -69,13 +70,13 @@ CALIBRATED: tuple[CalibratedRow, ...] = (
         1_200,
         fixed=True,
         periods_error_percent=-10,
-        time_error_percent=-24,
+        time_error_percent=-25,
     ),
     CalibratedRow(
-        "1500m/32 fixed 2ms", 1500, 32, REQUEST, 2_000, 1_800, fixed=True, periods_error_percent=2, time_error_percent=6
+        "1500m/32 fixed 2ms", 1500, 32, REQUEST, 2_000, 1_800, fixed=True, periods_error_percent=2, time_error_percent=5
     ),
     CalibratedRow(
-        "200m/2 fixed 10ms", 200, 2, REQUEST, 10_000, 300, fixed=True, periods_error_percent=0, time_error_percent=7
+        "200m/2 fixed 10ms", 200, 2, REQUEST, 10_000, 300, fixed=True, periods_error_percent=0, time_error_percent=3
     ),
     CalibratedRow(
         "400m/8 exp 2ms +burst 20ms",

@@ -158,6 +158,10 @@ class Scenario:
     thread they took the CPU from goes back to its queue, so that EEVDF picks afresh when they end.
     Measured on a real machine from ``sched_stat_runtime`` (the kernel calibration, ``lab/calibrate/``); empty
     unless given (a dedicated machine).
+    ``idle_cpu_permille``: the chance, per thousand, that a CPU where no thread of the group is
+    runnable is idle when a thread wakes (the kernel's idle-CPU search moves a waking thread only to
+    an idle CPU; on a host whose other work fills the time the group leaves, it finds none and the
+    thread stays where it slept); 1000 unless given (a CPU without the group's threads is idle).
     """
 
     cpus: int
@@ -183,6 +187,7 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     groups: tuple[tuple[int, Workload], ...] = ()  # (threads, workload) per thread group
     other_tasks: tuple[tuple[int, int, int], ...] = ()  # (cpu, start_us, end_us): CPU held by others
+    idle_cpu_permille: int = 1000  # chance a CPU without the group's runnable threads is idle at a wake-up
 
     def __post_init__(self) -> None:
         if self.cpus < 1:
@@ -211,6 +216,8 @@ class Scenario:
             raise ValueError(
                 "other_tasks intervals must be (cpu, start_us, end_us) on a CPU of the scenario, start before end"
             )
+        if not 0 <= self.idle_cpu_permille <= 1000:
+            raise ValueError("idle_cpu_permille must be between 0 and 1000")
         if self.slice_us < 1 or self.min_runtime_us < 0 or self.slack_us < 1 or self.min_expiration_us < 0:
             raise ValueError("kernel tunables must be positive")
 

@@ -49,8 +49,11 @@ per run, so periodic workers on different CPUs drift against each other; with ``
 the CPU a thread runs on waking is drawn per burst.
 
 Simplifications (documented in docs/throttling.md): a waking thread stays on its previous CPU when
-that CPU has no other thread of the group, otherwise goes to a random CPU without one (the kernel's
-idle-sibling search), or stays if there is none; nothing else competes for the CPUs but the
+no thread of the group is runnable there, otherwise goes to a random idle CPU (the kernel's
+idle-sibling search), or stays if there is none; a CPU is idle to it when no thread of the group is
+runnable there (a throttled CPU's are not), no given other task holds it, and, with
+``idle_cpu_permille`` below 1000, by that chance (the host's other work holds it otherwise);
+nothing else competes for the CPUs but the
 ``other_tasks`` given (intervals in which another task holds a CPU: the group's thread there goes
 back to its queue and EEVDF picks afresh after); ticks of all CPUs are aligned with the period timer.
 
@@ -129,6 +132,7 @@ class _Params:
     wake_cpu_scale: float
     latency_spread: int  # standard deviation of the difference of two CPUs' wake latencies (ns)
     other_tasks: tuple[tuple[int, int, int], ...]  # (cpu, start, end) held by other tasks (ns)
+    idle_permille: int  # chance a CPU without the group's runnable threads is idle at a wake-up
 
     @classmethod
     def of(cls, sc: Scenario) -> _Params:
@@ -162,6 +166,7 @@ class _Params:
             wake_cpu_scale=sc.wake_cpu_us * 1000 / shape if shape else 0.0,
             latency_spread=sc.wake_latency_spread_us * 1000,
             other_tasks=tuple((c, a * 1000, b * 1000) for c, a, b in sc.other_tasks),
+            idle_permille=sc.idle_cpu_permille,
         )
 
 
@@ -715,8 +720,24 @@ class _Sim:
         if t.delayed:  # still queued where it slept: requeued there (ttwu_runnable)
             self.requeue_delayed(cpu, t, now)
             return
-        if t.g.spread and cpu.queue and idle:
-            cpu = t.cpu = self.cpus[idle[self.rng.randrange(len(idle))]]
+        if t.g.spread and ((cpu.queue and not cpu.throttled) or cpu.busy_until > now):
+            # select_idle_sibling: the previous CPU is busy, so the thread goes to an idle CPU if there
+            # is one. A throttled CPU is idle to it: its threads of the group are not runnable (6.18:
+            # stopped off its queue; before: the group's queue dequeued); one held by another task is not
+            cands = idle
+            thr = self.bw.throttled
+            if thr:
+                cands = idle + [c.index for c in thr if c.queue]
+            p = self.p
+            if p.other_tasks:
+                cpus = self.cpus
+                cands = [c for c in cands if cpus[c].busy_until <= now]
+            if p.idle_permille < 1000 and cands:
+                # other work on the host holds each candidate the rest of the time
+                rnd = self.rng.random
+                cands = [c for c in cands if rnd() * 1000 < p.idle_permille]
+            if cands:
+                cpu = t.cpu = self.cpus[cands[self.rng.randrange(len(cands))]]
         lat = cpu.wake_latency
         if lat and not cpu.queue:
             # the CPU is idle (halted): the thread runs once the CPU has woken up; threads that wake
