@@ -490,3 +490,113 @@ def test_pf606_grows_a_pool_no_further_than_the_vsphere_hosts_hold(tmp_path):
     (f,) = json.loads(res.stdout)["findings"]
     assert f["details"]["nodes_at_autoscaler_max"] == {"workers": 5} and f["details"]["replicas_that_fit"] == 25
     assert "(5 × best-effort-large, 2 now; the hosts hold no more of the 8 it may grow to)" in f["message"]
+
+
+def test_a_pool_that_scales_from_zero_is_read_from_the_profile_and_cluster_api():
+    """count 0 with maxCount is a pool the cluster autoscaler scales from zero; count 0 alone stays
+    an error naming the key. A machine deployment under both autoscaler annotations without replicas
+    starts at its min-size (0 here); one annotation alone is no autoscaler range (the provider
+    watches node groups with both)."""
+    from podfit.clusters import node_pools_from_objects
+    from podfit.platform import PlatformError, parse_platform
+
+    text = (ROOT / "testdata/PF601/fail_gpu_pool_scales_from_zero/platform.yaml").read_text()
+    general, gpu = parse_platform(text, "p.yaml").node_pools
+    assert (gpu.count, gpu.max_count, gpu.scales_from_zero, general.scales_from_zero) == (0, 2, True, False)
+    with pytest.raises(PlatformError) as e:
+        parse_platform(text.replace("      maxCount: 2\n", ""), "p.yaml")
+    assert "spec.nodePools[1].count: 0 nodes; a pool has at least 1" in e.value.problems[0]
+    assert "maxCount" in e.value.problems[0]
+    capi = (ROOT / "testdata/PF606/fail_capi_scale_from_zero.yaml").read_text()
+    pools = {p.name: p for p in node_pools_from_objects(objects(capi))}
+    assert (pools["burst"].count, pools["burst"].max_count, pools["burst"].scales_from_zero) == (0, 3, True)
+    assert (pools["workers"].count, pools["workers"].max_count) == (2, None)
+    only_max = capi.replace('cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"', "x: y")
+    burst = next(p for p in node_pools_from_objects(objects(only_max)) if p.name == "burst")
+    assert (burst.count, burst.max_count, burst.scales_from_zero) == (1, None, False)
+
+
+def test_pf601_says_a_fit_rests_on_a_pool_scaling_from_zero(tmp_path):
+    """Two one-GPU pods and a GPU node group at 0 of at most 2 nodes: they fit once the autoscaler
+    adds both nodes, said as info; three do not fit even then (error, saying the pool was grown)."""
+    fixture = ROOT / "testdata/PF601/fail_gpu_pool_scales_from_zero"
+    platform = fixture / "platform.yaml"
+    args = ["--platform", platform, "--rule", "PF601", "--rule", "PF303"]
+    (f,) = _check_json(fixture / "deploy", args)
+    assert f["rule"] == "PF601" and f["severity"] == "info"
+    assert f["details"]["scaled_from_zero"] == {"gpu": 2} and f["details"]["nodes_used"] == {"gpu": 2}
+    assert f["details"]["fits_without"] is False
+    assert "fit only once the cluster autoscaler adds nodes" in f["message"] and "2 of at most 2 on gpu" in f["message"]
+    three = tmp_path / "infer.yaml"
+    three.write_text(
+        (fixture / "deploy/infer.yaml")
+        .read_text()
+        .replace(
+            "replicas: 2\n  selector: {matchLabels: {app: infer}}",
+            "replicas: 3\n  selector: {matchLabels: {app: infer}}",
+        )
+    )
+    (g,) = _check_json(three, args)
+    assert g["severity"] == "error" and g["object"]["name"] == "infer"
+    assert "(with gpu grown from 0 to its cluster autoscaler maximum, 2 nodes)" in g["message"]
+    assert g["details"]["scaled_from_zero"] == {"gpu": 2}
+
+
+def _check_json(path: Path, extra: list) -> list[dict]:
+    res = run(["check", path, "--format", "json", "--fail-on", "never", *extra])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)["findings"]
+
+
+def test_a_pod_too_large_for_the_nodes_there_are_fits_a_pool_from_zero(tmp_path):
+    """A 3-CPU pod on 2-CPU nodes is PF303 (it can never run); with a 4-CPU node group at 0 of at
+    most 1 node it runs once the autoscaler adds that node (PF601 info, no PF303)."""
+    platform = tmp_path / "platform.yaml"
+    pools = (
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: kubernetes\n  nodePools:\n"
+        "    - {name: small, vmClass: m5.large, count: 2, allocatable: {cpu: 1930m, memory: 7Gi, pods: 29}}\n"
+        "BIG  vmClasses:\n    - {name: m5.large, cpus: 2, memory: 8Gi}\n    - {name: m5.xlarge, cpus: 4, memory: 16Gi}\n"
+    )
+    big = "    - {name: big, vmClass: m5.xlarge, count: 0, maxCount: 1, allocatable: {cpu: 3920m, memory: 15Gi, pods: 58}}\n"
+    app = tmp_path / "app.yaml"
+    app.write_text(
+        dump(
+            deployment(
+                "batch",
+                1,
+                {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "x",
+                            "resources": {"requests": {"cpu": "3", "memory": "1Gi"}, "limits": {"memory": "1Gi"}},
+                        }
+                    ]
+                },
+            )
+        )
+    )
+    args = ["--rule", "PF601", "--rule", "PF303", "--rule", "PF606"]
+    platform.write_text(pools.replace("BIG", ""))
+    assert [f["rule"] for f in _check_json(app, ["--platform", platform, *args])] == ["PF303"]
+    platform.write_text(pools.replace("BIG", big))
+    (f,) = _check_json(app, ["--platform", platform, *args])
+    assert (f["rule"], f["severity"], f["details"]["nodes_used"]) == ("PF601", "info", {"big": 1})
+
+
+def test_pf606_counts_a_cluster_api_pool_scaling_from_zero(tmp_path):
+    """2 best-effort-large workers (5 pods of 700m each) and a best-effort-2xlarge machine deployment
+    at 0 of at most 3 nodes (11 each): 43 of maxReplicas 60 can run; 43 fit; without the burst
+    pool's annotations it is 1 node, and 21 run."""
+    path = ROOT / "testdata/PF606/fail_capi_scale_from_zero.yaml"
+    (f,) = findings(path, "PF606", "PF601")
+    assert (f["details"]["replicas_that_fit"], f["details"]["refused_replicas"]) == (43, 44)
+    assert f["details"]["nodes_at_autoscaler_max"] == {"burst": 3} and f["details"]["scaled_from_zero"] == ["burst"]
+    assert "(2 × best-effort-large, 3 × best-effort-2xlarge, 0 now): 43 can run" in f["message"]
+    fits = tmp_path / "fits.yaml"
+    fits.write_text(path.read_text().replace("maxReplicas: 60", "maxReplicas: 43"))
+    assert not findings(fits, "PF606", "PF601")
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(path.read_text().replace("cluster-api-autoscaler-node-group", "x"))
+    (g,) = findings(plain, "PF606", "PF601")
+    assert g["details"]["replicas_that_fit"] == 21 and g["details"]["scaled_from_zero"] is None

@@ -14,7 +14,11 @@ its ``metadata.labels`` that Cluster API copies from Machines to Nodes (the
 The cluster autoscaler's maximum of a Cluster API machine deployment: its
 ``cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size`` annotation (``NodePool.max_count``);
 a machine deployment without ``replicas`` under the autoscaler starts at its ``...-min-size``, as
-Cluster API's MachineDeployment webhook defaults it.
+Cluster API's MachineDeployment webhook defaults it. The autoscaler's Cluster API provider watches
+only node groups with both annotations, so one alone is no maximum. A machine deployment at 0
+replicas (or a min-size of 0) with a maximum is a pool the autoscaler scales from zero
+(``NodePool.scales_from_zero``). A TanzuKubernetesCluster's node pools (labels, taints, replicas,
+no annotations) declare no autoscaler range: podfit reads none there.
 """
 
 from __future__ import annotations
@@ -192,10 +196,12 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
             var_taints = _var(overrides, "nodePoolTaints")
             annotations = _m(_m(md.get("metadata")).get("annotations"))
             most, least = _size(annotations, AUTOSCALER_MAX), _size(annotations, AUTOSCALER_MIN)
+            if most is None or least is None:  # the autoscaler watches a node group with both
+                most = least = None
             pools.append(
                 NodePool(
                     str(cls),
-                    _count(md.get("replicas"), least if least is not None and most is not None else 1),
+                    _count(md.get("replicas"), 1 if least is None else least),
                     _md_name(md, i),
                     name,
                     "worker",

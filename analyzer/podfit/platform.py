@@ -138,6 +138,11 @@ class NodePool:
     max_count: int | None = None
 
     @property
+    def scales_from_zero(self) -> bool:
+        """No node now, and a cluster autoscaler that may add some (scale from zero)."""
+        return self.count == 0 and (self.max_count or 0) > 0
+
+    @property
     def most_nodes(self) -> int:
         """The nodes the pool can have: its autoscaler's maximum, else its count."""
         return self.count if self.max_count is None else max(self.count, self.max_count)
@@ -396,10 +401,13 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
         )
     pools = []
     for i, p in enumerate(spec.get("nodePools") or ()):
-        if p["count"] == 0:  # not "no node pools": a pool of no node is a mistake to name
+        if p["count"] == 0 and not p.get("maxCount"):
+            # not "no node pools": a pool of no node is a mistake to name, unless its cluster
+            # autoscaler grows it from zero (maxCount), which PF601 and PF606 then take at that size
             problems.append(
                 f"{source}:{line_of(p, 'count', 1)}: spec.nodePools[{i}].count: 0 nodes; a pool has at least 1 "
-                "(leave out a pool that has none)"
+                "(leave out a pool that has none, or give the maxCount its cluster autoscaler scales it from "
+                "zero to)"
             )
         if p.get("maxCount") is not None and p["maxCount"] < p["count"]:
             problems.append(

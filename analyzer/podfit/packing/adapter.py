@@ -149,6 +149,9 @@ class PackInputs:
     idle: tuple[PodType, ...] = ()
     # the pod types of the pools' reserved pods (the cluster's own, no workload's)
     reserved: tuple[str, ...] = ()
+    # worker pools of no node now whose cluster autoscaler may grow them (scale from zero), as node
+    # types of count 0: not in ``pools``; PF601 and PF606 take them at their maximum
+    standby: tuple[NodeType, ...] = ()
     # pod type name → the extended resources (nvidia.com/gpu, …) one of its pods asks for
     extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     # DaemonSet name → the node types it would run on whose nodes do not offer the extended
@@ -841,15 +844,15 @@ def _as_packing(classes) -> tuple[VMClass, ...]:
 
 
 def _worker_names(node_pools, classes: Sequence[VMClass]) -> tuple[list[str | None], tuple[str, ...]]:
-    """Per pool: its node type's name (None for control planes, empty pools and unknown classes);
-    and the VM class names the catalogue lacks."""
+    """Per pool: its node type's name (None for control planes, empty pools other than those that
+    scale from zero, and unknown classes); and the VM class names the catalogue lacks."""
     by_name = {c.name for c in classes}
     names: list[str | None] = []
     unknown: list[str] = []
     used: set[str] = set()
     clusters = {getattr(q, "cluster", "") for q in node_pools}
     for i, p in enumerate(node_pools):
-        if getattr(p, "role", "worker") == "control-plane" or p.count <= 0:
+        if getattr(p, "role", "worker") == "control-plane" or (p.count <= 0 and not _standby(p)):
             names.append(None)
             continue
         if p.vm_class not in by_name:
@@ -946,20 +949,21 @@ def inputs_from(
         [
             _Pool(p, name, dict(_node_labels(p)), tuple(getattr(p, "node_taints", ())))
             for p, name in zip(pools_in, names, strict=True)
-            if p.count > 0
+            if p.count > 0 or _standby(p)
         ]
     )
     plan = _plan(_names(workloads), sched)
     sources: dict[str, NodePool] = {}
-    pools, unknown = pools_to_node_types(
+    every, unknown = pools_to_node_types(
         pools_in, catalogue, overhead=ov, daemons=plan.daemons, max_pods=mp, sources=sources
     )
+    pools = tuple(n for n in every if n.count > 0)
     kinds = {name: kind for name, w in plan.by_name.items() if (kind := run_kind(w))}
     by_class = {c.name: c for c in catalogue}
     class_overheads: dict[str, tuple[Overhead, int]] = {}
     for p in pools_in:
         vc = by_class.get(p.vm_class)
-        if p.count <= 0 or vc is None or getattr(p, "allocatable", None) is None:
+        if (p.count <= 0 and not _standby(p)) or vc is None or getattr(p, "allocatable", None) is None:
             continue
         o, slots = _pool_overhead(p, vc, ov, mp)
         seen = class_overheads.get(p.vm_class)
@@ -969,7 +973,7 @@ def inputs_from(
     class_extended: dict[str, dict[str, int]] = {}
     for p in pools_in:
         offer = pool_extended(p)
-        if p.count <= 0 or offer is None:
+        if (p.count <= 0 and not _standby(p)) or offer is None:
             continue
         seen_offer = class_extended.get(p.vm_class)
         here = dict(offer)
@@ -1001,7 +1005,13 @@ def inputs_from(
         extended=plan.extended,
         daemon_lacking=plan.daemon_lacking,
         class_extended={c: tuple(sorted(o.items())) for c, o in class_extended.items()},
+        standby=tuple(n for n in every if n.count == 0),
     )
+
+
+def _standby(pool) -> bool:
+    """A worker pool at 0 nodes that its cluster autoscaler may grow (scale from zero)."""
+    return pool.count <= 0 and (getattr(pool, "max_count", None) or 0) > 0
 
 
 def _reserved_pods(node_pools, names: Sequence[str | None]) -> tuple[PodType, ...]:
@@ -1009,7 +1019,7 @@ def _reserved_pods(node_pools, names: Sequence[str | None]) -> tuple[PodType, ..
     return tuple(
         PodType(f"reserved/{name}/{r[0]}", r[2], r[3], count=r[1], pools=(name,))
         for p, name in zip(node_pools, names, strict=True)
-        if name is not None
+        if name is not None and p.count > 0  # a pool at 0 nodes runs none of them
         for r in getattr(p, "reserved_pods", ())
         if r[1] > 0
     )

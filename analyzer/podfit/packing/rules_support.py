@@ -29,6 +29,7 @@ __all__ = [
     "pool_location",
     "pool_anchor",
     "cluster_inputs",
+    "with_standby",
 ]
 
 MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
@@ -40,6 +41,15 @@ class PackingFacts:
     analysis: Analysis | None
     cluster: ClusterScope | None = None
     several: bool = False  # the run has several clusters: findings name theirs
+    # the analysis with the pools that scale from zero (``inputs.standby``) at their cluster
+    # autoscaler maximum, beside the others as they are: made when there are such pools and the
+    # pods do not fit (or are undecided) without them
+    scaled: Analysis | None = None
+
+    @property
+    def scaled_inputs(self) -> PackInputs:
+        """The inputs with the pools that scale from zero at their autoscaler maximum."""
+        return with_standby(self.inputs)
 
     @property
     def prefix(self) -> str:
@@ -140,18 +150,27 @@ def _fill(ctx, analyse: bool) -> list[PackingFacts]:
     return memo["packing"]
 
 
+def with_standby(inputs: PackInputs) -> PackInputs:
+    """``inputs`` with the pools that scale from zero grown to their cluster autoscaler maximum
+    (after the pools that have nodes, so that a placement fills those first)."""
+    sources = inputs.pool_sources or {}
+    grown = tuple(n.with_count(sources[n.name].most_nodes) for n in inputs.standby if n.name in sources)
+    return replace(inputs, pools=inputs.pools + grown, standby=())
+
+
 def _analyse(ctx, f: PackingFacts) -> PackingFacts:
     inputs = f.inputs
-    if not inputs.pools:
-        return f
-    analysis = analyze_inputs(inputs, headroom_share(ctx), time_budget(ctx))
-    return PackingFacts(inputs, analysis, f.cluster, f.several)
+    analysis = analyze_inputs(inputs, headroom_share(ctx), time_budget(ctx)) if inputs.pools else None
+    scaled = None
+    if inputs.standby and (analysis is None or analysis.fit.feasible is not True):
+        scaled = analyze_inputs(with_standby(inputs), headroom_share(ctx), time_budget(ctx))
+    return PackingFacts(inputs, analysis, f.cluster, f.several, scaled)
 
 
 def per_cluster(ctx, analyse: bool = True) -> list[PackingFacts]:
-    """The packing facts of each cluster whose workloads have node pools to land on, in the
-    clusters' order; with ``analyse`` the packing analysis too."""
-    return [f for f in _fill(ctx, analyse) if f.inputs.pools]
+    """The packing facts of each cluster whose workloads have node pools to land on (or pools that
+    scale from zero), in the clusters' order; with ``analyse`` the packing analysis too."""
+    return [f for f in _fill(ctx, analyse) if f.inputs.pools or f.inputs.standby]
 
 
 def pool_location(inputs: PackInputs, pool_name: str) -> Location:

@@ -13,7 +13,8 @@ replicas the autoscaler keeps at least: spec.replicas raised to minReplicas, and
 replicas is left out (KEDA minReplicaCount, default 0). A pool whose cluster autoscaler may add nodes
 (the profile's `nodePools[].maxCount`, a Cluster API machine deployment's
 `cluster-api-autoscaler-node-group-max-size` annotation) is taken at that maximum: the scale-out
-brings its nodes.
+brings its nodes. A pool at 0 nodes with such a maximum (scale from zero) is taken at it too, and
+the finding gives its size as "4 × g5.xlarge, 0 now".
 
 ## Example
 ```yaml
@@ -148,10 +149,13 @@ def check(ctx) -> Iterator[Finding]:
 
 def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
     a = facts.analysis
+    if (a is None or a.fit.feasible is not True) and facts.scaled is not None:
+        a = facts.scaled  # the minimum fits once pools grow from zero (PF601's info says so)
     if a is None or a.fit.feasible is not True:
         return  # the minimum itself does not fit (PF601) or is undecided
     inputs = facts.inputs
-    pools = grown(inputs.pools, inputs.pool_sources or {}, inputs.host_limits)
+    now = inputs.pools + inputs.standby  # pools at 0 nodes that the autoscaler scales from zero too
+    pools = grown(now, inputs.pool_sources or {}, inputs.host_limits)
     pods = tuple(inputs.pods) + tuple(inputs.idle)
     by_name = {p.name: p for p in pods}
     for p in pods:
@@ -161,7 +165,7 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
         scaler = w.autoscaler
         # beside the placement found, without moving a pod: a count that certainly runs
         placed = p.count + sum(
-            room(p, n, pool, by_name) for n in a.fit.nodes if (pool := _pool(inputs.pools, n.pool)) is not None
+            room(p, n, pool, by_name) for n in a.fit.nodes if (pool := _pool(now, n.pool)) is not None
         )
         if placed >= scaler.max_replicas:
             continue
@@ -179,8 +183,8 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
             message=(
                 f"{facts.prefix}scales {w.ref} up to {scaler.max_replicas} replicas, and "
                 f"{scaler.max_replicas} × {format_cpu(p.cpu)} CPU{f' / {format_memory(p.memory)}' if p.memory else ''} "
-                f"do not fit the node pools{' at their cluster autoscaler maximum' if pools != inputs.pools else ''} "
-                f"({', '.join(_size(n, g, inputs.pool_sources or {}) for n, g in zip(inputs.pools, pools, strict=True))})"
+                f"do not fit the node pools{' at their cluster autoscaler maximum' if pools != now else ''} "
+                f"({', '.join(_size(n, g, inputs.pool_sources or {}) for n, g in zip(now, pools, strict=True))})"
                 f": {most}"
             ),
             location=scaler.location,
@@ -194,8 +198,9 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
                     "replicas_that_fit": low,
                     "refused_replicas": high,
                     "certificate_at_max": proof[0].kind if proof else None,
-                    "nodes_at_autoscaler_max": {g.name: g.count for g in pools if g.count != _pool_count(inputs, g)}
+                    "nodes_at_autoscaler_max": {g.name: g.count for g in pools if g.count != _pool_count(now, g)}
                     or None,
+                    "scaled_from_zero": [n.name for n in inputs.standby] or None,
                 }
             ),
         )
@@ -229,8 +234,8 @@ def _size(now: NodeType, most: NodeType, sources: Mapping[str, Any]) -> str:
     return f"{most.count} × {now.vm_class}, {now.count} now{held}"
 
 
-def _pool_count(inputs: Any, pool: NodeType) -> int:
-    return next((n.count for n in inputs.pools if n.name == pool.name), pool.count)
+def _pool_count(now: tuple[NodeType, ...], pool: NodeType) -> int:
+    return next((n.count for n in now if n.name == pool.name), pool.count)
 
 
 def _pool(pools: tuple[NodeType, ...], name: str) -> NodeType | None:

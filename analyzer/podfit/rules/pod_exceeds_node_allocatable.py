@@ -21,7 +21,8 @@ Performance Best Practices for Kubernetes with VMware Tanzu (2021), system pod o
 A pod asking for an extended resource (`nvidia.com/gpu`, …) counts it too: a pool whose nodes offer
 less of it per node (their `allocatable`, less what DaemonSets there take) cannot run the pod. A
 DaemonSet asking for an extended resource that the nodes of a pool it runs on do not offer gets one
-finding naming those pools: its pods there stay Pending.
+finding naming those pools: its pods there stay Pending. A pool at 0 nodes that its cluster
+autoscaler scales from zero (`maxCount`) counts among the nodes a pod may get.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ OPTIONS: tuple[Option, ...] = ()
 def check(ctx) -> Iterator[Finding]:
     for facts in per_cluster(ctx, analyse=False):
         inputs = facts.inputs
+        every = inputs.pools + inputs.standby  # a pool the autoscaler scales from zero is a node it may get
         for p in inputs.pods:
-            allowed = [n for n in inputs.pools if p.allowed_on(n)]
+            allowed = [n for n in every if p.allowed_on(n)]
             if not allowed or any(pod_fits(p, n) for n in allowed):
                 continue  # no pool it may use at all is PF601's (no-matching-pool)
             w = inputs.workloads.get(p.name)
@@ -70,7 +72,7 @@ def check(ctx) -> Iterator[Finding]:
             else:
                 text = (
                     f"pod requests {format_cpu(p.cpu)} CPU / {format_memory(p.memory, exact=False)} but the largest "
-                    f"node {'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has "
+                    f"node {'it may run on ' if len(allowed) < len(every) else ''}({best.vm_class}) has "
                     f"{format_cpu(best.cpu)} CPU / {format_memory(best.memory, exact=False)} allocatable after system overhead and "
                     "DaemonSets: it can never be scheduled"
                 )

@@ -31,6 +31,14 @@ it per node, and a node holds no more of it than it offers, summed over every po
 the DaemonSets there take theirs): three one-GPU pods on two one-GPU nodes do not fit, nor do five
 two-GPU pods of three workloads on two five-GPU nodes.
 
+A pool at 0 nodes whose cluster autoscaler may grow it (scale from zero: the profile's `count: 0`
+with `maxCount`, a Cluster API machine deployment or TanzuKubernetesCluster node pool at 0 replicas
+with the autoscaler's max-size annotation) runs nothing until pods are Pending. When the pods do not
+fit the pools that have nodes (or there are none), they are packed again with those pools at their
+maximum: fitting then is one info finding on the pool, saying that the verdict assumes the
+autoscaler adds the nodes (and how many of them the placement uses); not fitting is this rule's
+finding as above, judged on the grown pools and saying so.
+
 DaemonSets are not packed: each runs one pod on every node of the pools it fits. Two of them
 whose pods bind a conflicting host port (the same port and protocol, the same hostIP or either
 binding every address; a hostNetwork pod binds its containerPorts) on worker pools both run on:
@@ -42,6 +50,7 @@ ports and the nodes they share, whether or not the rest fits.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..findings import Finding
 from ..options import Option
@@ -141,7 +150,61 @@ def _unknown(inputs) -> list[dict]:
 def check(ctx) -> Iterator[Finding]:
     for facts in per_cluster(ctx):
         yield from _daemonset_ports(facts)
-        yield from _check(ctx, facts)
+        if facts.scaled is None:
+            yield from _check(ctx, facts)
+        elif facts.scaled.fit.feasible is True:
+            yield _from_zero(facts, facts.scaled)
+        else:
+            # judged with the pools that scale from zero at their maximum: what the cluster
+            # autoscaler can add for Pending pods
+            grown = PackingFacts(facts.scaled_inputs, facts.scaled, facts.cluster, facts.several)
+            said = _grown_from_zero(facts)
+            for f in _check(ctx, grown):
+                yield replace(f, message=f"{f.message} ({said})", details={**f.details, "scaled_from_zero": _sizes(facts)})
+
+
+def _sizes(facts: PackingFacts) -> dict[str, int]:
+    """The pools that scale from zero and the most nodes their cluster autoscaler gives them."""
+    sources = facts.inputs.pool_sources or {}
+    return {n.name: sources[n.name].most_nodes for n in facts.inputs.standby if n.name in sources}
+
+
+def _grown_from_zero(facts: PackingFacts) -> str:
+    return "with " + ", ".join(
+        f"{name} grown from 0 to its cluster autoscaler maximum, {plural(most, 'node')}"
+        for name, most in _sizes(facts).items()
+    )
+
+
+def _from_zero(facts: PackingFacts, a) -> Finding:
+    """The pods fit only once the cluster autoscaler adds nodes to pools at 0 nodes: said (info),
+    since that verdict rests on the autoscaler (its node group's maximum, its quota, the cloud's
+    capacity) and the pods stay Pending until the nodes join."""
+    sizes = _sizes(facts)
+    used = {name: len({n.index for n in a.fit.nodes if n.pool == name and any(k for _, k in n.pods)}) for name in sizes}
+    pods = sum(p.count for p in facts.inputs.pods)
+    now = sum(n.count for n in facts.inputs.pools)
+    grown = ", ".join(f"{used[name]} of at most {most} on {name}" for name, most in sizes.items())
+    loc, obj = pool_anchor(facts, next(iter(sizes)))
+    return Finding(
+        rule=ID,
+        message=(
+            f"{facts.prefix}{plural(pods, 'pod')} fit only once the cluster autoscaler adds nodes to the pools it "
+            f"scales from zero ({grown}) beside the {plural(now, 'node')} there are: the pods wait Pending until "
+            "those nodes join, and this verdict assumes the autoscaler may add them"
+        ),
+        location=loc,
+        object=obj,
+        details=facts.details(
+            {
+                "assumes": "cluster-autoscaler scale-from-zero",
+                "scaled_from_zero": sizes,
+                "nodes_used": used,
+                "fits_without": False if facts.analysis is None else facts.analysis.fit.feasible,
+            }
+        ),
+        severity="info",
+    )
 
 
 def _daemonset_ports(facts: PackingFacts) -> Iterator[Finding]:
