@@ -600,3 +600,20 @@ def test_pf606_counts_a_cluster_api_pool_scaling_from_zero(tmp_path):
     plain.write_text(path.read_text().replace("cluster-api-autoscaler-node-group", "x"))
     (g,) = findings(plain, "PF606", "PF601")
     assert g["details"]["replicas_that_fit"] == 21 and g["details"]["scaled_from_zero"] is None
+
+
+def test_sizing_rules_skip_when_every_pool_scales_from_zero(tmp_path):
+    """With the GPU node group (0 of at most 2) alone, PF602–PF604 have no node to weigh: they are
+    skipped, saying why, while PF601 judges the pods on the grown pool."""
+    text = (ROOT / "testdata/PF601/fail_gpu_pool_scales_from_zero/platform.yaml").read_text()
+    head, _, rest = text.partition("    - name: general\n")
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(head + rest[rest.index("    - name: gpu") :])
+    path = ROOT / "testdata/PF601/fail_gpu_pool_scales_from_zero/deploy/infer.yaml"
+    res = run(["check", path, "--platform", platform, "--format", "json", "--fail-on", "never"])
+    report = json.loads(res.stdout)
+    skipped = {s["rule"]: s for s in report["skipped_rules"]}
+    assert {"PF602", "PF603", "PF604"} <= set(skipped)
+    assert "every worker pool scales from zero" in json.dumps(skipped["PF604"])
+    (f,) = [f for f in report["findings"] if f["rule"] == "PF601"]
+    assert f["object"]["name"] == "web" and "with gpu grown from 0" in f["message"]

@@ -24,6 +24,7 @@ __all__ = [
     "PackingFacts",
     "per_cluster",
     "skip_reason",
+    "skip_reason_without_nodes",
     "time_budget",
     "headroom_share",
     "pool_location",
@@ -86,6 +87,15 @@ def skip_reason(ctx) -> str | None:
             return "VM classes " + ", ".join(unknown) + " in the platform's vmClasses"
         return MISSING_POOLS
     return None
+
+
+def skip_reason_without_nodes(ctx) -> str | None:
+    """:func:`skip_reason`, and for the rules about the nodes there are (stranded capacity,
+    headroom, right-sizing): a run whose every worker pool scales from zero has none."""
+    reason = skip_reason(ctx)
+    if reason is None and not any(f.inputs.pools for f in per_cluster(ctx, analyse=False)):
+        return "node pools with nodes now (every worker pool scales from zero)"
+    return reason
 
 
 def _cache_inputs(ctx) -> list[PackInputs]:
