@@ -30,6 +30,8 @@ from ..packing.rules_support import (
     advice_withheld,
     per_cluster,
     pool_anchor,
+)
+from ..packing.rules_support import (
     skip_reason_without_nodes as skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 from ..quantity import format_cpu, format_memory

@@ -160,7 +160,9 @@ def check(ctx) -> Iterator[Finding]:
             grown = PackingFacts(facts.scaled_inputs, facts.scaled, facts.cluster, facts.several)
             said = _grown_from_zero(facts)
             for f in _check(ctx, grown):
-                yield replace(f, message=f"{f.message} ({said})", details={**f.details, "scaled_from_zero": _sizes(facts)})
+                yield replace(
+                    f, message=f"{f.message} ({said})", details={**f.details, "scaled_from_zero": _sizes(facts)}
+                )
 
 
 def _sizes(facts: PackingFacts) -> dict[str, int]:
