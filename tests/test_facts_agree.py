@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import EKS_PLATFORM, tool
+from podfit.cli import main
 from podfit.facts import build_facts, facts_data
 from podfit.loader import InputFile, load
 from podfit.model import Resources
@@ -721,3 +723,61 @@ def test_a_proxy_annotation_that_is_no_quantity_is_pf903_on_its_line():
     sized = next(w for w in facts.workloads if w.ref.name == "sized")
     # the valid annotation still counts; the invalid one sets nothing
     assert sized.pod.injected[0].resources.memory_limit == 2**29 and sized.pod.injected[0].resources.cpu_request is None
+
+
+BAD_PROXY = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cpu-typo
+  labels: {sidecar.istio.io/inject: "true"}
+  annotations: {sidecar.istio.io/proxyCPU: 250mc, sidecar.istio.io/proxyMemory: 128Mi}
+spec: {containers: [{name: app, image: app:1, resources: {requests: {cpu: 100m}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: only-typo
+  labels: {sidecar.istio.io/inject: "true"}
+  annotations: {sidecar.istio.io/proxyCPU: lots}
+spec: {containers: [{name: app, image: app:1}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: linkerd-typo
+  annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-cpu-request: 1 00m}
+spec: {containers: [{name: app, image: app:1, resources: {requests: {memory: 64Mi}}}]}
+"""
+
+
+def test_an_invalid_proxy_annotation_reads_alike_in_python_rego_and_both_engines(tmp_path, monkeypatch):
+    """A proxy-resource annotation that is no quantity (PF903) sets nothing, on both sides: Rego
+    reads the proxy from the facts, so its requests, limits and QoS class are Python's, and the opa
+    binary and the embedded engine give the same findings. Istio writes its default resources only
+    when no proxy-resource annotation is present: one that is present, though invalid, leaves the
+    proxy with the valid ones alone (none for only-typo, whose pod is then BestEffort)."""
+    manifest = tmp_path / "bad-proxy.yaml"
+    manifest.write_text(BAD_PROXY)
+    assert _compare([manifest], tmp_path) == 3
+    facts = build_facts(load([InputFile(str(manifest), manifest.read_bytes())]).objects, DEFAULT_PLATFORM)
+    got = {w.ref.name: (w.pod.qos_class, [c.resources for c in w.pod.injected]) for w in facts.workloads}
+    assert got == {
+        "cpu-typo": ("Burstable", [Resources(memory_request=128 * 2**20)]),
+        "only-typo": ("BestEffort", [Resources()]),
+        "linkerd-typo": ("Burstable", [Resources()]),
+    }
+    monkeypatch.setenv("PODFIT_OPA", OPA)
+    seen = {}
+    for engine in ("embedded", "opa"):
+        args = ["check", str(manifest), "--engine", engine, "--format", "json", "--fail-on", "never"]
+        res = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        seen[engine] = sorted(
+            (f["rule"], f["object"]["name"], f["container"] or "", f["message"])
+            for f in json.loads(res.stdout)["findings"]
+        )
+    assert seen["embedded"] == seen["opa"]
+    rules = {(rule, name) for rule, name, _, _ in seen["opa"]}
+    assert {("PF903", "cpu-typo"), ("PF903", "only-typo"), ("PF903", "linkerd-typo")} <= rules
+    assert ("PF105", "only-typo") in rules and ("PF105", "cpu-typo") not in rules

@@ -357,11 +357,15 @@ def _mesh_resources(
 ) -> Resources | None:
     """The proxy's resources the annotations set (the first mapping that sets a key wins; a value
     that is not a quantity sets nothing and is added to ``bad``), request = limit where only the
-    limit is set (API defaulting); None when none is set."""
+    limit is set (API defaulting); None when no key is present. A key present with a value that is
+    no quantity still counts as present: Istio's injection template writes its defaults only when
+    none of the keys is set (``isset``), so the proxy then has the valid ones alone."""
     vals: dict[str, int] = {}
+    present = False
     for key, attr in keys:
         for i, source in enumerate(annotations):
             if key in source:
+                present = True
                 try:
                     vals[attr] = (parse_cpu if attr.startswith("cpu") else parse_memory)(source[key])
                 except QuantityError as e:
@@ -370,7 +374,7 @@ def _mesh_resources(
                     continue
                 break
     if not vals:
-        return None
+        return Resources() if present else None
     return Resources(**vals).with_defaults(Resources(), Resources())
 
 
