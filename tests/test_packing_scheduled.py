@@ -617,3 +617,35 @@ def test_sizing_rules_skip_when_every_pool_scales_from_zero(tmp_path):
     assert "every worker pool scales from zero" in json.dumps(skipped["PF604"])
     (f,) = [f for f in report["findings"] if f["rule"] == "PF601"]
     assert f["object"]["name"] == "web" and "with gpu grown from 0" in f["message"]
+
+
+def test_cluster_api_machine_pools_are_pools_with_their_autoscaler_range():
+    """A topology's workers.machinePools (Cluster API v1beta1/v1beta2) are pools like its machine
+    deployments: class override, replicas, and the autoscaler annotations in their metadata (the
+    cluster-api e2e "topology-autoscaler" template puts them on a machine deployment beside a
+    machine pool)."""
+    from podfit.clusters import node_pools_from_objects, pool_fields
+
+    text = (
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: c, namespace: team}\nspec:\n"
+        "  topology:\n    class: tanzukubernetescluster\n    version: v1.30.1\n    controlPlane: {replicas: 1}\n"
+        "    workers:\n      machineDeployments:\n        - class: node-pool\n          name: md-0\n"
+        "          metadata:\n            annotations:\n"
+        '              cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "5"\n'
+        '              cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "2"\n'
+        "      machinePools:\n        - class: node-pool\n          name: mp-0\n          replicas: 0\n"
+        "          metadata:\n            annotations:\n"
+        '              cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "4"\n'
+        '              cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"\n'
+        "          variables:\n            overrides: [{name: vmClass, value: best-effort-2xlarge}]\n"
+        "    variables: [{name: vmClass, value: best-effort-large}]\n"
+    )
+    (obj,) = objects(text)
+    pools = {p.name: (p.vm_class, p.count, p.max_count, p.scales_from_zero) for p in node_pools_from_objects([obj])}
+    assert pools == {
+        "c-control-plane": ("best-effort-large", 1, None, False),
+        "md-0": ("best-effort-large", 2, 5, False),
+        "mp-0": ("best-effort-2xlarge", 0, 4, True),
+    }
+    cls, count = pool_fields(obj, "mp-0")
+    assert cls[:5] == ("spec", "topology", "workers", "machinePools", 0) and count[-1] == "replicas"

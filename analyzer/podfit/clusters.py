@@ -11,7 +11,9 @@ its ``metadata.labels`` that Cluster API copies from Machines to Nodes (the
 ``node-role.kubernetes.io/`` prefix and the ``node-restriction.kubernetes.io`` and
 ``node.cluster.x-k8s.io`` domains; other Machine labels never reach the Node).
 
-The cluster autoscaler's maximum of a Cluster API machine deployment: its
+A topology's machine pools (``workers.machinePools``) are read as its machine deployments are.
+
+The cluster autoscaler's maximum of a Cluster API machine deployment (or machine pool): its
 ``cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size`` annotation (``NodePool.max_count``);
 a machine deployment without ``replicas`` under the autoscaler starts at its ``...-min-size``, as
 Cluster API's MachineDeployment webhook defaults it. The autoscaler's Cluster API provider watches
@@ -182,8 +184,7 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
         )
     cluster_labels = _var(topo.get("variables"), "nodePoolLabels")
     cluster_taints = _var(topo.get("variables"), "nodePoolTaints")
-    for i, md in enumerate(_seq(_m(topo.get("workers")).get("machineDeployments"))):
-        md = _m(md)
+    for group, i, md in _worker_groups(topo):
         overrides = _m(md.get("variables")).get("overrides")
         cls = _var(overrides, "vmClass") or default_class
         if cls:
@@ -202,11 +203,11 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
                 NodePool(
                     str(cls),
                     _count(md.get("replicas"), 1 if least is None else least),
-                    _md_name(md, i),
+                    _md_name(md, i, group),
                     name,
                     "worker",
                     tuple(sorted(labels.items())),
-                    obj.location_at(("spec", "topology", "workers", "machineDeployments", i)),
+                    obj.location_at(("spec", "topology", "workers", group, i)),
                     taints=_taints(var_taints if var_taints is not None else cluster_taints),
                     max_count=most,
                 )
@@ -253,8 +254,8 @@ def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | st
     found = _machine_deployment(topo, pool_name)
     if found is None:
         return f"machine deployment {pool_name} not found in {obj.ref}"
-    i, md = found
-    at = base + ("workers", "machineDeployments", i)
+    group, i, md = found
+    at = base + ("workers", group, i)
     cls = _var_path(_m(md.get("variables")).get("overrides"), "vmClass")
     count = at + ("replicas",)
     if cls is not None:
@@ -263,17 +264,29 @@ def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | st
     return default if isinstance(default, str) else (default, count)
 
 
-def _md_name(md: Mapping[str, Any], i: int) -> str:
-    """A machine deployment's pool name: its ``name``, else ``md-INDEX``."""
-    return str(md.get("name") or f"md-{i}")
+_WORKER_GROUPS = ("machineDeployments", "machinePools")
 
 
-def _machine_deployment(topo: Mapping[str, Any], pool_name: str) -> tuple[int, Mapping[str, Any]] | None:
-    """The index and body of the machine deployment that makes pool ``pool_name``, if any."""
-    for i, md in enumerate(_seq(_m(topo.get("workers")).get("machineDeployments"))):
-        md = _m(md)
-        if _md_name(md, i) == pool_name:
-            return i, md
+def _worker_groups(topo: Mapping[str, Any]) -> list[tuple[str, int, Mapping[str, Any]]]:
+    """The topology's machine deployments, then its machine pools (``workers.machinePools``: the
+    same class, name, replicas, metadata and variables; the cluster autoscaler scales them too):
+    (list key, index, body)."""
+    workers = _m(topo.get("workers"))
+    return [(group, i, _m(md)) for group in _WORKER_GROUPS for i, md in enumerate(_seq(workers.get(group)))]
+
+
+def _md_name(md: Mapping[str, Any], i: int, group: str = "machineDeployments") -> str:
+    """A machine deployment's pool name: its ``name``, else ``md-INDEX`` (``mp-INDEX`` for a machine
+    pool)."""
+    return str(md.get("name") or f"{'mp' if group == 'machinePools' else 'md'}-{i}")
+
+
+def _machine_deployment(topo: Mapping[str, Any], pool_name: str) -> tuple[str, int, Mapping[str, Any]] | None:
+    """The list key, index and body of the machine deployment (or pool) that makes pool
+    ``pool_name``, if any."""
+    for group, i, md in _worker_groups(topo):
+        if _md_name(md, i, group) == pool_name:
+            return group, i, md
     return None
 
 
@@ -306,4 +319,4 @@ def _pool_overrides(topo: Mapping[str, Any], pool_name: str, cluster: str) -> An
     if pool_name == f"{cluster}-control-plane":
         return _m(_m(topo.get("controlPlane")).get("variables")).get("overrides")
     found = _machine_deployment(topo, pool_name)
-    return _m(found[1].get("variables")).get("overrides") if found is not None else None
+    return _m(found[2].get("variables")).get("overrides") if found is not None else None
