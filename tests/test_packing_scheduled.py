@@ -550,7 +550,7 @@ def _check_json(path: Path, extra: list) -> list[dict]:
 
 def test_a_pod_too_large_for_the_nodes_there_are_fits_a_pool_from_zero(tmp_path):
     """A 3-CPU pod on 2-CPU nodes is PF303 (it can never run); with a 4-CPU node group at 0 of at
-    most 1 node it runs once the autoscaler adds that node (PF601 info, no PF303)."""
+    most 1 node it runs once the autoscaler adds that node: PF303 and PF601 say so as info."""
     platform = tmp_path / "platform.yaml"
     pools = (
         "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: kubernetes\n  nodePools:\n"
@@ -580,8 +580,11 @@ def test_a_pod_too_large_for_the_nodes_there_are_fits_a_pool_from_zero(tmp_path)
     platform.write_text(pools.replace("BIG", ""))
     assert [f["rule"] for f in _check_json(app, ["--platform", platform, *args])] == ["PF303"]
     platform.write_text(pools.replace("BIG", big))
-    (f,) = _check_json(app, ["--platform", platform, *args])
-    assert (f["rule"], f["severity"], f["details"]["nodes_used"]) == ("PF601", "info", {"big": 1})
+    pf303, pf601 = sorted(_check_json(app, ["--platform", platform, *args]), key=lambda f: f["rule"])
+    assert (pf601["rule"], pf601["severity"], pf601["details"]["nodes_used"]) == ("PF601", "info", {"big": 1})
+    assert (pf303["rule"], pf303["severity"], pf303["details"]["scaled_from_zero"]) == ("PF303", "info", ["big"])
+    assert "more than the largest node there is now (m5.large" in pf303["message"]
+    assert "adds a node to big (m5.xlarge, 0 now, at most 1)" in pf303["message"]
 
 
 def test_pf606_counts_a_cluster_api_pool_scaling_from_zero(tmp_path):
@@ -649,3 +652,35 @@ def test_cluster_api_machine_pools_are_pools_with_their_autoscaler_range():
     }
     cls, count = pool_fields(obj, "mp-0")
     assert cls[:5] == ("spec", "topology", "workers", "machinePools", 0) and count[-1] == "replicas"
+
+
+def test_pf601_says_which_workloads_fit_only_on_the_grown_pools(tmp_path):
+    """Three general nodes and a burst pool at 0 of at most 3: 5 pods on hostPort 9000 (minio's)
+    fit only with the burst nodes (info, saying so), while 10 pods on hostPort 6666 (sysdig's) do
+    not fit even then (error, on the grown pools)."""
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: kubernetes\n  nodePools:\n"
+        "    - {name: general, vmClass: m5.xlarge, count: 3, allocatable: {cpu: 3920m, memory: 15155Mi, pods: 58}}\n"
+        "    - {name: burst, vmClass: m5.xlarge, count: 0, maxCount: 3, allocatable: {cpu: 3920m, memory: 15155Mi, pods: 58}}\n"
+        "  vmClasses:\n    - {name: m5.xlarge, cpus: 4, memory: 16Gi}\n"
+    )
+
+    def ported(name, replicas, port):
+        c = {"name": name, "image": "x", "ports": [{"containerPort": port, "hostPort": port}]}
+        c["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "64Mi"}}
+        return deployment(name, replicas, {"containers": [c]})
+
+    app = tmp_path / "app.yaml"
+    app.write_text(dump(ported("minio", 5, 9000), ported("sysdig", 10, 6666)))
+    got = {f["object"]["name"]: f for f in _check_json(app, ["--platform", platform, "--rule", "PF601"])}
+    assert got["sysdig"]["severity"] == "error"
+    assert (
+        "only 6 nodes they may use (with burst grown from 0 to its cluster autoscaler maximum, 3 nodes)"
+        in (got["sysdig"]["message"])
+    )
+    assert (
+        got["minio"]["severity"] == "info"
+        and "only 3 nodes they may use: it fits only with burst" in (got["minio"]["message"])
+    )
+    assert got["minio"]["details"]["assumes"] == "cluster-autoscaler scale-from-zero"

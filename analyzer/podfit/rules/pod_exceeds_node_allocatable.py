@@ -22,7 +22,9 @@ A pod asking for an extended resource (`nvidia.com/gpu`, …) counts it too: a p
 less of it per node (their `allocatable`, less what DaemonSets there take) cannot run the pod. A
 DaemonSet asking for an extended resource that the nodes of a pool it runs on do not offer gets one
 finding naming those pools: its pods there stay Pending. A pool at 0 nodes that its cluster
-autoscaler scales from zero (`maxCount`) counts among the nodes a pod may get.
+autoscaler scales from zero (`maxCount`) counts among the nodes a pod may get: a pod larger than
+every node there is now that fits such a pool is one info finding, saying that it runs only once
+the autoscaler adds that node.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ def check(ctx) -> Iterator[Finding]:
         every = inputs.pools + inputs.standby  # a pool the autoscaler scales from zero is a node it may get
         for p in inputs.pods:
             allowed = [n for n in every if p.allowed_on(n)]
+            now = [n for n in allowed if n.count > 0]
+            if now and not any(pod_fits(p, n) for n in now) and any(pod_fits(p, n) for n in allowed):
+                if (w := inputs.workloads.get(p.name)) is not None:
+                    yield _from_zero(facts, p, w, now, [n for n in allowed if n.count == 0 and pod_fits(p, n)])
+                continue
             if not allowed or any(pod_fits(p, n) for n in allowed):
                 continue  # no pool it may use at all is PF601's (no-matching-pool)
             w = inputs.workloads.get(p.name)
@@ -94,6 +101,37 @@ def check(ctx) -> Iterator[Finding]:
                 ),
             )
         yield from _daemons(facts)
+
+
+def _from_zero(facts, p, w, now, standby) -> Finding:
+    """A pod larger than every node there is now that fits a pool the cluster autoscaler scales
+    from zero: it runs once the autoscaler adds such a node, which this verdict assumes (info)."""
+    best = max(now, key=lambda n: (n.cpu, n.memory))
+    sources = facts.inputs.pool_sources or {}
+    grown = ", ".join(
+        f"{n.name} ({n.vm_class}, 0 now, at most {sources[n.name].most_nodes if n.name in sources else '?'})"
+        for n in standby
+    )
+    return Finding(
+        rule=ID,
+        message=(
+            f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {format_memory(p.memory, exact=False)}, more than "
+            f"the largest node there is now ({best.vm_class}: {format_cpu(best.cpu)} CPU / "
+            f"{format_memory(best.memory, exact=False)} allocatable): it runs only once the cluster autoscaler adds "
+            f"a node to {grown}, which this assumes"
+        ),
+        location=w.location,
+        object=w.ref,
+        details=facts.details(
+            {
+                "cpu_request": p.cpu,
+                "memory_request": p.memory,
+                "assumes": "cluster-autoscaler scale-from-zero",
+                "scaled_from_zero": [n.name for n in standby],
+            }
+        ),
+        severity="info",
+    )
 
 
 def _daemons(facts) -> Iterator[Finding]:

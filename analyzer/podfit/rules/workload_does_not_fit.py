@@ -37,7 +37,9 @@ with the autoscaler's max-size annotation) runs nothing until pods are Pending. 
 fit the pools that have nodes (or there are none), they are packed again with those pools at their
 maximum: fitting then is one info finding on the pool, saying that the verdict assumes the
 autoscaler adds the nodes (and how many of them the placement uses); not fitting is this rule's
-finding as above, judged on the grown pools and saying so.
+finding as above, judged on the grown pools and saying so; a workload that does not fit the nodes
+there are and is no longer named once the pools are grown gets its finding at the current counts
+as info, saying that its fit rests on the autoscaler.
 
 DaemonSets are not packed: each runs one pod on every node of the pools it fits. Two of them
 whose pods bind a conflicting host port (the same port and protocol, the same hostIP or either
@@ -159,10 +161,30 @@ def check(ctx) -> Iterator[Finding]:
             # autoscaler can add for Pending pods
             grown = PackingFacts(facts.scaled_inputs, facts.scaled, facts.cluster, facts.several)
             said = _grown_from_zero(facts)
+            named = set()
             for f in _check(ctx, grown):
+                named.add(f.object)
                 yield replace(
                     f, message=f"{f.message} ({said})", details={**f.details, "scaled_from_zero": _sizes(facts)}
                 )
+            yield from _rescued(ctx, facts, named, said)
+
+
+def _rescued(ctx, facts: PackingFacts, named: set, said: str) -> Iterator[Finding]:
+    """The workloads that do not fit the nodes there are and are no longer named once the pools
+    that scale from zero are grown: each one info finding, saying that its fit rests on the
+    autoscaler (another workload's misfit keeps the whole from fitting either way)."""
+    if facts.analysis is None:
+        return  # no node now: every pod rests on the autoscaler, and the findings above judge them
+    for f in _check(ctx, facts):
+        if f.object is None or f.object in named or f.object.kind in ("Cluster", "TanzuKubernetesCluster"):
+            continue
+        yield replace(
+            f,
+            message=f"{f.message}: it fits only {said} (assumed: the cluster autoscaler adds those nodes)",
+            details={**f.details, "assumes": "cluster-autoscaler scale-from-zero", "scaled_from_zero": _sizes(facts)},
+            severity="info",
+        )
 
 
 def _sizes(facts: PackingFacts) -> dict[str, int]:
