@@ -684,3 +684,18 @@ def test_pf601_says_which_workloads_fit_only_on_the_grown_pools(tmp_path):
         and "only 3 nodes they may use: it fits only with burst" in (got["minio"]["message"])
     )
     assert got["minio"]["details"]["assumes"] == "cluster-autoscaler scale-from-zero"
+
+
+def test_pack_names_the_pools_that_scale_from_zero(tmp_path):
+    """podfit pack packs the nodes there are and says which pools it left at 0; with no other pool
+    it is exit 2 naming them, not "no worker node pools"."""
+    fixture = ROOT / "testdata/PF601/fail_gpu_pool_scales_from_zero"
+    doc = pack_json(fixture / "deploy", "--platform", fixture / "platform.yaml")
+    assert doc["scheduling"]["scales_from_zero"] == ["gpu"]
+    text = run(["pack", fixture / "deploy", "--platform", fixture / "platform.yaml"]).output
+    assert "pool gpu (g4dn.xlarge) has 0 nodes, which the cluster autoscaler may grow" in text
+    head, _, rest = (fixture / "platform.yaml").read_text().partition("    - name: general\n")
+    alone = tmp_path / "platform.yaml"
+    alone.write_text(head + rest[rest.index("    - name: gpu") :])
+    res = run(["pack", fixture / "deploy", "--platform", alone])
+    assert res.exit_code == 2 and "no worker node pool has nodes now (gpu: 0 nodes" in res.output

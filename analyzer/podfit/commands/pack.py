@@ -356,6 +356,13 @@ def command(
             )
         packed.append((scope, inputs))
     if not any(inputs.pools for _, inputs in packed):
+        standby = sorted({n.name for _, inputs in packed for n in inputs.standby})
+        if standby:
+            raise PodfitError(
+                f"no worker node pool has nodes now ({', '.join(standby)}: 0 nodes, scaled from zero by the "
+                "cluster autoscaler); podfit pack packs the nodes there are: podfit check (PF601, PF606) "
+                "takes these pools at their maximum"
+            )
         raise PodfitError(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"

@@ -152,6 +152,11 @@ def scheduling_notes(inputs: PackInputs) -> list[str]:
     lines.extend(f"no worker pool can run {name}: {why}" for name, why in inputs.unschedulable.items())
     if inputs.run_to_completion is not None:
         lines.append(inputs.run_to_completion.describe())
+    lines.extend(
+        f"pool {n.name} ({n.vm_class}) has 0 nodes, which the cluster autoscaler may grow (scale from zero): "
+        "not packed here; podfit check (PF601, PF606) takes it at its maximum"
+        for n in inputs.standby
+    )
     return lines
 
 
@@ -160,6 +165,7 @@ def scheduling_json(inputs: PackInputs) -> dict[str, Any]:
         "unknown": [{"keys": list(u.keys), "pods": list(u.pods), "message": u.describe()} for u in inputs.unknown],
         "control_plane_only": list(inputs.control_plane_only),
         "unschedulable": dict(inputs.unschedulable),
+        "scales_from_zero": [n.name for n in inputs.standby],
         "run_to_completion": None
         if inputs.run_to_completion is None
         else {
