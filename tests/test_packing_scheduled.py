@@ -699,3 +699,33 @@ def test_pack_names_the_pools_that_scale_from_zero(tmp_path):
     alone.write_text(head + rest[rest.index("    - name: gpu") :])
     res = run(["pack", fixture / "deploy", "--platform", alone])
     assert res.exit_code == 2 and "no worker node pool has nodes now (gpu: 0 nodes" in res.output
+
+
+def test_a_pool_from_zero_grows_no_further_than_the_vsphere_hosts_hold(tmp_path):
+    """One 8-core host at PF503's 300%: 24 vCPUs, 4 for the control plane and 8 for the two
+    workers: the burst machine deployment (0 to 8 nodes) gets 3 best-effort-large nodes. 25 pods of
+    700m fit them (info); 26 do not, and the finding says the hosts stopped the growth."""
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: tkg\n  ha: {hostFailuresTolerated: 0}\n"
+        "  hosts:\n    - {count: 1, sockets: 1, coresPerSocket: 8, baseMHz: 2000, memory: 128Gi}\n"
+    )
+    cluster = (
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: shop, namespace: team}\nspec:\n"
+        "  topology:\n    class: tanzukubernetescluster\n    version: v1.30.1\n    controlPlane: {replicas: 1}\n"
+        "    workers:\n      machineDeployments:\n        - {class: node-pool, name: workers, replicas: 2}\n"
+        "        - class: node-pool\n          name: burst\n          metadata:\n            annotations:\n"
+        '              cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"\n'
+        '              cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "8"\n'
+        "    variables: [{name: vmClass, value: best-effort-large}]\n---\n"
+    )
+    c = {"name": "app", "image": "x", "resources": {"requests": {"cpu": "700m", "memory": "256Mi"}}}
+    c["resources"]["limits"] = {"memory": "256Mi"}
+    args = ["--platform", platform, "--rule", "PF601"]
+    for replicas, severity in ((25, "info"), (26, "error")):
+        app = tmp_path / f"app-{replicas}.yaml"
+        app.write_text(cluster + dump(deployment("app", replicas, {"containers": [c]})))
+        (f,) = _check_json(app, args)
+        assert f["severity"] == severity, f
+        assert f["details"]["scaled_from_zero"] == {"burst": 3}
+    assert "burst grown from 0 to 3 nodes (the hosts hold no more of its autoscaler maximum, 8)" in f["message"]

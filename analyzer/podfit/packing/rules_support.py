@@ -162,10 +162,22 @@ def _fill(ctx, analyse: bool) -> list[PackingFacts]:
 
 def with_standby(inputs: PackInputs) -> PackInputs:
     """``inputs`` with the pools that scale from zero grown to their cluster autoscaler maximum
-    (after the pools that have nodes, so that a placement fills those first)."""
+    (after the pools that have nodes, so that a placement fills those first). Where the platform's
+    hosts bound the node VMs of a class (vSphere), a pool grows no further than they hold beside
+    the cluster's other nodes of that class, as PF606 grows pools."""
     sources = inputs.pool_sources or {}
-    grown = tuple(n.with_count(sources[n.name].most_nodes) for n in inputs.standby if n.name in sources)
-    return replace(inputs, pools=inputs.pools + grown, standby=())
+    limits = inputs.host_limits or {}
+    grown = []
+    for n in inputs.standby:
+        if n.name not in sources:
+            continue
+        most = sources[n.name].most_nodes
+        if n.vm_class in limits:
+            others = sum(o.count for o in inputs.pools + tuple(grown) if o.vm_class == n.vm_class)
+            most = min(most, max(limits[n.vm_class] - others, 0))
+        if most > 0:
+            grown.append(n.with_count(most))
+    return replace(inputs, pools=inputs.pools + tuple(grown), standby=())
 
 
 def _analyse(ctx, f: PackingFacts) -> PackingFacts:
@@ -173,7 +185,9 @@ def _analyse(ctx, f: PackingFacts) -> PackingFacts:
     analysis = analyze_inputs(inputs, headroom_share(ctx), time_budget(ctx)) if inputs.pools else None
     scaled = None
     if inputs.standby and (analysis is None or analysis.fit.feasible is not True):
-        scaled = analyze_inputs(with_standby(inputs), headroom_share(ctx), time_budget(ctx))
+        grown = with_standby(inputs)
+        if len(grown.pools) > len(inputs.pools):  # the hosts may leave no room to grow any of them
+            scaled = analyze_inputs(grown, headroom_share(ctx), time_budget(ctx))
     return PackingFacts(inputs, analysis, f.cluster, f.several, scaled)
 
 

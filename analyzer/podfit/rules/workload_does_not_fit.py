@@ -188,16 +188,24 @@ def _rescued(ctx, facts: PackingFacts, named: set, said: str) -> Iterator[Findin
 
 
 def _sizes(facts: PackingFacts) -> dict[str, int]:
-    """The pools that scale from zero and the most nodes their cluster autoscaler gives them."""
-    sources = facts.inputs.pool_sources or {}
-    return {n.name: sources[n.name].most_nodes for n in facts.inputs.standby if n.name in sources}
+    """The pools that scale from zero and the nodes they were grown to: their cluster autoscaler's
+    maximum, or fewer where the vSphere hosts hold no more."""
+    standby = {n.name for n in facts.inputs.standby}
+    return {n.name: n.count for n in facts.scaled_inputs.pools if n.name in standby}
 
 
 def _grown_from_zero(facts: PackingFacts) -> str:
-    return "with " + ", ".join(
-        f"{name} grown from 0 to its cluster autoscaler maximum, {plural(most, 'node')}"
-        for name, most in _sizes(facts).items()
-    )
+    sources = facts.inputs.pool_sources or {}
+    parts = []
+    for name, nodes in _sizes(facts).items():
+        most = sources[name].most_nodes if name in sources else nodes
+        if nodes < most:
+            parts.append(
+                f"{name} grown from 0 to {plural(nodes, 'node')} (the hosts hold no more of its autoscaler maximum, {most})"
+            )
+        else:
+            parts.append(f"{name} grown from 0 to its cluster autoscaler maximum, {plural(nodes, 'node')}")
+    return "with " + ", ".join(parts)
 
 
 def _from_zero(facts: PackingFacts, a) -> Finding:
