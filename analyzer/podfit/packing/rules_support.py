@@ -18,6 +18,7 @@ from ..vsphere import critical_workloads, nodes_hosts_hold
 from .adapter import PackInputs, inputs_from
 from .engine import Analysis, analyze_inputs
 from .measured import with_measured_peaks
+from .model import NodeType
 
 __all__ = [
     "MISSING_POOLS",
@@ -167,7 +168,7 @@ def with_standby(inputs: PackInputs) -> PackInputs:
     the cluster's other nodes of that class, as PF606 grows pools."""
     sources = inputs.pool_sources or {}
     limits = inputs.host_limits or {}
-    grown = []
+    grown: list[NodeType] = []
     for n in inputs.standby:
         if n.name not in sources:
             continue
