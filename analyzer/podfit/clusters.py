@@ -19,8 +19,9 @@ a machine deployment without ``replicas`` under the autoscaler starts at its ``.
 Cluster API's MachineDeployment webhook defaults it. The autoscaler's Cluster API provider watches
 only node groups with both annotations, so one alone is no maximum. A machine deployment at 0
 replicas (or a min-size of 0) with a maximum is a pool the autoscaler scales from zero
-(``NodePool.scales_from_zero``). A TanzuKubernetesCluster's node pools (labels, taints, replicas,
-no annotations) declare no autoscaler range: podfit reads none there.
+(``NodePool.scales_from_zero``). A TanzuKubernetesCluster's node pools have no field for
+annotations (v1alpha2/v1alpha3 CRD schemas in ``schemas/crds``: labels, taints, replicas, vmClass,
+…), so they declare no autoscaler range and podfit reads none there.
 """
 
 from __future__ import annotations
