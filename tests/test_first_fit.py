@@ -1,20 +1,77 @@
 """First fit computes each pod type's placement over all nodes at once (numpy); it must give
 exactly what visiting the nodes one by one gives. The node-by-node loop is kept here as the
-reference and both run on random instances with every constraint first fit honours."""
+reference (over a state that keeps every node, as first fit once did) and both run on random
+instances with every constraint first fit honours. First fit itself keeps a pool's unopened
+nodes as a count: its placement is compared expanded to every node."""
 
 from __future__ import annotations
 
 import random
 
-from podfit.packing.heuristics import ORDERINGS, _State, first_fit
+from podfit.packing.heuristics import ORDERINGS, conflict_indices, first_fit
 from podfit.packing.model import NodeType, PodType
 
 GI = 2**30
 
 
+class EveryNode:
+    """A placement state with an entry for every node of the fixed pools (opened or not)."""
+
+    def __init__(self, pods, pools, template, max_open):
+        self.pods = pods
+        self.pools = [template] if template is not None else list(pools)
+        self.template = template
+        self.max_open = max_open
+        self.pool, self.fc, self.fm, self.fp, self.fs, self.content = [], [], [], [], [], []
+        self.groups = {}
+        if template is None:
+            for i, n in enumerate(pools):
+                self._add(i, n.count)
+        self.elig = [[p.allowed_on(n) for n in self.pools] for p in pods]
+        self.conf = conflict_indices(pods)
+
+    def _add(self, pool, count=1):
+        n = self.pools[pool]
+        self.pool += [pool] * count
+        self.fc += [n.cpu] * count
+        self.fm += [n.memory] * count
+        self.fp += [n.pods] * count
+        self.fs += [n.storage] * count
+        self.content += [{} for _ in range(count)]
+
+    def can_open(self):
+        return self.template is not None and len(self.pool) < self.max_open
+
+    def room(self, t, j):
+        p = self.pods[t]
+        if not self.elig[t][self.pool[j]]:
+            return 0
+        if p.exclusive_group is not None and p.exclusive_group in self.groups.get(j, ()):
+            return 0
+        if any(self.content[j].get(u) for u in self.conf[t]):
+            return 0
+        k = self.fp[j]
+        for dem, free in ((p.cpu, self.fc[j]), (p.memory, self.fm[j]), (p.storage, self.fs[j])):
+            if dem:
+                k = min(k, free // dem)
+        if p.per_node_cap is not None:
+            k = min(k, p.per_node_cap - self.content[j].get(t, 0))
+        return max(k, 0)
+
+    def place(self, t, j, k):
+        p = self.pods[t]
+        self.fc[j] -= p.cpu * k
+        self.fm[j] -= p.memory * k
+        self.fp[j] -= k
+        self.fs[j] -= p.storage * k
+        if p.exclusive_group is not None:
+            self.groups.setdefault(j, set()).add(p.exclusive_group)
+        self.content[j][t] = self.content[j].get(t, 0) + k
+
+
 def reference(pods, pools, order, template=None, max_open=0):
     """The node-by-node first fit (the loop first_fit ran before it was computed per type)."""
-    st = _State(pods, pools, template, max_open)
+    st = EveryNode(pods, pools, template, max_open)
     unplaced = [0] * len(pods)
     for t in order:
         rem = pods[t].count
@@ -71,7 +128,7 @@ def test_first_fit_per_type_equals_node_by_node_on_fixed_pools():
                 got = first_fit(pods, pools, key, constrained_first=constrained)
                 order = _order(pods, pools, key, constrained)
                 pool, content, unplaced = reference(pods, pools, order)
-                assert (got.pool, got.content, got.unplaced) == (pool, content, unplaced), (pods, pools, key)
+                assert (*got.expanded(), got.unplaced) == (pool, content, unplaced), (pods, pools, key)
 
 
 def test_first_fit_per_type_equals_node_by_node_when_opening_nodes():
@@ -84,7 +141,7 @@ def test_first_fit_per_type_equals_node_by_node_when_opening_nodes():
             got = first_fit(pods, [], key, template=tmpl, max_open=max_open)
             order = _order(pods, [tmpl], key, True, template=tmpl)
             pool, content, unplaced = reference(pods, [], order, tmpl, max_open)
-            assert (got.pool, got.content, got.unplaced) == (pool, content, unplaced), (pods, tmpl, key, max_open)
+            assert (*got.expanded(), got.unplaced) == (pool, content, unplaced), (pods, tmpl, key, max_open)
 
 
 def _order(pods, pools, key, constrained, template=None):
