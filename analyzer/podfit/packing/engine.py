@@ -116,18 +116,18 @@ def _packing_from_exact(res: exact.ExactResult, n_types: int, name: str) -> Pack
     return Packing(name, list(res.pool), [dict(c) for c in res.content], [0] * n_types)
 
 
-def _spare_trailing(packing: Packing, n_pools: int) -> Packing:
-    """``packing`` over every node of fixed pools (pool by pool) with each pool's trailing empty
-    nodes turned into its spare count."""
+def _spare_trailing(packing: Packing, pools: Sequence[NodeType]) -> Packing:
+    """``packing`` over the first nodes of each of ``pools`` (pool by pool), with each pool's
+    trailing empty nodes and its nodes not in the placement made its spare count."""
     keep = [True] * len(packing.pool)
-    spare = [0] * n_pools
     for j in range(len(packing.pool) - 1, -1, -1):
         pi = packing.pool[j]
-        if not packing.content[j] and (j + 1 == len(packing.pool) or packing.pool[j + 1] != pi or not keep[j + 1]):
+        last_of_pool = j + 1 == len(packing.pool) or packing.pool[j + 1] != pi or not keep[j + 1]
+        if not packing.content[j] and last_of_pool:
             keep[j] = False
-            spare[pi] += 1
     pool = [pi for j, pi in enumerate(packing.pool) if keep[j]]
     content = [c for j, c in enumerate(packing.content) if keep[j]]
+    spare = [n.count - pool.count(pi) for pi, n in enumerate(pools)]
     return Packing(packing.name, pool, content, packing.unplaced, spare)
 
 
@@ -161,7 +161,7 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
         return result(None, "budget-exhausted", nodes, unplaced, method=best.name, solver_status=status)
     res = exact.solve_fixed(pods, pools, remaining, workers=workers)
     if res.status == "feasible":
-        found = _spare_trailing(_packing_from_exact(res, len(pods), "cp-sat"), len(pools))
+        found = _spare_trailing(_packing_from_exact(res, len(pods), "cp-sat"), pools)
         return result(True, "placement", node_list(found, pods, pools), method="cp-sat", solver_status=res.status)
     if res.status == "infeasible":
         return result(False, "solver", nodes, unplaced, method="cp-sat", solver_status=res.status)
@@ -312,9 +312,9 @@ def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequen
     if not nodes:
         return Stranded(0, 0, (), 0, 0)
     parts = nodes.parts if isinstance(nodes, NodeList) else tuple(nodes)
-    free = np.array(
-        [p.allocatable if isinstance(p, EmptyNodes) else p.free for p in parts], dtype=np.int64
-    ).reshape(len(parts), 4)
+    free = np.array([p.allocatable if isinstance(p, EmptyNodes) else p.free for p in parts], dtype=np.int64).reshape(
+        len(parts), 4
+    )
     demand = np.array([p.demand for p in live], dtype=np.int64).reshape(len(live), 4)
     # which pod types may run on each node's pool (a node of an unknown pool takes any)
     pool_names = sorted({n.pool for n in parts})

@@ -30,6 +30,7 @@ __all__ = [
     "EmptyNodes",
     "NodeList",
     "NodeNames",
+    "node_runs",
     "Bound",
     "PackResult",
     "MinNodes",
@@ -387,6 +388,20 @@ class NodeList(Sequence[NodeResult]):
             cpu += p.allocatable[0] * k
             mem += p.allocatable[1] * k
         return cpu, mem
+
+
+def node_runs(nodes: Sequence[NodeResult]) -> Iterator[tuple[NodeResult, int]]:
+    """The nodes as (node, how many alike): a :class:`NodeList`'s run of empty nodes once, with its
+    count; every other node with 1."""
+    if not isinstance(nodes, NodeList):
+        for n in nodes:
+            yield n, 1
+        return
+    for part in nodes.parts:
+        if isinstance(part, EmptyNodes):
+            yield part.node(0), part.count
+        else:
+            yield part, 1
 
 
 class NodeNames(Sequence[str]):

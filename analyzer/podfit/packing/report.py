@@ -238,8 +238,7 @@ def pool_summary(a: Analysis) -> list[str]:
         cpu = (cpu_used, cpu_all)
         mem = (mem_used, mem_all)
         lost_text = (
-            f"stranded {_cpus(lost_cpu)} CPU, "
-            f"{format_memory(lost_mem, exact=False)} on {plural(lost, 'node')}"
+            f"stranded {_cpus(lost_cpu)} CPU, {format_memory(lost_mem, exact=False)} on {plural(lost, 'node')}"
             if lost
             else "nothing stranded"
         )

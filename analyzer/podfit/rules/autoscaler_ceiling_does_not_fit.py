@@ -47,7 +47,7 @@ from ..findings import Finding
 from ..options import Option
 from ..packing.bounds import certificates, fits
 from ..packing.engine import pack
-from ..packing.model import NodeResult, NodeType, PodType, Problem
+from ..packing.model import NodeResult, NodeType, PodType, Problem, node_runs
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
@@ -154,7 +154,9 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
         scaler = w.autoscaler
         # beside the placement found, without moving a pod: a count that certainly runs
         placed = p.count + sum(
-            room(p, n, pool, by_name) for n in a.fit.nodes if (pool := _pool(inputs.pools, n.pool)) is not None
+            room(p, n, pool, by_name) * alike
+            for n, alike in node_runs(a.fit.nodes)  # a run of empty nodes: one node's room, times its count
+            if (pool := _pool(inputs.pools, n.pool)) is not None
         )
         if placed >= scaler.max_replicas:
             continue

@@ -1,0 +1,211 @@
+"""Packing keeps identical empty nodes as a count: a pool of thousands of nodes holding a few pods
+opens only the nodes that take pods, its placement keeps the rest as one run, and every answer is
+the one a pool given node by node (N pools of one node each) gets."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from podfit.packing import (
+    GI,
+    MI,
+    EmptyNodes,
+    NodeList,
+    NodeNames,
+    NodeResult,
+    NodeType,
+    PodType,
+    Problem,
+    VMClass,
+    analyze,
+    exact,
+    pack,
+)
+from podfit.packing.heuristics import dot_product, first_fit
+from podfit.packing.report import to_json, to_text
+from test_packing import brute_force_fits, check_placement, random_instance
+
+BIG = 5000
+HANG_GUARD_S = 30.0  # a time limit only so that a bug cannot hang the run; the models here solve at once
+
+
+def pool(name: str, count: int, *, labels=()) -> NodeType:
+    return NodeType(name, "c", count, 4000, 16 * GI, 110, labels=tuple(labels))
+
+
+THREE = (PodType("web", 500, 512 * MI, count=2), PodType("db", 1000, 2 * GI, count=1, exclusive_group="db"))
+
+
+@pytest.mark.parametrize("heuristic", ["first-fit", "dot-product"])
+def test_a_pool_of_5000_nodes_holding_3_pods_opens_only_the_nodes_they_use(heuristic):
+    pools = [pool("w", BIG)]
+    got = first_fit(THREE, pools, "sum") if heuristic == "first-fit" else dot_product(THREE, pools)
+    assert got.complete
+    assert len(got.pool) == len(got.content) == 1  # the three pods share one node: one node opened
+    assert got.spare == [BIG - 1]
+
+
+def test_one_pod_per_node_opens_one_node_per_pod_and_no_more():
+    pods = (PodType("a", 100, MI, count=3, exclusive_group="a"),)
+    for got in (first_fit(pods, [pool("w", BIG)], "sum"), dot_product(pods, [pool("w", BIG)])):
+        assert len(got.pool) == 3 and all(got.content) and got.spare == [BIG - 3]
+
+
+def test_a_pool_no_pod_fits_is_never_opened():
+    pods = (PodType("a", 100, MI, count=3, pools=("small",)),)
+    pools = [pool("big", BIG), NodeType("small", "c", 2, 1000, GI, 110)]
+    for got in (first_fit(pods, pools, "sum"), dot_product(pods, pools)):
+        assert got.pool == [1] and got.spare == [BIG, 1]
+
+
+def test_analysis_of_5000_node_pools_makes_no_object_per_empty_node(monkeypatch):
+    """The fit, stranded capacity, headroom, least nodes and the text report never visit the empty
+    nodes one by one: no empty node is made, and the placement holds a few parts."""
+    made = []
+    real = EmptyNodes.node
+    monkeypatch.setattr(EmptyNodes, "node", lambda self, i: made.append(i) or real(self, i))
+    pools = (pool("a", BIG), pool("gpu", BIG, labels=[("gpu", "true")]))
+    pods = tuple(replace(p, pools=("a",)) for p in THREE)
+    a = analyze(pods, pools, [VMClass("c", 4000, 16 * GI)], time_budget=0)
+    text = to_text(a)
+    assert made == []
+    assert a.fit.feasible is True and len(a.fit.nodes) == 2 * BIG
+    assert isinstance(a.fit.nodes, NodeList) and len(a.fit.nodes.parts) <= 4
+    # the gpu pool takes none of the pods: its empty nodes are stranded, kept as one run
+    assert len(a.stranded.nodes) == BIG and isinstance(a.stranded.nodes, NodeNames)
+    assert len(a.stranded.nodes.parts) == 1
+    assert "gpu-0" in a.stranded.nodes and f"gpu-{BIG - 1}" in a.stranded.nodes
+    assert f"gpu-{BIG}" not in a.stranded.nodes and "a-1" not in a.stranded.nodes
+    assert a.stranded.cpu == BIG * 4000 and a.stranded.free_cpu == 2 * BIG * 4000 - 2 * 500 - 1000
+    assert a.headroom.free_cpu == a.stranded.free_cpu
+    assert f"a: 1 of {BIG:,} nodes used" in text and f"on {BIG:,} nodes" in text
+    # the JSON report still lists every node, in order
+    nodes = to_json(a)["nodes"]
+    assert len(nodes) == 2 * BIG and nodes[1]["name"] == "a-1" and nodes[BIG]["name"] == "gpu-0"
+
+
+def test_node_list_reads_like_the_tuple_of_its_nodes():
+    alloc = (4000, 16 * GI, 110, 2**62)
+    full = NodeResult("a", 0, "c", (("web", 2),), (1000, GI, 2, 0), alloc)
+    nodes = NodeList([full, EmptyNodes("a", "c", 1, 3, alloc), EmptyNodes("b", "c", 0, 0, alloc)])
+    expanded = (full,) + tuple(NodeResult("a", i, "c", (), (0, 0, 0, 0), alloc) for i in (1, 2, 3))
+    assert len(nodes) == 4 and tuple(nodes) == expanded and nodes == expanded
+    assert nodes[-1] == expanded[-1] and nodes[1:3] == expanded[1:3]
+    assert [n.name for n in nodes] == ["a-0", "a-1", "a-2", "a-3"]
+    with pytest.raises(IndexError):
+        nodes[4]
+    names = NodeNames(["a-0", EmptyNodes("a", "c", 1, 3, alloc)])
+    assert tuple(names) == ("a-0", "a-1", "a-2", "a-3") and names[:2] == ("a-0", "a-1") and "a-3" in names
+
+
+def one_by_one(pools: tuple[NodeType, ...]) -> tuple[NodeType, ...]:
+    """Each pool as that many pools of one node (named ``pool~i``, the same labels)."""
+    return tuple(
+        NodeType(f"{n.name}~{i}", n.vm_class, 1, n.cpu, n.memory, n.pods, n.storage, n.labels)
+        for n in pools
+        for i in range(n.count)
+    )
+
+
+def random_pools_and_pods(rng: random.Random) -> tuple[tuple[NodeType, ...], tuple[PodType, ...]]:
+    pools = tuple(
+        NodeType(
+            f"p{i}",
+            "c",
+            rng.randint(0, 5),
+            rng.randint(2, 8) * 500,
+            rng.randint(2, 16) * GI,
+            rng.randint(2, 12),
+            labels=(("kind", rng.choice(["x", "y"])),),
+        )
+        for i in range(rng.randint(1, 3))
+    )
+    pods = tuple(
+        PodType(
+            f"t{i}",
+            rng.choice([100, 250, 500, 1000, 2000]),
+            rng.randint(1, 8) * GI // 2,
+            count=rng.randint(0, 8),
+            exclusive_group=rng.choice([None, None, None, "g"]),
+            max_per_node=rng.choice([None, None, 1, 2]),
+            node_selector=rng.choice([(), (), (("kind", "x"),)]),
+            host_ports=rng.choice([(), (), (("", 80, "TCP"),)]),
+        )
+        for i in range(rng.randint(1, 5))
+    )
+    # types binding the same host port may not share a node (the adapter sets both sides)
+    binders = [p.name for p in pods if p.host_ports]
+    pods = tuple(replace(p, conflicts=tuple(b for b in binders if b != p.name)) if p.host_ports else p for p in pods)
+    return pools, pods
+
+
+def placement(nodes) -> list[tuple[tuple[tuple[str, int], ...], tuple[int, int, int, int]]]:
+    return [(n.pods, n.used) for n in nodes]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_pool_of_n_nodes_answers_as_n_pools_of_one(seed):
+    """Fixed seeds: the heuristics place the same pods on the same nodes in the same order, and the
+    verdict, its proof, stranded capacity and headroom are the same, whether a pool is a count or
+    its nodes are given one by one."""
+    rng = random.Random(9000 + seed)
+    for _ in range(25):
+        pools, pods = random_pools_and_pods(rng)
+        pools = tuple(n for n in pools if n.count)  # (pack leaves empty pools out before the heuristics)
+        single = one_by_one(pools)
+        for key in ("sum", "dominant"):
+            a, b = first_fit(pods, pools, key), first_fit(pods, single, key)
+            assert a.expanded()[1] == b.expanded()[1] and a.unplaced == b.unplaced, (pods, pools)
+        a, b = dot_product(pods, pools), dot_product(pods, single)
+        assert a.expanded()[1] == b.expanded()[1] and a.unplaced == b.unplaced, (pods, pools)
+        ra = analyze(pods, pools, (), time_budget=HANG_GUARD_S, workers=1)
+        rb = analyze(pods, single, (), time_budget=HANG_GUARD_S, workers=1)
+        assert (ra.fit.feasible, ra.fit.proof) == (rb.fit.feasible, rb.fit.proof), (pods, pools)
+        assert len(ra.fit.nodes) == len(rb.fit.nodes) == sum(n.count for n in pools)
+        if ra.fit.method != "cp-sat":
+            assert placement(ra.fit.nodes) == placement(rb.fit.nodes)
+            assert (ra.stranded.cpu, ra.stranded.memory, len(ra.stranded.nodes)) == (
+                rb.stranded.cpu,
+                rb.stranded.memory,
+                len(rb.stranded.nodes),
+            )
+        assert ra.headroom == rb.headroom
+
+
+def test_exact_answers_with_a_large_idle_pool_beside_agree_with_brute_force():
+    """A pool of 5,000 nodes no pod may use beside a random small one: CP-SAT models none of its
+    nodes, the verdict is brute force's, and the placement lists every node, the idle ones as a run."""
+    rng = random.Random(20240601)
+    seen = {True: 0, False: 0}
+    for _ in range(60):
+        pods, small = random_instance(rng)
+        pods = tuple(replace(p, pools=(small.name,)) for p in pods)
+        idle = NodeType("idle", "c", BIG, small.cpu, small.memory, small.pods)
+        truth = brute_force_fits(pods, small)
+        seen[truth] += 1
+        res = exact.solve_fixed(pods, [small, idle], HANG_GUARD_S, workers=1)
+        assert res.status == ("feasible" if truth else "infeasible")
+        assert len(res.pool) <= small.count  # the idle pool is not in the model
+        r = pack(Problem(pods, (small, idle)), time_budget=HANG_GUARD_S, workers=1)
+        assert r.feasible is truth
+        assert len(r.nodes) == small.count + BIG and len(r.nodes.parts) <= small.count + 2
+        if truth:
+            check_placement(Problem(pods, (small, idle)), r)
+    assert seen[True] > 10 and seen[False] > 10
+
+
+def test_a_placement_only_cp_sat_finds_keeps_the_idle_pool_a_run():
+    """4 + 3 + 3 twice on two nodes of 10: first fit puts 4 + 4 together and needs a third node,
+    and no bound proves a misfit, so CP-SAT places them; the 5,000 idle nodes stay one run."""
+    a = PodType("a", 400, MI, count=2, pools=("w",))
+    b = PodType("b", 300, MI, count=4, pools=("w",))
+    w = NodeType("w", "c", 2, 1000, GI, 110)
+    idle = NodeType("idle", "c", BIG, 1000, GI, 110)
+    r = pack(Problem((a, b), (w, idle)), time_budget=HANG_GUARD_S, workers=1)
+    assert (r.feasible, r.proof, r.method) == (True, "placement", "cp-sat")
+    check_placement(Problem((a, b), (w, idle)), r)
+    assert [n.pods for n in r.nodes[:2]] == [(("a", 1), ("b", 2))] * 2
+    assert r.nodes.parts[2:] == (EmptyNodes("idle", "c", 0, BIG, idle.allocatable),)
