@@ -93,12 +93,16 @@ def test_node_list_reads_like_the_tuple_of_its_nodes():
     nodes = NodeList([full, EmptyNodes("a", "c", 1, 3, alloc), EmptyNodes("b", "c", 0, 0, alloc)])
     expanded = (full,) + tuple(NodeResult("a", i, "c", (), (0, 0, 0, 0), alloc) for i in (1, 2, 3))
     assert len(nodes) == 4 and tuple(nodes) == expanded and nodes == expanded
+    one_by_one_empty = NodeList(expanded)  # the same nodes, the empty ones kept one by one
+    assert nodes == one_by_one_empty and hash(nodes) == hash(one_by_one_empty)
     assert nodes[-1] == expanded[-1] and nodes[1:3] == expanded[1:3]
     assert [n.name for n in nodes] == ["a-0", "a-1", "a-2", "a-3"]
     with pytest.raises(IndexError):
         nodes[4]
     names = NodeNames(["a-0", EmptyNodes("a", "c", 1, 3, alloc)])
     assert tuple(names) == ("a-0", "a-1", "a-2", "a-3") and names[:2] == ("a-0", "a-1") and "a-3" in names
+    listed = NodeNames(["a-0", "a-1", "a-2", "a-3"])
+    assert names == listed and hash(names) == hash(listed) and "a-4" not in names
 
 
 def one_by_one(pools: tuple[NodeType, ...]) -> tuple[NodeType, ...]:

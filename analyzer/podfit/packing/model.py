@@ -356,7 +356,9 @@ class NodeList(Sequence[NodeResult]):
         return all(a == b for a, b in zip(self, other, strict=True))
 
     def __hash__(self) -> int:
-        return hash(self.parts)
+        # equal lists have the same length and the same nodes with pods in order, however their
+        # empty nodes are kept (one by one or as runs)
+        return hash((len(self), tuple(p for p in self.parts if isinstance(p, NodeResult) and p.pods)))
 
     def __repr__(self) -> str:
         return f"NodeList({list(self.parts)!r})"
@@ -467,7 +469,8 @@ class NodeNames(Sequence[str]):
         return all(a == b for a, b in zip(self, other, strict=True))
 
     def __hash__(self) -> int:
-        return hash(self.parts)
+        # equal sequences have the same length, first and last name, however a run is kept
+        return hash((len(self), self[0], self[-1]) if len(self) else 0)
 
     def __repr__(self) -> str:
         return f"NodeNames({list(self.parts)!r})"
