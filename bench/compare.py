@@ -7,7 +7,7 @@ waited for, from wait4) and peak RSS of `podfit check --format json CORPUS`.
 
     # the whole pipeline without the YAML fast path (every document through LibYAML)
     python bench/compare.py bench/out/scale/corpus-10000 --runs 7 --podfit fast=.venv/bin/podfit \
-        --podfit libyaml=".venv/bin/python -c 'import sys, podfit.yamlio as y; y._yaml_rs = None; \
+        --podfit libyaml=".venv/bin/python -c 'import sys, podfit.yamlio as y; y._fast_state.update(imported=True); \
         from podfit.cli import run; sys.argv[0] = \"podfit\"; run()'"
 
 The load average is printed before and after: the CPU seconds hold better than wall time on a

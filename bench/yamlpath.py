@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t, _ = cpu(gate, args.runs)
     rows.append(("  the checks alone (indicators, depth, 1.1/1.2 tokens)", t, ""))
-    rs = yamlio._yaml_rs
+    rs = yamlio._rust()
     if rs is not None:
 
         def rust() -> int:

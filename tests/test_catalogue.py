@@ -1,5 +1,6 @@
 """One catalogue feeds everything: Python rule modules, docs, README must agree with it."""
 
+import json
 import re
 
 from podfit.catalogue import CATEGORIES, catalogue_problems, load_catalogue, rule_doc
@@ -230,3 +231,29 @@ def test_rule_prose_is_the_same_read_from_source_or_imported(tmp_path):
                 module.CATEGORY,
             )
         )
+
+
+def test_cached_catalogue_is_the_merged_one(monkeypatch, tmp_path):
+    """A run reads the merged catalogue from the private cache once it is written; what it reads is
+    the catalogue merged from the sources (options, tuples and problems alike), and a cache file of
+    another shape or not JSON is merged afresh."""
+    from podfit import catalogue
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    merged, problems = catalogue._merge()
+    for damage in (None, "{not json", '{"rules": 7}', '{"rules": [{"id": "PF101"}], "problems": []}'):
+        if damage is not None:
+            (cache,) = (tmp_path / "podfit").glob("catalogue-*.json")
+            cache.write_text(damage, encoding="utf-8")
+        catalogue._catalogue.cache_clear()
+        try:
+            rules, read_problems = catalogue._catalogue()
+        finally:
+            catalogue._catalogue.cache_clear()
+        assert dict(rules) == merged, damage
+        assert list(rules) == list(merged)
+        assert read_problems == tuple(problems)
+        if damage is None:  # the first run wrote every rule there
+            (cache,) = (tmp_path / "podfit").glob("catalogue-*.json")
+            written = json.loads(cache.read_text(encoding="utf-8"))
+            assert [r["id"] for r in written["rules"]] == list(merged)

@@ -82,3 +82,153 @@ def test_a_pool_that_does_not_state_its_devices_is_not_taken_for_none():
     assert _known_cap(_extended_cap({"nvidia.com/gpu": 1}, None)) is None
     assert _extended_cap({"nvidia.com/gpu": 1}, {}) == 0
     assert _extended_cap({"nvidia.com/gpu": 1}, {"nvidia.com/gpu": 2}) == 2
+
+
+# Packing counts extended resources per node over every pod type on it, not pair by pair.
+
+GPU = "nvidia.com/gpu"
+
+
+def _gpu_pods(*spec: tuple[str, int, int]):
+    from podfit.packing.model import GI, PodType
+
+    return tuple(PodType(name, 500, GI, count=n, extended=((GPU, g),)) for name, n, g in spec)
+
+
+def _gpu_nodes(count: int, gpus: int | None):
+    from podfit.packing.model import GI, NodeType
+
+    return NodeType("gpu", "gpu-node", count, 15_000, 60 * GI, 110, extended=None if gpus is None else ((GPU, gpus),))
+
+
+def _used(nodes, pods) -> list[int]:
+    need = {p.name: dict(p.extended).get(GPU, 0) for p in pods}
+    return [sum(need[name] * k for name, k in n.pods) for n in nodes]
+
+
+def test_three_workloads_sharing_gpu_nodes_are_packed_by_their_sum() -> None:
+    from podfit.packing.engine import pack
+    from podfit.packing.model import Problem
+
+    # ten GPUs asked for, ten offered, no pair too many for a node, yet a node holds two such pods
+    pods = _gpu_pods(("train", 2, 2), ("infer", 2, 2), ("embed", 1, 2))
+    res = pack(Problem(pods, (_gpu_nodes(2, 5),)), 5)
+    assert res.feasible is False
+    fits = pack(Problem(_gpu_pods(("train", 2, 2), ("infer", 1, 2), ("embed", 1, 2)), (_gpu_nodes(2, 5),)), 5)
+    assert fits.feasible is True and max(_used(fits.nodes, pods)) <= 5
+    # a pool that does not state its devices limits nothing
+    assert pack(Problem(pods, (_gpu_nodes(2, None),)), 5).feasible is True
+
+
+def test_the_total_of_an_extended_resource_is_a_certificate() -> None:
+    from podfit.packing.bounds import certificates
+
+    pods = _gpu_pods(("a", 1, 1), ("b", 1, 1), ("c", 1, 1))
+    (b,) = [b for b in certificates(pods, (_gpu_nodes(1, 2),)) if b.kind == f"capacity-{GPU}"]
+    assert (b.needed, b.available, b.violated) == (3, 2, True)
+
+
+def test_every_heuristic_keeps_within_each_nodes_devices() -> None:
+    from podfit.packing.engine import to_nodes
+    from podfit.packing.heuristics import dot_product, first_fit
+
+    pods = _gpu_pods(("a", 3, 1), ("b", 2, 2), ("c", 2, 1), ("d", 1, 3))
+    nodes = (_gpu_nodes(4, 4),)
+    for packing in (first_fit(pods, nodes, "sum"), first_fit(pods, nodes, "dominant"), dot_product(pods, nodes)):
+        placed = to_nodes(packing, pods, nodes, skip_empty=False)
+        assert max(_used(placed, pods)) <= 4, packing.name
+        assert packing.complete, packing.name  # 14 GPUs of 16: each heuristic finds a placement
+    tmpl = _gpu_nodes(1, 4)
+    for packing in (
+        first_fit(pods, [], "sum", template=tmpl, max_open=20),
+        dot_product(pods, [], template=tmpl, max_open=20),
+    ):
+        placed = to_nodes(packing, pods, [tmpl], skip_empty=True)
+        assert max(_used(placed, pods)) <= 4 and packing.complete, packing.name
+
+
+def test_least_nodes_count_devices_and_a_class_without_them_is_excluded() -> None:
+    from podfit.packing.engine import analyze
+    from podfit.packing.model import GI, VMClass
+
+    pods = _gpu_pods(("train", 1, 1), ("infer", 1, 1), ("embed", 1, 1))
+    classes = (VMClass("gpu-node", 16_000, 64 * GI), VMClass("cpu-small", 4_000, 16 * GI))
+    a = analyze(pods, (_gpu_nodes(4, 2),), classes, class_extended={"gpu-node": ((GPU, 2),)}, time_budget=2)
+    assert a.min_nodes["gpu-node"].nodes == 2 and a.min_nodes["gpu-node"].exact
+    assert (a.recommendation.vm_class, a.recommendation.nodes) == ("gpu-node", 2)
+    assert "cpu-small" not in a.min_nodes
+    assert a.recommendation.excluded["cpu-small"].startswith("its nodes do not offer 1 nvidia.com/gpu")
+
+
+def _check(where: Path, rule: str) -> list[dict]:
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(where)
+    try:
+        res = run(
+            "check",
+            "deploy",
+            "--platform",
+            "platform.yaml",
+            "--rule",
+            rule,
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--engine",
+            "embedded",
+        )
+    finally:
+        os.chdir(cwd)
+    assert res.exit_code == 0, res.output
+    return [f for f in json.loads(res.stdout)["findings"] if f["rule"] == rule]
+
+
+def test_a_gpu_daemonset_on_a_pool_without_gpus_is_pf303() -> None:
+    (f,) = _check(ROOT / "testdata" / "PF303" / "fail_gpu_daemonset_on_pool_without_gpus", "PF303")
+    assert "1 nvidia.com/gpu" in f["message"] and "cpu" in f["message"] and "3 nodes" in f["message"]
+    assert f["details"]["pools_lacking"] == ["cpu"]
+
+
+def test_gpus_a_daemonset_takes_are_not_offered_to_other_pods() -> None:
+    (f,) = _check(ROOT / "testdata" / "PF303" / "fail_gpu_taken_by_daemonset", "PF303")
+    assert f["object"]["name"] == "infer" and "gpu: 0 nvidia.com/gpu" in f["message"]
+    assert _check(ROOT / "testdata" / "PF303" / "pass_gpu_daemonset_on_gpu_pool", "PF303") == []
+
+
+def test_right_sizing_counts_gpus_and_never_names_a_class_without_them() -> None:
+    (f,) = _check(ROOT / "testdata" / "PF604" / "fail_gpu_pods_count_gpus", "PF604")
+    assert f["details"]["recommended"] == {"vm_class": "gpu-node", "nodes": 2}
+    assert [c["vm_class"] for c in f["details"]["candidates"]] == ["gpu-node"]
+
+
+def test_no_class_known_to_offer_the_devices_is_said_not_passed(tmp_path: Path) -> None:
+    """Pools that do not state their devices (no allocatable): packing lets GPU pods use them, but
+    right-sizing knows no class that offers a GPU, and says so instead of advising a class."""
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "platform.yaml").write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: gpu}\nspec:\n  runtime: bare-metal\n"
+        "  nodePools:\n    - {name: gpu, vmClass: gpu-node, count: 2}\n"
+        "  vmClasses:\n    - {name: gpu-node, cpus: 16, memory: 64Gi}\n"
+    )
+    src = ROOT / "testdata" / "PF604" / "fail_gpu_pods_count_gpus" / "deploy" / "gpu.yaml"
+    (tmp_path / "deploy" / "gpu.yaml").write_text(src.read_text())
+    (f,) = _check(tmp_path, "PF604")
+    assert "no advice" in f["message"] and "1 nvidia.com/gpu" in f["message"]
+    assert f["details"]["recommended"] is None
+    assert _check(tmp_path, "PF601") == []  # an unstated offer limits nothing
+
+
+def test_free_cpu_beside_spent_devices_is_stranded() -> None:
+    """A GPU node whose GPU is taken keeps CPU that the GPU pods, the only ones allowed there,
+    cannot use: stranded (PF602); with a GPU left, the same CPU is usable."""
+    from podfit.packing.engine import pack, stranded
+    from podfit.packing.model import Problem
+
+    pods = _gpu_pods(("infer", 1, 1))
+    for gpus, expected in ((1, 1), (2, 0)):
+        nodes = (_gpu_nodes(1, gpus),)
+        fit = pack(Problem(pods, nodes), 2)
+        assert len(stranded(pods, fit.nodes, nodes).nodes) == expected, gpus

@@ -702,3 +702,22 @@ def test_rego_formats_quantities_as_python_does(tmp_path):
     query = f"""[[data.podfit.lib.k8s.fmt_memory(b) | some b in {memory}],
                  [data.podfit.lib.k8s.fmt_cpu(m) | some m in {cpu}]]"""
     assert _eval(tmp_path, query) == [[format_memory(b) for b in memory], [format_cpu(m) for m in cpu]]
+
+
+def test_a_proxy_annotation_that_is_no_quantity_is_pf903_on_its_line():
+    """Istio's injector writes the value into the proxy's resources (the API server rejects the
+    pod); Linkerd's leaves it out. Either way PF903 on the annotation's line, a namespace's once."""
+    text = MESHED.replace(
+        "config.linkerd.io/proxy-memory-request: 64Mi", "config.linkerd.io/proxy-memory-request: 64 Mi"
+    )
+    text = text.replace("sidecar.istio.io/proxyCPU: 250m", "sidecar.istio.io/proxyCPU: 250mc")
+    text += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: api2, namespace: mesh-linkerd}\nspec: {containers: [{name: a, image: a:1}]}\n"
+    facts = build_facts(load([InputFile("m.yaml", text.encode())]).objects, DEFAULT_PLATFORM)
+    got = [(f.object.name, f.location.line, f.message.split(":")[0]) for f in facts.findings if f.rule == "PF903"]
+    assert got == [
+        ("sized", 32, "annotation sidecar.istio.io/proxyCPU"),
+        ("mesh-linkerd", 7, "annotation config.linkerd.io/proxy-memory-request"),
+    ]
+    sized = next(w for w in facts.workloads if w.ref.name == "sized")
+    # the valid annotation still counts; the invalid one sets nothing
+    assert sized.pod.injected[0].resources.memory_limit == 2**29 and sized.pod.injected[0].resources.cpu_request is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -25,10 +26,12 @@ DEFAULTS = ["--default-cpu", "100m", "--default-memory", "64Mi"]
 
 
 def _run(*args: str) -> tuple[int, str, str]:
+    """Exit code, output and standard error, each of its entries on one line again (fix wraps them
+    at 160 characters, the rest indented: tests/test_command_inputs.py holds it to that)."""
     r = CliRunner().invoke(main, list(args))
     if r.exception and not isinstance(r.exception, SystemExit):
         raise r.exception
-    return r.exit_code, r.stdout, r.stderr
+    return r.exit_code, r.stdout, r.stderr.replace("\n    ", " ")
 
 
 def _findings(path: Path, *extra: str) -> list[tuple[str, str, str]]:
@@ -206,7 +209,8 @@ def test_requests_come_from_the_measured_steady_state(tmp_path):
     shutil.copy(fixture, target)
     code, _out, err = _run("fix", str(target), "--usage", str(usage), "--rule", "PF110")
     assert code == 0, err
-    assert "request set to the measured steady state, p50 608Mi" in err
+    # the reason says how much was measured, as the finding does: 10 samples of each of 2 pods
+    assert "request set to the measured steady state, p50 608Mi of 20 samples over 9h, 2 pods:" in err
 
 
 def test_one_snapshot_is_no_steady_state_for_a_missing_request(tmp_path):
@@ -218,7 +222,10 @@ def test_one_snapshot_is_no_steady_state_for_a_missing_request(tmp_path):
     target.write_text(fixture.read_text().replace(app, "resources: {}"))
     code, _out, err = _run("fix", str(target), "--usage", str(usage), "--rule", "PF101")
     assert code == 1, err
-    assert "2 measured sample(s) are a point, not a steady state (at least 10" in err
+    assert (
+        "2 measured samples are a point, not a steady state (2 samples in one kubectl top snapshot, 2 pods; "
+        "at least 10: export a range with `podfit usage export`)"
+    ) in err
 
 
 def test_the_diff_is_what_write_does(tmp_path):
@@ -492,3 +499,18 @@ spec:
     code, out, err = _run("fix", str(target), "--rule", "PF301", *platform)
     assert code == 1 and out == ""  # 8 vCPUs (the largest class within the NUMA node) cannot take 12 CPUs
     assert "no fix: no VM class that fits one NUMA node (16 cores, 64Gi) holds the largest pod" in err
+
+
+def test_a_limit_from_usage_says_how_much_was_measured(tmp_path):
+    """PF108's new limit names the peak with its samples, window and pods, as the finding does."""
+    pf108 = ROOT / "testdata" / "PF108" / "fail_cpu_limit_far_above.yaml"
+    usage = pf108.parent / "fail_cpu_limit_far_above.cpu.json"
+    target = tmp_path / pf108.name
+    shutil.copy(pf108, target)
+    code, _out, err = _run("fix", str(target), "--usage", str(usage), "--rule", "PF108")
+    assert code == 0, err
+    code, out, err_check = _run("check", str(pf108), "--format", "json", "--fail-on", "never", "--usage", str(usage))
+    assert code == 0, err_check
+    (finding,) = [f for f in json.loads(out)["findings"] if f["rule"] == "PF108"]
+    samples, pods = finding["details"]["samples"], len(finding["details"]["pods"])
+    assert re.search(rf"the measured peak \S+ \({samples} samples over \w+, {pods} pods?\) plus", err), err

@@ -28,10 +28,12 @@ DEFAULTS = ["--default-cpu", "100m", "--default-memory", "64Mi"]
 
 
 def _run(*args: str) -> tuple[int, str, str]:
+    """Exit code, output and standard error, each of its entries on one line again (fix wraps them
+    at 160 characters, the rest indented: tests/test_command_inputs.py holds it to that)."""
     r = CliRunner().invoke(main, list(args))
     if r.exception and not isinstance(r.exception, SystemExit):
         raise r.exception
-    return r.exit_code, r.stdout, r.stderr
+    return r.exit_code, r.stdout, r.stderr.replace("\n    ", " ")
 
 
 def _keys(path: Path | str, *extra: str) -> set[tuple[str, str, str, str]]:

@@ -178,3 +178,53 @@ def test_hostile_shapes_give_findings_not_tracebacks() -> None:
     assert res.exit_code == 0, res.output
     rules = {f["rule"] for f in json.loads(res.stdout)["findings"]}
     assert {"PF902", "PF211", "PF212"} <= rules
+
+
+INIT_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: init, namespace: ns}
+spec:
+  restartPolicy: %s
+  initContainers:
+    - name: %s
+      image: example/init:1%s
+      resizePolicy: [{resourceName: cpu, restartPolicy: %s}]
+  containers:
+    - {name: app, image: example/app:1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "sidecar", "expected"),
+    [
+        ("1.32", False, 1),  # gate set on an alpha release: no init container may set it
+        ("1.32", True, 1),  # sidecars included
+        ("1.33", False, 0),  # AllowSidecarResizePolicy: every init container, one-shot ones too
+        ("1.33", True, 0),
+        (None, False, 0),  # the latest release
+    ],
+)
+def test_pf210_init_containers_by_version(tmp_path: Path, version: str | None, sidecar: bool, expected: int) -> None:
+    """validateInitContainers refuses resizePolicy on init containers unless
+    opts.AllowSidecarResizePolicy, which is the InPlacePodVerticalScaling gate from 1.33."""
+    always = "\n      restartPolicy: Always" if sidecar else ""
+    text = INIT_POD % ("Always", "side" if sidecar else "once", always, "NotRequired")
+    found = findings(tmp_path, text + kubelet(gates="InPlacePodVerticalScaling: true"), "PF210", version)
+    assert len(found) == expected
+    if expected:
+        assert "before Kubernetes 1.33 (sidecars included)" in found[0]["message"]
+
+
+def test_pf210_judges_sidecars_by_the_pods_restart_policy(tmp_path: Path) -> None:
+    """validateResizePolicy gets the pod's restartPolicy for every container: a sidecar's own
+    Always does not make RestartContainer valid in a pod that is never restarted."""
+    sidecar = INIT_POD % ("Never", "side", "\n      restartPolicy: Always", "RestartContainer")
+    (found,) = findings(tmp_path, sidecar, "PF210")
+    assert found["container"] == "side" and "restartPolicy is Never" in found["message"]
+    assert (
+        findings(
+            tmp_path, INIT_POD % ("OnFailure", "side", "\n      restartPolicy: Always", "RestartContainer"), "PF210"
+        )
+        == []
+    )

@@ -274,3 +274,82 @@ def test_an_unquoted_option_value_is_pf902s_and_its_name_still_pf207s(tmp_path):
         'cpuManagerPolicyOptions.no-such-option: true is not of type string (quote it: "true")',
         'cpuManagerPolicyOptions.prefer-align-cpus-by-uncorecache: true is not of type string (quote it: "true")',
     ]
+
+
+SNC_PLATFORM = """apiVersion: podfit.io/v1alpha1
+kind: Platform
+metadata: {name: snc}
+spec:
+  runtime: bare-metal
+  kubelet: {kubernetesVersion: '%s'}
+  hosts:
+    - {name: metal, count: 1, sockets: 2, coresPerSocket: 64, threadsPerCore: 2, baseMHz: 2400,
+       memory: 1Ti, numaNodesPerSocket: %d}
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "numa_per_socket", "body", "refused"),
+    [
+        ("1.35", 8, "topologyManagerPolicy: restricted\n", "allows 8 (the default"),
+        ("1.35", 4, "topologyManagerPolicy: restricted\n", None),  # 8 NUMA nodes: the default holds
+        ("1.35", 8, "topologyManagerPolicy: none\n", None),  # no Topology Manager, no limit
+        (
+            "1.35",
+            8,
+            "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n",
+            None,
+        ),
+        (
+            "1.35",
+            8,
+            "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '12'}\n",
+            "allows 12",
+        ),
+        (
+            "1.35",
+            8,
+            "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: 'many'}\n",
+            "not a whole number",
+        ),
+        (
+            "1.30",
+            8,
+            "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n",
+            "does not exist in Kubernetes 1.30",
+        ),
+        (
+            "1.33",
+            8,
+            "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n",
+            None,
+        ),  # beta, gate on by default
+        (
+            "1.33",
+            8,
+            "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n"
+            "featureGates: {TopologyManagerPolicyBetaOptions: false}\n",
+            "TopologyManagerPolicyBetaOptions is off",
+        ),
+        (
+            "1.35",
+            8,
+            "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n"
+            "featureGates: {TopologyManagerPolicyBetaOptions: false}\n",
+            None,  # GA: no gate needed
+        ),
+    ],
+)
+def test_pf206_topology_manager_numa_node_limit(tmp_path, version, numa_per_socket, body, refused):
+    """topologymanager NewManager: a policy other than none on more NUMA nodes than
+    max-allowable-numa-nodes (8 unless set; the option from 1.31, beta behind
+    TopologyManagerPolicyBetaOptions, GA in 1.35) stops the kubelet."""
+    f, _ = _kubelet(tmp_path, "cpuManagerPolicy: none\n" + body)
+    p = tmp_path / "snc.yaml"
+    p.write_text(SNC_PLATFORM % (version, numa_per_socket))
+    found = run(f, "--rule", "PF206", platform=p)
+    if refused is None:
+        assert found == []
+    else:
+        ((rule, _, message),) = found
+        assert rule == "PF206" and refused in message and "the kubelet does not start" in message

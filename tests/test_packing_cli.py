@@ -435,7 +435,8 @@ def test_pack_default_budget_is_2s_and_an_unproven_count_is_a_range():
 
     class A:
         min_nodes = {"c": MinNodes("c", 12, 10, False, "lns", None), "d": MinNodes("d", 3, 3, True, "exact", None)}
+        zonal: dict = {}  # pools in no zone
 
-    lines = _least(A(), 2.0)  # only min_nodes is read
+    lines = _least(A(), 2.0)  # only min_nodes and zonal are read
     assert lines[0] == "Least nodes per VM class: c 10–12, d 3"
     assert "proven to lie in it; the search stopped within 2 s, --time-budget searches longer" in lines[1]

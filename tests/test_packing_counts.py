@@ -106,11 +106,29 @@ def test_node_list_reads_like_the_tuple_of_its_nodes():
 
 
 def one_by_one(pools: tuple[NodeType, ...]) -> tuple[NodeType, ...]:
-    """Each pool as that many pools of one node (named ``pool~i``, the same labels)."""
+    """Each pool as that many pools of one node (named ``pool~i``, the same labels and offer of
+    extended resources)."""
     return tuple(
-        NodeType(f"{n.name}~{i}", n.vm_class, 1, n.cpu, n.memory, n.pods, n.storage, n.labels)
+        NodeType(f"{n.name}~{i}", n.vm_class, 1, n.cpu, n.memory, n.pods, n.storage, n.labels, extended=n.extended)
         for n in pools
         for i in range(n.count)
+    )
+
+
+def pods_one_by_one(pods: tuple[PodType, ...], pools: tuple[NodeType, ...]) -> tuple[PodType, ...]:
+    """The pods with the pools they name (``pools``, pool caps) as the pools of :func:`one_by_one`."""
+    split = {n.name: tuple(f"{n.name}~{i}" for i in range(n.count)) for n in pools}
+
+    def names(named: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(m for n in named for m in split.get(n, (n,)))
+
+    return tuple(
+        replace(
+            p,
+            pools=None if p.pools is None else names(p.pools),
+            pool_caps=tuple((names(zone), cap) for zone, cap in p.pool_caps),
+        )
+        for p in pods
     )
 
 
@@ -124,6 +142,7 @@ def random_pools_and_pods(rng: random.Random) -> tuple[tuple[NodeType, ...], tup
             rng.randint(2, 16) * GI,
             rng.randint(2, 12),
             labels=(("kind", rng.choice(["x", "y"])),),
+            extended=rng.choice([None, (), (("gpu", rng.randint(1, 4)),)]),
         )
         for i in range(rng.randint(1, 3))
     )
@@ -137,6 +156,8 @@ def random_pools_and_pods(rng: random.Random) -> tuple[tuple[NodeType, ...], tup
             max_per_node=rng.choice([None, None, 1, 2]),
             node_selector=rng.choice([(), (), (("kind", "x"),)]),
             host_ports=rng.choice([(), (), (("", 80, "TCP"),)]),
+            extended=rng.choice([(), (), (("gpu", 1),), (("gpu", 2),)]),
+            pool_caps=rng.choice([(), (), ((("p0",), rng.randint(0, 6)),), ((("p0",), 3), (("p1", "p2"), 4))]),
         )
         for i in range(rng.randint(1, 5))
     )
@@ -154,19 +175,19 @@ def placement(nodes) -> list[tuple[tuple[tuple[str, int], ...], tuple[int, int, 
 def test_a_pool_of_n_nodes_answers_as_n_pools_of_one(seed):
     """Fixed seeds: the heuristics place the same pods on the same nodes in the same order, and the
     verdict, its proof, stranded capacity and headroom are the same, whether a pool is a count or
-    its nodes are given one by one."""
+    its nodes are given one by one (with extended resources per node and pool caps)."""
     rng = random.Random(9000 + seed)
     for _ in range(25):
         pools, pods = random_pools_and_pods(rng)
         pools = tuple(n for n in pools if n.count)  # (pack leaves empty pools out before the heuristics)
-        single = one_by_one(pools)
+        single, split = one_by_one(pools), pods_one_by_one(pods, pools)
         for key in ("sum", "dominant"):
-            a, b = first_fit(pods, pools, key), first_fit(pods, single, key)
+            a, b = first_fit(pods, pools, key), first_fit(split, single, key)
             assert a.expanded()[1] == b.expanded()[1] and a.unplaced == b.unplaced, (pods, pools)
-        a, b = dot_product(pods, pools), dot_product(pods, single)
+        a, b = dot_product(pods, pools), dot_product(split, single)
         assert a.expanded()[1] == b.expanded()[1] and a.unplaced == b.unplaced, (pods, pools)
         ra = analyze(pods, pools, (), time_budget=HANG_GUARD_S, workers=1)
-        rb = analyze(pods, single, (), time_budget=HANG_GUARD_S, workers=1)
+        rb = analyze(split, single, (), time_budget=HANG_GUARD_S, workers=1)
         assert (ra.fit.feasible, ra.fit.proof) == (rb.fit.feasible, rb.fit.proof), (pods, pools)
         assert len(ra.fit.nodes) == len(rb.fit.nodes) == sum(n.count for n in pools)
         if ra.fit.method != "cp-sat":
@@ -213,3 +234,78 @@ def test_a_placement_only_cp_sat_finds_keeps_the_idle_pool_a_run():
     check_placement(Problem((a, b), (w, idle)), r)
     assert [n.pods for n in r.nodes[:2]] == [(("a", 1), ("b", 2))] * 2
     assert r.nodes.parts[2:] == (EmptyNodes("idle", "c", 0, BIG, idle.allocatable),)
+
+
+GPU = "nvidia.com/gpu"
+
+
+def test_a_5000_node_gpu_pool_with_a_zone_spread_answers_as_5000_pools_of_one():
+    """A pool of 5,000 nodes of 4 GPUs each in zone a, 3 such nodes in zone b and a pool without
+    GPUs; pods asking for 3 GPUs and for 1 and a workload spread over the two zones (a pool cap per
+    zone), their counts drawn with a fixed seed. The verdict, the placement, stranded capacity and
+    headroom are the same whether the big pool is a count or 5,000 pools of one node; no node holds
+    more GPUs than it offers, no zone more of the spread pods than its cap, and the pool without
+    GPUs, whose CPU the GPU pods could use, is stranded whole, kept as one run."""
+    rng = random.Random(3537)
+    four = ((GPU, 4),)
+    pools = (
+        NodeType("gpu-a", "c", BIG, 16000, 64 * GI, 110, labels=(("zone", "a"),), extended=four),
+        NodeType("gpu-b", "c", 3, 16000, 64 * GI, 110, labels=(("zone", "b"),), extended=four),
+        NodeType("cpu", "c", 40, 16000, 64 * GI, 110, labels=(("zone", "a"),), extended=()),
+    )
+    for _ in range(2):
+        spread = rng.randint(8, 14)
+        caps = {"gpu-a": -(-spread // 2), "gpu-b": spread // 2}  # maxSkew 1 over two zones
+        pods = (
+            PodType("train", 4000, 16 * GI, count=rng.randint(20, 60), extended=((GPU, 3),)),
+            PodType("infer", 1000, 4 * GI, count=rng.randint(20, 60), extended=((GPU, 1),)),
+            PodType(
+                "web",
+                500,
+                GI,
+                count=spread,
+                pools=("gpu-a", "gpu-b"),
+                pool_caps=tuple(((name,), cap) for name, cap in caps.items()),
+            ),
+        )
+        single, split = one_by_one(pools), pods_one_by_one(pods, pools)
+        ra = analyze(pods, pools, (), time_budget=HANG_GUARD_S, workers=1)
+        rb = analyze(split, single, (), time_budget=HANG_GUARD_S, workers=1)
+        assert (ra.fit.feasible, ra.fit.proof, ra.fit.method) == (rb.fit.feasible, rb.fit.proof, rb.fit.method)
+        assert ra.fit.feasible is True
+        assert isinstance(ra.fit.nodes, NodeList) and len(ra.fit.nodes) == len(rb.fit.nodes) == BIG + 43
+        assert placement(ra.fit.nodes) == placement(rb.fit.nodes)
+        # the opened nodes one by one, then a run per pool
+        assert len(ra.fit.nodes.parts) == len(ra.fit.nodes.placed) + 3
+        asks = {p.name: dict(p.extended).get(GPU, 0) for p in pods}
+        web = {"gpu-a": 0, "gpu-b": 0}
+        for n in ra.fit.nodes.placed:
+            assert sum(asks[name] * k for name, k in n.pods) <= 4, n
+            web[n.pool] += dict(n.pods).get("web", 0)
+        assert web == caps  # the caps sum to the count: each zone holds just its cap
+        assert (ra.stranded.cpu, ra.stranded.memory, len(ra.stranded.nodes)) == (
+            rb.stranded.cpu,
+            rb.stranded.memory,
+            len(rb.stranded.nodes),
+        )
+        assert EmptyNodes("cpu", "c", 0, 40, pools[2].allocatable) in ra.stranded.nodes.parts
+        assert "cpu-39" in ra.stranded.nodes and "gpu-a-0" not in ra.stranded.nodes
+        assert ra.stranded.cpu >= 40 * 16000
+        assert ra.headroom == rb.headroom
+
+
+def test_room_beside_a_placement_counts_the_gpus_each_node_has_left():
+    """PF606 counts the replicas that fit beside the placement as one empty node's room times a
+    run's count: that room, like a busy node's, holds no more GPUs than the node has left."""
+    from podfit.rules.autoscaler_ceiling_does_not_fit import room
+
+    pool = NodeType("gpu", "c", BIG, 16000, 64 * GI, 110, extended=((GPU, 4),))
+    infer = PodType("infer", 100, MI, count=3, extended=((GPU, 1),))
+    train = PodType("train", 1000, GI, count=1, extended=((GPU, 3),))
+    others = {q.name: q for q in (infer, train)}
+    run = EmptyNodes("gpu", "c", 1, BIG - 1, pool.allocatable)
+    assert room(infer, run.node(0), pool, others) == 4  # 160 by CPU, 110 by slots, 4 by GPUs
+    busy = NodeResult("gpu", 0, "c", (("infer", 1), ("train", 1)), (1100, GI + MI, 2, 0), pool.allocatable)
+    assert room(infer, busy, pool, others) == 0
+    half = NodeResult("gpu", 0, "c", (("infer", 2),), (200, 2 * MI, 2, 0), pool.allocatable)
+    assert room(infer, half, pool, others) == 2

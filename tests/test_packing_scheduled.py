@@ -433,3 +433,60 @@ def test_hostile_autoscalers_and_ports_are_read_as_far_as_they_go():
         "containers": [{"name": "c", "ports": [{"containerPort": "80"}, {"hostPort": True}, "x", None]}],
     }
     assert host_ports_from_spec(spec) == ()
+
+
+def test_pf606_takes_the_pools_at_their_cluster_autoscaler_maximum(tmp_path):
+    """5 pods of 700m per node: 50 replicas need 10 nodes, which a node group of 3 growing to 10
+    holds (profile maxCount); 80 do not: 50 run. A Cluster API machine deployment's max-size
+    annotation is the same maximum, its min-size the nodes it starts with."""
+    dirs = ROOT / "testdata/PF606"
+    fixture = dirs / "fail_beyond_cluster_autoscaler_max"
+    res = run(
+        ["check", fixture / "deploy", "--platform", fixture / "platform.yaml", "--rule", "PF606", "--format", "json"]
+        + ["--fail-on", "never"]
+    )
+    (f,) = json.loads(res.stdout)["findings"]
+    assert (f["details"]["replicas_that_fit"], f["details"]["refused_replicas"]) == (50, 51)
+    assert f["details"]["nodes_at_autoscaler_max"] == {"ng-general": 10}
+    assert "at their cluster autoscaler maximum (10 × m5.xlarge, 3 now): 50 can run" in f["message"]
+    (g,) = findings(dirs / "fail_capi_autoscaler_max_size.yaml", "PF606")
+    assert (g["details"]["replicas_that_fit"], g["details"]["packed_replicas"]) == (30, 2)
+    assert "(6 × best-effort-large, 2 now)" in g["message"]
+    assert not findings(dirs / "pass_capi_autoscaler_max_size.yaml", "PF606")
+    # without the annotations the pool is its 1 default node: 5 replicas run
+    plain = (dirs / "pass_capi_autoscaler_max_size.yaml").read_text().replace("cluster-api-autoscaler", "x")
+    (tmp_path / "plain.yaml").write_text(plain)
+    (h,) = findings(tmp_path / "plain.yaml", "PF606")
+    assert h["details"]["replicas_that_fit"] == 5 and h["details"]["nodes_at_autoscaler_max"] is None
+
+
+def test_two_daemonsets_binding_one_host_port_on_the_same_nodes(tmp_path):
+    """kube-prometheus' node-exporter (hostNetwork 9100) and the Helm chart's (hostPort 9100): the
+    later one is PF601, naming the earlier; on other ports or pools apart, nothing."""
+    path = ROOT / "testdata/PF601/fail_two_daemonsets_one_host_port.yaml"
+    (f,) = findings(path, "PF601")
+    assert f["object"]["name"] == "prometheus-node-exporter" and f["severity"] == "error"
+    assert f["details"]["host_ports"] == ["9100/TCP"] and f["details"]["nodes"] == 3
+    assert f["details"]["daemonset"] == "DaemonSet monitoring/node-exporter"
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(path.read_text().replace("hostPort: 9100", "hostPort: 9101"))
+    assert not findings(moved, "PF601")
+    udp = tmp_path / "udp.yaml"
+    udp.write_text(path.read_text().replace("protocol: TCP", "protocol: UDP"))
+    assert not findings(udp, "PF601")
+    assert not findings(ROOT / "testdata/PF601/pass_two_daemonsets_one_host_port_apart.yaml", "PF601")
+
+
+def test_pf606_grows_a_pool_no_further_than_the_vsphere_hosts_hold(tmp_path):
+    """One 8-core host at PF503's 300%: 24 vCPUs, 4 for the control plane, 5 best-effort-large
+    workers of the 8 the autoscaler may add: 25 replicas of 700m run."""
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: tkg\n  ha: {hostFailuresTolerated: 0}\n"
+        "  hosts:\n    - {count: 1, sockets: 1, coresPerSocket: 8, baseMHz: 2000, memory: 128Gi}\n"
+    )
+    path = ROOT / "testdata/PF606/pass_capi_autoscaler_max_size.yaml"
+    res = run(["check", path, "--platform", platform, "--rule", "PF606", "--format", "json", "--fail-on", "never"])
+    (f,) = json.loads(res.stdout)["findings"]
+    assert f["details"]["nodes_at_autoscaler_max"] == {"workers": 5} and f["details"]["replicas_that_fit"] == 25
+    assert "(5 × best-effort-large, 2 now; the hosts hold no more of the 8 it may grow to)" in f["message"]

@@ -134,3 +134,23 @@ def test_sizing_classes_are_those_the_runtime_can_provision():
         assert {c.name for c in sizing_classes(p, p.node_pools)} == builtin | {"m5.xlarge"}
     assert sizing_classes(DEFAULT_PLATFORM, ()) == DEFAULT_VM_CLASSES
     assert sizing_classes(replace(DEFAULT_PLATFORM, runtime="kubernetes"), ()) == ()
+
+
+def test_a_pools_autoscaler_maximum_is_read_and_checked():
+    text = (
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  nodePools:\n"
+        "    - vmClass: best-effort-large\n      count: 3\n      maxCount: 10\n"
+    )
+    (pool,) = parse_platform(text, "p.yaml").node_pools
+    assert (pool.count, pool.max_count, pool.most_nodes) == (3, 10, 10)
+    with pytest.raises(PlatformError) as e:
+        parse_platform(text.replace("maxCount: 10", "maxCount: 2"), "p.yaml")
+    assert e.value.problems == (
+        "p.yaml:7: spec.nodePools[0].maxCount: 2 is below count (3): the autoscaler's maximum is at least "
+        "the nodes the pool has",
+    )
+    # the cluster's nodes at the autoscalers' maxima stay within Kubernetes' 5,000
+    with pytest.raises(PlatformError) as e:
+        big = text.replace("maxCount: 10", "maxCount: 4000")
+        parse_platform(big + big.split("nodePools:\n")[1], "p.yaml")
+    assert "8,000 nodes in the pools without a cluster at the autoscalers' maxima" in e.value.problems[0]

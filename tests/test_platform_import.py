@@ -305,7 +305,7 @@ def test_a_cluster_info_dump_directory_imports_with_its_pods(tmp_path):
     assert class_view(got, {"t3.small"}) == class_view(want, {"t3.small"})
     assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
     assert [p.reserved_pods for p in got.node_pools] == [(("coredns", 1, 100, 70 * 2**20),)] * 2
-    assert "and 2 pods.json: 2 node(s) in 2 pool(s)" in text
+    assert "and 2 pods.json: 2 nodes in 2 pools" in text
     assert "pool small-eu-west-1a: 1 × t3.small (eks); reserved: coredns × 1" in err
 
 
@@ -406,3 +406,64 @@ def test_zone_spread_holds_each_zone_to_its_share(tmp_path):
     # most 8, at least 2: 2 + 8 fits
     assert pf601(ZONE_SPREAD.replace("maxSkew: 1", "maxSkew: 4")) != []
     assert pf601(ZONE_SPREAD.replace("maxSkew: 1", "maxSkew: 6")) == []
+
+
+def test_an_openshift_cluster_pools_by_machine_set(tmp_path):
+    """OpenShift (testdata/platform-import/openshift/README.md): pools from the Machines' MachineSets,
+    one per zone; control planes per zone; allocatable less systemReserved; the openshift-*
+    Deployments and StatefulSets reserved where they run."""
+    got, _, err = imported(tmp_path, "openshift/nodes.json", "--pods", str(DATA / "openshift" / "pods.json"))
+    want = parse_platform((DATA / "openshift" / "platform.yaml").read_text(), "hand-written")
+    assert pool_view(got) == pool_view(want)
+    names = {p.vm_class for p in want.node_pools}
+    assert class_view(got, names) == class_view(want, names)
+    assert (got.runtime, got.kubelet) == (want.runtime, want.kubelet)
+    assert "pool ocp-7x2kq-worker-us-east-1a: 2 × m5.xlarge (openshift); reserved: prometheus-k8s × 1" in err
+
+
+OPENSHIFT_SPREAD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+           labelSelector: {matchLabels: {app: web}}}
+      containers:
+        - {name: app, image: registry.example.com/web:1, resources: {requests: {cpu: "1", memory: 1Gi}}}
+"""
+
+
+def test_openshift_zone_spread_by_hand(tmp_path):
+    """Each worker offers 3500m less its DaemonSets' 134m: 3366m, less its reserved pods: three pods
+    of 1 CPU on every worker, so us-east-1a (two workers) holds 6 and the others 3 each. Spread at
+    maxSkew 1, 10 pods are 4 + 3 + 3 (the 4 in us-east-1a): they fit; 11 need 4 in two zones: they
+    do not, though 12 unspread pods fit (6 + 3 + 3)."""
+    profile = tmp_path / "platform.yaml"
+    res = run(
+        "platform",
+        "import",
+        DATA / "openshift" / "nodes.json",
+        "--pods",
+        DATA / "openshift" / "pods.json",
+        "-o",
+        profile,
+    )
+    assert res.exit_code == 0, res.stderr
+    app = tmp_path / "app.yaml"
+
+    def pf601(text: str) -> list[str]:
+        app.write_text(text)
+        res = run("check", app, "--platform", profile, "--format", "json", "--rule", "PF601")
+        return [f["message"] for f in json.loads(res.stdout)["findings"]]
+
+    assert pf601(OPENSHIFT_SPREAD) == []
+    assert pf601(OPENSHIFT_SPREAD.replace("replicas: 10", "replicas: 11")) != []
+    unspread = OPENSHIFT_SPREAD.replace("maxSkew: 1", "maxSkew: 12").replace("replicas: 10", "replicas: 12")
+    assert pf601(unspread) == []
+    assert pf601(unspread.replace("replicas: 12", "replicas: 13")) != []

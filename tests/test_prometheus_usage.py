@@ -59,6 +59,9 @@ SERIES = {
     ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c1"): (5.625, lambda i: 300 * MI, 150, 60),
     # checkout's container restarted: cAdvisor gives the new instance its own cgroup and series
     ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c2"): (None, None, 150, 60),
+    # a second checkout pod whose container ran from the start, but whose first samples were lost
+    # (its node's cAdvisor was not scraped until 25): a scrape gap, not a new container
+    ("shop", "checkout-5f6d7c8b9-zq8wx", "app", "/c3"): (None, None, 150, 60),
     ("shop", "cart-0", "app"): (None, lambda i: 600 * MI, None, None),
     ("kube-system", "coredns-5d78c9869d-8xk2p", "coredns"): (0.375, lambda i: 15 * MI, None, None),
     # the pod's own cgroup (container=""): podfit leaves it out
@@ -77,6 +80,13 @@ SERIES = {
 LIFE = {
     ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c1"): (0, 110, 0),
     ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c2"): (121, POINTS - 1, 119),
+    ("shop", "checkout-5f6d7c8b9-zq8wx", "app", "/c3"): (25, POINTS - 1, 0),
+}
+# container_start_time_seconds of the counters' container instances: the index each started at
+STARTED = {
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c1"): 0,
+    ("shop", "checkout-5f6d7c8b9-bcd4f", "app", "/c2"): 119,
+    ("shop", "checkout-5f6d7c8b9-zq8wx", "app", "/c3"): 0,
 }
 # kube-state-metrics' owner references (cart-0 has none: its owner is found by its name)
 POD_OWNERS = {
@@ -85,6 +95,7 @@ POD_OWNERS = {
         ("api-7d9f8c6b5-q9w8z", "ReplicaSet", "api-7d9f8c6b5"),
         ("web-6c8d7f9b4-2kq8n", "ReplicaSet", "web-6c8d7f9b4"),
         ("checkout-5f6d7c8b9-bcd4f", "ReplicaSet", "checkout-5f6d7c8b9"),
+        ("checkout-5f6d7c8b9-zq8wx", "ReplicaSet", "checkout-5f6d7c8b9"),
         ("web-0", "StatefulSet", "web"),
         ("web-migrate-x7k2p", "Job", "web-migrate"),
         ("web-nightly-29400000-bcd4f", "Job", "web-nightly-29400000"),
@@ -127,6 +138,13 @@ def openmetrics() -> str:
     family("container_memory_working_set_bytes", "gauge", lambda s: s[1])
     family("container_cpu_cfs_periods", "counter", lambda s: s[2])
     family("container_cpu_cfs_throttled_periods", "counter", lambda s: s[3])
+    out.append("# TYPE container_start_time_seconds gauge")
+    for (ns, pod, container, cgroup), at in STARTED.items():
+        labels = f'{{namespace="{ns}",pod="{pod}",container="{container}",id="{cgroup}"}}'
+        first, last, _ = LIFE[(ns, pod, container, cgroup)]
+        out.extend(
+            f"container_start_time_seconds{labels} {T0 + at * STEP_S} {T0 + i * STEP_S}" for i in range(first, last + 1)
+        )
     out.append("# TYPE kube_pod_container_status_last_terminated_reason gauge")
     for reason, v in (("OOMKilled", 1), ("Error", 0)):
         labels = f'{{namespace="shop",pod="cart-0",container="app",reason="{reason}"}}'
@@ -266,8 +284,8 @@ def test_usage_export_then_check(prometheus, tmp_path):
     res = export(with_password(prometheus), "-o", str(bundle))
     assert res.exit_code == 0, res.output
     assert (
-        "cpu 5, memory 10, periods 2, throttled 2, terminated 2, pod_owner 9, replicaset_owner 5, job_owner 1"
-        in res.stderr
+        "cpu 5, memory 10, periods 3, throttled 3, started 3, terminated 2, pod_owner 10, replicaset_owner 5, "
+        "job_owner 1" in res.stderr
     )
     report, stderr = check("--usage", str(bundle))
     assert summary(report) == EXPECTED
@@ -278,17 +296,28 @@ def test_usage_export_then_check(prometheus, tmp_path):
     assert api["p50"] == 450 * MI and api["pods"] == ["api-7d9f8c6b5-q9w8z", "api-7d9f8c6b5-x2x7k"]
     # the first container from the window's start (i=20) to its end at 110: 90 steps; the restarted
     # one from 0 at 119 to the window's end (240): 121 steps, the 2 before its first sample included
+    # (it started at 119, inside the window); the other pod's container, first seen at the step of
+    # 28 (1m steps from 20) though it started at 0, before the window: from 28 to 240, 212 steps,
+    # not the 28 it had counted before the window too
     throttled = by[("PF209", "checkout")]["details"]
     assert (throttled["throttled_periods"], throttled["periods"], throttled["throttled_ppm"]) == (
-        (90 + 121) * 60,
-        (90 + 121) * 150,
+        (90 + 121 + 212) * 60,
+        (90 + 121 + 212) * 150,
         400_000,
     )
+    # without the start times, the late series is taken for a new container: its 28 steps count
+    bundle_doc = json.loads(bundle.read_text())
+    del bundle_doc["queries"]["started"]
+    no_starts = tmp_path / "no-starts.json"
+    no_starts.write_text(json.dumps(bundle_doc))
+    report, _ = check("--usage", str(no_starts))
+    details = {(f["rule"], f["object"]["name"]): f for f in report["findings"]}[("PF209", "checkout")]["details"]
+    assert details["periods"] == (90 + 121 + 240) * 150
     assert by[("PF107", "cart")]["details"]["oom_killed"] is True
     # rate() over the real TSDB: 250m per api container, within a millicore of it
     assert 249 <= by[("PF110", "api")]["details"]["p50"] <= 251
     assert (
-        "usage: 2 measured container(s) match no container of the manifests: "
+        "usage: 2 measured containers match no container of the manifests: "
         "kube-system/coredns-5d78c9869d-8xk2p/coredns (owner Deployment/coredns, not in the manifests), "
         "shop/web-fdb45-zz2k4/app (owner ReplicaSet/web-fdb45, not in the manifests)"
     ) in stderr
@@ -341,7 +370,7 @@ def test_export_of_one_namespace(prometheus, tmp_path):
     res = export(with_password(prometheus), "--namespace", "kube-system", "-o", str(tmp_path / "ks.json"))
     assert res.exit_code == 0, res.output
     assert (
-        "cpu 1, memory 1, periods 0, throttled 0, terminated 0, pod_owner 1, replicaset_owner 1, job_owner 0"
+        "cpu 1, memory 1, periods 0, throttled 0, started 0, terminated 0, pod_owner 1, replicaset_owner 1, job_owner 0"
         in res.stderr
     )
 

@@ -134,3 +134,129 @@ def test_the_facts_clusters_leave_out_what_the_api_server_rejects():
     assert kept.rejected == () and [w.ref.name for w in kept.unique_workloads] == ["web", "old"]
     # a version that does not parse (PF906 says so) rejects by every removal so far
     assert [o.ref.name for o in build_facts(objects, DEFAULT_PLATFORM, kubernetes_version="soon").rejected] == ["old"]
+
+
+def scoped_quota(name: str, scope: str, hard: str = '{requests.cpu: "1", pods: "2"}') -> str:
+    return (
+        f"---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {{name: {name}, namespace: team}}\n"
+        f"spec:\n  hard: {hard}\n  {scope}\n"
+    )
+
+
+def test_a_scoped_quota_counts_only_the_pods_in_its_scope():
+    """NotBestEffort counts the 3 pods with requests, not the BestEffort ones; BestEffort only the
+    2 BestEffort pods and only `pods`; Terminating the pods with activeDeadlineSeconds; several
+    quotas each apply."""
+    best_effort = deployment("be", 2, "100m", "  strategy: {type: Recreate}\n").replace(
+        "resources: {requests: {cpu: 100m}}", "resources: {}"
+    )
+    burstable = deployment("web", 3, "500m", "  strategy: {type: Recreate}\n")
+    text = best_effort + burstable
+    got = findings(text + scoped_quota("nbe", "scopes: [NotBestEffort]"))
+    assert [m for _, m in got] == [
+        "the namespace's workloads in the quota's scope (NotBestEffort) need requests.cpu 1500m, of hard 1: "
+        "the API server refuses the pods beyond it",
+        "the namespace's workloads in the quota's scope (NotBestEffort) need pods 3, of hard 2: "
+        "the API server refuses the pods beyond it",
+    ]
+    # BestEffort: the 2 BestEffort pods fit pods: 2; requests.cpu is not a BestEffort quota's
+    assert findings(text + scoped_quota("be", "scopes: [BestEffort]")) == []
+    assert [m.split(":")[0] for _, m in findings(text + scoped_quota("be", "scopes: [BestEffort]", "{pods: 1}"))] == [
+        "the namespace's workloads in the quota's scope (BestEffort) need pods 2, of hard 1"
+    ]
+    # Terminating: no pod sets activeDeadlineSeconds; NotTerminating is every pod
+    assert findings(text + scoped_quota("t", "scopes: [Terminating]", "{pods: 0}")) == []
+    both = findings(
+        text + scoped_quota("nt", "scopes: [NotTerminating]", "{pods: 4}") + scoped_quota("all", "", "{pods: 4}")
+    )
+    assert [m.split(":")[0] for _, m in both] == [
+        "the namespace's workloads in the quota's scope (NotTerminating) need pods 5, of hard 4",
+        "the namespace's workloads need pods 5, of hard 4",
+    ]
+    deadline = burstable.replace("spec: {containers:", "spec: {activeDeadlineSeconds: 600, containers:")
+    assert [m.split(":")[0] for _, m in findings(deadline + scoped_quota("t", "scopes: [Terminating]"))] == [
+        "the namespace's workloads in the quota's scope (Terminating) need requests.cpu 1500m, of hard 1",
+        "the namespace's workloads in the quota's scope (Terminating) need pods 3, of hard 2",
+    ]
+
+
+def test_a_priority_class_quota_counts_the_pods_of_that_class():
+    """The Kubernetes docs' quota per priority class: pods of class "high" under the "pods-high"
+    quota; a pod without a class takes the run's globalDefault PriorityClass."""
+    high = deployment("high", 3, "500m", "  strategy: {type: Recreate}\n").replace(
+        "spec: {containers:", "spec: {priorityClassName: high, containers:"
+    )
+    low = deployment("low", 3, "500m", "  strategy: {type: Recreate}\n")
+    selector = "scopeSelector: {matchExpressions: [{operator: In, scopeName: PriorityClass, values: [high]}]}"
+    got = findings(high + low + scoped_quota("pods-high", selector, '{cpu: "1"}'))
+    assert [m.split(":")[0] for _, m in got] == [
+        "the namespace's workloads in the quota's scope (PriorityClass In high) need cpu 1500m, of hard 1"
+    ]
+    assert findings(low + scoped_quota("pods-high", selector, '{cpu: "1"}')) == []
+    default = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\nglobalDefault: true\n"
+    assert len(findings(default + low + scoped_quota("pods-high", selector, '{cpu: "1"}'))) == 1
+    # scopes: [PriorityClass] is Exists: the pods naming a class; NotIn counts the others
+    assert len(findings(high + low + scoped_quota("any", "scopes: [PriorityClass]", '{pods: "3"}'))) == 0
+    not_in = selector.replace("operator: In", "operator: NotIn")
+    assert [m.split(":")[0] for _, m in findings(high + low + scoped_quota("rest", not_in, '{cpu: "1"}'))] == [
+        "the namespace's workloads in the quota's scope (PriorityClass NotIn high) need cpu 1500m, of hard 1"
+    ]
+    # a scope the API server rejects (In on a scope without values) is not checked
+    bad = "scopeSelector: {matchExpressions: [{operator: In, scopeName: BestEffort, values: [x]}]}"
+    assert findings(high + low + scoped_quota("bad", bad, '{pods: "0"}')) == []
+
+
+def test_cross_namespace_pod_affinity_scope():
+    spread = deployment("web", 2, "100m", "  strategy: {type: Recreate}\n").replace(
+        "spec: {containers:",
+        "spec: {affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        "[{topologyKey: kubernetes.io/hostname, namespaceSelector: {}, labelSelector: {matchLabels: {app: web}}}]}}, "
+        "containers:",
+    )
+    quota = scoped_quota("x", "scopes: [CrossNamespacePodAffinity]", '{pods: "0"}')
+    assert [m.split(":")[0] for _, m in findings(spread + quota)] == [
+        "the namespace's workloads in the quota's scope (CrossNamespacePodAffinity) need pods 2, of hard 0"
+    ]
+    assert findings(deployment("plain", 2, "100m") + quota) == []
+
+
+def rollout(name: str, replicas: int, strategy: str) -> str:
+    return (
+        f"---\napiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: {name}, namespace: team}}\n"
+        f"spec:\n  replicas: {replicas}\n  strategy: {strategy}\n  selector: {{matchLabels: {{app: {name}}}}}\n"
+        f"  template:\n    metadata: {{labels: {{app: {name}}}}}\n"
+        f"    spec: {{containers: [{{name: c, image: c:1, resources: {{requests: {{cpu: 100m}}}}}}]}}\n"
+    )
+
+
+def test_argo_rollouts_surge_blue_green_and_canary():
+    """Blue-green runs a second ReplicaSet of the replicas during the switch (previewReplicaCount
+    only before it); a canary surges by maxSurge, or by the replicas with trafficRouting unless
+    dynamicStableScale."""
+    workloads, _ = build_workloads(
+        load(
+            [
+                InputFile(
+                    "r.yaml",
+                    (
+                        rollout("bg", 4, "{blueGreen: {activeService: a, previewService: p, previewReplicaCount: 1}}")
+                        + rollout("canary", 4, "{canary: {steps: [{setWeight: 20}]}}")
+                        + rollout("surge", 10, "{canary: {maxSurge: '50%'}}")
+                        + rollout("routed", 4, "{canary: {trafficRouting: {istio: {virtualService: {name: v}}}}}")
+                        + rollout("dynamic", 4, "{canary: {dynamicStableScale: true, trafficRouting: {nginx: {}}}}")
+                    ).encode(),
+                )
+            ]
+        ).objects
+    )
+    assert {w.ref.name: surge(w) for w in workloads} == {"bg": 4, "canary": 1, "surge": 5, "routed": 4, "dynamic": 1}
+    quota = (
+        '---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: team}\nspec:\n  hard: {pods: "6"}\n'
+    )
+    bg = rollout("bg", 4, "{blueGreen: {activeService: a, previewReplicaCount: 1}}")
+    assert [m for _, m in findings(quota + bg)] == [
+        "the namespace's workloads need pods 4, 8 during an update, of hard 6: the API server refuses the surge "
+        "pods and the rollout stalls (Rollout team/bg: the blue-green switch runs a second ReplicaSet of 4, 1 "
+        "before promotion (previewReplicaCount))"
+    ]
+    assert findings(quota + rollout("canary", 4, "{canary: {maxSurge: 2}}")) == []

@@ -200,7 +200,7 @@ def test_a_pod_two_workloads_could_own_is_listed_not_guessed():
     from podfit.usage import unmatched_notice
 
     assert unmatched_notice(u)[1] == (
-        "usage: 1 measured container(s) have pods more than one workload could own, and count for none: "
+        "usage: 1 measured container has pods more than one workload could own, and count for none: "
         "shop/web-bcd-fghjk/app (DaemonSet/web-bcd or Deployment/web)"
     )
 
@@ -411,3 +411,56 @@ def test_throttle_container_follows_the_owners_too():
 
 
 _MEM_PODS = [(pod, None) for _, pod, _, _ in MEMORY]
+
+
+def test_start_times_tell_a_scrape_gap_from_a_restart():
+    """container_start_time_seconds (kind ``started``) beside the counters of a bundle whose window
+    starts at 1000 s. A series first seen at 1120 s whose container started at 400 s lost its first
+    samples to a scrape gap: only the increase from its first sample counts (600), not the 1000 it
+    held (counted before the window). One that started at 1090 s counted from zero (900). In a series
+    without a per-instance id, a start between two samples is a restart even where the counter did
+    not drop (the new container counted 2000 before the next sample); with no start between, a drop
+    is still a reset, as rate() takes it."""
+
+    def series(pod, instance, values, metric="container_cpu_cfs_periods_total"):
+        labels = {"__name__": metric, "namespace": "shop", "pod": pod, "container": "app"}
+        if instance:
+            labels["id"] = instance
+        return {"metric": labels, "values": values}
+
+    def bundle(periods, started):
+        return json.dumps(
+            {
+                "kind": "PodfitUsage",
+                "window": {"start": 1000, "end": 1600, "step": 60},
+                "queries": {
+                    "periods": {"response": {"status": "success", "data": {"resultType": "matrix", "result": periods}}},
+                    "started": {"response": {"status": "success", "data": {"resultType": "matrix", "result": started}}},
+                },
+            }
+        )
+
+    pod = "api-7d9f8c6b5-x2x7k"
+    periods = [
+        series(pod, "/gap", [[1120, "1000"], [1180, "1600"]]),
+        series(pod, "/new", [[1120, "300"], [1180, "900"]]),
+    ]
+    started = [
+        series(pod, "/gap", [[1120, "400"], [1180, "400"]], "container_start_time_seconds"),
+        series(pod, "/new", [[1120, "1090"], [1180, "1090"]], "container_start_time_seconds"),
+    ]
+    parsed = parse_usage(bundle(periods, started), "usage.json")
+    assert {s.kind for s in parsed} == {"periods", "started"}
+    u = match_usage(parsed, workloads(deployment("api")))
+    assert u.containers[0].periods == 600 + 900
+    # without the start times both series began in the window: 1600 + 900
+    without = [s for s in parsed if s.kind == "periods"]
+    assert match_usage(without, workloads(deployment("api"))).containers[0].periods == 1600 + 900
+    # one series for every instance (no id): restarted at 1150 s, the counter 2000 at 1180 s is all new
+    merged = [series(pod, "", [[1000, "500"], [1060, "800"], [1120, "1000"], [1180, "2000"], [1240, "100"]])]
+    restarts = [series(pod, "", [[1000, "400"], [1180, "1150"]], "container_start_time_seconds")]
+    parsed = parse_usage(bundle(merged, restarts), "usage.json")
+    # 300 + 200, then the restart: 2000, then a drop with no start between: a reset, 100
+    assert match_usage(parsed, workloads(deployment("api"))).containers[0].periods == 300 + 200 + 2000 + 100
+    parsed = parse_usage(bundle(merged, []), "usage.json")
+    assert match_usage(parsed, workloads(deployment("api"))).containers[0].periods == 300 + 200 + 1000 + 100

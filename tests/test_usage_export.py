@@ -155,7 +155,7 @@ def test_export_writes_a_bundle_check_usage_reads(serve, tmp_path):
     res = export(server.url, "-o", str(out))
     assert res.exit_code == 0, res.output
     assert res.stderr == (
-        "podfit: series: cpu 1, memory 1, periods 1, throttled 1, terminated 1, "
+        "podfit: series: cpu 1, memory 1, periods 1, throttled 1, started 1, terminated 1, "
         "pod_owner 1, replicaset_owner 1, job_owner 1\n"
     )
     bundle = json.loads(out.read_text())
@@ -165,6 +165,7 @@ def test_export_writes_a_bundle_check_usage_reads(serve, tmp_path):
         "memory",
         "periods",
         "throttled",
+        "started",
         "terminated",
         "pod_owner",
         "replicaset_owner",
@@ -173,7 +174,7 @@ def test_export_writes_a_bundle_check_usage_reads(serve, tmp_path):
     assert bundle["queries"]["cpu"]["response"] == answer("/api/v1/query_range")
     series = parse_usage(out.read_text(), str(out))
     assert {(s.kind, s.pod, s.container) for s in series} >= {("cpu", "api-7d9f8c6b5-x2x7k", "app")}
-    assert [r.path for r in server.requests] == ["/api/v1/query_range"] * 4 + ["/api/v1/query"] * 4
+    assert [r.path for r in server.requests] == ["/api/v1/query_range"] * 5 + ["/api/v1/query"] * 4
     assert all(r.method == "POST" and "Authorization" not in r.headers for r in server.requests)
 
 
@@ -225,7 +226,7 @@ def test_bearer_token_from_a_file_and_from_the_environment(serve, tmp_path):
     assert res.exit_code == 0, res.output
     res = export(server.url, "--bearer-token-env", "PROM_TOKEN", env={"PROM_TOKEN": token})
     assert res.exit_code == 0, res.output
-    assert len(server.requests) == 16 and token not in res.output
+    assert len(server.requests) == 18 and token not in res.output
 
 
 def test_a_refused_token_is_in_no_message(serve, tmp_path):
@@ -394,7 +395,7 @@ def test_redirects_on_the_same_host_are_followed_with_the_credentials(serve, sta
     res = export(server.url.replace("http://", "http://u:pw@") + "/old")
     assert res.exit_code == 0, res.output
     followed = [r for r in server.requests if not r.path.startswith("/old/")]
-    assert len(followed) == 8 and {r.method for r in followed} == {method}
+    assert len(followed) == 9 and {r.method for r in followed} == {method}
     assert all(r.headers.get("Authorization") == basic("u", "pw") for r in server.requests)
     cpu = followed[0]
     query = cpu.path.partition("?")[2] if method == "GET" else cpu.body.decode()
@@ -624,7 +625,7 @@ def test_https_with_basic_auth(serve, certificate):
     server = serve(needs(basic("reader", "tls-pw")), certificate)
     res = export(server.url.replace("https://", "https://reader:tls-pw@"))
     assert res.exit_code == 0, res.output
-    assert len(server.requests) == 8
+    assert len(server.requests) == 9
 
 
 def test_https_dripping_is_cut_off_at_the_deadline(serve, certificate):

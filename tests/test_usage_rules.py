@@ -81,9 +81,9 @@ def test_unmatched_series_are_reported():
     snapshot is too few samples for the percentile rules, which the notice says with what to do."""
     fixture = ROOT / "testdata/PF110/pass_one_top_snapshot.yaml"
     report, stderr = check(fixture)
-    assert "usage: 2 container(s) of the manifests measured" in stderr
+    assert "usage: 2 containers of the manifests measured" in stderr
     assert (
-        "usage: 1 measured container(s) match no container of the manifests: kube-system/coredns-5d78c9869d-8xk2p/coredns"
+        "usage: 1 measured container matches no container of the manifests: kube-system/coredns-5d78c9869d-8xk2p/coredns"
         in stderr
     )
     assert (

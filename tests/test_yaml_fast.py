@@ -5,6 +5,7 @@ the slow path."""
 from __future__ import annotations
 
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,10 +14,39 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from podfit import yamlio
 from podfit.yamlio import YamlLimits, _fast_document, iter_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+
+
+@pytest.fixture(autouse=True)
+def _rust_parser_on():
+    """Every comparison here reads fast=True through the Rust parser, whatever this process has
+    parsed before (a fresh process waits for _FAST_AFTER bytes)."""
+    assert yamlio._rust() is not None
+    assert yamlio._fast_pays(0)
+
+
+def test_the_rust_parser_is_imported_only_once_it_pays():
+    """A one-file run does not import yaml_rs (about 6 ms); after _FAST_AFTER bytes it does, and the
+    documents read before and after are the same as the slow path's."""
+    code = (
+        "import sys\n"
+        "from podfit.yamlio import iter_documents, _FAST_AFTER\n"
+        "small = 'apiVersion: v1\\nkind: Pod\\nmetadata: {name: p}\\n'\n"
+        "before = [d.data for d in iter_documents(small, fast=True)]\n"
+        "print('yaml_rs' in sys.modules)\n"
+        "big = small + ('---\\n' + small) * (_FAST_AFTER // len(small))\n"
+        "after = [d.data for d in iter_documents(big, fast=True)]\n"
+        "print('yaml_rs' in sys.modules, before == after[:1], len(after))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "False"
+    flag, same, count = out[1].split()
+    assert (flag, same) == ("True", "True")
+    assert int(count) > 1000
 
 
 def _walk_paths(x, prefix=()):

@@ -251,4 +251,5 @@ def analyze(
 def _describe_pool(p: Any) -> str:
     where = p.cluster or "platform"
     role = ", control plane" if p.role == "control-plane" else ""
-    return f"{p.count} × {p.vm_class} ({where}{role})"
+    most = f", autoscaler maximum {p.max_count}" if getattr(p, "max_count", None) else ""
+    return f"{p.count} × {p.vm_class} ({where}{role}{most})"

@@ -21,20 +21,17 @@ from .commands._common import (
     GuardedStdout,
     PodfitError,
     StdoutError,
-    apply_selection,
     clear_status,
-    config_option,
     emit,
     fail_on_option,
     load_config,
     load_inputs,
     load_platform,
     load_usage,
+    manifest_options,
     output_option,
-    path_selection_options,
-    platform_option,
     read_text,
-    rule_selection_options,
+    selected_config,
     status,
     status_enabled,
     stdout_failure,
@@ -165,8 +162,7 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@platform_option
-@config_option
+@manifest_options("run")
 @click.option(
     "--format",
     "fmt",
@@ -184,8 +180,6 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
     show_default=True,
     help="Rego engine: in-process (embedded), the opa binary, or opa when the shipped policies were edited.",
 )
-@rule_selection_options("run")
-@path_selection_options
 @click.option(
     "--cluster",
     metavar="NAME",
@@ -280,10 +274,10 @@ def check(
     gc.disable()
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    config = apply_selection(
-        load_config(config_path),
-        select=rules,
-        ignore=ignore_rules,
+    config = selected_config(
+        config_path,
+        rules=rules,
+        ignore_rules=ignore_rules,
         exclude=exclude,
         extend_exclude=extend_exclude,
         respect_gitignore=respect_gitignore,

@@ -10,6 +10,11 @@ ClusterClass's; per machine deployment in ``variables.overrides``, else the clus
 its ``metadata.labels`` that Cluster API copies from Machines to Nodes (the
 ``node-role.kubernetes.io/`` prefix and the ``node-restriction.kubernetes.io`` and
 ``node.cluster.x-k8s.io`` domains; other Machine labels never reach the Node).
+
+The cluster autoscaler's maximum of a Cluster API machine deployment: its
+``cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size`` annotation (``NodePool.max_count``);
+a machine deployment without ``replicas`` under the autoscaler starts at its ``...-min-size``, as
+Cluster API's MachineDeployment webhook defaults it.
 """
 
 from __future__ import annotations
@@ -139,6 +144,19 @@ def _var(variables: Any, key: str) -> Any:
     return None
 
 
+AUTOSCALER_MIN = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+AUTOSCALER_MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+
+
+def _size(annotations: Mapping[str, Any], key: str) -> int | None:
+    """An autoscaler size annotation (a decimal string), at most MAX_NODES; None when absent or not
+    a count (the autoscaler then ignores the node group)."""
+    v = annotations.get(key)
+    if isinstance(v, str) and v.strip().isdigit() and v.strip().isascii():
+        return min(int(v), MAX_NODES)
+    return None
+
+
 def _capi_pools(obj: K8sObject) -> list[NodePool]:
     topo = _m(_m(obj.raw.get("spec")).get("topology"))
     name = obj.ref.name
@@ -172,16 +190,19 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
                 if item.get("key"):
                     labels[str(item["key"])] = "" if item.get("value") is None else str(item["value"])
             var_taints = _var(overrides, "nodePoolTaints")
+            annotations = _m(_m(md.get("metadata")).get("annotations"))
+            most, least = _size(annotations, AUTOSCALER_MAX), _size(annotations, AUTOSCALER_MIN)
             pools.append(
                 NodePool(
                     str(cls),
-                    _count(md.get("replicas")),
+                    _count(md.get("replicas"), least if least is not None and most is not None else 1),
                     _md_name(md, i),
                     name,
                     "worker",
                     tuple(sorted(labels.items())),
                     obj.location_at(("spec", "topology", "workers", "machineDeployments", i)),
                     taints=_taints(var_taints if var_taints is not None else cluster_taints),
+                    max_count=most,
                 )
             )
     return pools

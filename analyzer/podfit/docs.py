@@ -97,25 +97,43 @@ whether the gate or option is on when nothing sets it; "–" means it does not e
 refuses an unknown gate or option).
 
 Rules reading the table: PF207 (CPU Manager options and their gates), PF202 and PF203
-(DisableCPUQuotaWithExclusiveCPUs: no CFS quota for exclusive CPUs), PF210 and PF211
-(InPlacePodVerticalScaling, InPlacePodVerticalScalingExclusiveCPUs/-Memory, the 1.34 memory-limit
-behaviour), PF101, PF102 and PF212 (DRANodeAllocatableResources: CPU and memory from a DRA claim;
-DynamicResourceAllocation).
+(DisableCPUQuotaWithExclusiveCPUs: no CFS quota for exclusive CPUs; CustomCPUCFSQuotaPeriod: a
+cpuCFSQuotaPeriod other than 100 ms, refused without it), PF206 (`max-allowable-numa-nodes` and
+its TopologyManagerPolicyBetaOptions gate: the Topology Manager on more NUMA nodes than it allows),
+PF210 and PF211 (InPlacePodVerticalScaling, InPlacePodVerticalScalingExclusiveCPUs/-Memory, the
+1.34 memory-limit behaviour, resizePolicy on init containers from 1.33), PF101, PF102 and PF212
+(DRANodeAllocatableResources: CPU and memory from a DRA claim; DynamicResourceAllocation).
 """
 
 KUBERNETES_NOT_MODELLED = """\
 ### Not modelled yet
 
-- Extended resources (GPUs, `nvidia.com/gpu`): node pools offer them (`allocatable`, read by
-  `platform import`) and PF601 keeps pods asking for one on pools offering enough per node; PF303,
-  right-sizing (PF604) and DaemonSets do not count them, and hugepages are not modelled.
+- Extended resources (GPUs, `nvidia.com/gpu`) are counted where node pools state them
+  (`allocatable`, read by `platform import`): packing, PF303, PF601 and PF604 (see
+  docs/packing.md). A VM class that no pool of the platform uses offers none that podfit knows of;
+  hugepages are not modelled.
 - Dynamic Resource Allocation: claims are recognised (PF212 names each, with the device classes of
   the ResourceClaims and ResourceClaimTemplates among the inputs) but not sized: packing counts
   neither their devices nor the CPU or memory a claim provides (KEP-5517).
-- Topology Manager policy options (`max-allowable-numa-nodes`, `prefer-closest-numa-nodes`) are in
-  the table but no rule checks them; nodes with more than 8 NUMA nodes are not flagged.
-- Pod-level resource managers (KEP-5526) and in-place resize of pod-level resources (KEP-5419).
-- Swap (NodeSwap, LimitedSwap for Burstable pods) and Memory QoS (memory.high).
+- Rows of the table that no rule reads yet, known but not modelled:
+  - `prefer-closest-numa-nodes` (and its gates TopologyManagerPolicyOptions,
+    TopologyManagerPolicyAlphaOptions): it changes which hint the Topology Manager prefers, not
+    whether a pod is admitted, so no verdict depends on it; an unavailable Topology Manager option
+    is not reported the way PF207 reports CPU Manager options (only `max-allowable-numa-nodes`,
+    through PF206).
+  - CPUManagerPolicyOptions and SidecarContainers: on in every release podfit knows (1.29 on);
+    podfit reads cpuManagerPolicyOptions and runs sidecars as such whatever the gates say, so a
+    gate turned off before it locked is not modelled.
+  - PodLevelResources: `spec.resources` is read in every release (the API server drops it with the
+    gate off; podfit does not).
+  - PodLevelResourceManagers (KEP-5526) and InPlacePodLevelResourcesVerticalScaling (KEP-5419):
+    the CPU, Memory and Topology Managers' handling of pod-level resources, and resizing them in
+    place, are not modelled (PF206 and PF211 judge containers).
+  - NodeSwap (GA 1.34): with `memorySwap.swapBehavior: LimitedSwap` a Burstable container that
+    reaches its memory limit swaps (its share of the node's swap, by its memory request) before it
+    is OOM-killed; podfit reads neither the node's swap nor the setting, and its memory findings
+    assume no swap.
+  - MemoryQoS (alpha): memory.high throttling below the memory limit (cgroup v2) is not modelled.
 """
 
 

@@ -134,6 +134,7 @@ def duration_us(text: object) -> int | None:
 # Kubelet feature gates and CPU Manager options by release: the one table is podfit.kubeversions;
 # these are views of it in the shapes the rules read.
 DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS = "DisableCPUQuotaWithExclusiveCPUs"
+CUSTOM_CFS_PERIOD_GATE = "CustomCPUCFSQuotaPeriod"  # a cpuCFSQuotaPeriod other than 100ms needs it on
 DRA_NODE_ALLOCATABLE = "DRANodeAllocatableResources"
 # CPU Manager static policy options: (first version, stage) steps. The kubelet refuses to start on an
 # unknown option, on an alpha one unless CPUManagerPolicyAlphaOptions is on (off by default), on a
@@ -201,6 +202,10 @@ class KubeletFacts:
     # cpuCFSQuotaPeriod (the CFS period its quotas use), from a KubeletConfiguration
     cfs_quota: bool = True
     cfs_period_us: int = CFS_PERIOD_US
+    # a cpuCFSQuotaPeriod other than the default without the CustomCPUCFSQuotaPeriod gate on: the
+    # kubelet refuses to start (ValidateKubeletConfiguration), so cfs_period_us stays the default
+    cfs_period_refused_us: int | None = None
+    topology_manager_policy_options: tuple[tuple[str, str], ...] = ()  # a KubeletConfiguration's
 
     @property
     def policy(self) -> str:
@@ -267,7 +272,8 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     policy_source = f"platform {platform.name}" if policy else ""
     options, gates = kub.cpu_manager_policy_options, kub.feature_gates
     topology, scope, memory = "none", "container", "None"
-    cfs_quota, cfs_period = True, CFS_PERIOD_US
+    topology_options: tuple[tuple[str, str], ...] = ()
+    cfs_quota, cfs_period, refused = True, CFS_PERIOD_US, None
     for o in objects:
         if is_kubelet_configuration(o):
             raw = o.raw
@@ -281,6 +287,9 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
                 gates = tuple(sorted((str(k), v is True or str(v).lower() == "true") for k, v in fg.items()))
             topology = str(raw.get("topologyManagerPolicy") or "none")
             scope = str(raw.get("topologyManagerScope") or "container")
+            topts = raw.get("topologyManagerPolicyOptions")
+            if isinstance(topts, Mapping):
+                topology_options = tuple(sorted((str(k), str(v)) for k, v in topts.items()))
             memory = str(raw.get("memoryManagerPolicy") or "None")
             cfs_quota = raw.get("cpuCFSQuota") is not False
             period = duration_us(raw.get("cpuCFSQuotaPeriod"))
@@ -295,8 +304,25 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
         if len(found) == 1:
             version = found.pop()
             version_source = "cluster manifests"
+    if cfs_period != CFS_PERIOD_US:
+        # ValidateKubeletConfiguration: a period other than 100ms needs CustomCPUCFSQuotaPeriod on
+        gate = dict(gates).get(CUSTOM_CFS_PERIOD_GATE)
+        if not (gate if gate is not None else kubeversions.feature_default(CUSTOM_CFS_PERIOD_GATE, version)):
+            cfs_period, refused = CFS_PERIOD_US, cfs_period
     return KubeletFacts(
-        policy, options, gates, version, policy_source, version_source, topology, scope, memory, cfs_quota, cfs_period
+        policy,
+        options,
+        gates,
+        version,
+        policy_source,
+        version_source,
+        topology,
+        scope,
+        memory,
+        cfs_quota,
+        cfs_period,
+        refused,
+        topology_options,
     )
 
 

@@ -131,6 +131,13 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
         "a container given exclusive CPUs by the static CPU Manager gets no CFS quota",
     ),
     Entry(
+        "CustomCPUCFSQuotaPeriod",
+        (_alpha((1, 12)),),
+        f"{_KF} (CPUCFSQuotaPeriod); kubernetes/kubernetes pkg/kubelet/apis/config/validation/validation.go "
+        "ValidateKubeletConfiguration",
+        "a cpuCFSQuotaPeriod other than 100ms (without it the kubelet refuses to start)",
+    ),
+    Entry(
         "SidecarContainers",
         (_alpha((1, 28)), _beta((1, 29)), _ga((1, 33), locked=True)),
         f"KEP-753; {_KF}; kubernetes/website feature-gates/SidecarContainers.md",
@@ -139,7 +146,10 @@ FEATURE_GATES: Mapping[str, Entry] = _table(
     Entry(
         "InPlacePodVerticalScaling",
         (_alpha((1, 27)), _beta((1, 33)), _ga((1, 35), locked=True)),
-        f"KEP-1287; {_KF}; kubernetes/website feature-gates/InPlacePodVerticalScaling.md",
+        f"KEP-1287; {_KF}; kubernetes/website feature-gates/InPlacePodVerticalScaling.md; "
+        "resizePolicy as the API server checks it: kubernetes/kubernetes pkg/apis/core/validation/validation.go "
+        "validateResizePolicy (cpu and memory once each, NotRequired or RestartContainer, NotRequired in a pod "
+        "whose restartPolicy is Never), and pkg/api/pod/util.go dropDisabledPodFields (gate off: dropped)",
         "container resources can be resized in place (resize subresource, resizePolicy)",
     ),
     Entry(
@@ -227,6 +237,16 @@ BEHAVIOURS: Mapping[str, Entry] = _table(
         "KEP-1287 (v1.34); kubernetes/kubernetes pkg/apis/core/validation/validation.go",
         "an in-place resize may lower a memory limit with resizePolicy NotRequired (the kubelet checks "
         "usage first); before, the API server refuses it unless the policy is RestartContainer",
+    ),
+    Entry(
+        "resize-policy-on-init-containers",
+        (_beta((1, 33)),),
+        "KEP-1287 (v1.33: sidecar resize); kubernetes/kubernetes pkg/apis/core/validation/validation.go "
+        "validateInitContainers (opts.AllowSidecarResizePolicy), pkg/api/pod/util.go "
+        "GetValidationOptionsFromPodSpecAndMeta (AllowSidecarResizePolicy = InPlacePodVerticalScaling on)",
+        "with InPlacePodVerticalScaling on, the API server accepts resizePolicy on any init container (the "
+        "option is named for sidecars, the check does not tell them from one-shot ones); before, it refuses "
+        "resizePolicy on every init container, sidecars included",
     ),
 )
 

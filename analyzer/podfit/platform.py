@@ -133,6 +133,14 @@ class NodePool:
     # pods the cluster itself runs on some of the pool's nodes (coredns): (name, count, cpu, memory
     # of one pod); packing places them on the pool before the workloads
     reserved_pods: tuple[tuple[str, int, int, int], ...] = ()
+    # the most nodes the cluster autoscaler (or the platform's node-group autoscaling) grows the pool
+    # to, where the profile or the cluster manifest declares it; None: the pool stays at ``count``
+    max_count: int | None = None
+
+    @property
+    def most_nodes(self) -> int:
+        """The nodes the pool can have: its autoscaler's maximum, else its count."""
+        return self.count if self.max_count is None else max(self.count, self.max_count)
 
     @property
     def node_labels(self) -> tuple[tuple[str, str], ...]:
@@ -393,6 +401,11 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 f"{source}:{line_of(p, 'count', 1)}: spec.nodePools[{i}].count: 0 nodes; a pool has at least 1 "
                 "(leave out a pool that has none)"
             )
+        if p.get("maxCount") is not None and p["maxCount"] < p["count"]:
+            problems.append(
+                f"{source}:{line_of(p, 'maxCount', 1)}: spec.nodePools[{i}].maxCount: {p['maxCount']} is below "
+                f"count ({p['count']}): the autoscaler's maximum is at least the nodes the pool has"
+            )
         if p["vmClass"] not in classes:
             problems.append(
                 f"{source}:{line_of(p, 'vmClass', 1)}: spec.nodePools[{i}].vmClass: unknown VM class {p['vmClass']!r}"
@@ -420,16 +433,18 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                     )
                     for j, r in enumerate(p.get("reservedPods") or ())
                 ),
+                max_count=p.get("maxCount"),
             )
         )
     nodes: dict[str, int] = {}
-    for p in pools:
-        nodes[p.cluster] = nodes.get(p.cluster, 0) + p.count
+    for p in pools:  # at the autoscalers' maxima: PF606 packs the pools at that size
+        nodes[p.cluster] = nodes.get(p.cluster, 0) + p.most_nodes
     for cluster, n in sorted(nodes.items()):
         if n > MAX_NODES:
             of = f"cluster {cluster}" if cluster else "the pools without a cluster"
+            grown = " at the autoscalers' maxima" if any(p.max_count for p in pools) else ""
             problems.append(
-                f"{source}:{line_of(spec, 'nodePools', 1)}: spec.nodePools: {n:,} nodes in {of}: "
+                f"{source}:{line_of(spec, 'nodePools', 1)}: spec.nodePools: {n:,} nodes in {of}{grown}: "
                 f"expected at most {MAX_NODES:,}, Kubernetes' nodes per cluster"
             )
     ov = spec.get("systemOverhead") or {}

@@ -14,6 +14,9 @@ Karpenter      ``karpenter.sh/nodepool``, ``karpenter.sh/provisioner-name`` (bef
 kOps           ``kops.k8s.io/instancegroup``
 Cluster API    ``cluster.x-k8s.io/deployment-name``; else the node's ``cluster.x-k8s.io/owner-name``
                annotation (its MachineSet, the MachineDeployment's name and a hash) less the hash
+OpenShift      the node's ``machine.openshift.io/machine`` annotation (``openshift-machine-api/``
+               and its Machine's name): a MachineSet's Machine less its 5-character suffix (the
+               MachineSet, ``<infra>-worker-us-east-1a``), a control plane's less its index
 =============  =====================================================================
 
 and otherwise by instance type (``node.kubernetes.io/instance-type``). A pool whose nodes differ in
@@ -23,7 +26,7 @@ shape, named ``<pool>-<instance type>``; one whose nodes lie in several zones
 class (capacity), what the kubelet offers pods (``allocatable``), the labels and taints every node
 of the pool carries (per-node and transient ones left out), the kubelet version, and, with pods,
 the requests of the DaemonSet and static (mirror) pods on its busiest node (``systemPods``) and the
-other kube-system pods its nodes run (``reservedPods``: coredns, metrics-server, each by the
+other kube-system (and OpenShift ``openshift-*``) pods its nodes run (``reservedPods``: coredns, metrics-server, each by the
 workload that made it, with its count in the pool and one pod's requests), which packing places on
 the pool before the checked workloads.
 
@@ -74,6 +77,7 @@ POOL_LABELS: tuple[tuple[str, str], ...] = (
     ("cluster-api", "cluster.x-k8s.io/deployment-name"),
 )
 CAPI_OWNER = "cluster.x-k8s.io/owner-name"
+OPENSHIFT_MACHINE = "machine.openshift.io/machine"
 CAPI_OWNER_KIND = "cluster.x-k8s.io/owner-kind"
 CAPI_CLUSTER = "cluster.x-k8s.io/cluster-name"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
@@ -124,6 +128,7 @@ LEFT_FOR_THE_USER = (
     "spec.ha: vSphere HA admission control, if the nodes run on vSphere",
     "spec.kubelet.cpuManagerPolicy, unless written below: nodes do not show it",
     "  (`kubectl get --raw /api/v1/nodes/NODE/proxy/configz` does)",
+    "spec.nodePools[].maxCount: a node group's cluster-autoscaler maximum, for PF606",
 )
 
 
@@ -174,7 +179,8 @@ class ImportedPool:
     system_memory: int = 0
     system_pods: int = 0
     nodes: tuple[str, ...] = ()
-    # kube-system pods that are no DaemonSet's or static: (name, count in the pool, cpu, memory of one)
+    # the cluster's own pods (kube-system, openshift-*) that are no DaemonSet's or static: (name,
+    # count in the pool, cpu, memory of one)
     reserved: tuple[tuple[str, int, int, int], ...] = ()
     # extended resources each node of the pool offers (the least of its nodes; left out where one has none)
     extended: tuple[tuple[str, int], ...] = ()
@@ -237,6 +243,17 @@ def _strip_hash(name: str) -> str:
     return re.sub(r"-[a-z0-9]{5,10}$", "", name)
 
 
+def _machine_set(machine: str) -> str:
+    """The pool of an OpenShift Machine (``openshift-machine-api/<name>``): a MachineSet's Machine
+    is the MachineSet's name and a 5-character suffix (``ocp-7x2kq-worker-us-east-1a-9bxqk``), a
+    control-plane Machine ``<infra>-master-<index>`` (or, under a ControlPlaneMachineSet,
+    ``<infra>-master-<hash>-<index>``): both less what differs per Machine."""
+    name = machine.rsplit("/", 1)[-1]
+    if re.search(r"-master(-[a-z0-9]{5})?-\d+$", name):
+        return re.sub(r"(-[a-z0-9]{5})?-\d+$", "", name)
+    return re.sub(r"-[a-z0-9]{5}$", "", name)
+
+
 def node_infos(nodes: Sequence[Mapping[str, Any]], source: str) -> list[NodeInfo]:
     out = []
     for i, n in enumerate(nodes):
@@ -261,6 +278,8 @@ def node_infos(nodes: Sequence[Mapping[str, Any]], source: str) -> list[NodeInfo
                 if annotations.get(CAPI_OWNER_KIND) == "KubeadmControlPlane"
                 else _strip_hash(annotations[CAPI_OWNER])
             )
+        if not pool and annotations.get(OPENSHIFT_MACHINE):
+            provider, pool = "openshift", _machine_set(annotations[OPENSHIFT_MACHINE])
         instance = labels.get(INSTANCE_TYPE) or labels.get(BETA_INSTANCE_TYPE) or ""
         role = "control-plane" if any(k in labels for k in CONTROL_PLANE_LABELS) else "worker"
         taints = tuple(
@@ -357,17 +376,25 @@ def _made_by(pod: Mapping[str, Any]) -> str:
 
 
 RESERVED_NAMESPACE = "kube-system"
+# OpenShift runs its own workloads (router, registry, monitoring, operators) in openshift-*
+# namespaces, which users cannot create
+RESERVED_PREFIX = "openshift-"
+
+
+def _cluster_namespace(ns: Any) -> bool:
+    return ns == RESERVED_NAMESPACE or (isinstance(ns, str) and ns.startswith(RESERVED_PREFIX))
 
 
 def reserved_pods_per_node(pods: Sequence[Mapping[str, Any]]) -> dict[str, list[tuple[str, int, int]]]:
-    """Per node name: the kube-system pods that are neither a DaemonSet's nor static (coredns,
-    metrics-server), each as (workload name, CPU, memory requested): the cluster runs them whatever
-    is deployed, on some of the pool's nodes, not on every one. Pods that have finished or are on no
+    """Per node name: the cluster's own pods that are neither a DaemonSet's nor static (coredns,
+    metrics-server in kube-system; OpenShift's router, registry and Prometheus in openshift-*
+    namespaces), each as (workload name, CPU, memory requested): the cluster runs them whatever is
+    deployed, on some of the pool's nodes, not on every one. Pods that have finished or are on no
     node yet are left out; pods of other namespaces are the user's, as the manifests may hold them."""
     chosen = [
         p
         for p in pods
-        if (p.get("metadata") or {}).get("namespace") == RESERVED_NAMESPACE
+        if _cluster_namespace((p.get("metadata") or {}).get("namespace"))
         and _running(p)
         and not _is_system(p)
         and (p.get("spec") or {}).get("nodeName")

@@ -1,7 +1,8 @@
 """The Python rules: which modules of :mod:`podfit.rules` define a rule, and what each declares.
 
 The declarations are cached in ``$XDG_CACHE_HOME/podfit`` (see :func:`declarations`), so that a
-run imports only the rule modules whose rules run.
+run imports only the rule modules whose rules run; :func:`cached` keeps other values derived from
+the installation's own files there too (the merged rule catalogue).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import os
 import pkgutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 from .cachedir import cache_dir, trusted_file, write_private
 from .options import Option
 
-__all__ = ["python_rules", "declarations", "LOADER_RULES"]
+__all__ = ["python_rules", "declarations", "cached", "installation_key", "LOADER_RULES"]
 
 PACKAGE = "podfit.rules"
 _RULES_DIR = Path(__file__).resolve().parent / "rules"
@@ -82,24 +83,52 @@ def _declared(module: ModuleType) -> dict[str, Any]:
     }
 
 
-def _cache_file() -> Path | None:
-    """Where the declarations are cached (None without a private cache directory,
-    :mod:`podfit.cachedir`): one file per installation (keyed by the package's place), named by the
-    Python version and every module of the package (path, size, modification time), so an edited or
-    upgraded podfit reads them afresh and two checkouts do not evict each other's."""
-    root = cache_dir()
-    if root is None:
-        return None
+@lru_cache(maxsize=1)
+def installation_key() -> tuple[str, str]:
+    """(place, version) naming what this installation derives from its own files, for the caches
+    of :mod:`podfit.cachedir`: the place is the
+    package's path, the version a digest of the Python version and every file of the package and
+    of the policies it runs (path, size, modification time), so that an edited or upgraded podfit
+    reads its rules afresh and two checkouts do not evict each other's caches."""
+    from .paths import policies_dir
+
     package = Path(__file__).resolve().parent
     place = hashlib.sha256(str(package).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     h = hashlib.sha256(sys.version.encode())
-    for dirpath, dirnames, filenames in os.walk(package):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(dirpath, name))
-                h.update(f"{os.path.join(dirpath, name)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    return root / f"rules-{place}-{h.hexdigest()[:32]}.json"
+    for root in (package, policies_dir()):
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith((".py", ".rego", ".yaml")):
+                    st = os.stat(os.path.join(dirpath, name))
+                    h.update(f"{os.path.join(dirpath, name)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return place, h.hexdigest()[:32]
+
+
+def cached(kind: str, build: Callable[[], Any]) -> Any:
+    """``build()``'s JSON-able value, read from the private cache file of this installation
+    (:func:`installation_key`) when it was written before; otherwise built and written, and the
+    same kind's files of older versions of this installation removed. Without a private cache
+    directory, or with an unreadable cache file, the value is built."""
+    root = cache_dir()
+    if root is None:
+        return build()
+    place, version = installation_key()
+    cache = root / f"{kind}-{place}-{version}.json"
+    if trusted_file(cache):
+        try:
+            return json.loads(cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+    value = build()
+    try:
+        write_private(cache, json.dumps(value).encode("utf-8"))
+        for old in root.glob(f"{kind}-{place}-*.json"):
+            if old != cache:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # no writable cache: built again next run
+    return value
 
 
 @lru_cache(maxsize=1)
@@ -108,24 +137,9 @@ def declarations() -> Mapping[str, Mapping[str, Any]]:
     read from the cache when the package is unchanged since it was written; otherwise every rule
     module is imported (measured: a one-file check that imports all 29 takes about 40 ms more CPU,
     a fifth of its time, than one that imports only the 12 whose rules run)."""
-    cache = _cache_file()
-    data = None
-    if cache is not None and trusted_file(cache):
-        try:
-            data = json.loads(cache.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
-    if not isinstance(data, dict):
+    data = cached("rules", lambda: {rule_id: _declared(module) for rule_id, module in _import_all().items()})
+    if not isinstance(data, dict):  # a cache file of another shape: built afresh
         data = {rule_id: _declared(module) for rule_id, module in _import_all().items()}
-        try:
-            if cache is not None:
-                write_private(cache, json.dumps(data).encode("utf-8"))
-                place = cache.name.split("-")[1]
-                for old in cache.parent.glob(f"rules-{place}-*.json"):
-                    if old != cache:
-                        old.unlink(missing_ok=True)
-        except OSError:
-            pass  # no writable cache: the modules are imported each run
     return {
         rule_id: {
             **d,

@@ -35,11 +35,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import signal
 import stat
-import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -50,6 +46,7 @@ from .findings import Finding
 from .kustomize import KUSTOMIZATION_NAMES
 from .model import Location
 from .reading import NotRead, kind_of, read_bytes, read_stream
+from .templates import chart_root
 
 __all__ = [
     "Origin",
@@ -58,6 +55,7 @@ __all__ = [
     "SourceMap",
     "render_inputs",
     "remap",
+    "source_location",
     "helm_command",
     "kustomize_command",
     "HELM_VERSION",
@@ -142,7 +140,13 @@ def render_options(config: Any, env: Mapping[str, str] | None = None) -> RenderO
 def _tool(name: str, env: Mapping[str, str]) -> str | None:
     if os.sep in name:
         return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    return shutil.which(name, path=env.get("PATH", os.defpath))
+    # shutil.which's search on POSIX, without importing shutil (and its compression modules) into
+    # every run
+    for directory in env.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or os.curdir, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 # ------------------------------------------------------------------------------- running ---
@@ -168,6 +172,10 @@ def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> b
     """Run ``argv`` (no shell) and return its standard output, at most ``max_bytes``; raises
     RenderError with the tool's own words (its last lines of standard error) when it fails, runs
     past ``timeout`` seconds or writes more than ``max_bytes``. Nothing it started is left running."""
+    import signal  # imported with the tools, not by every run (a one-file check has none to run)
+    import subprocess
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="podfit-render-") as home:
         env = {
             "HOME": home,
@@ -405,41 +413,6 @@ class _Values:
 
 
 # --------------------------------------------------------------------------------- charts ---
-
-
-def chart_root(path: str) -> str | None:
-    """The chart directory a file belongs to: the nearest directory above it with a Chart.yaml
-    (a subchart vendored under a chart's ``charts/`` belongs to that chart), or None."""
-    here = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-    found = None
-    for _ in range(12):
-        if os.path.isfile(os.path.join(here, "Chart.yaml")):
-            found = here
-            break
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    while found is not None:
-        parent = os.path.dirname(found)
-        if os.path.basename(parent) == "charts" and os.path.isfile(os.path.join(os.path.dirname(parent), "Chart.yaml")):
-            found = os.path.dirname(parent)
-        else:
-            break
-    if found is None or os.path.isdir(path):
-        return found
-    # what helm reads of the chart; other files in its directory (examples, a committed rendering)
-    # are manifests of their own
-    rel = os.path.relpath(os.path.abspath(path), found).split(os.sep)
-    name = rel[-1]
-    if rel[0] in ("templates", "charts", "crds", "ci") or (
-        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _VALUES_FILE.search(name))
-    ):
-        return found
-    return None
-
-
-_VALUES_FILE = re.compile(r"(?i)values[^/]*\.(?:ya?ml|json)$")
 
 
 def _shown(absolute: str, given: str) -> str:
@@ -819,6 +792,20 @@ def _field_line(obj: Any, f: Finding, container_path: Callable[[Any, str], Any])
                 break
     line = obj.line_at(tuple(path) + field)
     return int(line) if line else None
+
+
+def source_location(sources: SourceMap, location: Location) -> Location:
+    """The source file and line of ``location`` when it is on rendered text (the template line of
+    a chart's object, the resource file's line of a kustomization's); line 0 when the rendered line
+    comes from no line of the source; ``location`` itself on a file that was not rendered."""
+    origins = sources.get(location.file)
+    if origins is None:
+        return location
+    line = location.line
+    origin = origins[line - 1] if 1 <= line <= len(origins) else None
+    if origin is None:
+        return Location(location.file, 0, 0)
+    return Location(origin.file or location.file, origin.line, 0)
 
 
 def remap(

@@ -254,3 +254,38 @@ def per_chart(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
         for f in findings
         if id(f) not in dropped and not (f.rule == "PF909" and f.details.get("render") in renders)
     )
+
+
+def chart_root(path: str) -> str | None:
+    """The chart directory a file belongs to: the nearest directory above it with a Chart.yaml
+    (a subchart vendored under a chart's ``charts/`` belongs to that chart), or None."""
+    here = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    found = None
+    for _ in range(12):
+        if os.path.isfile(os.path.join(here, "Chart.yaml")):
+            found = here
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    while found is not None:
+        parent = os.path.dirname(found)
+        if os.path.basename(parent) == "charts" and os.path.isfile(os.path.join(os.path.dirname(parent), "Chart.yaml")):
+            found = os.path.dirname(parent)
+        else:
+            break
+    if found is None or os.path.isdir(path):
+        return found
+    # what helm reads of the chart; other files in its directory (examples, a committed rendering)
+    # are manifests of their own
+    rel = os.path.relpath(os.path.abspath(path), found).split(os.sep)
+    name = rel[-1]
+    if rel[0] in ("templates", "charts", "crds", "ci") or (
+        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _HELM_READS_VALUES.search(name))
+    ):
+        return found
+    return None
+
+
+_HELM_READS_VALUES = re.compile(r"(?i)values[^/]*\.(?:ya?ml|json)$")

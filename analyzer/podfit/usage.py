@@ -13,7 +13,11 @@ Inputs (each ``--usage [KIND=]FILE``):
   terminated  ``kube_pod_container_status_last_terminated_reason`` (kube-state-metrics; value 1)
   ==========  =====================================================================================
 
-  and kube-state-metrics' owner references, which say which workload a pod belongs to:
+  and ``container_start_time_seconds`` (kind ``started``, cAdvisor's start time of each container
+  instance), which tells a counter series that begins late in the window because its container
+  started then from one whose first samples were lost to a scrape gap, and a restart between two
+  samples from a gap; and kube-state-metrics' owner references, which say which workload a pod
+  belongs to:
 
   ================  ===============================================================================
   pod_owner         ``kube_pod_owner{namespace,pod,owner_kind,owner_name,owner_is_controller}``
@@ -54,6 +58,7 @@ from typing import Any
 from .model import Workload
 from .quantity import QuantityError, parse_cpu, parse_memory
 from .reading import json_value
+from .words import plural
 
 __all__ = [
     "KINDS",
@@ -72,9 +77,13 @@ __all__ = [
     "measured_container",
     "OWNER_KINDS",
     "Owners",
+    "STARTED",
+    "StartTimes",
 ]
 
 KINDS = ("cpu", "memory", "throttled", "periods", "terminated")
+# cAdvisor's start time of each container instance: read beside the counters, no usage of its own
+STARTED = "started"
 # kube-state-metrics' owner references: kind → the label naming the owned object
 OWNER_KINDS = {"pod_owner": "pod", "replicaset_owner": "replicaset", "job_owner": "job_name"}
 METRIC_KIND = {
@@ -86,6 +95,7 @@ METRIC_KIND = {
     "container_cpu_cfs_throttled_periods_total": "throttled",
     "container_cpu_cfs_periods_total": "periods",
     "kube_pod_container_status_last_terminated_reason": "terminated",
+    "container_start_time_seconds": STARTED,
 }
 
 
@@ -96,7 +106,9 @@ class UsageError(ValueError):
 @dataclass(frozen=True)
 class Sample:
     time_ms: int  # 0 when the source has no time (kubectl top)
-    value: int  # millicores (cpu), bytes (memory), periods (throttled, periods), 1 (terminated)
+    # millicores (cpu), bytes (memory), periods (throttled, periods), 1 (terminated), the container's
+    # start in milliseconds since the epoch (started)
+    value: int
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,13 @@ class Series:
     reason: str = ""  # terminated: the reason label
     # a counter whose series began inside the queried window: a container that started then (a new
     # pod, or a restart: cAdvisor gives each container instance its own series), counted from 0
+    # unless the container's start time says it ran before (a scrape gap)
     began: bool = False
+    # counters: the start of the queried window (the bundle's, else the response's earliest sample)
+    window_start_ms: int | None = None
+    # cAdvisor's container instance (its ``id`` label, the cgroup; else ``name``): counters and
+    # start times of the same instance go together
+    instance: str = ""
     # pod_owner, replicaset_owner, job_owner: ``pod`` is the owned pod, ReplicaSet or Job, and these
     # its controller ("<none>" when it has none)
     owner_kind: str = ""
@@ -230,6 +248,14 @@ def _time_ms(t: Any, where: str) -> int:
     return int(m[1]) * 1000 + int(((m[2] or "") + "000")[:3])
 
 
+def _start_ms(value: Any, where: str) -> int:
+    """A ``container_start_time_seconds`` sample value (seconds since the epoch) in milliseconds."""
+    try:
+        return _time_ms(value, where)
+    except UsageError:
+        raise UsageError(f"{where}: a start time is not a number of seconds since the epoch") from None
+
+
 def _kind_from_name(path: str) -> str | None:
     base = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
     hits = [k for k in ("throttled", "periods", "terminated", "memory", "cpu") if k in base]
@@ -258,10 +284,10 @@ def parse_prometheus(
         if not isinstance(metric, Mapping):
             raise UsageError(f"{source}: result[{i}]: not an object with a metric object")
         k = kind or METRIC_KIND.get(str(metric.get("__name__", ""))) or _kind_from_name(source)
-        if k not in KINDS and k not in OWNER_KINDS:
+        if k not in KINDS and k not in OWNER_KINDS and k != STARTED:
             raise UsageError(
                 f"{source}: cannot tell which usage this is (cpu, memory, throttled, periods, terminated, "
-                f"{', '.join(OWNER_KINDS)}): pass it as KIND=FILE"
+                f"{STARTED}, {', '.join(OWNER_KINDS)}): pass it as KIND=FILE"
             )
         where = f"{source}: result[{i}]"
         raw = r.get("values") if matrix else [r.get("value")]
@@ -271,7 +297,7 @@ def parse_prometheus(
         for pair in raw or ():
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise UsageError(f"{where}: a sample is not [time, value]")
-            v = _number(k, pair[1], where)
+            v = _start_ms(pair[1], where) if k == STARTED else _number(k, pair[1], where)
             if v is not None:
                 samples.append(Sample(_time_ms(pair[0], where), v))
         ns = str(metric.get("namespace") or metric.get("exported_namespace") or "")
@@ -295,14 +321,14 @@ def parse_prometheus(
                 source,
                 counter=matrix and k in ("throttled", "periods") and "__name__" in metric,
                 reason=reason,
+                instance=str(metric.get("id") or metric.get("name") or ""),
             )
         )
     counters = [i for i, x in enumerate(out) if x.counter and x.samples]
     if counters:
         start = start_ms if start_ms is not None else min(out[i].samples[0].time_ms for i in counters)
         for i in counters:
-            if out[i].samples[0].time_ms > start:
-                out[i] = replace(out[i], began=True)
+            out[i] = replace(out[i], began=out[i].samples[0].time_ms > start, window_start_ms=start)
     return out
 
 
@@ -358,8 +384,9 @@ def parse_kubectl_top(text: str, source: str) -> list[Series]:
 
 def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]:
     """One usage file: a Prometheus response, a ``PodfitUsage`` bundle, or ``kubectl top`` text."""
-    if kind is not None and kind not in KINDS + ("top",) + tuple(OWNER_KINDS):
-        raise UsageError(f"{source}: unknown usage kind {kind!r} (one of {', '.join(KINDS + tuple(OWNER_KINDS))}, top)")
+    known = KINDS + (STARTED,) + tuple(OWNER_KINDS)
+    if kind is not None and kind not in known + ("top",):
+        raise UsageError(f"{source}: unknown usage kind {kind!r} (one of {', '.join(known)}, top)")
     if kind == "top" or _TOP_HEADER.search(text):
         return parse_kubectl_top(text, source)
     try:
@@ -379,7 +406,7 @@ def parse_usage(text: str, source: str, kind: str | None = None) -> list[Series]
         start = window.get("start") if isinstance(window, Mapping) else None
         start_ms = _time_ms(start, f"{source}: window.start") if start is not None else None
         for k, entry in sorted(queries.items()):
-            if k not in KINDS and k not in OWNER_KINDS:
+            if k not in KINDS and k not in OWNER_KINDS and k != STARTED:
                 raise UsageError(f"{source}: queries.{k}: unknown usage kind")
             response = (entry.get("response") or {}) if isinstance(entry, Mapping) else None
             if not isinstance(response, Mapping):
@@ -424,21 +451,69 @@ def owner_pattern(kind: str, name: str) -> re.Pattern[str] | None:
     return re.compile(f"^{pattern}$") if pattern else None
 
 
-def _increase(samples: Sequence[Sample], began: bool = False) -> int:
+def _increase(
+    samples: Sequence[Sample],
+    began: bool = False,
+    starts: Sequence[int] | None = None,
+    window_start_ms: int | None = None,
+) -> int:
     """A counter's increase over its samples, across resets as ``rate()`` takes them: a drop means
     the counter restarted from zero, so the value after it is all increase. A counter that
-    ``began`` inside the window counted from zero before its first sample too."""
-    total = samples[0].value if began and samples else 0
+    ``began`` inside the window counted from zero before its first sample too.
+
+    ``starts``, the container's start times (``container_start_time_seconds``, milliseconds), when
+    known, decide instead of guessing: the counter counted from zero before its first sample only
+    if the container started inside the window before it (else the first samples were lost to a
+    scrape gap, and what the counter held then was counted before the window); and a start between
+    two samples is a restart, the later value all increase, even where it is not below the earlier
+    (a gap with no start between is the same counter: the difference)."""
+    if not samples:
+        return 0
+    if starts is None:
+        total = samples[0].value if began else 0
+    else:
+        since = window_start_ms if window_start_ms is not None else samples[0].time_ms
+        total = samples[0].value if any(since < t <= samples[0].time_ms for t in starts) else 0
     for a, b in zip(samples, samples[1:], strict=False):
-        total += b.value - a.value if b.value >= a.value else b.value
+        restarted = starts is not None and any(a.time_ms < t <= b.time_ms for t in starts)
+        total += b.value if restarted or b.value < a.value else b.value - a.value
     return total
 
 
-def _total(series: Sequence[Series]) -> int | None:
+def _total(series: Sequence[Series], starts: StartTimes | None = None) -> int | None:
     """The periods counted over the window: a counter's increase, else the sum of the values."""
     if not series:
         return None
-    return sum(_increase(s.samples, s.began) if s.counter else sum(x.value for x in s.samples) for s in series)
+    return sum(
+        _increase(s.samples, s.began, starts.of(s) if starts else None, s.window_start_ms)
+        if s.counter
+        else sum(x.value for x in s.samples)
+        for s in series
+    )
+
+
+class StartTimes:
+    """Container start times (kind ``started``) by container, and by cAdvisor instance."""
+
+    def __init__(self, series: Iterable[Series]) -> None:
+        self.by_container: dict[tuple[str, str, str], set[int]] = {}
+        self.by_instance: dict[tuple[str, str, str, str], set[int]] = {}
+        for s in series:
+            if s.kind != STARTED:
+                continue
+            times = {x.value for x in s.samples}
+            self.by_container.setdefault((s.namespace, s.pod, s.container), set()).update(times)
+            if s.instance:
+                self.by_instance.setdefault((s.namespace, s.pod, s.container, s.instance), set()).update(times)
+
+    def of(self, s: Series) -> list[int] | None:
+        """The start times that apply to counter ``s``: its instance's, else every instance's of its
+        container; None when none was exported (the increase falls back on the samples alone)."""
+        key = (s.namespace, s.pod, s.container)
+        found = self.by_instance.get((*key, s.instance)) if s.instance else None
+        if found is None:
+            found = self.by_container.get(key)
+        return sorted(found) if found else None
 
 
 _NONE = "<none>"  # kube-state-metrics' owner_kind and owner_name of an object without an owner
@@ -533,9 +608,10 @@ def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> Usag
     unmatched: set[str] = set()
     ambiguous: set[str] = set()
     pod_owners: dict[tuple[str, str], tuple[list[Workload], str, bool]] = {}
+    starts = StartTimes(series)
     for s in series:
-        if s.kind in OWNER_KINDS or s.container in ("", "POD"):
-            continue  # owner references; the pod's own cgroup and the pause container
+        if s.kind in OWNER_KINDS or s.kind == STARTED or s.container in ("", "POD"):
+            continue  # owner references, start times; the pod's own cgroup and the pause container
         key = (s.namespace, s.pod)
         if key not in pod_owners:
             known = _owned(s.namespace, s.pod, chains, by_ns.get(s.namespace, []))
@@ -557,12 +633,14 @@ def match_usage(series: Sequence[Series], workloads: Sequence[Workload]) -> Usag
             unmatched.add(where)
             continue
         found.setdefault((s.namespace, f"{owner.ref.kind}/{owner.ref.name}", s.container), []).append(s)
-    usages = [_container_usage(ns, workload, container, ss) for (ns, workload, container), ss in sorted(found.items())]
+    usages = [
+        _container_usage(ns, workload, container, ss, starts) for (ns, workload, container), ss in sorted(found.items())
+    ]
     index = {(u.namespace, u.workload, u.container): u for u in usages}
     return UsageFacts(
         containers=tuple(usages),
         unmatched=tuple(sorted(unmatched)),
-        sources=tuple(sorted({s.source for s in series if s.kind not in OWNER_KINDS})),
+        sources=tuple(sorted({s.source for s in series if s.kind not in OWNER_KINDS and s.kind != STARTED})),
         ambiguous=tuple(sorted(ambiguous)),
         _index=index,
     )
@@ -576,7 +654,9 @@ def _distinct(ws: Iterable[Workload]) -> list[Workload]:
     return sorted(seen.values(), key=lambda w: (w.ref.kind, w.ref.name))
 
 
-def _container_usage(ns: str, workload: str, container: str, ss: Sequence[Series]) -> ContainerUsage:
+def _container_usage(
+    ns: str, workload: str, container: str, ss: Sequence[Series], starts: StartTimes | None = None
+) -> ContainerUsage:
     """One container's usage from all its series (every pod, every kind)."""
     by = {k: [s for s in ss if s.kind == k] for k in KINDS}
     times = [x.time_ms for s in ss for x in s.samples if x.time_ms]
@@ -587,8 +667,8 @@ def _container_usage(ns: str, workload: str, container: str, ss: Sequence[Series
         pods=tuple(sorted({s.pod for s in ss})),
         cpu=stats(x.value for s in by["cpu"] for x in s.samples),
         memory=stats(x.value for s in by["memory"] for x in s.samples),
-        throttled_periods=_total(by["throttled"]),
-        periods=_total(by["periods"]),
+        throttled_periods=_total(by["throttled"], starts),
+        periods=_total(by["periods"], starts),
         terminated=tuple(sorted({s.reason for s in by["terminated"] if s.reason})),
         window_ms=(min(times), max(times)) if times else None,
         sources=tuple(sorted({s.source for s in ss})),
@@ -640,18 +720,22 @@ def measured_container(series: Sequence[Series], spec: str) -> ContainerUsage | 
     ss = [
         s
         for s in series
-        if s.kind not in OWNER_KINDS and s.namespace == ns and s.container == container and owned(s.pod)
+        if s.kind not in OWNER_KINDS
+        and s.kind != STARTED
+        and s.namespace == ns
+        and s.container == container
+        and owned(s.pod)
     ]
     if not ss:
         return None
-    return _container_usage(ns, name, container, ss)
+    return _container_usage(ns, name, container, ss, StartTimes(series))
 
 
 def unmatched_notice(usage: UsageFacts, show: int = 5, min_samples: int = 10) -> tuple[str, ...]:
     """What the report tells about the usage: how much matched, what was too little to judge a
     distribution by (fewer than ``min_samples`` samples), and what did not match or was ambiguous."""
     out = [
-        f"usage: {len(usage.containers)} container(s) of the manifests measured "
+        f"usage: {plural(len(usage.containers), 'container')} of the manifests measured "
         f"({', '.join(usage.sources) or 'no file'})"
     ]
     few = [u for u in usage.containers if any(s is not None and s.samples < min_samples for s in (u.cpu, u.memory))]
@@ -661,14 +745,14 @@ def unmatched_notice(usage: UsageFacts, show: int = 5, min_samples: int = 10) ->
             "is one sample per pod: a point, not a distribution): the rules on percentiles (PF108, PF109, "
             "PF110) leave them out; `podfit usage export --prometheus URL` gives a range of samples"
         )
-    for items, what in (
-        (usage.unmatched, "match no container of the manifests"),
-        (usage.ambiguous, "have pods more than one workload could own, and count for none"),
+    for items, verbs, what in (
+        (usage.unmatched, ("matches", "match"), "no container of the manifests"),
+        (usage.ambiguous, ("has", "have"), "pods more than one workload could own, and count for none"),
     ):
         if items:
             more = len(items) - show
             out.append(
-                f"usage: {len(items)} measured container(s) {what}: "
+                f"usage: {plural(len(items), 'measured container')} {verbs[len(items) != 1]} {what}: "
                 + ", ".join(items[:show])
                 + (f" and {more} more" if more > 0 else "")
             )

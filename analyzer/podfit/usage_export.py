@@ -4,7 +4,9 @@ that asks them.
 Each kind of :data:`podfit.usage.KINDS` has one query. CPU is the 5-minute rate of
 ``container_cpu_usage_seconds_total`` summed per container; memory the working set; the CFS
 periods and throttled periods the raw counters (their increase over the window is taken from the
-samples, across restarts); the termination reasons kube-state-metrics' gauge, at its maximum over
+samples, across restarts); the start time of each container instance
+(``container_start_time_seconds``), by which a counter that begins late is told a new container
+from a scrape gap and a restart between two samples is seen; the termination reasons kube-state-metrics' gauge, at its maximum over
 the window (1 for every reason a container ended with); the owner references of pods, ReplicaSets
 and Jobs (kube-state-metrics' ``kube_pod_owner``, ``kube_replicaset_owner``, ``kube_job_owner``),
 every one that existed in the window, by which ``check --usage`` finds each pod's workload. Range
@@ -78,6 +80,7 @@ def queries(namespace: str | None, window_s: int) -> dict[str, tuple[str, bool]]
         "memory": (f"container_memory_working_set_bytes{{{sel}}}", True),
         "periods": (f"container_cpu_cfs_periods_total{{{sel}}}", True),
         "throttled": (f"container_cpu_cfs_throttled_periods_total{{{sel}}}", True),
+        "started": (f"container_start_time_seconds{{{sel}}}", True),
         "terminated": (f"max_over_time(kube_pod_container_status_last_terminated_reason{ns}[{window_s}s])", False),
         **{
             kind: (f"max_over_time({metric}{{{owner}}}[{window_s}s])", False)

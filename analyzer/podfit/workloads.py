@@ -341,17 +341,32 @@ _LINKERD_RESOURCES = (
 )
 
 
-def _mesh_resources(keys: Sequence[tuple[str, str]], *annotations: Mapping[str, str]) -> Resources | None:
+@dataclass(frozen=True)
+class BadProxyQuantity:
+    """A proxy-resource annotation whose value is not a quantity: its key, value and why, and
+    whether it is on the namespace (else on the pod)."""
+
+    key: str
+    value: str
+    reason: str
+    on_namespace: bool
+
+
+def _mesh_resources(
+    keys: Sequence[tuple[str, str]], *annotations: Mapping[str, str], bad: list[BadProxyQuantity] | None = None
+) -> Resources | None:
     """The proxy's resources the annotations set (the first mapping that sets a key wins; a value
-    that is not a quantity sets nothing), request = limit where only the limit is set (API
-    defaulting); None when none is set."""
+    that is not a quantity sets nothing and is added to ``bad``), request = limit where only the
+    limit is set (API defaulting); None when none is set."""
     vals: dict[str, int] = {}
     for key, attr in keys:
-        for source in annotations:
+        for i, source in enumerate(annotations):
             if key in source:
                 try:
                     vals[attr] = (parse_cpu if attr.startswith("cpu") else parse_memory)(source[key])
-                except QuantityError:
+                except QuantityError as e:
+                    if bad is not None:
+                        bad.append(BadProxyQuantity(key, str(source[key]), e.reason, i > 0))
                     continue
                 break
     if not vals:
@@ -383,6 +398,7 @@ def injected_proxy(
     namespace: K8sObject | None,
     location: Location,
     present: frozenset[str] = frozenset(),
+    bad: list[BadProxyQuantity] | None = None,
 ) -> Container | None:
     """The proxy container a service mesh's mutating webhook adds to a pod with these template
     ``labels`` and ``annotations`` in ``namespace`` (the Namespace object of the run, None when the
@@ -392,19 +408,50 @@ def injected_proxy(
     on the pod opts out) adds ``linkerd-proxy`` with what ``config.linkerd.io/proxy-*`` annotations
     of the pod or namespace set, nothing by default. A pod that already holds the proxy (``present``:
     its container names; injected before it was written) gets none. The proxy's init container
-    (istio-init, linkerd-init) takes the proxy's resources and so never raises the pod's request."""
+    (istio-init, linkerd-init) takes the proxy's resources and so never raises the pod's request.
+    A proxy-resource annotation that is not a quantity sets nothing and is added to ``bad``."""
     ns_labels = dict(namespace.labels) if namespace is not None else {}
     ns_annotations = dict(namespace.annotations) if namespace is not None else {}
     if _istio_injects(labels, annotations, ns_labels):
         if "istio-proxy" in present:
             return None
-        res = _mesh_resources(_ISTIO_RESOURCES, annotations)
+        res = _mesh_resources(_ISTIO_RESOURCES, annotations, bad=bad)
         return _proxy("istio-proxy", ISTIO_PROXY_DEFAULT if res is None else res, location)
     linkerd = annotations.get("linkerd.io/inject", ns_annotations.get("linkerd.io/inject"))
     if linkerd in ("enabled", "ingress") and "linkerd-proxy" not in present:
-        res = _mesh_resources(_LINKERD_RESOURCES, annotations, ns_annotations)
+        res = _mesh_resources(_LINKERD_RESOURCES, annotations, ns_annotations, bad=bad)
         return _proxy("linkerd-proxy", Resources() if res is None else res, location)
     return None
+
+
+def _bad_proxy_finding(
+    b: BadProxyQuantity, obj: K8sObject, path: tuple[Any, ...], namespace: K8sObject | None, seen: list[Finding]
+) -> list[Finding]:
+    """PF903 for a proxy-resource annotation that is not a quantity: on the pod template's
+    annotation, or once on the Namespace's. Istio's injector writes the value into the proxy's
+    resources, where the API server rejects the pod; Linkerd's leaves it out with a warning."""
+    istio = b.key.startswith("sidecar.istio.io/")
+    effect = (
+        "Istio's injector writes it into the istio-proxy container's resources, and the API server rejects the pod"
+        if istio
+        else "Linkerd's injector leaves it out (a warning in its log): the proxy runs without it"
+    )
+    owner = namespace if b.on_namespace and namespace is not None else obj
+    where = (
+        ("metadata", "annotations", b.key)
+        if owner is not obj or not path
+        else path + ("metadata", "annotations", b.key)
+    )
+    f = Finding(
+        rule="PF903",
+        message=f"annotation {b.key}: {b.reason} ({b.value!r}): {effect}",
+        location=owner.location_at(where),
+        object=owner.ref,
+        details={"field": f"metadata.annotations.{b.key}", "value": b.value},
+    )
+    if owner is not obj and any(g.rule == f.rule and g.object == f.object and g.message == f.message for g in seen):
+        return []  # the namespace's annotation: one finding for all its pods
+    return [f]
 
 
 def _proxy(name: str, res: Resources, location: Location) -> Container:
@@ -456,9 +503,12 @@ def workload_from_object(
         pod_resources = Resources(**vals) if vals else None
     labels = _str_pairs(tmeta.get("labels"))
     annotations = _str_pairs(tmeta.get("annotations")) if path else obj.annotations
+    bad: list[BadProxyQuantity] = []
     proxy = injected_proxy(
-        dict(labels), dict(annotations), namespace, obj.location, frozenset(c.name for c in containers + inits)
+        dict(labels), dict(annotations), namespace, obj.location, frozenset(c.name for c in containers + inits), bad
     )
+    for b in bad:
+        findings.extend(_bad_proxy_finding(b, obj, tuple(path), namespace, findings))
     pod = PodSpec(
         containers=containers,
         init_containers=inits,

@@ -1,6 +1,8 @@
 """What every command shares: the option vocabulary (one name, type and help per option across
-``check``, ``pack``, ``vsphere``, ``throttle`` and ``platform-data``), reading the config, the
-platform and the inputs with errors a user can act on, status lines and writing the output."""
+``check``, ``fix``, ``pack``, ``vsphere``, ``throttle`` and ``platform-data``; the options of every
+command that reads manifests defined once, :func:`manifest_options`), reading the config, the
+platform and the inputs (charts and kustomizations rendered in place) with errors a user can act
+on, status lines and writing the output."""
 
 from __future__ import annotations
 
@@ -193,6 +195,44 @@ def apply_selection(
     return out
 
 
+def manifest_options(what: str | None = None) -> Callable[[Any], Any]:
+    """The options of every command that reads manifests, defined once: ``--platform``,
+    ``--config``, the path selection (:func:`path_selection_options`) and, with ``what`` (the
+    verb its help uses: run, fix, report), the rule selection (:func:`rule_selection_options`).
+    The command's function takes them as ``platform_path``, ``config_path``, ``exclude``,
+    ``extend_exclude``, ``respect_gitignore`` (and ``rules``, ``ignore_rules``); :func:`selected_config`
+    turns them into the run's config."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = path_selection_options(f)
+        if what is not None:
+            f = rule_selection_options(what)(f)
+        return platform_option(config_option(f))
+
+    return decorate
+
+
+def selected_config(
+    config_path: str | None,
+    *,
+    rules: Sequence[str] = (),
+    ignore_rules: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    extend_exclude: Sequence[str] = (),
+    respect_gitignore: bool | None = None,
+) -> Any:
+    """The config (``--config``, else the one discovered in the current directory) with the
+    command line's selection (:func:`manifest_options`) applied."""
+    return apply_selection(
+        load_config(config_path),
+        select=rules,
+        ignore=ignore_rules,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
+    )
+
+
 def format_option(choices: Sequence[str] = ("text", "json")) -> Callable[[Any], Any]:
     return click.option(
         "--format", "fmt", type=click.Choice(list(choices)), default="text", show_default=True, help="Report format."
@@ -256,25 +296,70 @@ def load_inputs(
     by the config's path selection (:mod:`podfit.selection`), the platform profile at
     ``platform``, the config file and ``others`` ((path, what it is): the baseline) left out;
     what was left out is the result's ``excluded``."""
+    return read_inputs(paths, config, platform, others)[1]
+
+
+def read_inputs(
+    paths: Sequence[str], config: Any, platform: str | None = None, others: Sequence[tuple[str, str]] = ()
+):  # -> (list[InputFile], LoadResult)
+    """:func:`load_inputs`, with the files read (the rendered text of charts and kustomizations
+    among them: ``InputFile.rendered``, named after its source) as well as what was made of them."""
     from dataclasses import replace
 
     from ..loader import InputError, discover, load, read_files
-    from ..render import render_inputs, render_options
 
     try:
         excluded: list[tuple[str, str]] = []
         files = discover(paths, config.path_filter(platform, others), excluded)
-        # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
-        rendered = render_inputs(files, render_options(config))
-        progress = _parse_progress(len(rendered.paths) + len(rendered.files))
-        inputs = read_files(rendered.paths, config.limits) + [f for f in rendered.files if not config.ignored(f.path)]
+        rendered = None
+        if any(_may_render(p) for p in files):
+            # charts and kustomizations among them rendered in place (podfit.render); the rest read as files
+            from ..render import render_inputs, render_options
+
+            rendered = render_inputs(files, render_options(config))
+            files = list(rendered.paths)
+        rendered_files = [f for f in rendered.files if not config.ignored(f.path)] if rendered else []
+        progress = _parse_progress(len(files) + len(rendered_files))
+        inputs = read_files(files, config.limits) + rendered_files
         result = load(inputs, config.limits, progress)
         clear_status()
-        if rendered.files or rendered.findings:
+        if rendered is not None and (rendered.files or rendered.findings):
             result = replace(result, findings=result.findings + rendered.findings, sources=rendered.sources)
-        return replace(result, excluded=tuple(excluded))
+        return inputs, replace(result, excluded=tuple(excluded))
     except InputError as e:
         raise PodfitError(str(e)) from None
+
+
+def _may_render(path: str) -> bool:
+    """A kustomization file, or a file of a Helm chart: what :mod:`podfit.render` renders in place
+    (the run without any imports none of the rendering machinery)."""
+    from ..kustomize import KUSTOMIZATION_NAMES
+    from ..templates import chart_root
+
+    return path != "-" and (os.path.basename(path) in KUSTOMIZATION_NAMES or chart_root(path) is not None)
+
+
+def input_findings(result: Any, findings: Sequence[Any], config: Any) -> list[Any]:
+    """The findings of reading the inputs (``findings``: the loader's and the facts' own) that the
+    config's rule selection keeps, each on a rendered chart or kustomization moved to its source's
+    file and line as `podfit check` reports it (:func:`podfit.render.remap`)."""
+    kept = [f for f in findings if config.rule_enabled(f.rule)]
+    if not result.sources:
+        return kept
+    from ..render import remap
+    from ..workloads import container_path
+
+    return list(remap(kept, result.sources, result.objects, container_path))
+
+
+def source_of(result: Any, location: Any) -> Any:
+    """Where ``location`` comes from: on rendered text (a chart's template, a kustomization's
+    resource), the source file and line (:func:`podfit.render.source_location`); else itself."""
+    if not result.sources:
+        return location
+    from ..render import source_location
+
+    return source_location(result.sources, location)
 
 
 # ----------------------------------------------------------------------------- status, output ---

@@ -113,9 +113,17 @@ def command(
     """
     from ..fix import FIXABLE, FixOptions, plan_fixes
     from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
-    from ..loader import InputError, discover, load, read_files
     from ..pipeline import PipelineError, check
-    from ._common import PodfitError, _split, apply_selection, load_config, load_platform, load_usage, rule_ids_of
+    from ._common import (
+        PodfitError,
+        _split,
+        apply_selection,
+        load_config,
+        load_platform,
+        load_usage,
+        read_inputs,
+        rule_ids_of,
+    )
 
     # one run over finite input, as check: memory comes back by reference counting, and the cyclic
     # collector would only walk the growing heap again and again (the composed nodes of a large
@@ -145,17 +153,16 @@ def command(
         load_config(config_path), exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
     )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
-    try:
-        inputs = read_files(discover(paths, config.path_filter(platform_path or config.platform)), config.limits)
-    except InputError as e:
-        raise PodfitError(str(e)) from None
-    result = load(inputs, config.limits)
+    # charts and kustomizations rendered in place, as check renders them: their findings are
+    # reported at the template's line and never fixed in the rendered text (_rendered_refusals)
+    inputs, result = read_inputs(paths, config, platform_path or config.platform)
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
     if mode == "kustomize":  # refused before any check: kustomize holds one object per identity
         seen: dict[object, list[str]] = defaultdict(list)
         for o in result.objects:
-            seen[o.ref].append(o.location.file)
+            if o.location.file not in result.sources:  # rendered objects get no patch
+                seen[o.ref].append(o.location.file)
         for ref, where in seen.items():
             if len(where) > 1:  # patches match by identity too
                 raise PodfitError(
@@ -178,10 +185,61 @@ def command(
     opts = FixOptions(default_cpu, default_memory, limit_headroom)
 
     def replan(findings: Any, facts: Any) -> Any:
-        return plan_fixes(findings, facts, opts, selected)
+        return plan_fixes([f for f in findings if not _rendered(f)], facts, opts, selected)
 
     plan = replan(report.findings, facts)
-    _Fix(plan, report, baseline, inputs, config, run_check, replan, mode, kustomize_dir, result).run()
+    refusals = _rendered_refusals([f for f in report.findings if _rendered(f)], facts, opts, selected)
+    plan = replace(plan, unfixable=plan.unfixable + refusals)
+    fixer = _Fix(plan, report, baseline, inputs, config, run_check, replan, mode, kustomize_dir, result)
+    # a chart not rendered (no helm, a failed render) or a template given raw was not checked, so
+    # nothing in it was fixed: said, and the run is no success
+    fixer.left_alone += [
+        f"{f.location.file}: left alone: {f.rule} {f.message}"
+        for f in result.findings
+        if f.rule == "PF908" and config.rule_enabled("PF908") and "PF908" not in ignored
+    ]
+    fixer.run()
+
+
+def _rendered(f: Any) -> bool:
+    """Is ``f`` a finding on rendered text (a chart's ``helm template``, a ``kustomize build``)?"""
+    return "rendered" in f.details
+
+
+def _rendered_refusals(findings: Any, facts: Any, opts: Any, selected: list[str]) -> tuple[Any, ...]:
+    """The fixable findings on rendered text, each with why fix leaves it: the rendered text is
+    made anew from the chart or the kustomization on every render, so the change belongs there (in
+    the values key that set the value, when the finding names one); the value the fix would
+    set, where fix knows it, is named."""
+    from ..fix import FIXABLE, Unfixable, plan_fixes
+    from ..fix.plan import POD_FIXABLE, POOL_FIXABLE
+
+    fixable = set(FIXABLE) | POD_FIXABLE | POOL_FIXABLE
+    mine = [f for f in findings if f.rule in fixable and (not selected or f.rule in selected)]
+    # planned on the rendered objects only to name the value; nothing of it is written
+    would: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+    for ch in plan_fixes(mine, facts, opts, selected).changes:
+        would[(ch.rule, ch.ref)].append(ch)
+    out = []
+    for f in mine:
+        source = f.details["rendered"]
+        by = str(source.get("by") or "the renderer")
+        if source.get("values"):
+            where = source.get("values-file") or "values.yaml"
+            if source.get("values-line"):
+                where = f"{where}:{source['values-line']}"
+            target = f"the chart's values, key {source['values']} ({where})"
+        elif by.startswith("helm"):
+            target = f"the chart's template ({f.location.file}:{f.location.line})"
+        else:
+            target = f"the kustomization's resource or a patch ({f.location.file}:{f.location.line})"
+        made = "rendered" if by.startswith("helm") else "built"
+        reason = f"{made} by `{by}`, whose output fix never writes; the fix belongs in {target}"
+        changes = [ch for ch in would.get((f.rule, f.object), ()) if not f.container or ch.container == f.container]
+        if changes:
+            reason += ": set " + ", ".join(f"{ch.field.split('.resources.', 1)[-1]} to {ch.value}" for ch in changes)
+        out.append(Unfixable(f, reason))
+    return tuple(out)
 
 
 def _key(f: Any) -> tuple[Any, ...]:
@@ -267,7 +325,7 @@ class _Fix:
 
     def run(self) -> None:
         from ..fix import safewrite
-        from ..formats.text import plural
+        from ..words import plural, wrap_line
 
         changes = list(self.plan.changes)
         by_file: dict[str, list] = defaultdict(list)
@@ -293,17 +351,21 @@ class _Fix:
                 "manifest); remove it",
                 file=err,
             )
+        # one entry per change, finding and note: its first line at most LINE_LIMIT characters, the
+        # rest on lines indented below it
         for ch in sorted(made, key=lambda ch: (ch.file, ch.line, ch.rule, tuple(map(str, ch.path)))):
             was = f"{ch.old} → " if ch.old is not None else "+ "
-            click.echo(f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}", file=err)
+            entry = f"{ch.file}:{ch.line}: {ch.rule} {ch.ref}: {ch.field}: {was}{ch.value}: {ch.reason}"
+            click.echo(wrap_line(entry), file=err)
         for u in self.unfixable:
             f = u.finding
             subject = f" {f.object}" if f.object is not None else ""
-            click.echo(f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}", file=err)
+            entry = f"{f.location.file}:{f.location.line}: {f.rule}{subject}: no fix: {u.reason}"
+            click.echo(wrap_line(entry), file=err)
         for line in self.notes:
-            click.echo(f"podfit: {line}", file=err)
+            click.echo(wrap_line(f"podfit: {line}"), file=err)
         for line in self.left_alone:
-            click.echo(f"podfit: {line}", file=err)
+            click.echo(wrap_line(f"podfit: {line}"), file=err)
 
         if self.mode == "diff":
             from ..fix import unified_diff
@@ -364,7 +426,10 @@ class _Fix:
             found.pop(f.path, None)
         for rest in found.values():  # findings of no input file (none expected): kept
             findings.extend(rest)
-        return LoadResult(files=tuple(files), objects=tuple(objects), findings=tuple(findings))
+        # the rendered files are never edited: their findings stay at their sources' lines
+        return LoadResult(
+            files=tuple(files), objects=tuple(objects), findings=tuple(findings), sources=self.result.sources
+        )
 
     def _write_overlay(self, edits: list) -> None:
         """The overlay's files, each inside DIR and none overwriting a file podfit did not write;
@@ -375,7 +440,8 @@ class _Fix:
         from ._common import PodfitError
 
         out_dir = self.kustomize_dir or ""
-        resources = sorted({f.path for f in self.result.files if f.objects and f.path != "-"})
+        rendered = self.result.sources  # a chart's template is no resource a kustomization can take
+        resources = sorted({f.path for f in self.result.files if f.objects and f.path not in ("-", *rendered)})
         try:
             files = kustomize_overlay(out_dir, resources, edits)
         except OverlayError as e:
@@ -419,6 +485,9 @@ class _Fix:
         seen: dict[str, str] = {}  # real path → the spelling edited
         for path in sorted(by_file):
             real = os.path.realpath(path)
+            if path in self.result.sources:  # never planned (_rendered_refusals); never written either
+                self.left_alone.append(f"{path}: left alone: rendered output (helm template, kustomize build)")
+                continue
             if os.path.islink(path):
                 target = real
                 if target in real_inputs:

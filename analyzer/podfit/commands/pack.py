@@ -10,20 +10,19 @@ from dataclasses import replace
 import click
 
 from ..quantity import QuantityError, parse_cpu, parse_memory
+from ..words import plural, wrap_line, wrap_text
 from ._common import (
     PodfitError,
-    apply_selection,
     clear_status,
-    config_option,
     emit,
     format_option,
-    load_config,
+    input_findings,
     load_inputs,
     load_platform,
     load_usage,
+    manifest_options,
     output_option,
-    path_selection_options,
-    platform_option,
+    selected_config,
     status,
     time_budget_option,
 )
@@ -126,8 +125,7 @@ def _param(parse, text: str, hint: str):
 
 @click.command(name="pack")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@platform_option
-@config_option
+@manifest_options("report")
 @click.option(
     "--pool",
     "pools",
@@ -204,7 +202,6 @@ def _param(parse, text: str, hint: str):
     is_flag=True,
     help="Text: list every node one by one (without it, up to 50 nodes; past that a summary per pool).",
 )
-@path_selection_options
 def command(
     paths: tuple[str, ...],
     platform_path: str | None,
@@ -222,6 +219,8 @@ def command(
     fmt: str,
     output: str | None,
     verbose: bool = False,
+    rules: tuple[str, ...] = (),
+    ignore_rules: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     extend_exclude: tuple[str, ...] = (),
     respect_gitignore: bool | None = None,
@@ -277,8 +276,13 @@ def command(
     from ..rule_context import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
-    config = apply_selection(
-        load_config(config_path), exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
+    config = selected_config(
+        config_path,
+        rules=rules,
+        ignore_rules=ignore_rules,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
     )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     ov = Overhead(
@@ -297,6 +301,12 @@ def command(
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
     result = load_inputs(paths, config, platform_path or config.platform)
+    for f in input_findings(result, result.findings, config):  # a chart's at its template line
+        click.echo(wrap_line(f"podfit: {f.location}: {f.rule}: {f.message}"), err=True)
+    if not result.objects:  # nothing to pack is never a fit
+        from ..loader import nothing_found
+
+        raise PodfitError(f"{nothing_found(paths, result.files, len(result.excluded))}; nothing to pack")
     series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
@@ -315,7 +325,7 @@ def command(
         from ..usage import unmatched_notice
 
         for line in unmatched_notice(facts.usage):
-            click.echo(f"podfit: notice: {line}", err=True)
+            click.echo(wrap_line(f"podfit: notice: {line}"), err=True)
     try:
         labelled = apply_pool_labels(cli_pools or list(facts.node_pools), labels, taints)
     except ValueError as e:
@@ -350,8 +360,6 @@ def command(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
         )
-    for f in result.findings:
-        click.echo(f"podfit: {f.location}: {f.rule}: {f.message}", err=True)
     fits = True
     out: list[dict] = []
     pictures = []
@@ -367,7 +375,7 @@ def command(
         search = None if search_classes == "all" else sorted({n.vm_class for n in inputs.pools})
         pods = sum(p.count for p in inputs.pods)
         nodes = sum(n.count for n in inputs.pools)
-        status(f"packing {pods:,} pods onto {nodes:,} nodes (up to {time_budget:g} s)")
+        status(f"packing {plural(pods, 'pod')} onto {plural(nodes, 'node')} (up to {time_budget:g} s)")
         try:
             analysis = analyze_inputs(inputs, share, time_budget, search)
         finally:
@@ -397,5 +405,5 @@ def command(
         doc = {**out[0], "platform": platform_json} if not several else {"clusters": out, "platform": platform_json}
         emit(json.dumps(doc, indent=2, sort_keys=False) + "\n", output)
     else:
-        emit("".join(text), output)
+        emit(wrap_text("".join(text)), output)  # a line past 160 characters goes on indented below
     sys.exit(EXIT_FITS if fits else EXIT_NO_FIT)

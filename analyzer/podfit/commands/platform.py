@@ -8,6 +8,8 @@ import sys
 import click
 import yaml
 
+from ..words import plural
+
 
 @click.group("platform")
 def command() -> None:
@@ -21,7 +23,7 @@ def command() -> None:
     "pods_path",
     metavar="FILE",
     help="`kubectl get pods -A -o yaml` of the same cluster: the DaemonSet and static pods' requests "
-    "on each node are recorded as the pool's systemPods, the other kube-system pods (coredns) as its "
+    "on each node are recorded as the pool's systemPods, the other kube-system and openshift-* pods (coredns, router) as its "
     "reservedPods. Default with a cluster-info dump directory: its <namespace>/pods.json.",
 )
 @click.option(
@@ -90,8 +92,8 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
             unknown = sorted(set(system) - {n.name for n in infos})
             if unknown:
                 click.echo(
-                    f"podfit: notice: {len(unknown)} node(s) with system pods are not among the nodes: "
-                    + ", ".join(unknown[:5]),
+                    f"podfit: notice: {plural(len(unknown), 'node')} with system pods "
+                    f"{'is' if len(unknown) == 1 else 'are'} not among the nodes: " + ", ".join(unknown[:5]),
                     err=True,
                 )
     except NodeImportError as e:
@@ -110,7 +112,7 @@ def import_cmd(nodes: str, pods_path: str | None, name: str | None, output: str 
     header = (
         f"# Written by `podfit platform import` from {nodes}"
         + (f" and {pods_path}" if pods_path else f" and {len(pod_files)} pods.json" if pod_files else "")
-        + f": {sum(p.count for p in imported.pools)} node(s) in {len(imported.pools)} pool(s).\n"
+        + f": {plural(sum(p.count for p in imported.pools), 'node')} in {plural(len(imported.pools), 'pool')}.\n"
         + "# Not visible on nodes, left for you to add:\n"
         + "".join(f"#   {line}\n" for line in LEFT_FOR_THE_USER)
     )

@@ -7,15 +7,22 @@ from typing import Any
 
 import click
 
-from ._common import config_option, emit, load_config, load_inputs, load_platform, output_option, platform_option
+from ._common import emit, load_inputs, load_platform, manifest_options, output_option, selected_config
 
 
 @click.command("platform-data")
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
-@platform_option
-@config_option
+@manifest_options()
 @output_option
-def command(paths: tuple[str, ...], platform_path: str | None, config_path: str | None, output: str | None) -> None:
+def command(
+    paths: tuple[str, ...],
+    platform_path: str | None,
+    config_path: str | None,
+    output: str | None,
+    exclude: tuple[str, ...] = (),
+    extend_exclude: tuple[str, ...] = (),
+    respect_gitignore: bool | None = None,
+) -> None:
     """Print the facts the Rego policies read (data.podfit), as JSON for conftest --data.
 
     Feed it to plain conftest, with no podfit in the pipeline afterwards:
@@ -32,9 +39,11 @@ def command(paths: tuple[str, ...], platform_path: str | None, config_path: str 
     from ..catalogue import load_catalogue
     from ..facts import build_facts, facts_data
 
-    config = load_config(config_path)
+    config = selected_config(
+        config_path, exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
-    objects: Any = load_inputs(paths, config).objects if paths else ()
+    objects: Any = load_inputs(paths, config, platform_path or config.platform).objects if paths else ()
     rego = [r.id for r in load_catalogue().values() if r.engine == "rego"]
     data = facts_data(build_facts(objects, platform, workload_kinds=config.workload_kinds), config.rego_options(rego))
     emit(json.dumps({"podfit": data}, indent=2, sort_keys=True) + "\n", output)

@@ -24,6 +24,7 @@ from ..throttle.scenario import (
     wakeup_cpu,
 )
 from ..throttle.score import median_run
+from ..words import plural, wrap_text
 from ._common import FiniteFloatRange, emit, format_option, output_option
 
 __all__ = ["command", "parse_duration_us", "result_json", "render_text", "cpu_manager_json"]
@@ -160,7 +161,7 @@ def cpu_manager_json(limit: int, cpus: int, threads: int) -> dict[str, Any]:
         "burst_delay_p99_ms": None,
         "score": 0,
         "message": (
-            f"static CPU Manager: the container gets {limit // 1000} exclusive CPUs and no CFS quota, "
+            f"static CPU Manager: the container gets {plural(limit // 1000, 'exclusive CPU')} and no CFS quota, "
             "so there is nothing to throttle"
         ),
     }
@@ -174,7 +175,7 @@ def render_text(res: Result, timeline: int = 20, runs: Sequence[Result] = ()) ->
     lines.append(
         f"CPU limit {limit} ({'no quota' if sc.quota_us is None else f'{sc.quota_us / 1000:g} ms quota'} per "
         f"{sc.period_us / 1000:g} ms period, {sc.slices_per_period if sc.quota_us else '-'} slices of "
-        f"{sc.slice_us / 1000:g} ms), {sc.threads} {sc.workload.kind} threads on {sc.cpus} CPUs, "
+        f"{sc.slice_us / 1000:g} ms), {plural(sc.threads, f'{sc.workload.kind} thread')} on {plural(sc.cpus, 'CPU')}, "
         f"{sc.seconds_us / 1e6:g} s simulated (HZ={sc.hz}, seed {sc.seed})"
     )
     if sc.quota_us is None:
@@ -233,7 +234,8 @@ def render_text(res: Result, timeline: int = 20, runs: Sequence[Result] = ()) ->
         shown = res.periods[:timeline]
         lines.append("")
         lines.append(
-            f"timeline (first {len(shown)} of {len(res.periods)} periods; # = 1/20 of the quota used, T = throttled)"
+            f"timeline (first {len(shown)} of {plural(len(res.periods), 'period')}; # = 1/20 of the quota used, "
+            "T = throttled)"
         )
         lines.append("  period   used ms  throttled ms  thr CPUs")
         q = sc.quota_us * 1000 if sc.quota_us else 0
@@ -480,7 +482,9 @@ def command(
     if cpu_manager and limit is not None:
         if limit % 1000 == 0:
             if limit // 1000 > cpus:
-                raise click.UsageError(f"--cpu-manager: {format_cpu(limit)} exclusive CPUs do not fit {cpus} CPUs")
+                raise click.UsageError(
+                    f"--cpu-manager: {format_cpu(limit)} exclusive CPUs do not fit {plural(cpus, 'CPU')}"
+                )
             doc = cpu_manager_json(limit, cpus, threads)
             if fmt == "html":
                 raise click.UsageError(f"--format html: {doc['message']}; there is no curve to draw")
@@ -488,7 +492,8 @@ def command(
                 emit(json.dumps(doc, indent=2) + "\n", output)
             else:
                 emit(
-                    f"CPU limit {format_cpu(limit)}, {threads} threads on {cpus} CPUs: {doc['message']}.\n"
+                    f"CPU limit {format_cpu(limit)}, {plural(threads, 'thread')} on {plural(cpus, 'CPU')}: "
+                    f"{doc['message']}.\n"
                     "  nr_periods 0, nr_throttled 0, throttled_time 0 s, score 0/100\n",
                     output,
                 )
@@ -536,7 +541,9 @@ def command(
         from ..throttle.sweep import sweep_scenario
         from ..visuals import ThrottleCurve
 
-        subject = f"{threads} {sc.workload.kind} threads on {cpus} CPUs, CPU limit {format_cpu(limit)}"
+        subject = (
+            f"{plural(threads, f'{sc.workload.kind} thread')} on {plural(cpus, 'CPU')}, CPU limit {format_cpu(limit)}"
+        )
         emit(throttle_page(ThrottleCurve(None, subject, sweep_scenario(sc, DEFAULT_SCORE))), output)
         return
     runs = [simulate(replace(sc, seed=seed + i)) for i in range(seeds)]
@@ -546,4 +553,4 @@ def command(
         doc = {**result_json(res), "over_seeds": seeds_json(runs), "calibration": cal.as_dict() if cal else None}
         emit(json.dumps(doc, indent=2) + "\n", output)
     else:
-        emit(render_text(res, timeline, runs) + "\n", output)
+        emit(wrap_text(render_text(res, timeline, runs) + "\n"), output)  # lines of at most 160 characters

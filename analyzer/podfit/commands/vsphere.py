@@ -7,17 +7,19 @@ from typing import Any
 
 import click
 
+from ..words import LINE_LIMIT, plural, wrap_line, wrap_text
 from ._common import (
     PodfitError,
-    config_option,
     emit,
     format_option,
-    load_config,
+    input_findings,
     load_inputs,
     load_platform,
+    manifest_options,
     output_option,
-    platform_option,
     refuse_without_hosts,
+    selected_config,
+    source_of,
     time_budget_option,
 )
 
@@ -38,13 +40,17 @@ def _thousands(n: int | None, unit: str = "") -> str:
     return "-" if n is None else f"{n:,}{unit}"
 
 
-def _load(paths: tuple[str, ...], config: Any, platform: Any):
-    """The facts of PATH... (the same stage `podfit check` runs) and the loader's problems as lines."""
+def _load(paths: tuple[str, ...], config: Any, platform: Any, platform_path: str | None = None):
+    """The facts of PATH... (the same stage `podfit check` runs: charts and kustomizations rendered
+    in place, the platform profile at ``platform_path`` never read as a manifest), the loader's
+    problems as lines (the config's rule selection applied; on rendered text at the source's
+    file and line) and the load's result."""
     from ..facts import build_facts
+    from ..loader import LoadResult
 
     if not paths:
-        return build_facts((), platform), []
-    result = load_inputs(paths, config)
+        return build_facts((), platform), [], LoadResult((), (), ())
+    result = load_inputs(paths, config, platform_path)
     # the clusters of `podfit check` (the platform, the config's clusters: mapping, cluster manifests)
     facts = build_facts(
         result.objects,
@@ -53,8 +59,9 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any):
         config.cluster_for_path if config.clusters else None,
         workload_kinds=config.workload_kinds,
     )
-    problems = [f"{f.location}: {f.rule}: {f.message}" for f in list(result.findings) + list(facts.findings)]
-    return facts, problems
+    found = input_findings(result, list(result.findings) + list(facts.findings), config)
+    problems = [f"{f.location}: {f.rule}: {f.message}" for f in found]
+    return facts, problems, result
 
 
 # ---------------------------------------------------------------------------------------- crx ---
@@ -62,12 +69,20 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any):
 
 @command.command("crx")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@platform_option
-@config_option
+@manifest_options("report")
 @format_option(("text", "json", "html"))
 @output_option
 def crx(
-    paths: tuple[str, ...], platform_path: str | None, config_path: str | None, fmt: str, output: str | None
+    paths: tuple[str, ...],
+    platform_path: str | None,
+    config_path: str | None,
+    fmt: str,
+    output: str | None,
+    rules: tuple[str, ...] = (),
+    ignore_rules: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    extend_exclude: tuple[str, ...] = (),
+    respect_gitignore: bool | None = None,
 ) -> None:
     """Size the CRX VM of every pod in PATH... as vSphere Pods would run it.
 
@@ -76,15 +91,23 @@ def crx(
     """
     from ..vsphere import crx_size, fmt_memory, fmt_mhz, reference_mhz
 
-    config = load_config(config_path)
+    config = selected_config(
+        config_path,
+        rules=rules,
+        ignore_rules=ignore_rules,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     refuse_without_hosts(platform, "crx")
-    facts, problems = _load(paths, config, platform)
+    facts, problems, result = _load(paths, config, platform, platform_path or config.platform)
     workloads = facts.workloads
     base = reference_mhz(platform)
     rows = []
     for w in workloads:
         s = crx_size(w.pod, base)
+        where = source_of(result, w.location)  # a chart's template line, not the rendered text's
         rows.append(
             {
                 "cluster": _cluster_name(facts, w),
@@ -94,21 +117,21 @@ def crx(
                 "name": w.ref.name,
                 "namespace": w.ref.namespace,
                 "kind": w.ref.kind,
-                "file": w.location.file,
-                "line": w.location.line,
+                "file": where.file,
+                "line": where.line,
                 "replicas": w.replicas,
                 **s.figures(),
                 "why": dict(s.why),
             }
         )
     if not rows and problems:
-        raise PodfitError("no pods could be read:\n  " + "\n  ".join(problems))
+        raise PodfitError("no pods could be read:\n  " + "\n  ".join(wrap_line(p, LINE_LIMIT - 2) for p in problems))
     if fmt == "html":
         from ..formats.html import vsphere_page
         from ..visuals import crx_rows
 
         for p in problems:
-            click.echo(f"warning: {p}", err=True)
+            click.echo(wrap_line(f"warning: {p}"), err=True)
         emit(vsphere_page(crx_rows(workloads, platform), platform.name), output)
         return
     if fmt == "json":
@@ -116,7 +139,7 @@ def crx(
         emit(json.dumps(doc, indent=2) + "\n", output)
         return
     for p in problems:
-        click.echo(f"warning: {p}", err=True)
+        click.echo(wrap_line(f"warning: {p}"), err=True)
     if not rows:
         emit("no pods in the input\n", output)
         return
@@ -147,7 +170,7 @@ def crx(
         ]
         for label, value, why in table:
             lines.append(f"  {label:<19} {value:>12}   {why}")
-    emit("\n".join(lines) + "\n", output)
+    emit(wrap_text("\n".join(lines) + "\n"), output)
 
 
 # ----------------------------------------------------------------------------------- capacity ---
@@ -181,8 +204,7 @@ def _what_if_json(w) -> dict[str, Any]:
 
 @command.command("capacity")
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
-@platform_option
-@config_option
+@manifest_options("report")
 @format_option(("text", "json", "html"))
 @output_option
 @click.option(
@@ -213,6 +235,11 @@ def capacity_cmd(
     add_pool: str | None,
     pool_nodes: int,
     time_budget: float,
+    rules: tuple[str, ...] = (),
+    ignore_rules: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    extend_exclude: tuple[str, ...] = (),
+    respect_gitignore: bool | None = None,
 ) -> None:
     """HA-adjusted vSphere capacity, reservations, overcommit and DRS placement.
 
@@ -231,12 +258,19 @@ def capacity_cmd(
         what_if,
     )
 
-    config = load_config(config_path)
+    config = selected_config(
+        config_path,
+        rules=rules,
+        ignore_rules=ignore_rules,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
+    )
     platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
     refuse_without_hosts(platform, "capacity")
     if time_budget <= 0:
         raise click.BadParameter("must be more than 0 (each placement proof needs time)", param_hint="--time-budget")
-    facts, problems = _load(paths, config, platform)
+    facts, problems, _result = _load(paths, config, platform, platform_path or config.platform)
     objects = facts.objects
     vms = reservations_of(facts.crx_workloads, platform, facts.node_pools, lambda w: _cluster_name(facts, w))
     report = analyze_capacity(vms, platform, time_budget=time_budget)
@@ -247,13 +281,17 @@ def capacity_cmd(
     threshold = config.thresholds.get("PF503", {}).get(name, get_rule("PF503").option(name).default)  # type: ignore[union-attr]
     whatifs: dict[str, Any] = {}
     if add_replicas:
-        extra_facts, extra_problems = _load((add_replicas,), config, platform)
+        extra_facts, extra_problems, _extra = _load((add_replicas,), config, platform)
         extra = extra_facts.workloads
         pods = [w for w in extra if not w.per_node]
         if not pods:
             raise PodfitError(
                 f"{add_replicas}: no pod or workload to add"
-                + (":\n  " + "\n  ".join(extra_problems) if extra_problems else "")
+                + (
+                    ":\n  " + "\n  ".join(wrap_line(p, LINE_LIMIT - 2) for p in extra_problems)
+                    if extra_problems
+                    else ""
+                )
             )
         unit = vms_from_workloads([_one_replica(pods[0])], platform)
         whatifs["replicas"] = what_if(
@@ -319,7 +357,7 @@ def capacity_cmd(
         emit(json.dumps(data, indent=2) + "\n", output)
         return
     for p in problems:
-        click.echo(f"warning: {p}", err=True)
+        click.echo(wrap_line(f"warning: {p}"), err=True)
     if fmt == "html":
         from ..formats.html import vsphere_page
         from ..visuals import vsphere_capacity
@@ -328,7 +366,7 @@ def capacity_cmd(
         assert capacity is not None  # refuse_without_hosts let only a platform with vSphere hosts through
         emit(vsphere_page(capacity, platform.name), output)
         return
-    emit(_capacity_text(data, platform.is_default) + "\n", output)
+    emit(wrap_text(_capacity_text(data, platform.is_default) + "\n"), output)
 
 
 def _cluster_name(facts, w) -> str:
@@ -382,7 +420,7 @@ def _capacity_text(d: dict[str, Any], default_platform: bool) -> str:
             )
     oc = d["overcommit_percent"]
     lines.append(
-        f"  overcommit: {d['vcpus']} vCPUs on {d['physical_cores']} physical cores = {oc}% "
+        f"  overcommit: {plural(d['vcpus'], 'vCPU')} on {plural(d['physical_cores'], 'physical core')} = {oc}% "
         f"(threshold {d['overcommit_threshold_percent']}%{', critical workloads' if d['critical'] else ''})"
     )
     pl = d["placement"]

@@ -18,6 +18,7 @@ from ..model import Container, K8sObject, ObjectRef, Workload
 from ..platform import NodePool, VMClass
 from ..quantity import format_cpu, format_memory
 from ..rules._usage import MIN_SAMPLES
+from ..words import plural
 from ..workloads import container_path
 
 __all__ = ["Change", "FixOptions", "FixPlan", "Unfixable", "FIXABLE", "plan_fixes"]
@@ -61,6 +62,11 @@ class FixPlan:
     unfixable: tuple[Unfixable, ...]
 
 
+def _samples(n: int) -> str:
+    """``1 measured sample is``, ``2 measured samples are``."""
+    return f"{plural(n, 'measured sample')} {'is' if n == 1 else 'are'}"
+
+
 def _fmt(resource: str, value: int) -> str:
     return format_cpu(value) if resource == "cpu" else format_memory(value)
 
@@ -94,6 +100,15 @@ class _Builder:
         """The container's measured usage statistics of ``resource`` (``--usage``), or None."""
         return getattr(self.usage, resource, None) if self.usage is not None else None
 
+    def sampled(self, stats: Any) -> str:
+        """How much was measured, as the usage findings say it: ``288 samples over 1d, 2 pods``,
+        or ``2 samples in one kubectl top snapshot, 2 pods``."""
+        u = self.usage
+        n = f"{stats.samples} sample{'s' if stats.samples != 1 else ''}"
+        when = f"over {u.window}" if u is not None and u.window_ms is not None else "in one kubectl top snapshot"
+        pods = len(u.pods) if u is not None else 0
+        return f"{n} {when}, {pods} pod{'s' if pods != 1 else ''}"
+
     def set(self, kind: str, resource: str, value: int, reason: str) -> Change:
         path = self.at + ("resources", kind, resource)
         return Change(
@@ -122,7 +137,7 @@ def _pf201(b: _Builder, _opts: FixOptions) -> list[Change] | str:
     cpu = int(b.f.details.get("cpu", 0))
     whole = -(-cpu // 1000) * 1000
     reason = (
-        f"{_fmt('cpu', cpu)} CPU rounded up to {_fmt('cpu', whole)} whole CPUs, so the static CPU Manager "
+        f"{_fmt('cpu', cpu)} CPU rounded up to {plural(whole // 1000, 'whole CPU')}, so the static CPU Manager "
         "can give the container exclusive cores (the pod stays Guaranteed)"
     )
     changes = [b.set(kind, "cpu", whole, reason) for kind in ("limits", "requests") if _declared(b.c, kind, "cpu")]
@@ -187,14 +202,14 @@ def _default_request(res: str, b: _Builder, value: int | None) -> Change | str:
     if stats is not None and stats.p50 > 0 and stats.samples >= MIN_SAMPLES:
         value, source = (
             _round_up(res, stats.p50),
-            f"the measured steady state, p50 {_fmt(res, stats.p50)} of {stats.samples} samples",
+            f"the measured steady state, p50 {_fmt(res, stats.p50)} of {b.sampled(stats)}",
         )
     elif value is None:
         if stats is not None and stats.samples < MIN_SAMPLES:
             return (
-                f"no value is known for the {res} request: {stats.samples} measured sample(s) are a point, "
-                f"not a steady state (at least {MIN_SAMPLES}: export a range with `podfit usage export`), "
-                f"or pass {flag}"
+                f"no value is known for the {res} request: {_samples(stats.samples)} a point, "
+                f"not a steady state ({b.sampled(stats)}; at least {MIN_SAMPLES}: export a range with "
+                f"`podfit usage export`), or pass {flag}"
             )
         return f"no value is known for the {res} request: pass {flag}, or --usage with measured usage"
     else:
@@ -232,7 +247,7 @@ def _limit_from_peak(b: _Builder, res: str, opts: FixOptions, raising: bool) -> 
             return f"no limit within {tolerance}% of the peak leaves {headroom}% headroom"
     declared_request = _declared(b.c, "requests", res)
     guaranteed = b.w.pod.qos_class == "Guaranteed" and declared_request is not None
-    why = f"the measured peak {_fmt(res, stats.max)} plus {headroom}% headroom"
+    why = f"the measured peak {_fmt(res, stats.max)} ({b.sampled(stats)}) plus {headroom}% headroom"
     if guaranteed:
         if res == "cpu" and declared_request is not None and declared_request % 1000 == 0:
             target = -(-target // 1000) * 1000  # whole CPUs stay whole (static CPU Manager)
@@ -262,7 +277,10 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
     if stats is None or stats.p50 <= 0:
         return "no measured steady state for this container"
     if stats.samples < MIN_SAMPLES:
-        return f"{stats.samples} measured sample(s) are a point, not a steady state (at least {MIN_SAMPLES})"
+        return (
+            f"{_samples(stats.samples)} a point, not a steady state ({b.sampled(stats)}; at least "
+            f"{MIN_SAMPLES}: export a range with `podfit usage export`)"
+        )
     target = _round_up(res, stats.p50)
     if b.w.pod.qos_class == "Guaranteed":
         return (
@@ -276,8 +294,8 @@ def _request_to_steady_state(b: _Builder, _opts: FixOptions) -> list[Change] | s
         "requests",
         res,
         target,
-        f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)}: what the scheduler "
-        "reserves is then what the container uses most of the time",
+        f"{res} request set to the measured steady state, p50 {_fmt(res, stats.p50)} of {b.sampled(stats)}: "
+        "what the scheduler reserves is then what the container uses most of the time",
     )
 
 
@@ -387,8 +405,9 @@ def _pf402(f: Finding, w: Workload, opts: FixOptions, facts: Facts | None = None
                     "limits",
                     res,
                     target,
-                    f"{res} limit set to {_fmt(res, target)}: the measured peak {_fmt(res, stats.max)} plus "
-                    f"{headroom}% headroom, so the CRX is sized from limits and can burst above the requests",
+                    f"{res} limit set to {_fmt(res, target)}: the measured peak {_fmt(res, stats.max)} "
+                    f"({b.sampled(stats)}) plus {headroom}% headroom, so the CRX is sized from limits and can "
+                    "burst above the requests",
                 )
             )
     if not changes:
@@ -474,9 +493,9 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
             return (
                 new,
                 None,
-                f"VM class {new.name} ({new.cpus} vCPUs, {_fmt('memory', new.memory_bytes)}), the largest that fits "
+                f"VM class {new.name} ({plural(new.cpus, 'vCPU')}, {_fmt('memory', new.memory_bytes)}), the largest that fits "
                 f"one NUMA node ({cores} cores, {_fmt('memory', memory)}); the control plane keeps its "
-                f"{pool.count} replicas (etcd's quorum)",
+                f"{plural(pool.count, 'replica')} (etcd's quorum)",
             )
         count = max(
             -(-pool.count * old.cpus // new.cpus),
@@ -485,7 +504,7 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
         return (
             new,
             count,
-            f"{count} × {new.name} ({new.cpus} vCPUs, {_fmt('memory', new.memory_bytes)}) instead of "
+            f"{count} × {new.name} ({plural(new.cpus, 'vCPU')}, {_fmt('memory', new.memory_bytes)}) instead of "
             f"{pool.count} × {old.name}: the largest class that fits one NUMA node ({cores} cores, "
             f"{_fmt('memory', memory)}), enough nodes that the pool's vCPUs and memory are not lower",
         )
@@ -496,10 +515,10 @@ def _pf301(f: Finding, facts: Facts) -> list[Change] | str:
 def _schedulable(facts: Facts, pools: Sequence[NodePool]) -> set[str]:
     """The pods of the workloads that fit a node of some pool they may run on."""
     from ..packing.adapter import inputs_from
-    from ..packing.bounds import fits
+    from ..packing.bounds import pod_fits
 
     inputs = inputs_from(facts.workloads, facts.platform, pools)
-    return {p.name for p in inputs.pods if any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)}
+    return {p.name for p in inputs.pods if any(p.allowed_on(n) and pod_fits(p, n) for n in inputs.pools)}
 
 
 def _strands_pods(facts: Facts, pool: NodePool, vc: VMClass) -> bool:

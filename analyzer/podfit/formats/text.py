@@ -44,7 +44,7 @@ def plural(n: int, word: str) -> str:
     return words.plural(n, word)
 
 
-LINE_LIMIT = 160  # characters of a finding's line; the whole message is in -v, JSON and SARIF
+LINE_LIMIT = words.LINE_LIMIT  # characters of a finding's line; the whole message is in -v, JSON and SARIF
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 
 

@@ -34,8 +34,9 @@
   an autoscaled workload at 0 is not packed but kept in ``PackInputs.idle`` for PF606.
 * A ``DoNotSchedule`` topology spread over ``topology.kubernetes.io/zone`` splits the pod type into
   a part per zone of the least each zone must hold (``<name>@<zone>``, bound to that zone's pools)
-  and the rest (:func:`_zone_parts`, which says when it applies): 4 pods over 2 zones at maxSkew 1
-  are 2 + 2, as the scheduler places them, not 4 in one zone.
+  and the rest, capped per zone at the most less the least (``PodType.pool_caps``;
+  :func:`_zone_parts`, which says when it applies): 4 pods over 2 zones at maxSkew 1 are 2 + 2, as
+  the scheduler places them, not 4 in one zone.
 * A ``DoNotSchedule`` topology spread on hostname whose selector counts the pod's own pods, with
   maxSkew s, caps pods per node at ⌊(M + (N − 1)·s) / N⌋, where M is the number of pods the
   selector counts (this workload's and those of other workloads it matches) and N the nodes that are
@@ -45,7 +46,7 @@
   fewer domains than ``minDomains``, the cap is s. A necessary condition of the skew (the other
   side, each node holding at least max − s, is not modelled).
 * Control-plane pools are not used for workload pods.
-* A pool's ``reserved_pods`` (the cluster's own kube-system pods that are no DaemonSet's, such as
+* A pool's ``reserved_pods`` (the cluster's own pods, kube-system's or OpenShift's openshift-*, that are no DaemonSet's, such as
   coredns: :attr:`podfit.platform.NodePool.reserved_pods`) become pod types bound to that pool,
   named ``reserved/<pool>/<name>`` (``PackInputs.reserved``): they take their slots and requests
   there before any workload, as on the running cluster. They have no workload: findings about
@@ -79,7 +80,7 @@ from ..scheduling import (
     decide,
     described_keys,
 )
-from .bounds import fits
+from .bounds import pod_fits
 from .model import DaemonPod, NodeType, Overhead, PodType, VMClass, node_type
 
 if TYPE_CHECKING:
@@ -150,6 +151,12 @@ class PackInputs:
     reserved: tuple[str, ...] = ()
     # pod type name → the extended resources (nvidia.com/gpu, …) one of its pods asks for
     extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # DaemonSet name → the node types it would run on whose nodes do not offer the extended
+    # resources its pods ask for (those pods stay Pending: PF303)
+    daemon_lacking: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # VM class → the extended resources every node of that class offers pods (pools stating their
+    # allocatable; the least of them): what right-sizing may count on
+    class_extended: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -198,7 +205,7 @@ def _peak_group(
 ) -> tuple[tuple[PodType, ...], RunToCompletion | None]:
     """The long-running pods plus the largest run-to-completion group (see :class:`RunToCompletion`)."""
     # a pod no node can ever run is a misfit whenever it runs: it stays, so PF303 / PF601 see it
-    never = {p.name for p in pods if not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in pools)}
+    never = {p.name for p in pods if not any(p.allowed_on(n) and pod_fits(p, n) for n in pools)}
     groups: dict[str, list[PodType]] = {}
     for p in pods:
         kind = kinds.get(p.name, "")
@@ -474,21 +481,33 @@ ZONE = "topology.kubernetes.io/zone"
 def _zone_parts(
     pod: PodType, w: Workload, decisions: Sequence[Decision], sched: _Scheduling, everyone: _Index
 ) -> list[PodType] | None:
-    """A ``DoNotSchedule`` topology spread over zones, as a necessary condition: with N pods, Z
-    zones and maxSkew s, no zone holds more than c = ⌊(N + (Z − 1)·s) / Z⌋ of them, so every zone
-    holds at least L = N − (Z − 1)·c. The pod type becomes one part of L pods bound to each zone's
-    pools (``<name>@<zone>``) and the rest, unbound, under its own name: with N = 4 over 2 zones
-    and maxSkew 1, 2 + 2, never 4 + 0. Modelled only where that is sound and simple: the selector
-    counts this workload's pods alone, every domain pool (node affinity honoured, taints as the
-    constraint says) has a zone label, each zone has a pool the pods may use, no ``minDomains``,
-    and the pod type is not named by other constraints (no anti-affinity group, conflicts, host
-    ports or DaemonSet relations). Otherwise None: no zone cap (never a misfit it does not prove)."""
-    if pod.exclusive_group or pod.conflicts or pod.host_ports or pod.avoids or pod.needs or pod.pools is None:
+    """``DoNotSchedule`` topology spreads over zones, as necessary conditions on each zone's count.
+
+    The domains of a constraint are the zones of the worker pools it counts (node affinity honoured
+    unless ``nodeAffinityPolicy: Ignore``, taints only under ``nodeTaintsPolicy: Honor``). The
+    scheduler places a pod in zone z only if count(z) + 1 − min ≤ maxSkew, min being the least
+    count over the domains, so once N pods are placed over Z domains with maxSkew s no two zones
+    differ by more than s: each holds at least ⌈(N − (Z − 1)·s) / Z⌉ and at most
+    ⌊(N + (Z − 1)·s) / Z⌋. When a domain can hold none of them (no pool of it the pods may use) or
+    there are fewer domains than ``minDomains``, the minimum stays 0 and each zone holds at most s.
+    Several constraints combine (the largest least, the smallest most).
+
+    The pod type becomes a part of the least each zone must hold, bound to that zone's pools
+    (``<name>@<zone>``), and the rest under its own name with ``pool_caps``: per zone, the most
+    less the least. With N = 4 over 2 zones and maxSkew 1, 2 + 2, never 4 + 0. A constraint is not
+    modelled (no cap, never a misfit it does not prove) when its selector counts other workloads'
+    pods too or a domain pool has no zone label; the least is not split off (only the caps stay)
+    when the pod type binds host ports or conflicts with others by name. None: nothing to model."""
+    if pod.pools is None:
         return None
     labels = dict(w.pod.labels)
     ns = w.ref.namespace or "default"
+    n = pod.count
+    least: dict[str, int] = {}
+    most: dict[str, int] = {}
+    usable: dict[str, list[str]] = {}
     for s in w.pod.scheduling.spread:
-        if s.topology_key != ZONE or s.when_unsatisfiable != "DoNotSchedule" or s.min_domains is not None:
+        if s.topology_key != ZONE or s.when_unsatisfiable != "DoNotSchedule":
             continue
         if not s.matches(labels, labels, True):
             continue
@@ -498,6 +517,7 @@ def _zone_parts(
         if any(u is not w for u in counted):
             continue  # other workloads' pods count too: not modelled
         zones: dict[str, list[str]] = {}
+        known = True
         for pl, d in zip(sched.pools, decisions, strict=True):
             if pl.pool.count <= 0 or getattr(pl.pool, "role", "worker") == "control-plane":
                 continue
@@ -507,24 +527,44 @@ def _zone_parts(
                 continue  # not a domain
             zone = pl.labels.get(ZONE)
             if not zone:
-                return None  # a domain of unknown zone
-            usable = zones.setdefault(zone, [])
+                known = False  # a domain of unknown zone
+                break
+            here = zones.setdefault(zone, [])
             if pl.type_name is not None and pl.type_name in pod.pools:
-                usable.append(pl.type_name)
-        if len(zones) < 2 or any(not usable for usable in zones.values()):
-            return None
-        n, z = pod.count, len(zones)
-        most = (n + (z - 1) * s.max_skew) // z
-        least = n - (z - 1) * most
-        if least <= 0:
-            return None
-        parts = [
-            dataclasses.replace(pod, name=f"{pod.name}@{zone}", count=least, pools=tuple(usable))
-            for zone, usable in sorted(zones.items())
-        ]
-        rest = n - z * least
-        return parts + ([dataclasses.replace(pod, count=rest)] if rest else [])
-    return None
+                here.append(pl.type_name)
+        if not known or len(zones) < 2:
+            continue  # one zone holds every pod whatever the skew
+        z, skew = len(zones), s.max_skew
+        if any(not here for here in zones.values()) or (s.min_domains is not None and z < s.min_domains):
+            low, high = 0, skew  # the global minimum stays 0
+        else:
+            high = (n + (z - 1) * skew) // z
+            low = max(0, -(-(n - (z - 1) * skew) // z), n - (z - 1) * high)
+        for zone, here in zones.items():
+            if here:
+                usable[zone] = here
+                least[zone] = max(least.get(zone, 0), low)
+                most[zone] = min(most.get(zone, n), high)
+    if not usable:
+        return None
+    for zone in usable:
+        least[zone] = min(least[zone], most[zone])
+    if sum(least.values()) > n or pod.conflicts or pod.host_ports:
+        least = dict.fromkeys(usable, 0)
+    caps = tuple(
+        (tuple(usable[zone]), most[zone] - least[zone])
+        for zone in sorted(usable)
+        if most[zone] - least[zone] < n - sum(least.values())
+    )
+    parts = [
+        dataclasses.replace(pod, name=f"{pod.name}@{zone}", count=least[zone], pools=tuple(usable[zone]))
+        for zone in sorted(usable)
+        if least[zone] > 0
+    ]
+    if not parts and not caps:
+        return None
+    rest = n - sum(least.values())
+    return parts + ([dataclasses.replace(pod, count=rest, pool_caps=caps)] if rest or not parts else [])
 
 
 def pods_from_workloads(
@@ -553,6 +593,7 @@ class _Plan:
     unschedulable: dict[str, str]
     idle: tuple[PodType, ...] = ()
     extended: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    daemon_lacking: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _list(value: Any) -> list[Any]:
@@ -606,6 +647,12 @@ def extended_requests(w: Workload) -> dict[str, int]:
     return {k: v for k, v in total.items() if v > 0}
 
 
+def pool_extended(pool) -> tuple[tuple[str, int], ...] | None:
+    """The extended resources each node of ``pool`` offers; None where the pool does not say what
+    its nodes offer (no ``allocatable``), which is not taken for "none"."""
+    return tuple(getattr(pool, "extended", ())) if getattr(pool, "allocatable", None) else None
+
+
 def _extended_offer(sched: _Scheduling) -> dict[str, dict[str, int] | None]:
     """Node type name → the extended resources each of its nodes offers; None where the pool does
     not say what its nodes offer (no ``allocatable``: a TanzuKubernetesCluster's pool, a profile's
@@ -656,6 +703,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
     packed: list[tuple[str, Workload, tuple[Decision, ...], tuple[str, ...]]] = []
     offer = _extended_offer(sched)
     needs: dict[str, dict[str, int]] = {}  # extended resources each pod type asks for
+    daemon_lacking: dict[str, tuple[str, ...]] = {}  # DaemonSet → pools whose nodes lack what its pods ask for
     for name, w in named:
         if not w.per_node and w.replicas <= 0 and not (w.autoscaler and w.autoscaler.max_replicas > 0):
             continue  # no pod (an autoscaled workload at 0 is kept: its scale-out is PF606's)
@@ -671,7 +719,17 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
             unknown.setdefault(keys, []).append(name)
         p = w.pod
         if w.per_node:
-            daemons.append(DaemonPod(name, p.cpu_request, p.memory_request, p.storage_request, (), fits))
+            need = extended_requests(w)
+            if need:  # its pods run only where a node offers what they ask for; elsewhere they stay Pending
+                lacking = tuple(t for t in fits if _extended_cap(need, offer[t]) == 0)
+                if lacking:
+                    daemon_lacking[name] = lacking
+                    fits = tuple(t for t in fits if t not in lacking)
+            daemons.append(
+                DaemonPod(
+                    name, p.cpu_request, p.memory_request, p.storage_request, (), fits, tuple(sorted(need.items()))
+                )
+            )
             continue
         if unknown_here:
             continue
@@ -743,6 +801,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
                 host_ports=tuple((hp.ip, hp.port, hp.protocol) for hp in p.host_ports),
                 avoids=between[name].avoids if name in between else (),
                 needs=between[name].needs if name in between else (),
+                extended=tuple(sorted(needs.get(name, {}).items())),
             )
         )
         if everyone is not None and p.scheduling.spread and w.autoscaler is None:
@@ -759,6 +818,7 @@ def _plan(named: Sequence[tuple[str, Workload]], sched: _Scheduling) -> _Plan:
         unschedulable,
         tuple(p for p in pods if p.count == 0),
         needs,
+        daemon_lacking,
     )
 
 
@@ -826,7 +886,18 @@ def pools_to_node_types(
             sources[name] = p
         vc = by_name[p.vm_class]
         ov, mp = _pool_overhead(p, vc, overhead, max_pods)
-        out.append(node_type(name, vc, p.count, labels=_node_labels(p), overhead=ov, daemons=daemons, max_pods=mp))
+        out.append(
+            node_type(
+                name,
+                vc,
+                p.count,
+                labels=_node_labels(p),
+                overhead=ov,
+                daemons=daemons,
+                max_pods=mp,
+                extended=pool_extended(p),
+            )
+        )
     return tuple(out), unknown
 
 
@@ -895,6 +966,16 @@ def inputs_from(
         if seen is not None:  # two pools of one class: the larger overhead, the fewer slots
             o, slots = Overhead(max(o.cpu, seen[0].cpu), max(o.memory, seen[0].memory)), min(slots, seen[1])
         class_overheads[p.vm_class] = (o, slots)
+    class_extended: dict[str, dict[str, int]] = {}
+    for p in pools_in:
+        offer = pool_extended(p)
+        if p.count <= 0 or offer is None:
+            continue
+        seen_offer = class_extended.get(p.vm_class)
+        here = dict(offer)
+        class_extended[p.vm_class] = (
+            here if seen_offer is None else {r: min(v, here[r]) for r, v in seen_offer.items() if r in here}
+        )
     reserved = _reserved_pods(pools_in, names)
     pods, rtc = _peak_group(reserved + plan.pods, kinds, pools)
     return PackInputs(
@@ -918,6 +999,8 @@ def inputs_from(
         idle=plan.idle,
         reserved=tuple(p.name for p in reserved),
         extended=plan.extended,
+        daemon_lacking=plan.daemon_lacking,
+        class_extended={c: tuple(sorted(o.items())) for c, o in class_extended.items()},
     )
 
 

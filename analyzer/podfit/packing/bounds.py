@@ -22,11 +22,13 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from .model import DIMS, UNBOUNDED, Bound, NodeType, PodType, Vec
+from ..words import plural
+from .model import DIMS, UNBOUNDED, Bound, Extended, NodeType, PodType, Vec, extended_room
 
 __all__ = [
     "ceil_div",
     "fits",
+    "pod_fits",
     "l2_bound",
     "dff_value",
     "dff_bound",
@@ -45,6 +47,11 @@ def ceil_div(a: int, b: int) -> int:
 
 def fits(demand: Vec, capacity: Vec) -> bool:
     return all(d <= c for d, c in zip(demand, capacity, strict=True))
+
+
+def pod_fits(pod: PodType, node: NodeType) -> bool:
+    """One pod of ``pod`` fits an empty node of ``node``: allocatable and extended resources."""
+    return fits(pod.demand, node.allocatable) and pod.extended_fits(node)
 
 
 def l2_bound(items: Iterable[tuple[int, int]], capacity: int) -> int:
@@ -111,10 +118,13 @@ def dff_bound(items: Iterable[tuple[int, int]], capacity: int, ks: Iterable[int]
     return best
 
 
-def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
-    """Every bound for ``pods`` on identical nodes of ``allocatable`` (``available`` left at 0)."""
+def node_bounds(pods: Sequence[PodType], allocatable: Vec, extended: Extended | None = None) -> list[Bound]:
+    """Every bound for ``pods`` on identical nodes of ``allocatable`` offering ``extended`` (None:
+    not known) (``available`` left at 0)."""
     out: list[Bound] = []
-    too_large = [p for p in pods if p.count and not fits(p.demand, allocatable)]
+    too_large = [
+        p for p in pods if p.count and (not fits(p.demand, allocatable) or extended_room(p.extended, extended) == 0)
+    ]
     if too_large:
         # No number of such nodes fits them: report "needed" above any count.
         names = ", ".join(p.name for p in too_large[:5])
@@ -132,12 +142,20 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
             items = [(p.demand[d], p.count) for p in pods]
             out.append(Bound(f"l2-{dim}", l2_bound(items, cap), 0))
             out.append(Bound(f"dff-{dim}", dff_bound(items, cap), 0, detail="Fekete–Schepers u^(k), best k"))
+    if extended is not None:
+        asked: dict[str, int] = defaultdict(int)
+        for p in pods:
+            for r, v in p.extended:
+                asked[r] += v * p.count
+        offer = dict(extended)
+        for r, v in sorted(asked.items()):  # every r is offered: a pod it does not fit is too large
+            out.append(Bound(f"continuous-{r}", ceil_div(v, offer[r]), 0, detail=f"Σ {r} {v} / {offer[r]} per node"))
     groups: dict[str, int] = defaultdict(int)
     for p in pods:
         if p.exclusive_group:
             groups[p.exclusive_group] += p.count
     for g, n in sorted(groups.items()):
-        out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {n} pods, one per node"))
+        out.append(Bound("anti-affinity", n, 0, detail=f"group {g}: {plural(n, 'pod')}, one per node"))
     for p in pods:
         if p.max_per_node and p.count:
             out.append(
@@ -145,13 +163,29 @@ def node_bounds(pods: Sequence[PodType], allocatable: Vec) -> list[Bound]:
                     "max-per-node",
                     ceil_div(p.count, p.max_per_node),
                     0,
-                    detail=f"{p.name}: {p.count} pods, at most {p.max_per_node} per node",
+                    detail=f"{p.name}: {plural(p.count, 'pod')}, at most {p.max_per_node} per node",
                 )
             )
     for port, members in port_cliques(pods):
         n = sum(p.count for p in members)
         if n:
-            out.append(Bound("host-port", n, 0, detail=f"hostPort {port}: {n} pods, one per node"))
+            out.append(Bound("host-port", n, 0, detail=f"hostPort {port}: {plural(n, 'pod')}, one per node"))
+    return out
+
+
+def _extended_capacity(inside: Sequence[PodType], pools: Sequence[NodeType], scope: tuple[str, ...]) -> list[Bound]:
+    """Per extended resource the pods limited to ``pools`` ask for: their total against what those
+    pools' nodes offer (skipped when a pool's offer is not known)."""
+    if any(n.extended is None for n in pools):
+        return []
+    total: dict[str, int] = defaultdict(int)
+    for p in inside:
+        for r, v in p.extended:
+            total[r] += v * p.count
+    out = []
+    for r, need in sorted(total.items()):
+        have = sum(dict(n.extended or ()).get(r, 0) * n.count for n in pools)
+        out.append(Bound(f"capacity-{r}", need, have, scope, f"Σ {r} of pods limited to these pools"))
     return out
 
 
@@ -175,9 +209,11 @@ def port_cliques(pods: Sequence[PodType]) -> list[tuple[str, list[PodType]]]:
     return out
 
 
-def lower_bound(pods: Sequence[PodType], allocatable: Vec) -> tuple[int, Bound | None]:
+def lower_bound(
+    pods: Sequence[PodType], allocatable: Vec, extended: Extended | None = None
+) -> tuple[int, Bound | None]:
     """The best node-count bound for identical nodes, and the certificate that gives it."""
-    bounds = node_bounds(pods, allocatable)
+    bounds = node_bounds(pods, allocatable, extended)
     if not bounds:
         return (0, None)
     best = max(bounds, key=lambda b: b.needed)
@@ -186,9 +222,7 @@ def lower_bound(pods: Sequence[PodType], allocatable: Vec) -> tuple[int, Bound |
 
 def eligible_pools(pod: PodType, nodes: Sequence[NodeType]) -> tuple[int, ...]:
     """Indices of pools the pod may run on (scheduling) and whose nodes can hold it."""
-    return tuple(
-        i for i, n in enumerate(nodes) if n.count > 0 and pod.allowed_on(n) and fits(pod.demand, n.allocatable)
-    )
+    return tuple(i for i, n in enumerate(nodes) if n.count > 0 and pod.allowed_on(n) and pod_fits(pod, n))
 
 
 def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bound]:
@@ -225,6 +259,21 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
                     p.name,
                 )
             )
+    for p in pods:
+        if p.pool_caps and elig[p.name]:
+            # every pool it may use lies in a capped set (a zone): it holds no more than the caps
+            names = [nodes[i].name for i in elig[p.name]]
+            zone_caps = [(sum(1 for n in names if n in zone), cap) for zone, cap in p.pool_caps]
+            if all(any(n in zone for zone, _ in p.pool_caps) for n in names):
+                out.append(
+                    Bound(
+                        "zone-spread",
+                        p.count,
+                        sum(cap for used, cap in zone_caps if used),
+                        tuple(names),
+                        p.name,
+                    )
+                )
     for port, members in port_cliques(pods):
         pools = sorted({i for p in members for i in elig[p.name]})
         n = sum(p.count for p in members)
@@ -250,11 +299,12 @@ def certificates(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> list[Bou
             have = sum(nodes[i].allocatable[d] * nodes[i].count for i in s)
             if total:
                 out.append(Bound(f"capacity-{dim}", total, have, scope, f"Σ {dim} of pods limited to these pools"))
-        allocs = {nodes[i].allocatable for i in s}
+        out.extend(_extended_capacity(inside, [nodes[i] for i in s], scope))
+        allocs = {(nodes[i].allocatable, nodes[i].extended) for i in s}
         if len(allocs) == 1:
-            (alloc,) = allocs
+            ((alloc, ext),) = allocs
             avail = sum(nodes[i].count for i in s)
-            for b in node_bounds(inside, alloc):
+            for b in node_bounds(inside, alloc, ext):
                 if b.kind in ("anti-affinity", "max-per-node", "host-port"):
                     continue  # already checked against the exact eligible nodes above
                 out.append(Bound(b.kind, b.needed, avail, scope, b.detail))

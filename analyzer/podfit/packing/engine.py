@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
+from ..words import plural
 from . import exact, lns
-from .bounds import ceil_div, certificates, fits, lower_bound
+from .bounds import ceil_div, certificates, lower_bound, pod_fits
 from .heuristics import Packing, first_fit, run_all
 from .model import (
     UNBOUNDED,
     Candidate,
     DaemonPod,
     EmptyNodes,
+    Extended,
     Headroom,
     MinNodes,
     NodeList,
@@ -32,6 +34,8 @@ from .model import (
     Recommendation,
     Stranded,
     VMClass,
+    ZonalNodes,
+    extended_room,
     node_type,
 )
 
@@ -132,10 +136,10 @@ def _spare_trailing(packing: Packing, pools: Sequence[NodeType]) -> Packing:
 
 
 def _homogeneous_lower_bound(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> int | None:
-    allocs = {n.allocatable for n in nodes if n.count}
+    allocs = {(n.allocatable, n.extended) for n in nodes if n.count}
     if len(allocs) != 1:
         return None
-    lb, _ = lower_bound(pods, next(iter(allocs)))
+    lb, _ = lower_bound(pods, *next(iter(allocs)))
     return None if lb >= UNBOUNDED else lb
 
 
@@ -215,8 +219,11 @@ MAX_MIN_NODES = 20_000  # beyond this, min_nodes reports nothing rather than sea
 
 
 def _relax_selectors(pods: Iterable[PodType]) -> tuple[PodType, ...]:
+    """The pods free of node selection and of zone caps: one class's nodes, in no zone."""
     return tuple(
-        p if not p.node_selector and p.pools is None else dataclasses.replace(p, node_selector=(), pools=None)
+        p
+        if not p.node_selector and p.pools is None and not p.pool_caps
+        else dataclasses.replace(p, node_selector=(), pools=None, pool_caps=())
         for p in pods
         if p.count > 0
     )
@@ -254,10 +261,10 @@ def min_nodes(
     other heuristic, no search), in milliseconds."""
     pods = _relax_selectors(pods)
     tmpl = template.with_count(1)
-    if any(not fits(p.demand, tmpl.allocatable) or not p.daemons_allow(tmpl.daemon_pods) for p in pods):
+    if any(not pod_fits(p, tmpl) or not p.daemons_allow(tmpl.daemon_pods) for p in pods):
         return None  # too large for the class, or barred from every node by a DaemonSet that runs there
     start = time.monotonic()
-    lb, _ = lower_bound(pods, tmpl.allocatable)
+    lb, _ = lower_bound(pods, tmpl.allocatable, tmpl.extended)
     if lb > MAX_MIN_NODES:
         return None
     total = sum(p.count for p in pods)
@@ -298,11 +305,75 @@ def min_nodes(
     return MinNodesResult(MinNodes(template.vm_class, upper, lb, upper == lb, method, tmpl), packing, pods)
 
 
-def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
-    """Free capacity on nodes where not even one more pod of any type (eligible there) would fit.
+ZONE = "topology.kubernetes.io/zone"
+# Above this many nodes (zones × the class's least count) the per-zone count is not searched.
+MAX_ZONAL_NODES = 2_000
 
-    A run of empty nodes (:class:`NodeList`) is looked at once and counted times its size; its
-    names stay one run in the result (:class:`NodeNames`)."""
+
+def pool_zones(pools: Sequence[NodeType]) -> dict[str, str] | None:
+    """Pool name → its zone, when every pool with nodes has a zone label and there are two zones
+    or more (else None: the least counts need no zones)."""
+    zones = {n.name: dict(n.labels).get(ZONE) for n in pools if n.count > 0}
+    if not zones or any(z is None for z in zones.values()) or len(set(zones.values())) < 2:
+        return None
+    return {k: v for k, v in zones.items() if v is not None}
+
+
+def zonal_min_nodes(
+    pods: Sequence[PodType],
+    zone_of: Mapping[str, str],
+    template: NodeType,
+    least: MinNodes,
+    deadline: float | None = None,
+) -> ZonalNodes | None:
+    """Least nodes of ``template``'s class with the zones kept: a pod type bound to pools of some
+    zones (a zone-pinned workload, a zone spread's ``<name>@<zone>`` part, a pool's reserved pods)
+    may only use nodes of those zones, and a zone spread's caps hold per zone. The nodes are
+    interleaved by zone (a0, b0, a1, b1, …) so that pods free to go anywhere fill what the bound
+    ones leave before a new node opens; every heuristic runs (until ``deadline``), each zone
+    offering as many nodes as the class's least count (the pods of one zone are a subset of all, so
+    they fit that many). The lower bound is the larger of ``least``'s and Σ over zones of the bound
+    of the pods that only that zone can take; the count, a placement, is never below it. None when
+    no heuristic places every pod, or the zones would offer more than ``MAX_ZONAL_NODES`` nodes."""
+    zones = sorted(set(zone_of.values()))
+    each = max(least.nodes, 1)
+    if each * len(zones) > MAX_ZONAL_NODES:
+        return None
+    # one pool entry per node, named by its zone (names repeat: a pod type's pools are zone names)
+    nodes = [dataclasses.replace(template.with_count(1), name=z) for _ in range(each) for z in zones]
+
+    def zones_of(p: PodType) -> list[str]:
+        here = sorted({zone_of[n] for n in p.pools or () if n in zone_of})
+        return here or zones
+
+    def zonal(p: PodType) -> PodType:
+        caps = tuple((tuple(sorted({zone_of[n] for n in pools if n in zone_of})), cap) for pools, cap in p.pool_caps)
+        return dataclasses.replace(p, node_selector=(), pools=tuple(zones_of(p)), pool_caps=caps)
+
+    live = [p for p in pods if p.count > 0]
+    where = [zones_of(p) for p in live]
+    placed = [zonal(p) for p in live]
+    best, _ = run_all(placed, nodes, deadline=deadline)
+    if not best.complete:
+        return None
+    used = {z: 0 for z in zones}
+    for j, content in enumerate(best.content):
+        if content:
+            used[nodes[best.pool[j]].name] += 1
+    total = sum(used.values())
+    alloc = template.allocatable
+    bound = sum(lower_bound([p for p, w in zip(placed, where, strict=True) if w == [z]], alloc)[0] for z in zones)
+    lb = max(least.lower_bound, bound)
+    return ZonalNodes(least.vm_class, tuple(used.items()), total, lb, lb == total)
+
+
+def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
+    """Free capacity on nodes where not even one more pod of any type (eligible there) would fit,
+    by its free capacity and the extended resources it has left.
+
+    A run of empty nodes (:class:`NodeList`) is looked at once (with all the extended resources
+    its pool offers) and counted times its size; its names stay one run in the result
+    (:class:`NodeNames`)."""
     import numpy as np
 
     by_name = {n.name: n for n in pools}
@@ -324,17 +395,44 @@ def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequen
         else np.ones(len(live), dtype=bool)
         for name in pool_names
     }
+    devices = _devices_left(live, parts, by_name)
     for i, n in enumerate(parts):
         f = free[i]
         k = n.count if isinstance(n, EmptyNodes) else 1
         free_cpu += int(f[0]) * k
         free_mem += int(f[1]) * k
-        usable = bool(len(live)) and bool((allowed[n.pool] & (demand <= f).all(axis=1)).any())
+        fitting = allowed[n.pool] & (demand <= f).all(axis=1)
+        if devices[i] is not None:  # and the extended resources the node has left
+            fitting &= np.array([extended_room(p.extended, devices[i]) != 0 for p in live], dtype=bool)
+        usable = bool(len(live)) and bool(fitting.any())
         if not usable and (f[0] > 0 or f[1] > 0):
             cpu += int(f[0]) * k
             mem += int(f[1]) * k
             names.append(n if isinstance(n, EmptyNodes) else n.name)
     return Stranded(cpu, mem, NodeNames(names), free_cpu, free_mem)
+
+
+def _devices_left(
+    live: Sequence[PodType], parts: Sequence[NodeResult | EmptyNodes], by_name: Mapping[str, NodeType]
+) -> list[tuple[tuple[str, int], ...] | None]:
+    """Per node of a placement (a run of empty nodes once: each has all its pool offers), the
+    extended resources it has left (None: nothing asks for any, or its pool does not say what it
+    offers)."""
+    if not any(p.extended for p in live):
+        return [None] * len(parts)
+    need = {p.name: dict(p.extended) for p in live}
+    out: list[tuple[tuple[str, int], ...] | None] = []
+    for n in parts:
+        pool = by_name.get(n.pool)
+        if pool is None or pool.extended is None:
+            out.append(None)
+            continue
+        left = dict(pool.extended)
+        for name, k in () if isinstance(n, EmptyNodes) else n.pods:
+            for r, v in need.get(name, {}).items():
+                left[r] = left.get(r, 0) - v * k
+        out.append(tuple(sorted(left.items())))
+    return out
 
 
 def burst(
@@ -401,6 +499,7 @@ def right_size(
     share_percent: int = 100,
     host_limits: Mapping[str, int] | None = None,
     why_not: Mapping[str, str] | None = None,
+    zonal: Mapping[str, ZonalNodes] | None = None,
 ) -> Recommendation:
     """Among NUMA-fitting classes that hold the largest pod, the class and count with least waste.
 
@@ -411,6 +510,9 @@ def right_size(
     Waste = provisioned capacity − requests − headroom, scored as the mean of the CPU and memory
     shares of provisioned capacity left idle (parts per million); ties go to fewer nodes, then the name.
     ``why_not``: per class without a least count, why (default: it cannot hold the largest pod).
+    ``zonal``: per class, its least count with the pools' zones kept (:func:`zonal_min_nodes`):
+    the count is never below it, and the nodes are given per zone (those the headroom adds go one
+    at a time to the zone with the fewest).
     """
     req_cpu = sum(p.cpu * p.count for p in pods)
     req_mem = sum(p.memory * p.count for p in pods)
@@ -425,12 +527,14 @@ def right_size(
         if mn is None:
             excluded[c.name] = (why_not or {}).get(c.name, "cannot hold the largest pod")
             continue
+        z = (zonal or {}).get(c.name)
+        least_nodes, least_exact = (z.nodes, z.exact) if z is not None else (mn.nodes, mn.exact)
         limit = (host_limits or {}).get(c.name)
-        if limit is not None and (mn.nodes > limit or limit == 0):
-            excluded[c.name] = f"the hosts hold at most {limit} such nodes, the pods need {mn.nodes}"
+        if limit is not None and (least_nodes > limit or limit == 0):
+            excluded[c.name] = f"the hosts hold at most {plural(limit, 'such node')}, the pods need {least_nodes}"
             continue
         t = mn.node_type
-        n = mn.nodes
+        n = least_nodes
         b_cpu, b_mem, _, _ = burst(pods, t.cpu, t.memory)  # each pod bursts within one node of this class
         need_cpu = ceil_div(b_cpu * share_percent, 100)
         need_mem = ceil_div(b_mem * share_percent, 100)
@@ -441,6 +545,10 @@ def right_size(
         n = max(n, 1)
         if limit is not None:
             n = min(n, limit)
+        per_zone: dict[str, int] = dict(z.zones) if z is not None else {}
+        for _ in range(n - least_nodes if per_zone else 0):
+            fewest = min(sorted(per_zone), key=lambda k: per_zone[k])
+            per_zone[fewest] += 1
         prov_cpu, prov_mem = n * c.cpu, n * c.memory
         w_cpu = max(prov_cpu - req_cpu - need_cpu, 0)
         w_mem = max(prov_mem - req_mem - need_mem, 0)
@@ -448,14 +556,15 @@ def right_size(
             Candidate(
                 vm_class=c.name,
                 nodes=n,
-                min_nodes=mn.nodes,
-                exact=mn.exact,
+                min_nodes=least_nodes,
+                exact=least_exact,
                 waste_cpu=w_cpu,
                 waste_memory=w_mem,
                 headroom_cpu=n * t.cpu - req_cpu,
                 headroom_memory=n * t.memory - req_mem,
                 waste_ppm=(w_cpu * 1_000_000 // prov_cpu + w_mem * 1_000_000 // prov_mem) // 2,
                 host_limit=limit,
+                zones=tuple(per_zone.items()),
             )
         )
     cands.sort(key=lambda c: (c.waste_ppm, c.nodes, c.vm_class))
@@ -472,6 +581,8 @@ class Analysis:
     headroom: Headroom
     recommendation: Recommendation
     pods: tuple[PodType, ...] = field(default=())
+    # per VM class, the least count with the pools' zones kept (only when the pools lie in zones)
+    zonal: Mapping[str, ZonalNodes] = field(default_factory=dict)
 
 
 def daemons_for_min_nodes(
@@ -514,13 +625,17 @@ def analyze(
     host_limits: Mapping[str, int] | None = None,
     search: Sequence[str] | None = None,
     class_overheads: Mapping[str, tuple[Overhead, int]] | None = None,
+    class_extended: Mapping[str, Extended] | None = None,
 ) -> Analysis:
     """Everything ``podfit pack`` reports. ``family`` (e.g. ``best-effort-``) limits the classes
     considered for min nodes and right-sizing to names with that prefix. ``search``: the classes
     whose least count is searched for (LNS, CP-SAT) within the time budget; the others get the
     lower bound and first-fit-decreasing's count. None: every class (the rules' choice).
     ``class_overheads``: per VM class, the overhead and pod slots its real nodes show (imported
-    allocatable), used instead of ``overhead`` and ``max_pods`` to size that class."""
+    allocatable), used instead of ``overhead`` and ``max_pods`` to size that class.
+    ``class_extended``: per VM class, the extended resources its nodes offer (the pools of that
+    class that state them); when some pod asks for an extended resource, a class not listed offers
+    none, so it is never sized for pods that need one."""
     pods = tuple(p for p in pods if p.count > 0)
     pools = tuple(pools)
     start = time.monotonic()
@@ -535,10 +650,12 @@ def analyze(
     ]
     searched = [c for c in cands if search is None or c.name in search]
     relaxed = _relax_selectors(pods)  # every class's nodes are taken to suit every pod
+    asks_extended = any(p.extended for p in relaxed)
     for c in sorted(cands, key=lambda c: c in searched):  # bounds first: the search takes what is left
         left = max(time_budget - (time.monotonic() - start), 0.0)
         ov, slots = (class_overheads or {}).get(c.name, (overhead, max_pods))
-        t = node_type(c.name, c, 1, overhead=ov, daemons=landing, max_pods=slots)
+        offer = (class_extended or {}).get(c.name, ()) if asks_extended else None
+        t = node_type(c.name, c, 1, overhead=ov, daemons=landing, max_pods=slots, extended=offer)
         if c in searched:
             share = left / (len(searched) - searched.index(c))
             r = min_nodes(relaxed, t, share, workers=workers)
@@ -548,7 +665,21 @@ def analyze(
             least[c.name] = r.summary
         elif barred := sorted({p.name for p in relaxed if not p.daemons_allow(t.daemon_pods)}):
             why_not[c.name] = f"its nodes run DaemonSets that {', '.join(barred)} cannot share a node with"
+        elif lacking := sorted(
+            {f"{v} {r}" for p in relaxed for r, v in p.extended if dict(t.extended or ()).get(r, 0) < v}
+        ):
+            why_not[c.name] = f"its nodes do not offer {', '.join(lacking)} per node (no pool of the class states it)"
     least = {c.name: least[c.name] for c in cands if c.name in least}  # the catalogue's order
+    zonal: dict[str, ZonalNodes] = {}
+    zone_of = pool_zones(pools)
+    for name, mn in least.items() if zone_of is not None else ():
+        left = max(time_budget - (time.monotonic() - start), 0.0) / max(len(least), 1)
+        z = zonal_min_nodes(pods, zone_of or {}, mn.node_type, mn, deadline=time.monotonic() + left)
+        if z is None:
+            continue
+        zonal[name] = z
+        if z.nodes < mn.nodes:  # the zones' placement is one of the class's too
+            least[name] = dataclasses.replace(mn, nodes=z.nodes, exact=z.nodes == mn.lower_bound, method="zones")
     rec = right_size(
         pods,
         cands,
@@ -558,8 +689,9 @@ def analyze(
         share_percent=share_percent,
         host_limits=host_limits,
         why_not=why_not,
+        zonal=zonal,
     )
-    return Analysis(fit, pools, least, stranded_, headroom_, rec, pods)
+    return Analysis(fit, pools, least, stranded_, headroom_, rec, pods, zonal)
 
 
 def analyze_inputs(
@@ -582,4 +714,5 @@ def analyze_inputs(
         host_limits=inputs.host_limits,
         search=search,
         class_overheads=inputs.class_overheads,
+        class_extended=inputs.class_extended,
     )

@@ -2,7 +2,8 @@
 
 Variables ``x[t, j]`` = pods of type t on node j (0 where the node's pool is not eligible or too
 small). Constraints: every pod placed; per node and dimension Σ demand·x ≤ allocatable; one pod per
-node and exclusive group; per-node caps; conflicting types never together (a Boolean "type t is on
+node and exclusive group; per-node caps; per pod type, Σ over the nodes of a capped pool set
+(a zone) ≤ its cap; conflicting types never together (a Boolean "type t is on
 node j" for the types in a conflict, at most one of each conflicting pair true). Symmetry breaking:
 identical nodes (same pool) are ordered by CPU load (then memory load), and in the minimisation
 model a node is used only if the one before it is — any solution can be permuted into that form,
@@ -16,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .bounds import fits
+from .bounds import pod_fits
 from .heuristics import conflict_indices
-from .model import UNBOUNDED, NodeType, PodType
+from .model import UNBOUNDED, NodeType, PodType, extended_room
 
 if TYPE_CHECKING:
     from ortools.sat.python.cp_model import IntVar
@@ -57,12 +58,14 @@ def _build(
         check()
         for j, pi in enumerate(pool_of):
             n = pools[pi]
-            if p.count == 0 or not p.allowed_on(n) or not fits(p.demand, n.allocatable):
+            if p.count == 0 or not p.allowed_on(n) or not pod_fits(p, n):
                 continue
             ub = min(p.count, n.pods)
             for dem, cap in ((p.cpu, n.cpu), (p.memory, n.memory), (p.storage, n.storage)):
                 if dem:
                     ub = min(ub, cap // dem)
+            if (room := extended_room(p.extended, n.extended)) is not None:
+                ub = min(ub, room)
             if p.per_node_cap is not None:
                 ub = min(ub, p.per_node_cap)
             if ub > 0:
@@ -71,6 +74,10 @@ def _build(
     for t, p in enumerate(pods):
         vs = [x[t, j] for j in range(len(pool_of)) if (t, j) in x]
         model.add(sum(vs) == p.count)
+        for names, cap in p.pool_caps:
+            capped = [x[t, j] for j, pi in enumerate(pool_of) if (t, j) in x and pools[pi].name in names]
+            if capped:
+                model.add(sum(capped) <= cap)
     groups: dict[str, list[int]] = {}
     for t, p in enumerate(pods):
         if p.exclusive_group:
@@ -88,6 +95,7 @@ def _build(
                 model.add(sum(terms) <= cap)
         if here:
             model.add(sum(x[t, j] for t in here) <= n.pods)
+        add_extended(model, x, pods, here, j, n)
         for members in groups.values():
             vs = [x[t, j] for t in members if (t, j) in x]
             if len(vs) > 1:
@@ -106,6 +114,16 @@ def _build(
         for (t, j), v in x.items():
             model.add_hint(v, hint.get((t, j), 0))
     return x, ubs
+
+
+def add_extended(model, x, pods: Sequence[PodType], here: Sequence[int], j: int, node: NodeType) -> None:
+    """Per extended resource node ``j`` offers: the pods placed there ask for no more than that."""
+    if node.extended is None:
+        return
+    for r, cap in node.extended:
+        terms = [v * x[t, j] for t in here for name, v in pods[t].extended if name == r]
+        if terms:
+            model.add(sum(terms) <= cap)
 
 
 def add_conflicts(model, x, ubs, conf, nodes) -> None:
@@ -149,8 +167,8 @@ def _hint_from(hint_content) -> dict[tuple[int, int], int] | None:
 
 
 def _pods_for(pods: Sequence[PodType], n: NodeType) -> int:
-    """How many of the pods may run on a node of ``n`` (scheduling and size)."""
-    return sum(p.count for p in pods if p.allowed_on(n) and fits(p.demand, n.allocatable))
+    """How many of the pods may run on a node of ``n`` (scheduling, size and extended resources)."""
+    return sum(p.count for p in pods if p.allowed_on(n) and pod_fits(p, n))
 
 
 def solve_fixed(

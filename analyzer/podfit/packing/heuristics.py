@@ -10,9 +10,9 @@
   normalised demand has the largest dot product with the node's normalised free capacity.
 
 All of them honour the pools each pod may use, exclusive (anti-affinity) groups, conflicts
-between pod types and per-node caps. In "open nodes" mode (``template`` given) they open new
-identical nodes as needed, so the number of nodes they use is an upper bound on the least node
-count.
+between pod types, per-node caps and pool caps (the most pods of a type a zone's pools hold
+together). In "open nodes" mode (``template`` given) they open new identical nodes as needed, so
+the number of nodes they use is an upper bound on the least node count.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from .model import DIMS, UNBOUNDED, NodeType, PodType
+from .model import DIMS, UNBOUNDED, NodeType, PodType, extended_room
 
 __all__ = ["Packing", "ORDERINGS", "BASELINE", "ffd_order", "first_fit", "dot_product", "run_all"]
 
@@ -86,6 +86,8 @@ class _State:
         self.fm: list[int] = []
         self.fp: list[int] = []
         self.fs: list[int] = []
+        # per node, the extended resources it has left (None: its pool's offer is not known)
+        self.fx: list[dict[str, int] | None] = []
         self.groups: dict[int, set[str]] = {}  # node → exclusive groups on it (nodes with any)
         self.content: list[dict[int, int]] = []
         self.elig = [[p.allowed_on(n) for n in self.pools] for p in pods]
@@ -102,13 +104,14 @@ class _State:
         self.fm += [n.memory] * count
         self.fp += [n.pods] * count
         self.fs += [n.storage] * count
+        self.fx += [None if n.extended is None else dict(n.extended) for _ in range(count)]
         self.content += [{} for _ in range(count)]
         return j
 
     def close_last(self) -> None:
         """Give the last opened node, still empty, back to its pool's spare count."""
         i = self.pool.pop()
-        for free in (self.fc, self.fm, self.fp, self.fs):
+        for free in (self.fc, self.fm, self.fp, self.fs, self.fx):
             free.pop()
         self.content.pop()
         self.spare[i] += 1
@@ -133,6 +136,9 @@ class _State:
             k = min(k, self.fm[j] // p.memory)
         if p.storage:
             k = min(k, self.fs[j] // p.storage)
+        left = self.fx[j]
+        if p.extended and left is not None:
+            k = min(k, *(left.get(r, 0) // v for r, v in p.extended))
         cap = p.per_node_cap
         if cap is not None:
             k = min(k, cap - self.content[j].get(t, 0))
@@ -144,6 +150,10 @@ class _State:
         self.fm[j] -= p.memory * k
         self.fp[j] -= k
         self.fs[j] -= p.storage * k
+        left = self.fx[j]
+        if p.extended and left is not None:
+            for r, v in p.extended:
+                left[r] = left.get(r, 0) - v * k
         if p.exclusive_group is not None:
             self.groups.setdefault(j, set()).add(p.exclusive_group)
         self.content[j][t] = self.content[j].get(t, 0) + k
@@ -154,12 +164,14 @@ class _State:
 
 
 def empty_room(p: PodType, n: NodeType) -> int:
-    """How many pods of ``p`` one empty node of ``n`` takes (capacity and per-node cap; not the
-    pool's eligibility)."""
+    """How many pods of ``p`` one empty node of ``n`` takes (capacity, the extended resources the
+    node offers and per-node cap; not the pool's eligibility nor a pool cap)."""
     k = n.pods
     for dem, cap in ((p.cpu, n.cpu), (p.memory, n.memory), (p.storage, n.storage)):
         if dem:
             k = min(k, cap // dem)
+    if (devices := extended_room(p.extended, n.extended)) is not None:
+        k = min(k, devices)
     if p.per_node_cap is not None:
         k = min(k, p.per_node_cap)
     return max(k, 0)
@@ -224,7 +236,8 @@ def ffd_order(
     def order_key(t: int) -> tuple:
         p = pods[t]
         if constrained_first:
-            constrained = 0 if (p.exclusive_group or p.max_per_node or p.conflicts or p.host_ports) else 1
+            capped = p.exclusive_group or p.max_per_node or p.conflicts or p.host_ports or p.pool_caps
+            constrained = 0 if capped else 1
             return (eligible_nodes(p), constrained, -size(p, ref), p.name)
         return (-size(p, ref), p.name)
 
@@ -262,13 +275,24 @@ def _fill_pools(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
     pool's unopened nodes are opened as the pods left need (each takes the same number: they are
     empty and alike). The same result as visiting every node one by one: a pool's unopened nodes
     come after its opened ones, and when one empty node takes none of the type none does (they are
-    left unopened; a later type that fits opens them at the same place). Per pool the opened nodes'
-    room is computed at once (numpy); nothing is ever kept per unopened node."""
+    left unopened; a later type that fits opens them at the same place). A node takes no more of
+    an extended resource than it has left (an unopened one: all its pool offers; a pool whose offer
+    is not known limits nothing), and the nodes of a capped pool set (a zone), in order, take no
+    more of the type than its pool cap together: an unopened node is opened only for the pods the
+    cap leaves. Per pool the opened nodes' room is computed at once (numpy); nothing is ever kept
+    per unopened node."""
     import numpy as np
 
     pods = st.pods
     n_pools = len(st.pools)
     free = [np.zeros((4, 0), dtype=np.int64) for _ in range(n_pools)]  # per pool: cpu, memory, slots, storage
+    # extended resources the pods ask for: per pool whose nodes' offer is known, what each of its
+    # opened nodes has left of each (rows: resources); None where the offer is not known
+    res = sorted({r for p in pods for r, _ in p.extended})
+    xfree: list[np.ndarray | None] = [
+        None if n.extended is None else np.zeros((len(res), 0), dtype=np.int64) for n in st.pools
+    ]
+    offer = [np.array([dict(n.extended or ()).get(r, 0) for r in res], dtype=np.int64)[:, None] for n in st.pools]
     groups: dict[str, list[np.ndarray]] = {}  # group → per pool, the opened nodes holding a pod of it
     where: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}  # type → (pool, nodes, pods on each)
     for t in order:
@@ -278,19 +302,32 @@ def _fill_pools(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
             continue
         demand = (p.cpu, p.memory, 0, p.storage)
         cap = p.per_node_cap
+        need = [(res.index(r), v) for r, v in p.extended]
+        # per pool, the pool caps its nodes count against, and what each cap has left of the type
+        sets = [frozenset(names) for names, _ in p.pool_caps]
+        caps_of = [[c for c, names in enumerate(sets) if n.name in names] for n in st.pools] if sets else None
+        cap_left = [most for _, most in p.pool_caps]
         placed: list[tuple[int, np.ndarray, np.ndarray]] = []
         for i, pool in enumerate(st.pools):
             if rem == 0:
                 break
             if not st.elig[t][i]:
                 continue
+            limit = min((cap_left[c] for c in caps_of[i]), default=None) if caps_of is not None else None
+            if limit == 0:
+                continue
             f = free[i]
+            xf = xfree[i]
             m = f.shape[1]
+            taken = 0
             if m:
                 k = f[2].copy()
                 for d in (0, 1, 3):
                     if demand[d]:
                         np.minimum(k, f[d] // demand[d], out=k)
+                if xf is not None:
+                    for ri, v in need:
+                        np.minimum(k, xf[ri] // v, out=k)
                 if p.exclusive_group is not None and p.exclusive_group in groups:
                     held = groups[p.exclusive_group][i]
                     k[: len(held)][held] = 0
@@ -301,6 +338,8 @@ def _fill_pools(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
                 if cap is not None:
                     np.minimum(k, cap, out=k)
                 np.maximum(k, 0, out=k)
+                if limit is not None:  # the nodes in order take no more than the cap leaves
+                    k = np.diff(np.minimum(np.cumsum(k), limit), prepend=0)
                 upto = np.cumsum(k)
                 if upto[-1] <= rem:
                     nodes = np.flatnonzero(k)
@@ -312,25 +351,36 @@ def _fill_pools(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
                     counts = k[nodes]
                     counts[-1] -= int(upto[last]) - rem
                     rem = 0
+                taken = int(counts.sum())
                 if len(nodes):
                     placed.append((i, nodes, counts))
-            if rem > 0 and st.spare[i] > 0:
+            want = rem if limit is None else min(rem, limit - taken)
+            if want > 0 and st.spare[i] > 0:
                 r = empty_room(p, pool)
                 if r > 0:
-                    more = min(-(-rem // r), st.spare[i])
+                    more = min(-(-want // r), st.spare[i])
                     st.spare[i] -= more
                     fresh = np.array(pool.allocatable, dtype=np.int64)[:, None]
-                    free[i] = f = np.concatenate([f, np.repeat(fresh, more, axis=1)], axis=1)
+                    free[i] = np.concatenate([f, np.repeat(fresh, more, axis=1)], axis=1)
+                    if xf is not None:
+                        xfree[i] = np.concatenate([xf, np.repeat(offer[i], more, axis=1)], axis=1)
                     extra = np.full(more, r, dtype=np.int64)
-                    extra[-1] = min(r, rem - r * (more - 1))
+                    extra[-1] = min(r, want - r * (more - 1))
                     placed.append((i, np.arange(m, m + more), extra))
                     rem -= int(extra.sum())
+                    taken += int(extra.sum())
+            for c in caps_of[i] if caps_of is not None else ():
+                cap_left[c] -= taken
         for i, nodes, counts in placed:
             f = free[i]
             for d in (0, 1, 3):
                 if demand[d]:
                     f[d, nodes] -= counts * demand[d]
             f[2, nodes] -= counts
+            xf = xfree[i]
+            if xf is not None:
+                for ri, v in need:
+                    xf[ri, nodes] -= counts * v
             if p.exclusive_group is not None:
                 per_pool = groups.setdefault(p.exclusive_group, [np.zeros(0, dtype=bool) for _ in range(n_pools)])
                 held = per_pool[i]
@@ -341,10 +391,17 @@ def _fill_pools(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
         unplaced[t] = rem
     # back to the state's lists, pool by pool (a pool's opened nodes in the order opened)
     start = []
-    for i in range(n_pools):
+    for i, pool in enumerate(st.pools):
         start.append(len(st.pool))
-        st.pool += [i] * free[i].shape[1]
-        st.content += [{} for _ in range(free[i].shape[1])]
+        opened = free[i].shape[1]
+        st.pool += [i] * opened
+        st.content += [{} for _ in range(opened)]
+        xf = xfree[i]
+        if xf is None:
+            st.fx += [None] * opened
+        else:
+            other = {r: v for r, v in pool.extended or () if r not in res}
+            st.fx += [{r: int(xf[ri, j]) for ri, r in enumerate(res)} | other for j in range(opened)]
     for d, out in enumerate((st.fc, st.fm, st.fp, st.fs)):
         out[:] = [v for i in range(n_pools) for v in free[i][d].tolist()]
     for t, placed in where.items():
@@ -360,7 +417,8 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     """First fit of each type in ``order`` when opening template nodes: every node in turn takes as
     many of its pods as fit, then new template nodes, while ``st`` may open them. Computed per type over all nodes at once
     (numpy), with the same result as visiting the nodes one by one: placing a type's pods on one
-    node changes no other node's room for that type."""
+    node changes no other node's room for that type. Template nodes lie in no zone: pool caps
+    do not apply (the least counts relax them)."""
     import numpy as np
 
     pods = st.pods
@@ -371,6 +429,17 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     free = np.zeros((4, size), dtype=np.int64)  # cpu, memory, pod slots, storage
     free[:, :n] = [st.fc, st.fm, st.fp, st.fs]
     tmpl = st.pools[0] if st.template is not None else None
+    # extended resources the pods ask for: what each node has left of each, where its pool states it
+    # (``xknown``; a node whose offer is not known limits nothing)
+    res = sorted({r for p in pods for r, _ in p.extended})
+    xfree = np.zeros((len(res), size), dtype=np.int64)
+    xknown = np.zeros(size, dtype=bool)
+    for j, left in enumerate(st.fx):
+        if left is not None:
+            xfree[:, j] = [left.get(r, 0) for r in res]
+            xknown[j] = True
+    fresh_known = tmpl is not None and tmpl.extended is not None
+    xfresh = [dict(tmpl.extended or ()).get(r, 0) if fresh_known and tmpl is not None else 0 for r in res]
     groups: dict[str, np.ndarray] = {}
     where: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # type → (nodes, pods on each)
     elig = np.array(st.elig, dtype=bool).reshape(len(pods), len(st.pools))
@@ -388,6 +457,9 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         for d in (0, 1, 3):
             if demand[d]:
                 np.minimum(k, free[d, :n] // demand[d], out=k)
+        need = [(res.index(r), v) for r, v in p.extended]
+        for i, v in need:
+            np.minimum(k, np.where(xknown[:n], xfree[i, :n] // v, k), out=k)
         if not everywhere[t]:
             k[~elig[t][pool_of[:n]]] = 0
         if p.exclusive_group is not None and p.exclusive_group in groups:
@@ -412,17 +484,27 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             rem = 0
         if rem > 0 and tmpl is not None and n < st.max_open:
             # new template nodes: each empty one takes the same number
-            fresh = min([tmpl.pods, *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d])])
+            fresh = min(
+                [
+                    tmpl.pods,
+                    *(tmpl.allocatable[d] // demand[d] for d in (0, 1, 3) if demand[d]),
+                    *(xfresh[i] // v for i, v in need if fresh_known),
+                ]
+            )
             if not (elig[t][0] and fresh > 0):
                 # the node-by-node fit opens one node, finds it cannot take the type and stops (it
                 # opens none when the last node is such an empty one); later types may use it
                 if n == 0 or free[2, n - 1] < tmpl.pods:  # the last node holds pods
                     free[:, n] = [tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage]
+                    xfree[:, n] = xfresh
+                    xknown[n] = fresh_known
                     n += 1
             else:
                 fresh = min(fresh, cap) if cap is not None else fresh
                 more = min(-(-rem // fresh), st.max_open - n)
                 free[:, n : n + more] = np.array([tmpl.cpu, tmpl.memory, tmpl.pods, tmpl.storage])[:, None]
+                xfree[:, n : n + more] = np.array(xfresh, dtype=np.int64).reshape(len(res), 1)
+                xknown[n : n + more] = fresh_known
                 extra = np.full(more, fresh, dtype=np.int64)
                 extra[-1] = min(fresh, rem - fresh * (more - 1))
                 nodes = np.concatenate([nodes, np.arange(n, n + more)])
@@ -434,6 +516,10 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             if demand[d]:
                 free[d, nodes] -= counts * demand[d]
         free[2, nodes] -= counts
+        if need:
+            known = xknown[nodes]
+            for i, v in need:  # (within what a known node has left: no overflow)
+                xfree[i, nodes[known]] -= counts[known] * v
         if p.exclusive_group is not None:
             present = groups.setdefault(p.exclusive_group, np.zeros(size, dtype=bool))
             present[nodes] = True
@@ -441,6 +527,11 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
     # back to the state's per-node lists
     st.open(0, n - len(st.pool))
     st.fc, st.fm, st.fp, st.fs = (free[d, :n].tolist() for d in range(4))
+    for j in range(n):
+        if st.fx[j] is not None:  # (the nodes whose offer is known: xknown)
+            st.fx[j] = {r: int(xfree[i, j]) for i, r in enumerate(res)} | {
+                r: v for r, v in (st.fx[j] or {}).items() if r not in res
+            }
     for t, (nodes, counts) in where.items():
         for j, k in zip(nodes.tolist(), counts.tolist(), strict=True):
             st.content[j][t] = k
@@ -479,9 +570,43 @@ def dot_product(
             out += share[:, d : d + 1] * norm[:, d]
         return out
 
+    # extended resources: what one pod of each type asks for of each (rows: types)
+    res = sorted({r for p in pods for r, _ in p.extended})
+    xdemand = np.array([[dict(p.extended).get(r, 0) for r in res] for p in pods], dtype=np.int64).reshape(
+        n_types, len(res)
+    )
     rem = np.array([p.count for p in pods], dtype=np.int64)
     elig = np.array(st.elig, dtype=bool).reshape(n_types, len(st.pools))
     caps = np.array([p.per_node_cap or 2**31 for p in pods], dtype=np.int64)
+    # (type, pool) → the index of the type's pool cap the pool's nodes count against (absent: none),
+    # and per capped type what each of its caps has left
+    capped = [t for t, p in enumerate(pods) if p.pool_caps]
+    cap_sets = {t: [frozenset(names) for names, _ in pods[t].pool_caps] for t in capped}
+    cap_of = {
+        (t, i): c
+        for t in capped
+        for i, n in enumerate(st.pools)
+        for c, names in enumerate(cap_sets[t])
+        if n.name in names
+    }
+    cap_left = {t: [cap for _, cap in pods[t].pool_caps] for t in capped}
+
+    def node_caps(pool: int) -> np.ndarray:
+        if not capped:
+            return caps
+        out = caps.copy()
+        for t in capped:
+            c = cap_of.get((t, pool))
+            if c is not None:
+                out[t] = min(out[t], cap_left[t][c])
+        return out
+
+    def spend(pool: int, runs: Sequence[tuple[int, int]]) -> None:
+        for t, k in runs:
+            c = cap_of.get((t, pool))
+            if c is not None:
+                cap_left[t][c] -= k
+
     group_ids: dict[str, int] = {}
     gid = np.array(
         [group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1 for p in pods],
@@ -492,18 +617,27 @@ def dot_product(
         """Fill node j pod by pod (a run of one type at a time); the runs (type, pods) placed."""
         runs: list[tuple[int, int]] = []
         free = np.array([st.fc[j], st.fm[j], st.fp[j], st.fs[j]], dtype=np.int64)
+        left = st.fx[j]
+        xlimits = bool(res) and left is not None  # a node whose offer is not known limits nothing
+        xfree = np.array([0 if left is None else left.get(r, 0) for r in res], dtype=np.int64)
         placed_here = np.zeros(n_types, dtype=np.int64)
         allowed = (rem > 0) & elig[:, st.pool[j]]  # types not excluded on this node so far
+        here_caps = node_caps(st.pool[j])
         while True:
-            ok = allowed & (rem > 0) & (placed_here < caps) & (demand <= free).all(axis=1)
+            ok = allowed & (rem > 0) & (placed_here < here_caps) & (demand <= free).all(axis=1)
+            if xlimits:
+                ok &= (xdemand <= xfree).all(axis=1)
             if not ok.any():
                 break
             t = int(np.argmax(np.where(ok, score(free[None, :])[0], -1.0)))
             # further pods of type t the node could take, and whether t would be chosen for them
-            k = min(int(rem[t]), int(caps[t] - placed_here[t]))
+            k = min(int(rem[t]), int(here_caps[t] - placed_here[t]))
             for d in range(4):
                 if demand[t, d]:
                     k = min(k, int(free[d] // demand[t, d]))
+            for i in range(len(res) if xlimits else 0):
+                if xdemand[t, i]:
+                    k = min(k, int(xfree[i] // xdemand[t, i]))
             run = 1
             if gid[t] >= 0:
                 allowed &= gid != gid[t]  # the group's other pods may not join it on this node
@@ -512,12 +646,17 @@ def dot_product(
                 rest[list(st.conf[t])] = False
                 frees = free - np.arange(1, k, dtype=np.int64)[:, None] * demand[t]
                 fit = (demand[None, :, :] <= frees[:, None, :]).all(axis=2) & rest
+                if xlimits:
+                    xfrees = xfree - np.arange(1, k, dtype=np.int64)[:, None] * xdemand[t]
+                    fit &= (xdemand[None, :, :] <= xfrees[:, None, :]).all(axis=2)
                 best = np.where(fit, score(frees), -1.0).argmax(axis=1)
                 other = np.flatnonzero(best != t)
                 run += int(other[0]) if len(other) else k - 1
             st.place(t, j, run)
             runs.append((t, run))
             free -= demand[t] * run
+            if xlimits:
+                xfree -= xdemand[t] * run
             rem[t] -= run
             placed_here[t] += run
             if st.conf[t]:
@@ -527,18 +666,25 @@ def dot_product(
     # Per pool, the runs (type, pods) of the last node computed. Every node starts empty, so a node
     # of the same pool starts from the same free capacity and the same choices, among the types
     # left, which are a subset of the types then left: as long as each type of those runs still has
-    # the pods they took, every choice is the same (the winner is still there; dropping a type that
-    # did not win changes no choice), and the node is filled the same way without computing it.
-    # Nodes are filled in the pools' order, each opened from its pool's count of unopened nodes
-    # when its turn comes. In fixed pools a node that takes nothing is given back: every later node
-    # of its pool is alike and takes nothing either, so the pool's rest stays a count.
+    # the pods they took (and its pool cap that many left), every choice is the same (the winner is
+    # still there; dropping a type that did not win changes no choice), and the node is filled the
+    # same way without computing it. Nodes are filled in the pools' order, each opened from its
+    # pool's count of unopened nodes when its turn comes. In fixed pools a node that takes nothing
+    # is given back: every later node of its pool is alike (the same free capacity and extended
+    # resources) and takes nothing either, so the pool's rest stays a count.
     last: dict[int, list[tuple[int, int]]] = {}
     for i in range(len(st.pools)):
         while rem.any() and st.spare[i] > 0:
             pattern = last.get(i)
             if pattern is not None:
                 totals = _totals(pattern)
-                times = min([st.spare[i], *(int(rem[t]) // k for t, k in totals.items())])
+                times = min(
+                    [
+                        st.spare[i],
+                        *(int(rem[t]) // k for t, k in totals.items()),
+                        *(cap_left[t][c] // k for t, k in totals.items() if (c := cap_of.get((t, i))) is not None),
+                    ]
+                )
                 if times > 0:
                     for _ in range(times):
                         j = st.open(i)
@@ -546,6 +692,7 @@ def dot_product(
                             st.place(t, j, k)
                     for t, k in totals.items():
                         rem[t] -= k * times
+                    spend(i, [(t, k * times) for t, k in totals.items()])
                     continue
             j = st.open(i)
             runs = _fill_node(st, j, rem)
@@ -554,6 +701,7 @@ def dot_product(
                     break  # a fresh node took nothing: the rest never fits
                 st.close_last()
                 break
+            spend(i, runs)
             last[i] = runs
     return st.result("dot-product", [int(r) for r in rem])
 

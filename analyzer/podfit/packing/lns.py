@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .bounds import fits
-from .exact import add_conflicts
+from .bounds import pod_fits
+from .exact import add_conflicts, add_extended
 from .heuristics import conflict_indices
-from .model import UNBOUNDED, NodeType, PodType
+from .model import UNBOUNDED, NodeType, PodType, extended_room
 
 if TYPE_CHECKING:
     from ortools.sat.python.cp_model import IntVar
@@ -60,6 +60,8 @@ def _upper(p: PodType, n: NodeType) -> int:
             ub = min(ub, cap // dem)
     if p.per_node_cap is not None:
         ub = min(ub, p.per_node_cap)
+    if (room := extended_room(p.extended, n.extended)) is not None:
+        ub = min(ub, room)
     return max(ub, 0)
 
 
@@ -90,7 +92,7 @@ def fill(
     if n_nodes == 0:
         return Search(content, left, list(state.pool_of), False, 0)
     w = _weights(pods, pools)
-    elig = [[p.allowed_on(n) and fits(p.demand, n.allocatable) for n in pools] for p in pods]
+    elig = [[p.allowed_on(n) and pod_fits(p, n) for n in pools] for p in pods]
     conf = conflict_indices(pods)
     ub = [[_upper(p, n) for n in pools] for p in pods]
     groups: dict[str, list[int]] = {}
@@ -147,6 +149,7 @@ def fill(
                 if terms and cap < UNBOUNDED:
                     m.add(sum(terms) <= cap)
             m.add(sum(x[t, j] for t in here) <= n.pods)
+            add_extended(m, x, pods, here, j, n)
             for members in groups.values():
                 vs = [x[t, j] for t in members if (t, j) in x]
                 if len(vs) > 1:

@@ -9,6 +9,7 @@ from functools import partial
 
 from ..model import Workload
 from ..usage import ContainerUsage, Stats, UsageFacts
+from ..words import plural
 from .adapter import PackInputs
 
 __all__ = ["MeasuredTotals", "pod_stat", "with_measured_peaks", "measured_totals", "measured_json", "measured_text"]
@@ -98,6 +99,6 @@ def measured_text(inputs: PackInputs, usage: UsageFacts) -> str:
             parts.append(f"{label} not measured")
             continue
         share = f" ({100 * t.p95 // t.requests}%)" if t.requests else ""
-        of = f"{t.pods} pods" if not t.unmeasured_pods else f"{t.pods} of {total} pods"
+        of = plural(t.pods, "pod") if not t.unmeasured_pods else f"{t.pods} of {plural(total, 'pod')}"
         parts.append(f"{label} p95 {fmt(t.p95)} of {fmt(t.requests)} requested{share}, {of}")
     return "Measured usage (summed per-container p95, packing still by requests): " + "; ".join(parts) + "\n"

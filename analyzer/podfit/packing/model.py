@@ -34,12 +34,15 @@ __all__ = [
     "Bound",
     "PackResult",
     "MinNodes",
+    "ZonalNodes",
     "Stranded",
     "Headroom",
     "Candidate",
     "Recommendation",
     "selector_matches",
     "node_type",
+    "Extended",
+    "extended_room",
 ]
 
 DIMS = ("cpu", "memory", "pods", "storage")
@@ -49,6 +52,18 @@ MI = 2**20
 GI = 2**30
 
 Vec = tuple[int, int, int, int]
+# Extended resources (``nvidia.com/gpu``, …) as sorted (name, whole units) pairs: what a pod asks
+# for, or what a node offers its pods.
+Extended = tuple[tuple[str, int], ...]
+
+
+def extended_room(need: Extended, offer: Extended | None) -> int | None:
+    """How many pods asking for ``need`` ``offer`` holds by extended resources alone; None when
+    nothing limits it (the pod asks for none, or the node's offer is not known)."""
+    if not need or offer is None:
+        return None
+    have = dict(offer)
+    return min(have.get(r, 0) // v for r, v in need)
 
 
 def selector_matches(selector: Iterable[tuple[str, str]], labels: Iterable[tuple[str, str]]) -> bool:
@@ -77,7 +92,13 @@ class PodType:
     are in each other's ``conflicts`` (the adapter sets both). ``avoids``: DaemonSets (by name)
     whose nodes the pods cannot use (a host port both bind, or required anti-affinity between
     them); ``needs``: per required pod affinity term, the DaemonSets one of which must run on the
-    node (the term selects their pods and no packed pod).
+    node (the term selects their pods and no packed pod). ``extended``: the extended resources
+    (``nvidia.com/gpu``, …) one pod asks for; a node holds no more of them than it offers
+    (:attr:`NodeType.extended`), summed over every pod type on it.
+
+    ``pool_caps``: per set of pools (by node type name), the most pods of this type the nodes of
+    those pools hold together (a zone's pools under a zone topology spread: see
+    :func:`podfit.packing.adapter._zone_parts`).
     """
 
     name: str
@@ -97,6 +118,8 @@ class PodType:
     host_ports: tuple[tuple[str, int, str], ...] = ()
     avoids: tuple[str, ...] = ()
     needs: tuple[tuple[str, ...], ...] = ()
+    pool_caps: tuple[tuple[tuple[str, ...], int], ...] = ()
+    extended: Extended = ()
 
     def allowed_on(self, node: NodeType) -> bool:
         """Whether the pods may run on ``node``'s pool (labels, scheduling and the DaemonSets it
@@ -121,10 +144,24 @@ class PodType:
                 raise ValueError(f"PodType {self.name!r}: {name} must be a non-negative int, got {v!r}")
         if self.max_per_node is not None and self.max_per_node < 1:
             raise ValueError(f"PodType {self.name!r}: max_per_node must be at least 1")
+        if any(cap < 0 for _, cap in self.pool_caps):
+            raise ValueError(f"PodType {self.name!r}: a pool cap must be non-negative")
+
+    def pool_cap(self, pool: str) -> int | None:
+        """The cap of the pool set ``pool`` belongs to (None: not capped)."""
+        for names, cap in self.pool_caps:
+            if pool in names:
+                return cap
+        return None
 
     @property
     def demand(self) -> Vec:
         return (self.cpu, self.memory, 1, self.storage)
+
+    def extended_fits(self, node: NodeType) -> bool:
+        """Whether one pod's extended resources fit an empty node of ``node``'s pool."""
+        room = extended_room(self.extended, node.extended)
+        return room is None or room > 0
 
     @property
     def per_node_cap(self) -> int | None:
@@ -145,6 +182,7 @@ class DaemonPod:
     storage: int = 0
     node_selector: tuple[tuple[str, str], ...] = ()
     pools: tuple[str, ...] | None = None
+    extended: Extended = ()
 
     def lands_on(self, pool: str, labels: Iterable[tuple[str, str]]) -> bool:
         return (self.pools is None or pool in self.pools) and selector_matches(self.node_selector, labels)
@@ -196,6 +234,8 @@ class NodeType:
     capacity_cpu: int = 0
     capacity_memory: int = 0
     daemon_pods: tuple[str, ...] = ()
+    # extended resources each node offers pods (after its DaemonSets); None: not known, limits nothing
+    extended: Extended | None = None
 
     @property
     def allocatable(self) -> Vec:
@@ -214,6 +254,7 @@ class NodeType:
             self.capacity_cpu,
             self.capacity_memory,
             self.daemon_pods,
+            self.extended,
         )
 
 
@@ -226,10 +267,13 @@ def node_type(
     overhead: Overhead = Overhead(),
     daemons: Iterable[DaemonPod] = (),
     max_pods: int = 110,
+    extended: Extended | None = None,
 ) -> NodeType:
     """Node allocatable = class capacity − system overhead − the DaemonSet pods that land on it.
 
     Pod slots = max-pods − those DaemonSet pods. A value that would go negative is 0 (nothing fits).
+    ``extended``: what each node offers of extended resources (None: not known), less what the
+    DaemonSet pods landing there take.
     """
     labels = tuple(sorted(labels))
     landing = [d for d in daemons if d.lands_on(name, labels)]
@@ -237,6 +281,12 @@ def node_type(
     mem = vm_class.memory - overhead.memory - sum(d.memory for d in landing)
     storage = UNBOUNDED if vm_class.storage is None else vm_class.storage - sum(d.storage for d in landing)
     pods = max_pods - len(landing)
+    if extended is not None:
+        taken: dict[str, int] = {}
+        for d in landing:
+            for r, v in d.extended:
+                taken[r] = taken.get(r, 0) + v
+        extended = tuple((r, max(v - taken.get(r, 0), 0)) for r, v in extended)
     return NodeType(
         name=name,
         vm_class=vm_class.name,
@@ -249,6 +299,7 @@ def node_type(
         capacity_cpu=vm_class.cpu,
         capacity_memory=vm_class.memory,
         daemon_pods=tuple(d.name for d in landing),
+        extended=extended,
     )
 
 
@@ -546,6 +597,20 @@ class MinNodes:
 
 
 @dataclass(frozen=True)
+class ZonalNodes:
+    """Least nodes of one class when the pools lie in zones: a placement on ``zones`` (zone, nodes
+    of the class there), ``nodes`` in all, and the proven ``lower_bound`` (the larger of the
+    class's own and the sum over zones of what the pods bound to each zone need there); ``exact``
+    when they meet."""
+
+    vm_class: str
+    zones: tuple[tuple[str, int], ...]
+    nodes: int
+    lower_bound: int
+    exact: bool
+
+
+@dataclass(frozen=True)
 class Stranded:
     """Free capacity on nodes that no pod of the workload could use (per node and in total)."""
 
@@ -588,6 +653,8 @@ class Candidate:
     headroom_memory: int
     waste_ppm: int  # mean of the CPU and memory shares of provisioned capacity left idle, parts per million
     host_limit: int | None = None  # the most nodes of the class the hosts hold (None: no hosts described)
+    # when the pools lie in zones: the nodes per zone (zone, nodes), summing to ``nodes``
+    zones: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

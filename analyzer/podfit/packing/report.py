@@ -13,7 +13,15 @@ from .model import UNBOUNDED, Bound, EmptyNodes, NodeList, NodeType
 if TYPE_CHECKING:
     from .adapter import PackInputs
 
-__all__ = ["to_json", "to_text", "describe_bound", "describe_proof", "scheduling_notes", "scheduling_json"]
+__all__ = [
+    "to_json",
+    "to_text",
+    "zones_text",
+    "describe_bound",
+    "describe_proof",
+    "scheduling_notes",
+    "scheduling_json",
+]
 
 
 def _vec(v) -> dict[str, Any]:
@@ -41,6 +49,8 @@ def _pool(n: NodeType) -> dict[str, Any]:
         "labels": dict(n.labels),
         "capacity": {"cpu": n.capacity_cpu, "memory": n.capacity_memory},
         "allocatable": _vec(n.allocatable),
+        # extended resources each node offers pods after its DaemonSets (null: the pool does not say)
+        "extended": None if n.extended is None else dict(n.extended),
         "daemonsets": list(n.daemon_pods),
     }
 
@@ -72,6 +82,8 @@ def to_json(a: Analysis) -> dict[str, Any]:
                 "host_ports": [f"{ip + ':' if ip else ''}{port}/{protocol}" for ip, port, protocol in p.host_ports],
                 "daemonsets_avoided": list(p.avoids),
                 "daemonsets_needed": [list(term) for term in p.needs],
+                "pool_caps": [{"pools": list(pools), "most": cap} for pools, cap in p.pool_caps],
+                "extended": dict(p.extended),
             }
             for p in a.pods
         ],
@@ -99,6 +111,10 @@ def to_json(a: Analysis) -> dict[str, Any]:
             k: {"nodes": m.nodes, "lower_bound": m.lower_bound, "exact": m.exact, "method": m.method}
             for k, m in a.min_nodes.items()
         },
+        "min_nodes_per_zone": {
+            k: {"zones": dict(z.zones), "nodes": z.nodes, "lower_bound": z.lower_bound, "exact": z.exact}
+            for k, z in a.zonal.items()
+        },
         "stranded": {
             "cpu": a.stranded.cpu,
             "memory": a.stranded.memory,
@@ -121,7 +137,7 @@ def to_json(a: Analysis) -> dict[str, Any]:
         "recommendation": {
             "vm_class": rec.vm_class,
             "nodes": rec.nodes,
-            "candidates": [dataclasses.asdict(c) for c in rec.candidates],
+            "candidates": [{**dataclasses.asdict(c), "zones": dict(c.zones)} for c in rec.candidates],
             "excluded": dict(rec.excluded),
         },
     }
@@ -250,13 +266,26 @@ def pool_summary(a: Analysis) -> list[str]:
     return lines
 
 
+def zones_text(zones) -> str:
+    """``eu-west-1a 1, eu-west-1b 2`` from (zone, nodes) pairs."""
+    return ", ".join(f"{z} {n}" for z, n in zones)
+
+
 def _least(a: Analysis, budget: float | None) -> list[str]:
     """The least node count per VM class: the count, or the range the search proved it lies in."""
     if not a.min_nodes:
         return []
     parts = [f"{k} {m.nodes}" if m.exact else f"{k} {m.lower_bound}–{m.nodes}" for k, m in a.min_nodes.items()]
     lines = ["Least nodes per VM class: " + ", ".join(parts)]
-    if any(not m.exact for m in a.min_nodes.values()):
+    if a.zonal:
+        lines.append(
+            "Least nodes per zone: "
+            + "; ".join(
+                f"{k} {z.nodes if z.exact else f'{z.lower_bound}–{z.nodes}'} ({zones_text(z.zones)})"
+                for k, z in a.zonal.items()
+            )
+        )
+    if any(not m.exact for m in a.min_nodes.values()) or any(not z.exact for z in a.zonal.values()):
         within = f" within {budget:g} s" if budget is not None else ""
         lines.append(
             f"  (a range: the least count is proven to lie in it; the search stopped{within}, "
@@ -280,8 +309,10 @@ def to_text(a: Analysis, *, verbose: bool = False, budget: float | None = None) 
     lines.append(f"{plural(n_pods, 'pod')} of {of} on {plural(sum(n.count for n in a.pools), 'node')} ({pools})")
     for n in a.pools:
         ds = f", DaemonSets: {', '.join(n.daemon_pods)}" if n.daemon_pods else ""
+        devices = "".join(f", {v:,} {r}" for r, v in n.extended or ())
         lines.append(
-            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, {plural(n.pods, 'pod')}{ds}"
+            f"  {n.name}: allocatable per node {format_cpu(n.cpu)} CPU, {format_memory(n.memory, exact=False)}, "
+            f"{plural(n.pods, 'pod')}{devices}{ds}"
         )
     lines.append("Placement per pool:")
     lines.extend(pool_summary(a))
@@ -332,7 +363,9 @@ def to_text(a: Analysis, *, verbose: bool = False, budget: float | None = None) 
     )
     r = a.recommendation
     if r.vm_class:
-        lines.append(f"Recommendation: {r.nodes} × {r.vm_class}")
+        top = next((c for c in r.candidates if c.vm_class == r.vm_class), None)
+        per_zone = f" ({zones_text(top.zones)})" if top is not None and top.zones else ""
+        lines.append(f"Recommendation: {r.nodes} × {r.vm_class}{per_zone}")
         lines.append(f"  {'class':<24} {'nodes':>5} {'least':>5}  {'waste CPU':>9} {'waste mem':>9}  waste")
         for c in r.candidates:
             lines.append(

@@ -11,10 +11,17 @@ resources: {requests: {cpu: 1500m, memory: 9Gi}}   # on medium nodes
 ```
 
 ## How to fix
-Use a larger VM class for a node pool, or lower the pod's requests.
+Use a larger VM class for a node pool, or lower the pod's requests; for an extended resource, run
+the pods (or the DaemonSet, with a nodeSelector) on the pools whose nodes offer it.
 
 ## Source
 Performance Best Practices for Kubernetes with VMware Tanzu (2021), system pod overhead
+
+## Implementation
+A pod asking for an extended resource (`nvidia.com/gpu`, …) counts it too: a pool whose nodes offer
+less of it per node (their `allocatable`, less what DaemonSets there take) cannot run the pod. A
+DaemonSet asking for an extended resource that the nodes of a pool it runs on do not offer gets one
+finding naming those pools: its pods there stay Pending.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.bounds import fits
+from ..packing.bounds import fits, pod_fits
 from ..packing.rules_support import (
     per_cluster,
     skip_reason,  # noqa: F401 - the packing rules' shared test
@@ -44,27 +51,68 @@ def check(ctx) -> Iterator[Finding]:
         inputs = facts.inputs
         for p in inputs.pods:
             allowed = [n for n in inputs.pools if p.allowed_on(n)]
-            if not allowed or any(fits(p.demand, n.allocatable) for n in allowed):
+            if not allowed or any(pod_fits(p, n) for n in allowed):
                 continue  # no pool it may use at all is PF601's (no-matching-pool)
             w = inputs.workloads.get(p.name)
             if w is None:  # a pool's reserved pods: the cluster's own, no manifest's
                 continue
             best = max(allowed, key=lambda n: (n.cpu, n.memory))
-            yield Finding(
-                rule=ID,
-                message=(
-                    f"{facts.prefix}pod requests {format_cpu(p.cpu)} CPU / {format_memory(p.memory, exact=False)} but the largest "
+            if any(fits(p.demand, n.allocatable) for n in allowed):  # CPU and memory fit: an extended resource does not
+                asked = ", ".join(f"{v} {r}" for r, v in p.extended)
+                offered = "; ".join(
+                    f"{n.name}: {', '.join(f'{dict(n.extended or ()).get(r, 0)} {r}' for r, _ in p.extended)}"
+                    for n in allowed
+                )
+                text = (
+                    f"pod asks for {asked} but no node it may run on offers that much per node after DaemonSets "
+                    f"({offered}): it can never be scheduled"
+                )
+            else:
+                text = (
+                    f"pod requests {format_cpu(p.cpu)} CPU / {format_memory(p.memory, exact=False)} but the largest "
                     f"node {'it may run on ' if len(allowed) < len(inputs.pools) else ''}({best.vm_class}) has "
                     f"{format_cpu(best.cpu)} CPU / {format_memory(best.memory, exact=False)} allocatable after system overhead and "
                     "DaemonSets: it can never be scheduled"
-                ),
+                )
+            yield Finding(
+                rule=ID,
+                message=facts.prefix + text,
                 location=w.location,
                 object=w.ref,
                 details=facts.details(
                     {
                         "cpu_request": p.cpu,
                         "memory_request": p.memory,
-                        "allocatable": {n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods} for n in allowed},
+                        "allocatable": {
+                            n.name: {"cpu": n.cpu, "memory": n.memory, "pods": n.pods, **dict(n.extended or ())}
+                            for n in allowed
+                        },
+                        **({"extended": dict(p.extended)} if p.extended else {}),
                     }
                 ),
             )
+        yield from _daemons(facts)
+
+
+def _daemons(facts) -> Iterator[Finding]:
+    """DaemonSets whose pods ask for an extended resource that some pool they run on lacks."""
+    inputs = facts.inputs
+    by_name = {d.name: d for d in inputs.daemons}
+    for name, lacking in sorted(inputs.daemon_lacking.items()):
+        w = inputs.workloads.get(name)
+        d = by_name.get(name)
+        if w is None or d is None:
+            continue
+        asked = ", ".join(f"{v} {r}" for r, v in d.extended)
+        nodes = sum(n.count for n in inputs.pools if n.name in lacking)
+        yield Finding(
+            rule=ID,
+            message=(
+                f"{facts.prefix}its pods ask for {asked}, which the nodes of "
+                f"{', '.join(lacking)} do not offer: its pods on those {nodes} node{'s' if nodes != 1 else ''} "
+                "can never be scheduled (add a nodeSelector for the nodes that offer it)"
+            ),
+            location=w.location,
+            object=w.ref,
+            details=facts.details({"extended": dict(d.extended), "pools_lacking": list(lacking)}),
+        )

@@ -1,15 +1,14 @@
 """## What it does
 A container's `resizePolicy` that the API server rejects: a resource other than cpu or memory, the
 same resource twice, a restart policy other than NotRequired or RestartContainer, RestartContainer
-in a pod whose `restartPolicy` is Never, or a resizePolicy on an init container that is not a
-sidecar.
+in a pod whose `restartPolicy` is Never (sidecars included), or, before Kubernetes 1.33, a
+resizePolicy on any init container.
 
 ## Why it matters
 With in-place pod resize (KEP-1287: the InPlacePodVerticalScaling gate, beta and on by default
 from Kubernetes 1.33, GA in 1.35) the API server validates every container's resizePolicy when the
 pod is created: a pod that breaks it is refused, and a Deployment's ReplicaSet creates no pod at
-all. A container of a pod that is never restarted cannot be restarted to apply a resize either,
-and a one-shot init container has finished before any resize.
+all. A container of a pod that is never restarted cannot be restarted to apply a resize either.
 
 ## Example
 ```yaml
@@ -22,11 +21,15 @@ containers:
 
 ## How to fix
 List each of cpu and memory at most once, with NotRequired or RestartContainer; use NotRequired in
-pods with `restartPolicy: Never`; set resizePolicy only on app containers and sidecars.
+pods with `restartPolicy: Never`; before 1.33 set resizePolicy only on app containers.
 
 ## Source
-kubernetes pkg/apis/core/validation/validation.go (validateResizePolicy, validateInitContainers);
-KEP-1287 "In-place Update of Pod Resources"
+kubernetes/kubernetes pkg/apis/core/validation/validation.go: validateResizePolicy (resources,
+duplicates, restart policies, the pod's restartPolicy Never), validateInitContainers (resizePolicy
+on init containers unless opts.AllowSidecarResizePolicy); pkg/api/pod/util.go:
+GetValidationOptionsFromPodSpecAndMeta (AllowSidecarResizePolicy is the InPlacePodVerticalScaling
+gate, from 1.33), dropDisabledPodFields (gate off: the field is dropped); KEP-1287 "In-place Update
+of Pod Resources"
 
 ## Implementation
 Every container of every workload's pod template (init containers included), after the version
@@ -34,8 +37,12 @@ gate: the InPlacePodVerticalScaling stage comes from podfit.kubeversions for the
 or from the gate set in a KubeletConfiguration or the platform. With the gate off the API server
 drops the field instead of checking it, and the rule says nothing; with no version known the
 latest release is assumed and the finding says so. The pod's restartPolicy defaults to Always
-(Job and CronJob templates must set Never or OnFailure). A missing resourceName or restartPolicy
-in an entry is the schema's to report (PF902).
+(Job and CronJob templates must set Never or OnFailure); validateResizePolicy judges every
+container, init containers and sidecars included, by the pod's restartPolicy. From 1.33 (the
+podfit.kubeversions behaviour resize-policy-on-init-containers) the API server accepts resizePolicy
+on every init container, one-shot ones included: their resources cannot be resized, but the field is
+not refused. Pod-level resources (`spec.resources`) have no resizePolicy of their own: nothing to
+check there. A missing resourceName or restartPolicy in an entry is the schema's to report (PF902).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .. import kubeversions
 from ..findings import Finding
 from ..model import WORKLOAD_KINDS, K8sObject
 from ..options import Option
@@ -57,6 +65,7 @@ REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 
 GATE = "InPlacePodVerticalScaling"
+INIT_CONTAINERS = "resize-policy-on-init-containers"  # podfit.kubeversions.BEHAVIOURS
 RESOURCES = ("cpu", "memory")
 POLICIES = ("NotRequired", "RestartContainer")
 
@@ -78,12 +87,18 @@ def _template_spec(obj: K8sObject) -> tuple[tuple[str, ...], Mapping[str, Any]] 
 
 
 def problems(
-    policies: list[Any], pod_restart: str, init: bool, sidecar: bool
+    policies: list[Any], pod_restart: str, init: bool, init_allowed: bool = True
 ) -> Iterator[tuple[int | None, str, dict[str, Any]]]:
     """(index of the entry or None, problem, details) for one container's resizePolicy list, as
-    validateResizePolicy and validateInitContainers judge it."""
-    if init and not sidecar:
-        yield None, "an init container that is not a sidecar may not set resizePolicy", {"init_container": True}
+    validateResizePolicy and validateInitContainers judge it (``init_allowed``: the release accepts
+    resizePolicy on init containers)."""
+    if init and not init_allowed:
+        yield (
+            None,
+            "resizePolicy must not be set on an init container before Kubernetes "
+            f"{kubeversions.release_text(kubeversions.BEHAVIOURS[INIT_CONTAINERS].first)} (sidecars included)",
+            {"init_container": True},
+        )
         return
     seen: set[str] = set()
     for i, p in enumerate(policies):
@@ -117,6 +132,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if on is False:
         return
     assumed = "" if on else " (assuming the latest Kubernetes: the version is not given)"
+    init_allowed = kubeversions.behaviour(INIT_CONTAINERS, kub.version)
     for w in ctx.workloads:
         found = _template_spec(w.obj)
         if found is None:
@@ -132,10 +148,9 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
                 if not isinstance(c, Mapping) or not isinstance(c.get("resizePolicy"), list) or not c["resizePolicy"]:
                     continue
                 init = key == "initContainers"
-                sidecar = init and c.get("restartPolicy") == "Always"
                 name = c.get("name") if isinstance(c.get("name"), str) else f"{key}[{ci}]"
                 base = sp + (key, ci, "resizePolicy")
-                for index, problem, details in problems(c["resizePolicy"], pod_restart, init, sidecar):
+                for index, problem, details in problems(c["resizePolicy"], pod_restart, init, init_allowed):
                     yield Finding(
                         ID,
                         f"{problem}: the API server rejects the pod{assumed}",

@@ -14,6 +14,11 @@ count packs requests (what the scheduler places); with measured usage (check --u
 takes the measured peaks (PF603) and the finding sets the measured p95 of the measured pods beside
 their requests.
 
+When the pools lie in zones (every pool has a `topology.kubernetes.io/zone` label, two zones or
+more), the count keeps them: pods pinned to a zone, a zone topology spread's share of each zone and
+a pool's reserved pods stay in their zones, so the count (given per zone) may exceed the least count
+without zones, never the other way.
+
 ## Example
 ```yaml
 # twelve small nodes where four xlarge would do
@@ -28,7 +33,11 @@ Performance Best Practices for Kubernetes with VMware Tanzu (2021), right-sizing
 ## Implementation
 The recommendation packs requests (the scheduler packs them); with measured usage (``check --usage``)
 the burst headroom counts the measured peaks (see PF603), and the finding sets the measured p95 of
-the measured pods beside their requests: how much of what the count holds is used.
+the measured pods beside their requests: how much of what the count holds is used. When a pod asks
+for an extended resource (`nvidia.com/gpu`, …), a class offers what the pools of that class state in
+their `allocatable` (the least of them) and the count packs it like CPU; a class no pool states it
+for is excluded, so the advice never names a class whose nodes lack a device a pod needs; when that
+leaves no class, the finding says so (no advice) instead of staying silent.
 """
 
 from __future__ import annotations
@@ -38,7 +47,9 @@ from functools import partial
 
 from ..findings import Finding
 from ..options import Option
+from ..packing.engine import ZONE
 from ..packing.measured import measured_totals
+from ..packing.report import zones_text
 from ..packing.rules_support import (
     PackingFacts,
     advice_withheld,
@@ -100,11 +111,14 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
         return  # mixed pools: the single-class recommendation is not comparable (see `podfit pack`)
     (current,) = classes
     count = sum(n.count for n in a.pools)
-    if rec.vm_class == current and rec.nodes == count:
-        return
     by_class = {c.vm_class: c for c in rec.candidates}
     cur = by_class.get(current)
     best = by_class[rec.vm_class]
+    # when the pools lie in zones the advice gives the nodes per zone too; the same count spread
+    # otherwise is no advice (pods free to go anywhere fill the zones in any order)
+    zones_now = _per_zone(a)
+    if rec.vm_class == current and rec.nodes == count:
+        return
     if cur is not None and cur.nodes == count and cur.waste_ppm <= best.waste_ppm:
         return  # as good as the recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
@@ -116,19 +130,25 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
     headroom = "and the burst headroom"
     if best.host_limit is not None and best.nodes == best.host_limit and best.nodes > best.min_nodes:
         headroom = f"and as much burst headroom as the hosts allow (they hold at most {best.host_limit} such nodes)"
+    zoned = f" ({zones_text(best.zones)})" if best.zones else ""
+    now = f" ({zones_text(sorted(zones_now.items()))})" if best.zones and zones_now else ""
     yield Finding(
         rule=ID,
         message=(
-            f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class} fit with the least waste "
-            f"({best.waste_ppm / 10_000:.1f}% idle) {headroom}; the pools use {count} × {current}"
+            f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class}{zoned} fit with the least waste "
+            f"({best.waste_ppm / 10_000:.1f}% idle) {headroom}; the pools use {count} × {current}{now}"
             f"{only}{measured_text}"
         ),
         location=loc,
         object=obj,
         details=facts.details(
             {
-                "recommended": {"vm_class": rec.vm_class, "nodes": rec.nodes},
-                "current": {"vm_class": current, "nodes": count},
+                "recommended": {
+                    "vm_class": rec.vm_class,
+                    "nodes": rec.nodes,
+                    **({"zones": dict(best.zones)} if best.zones else {}),
+                },
+                "current": {"vm_class": current, "nodes": count, **({"zones": zones_now} if best.zones else {})},
                 "candidates": [
                     {"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm} for c in rec.candidates
                 ],
@@ -138,7 +158,38 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
     )
 
 
+def _per_zone(a) -> dict[str, int]:
+    """Zone → nodes of the pools (empty when a pool with nodes has no zone label)."""
+    out: dict[str, int] = {}
+    for n in a.pools:
+        zone = dict(n.labels).get(ZONE)
+        if zone is None:
+            return {}
+        out[zone] = out.get(zone, 0) + n.count
+    return out
+
+
 _HOSTS = "the hosts hold at most"
+_DEVICES = "its nodes do not offer"  # (podfit.packing.engine.analyze's reason)
+
+
+def _no_class_offers(facts: PackingFacts) -> Finding:
+    """No VM class is known to offer the extended resources the pods ask for: no advice, said once."""
+    a = facts.analysis
+    assert a is not None
+    loc, obj = pool_anchor(facts, a.pools[0].name)
+    asked = sorted({f"{v} {r}" for p in a.pods for r, v in p.extended})
+    return Finding(
+        rule=ID,
+        message=(
+            f"{facts.prefix}right-size: no advice: pods ask for {', '.join(asked)} per pod and no VM class is "
+            "known to offer it (a class offers what the allocatable of its node pools states; platform import "
+            "reads it from the nodes)"
+        ),
+        location=loc,
+        object=obj,
+        details=facts.details({"recommended": None, "excluded": dict(sorted(a.recommendation.excluded.items()))}),
+    )
 
 
 def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
@@ -149,6 +200,10 @@ def _no_class_fits(facts: PackingFacts) -> Iterator[Finding]:
     rec = a.recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
     by_hosts = {c: why for c, why in rec.excluded.items() if why.startswith(_HOSTS)}
+    devices = {c: why for c, why in rec.excluded.items() if why.startswith(_DEVICES)}
+    if devices and not by_hosts:
+        yield _no_class_offers(facts)
+        return
     if not by_hosts:
         return  # no class holds the largest pod, or none fits a NUMA node: PF303 / PF304 say so
     shown = "; ".join(f"{c}: {why}" for c, why in sorted(by_hosts.items())[:3])

@@ -2,7 +2,8 @@
 After packing, capacity is left on nodes that no pod could use; fewer or other nodes would do.
 
 ## Why it matters
-Stranded capacity is paid for but never used (for example CPU left on nodes whose memory is full).
+Stranded capacity is paid for but never used (for example CPU left on nodes whose memory is full,
+or on GPU nodes whose GPUs the pods allowed there have all taken).
 Not reported when the pools already are the least-waste VM class and node count (PF604's advice),
 since no class of the platform strands less.
 
@@ -32,6 +33,7 @@ from ..packing.rules_support import (
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 from ..quantity import format_cpu, format_memory
+from ..words import plural
 
 ID = "PF602"
 SLUG = "stranded-capacity"
@@ -70,7 +72,7 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
         rule=ID,
         message=(
             f"{facts.prefix}{format_cpu(s.cpu)} CPU and {format_memory(s.memory, exact=False)} memory are stranded on "
-            f"{len(s.nodes)} node(s) ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
+            f"{plural(len(s.nodes), 'node')} ({', '.join(s.nodes[:5])}{'…' if len(s.nodes) > 5 else ''}): no pod fits "
             "what is left there"
             + (
                 f"; consider {a.recommendation.nodes} × {a.recommendation.vm_class}"

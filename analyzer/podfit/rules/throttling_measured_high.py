@@ -63,7 +63,7 @@ def _predicted(ctx, w, c, limit: int | None) -> dict | None:
     pf203 = ctx.for_rule("PF203")
     d = demand_for(w, c, int(pf203.option("default-threads")), ctx.facts.usage)
     seconds = int(pf203.option("seconds"))
-    res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
+    res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us, ctx.facts.kubelet.cfs_period_us)
     if not res.nr_periods:
         return None
     return {

@@ -60,8 +60,12 @@ threads can use) and the changes that bring the score under the threshold: the s
 (100m steps, request unchanged), removing the limit, or whole CPUs with the static CPU Manager.
 Each scenario runs with seeds 0-4 and the median run is rated (the range is in the message and
 details), with the calibrated CPU cost of a wake-up (``--wakeup-cost`` of ``podfit throttle``, 20 µs)
-and the calibration table's nearest row and error in the details. Results are cached per (limit,
-CPUs, threads, demand, burst, seconds, seed).
+and the calibration table's nearest row and error in the details. The CFS period is the kubelet's
+``cpuCFSQuotaPeriod`` (from a KubeletConfiguration among the inputs, with the
+CustomCPUCFSQuotaPeriod gate on: without it the kubelet refuses any other period and does not start,
+which PF203 reports as an error; default 100 ms): the quota is the limit over that period, the screen, the simulation, the
+suggested limit and the ``podfit throttle`` command (``--period``) all use it. Results are cached
+per (limit, CPUs, threads, demand, burst, seconds, period, seed).
 
 Thresholds (``.podfit.yaml`` ``thresholds: {PF203: {...}}``): ``score`` (50), ``default-threads``
 (200), ``seconds`` (2).
@@ -75,7 +79,14 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
-from ..facts import CFS_PERIOD_US, CFS_SLICE_US, cfs_screen_limit, cfs_slices, is_kubelet_configuration
+from ..facts import (
+    CFS_PERIOD_US,
+    CFS_SLICE_US,
+    CUSTOM_CFS_PERIOD_GATE,
+    cfs_screen_limit,
+    cfs_slices,
+    is_kubelet_configuration,
+)
 from ..findings import Finding
 from ..model import Container, Workload
 from ..options import Option
@@ -144,9 +155,9 @@ def skip_reason(ctx) -> str | None:
     return None
 
 
-def needs_simulation(limit_millicores: int, cpus: int) -> bool:
+def needs_simulation(limit_millicores: int, cpus: int, period_us: int = CFS_PERIOD_US) -> bool:
     """PF202's screen for a CPU limit on nodes of ``cpus`` logical CPUs (:func:`cfs_screen_limit`)."""
-    return limit_millicores < cfs_screen_limit(cpus)
+    return limit_millicores < cfs_screen_limit(cpus, period_us)
 
 
 def _annotated(workload: Workload, container: str, key: str) -> str | None:
@@ -281,13 +292,18 @@ def demand_for(workload: Workload, c: Container, default_threads: int, usage: Us
     )
 
 
-def throttle_command(limit_millicores: int, cpus: int, d: Demand, seconds: int) -> str:
+def _duration(us: int) -> str:
+    return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
+
+
+def throttle_command(limit_millicores: int, cpus: int, d: Demand, seconds: int, period_us: int = CFS_PERIOD_US) -> str:
     """The ``podfit throttle`` command line that runs the simulation a finding rests on, to run again
-    with the container's real threads, demand and burst."""
-    burst = f"{d.burst_us // 1000}ms" if d.burst_us % 1000 == 0 else f"{d.burst_us}us"
+    with the container's real threads, demand and burst (``--period`` where the kubelet's
+    cpuCFSQuotaPeriod is not the default)."""
+    period = "" if period_us == CFS_PERIOD_US else f" --period {_duration(period_us)}"
     return (
         f"podfit throttle --limit {format_cpu(limit_millicores)} --cpus {cpus} --threads {d.threads} "
-        f"--demand {format_cpu(d.demand)} --burst-work {burst} --seconds {seconds}"
+        f"--demand {format_cpu(d.demand)} --burst-work {_duration(d.burst_us)} --seconds {seconds}{period}"
     )
 
 
@@ -311,10 +327,13 @@ def simulate_seeds(
     seconds: int,
     demand_millicores: int = 1500,
     burst_us: int = DEFAULT_BURST_US,
+    period_us: int = CFS_PERIOD_US,
 ) -> tuple[Result, ...]:
     """The simulation of one container (``limit_millicores`` None: no limit) with each of the seeds
-    0 to :data:`SEEDS` − 1, in seed order; a pure function, cached."""
-    base = container_scenario(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us)
+    0 to :data:`SEEDS` − 1, in seed order, under CFS period ``period_us``; a pure function, cached."""
+    base = container_scenario(
+        limit_millicores, cpus, threads, seconds, demand_millicores, burst_us, period_us=period_us
+    )
     return tuple(simulate(replace(base, seed=seed)) for seed in range(SEEDS))
 
 
@@ -326,20 +345,23 @@ def simulate_cached(
     seconds: int,
     demand_millicores: int = 1500,
     burst_us: int = DEFAULT_BURST_US,
+    period_us: int = CFS_PERIOD_US,
 ) -> Result:
     """The run a verdict rests on: the median of :func:`simulate_seeds` (:func:`median_run`)."""
-    return median_run(simulate_seeds(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us))
+    return median_run(simulate_seeds(limit_millicores, cpus, threads, seconds, demand_millicores, burst_us, period_us))
 
 
-def smallest_limit(cpus: int, d: Demand, seconds: int, threshold: int, start: int) -> int:
+def smallest_limit(
+    cpus: int, d: Demand, seconds: int, threshold: int, start: int, period_us: int = CFS_PERIOD_US
+) -> int:
     """The smallest limit, in 100m steps above ``start``, whose score is under ``threshold`` (with
     the same demand); at most :func:`~podfit.facts.cfs_screen_limit`, which PF202's screen already passes."""
-    cap = cfs_screen_limit(cpus)
+    cap = cfs_screen_limit(cpus, period_us)
 
     def clears(limit: int) -> bool:
-        if not needs_simulation(limit, cpus):
+        if not needs_simulation(limit, cpus, period_us):
             return True
-        return simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us).score < threshold
+        return simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us, period_us).score < threshold
 
     lo = (start // STEP + 1) * STEP
     if lo >= cap:
@@ -368,6 +390,8 @@ def check(ctx) -> Iterator[Finding]:
     if not kub.cfs_quota:
         yield from _no_quota(ctx)
         return
+    yield from _period_refused(ctx)
+    period = kub.cfs_period_us  # the kubelet's cpuCFSQuotaPeriod: each container's quota is its limit over it
     for w in ctx.workloads:
         screened = ctx.facts.cfs_screen(w)  # PF202's screen, one answer for both rules
         cpus = node_logical_cpus(ctx, w)
@@ -376,11 +400,11 @@ def check(ctx) -> Iterator[Finding]:
         for c in screened:
             limit = c.resources.cpu_limit or 0  # (the screen holds only containers with a limit)
             d = demand_for(w, c, default_threads, ctx.facts.usage)
-            res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
+            res = simulate_cached(limit, cpus, d.threads, seconds, d.demand, d.burst_us, period)
             if res.score < threshold:
                 continue
-            runs = simulate_seeds(limit, cpus, d.threads, seconds, d.demand, d.burst_us)
-            free = simulate_seeds(None, cpus, d.threads, seconds, d.demand, d.burst_us)
+            runs = simulate_seeds(limit, cpus, d.threads, seconds, d.demand, d.burst_us, period)
+            free = simulate_seeds(None, cpus, d.threads, seconds, d.demand, d.burst_us, period)
             finding = _finding(ctx, w, c, cpus, limit, d, runs, free, threshold, seconds, kub)
             # what the finding rests on, for the report's picture of it (podfit.visuals): the very
             # scenario simulated here, the threshold and the limit suggested
@@ -390,6 +414,27 @@ def check(ctx) -> Iterator[Finding]:
                 finding.details["suggested_cpu_limit"],
             )
             yield finding
+
+
+def _period_refused(ctx) -> Iterator[Finding]:
+    """One error where the KubeletConfiguration sets a cpuCFSQuotaPeriod other than 100 ms without
+    the CustomCPUCFSQuotaPeriod gate on: ValidateKubeletConfiguration refuses it and the kubelet
+    does not start. Throttling is then judged at the default period."""
+    asked = ctx.facts.kubelet.cfs_period_refused_us
+    config = next((o for o in ctx.facts.objects if is_kubelet_configuration(o)), None)
+    if asked is None or config is None:
+        return
+    yield Finding(
+        ID,
+        f"cpuCFSQuotaPeriod {asked / 1000:g} ms needs the feature gate {CUSTOM_CFS_PERIOD_GATE} (alpha, off "
+        "unless featureGates sets it): the kubelet refuses this configuration and does not start; set the gate "
+        f"or leave the period at {CFS_PERIOD_US / 1000:g} ms (throttling here is judged at {CFS_PERIOD_US / 1000:g} ms)",
+        config.location_at(("cpuCFSQuotaPeriod",)),
+        config.ref,
+        None,
+        {"cpu_cfs_quota_period_us": asked, "feature_gate": CUSTOM_CFS_PERIOD_GATE},
+        severity="error",
+    )
 
 
 def _no_quota(ctx) -> Iterator[Finding]:
@@ -425,7 +470,8 @@ def _finding(
 ) -> Finding:
     res = median_run(runs)
     free = frees[res.scenario.seed]
-    slices = cfs_slices(limit)
+    period = kub.cfs_period_us
+    slices = cfs_slices(limit, period)
     used_cpus = min(d.threads, cpus)
     per_period = res.throttled_per_period_ns
     throttled_pct = round(100 * res.nr_throttled / max(1, res.nr_periods))
@@ -437,7 +483,7 @@ def _finding(
     added = [
         max(0, (r.burst_delay_p99_ns or 0) - (f.burst_delay_p99_ns or 0)) for r, f in zip(runs, frees, strict=True)
     ]
-    new_limit = smallest_limit(cpus, d, seconds, threshold, limit)
+    new_limit = smallest_limit(cpus, d, seconds, threshold, limit, period)
     whole = max(-(-limit // 1000), -(-d.demand // 1000))
     request = c.resources.cpu_request
     keep = f", requests.cpu kept at {format_cpu(request)}" if request is not None and request < new_limit else ""
@@ -467,7 +513,7 @@ def _finding(
         if p99_known
         else f"too few bursts for a p99 latency ({res.bursts_done} completed in {seconds} s, {P99_MIN_BURSTS} needed)"
     )
-    command = throttle_command(limit, cpus, d, seconds)
+    command = throttle_command(limit, cpus, d, seconds, period)
     evidence = d.evidence
     # a verdict on assumed defaults is at most info, and says first what it assumed and what to change
     lead = (
@@ -477,7 +523,7 @@ def _finding(
     )
     message = lead + (
         f"CPU limit {format_cpu(limit)} on {cpus}-CPU nodes ({slices} slices of {CFS_SLICE_US / 1000:g} ms "
-        f"per {CFS_PERIOD_US / 1000:g} ms period): "
+        f"per {period / 1000:g} ms period): "
         f"throttling score {res.score}/100 (threshold {threshold}; the median of {len(runs)} seeds, "
         f"{min(scores)}–{max(scores)}). Assumed {d.describe()}. "
         f"Simulated {seconds} s: throttled in {throttled_pct}% of periods ({min(pcts)}–{max(pcts)}%), "

@@ -1,6 +1,8 @@
 """## What it does
 A Guaranteed pod needs more CPUs or memory than one NUMA node while the kubelet's Topology Manager
-policy is single-numa-node.
+policy is single-numa-node; or the Topology Manager runs (any policy but none) on hosts with more
+NUMA nodes than it allows (8, or its max-allowable-numa-nodes option), where the kubelet does not
+start at all.
 
 ## Why it matters
 single-numa-node keeps only the topology hints that put a resource on one NUMA node. Exclusive CPUs
@@ -19,7 +21,9 @@ Split the work into containers (scope container) or pods that each fit one NUMA 
 topologyManagerPolicy restricted or best-effort on these nodes.
 
 ## Source
-kubernetes pkg/kubelet/cm/topologymanager (single-numa-node policy), cpumanager
+kubernetes pkg/kubelet/cm/topologymanager (single-numa-node policy; topology_manager.go NewManager:
+"unsupported on machines with more than 8 NUMA Nodes"; policy_options.go
+defaultMaxAllowableNUMANodes, max-allowable-numa-nodes, KEP-4622), cpumanager
 generateCPUTopologyHints; Kubernetes docs "Control Topology Management Policies on a node"
 
 ## Implementation
@@ -34,12 +38,23 @@ such a request) count as preferred (cpumanager ``generateCPUTopologyHints``), so
 no failure there and this rule stays silent. The NUMA node is the smallest of the platform's
 bare-metal hosts (cores × hardware threads, memory / NUMA nodes); the Topology Manager, CPU Manager
 and Memory Manager policies come from a KubeletConfiguration among the inputs.
+
+Before any pod: with a policy other than ``none`` the kubelet's Topology Manager refuses a machine
+with more NUMA nodes than ``max-allowable-numa-nodes`` (``topologyManagerPolicyOptions``; 8 when
+not set) and the kubelet exits. The hosts' NUMA nodes are sockets × NUMA nodes per socket of the
+platform's largest host. The option counts where the kubelet accepts it: from 1.31 (beta, with
+TopologyManagerPolicyBetaOptions, on by default; GA from 1.35: the stages are podfit.kubeversions'
+``TOPOLOGY_MANAGER_OPTIONS``), as a whole number; before 1.31, or with its gate off, the kubelet
+refuses the option itself. Then one finding on the KubeletConfiguration takes the place of the
+pods' (none of them is admitted).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import kubeversions
+from ..facts import KubeletFacts, is_kubelet_configuration
 from ..findings import Finding
 from ..model import QOS_GUARANTEED, Container, PodSpec
 from ..options import Option
@@ -93,9 +108,64 @@ def pod_guaranteed_cpus(pod: PodSpec) -> int:
     return max(by_init, by_apps + by_sidecars)
 
 
+MAX_NUMA_OPTION = "max-allowable-numa-nodes"
+DEFAULT_MAX_NUMA_NODES = 8  # topologymanager policy_options.go defaultMaxAllowableNUMANodes
+_OPTION_GATES = {"alpha": "TopologyManagerPolicyAlphaOptions", "beta": "TopologyManagerPolicyBetaOptions"}
+
+
+def numa_node_limit(kub: KubeletFacts) -> tuple[int | None, str]:
+    """The most NUMA nodes the kubelet's Topology Manager accepts, and why: None where the kubelet
+    refuses the max-allowable-numa-nodes option itself (unknown at its version, its gate off, not
+    a whole number)."""
+    raw = dict(kub.topology_manager_policy_options).get(MAX_NUMA_OPTION)
+    if raw is None:
+        return DEFAULT_MAX_NUMA_NODES, f"the default ({MAX_NUMA_OPTION} not set)"
+    step = kubeversions.stage_at(kubeversions.TOPOLOGY_MANAGER_OPTIONS[MAX_NUMA_OPTION], kub.version)
+    if step is None:
+        return None, f"{MAX_NUMA_OPTION} does not exist in Kubernetes {kub.version_text}: the kubelet refuses it"
+    gate = _OPTION_GATES.get(step.stage)
+    if gate is not None and kub.feature(gate) is False:
+        return None, f"{MAX_NUMA_OPTION} is {step.stage} and {gate} is off: the kubelet refuses it"
+    if not raw.strip().isdigit():
+        return None, f"{MAX_NUMA_OPTION} {raw!r} is not a whole number: the kubelet refuses it"
+    return int(raw), f"{MAX_NUMA_OPTION} {int(raw)}"
+
+
+def _too_many_numa_nodes(ctx: RuleContext) -> Finding | None:
+    """The kubelet does not start: its Topology Manager refuses the hosts' NUMA node count."""
+    kub = ctx.facts.kubelet
+    hosts = ctx.platform.hosts
+    config = next((o for o in ctx.facts.objects if is_kubelet_configuration(o)), None)
+    if kub.topology_manager_policy == "none" or not hosts or config is None:
+        return None
+    nodes = max(h.numa_nodes for h in hosts)
+    limit, why = numa_node_limit(kub)
+    if limit is not None and nodes <= limit:
+        return None
+    set_here = MAX_NUMA_OPTION in dict(kub.topology_manager_policy_options)
+    where = ("topologyManagerPolicyOptions", MAX_NUMA_OPTION) if set_here else ("topologyManagerPolicy",)
+    allows = f"allows {limit}" if limit is not None else "cannot start"
+    return Finding(
+        ID,
+        f"the hosts have {nodes} NUMA nodes and the Topology Manager (policy {kub.topology_manager_policy}) "
+        f"{allows} ({why}): the kubelet does not start, so no pod runs on these nodes; set "
+        f'topologyManagerPolicyOptions {MAX_NUMA_OPTION}: "{nodes}" (Kubernetes '
+        f"{kubeversions.release_text(kubeversions.TOPOLOGY_MANAGER_OPTIONS[MAX_NUMA_OPTION].first)} on) "
+        "or topologyManagerPolicy none",
+        config.location_at(where),
+        config.ref,
+        None,
+        details={"numa_nodes": nodes, "max_allowable_numa_nodes": limit, "policy": kub.topology_manager_policy},
+    )
+
+
 def check(ctx: RuleContext) -> Iterator[Finding]:
     facts = ctx.facts
     kub = facts.kubelet
+    refused = _too_many_numa_nodes(ctx)
+    if refused is not None:
+        yield refused
+        return  # no pod is admitted by a kubelet that does not start
     numa_cpus, numa_mem = facts.numa_node_logical_cpus, facts.numa_node_memory
     if kub.topology_manager_policy != "single-numa-node" or numa_cpus is None or numa_mem is None:
         return

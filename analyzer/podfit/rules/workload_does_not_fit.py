@@ -1,5 +1,6 @@
 """## What it does
-The pods (replicas, DaemonSets on every node, anti-affinity) cannot be packed onto the node pools.
+The pods (replicas, DaemonSets on every node, anti-affinity) cannot be packed onto the node pools;
+or two DaemonSets bind the same host port on the same nodes, where only one of them can run.
 
 ## Why it matters
 Pods that do not fit stay Pending; a total that fits can still fail to pack because pods are
@@ -8,10 +9,12 @@ indivisible.
 ## Example
 ```yaml
 # three 850m and three 400m pods on two 2,000m nodes
+# node-exporter (hostNetwork, 9100) from kube-prometheus and from the prometheus-node-exporter chart
 ```
 
 ## How to fix
-Add nodes, use a larger VM class (see PF604), or lower requests.
+Add nodes, use a larger VM class (see PF604), or lower requests. Two DaemonSets on one host port:
+keep one, move the other to another port, or give them node selections that do not overlap.
 
 ## Source
 Performance Best Practices for Kubernetes with VMware Tanzu (2021), "Select a virtual machine size
@@ -24,8 +27,16 @@ alone does not fit the pools it may use, else the node pool that the pods togeth
 cluster manifest or platform profile). Pods whose scheduling answer is unknown were left out of packing
 (see podfit.packing.adapter): they never cause this finding; its details list them. A pod asking
 for an extended resource (`nvidia.com/gpu`, …) may only use pools whose `allocatable` offers enough of
-it per node, and no more of its pods per node than a node offers: three one-GPU pods on two one-GPU
-nodes do not fit.
+it per node, and a node holds no more of it than it offers, summed over every pod on the node (after
+the DaemonSets there take theirs): three one-GPU pods on two one-GPU nodes do not fit, nor do five
+two-GPU pods of three workloads on two five-GPU nodes.
+
+DaemonSets are not packed: each runs one pod on every node of the pools it fits. Two of them
+whose pods bind a conflicting host port (the same port and protocol, the same hostIP or either
+binding every address; a hostNetwork pod binds its containerPorts) on worker pools both run on:
+the scheduler's NodePorts filter admits one pod per node for that port, so on each such node one
+DaemonSet's pod stays Pending. The finding is on the later DaemonSet of the input, naming the earlier one, the
+ports and the nodes they share, whether or not the rest fits.
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
-from ..packing.bounds import certificates, eligible_pools, fits, port_cliques
+from ..packing.bounds import certificates, eligible_pools, pod_fits, port_cliques
 from ..packing.model import Bound
 from ..packing.report import describe_bound, describe_proof
 from ..packing.rules_support import (
@@ -62,7 +73,7 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 # Certificates that are about one pod type (named in ``detail``) or one anti-affinity group.
-_ABOUT_A_POD = ("no-matching-pool", "pod-too-large", "max-per-node")
+_ABOUT_A_POD = ("no-matching-pool", "pod-too-large", "max-per-node", "zone-spread")
 
 
 def _pods_of(b: Bound, inputs) -> list[str]:
@@ -109,6 +120,12 @@ def _message(b: Bound, name: str, inputs) -> str:
             f"{plural(p.count, 'pod')} at most {p.max_per_node} per node ({'; '.join(why)}) need "
             f"{plural(b.needed, 'node')} and only {plural(b.available, 'node')} they may use"
         )
+    if b.kind == "zone-spread":
+        caps = ", ".join(f"{cap} on {', '.join(zone)}" for zone, cap in p.pool_caps)
+        return (
+            f"{plural(p.count, 'pod')} under a zone topology spread (DoNotSchedule) may take at most "
+            f"{caps}: {b.available} in all"
+        )
     return f"{plural(p.count, 'pod')} larger than the allocatable of every node they may use"
 
 
@@ -123,7 +140,43 @@ def _unknown(inputs) -> list[dict]:
 
 def check(ctx) -> Iterator[Finding]:
     for facts in per_cluster(ctx):
+        yield from _daemonset_ports(facts)
         yield from _check(ctx, facts)
+
+
+def _daemonset_ports(facts: PackingFacts) -> Iterator[Finding]:
+    """Two DaemonSets binding a conflicting host port on the nodes of a pool both run on."""
+    inputs = facts.inputs
+    daemons = [(d.name, w) for d in inputs.daemons if (w := inputs.workloads.get(d.name)) is not None]
+    for i, (name, w) in enumerate(daemons):
+        if not w.pod.host_ports:
+            continue
+        for other, v in daemons[:i]:
+            ports = sorted({str(hp) for hp in w.pod.host_ports if any(hp.conflicts(q) for q in v.pod.host_ports)})
+            shared = [n for n in inputs.pools if name in n.daemon_pods and other in n.daemon_pods]
+            if not ports or not shared:
+                continue
+            nodes = sum(n.count for n in shared)
+            yield Finding(
+                rule=ID,
+                message=(
+                    f"{facts.prefix}its pods bind hostPort {', '.join(ports)}, which {v.ref} binds too on the same "
+                    f"{plural(nodes, 'node')} ({', '.join(f'{n.count} × {n.vm_class}' for n in shared)}): one pod per "
+                    "node for each host port, so on each of them one of the two DaemonSets' pods stays Pending"
+                ),
+                location=w.location,
+                object=w.ref,
+                details=facts.details(
+                    {
+                        "certificate": "daemonset-host-port",
+                        "host_ports": ports,
+                        "daemonset": str(v.ref),
+                        "pools": [n.name for n in shared],
+                        "nodes": nodes,
+                    }
+                ),
+            )
+            break  # one finding per DaemonSet: the first it collides with
 
 
 def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
@@ -136,7 +189,7 @@ def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
         p.name
         for p in inputs.pods
         if any(p.allowed_on(n) for n in inputs.pools)
-        and not any(p.allowed_on(n) and fits(p.demand, n.allocatable) for n in inputs.pools)
+        and not any(p.allowed_on(n) and pod_fits(p, n) for n in inputs.pools)
     }
     unplaced = [name for name, _ in a.fit.unplaced]
     if unplaced and all(name in too_large for name in unplaced) and set(unplaced) == too_large:

@@ -97,11 +97,13 @@ def container_scenario(
     demand_millicores: int | None = None,
     burst_us: int | None = None,
     wakeup_cost_us: int = WAKEUP_COST_US,
+    period_us: int = CFS_PERIOD_US,
 ) -> Scenario:
     """The scenario PF203 simulates for one container (``limit_millicores`` None: no limit): the
-    default period and seed, the demand and burst it assumed (the Java server workload's when not
-    given) and the calibrated CPU per wake-up (``podfit throttle``'s default, so that its command
-    line runs the same simulation)."""
+    CFS period (the kubelet's ``cpuCFSQuotaPeriod``; the quota is the limit over that period), the
+    default seed, the demand and burst it assumed (the Java server workload's when not given) and
+    the calibrated CPU per wake-up (``podfit throttle``'s default, so that its command line runs the
+    same simulation)."""
     wake_cpu, sleep_cpu = wakeup_cpu(wakeup_cost_us)
     workload = Workload() if burst_us is None else Workload(burst_us=burst_us)
     if demand_millicores is not None:
@@ -109,8 +111,8 @@ def container_scenario(
     return Scenario(
         cpus=cpus,
         threads=threads,
-        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, CFS_PERIOD_US),
-        period_us=CFS_PERIOD_US,
+        quota_us=None if limit_millicores is None else Scenario.quota_for_limit(limit_millicores, period_us),
+        period_us=period_us,
         seconds_us=seconds * 1_000_000,
         seed=0,
         workload=workload,
@@ -127,6 +129,8 @@ def sweep(
     threshold: int,
     demand_millicores: int | None = None,
     burst_us: int | None = None,
+    period_us: int = CFS_PERIOD_US,
 ) -> Sweep:
     """:func:`sweep_scenario` of :func:`container_scenario` for a container with CPU limit ``current``."""
-    return sweep_scenario(container_scenario(current, cpus, threads, seconds, demand_millicores, burst_us), threshold)
+    base = container_scenario(current, cpus, threads, seconds, demand_millicores, burst_us, period_us=period_us)
+    return sweep_scenario(base, threshold)
