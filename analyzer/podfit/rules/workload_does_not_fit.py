@@ -57,7 +57,7 @@ from dataclasses import replace
 from ..findings import Finding
 from ..options import Option
 from ..packing.bounds import certificates, eligible_pools, pod_fits, port_cliques
-from ..packing.model import Bound
+from ..packing.model import Bound, node_runs
 from ..packing.report import describe_bound, describe_proof
 from ..packing.rules_support import (
     PackingFacts,
@@ -213,7 +213,11 @@ def _from_zero(facts: PackingFacts, a) -> Finding:
     since that verdict rests on the autoscaler (its node group's maximum, its quota, the cloud's
     capacity) and the pods stay Pending until the nodes join."""
     sizes = _sizes(facts)
-    used = {name: len({n.index for n in a.fit.nodes if n.pool == name and any(k for _, k in n.pods)}) for name in sizes}
+    # nodes with pods on them (a run of empty nodes is one entry of node_runs, and has none)
+    used = {
+        name: sum(1 for n, _ in node_runs(a.fit.nodes) if n.pool == name and any(k for _, k in n.pods))
+        for name in sizes
+    }
     pods = sum(p.count for p in facts.inputs.pods)
     now = sum(n.count for n in facts.inputs.pools)
     grown = ", ".join(f"{used[name]} of at most {most} on {name}" for name, most in sizes.items())
