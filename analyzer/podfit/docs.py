@@ -96,10 +96,11 @@ the latest release below and say so in their findings. A cell gives the stage in
 whether the gate or option is on when nothing sets it; "–" means it does not exist yet (the kubelet
 refuses an unknown gate or option).
 
-Rules reading the table: PF207 (CPU Manager options and their gates), PF202 and PF203
+Rules reading the table: PF207 (CPU Manager options and their gates), PF213 (Topology Manager
+options and their gates, the same check: podfit.kubelet_options), PF202 and PF203
 (DisableCPUQuotaWithExclusiveCPUs: no CFS quota for exclusive CPUs; CustomCPUCFSQuotaPeriod: a
-cpuCFSQuotaPeriod other than 100 ms, refused without it), PF206 (`max-allowable-numa-nodes` and
-its TopologyManagerPolicyBetaOptions gate: the Topology Manager on more NUMA nodes than it allows),
+cpuCFSQuotaPeriod other than 100 ms, refused without it), PF206 (`max-allowable-numa-nodes`: the
+Topology Manager on more NUMA nodes than it allows),
 PF210 and PF211 (InPlacePodVerticalScaling, InPlacePodVerticalScalingExclusiveCPUs/-Memory, the
 1.34 memory-limit behaviour, resizePolicy on init containers from 1.33), PF101, PF102 and PF212
 (DRANodeAllocatableResources: CPU and memory from a DRA claim; DynamicResourceAllocation).
@@ -116,14 +117,11 @@ KUBERNETES_NOT_MODELLED = """\
   the ResourceClaims and ResourceClaimTemplates among the inputs) but not sized: packing counts
   neither their devices nor the CPU or memory a claim provides (KEP-5517).
 - Rows of the table that no rule reads yet, known but not modelled:
-  - `prefer-closest-numa-nodes` (and its gates TopologyManagerPolicyOptions,
-    TopologyManagerPolicyAlphaOptions): it changes which hint the Topology Manager prefers, not
-    whether a pod is admitted, so no verdict depends on it; an unavailable Topology Manager option
-    is not reported the way PF207 reports CPU Manager options (only `max-allowable-numa-nodes`,
-    through PF206).
-  - CPUManagerPolicyOptions and SidecarContainers: on in every release podfit knows (1.29 on);
-    podfit reads cpuManagerPolicyOptions and runs sidecars as such whatever the gates say, so a
-    gate turned off before it locked is not modelled.
+  - `prefer-closest-numa-nodes`: PF213 says where the kubelet refuses it, but which hint the
+    Topology Manager prefers with it (the closest NUMA nodes) does not decide whether a pod is
+    admitted, so no other verdict depends on it.
+  - SidecarContainers: on in every release podfit knows (1.29 on); podfit runs sidecars as such
+    whatever the gate says, so the gate turned off before it locked is not modelled.
   - PodLevelResources: `spec.resources` is read in every release (the API server drops it with the
     gate off; podfit does not).
   - PodLevelResourceManagers (KEP-5526) and InPlacePodLevelResourcesVerticalScaling (KEP-5419):

@@ -54,7 +54,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from . import kubeversions, schemas_k8s
+from . import kubelet_options, kubeversions, schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
 from .loader import STDIN_NAME
@@ -156,17 +156,8 @@ OPTION_GATES = {
 
 def cpu_manager_option_stage(name: str, version: tuple[int, int] | None) -> str | None:
     """ "alpha", "beta", "GA" for the version (the latest stage when the version is unknown), "absent"
-    before the option existed, None for a name the kubelet does not know."""
-    steps = CPU_MANAGER_OPTIONS.get(name)
-    if steps is None:
-        return None
-    if version is None:
-        return steps[-1][1]
-    stage = "absent"
-    for since, st in steps:
-        if version >= since:
-            stage = st
-    return stage
+    before the option existed, None for a name the kubelet does not know (podfit.kubelet_options)."""
+    return kubelet_options.option_stage(kubelet_options.CPU_MANAGER, name, version)
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
