@@ -110,8 +110,8 @@ KUBERNETES_NOT_MODELLED = """\
 ### Not modelled yet
 
 - Extended resources (GPUs, `nvidia.com/gpu`) are counted where node pools state them
-  (`allocatable`, read by `platform import`): packing, PF303, PF601 and PF604 (see
-  docs/packing.md). A VM class that no pool of the platform uses offers none that podfit knows of;
+  (`allocatable`, read by `platform import`): packing, PF303, PF601, PF602, PF603 (the burst of
+  the pods asking for a device against the nodes offering it) and PF604 (see docs/packing.md). A VM class that no pool of the platform uses offers none that podfit knows of;
   hugepages are not modelled.
 - Dynamic Resource Allocation: claims are recognised (PF212 names each, with the device classes of
   the ResourceClaims and ResourceClaimTemplates among the inputs) but not sized: packing counts
