@@ -103,7 +103,8 @@ cpuCFSQuotaPeriod other than 100 ms, refused without it), PF206 (`max-allowable-
 Topology Manager on more NUMA nodes than it allows),
 PF210 and PF211 (InPlacePodVerticalScaling, InPlacePodVerticalScalingExclusiveCPUs/-Memory, the
 1.34 memory-limit behaviour, resizePolicy on init containers from 1.33), PF101, PF102 and PF212
-(DRANodeAllocatableResources: CPU and memory from a DRA claim; DynamicResourceAllocation).
+(DRANodeAllocatableResources: CPU and memory from a DRA claim; DynamicResourceAllocation), PF111
+(NodeSwap: whether `memorySwap.swapBehavior: LimitedSwap` is in force).
 """
 
 KUBERNETES_NOT_MODELLED = """\
@@ -127,11 +128,19 @@ KUBERNETES_NOT_MODELLED = """\
   - PodLevelResourceManagers (KEP-5526) and InPlacePodLevelResourcesVerticalScaling (KEP-5419):
     the CPU, Memory and Topology Managers' handling of pod-level resources, and resizing them in
     place, are not modelled (PF206 and PF211 judge containers).
-  - NodeSwap (GA 1.34): with `memorySwap.swapBehavior: LimitedSwap` a Burstable container that
-    reaches its memory limit swaps (its share of the node's swap, by its memory request) before it
-    is OOM-killed; podfit reads neither the node's swap nor the setting, and its memory findings
-    assume no swap.
-  - MemoryQoS (alpha): memory.high throttling below the memory limit (cgroup v2) is not modelled.
+  - NodeSwap (GA 1.34): PF111 reads `memorySwap.swapBehavior` from a KubeletConfiguration; with
+    LimitedSwap (and the gate on) a container of a Burstable pod, not critical, whose memory
+    request differs from its limit may swap up to its request's share of the node's swap, and
+    PF111's finding says so (its verdict and severity stay: swap slows a container without a limit,
+    it does not bound it). Not modelled: the nodes' swap size (so no amount is given) and whether
+    they have swap and cgroup v2; swap at a memory limit (a container at its limit pages out before
+    the OOM killer acts, so PF107's "OOM kills" are first major page faults); the kubelet refusing
+    `memorySwap` with NodeSwap off, a behaviour other than NoSwap or LimitedSwap (UnlimitedSwap is
+    gone from 1.30), or swap on the node with `failSwapOn` true. Without a KubeletConfiguration
+    stating it, the kubelet's default NoSwap holds and no container swaps.
+  - MemoryQoS (alpha, off by default): with it on, the kubelet sets memory.high (cgroup v2) below
+    the memory limit (`memoryThrottlingFactor`, 0.9 by default) and the kernel reclaims, slowing
+    the container, before it reaches the limit; not modelled.
 """
 
 
