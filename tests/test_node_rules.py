@@ -391,7 +391,9 @@ def test_pf213_prefer_closest_numa_nodes_by_version(tmp_path, version, body, mes
 def test_pf213_max_allowable_numa_nodes_value(tmp_path, value, message):
     """strconv.Atoi, then at least defaultMaxAllowableNUMANodes (8)."""
     f, p = _kubelet(
-        tmp_path, f"topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions: {{max-allowable-numa-nodes: '{value}'}}\n", "1.35"
+        tmp_path,
+        f"topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions: {{max-allowable-numa-nodes: '{value}'}}\n",
+        "1.35",
     )
     found = run(f, "--rule", "PF213", platform=p)
     assert (found == []) if message is None else (message in found[0][2] and len(found) == 1)
@@ -410,7 +412,9 @@ def test_pf213_unknown_option_and_policy_none(tmp_path):
 def test_pf213_unquoted_value_is_pf902s(tmp_path):
     """An unquoted number does not decode into map[string]string: the file does not load (PF902)."""
     f, p = _kubelet(
-        tmp_path, "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: 4}\n", "1.35"
+        tmp_path,
+        "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: 4}\n",
+        "1.35",
     )
     assert run(f, "--rule", "PF213", platform=p) == []
 

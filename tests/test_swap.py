@@ -97,6 +97,6 @@ def test_swap_behaviour_reaches_data_podfit(tmp_path):
 
 def test_hostile_memory_swap_is_no_swap(tmp_path):
     for value in ("[LimitedSwap]", "{swapBehavior: [1]}", "{swapBehavior: 7}", "null"):
-        text = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmemorySwap: %s\n" % value
+        text = f"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmemorySwap: {value}\n"
         (f,) = pf111(tmp_path, text + DEPLOYMENT % "")
         assert "limited_swap" not in f["details"]
