@@ -100,3 +100,60 @@ def test_hostile_memory_swap_is_no_swap(tmp_path):
         text = f"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmemorySwap: {value}\n"
         (f,) = pf111(tmp_path, text + DEPLOYMENT % "")
         assert "limited_swap" not in f["details"]
+
+
+def test_before_1_30_an_unset_behaviour_is_limited_swap(tmp_path):
+    """Before NoSwap (1.30) an unset swapBehavior with NodeSwap on means LimitedSwap."""
+    kubelet = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+    on = kubelet + "featureGates: {NodeSwap: true}\nfailSwapOn: false\n"
+    (f,) = pf111(tmp_path, on + DEPLOYMENT % "", "1.29")
+    assert f["details"].get("limited_swap") is True
+    (f,) = pf111(tmp_path, on + DEPLOYMENT % "", "1.30")  # NoSwap by default from 1.30
+    assert "limited_swap" not in f["details"]
+    (f,) = pf111(tmp_path, kubelet + DEPLOYMENT % "", "1.29")  # NodeSwap off by default in 1.29
+    assert "limited_swap" not in f["details"]
+
+
+def pf214(tmp_path: Path, body: str, version: str) -> list[str]:
+    f = tmp_path / "k.yaml"
+    f.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n" + body)
+    p = tmp_path / "platform.yaml"
+    p.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: v}\nspec:\n"
+        f"  kubelet: {{kubernetesVersion: '{version}'}}\n"
+    )
+    args = ["check", "--rule", "PF214", "--format", "json", "--fail-on", "never", "--platform", str(p), str(f)]
+    res = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return [x["message"] for x in json.loads(res.stdout)["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("version", "body", "refused"),
+    [
+        ("1.29", "memorySwap: {swapBehavior: LimitedSwap}\n", "NodeSwap off in Kubernetes 1.29 (off by default)"),
+        ("1.29", "featureGates: {NodeSwap: true}\nmemorySwap: {swapBehavior: UnlimitedSwap}\n", None),
+        ("1.29", "featureGates: {NodeSwap: true}\nmemorySwap: {swapBehavior: NoSwap}\n", "'NoSwap' is not one of"),
+        ("1.30", "memorySwap: {swapBehavior: NoSwap}\n", None),  # beta, on by default
+        ("1.30", "memorySwap: {swapBehavior: UnlimitedSwap}\n", "'UnlimitedSwap' is not one of NoSwap or LimitedSwap"),
+        (
+            "1.31",
+            "featureGates: {NodeSwap: false}\nmemorySwap: {swapBehavior: NoSwap}\n",
+            "with the feature gate NodeSwap off",
+        ),
+        (
+            "1.34",
+            "featureGates: {NodeSwap: false}\nmemorySwap: {swapBehavior: NoSwap}\n",
+            "locked on in Kubernetes 1.34",
+        ),
+        ("1.37", "memorySwap: {swapBehavior: ''}\n", None),
+        ("1.37", "memorySwap: {swapBehavior: [LimitedSwap]}\n", None),  # not a string: PF902's
+    ],
+)
+def test_pf214_memory_swap_the_kubelet_refuses(tmp_path, version, body, refused):
+    found = pf214(tmp_path, body, version)
+    if refused is None:
+        assert found == []
+    else:
+        (message,) = found
+        assert refused in message and message.endswith("the kubelet refuses to start")

@@ -104,7 +104,8 @@ Topology Manager on more NUMA nodes than it allows),
 PF210 and PF211 (InPlacePodVerticalScaling, InPlacePodVerticalScalingExclusiveCPUs/-Memory, the
 1.34 memory-limit behaviour, resizePolicy on init containers from 1.33), PF101, PF102 and PF212
 (DRANodeAllocatableResources: CPU and memory from a DRA claim; DynamicResourceAllocation), PF111
-(NodeSwap: whether `memorySwap.swapBehavior: LimitedSwap` is in force).
+(NodeSwap and the swap-behaviour-no-swap behaviour: whether LimitedSwap is in force), PF214
+(NodeSwap and the swapBehavior values each release accepts).
 """
 
 KUBERNETES_NOT_MODELLED = """\
@@ -128,16 +129,16 @@ KUBERNETES_NOT_MODELLED = """\
   - PodLevelResourceManagers (KEP-5526) and InPlacePodLevelResourcesVerticalScaling (KEP-5419):
     the CPU, Memory and Topology Managers' handling of pod-level resources, and resizing them in
     place, are not modelled (PF206 and PF211 judge containers).
-  - NodeSwap (GA 1.34): PF111 reads `memorySwap.swapBehavior` from a KubeletConfiguration; with
-    LimitedSwap (and the gate on) a container of a Burstable pod, not critical, whose memory
-    request differs from its limit may swap up to its request's share of the node's swap, and
-    PF111's finding says so (its verdict and severity stay: swap slows a container without a limit,
-    it does not bound it). Not modelled: the nodes' swap size (so no amount is given) and whether
-    they have swap and cgroup v2; swap at a memory limit (a container at its limit pages out before
-    the OOM killer acts, so PF107's "OOM kills" are first major page faults); the kubelet refusing
-    `memorySwap` with NodeSwap off, a behaviour other than NoSwap or LimitedSwap (UnlimitedSwap is
-    gone from 1.30), or swap on the node with `failSwapOn` true. Without a KubeletConfiguration
-    stating it, the kubelet's default NoSwap holds and no container swaps.
+  - NodeSwap (GA 1.34): PF111 reads `memorySwap.swapBehavior` from a KubeletConfiguration (unset:
+    NoSwap from 1.30, LimitedSwap before with the gate on); with LimitedSwap in force a container of
+    a Burstable pod, not critical, whose memory request differs from its limit may swap up to its
+    request's share of the node's swap, and PF111's finding says so (its verdict and severity stay:
+    swap slows a container without a limit, it does not bound it). PF214 reports the `memorySwap`
+    the kubelet refuses (NodeSwap off, a value its release does not accept). Not modelled: the
+    nodes' swap size (so no amount is given) and whether they have swap and cgroup v2; swap at a
+    memory limit (a container at its limit pages out before the OOM killer acts, so PF107's "OOM
+    kills" are first major page faults); the kubelet exiting on a node with swap and `failSwapOn`
+    true.
   - MemoryQoS (alpha, off by default): with it on, the kubelet sets memory.high (cgroup v2) below
     the memory limit (`memoryThrottlingFactor`, 0.9 by default) and the kernel reclaims, slowing
     the container, before it reaches the limit; not modelled.

@@ -208,7 +208,15 @@ class KubeletFacts:
         swap and cgroup v2, the containers of Burstable pods (not critical) whose memory request
         differs from their limit may swap, each up to its request's share of the node's swap
         (pkg/kubelet/kuberuntime/kuberuntime_container_linux.go GetContainerSwapBehavior)."""
-        return self.swap_behavior == "LimitedSwap" and self.feature(NODE_SWAP) is not False
+        return self.effective_swap_behavior == "LimitedSwap" and self.feature(NODE_SWAP) is not False
+
+    @property
+    def effective_swap_behavior(self) -> str:
+        """memorySwap.swapBehavior as the kubelet reads it: as stated, else its default for the
+        version (NoSwap from 1.30, LimitedSwap before: podfit.kubeversions' swap-behaviour-no-swap)."""
+        if self.swap_behavior is not None:
+            return self.swap_behavior
+        return "NoSwap" if kubeversions.behaviour("swap-behaviour-no-swap", self.version) else "LimitedSwap"
 
     @property
     def policy(self) -> str:
@@ -928,8 +936,8 @@ def facts_data(
     # that uses a claim "request missing"
     if kub.feature(DRA_NODE_ALLOCATABLE) is not None:
         p["kubelet"]["dra_node_allocatable"] = kub.feature(DRA_NODE_ALLOCATABLE)
-    if kub.swap_behavior is not None:  # memorySwap.swapBehavior as stated; limited_swap: in force
-        p["kubelet"]["swap_behavior"] = kub.swap_behavior
+    if kub.swap_behavior is not None or kub.limited_swap:  # as the kubelet reads it; limited_swap: in force
+        p["kubelet"]["swap_behavior"] = kub.effective_swap_behavior
         p["kubelet"]["limited_swap"] = kub.limited_swap
     p["cfs"] = {"period_us": kub.cfs_period_us, "slice_us": CFS_SLICE_US, "quota": kub.cfs_quota}
     namespaces = {
