@@ -446,3 +446,16 @@ def test_pf207_options_gate_off(tmp_path, version, message):
     )
     ((rule, _, text),) = run(f, "--rule", "PF207", platform=p)
     assert rule == "PF207" and message in text
+
+
+def test_a_gate_that_is_no_boolean_sets_nothing(tmp_path):
+    """featureGates is a map of booleans: "false" quoted does not decode (PF902), so it is no gate
+    turned off for PF207 and PF213."""
+    f, p = _kubelet(
+        tmp_path,
+        "featureGates: {TopologyManagerPolicyBetaOptions: 'false', CPUManagerPolicyOptions: [0]}\n"
+        "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n"
+        "cpuManagerPolicy: static\ncpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n",
+        "1.33",
+    )
+    assert run(f, "--rule", "PF207", "--rule", "PF213", platform=p) == []

@@ -99,10 +99,12 @@ class Refusal:
 
 def gate_on(gates: Mapping[str, object], name: str, version: Version | None) -> bool:
     """Whether feature gate ``name`` is on: as ``gates`` (a featureGates mapping) sets it, else its
-    default at ``version`` (the latest release's when the version is unknown)."""
+    default at ``version`` (the latest release's when the version is unknown). A value that is not
+    a boolean ("true" quoted, a list) does not decode into the kubelet's map of booleans, so the
+    file does not load (PF902 reports it): it sets nothing here."""
     value = gates.get(name)
-    if value is not None:
-        return value is True or str(value).lower() == "true"
+    if isinstance(value, bool):
+        return value
     return bool(kubeversions.feature_default(name, version or kubeversions.LATEST))
 
 
