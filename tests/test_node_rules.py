@@ -386,7 +386,15 @@ def test_pf213_prefer_closest_numa_nodes_by_version(tmp_path, version, body, mes
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("8", None), ("+9", None), ("64", None), ("7", "7 is less than 8"), (" 9", "not a whole number"), ("9.0", "not")],
+    [
+        ("8", None),
+        ("+9", None),
+        ("64", None),
+        ("7", "7 is less than 8"),
+        (" 9", "not a whole number"),
+        ("9.0", "not"),
+        ("9" * 20, "out of the range"),
+    ],
 )
 def test_pf213_max_allowable_numa_nodes_value(tmp_path, value, message):
     """strconv.Atoi, then at least defaultMaxAllowableNUMANodes (8)."""

@@ -51,6 +51,8 @@ DEFAULT_MAX_NUMA_NODES = 8
 def _numa_nodes(value: str) -> str | None:
     if not _ATOI.fullmatch(value):
         return f"{value!r} is not a whole number"
+    if not -(2**63) <= int(value) < 2**63:  # Atoi: a Go int (64 bits)
+        return f"{value} is out of the range of an integer"
     if int(value) < DEFAULT_MAX_NUMA_NODES:
         return f"{int(value)} is less than {DEFAULT_MAX_NUMA_NODES}, the least the kubelet accepts"
     return None
