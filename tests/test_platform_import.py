@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from podfit.cli import main
 from podfit.platform import parse_platform
 from podfit.platform_import import NodeImportError, node_infos, parse_objects, system_pods_per_node
+from samples import ZONE_SPREAD
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "testdata" / "platform-import"
@@ -337,37 +338,6 @@ def test_reserved_pods_take_their_slots(tmp_path):
 def test_a_directory_without_nodes_json_is_a_usage_error(tmp_path):
     res = run("platform", "import", tmp_path)
     assert res.exit_code == 2 and "without nodes.json" in res.stderr
-
-
-ZONE_SPREAD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: filler, namespace: shop}
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: filler}}
-  template:
-    metadata: {labels: {app: filler}}
-    spec:
-      nodeSelector: {topology.kubernetes.io/zone: eu-west-1a}
-      containers:
-        - {name: app, image: registry.example.com/filler:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: spread, namespace: shop}
-spec:
-  replicas: 10
-  selector: {matchLabels: {app: spread}}
-  template:
-    metadata: {labels: {app: spread}}
-    spec:
-      topologySpreadConstraints:
-        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
-           labelSelector: {matchLabels: {app: spread}}}
-      containers:
-        - {name: app, image: registry.example.com/spread:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
-"""
 
 
 def test_zone_spread_holds_each_zone_to_its_share(tmp_path):

@@ -21,6 +21,7 @@ from podfit.packing.engine import pack
 from podfit.packing.heuristics import dot_product, first_fit
 from podfit.packing.model import MI, NodeType, PodType, Problem
 from podfit.platform import parse_platform
+from samples import ZONE_SPREAD
 
 
 def pool(name: str, zone: str, count: int, slots: int) -> dict:
@@ -218,36 +219,6 @@ def test_heuristics_bounds_and_cp_sat_honour_pool_caps():
     assert pack(Problem((tight,), loose), 5.0, workers=1).feasible is True
 
 
-EKS_SPREAD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: filler, namespace: shop}
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: filler}}
-  template:
-    metadata: {labels: {app: filler}}
-    spec:
-      nodeSelector: {topology.kubernetes.io/zone: eu-west-1a}
-      containers:
-        - {name: app, image: registry.example.com/filler:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: spread, namespace: shop}
-spec:
-  replicas: 10
-  selector: {matchLabels: {app: spread}}
-  template:
-    metadata: {labels: {app: spread}}
-    spec:
-      topologySpreadConstraints:
-        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
-           labelSelector: {matchLabels: {app: spread}}}
-      containers:
-        - {name: app, image: registry.example.com/spread:1, resources: {requests: {cpu: 10m, memory: 16Mi}}}
-"""
-
 DATA = Path(__file__).resolve().parent.parent / "testdata" / "platform-import"
 
 
@@ -270,7 +241,7 @@ def test_least_nodes_per_zone_keep_the_pinned_and_spread_pods_in_their_zone(tmp_
     pods need only 2. PF604 advises 3, per zone."""
     profile_path = imported_profile(tmp_path, "eks-dump")
     app = tmp_path / "app.yaml"
-    app.write_text(EKS_SPREAD)
+    app.write_text(ZONE_SPREAD)
     res = CliRunner().invoke(main, ["pack", str(app), "--platform", str(profile_path), "--format", "json"])
     assert res.exit_code in (0, 1), res.output
     doc = json.loads(res.stdout)
@@ -293,7 +264,7 @@ def test_least_nodes_per_zone_keep_the_pinned_and_spread_pods_in_their_zone(tmp_
     assert "the pools use 2 × t3.small (eu-west-1a 1, eu-west-1b 1)" in finding["message"]
     assert finding["details"]["recommended"]["zones"] == {"eu-west-1a": 2, "eu-west-1b": 1}
     # without the pinned pods and the spread, 16 pods and the 2 coredns pods: 1 node per zone
-    app.write_text(EKS_SPREAD.replace("replicas: 6", "replicas: 0").replace("maxSkew: 1", "maxSkew: 10"))
+    app.write_text(ZONE_SPREAD.replace("replicas: 6", "replicas: 0").replace("maxSkew: 1", "maxSkew: 10"))
     res = CliRunner().invoke(main, ["pack", str(app), "--platform", str(profile_path), "--format", "json"])
     assert json.loads(res.stdout)["min_nodes_per_zone"]["t3.small"]["zones"] == {"eu-west-1a": 1, "eu-west-1b": 1}
 
@@ -308,7 +279,7 @@ def test_least_nodes_per_zone_never_below_the_proven_bound(tmp_path, source):
     profile_path = imported_profile(tmp_path, source)
     platform = parse_platform(profile_path.read_text(), str(profile_path))
     zoned = 0
-    for manifest in (EKS_SPREAD, (DATA / "app.yaml").read_text()):
+    for manifest in (ZONE_SPREAD, (DATA / "app.yaml").read_text()):
         objects = [make_object(d, "app.yaml") for d in yaml.safe_load_all(manifest) if d]
         inputs = inputs_from(build_facts(objects, platform).workloads, platform)
         a = analyze_inputs(inputs, 100, 2.0)

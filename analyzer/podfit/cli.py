@@ -19,6 +19,7 @@ from .commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
     GuardedStdout,
+    ManifestOptions,
     PodfitError,
     StdoutError,
     clear_status,
@@ -31,7 +32,6 @@ from .commands._common import (
     manifest_options,
     output_option,
     read_text,
-    selected_config,
     status,
     status_enabled,
     stdout_failure,
@@ -229,17 +229,11 @@ _STATUS_MIN_OBJECTS = 2000  # below this a run is over before a status line coul
 )
 def check(
     paths: tuple[str, ...],
-    platform_path: str | None,
-    config_path: str | None,
+    manifest: ManifestOptions,
     fmt: str,
     output: str | None,
     fail_on: str | None,
     engine: str,
-    rules: tuple[str, ...],
-    ignore_rules: tuple[str, ...],
-    exclude: tuple[str, ...],
-    extend_exclude: tuple[str, ...],
-    respect_gitignore: bool | None,
     cluster: str | None,
     show_fixes: bool,
     quiet: bool,
@@ -275,22 +269,14 @@ def check(
     gc.disable()
     if fmt == "auto":
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    config = selected_config(
-        config_path,
-        rules=rules,
-        ignore_rules=ignore_rules,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        respect_gitignore=respect_gitignore,
-    )
-    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
+    config, platform = manifest.config_and_platform()
     replaces = baseline_path  # the one input the baseline written may replace
     if write_baseline is not None:
         if output and os.path.abspath(output) == os.path.abspath(write_baseline):
             raise click.BadParameter("names the file of --output; give each its own", param_hint="--write-baseline")
         replaces = _old_baseline(write_baseline, config.limits.max_file_bytes) or baseline_path
     baselines = [(p, "the baseline") for p in (baseline_path, write_baseline) if p]
-    result = load_inputs(paths, config, platform_path or config.platform, baselines)
+    result = load_inputs(paths, config, manifest.platform_file(config), baselines)
     progress = status if status_enabled() and len(result.objects) >= _STATUS_MIN_OBJECTS else None
     try:
         report, facts = run_check(

@@ -148,7 +148,7 @@ def packing_picture(inputs: Any, analysis: Any, cluster: str = "") -> PackingPic
 
     a = analysis
     ov = inputs.overhead
-    stranded = set(a.stranded.nodes)
+    stranded = a.stranded.nodes  # NodeNames: membership without listing a run of empty nodes
     pools = []
     for pool in a.pools:
         # the system's share: the kubelet's reservation where the pool gives its nodes' allocatable

@@ -7,10 +7,12 @@ on, status lines and writing the output."""
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import click
@@ -195,42 +197,64 @@ def apply_selection(
     return out
 
 
+@dataclass(frozen=True)
+class ManifestOptions:
+    """What the options of :func:`manifest_options` say, as one value: the command line's
+    ``--platform`` and ``--config``, its path selection and (for a command with a verb) its rule
+    selection."""
+
+    platform_path: str | None = None
+    config_path: str | None = None
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
+    rules: tuple[str, ...] = ()
+    ignore_rules: tuple[str, ...] = ()
+
+    def config(self, *, rule_selection: bool = True) -> Any:
+        """The config (``--config``, else the one discovered in the current directory) with the
+        selection applied; without ``rule_selection``, the path selection only (for a command
+        that reads ``--select``/``--ignore`` itself)."""
+        return apply_selection(
+            load_config(self.config_path),
+            select=self.rules if rule_selection else (),
+            ignore=self.ignore_rules if rule_selection else (),
+            exclude=self.exclude,
+            extend_exclude=self.extend_exclude,
+            respect_gitignore=self.respect_gitignore,
+        )
+
+    def platform_file(self, config: Any) -> str | None:
+        """The platform profile's path: ``--platform``, else the config's ``platform``."""
+        return self.platform_path or config.platform
+
+    def config_and_platform(self, *, rule_selection: bool = True) -> tuple[Any, Any]:
+        """:meth:`config` and the platform profile it names (the built-in one without any)."""
+        config = self.config(rule_selection=rule_selection)
+        return config, load_platform(self.platform_file(config), config.limits.max_file_bytes)
+
+
+_MANIFEST_OPTIONS = tuple(f.name for f in fields(ManifestOptions))
+
+
 def manifest_options(what: str | None = None) -> Callable[[Any], Any]:
     """The options of every command that reads manifests, defined once: ``--platform``,
     ``--config``, the path selection (:func:`path_selection_options`) and, with ``what`` (the
     verb its help uses: run, fix, report), the rule selection (:func:`rule_selection_options`).
-    The command's function takes them as ``platform_path``, ``config_path``, ``exclude``,
-    ``extend_exclude``, ``respect_gitignore`` (and ``rules``, ``ignore_rules``); :func:`selected_config`
-    turns them into the run's config."""
+    The command's function takes them as one value, ``manifest`` (:class:`ManifestOptions`)."""
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        f = path_selection_options(f)
+        @functools.wraps(f)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name in _MANIFEST_OPTIONS if name in kwargs}
+            return f(*args, manifest=ManifestOptions(**given), **kwargs)
+
+        decorated: Callable[..., Any] = path_selection_options(command)
         if what is not None:
-            f = rule_selection_options(what)(f)
-        return platform_option(config_option(f))
+            decorated = rule_selection_options(what)(decorated)
+        return platform_option(config_option(decorated))
 
     return decorate
-
-
-def selected_config(
-    config_path: str | None,
-    *,
-    rules: Sequence[str] = (),
-    ignore_rules: Sequence[str] = (),
-    exclude: Sequence[str] = (),
-    extend_exclude: Sequence[str] = (),
-    respect_gitignore: bool | None = None,
-) -> Any:
-    """The config (``--config``, else the one discovered in the current directory) with the
-    command line's selection (:func:`manifest_options`) applied."""
-    return apply_selection(
-        load_config(config_path),
-        select=rules,
-        ignore=ignore_rules,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        respect_gitignore=respect_gitignore,
-    )
 
 
 def format_option(choices: Sequence[str] = ("text", "json")) -> Callable[[Any], Any]:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..quantity import QuantityError, parse_cpu, parse_memory
-from ._common import config_option, path_selection_options, platform_option, rule_selection_options
+from ._common import ManifestOptions, manifest_options
 
 __all__ = ["command"]
 
@@ -37,11 +37,8 @@ class _Quantity(click.ParamType):
 
 @click.command("fix")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@platform_option
-@config_option
+@manifest_options("fix")
 @click.option("--cluster", metavar="NAME", help="The cluster all these manifests deploy to.")
-@rule_selection_options("fix")
-@path_selection_options
 @click.option("--default-cpu", type=_Quantity("cpu"), metavar="CPU", help="CPU request for PF101/PF105 (e.g. 250m).")
 @click.option(
     "--default-memory", type=_Quantity("memory"), metavar="MEM", help="Memory request for PF102/PF105 (e.g. 256Mi)."
@@ -73,14 +70,8 @@ class _Quantity(click.ParamType):
 )
 def command(
     paths: tuple[str, ...],
-    platform_path: str | None,
-    config_path: str | None,
+    manifest: ManifestOptions,
     cluster: str | None,
-    rules: tuple[str, ...],
-    ignore_rules: tuple[str, ...],
-    exclude: tuple[str, ...],
-    extend_exclude: tuple[str, ...],
-    respect_gitignore: bool | None,
     default_cpu: int | None,
     default_memory: int | None,
     usage_files: tuple[str, ...],
@@ -117,9 +108,6 @@ def command(
     from ._common import (
         PodfitError,
         _split,
-        apply_selection,
-        load_config,
-        load_platform,
         load_usage,
         read_inputs,
         rule_ids_of,
@@ -133,29 +121,27 @@ def command(
         mode = "kustomize"
     fixable = set(FIXABLE) | POD_FIXABLE | POOL_FIXABLE
     selected: list[str] = []
-    for value in _split(rules):
+    for value in _split(manifest.rules):
         ids = rule_ids_of([value], "--select")
         if len(ids) == 1 and ids[0] not in fixable:  # one rule named: it must have a fix
             raise click.BadParameter(
                 f"{ids[0]} has no fix (fixable: {', '.join(sorted(fixable))})", param_hint="--select"
             )
         selected.extend(i for i in ids if i in fixable and i not in selected)
-    if rules and not selected:
-        raise click.BadParameter(f"no rule with a fix among {', '.join(rules)}", param_hint="--select")
-    ignored = set(rule_ids_of(ignore_rules, "--ignore"))
+    if manifest.rules and not selected:
+        raise click.BadParameter(f"no rule with a fix among {', '.join(manifest.rules)}", param_hint="--select")
+    ignored = set(rule_ids_of(manifest.ignore_rules, "--ignore"))
     if ignored:
         selected = [r for r in (selected or sorted(fixable)) if r not in ignored]
         if not selected:  # an empty selection would mean every rule
             raise click.BadParameter("no rule with a fix is left to fix", param_hint="--ignore")
     if "-" in paths:
         raise PodfitError("standard input cannot be fixed: fix needs the files the manifests come from")
-    config = apply_selection(
-        load_config(config_path), exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
-    )
-    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
+    # fix reads --select/--ignore itself (above): the config takes the path selection only
+    config, platform = manifest.config_and_platform(rule_selection=False)
     # charts and kustomizations rendered in place, as check renders them: their findings are
     # reported at the template's line and never fixed in the rendered text (_rendered_refusals)
-    inputs, result = read_inputs(paths, config, platform_path or config.platform)
+    inputs, result = read_inputs(paths, config, manifest.platform_file(config))
     if not result.objects:
         raise PodfitError("no Kubernetes object in the inputs; nothing to fix")
     if mode == "kustomize":  # refused before any check: kustomize holds one object per identity

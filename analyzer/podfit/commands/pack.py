@@ -12,17 +12,16 @@ import click
 from ..quantity import QuantityError, parse_cpu, parse_memory
 from ..words import plural, wrap_line, wrap_text
 from ._common import (
+    ManifestOptions,
     PodfitError,
     clear_status,
     emit,
     format_option,
     input_findings,
     load_inputs,
-    load_platform,
     load_usage,
     manifest_options,
     output_option,
-    selected_config,
     status,
     time_budget_option,
 )
@@ -204,8 +203,7 @@ def _param(parse, text: str, hint: str):
 )
 def command(
     paths: tuple[str, ...],
-    platform_path: str | None,
-    config_path: str | None,
+    manifest: ManifestOptions,
     pools: tuple[str, ...],
     pool_labels: tuple[str, ...],
     pool_taints: tuple[str, ...],
@@ -219,11 +217,6 @@ def command(
     fmt: str,
     output: str | None,
     verbose: bool = False,
-    rules: tuple[str, ...] = (),
-    ignore_rules: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
-    extend_exclude: tuple[str, ...] = (),
-    respect_gitignore: bool | None = None,
 ) -> None:
     """Pack the pods of PATH... onto the node pools and say whether they fit, with proof.
 
@@ -276,15 +269,7 @@ def command(
     from ..rule_context import RuleContext
 
     share = _param(parse_percent, headroom_text, "--headroom")
-    config = selected_config(
-        config_path,
-        rules=rules,
-        ignore_rules=ignore_rules,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        respect_gitignore=respect_gitignore,
-    )
-    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
+    config, platform = manifest.config_and_platform()
     ov = Overhead(
         _param(parse_cpu, overhead_cpu, "--overhead-cpu") if overhead_cpu is not None else platform.overhead_cpu,
         _param(parse_memory, overhead_memory, "--overhead-memory")
@@ -300,7 +285,7 @@ def command(
         )
     labels = [_param(parse_pool_label, t, "--pool-label") for t in pool_labels]
     taints = [_param(parse_pool_taint, t, "--pool-taint") for t in pool_taints]
-    result = load_inputs(paths, config, platform_path or config.platform)
+    result = load_inputs(paths, config, manifest.platform_file(config))
     for f in input_findings(result, result.findings, config):  # a chart's at its template line
         click.echo(wrap_line(f"podfit: {f.location}: {f.rule}: {f.message}"), err=True)
     if not result.objects:  # nothing to pack is never a fit

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ._common import emit, load_inputs, load_platform, manifest_options, output_option, selected_config
+from ._common import ManifestOptions, emit, load_inputs, manifest_options, output_option
 
 
 @click.command("platform-data")
@@ -16,12 +16,8 @@ from ._common import emit, load_inputs, load_platform, manifest_options, output_
 @output_option
 def command(
     paths: tuple[str, ...],
-    platform_path: str | None,
-    config_path: str | None,
+    manifest: ManifestOptions,
     output: str | None,
-    exclude: tuple[str, ...] = (),
-    extend_exclude: tuple[str, ...] = (),
-    respect_gitignore: bool | None = None,
 ) -> None:
     """Print the facts the Rego policies read (data.podfit), as JSON for conftest --data.
 
@@ -39,11 +35,8 @@ def command(
     from ..catalogue import load_catalogue
     from ..facts import build_facts, facts_data
 
-    config = selected_config(
-        config_path, exclude=exclude, extend_exclude=extend_exclude, respect_gitignore=respect_gitignore
-    )
-    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
-    objects: Any = load_inputs(paths, config, platform_path or config.platform).objects if paths else ()
+    config, platform = manifest.config_and_platform()
+    objects: Any = load_inputs(paths, config, manifest.platform_file(config)).objects if paths else ()
     rego = [r.id for r in load_catalogue().values() if r.engine == "rego"]
     data = facts_data(build_facts(objects, platform, workload_kinds=config.workload_kinds), config.rego_options(rego))
     emit(json.dumps({"podfit": data}, indent=2, sort_keys=True) + "\n", output)

@@ -9,16 +9,15 @@ import click
 
 from ..words import LINE_LIMIT, plural, wrap_line, wrap_text
 from ._common import (
+    ManifestOptions,
     PodfitError,
     emit,
     format_option,
     input_findings,
     load_inputs,
-    load_platform,
     manifest_options,
     output_option,
     refuse_without_hosts,
-    selected_config,
     source_of,
     time_budget_option,
 )
@@ -74,15 +73,9 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any, platform_path: str
 @output_option
 def crx(
     paths: tuple[str, ...],
-    platform_path: str | None,
-    config_path: str | None,
+    manifest: ManifestOptions,
     fmt: str,
     output: str | None,
-    rules: tuple[str, ...] = (),
-    ignore_rules: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
-    extend_exclude: tuple[str, ...] = (),
-    respect_gitignore: bool | None = None,
 ) -> None:
     """Size the CRX VM of every pod in PATH... as vSphere Pods would run it.
 
@@ -91,17 +84,9 @@ def crx(
     """
     from ..vsphere import crx_size, fmt_memory, fmt_mhz, reference_mhz
 
-    config = selected_config(
-        config_path,
-        rules=rules,
-        ignore_rules=ignore_rules,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        respect_gitignore=respect_gitignore,
-    )
-    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
+    config, platform = manifest.config_and_platform()
     refuse_without_hosts(platform, "crx")
-    facts, problems, result = _load(paths, config, platform, platform_path or config.platform)
+    facts, problems, result = _load(paths, config, platform, manifest.platform_file(config))
     workloads = facts.workloads
     base = reference_mhz(platform)
     rows = []
@@ -227,19 +212,13 @@ def _what_if_json(w) -> dict[str, Any]:
 @time_budget_option("5s", "each DRS placement proof")
 def capacity_cmd(
     paths: tuple[str, ...],
-    platform_path: str | None,
-    config_path: str | None,
+    manifest: ManifestOptions,
     fmt: str,
     output: str | None,
     add_replicas: str | None,
     add_pool: str | None,
     pool_nodes: int,
     time_budget: float,
-    rules: tuple[str, ...] = (),
-    ignore_rules: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
-    extend_exclude: tuple[str, ...] = (),
-    respect_gitignore: bool | None = None,
 ) -> None:
     """HA-adjusted vSphere capacity, reservations, overcommit and DRS placement.
 
@@ -258,19 +237,11 @@ def capacity_cmd(
         what_if,
     )
 
-    config = selected_config(
-        config_path,
-        rules=rules,
-        ignore_rules=ignore_rules,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        respect_gitignore=respect_gitignore,
-    )
-    platform = load_platform(platform_path or config.platform, config.limits.max_file_bytes)
+    config, platform = manifest.config_and_platform()
     refuse_without_hosts(platform, "capacity")
     if time_budget <= 0:
         raise click.BadParameter("must be more than 0 (each placement proof needs time)", param_hint="--time-budget")
-    facts, problems, _result = _load(paths, config, platform, platform_path or config.platform)
+    facts, problems, _result = _load(paths, config, platform, manifest.platform_file(config))
     objects = facts.objects
     vms = reservations_of(facts.crx_workloads, platform, facts.node_pools, lambda w: _cluster_name(facts, w))
     report = analyze_capacity(vms, platform, time_budget=time_budget)

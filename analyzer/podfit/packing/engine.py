@@ -20,9 +20,12 @@ from .model import (
     Candidate,
     DaemonPod,
     DeviceHeadroom,
+    EmptyNodes,
     Extended,
     Headroom,
     MinNodes,
+    NodeList,
+    NodeNames,
     NodeResult,
     NodeType,
     Overhead,
@@ -34,6 +37,7 @@ from .model import (
     VMClass,
     ZonalNodes,
     extended_room,
+    node_runs,
     node_type,
 )
 
@@ -51,6 +55,7 @@ __all__ = [
     "Analysis",
     "analyze",
     "to_nodes",
+    "node_list",
 ]
 
 DEFAULT_TIME_BUDGET = 10.0
@@ -66,9 +71,26 @@ DIRECT_SHARE = 0.8
 HEURISTIC_MIN_TIME = 0.5
 
 
+def _node(pods: Sequence[PodType], n: NodeType, index: int, content: Mapping[int, int]) -> NodeResult:
+    used = [0, 0, 0, 0]
+    for t, k in content.items():
+        for d, v in enumerate(pods[t].demand):
+            used[d] += v * k
+    return NodeResult(
+        pool=n.name,
+        index=index,
+        vm_class=n.vm_class,
+        pods=tuple(sorted((pods[t].name, k) for t, k in content.items())),
+        used=tuple(used),  # type: ignore[arg-type]
+        allocatable=n.allocatable,
+    )
+
+
 def to_nodes(
     packing: Packing, pods: Sequence[PodType], pools: Sequence[NodeType], *, skip_empty: bool
 ) -> tuple[NodeResult, ...]:
+    """The opened nodes of ``packing`` that hold pods (``skip_empty``: the least-nodes placements),
+    or every opened node; numbered per pool in order. Unopened nodes: :func:`node_list`."""
     out = []
     seen: dict[int, int] = {}
     for j, pi in enumerate(packing.pool):
@@ -77,26 +99,42 @@ def to_nodes(
             continue
         idx = seen.get(pi, 0)
         seen[pi] = idx + 1
-        n = pools[pi]
-        used = [0, 0, 0, 0]
-        for t, k in content.items():
-            for d, v in enumerate(pods[t].demand):
-                used[d] += v * k
-        out.append(
-            NodeResult(
-                pool=n.name,
-                index=idx,
-                vm_class=n.vm_class,
-                pods=tuple(sorted((pods[t].name, k) for t, k in content.items())),
-                used=tuple(used),  # type: ignore[arg-type]
-                allocatable=n.allocatable,
-            )
-        )
+        out.append(_node(pods, pools[pi], idx, content))
     return tuple(out)
+
+
+def node_list(packing: Packing, pods: Sequence[PodType], pools: Sequence[NodeType]) -> NodeList:
+    """Every node of fixed ``pools`` under ``packing``, pool by pool: the opened nodes one by one,
+    then the pool's unopened ones as one run of empty nodes (a count, whatever the pool's size)."""
+    by_pool: list[list[int]] = [[] for _ in pools]
+    for j, pi in enumerate(packing.pool):
+        by_pool[pi].append(j)
+    parts: list[NodeResult | EmptyNodes] = []
+    for pi, n in enumerate(pools):
+        opened = by_pool[pi]
+        parts.extend(_node(pods, n, idx, packing.content[j]) for idx, j in enumerate(opened))
+        spare = packing.spare[pi] if pi < len(packing.spare) else 0
+        parts.append(EmptyNodes(n.name, n.vm_class, len(opened), spare, n.allocatable))
+    return NodeList(parts)
 
 
 def _packing_from_exact(res: exact.ExactResult, n_types: int, name: str) -> Packing:
     return Packing(name, list(res.pool), [dict(c) for c in res.content], [0] * n_types)
+
+
+def _spare_trailing(packing: Packing, pools: Sequence[NodeType]) -> Packing:
+    """``packing`` over the first nodes of each of ``pools`` (pool by pool), with each pool's
+    trailing empty nodes and its nodes not in the placement made its spare count."""
+    keep = [True] * len(packing.pool)
+    for j in range(len(packing.pool) - 1, -1, -1):
+        pi = packing.pool[j]
+        last_of_pool = j + 1 == len(packing.pool) or packing.pool[j + 1] != pi or not keep[j + 1]
+        if not packing.content[j] and last_of_pool:
+            keep[j] = False
+    pool = [pi for j, pi in enumerate(packing.pool) if keep[j]]
+    content = [c for j, c in enumerate(packing.content) if keep[j]]
+    spare = [n.count - pool.count(pi) for pi, n in enumerate(pools)]
+    return Packing(packing.name, pool, content, packing.unplaced, spare)
 
 
 def _homogeneous_lower_bound(pods: Sequence[PodType], nodes: Sequence[NodeType]) -> int | None:
@@ -115,7 +153,7 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
     certs = tuple(certificates(pods, pools))
     lb = _homogeneous_lower_bound(pods, pools)
     best, _ = run_all(pods, pools, deadline=start + max(time_budget / 4, HEURISTIC_MIN_TIME))
-    nodes = to_nodes(best, pods, pools, skip_empty=False)
+    nodes = node_list(best, pods, pools)
     unplaced = tuple(sorted((pods[t].name, k) for t, k in enumerate(best.unplaced) if k))
     result = partial(PackResult, bounds=certs, lower_bound=lb)
     if best.complete:
@@ -129,10 +167,8 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
         return result(None, "budget-exhausted", nodes, unplaced, method=best.name, solver_status=status)
     res = exact.solve_fixed(pods, pools, remaining, workers=workers)
     if res.status == "feasible":
-        found = _packing_from_exact(res, len(pods), "cp-sat")
-        return result(
-            True, "placement", to_nodes(found, pods, pools, skip_empty=False), method="cp-sat", solver_status=res.status
-        )
+        found = _spare_trailing(_packing_from_exact(res, len(pods), "cp-sat"), pools)
+        return result(True, "placement", node_list(found, pods, pools), method="cp-sat", solver_status=res.status)
     if res.status == "infeasible":
         return result(False, "solver", nodes, unplaced, method="cp-sat", solver_status=res.status)
     return result(None, "budget-exhausted", nodes, unplaced, method="cp-sat", solver_status=res.status)
@@ -165,7 +201,7 @@ def _search_down(
     res = lns.fill(
         pods,
         [tmpl],
-        lns.Search([dict(c) for c in part.content], list(part.unplaced), [0] * lb),
+        lns.Search([dict(c) for c in part.expanded()[1]], list(part.unplaced), [0] * lb),
         start + (deadline - start) * DIRECT_SHARE,
     )
     if res.complete:
@@ -334,57 +370,67 @@ def zonal_min_nodes(
 
 
 def stranded(pods: Sequence[PodType], nodes: Sequence[NodeResult], pools: Sequence[NodeType]) -> Stranded:
-    """Free capacity on nodes where not even one more pod of any type (eligible there) would fit."""
+    """Free capacity on nodes where not even one more pod of any type (eligible there) would fit,
+    by its free capacity and the extended resources it has left.
+
+    A run of empty nodes (:class:`NodeList`) is looked at once (with all the extended resources
+    its pool offers) and counted times its size; its names stay one run in the result
+    (:class:`NodeNames`)."""
     import numpy as np
 
     by_name = {n.name: n for n in pools}
     live = [p for p in pods if p.count > 0]
     cpu = mem = free_cpu = free_mem = 0
-    names = []
+    names: list[str | EmptyNodes] = []
     if not nodes:
         return Stranded(0, 0, (), 0, 0)
-    free = np.array([n.free for n in nodes], dtype=np.int64).reshape(len(nodes), 4)
+    parts = nodes.parts if isinstance(nodes, NodeList) else tuple(nodes)
+    free = np.array([p.allocatable if isinstance(p, EmptyNodes) else p.free for p in parts], dtype=np.int64).reshape(
+        len(parts), 4
+    )
     demand = np.array([p.demand for p in live], dtype=np.int64).reshape(len(live), 4)
     # which pod types may run on each node's pool (a node of an unknown pool takes any)
-    pool_names = sorted({n.pool for n in nodes})
+    pool_names = sorted({n.pool for n in parts})
     allowed = {
         name: np.array([p.allowed_on(by_name[name]) for p in live], dtype=bool)
         if name in by_name
         else np.ones(len(live), dtype=bool)
         for name in pool_names
     }
-    devices = _devices_left(live, nodes, by_name)
-    for i, n in enumerate(nodes):
+    devices = _devices_left(live, parts, by_name)
+    for i, n in enumerate(parts):
         f = free[i]
-        free_cpu += int(f[0])
-        free_mem += int(f[1])
+        k = n.count if isinstance(n, EmptyNodes) else 1
+        free_cpu += int(f[0]) * k
+        free_mem += int(f[1]) * k
         fitting = allowed[n.pool] & (demand <= f).all(axis=1)
         if devices[i] is not None:  # and the extended resources the node has left
             fitting &= np.array([extended_room(p.extended, devices[i]) != 0 for p in live], dtype=bool)
         usable = bool(len(live)) and bool(fitting.any())
         if not usable and (f[0] > 0 or f[1] > 0):
-            cpu += int(f[0])
-            mem += int(f[1])
-            names.append(n.name)
-    return Stranded(cpu, mem, tuple(names), free_cpu, free_mem)
+            cpu += int(f[0]) * k
+            mem += int(f[1]) * k
+            names.append(n if isinstance(n, EmptyNodes) else n.name)
+    return Stranded(cpu, mem, NodeNames(names), free_cpu, free_mem)
 
 
 def _devices_left(
-    live: Sequence[PodType], nodes: Sequence[NodeResult], by_name: Mapping[str, NodeType]
+    live: Sequence[PodType], parts: Sequence[NodeResult | EmptyNodes], by_name: Mapping[str, NodeType]
 ) -> list[tuple[tuple[str, int], ...] | None]:
-    """Per node of a placement, the extended resources it has left (None: nothing asks for any,
-    or its pool does not say what it offers)."""
+    """Per node of a placement (a run of empty nodes once: each has all its pool offers), the
+    extended resources it has left (None: nothing asks for any, or its pool does not say what it
+    offers)."""
     if not any(p.extended for p in live):
-        return [None] * len(nodes)
+        return [None] * len(parts)
     need = {p.name: dict(p.extended) for p in live}
     out: list[tuple[tuple[str, int], ...] | None] = []
-    for n in nodes:
+    for n in parts:
         pool = by_name.get(n.pool)
         if pool is None or pool.extended is None:
             out.append(None)
             continue
         left = dict(pool.extended)
-        for name, k in n.pods:
+        for name, k in () if isinstance(n, EmptyNodes) else n.pods:
             for r, v in need.get(name, {}).items():
                 left[r] = left.get(r, 0) - v * k
         out.append(tuple(sorted(left.items())))
@@ -433,19 +479,26 @@ def headroom(
     devices are all taken takes no other device pod), so their burst is also checked against the
     free capacity of those nodes alone, one resource at a time (``pools``: the pools packed, for
     what each offers; a pool that does not say is taken to offer it, as packing takes it)."""
-    largest_cpu = max((n.allocatable[0] for n in nodes), default=None)
-    largest_mem = max((n.allocatable[1] for n in nodes), default=None)
+    parts = nodes.parts if isinstance(nodes, NodeList) else nodes  # a run's nodes are alike
+    largest_cpu = max((n.allocatable[0] for n in parts), default=None)
+    largest_mem = max((n.allocatable[1] for n in parts), default=None)
     b_cpu, b_mem, unbounded, measured = burst(pods, largest_cpu, largest_mem)
+    free = (
+        nodes.free_total()
+        if isinstance(nodes, NodeList)
+        else (sum(n.free[0] for n in nodes), sum(n.free[1] for n in nodes))
+    )
     offers = {p.name: p.extended for p in pools}
     devices = []
     for r in sorted({r for p in pods for r, _ in p.extended}):
         asking = [p for p in pods if dict(p.extended).get(r)]
-        # the nodes whose pool offers r (a node of an unknown pool, or of a pool not saying, may)
-        where = [n for n in nodes if (o := offers.get(n.pool)) is None or dict(o).get(r, 0) > 0]
+        # the nodes whose pool offers r (a node of an unknown pool, or of a pool not saying, may),
+        # a run of empty nodes once with its count
+        where = [(n, k) for n, k in node_runs(nodes) if (o := offers.get(n.pool)) is None or dict(o).get(r, 0) > 0]
         d_cpu, d_mem, _, d_measured = burst(
             asking,
-            max((n.allocatable[0] for n in where), default=None),
-            max((n.allocatable[1] for n in where), default=None),
+            max((n.allocatable[0] for n, _ in where), default=None),
+            max((n.allocatable[1] for n, _ in where), default=None),
         )
         devices.append(
             DeviceHeadroom(
@@ -453,9 +506,9 @@ def headroom(
                 pods=sum(p.count for p in asking),
                 needed_cpu=ceil_div(d_cpu * share_percent, 100),
                 needed_memory=ceil_div(d_mem * share_percent, 100),
-                free_cpu=sum(n.free[0] for n in where),
-                free_memory=sum(n.free[1] for n in where),
-                nodes=len(where),
+                free_cpu=sum(n.free[0] * k for n, k in where),
+                free_memory=sum(n.free[1] * k for n, k in where),
+                nodes=sum(k for _, k in where),
                 measured_pods=d_measured,
             )
         )
@@ -465,8 +518,8 @@ def headroom(
         burst_memory=b_mem,
         needed_cpu=ceil_div(b_cpu * share_percent, 100),
         needed_memory=ceil_div(b_mem * share_percent, 100),
-        free_cpu=sum(n.free[0] for n in nodes),
-        free_memory=sum(n.free[1] for n in nodes),
+        free_cpu=free[0],
+        free_memory=free[1],
         unbounded_pods=unbounded,
         measured_pods=measured,
         devices=tuple(devices),

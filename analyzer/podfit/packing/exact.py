@@ -166,6 +166,11 @@ def _hint_from(hint_content) -> dict[tuple[int, int], int] | None:
     return {(t, j): k for j, c in enumerate(hint_content) for t, k in c.items()}
 
 
+def _pods_for(pods: Sequence[PodType], n: NodeType) -> int:
+    """How many of the pods may run on a node of ``n`` (scheduling, size and extended resources)."""
+    return sum(p.count for p in pods if p.allowed_on(n) and pod_fits(p, n))
+
+
 def solve_fixed(
     pods: Sequence[PodType],
     pools: Sequence[NodeType],
@@ -174,11 +179,15 @@ def solve_fixed(
     workers: int = 2,
     hint_content: Sequence[dict[int, int]] | None = None,
 ) -> ExactResult:
-    """Is there a placement of every pod on exactly these nodes?"""
+    """Is there a placement of every pod on exactly these nodes?
+
+    A pool enters the model with at most as many nodes as there are pods that may run on it: a
+    placement never uses more, and its nodes are alike. ``pool`` in the result lists the nodes
+    modelled (pool by pool); the pool's other nodes are empty."""
     from ortools.sat.python import cp_model
 
     deadline = time.monotonic() + time_budget
-    pool_of = [i for i, n in enumerate(pools) for _ in range(n.count)]
+    pool_of = [i for i, n in enumerate(pools) for _ in range(min(n.count, _pods_for(pods, n)))]
     model = cp_model.CpModel()
     hint = _hint_from(hint_content) if hint_content is not None and len(hint_content) == len(pool_of) else None
     try:

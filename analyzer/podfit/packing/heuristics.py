@@ -19,22 +19,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
-from .model import DIMS, UNBOUNDED, NodeType, PodType
+from .model import DIMS, UNBOUNDED, NodeType, PodType, extended_room
 
 __all__ = ["Packing", "ORDERINGS", "BASELINE", "ffd_order", "first_fit", "dot_product", "run_all"]
 
 
 @dataclass
 class Packing:
-    """A (possibly partial) placement: node j is of pool ``pool[j]`` and holds ``content[j]``."""
+    """A (possibly partial) placement. Only opened nodes are materialised: node j is of pool
+    ``pool[j]`` and holds ``content[j]``; ``spare[i]`` more nodes of pool i (fixed pools) were never
+    opened and are empty. A pool's opened nodes come first among its nodes, in the order opened."""
 
     name: str
     pool: list[int]
     content: list[dict[int, int]]
     unplaced: list[int]  # per pod type
+    spare: list[int] = field(default_factory=list)  # per pool: empty nodes never opened
 
     @property
     def complete(self) -> bool:
@@ -47,15 +50,37 @@ class Packing:
     def score(self) -> tuple[int, int]:
         return (sum(self.unplaced), self.used_nodes)
 
+    def expanded(self) -> tuple[list[int], list[dict[int, int]]]:
+        """Every node, spare ones included, in the pools' order (pool by pool; in each, the opened
+        nodes in the order opened, then the spare ones): the pool of each and what it holds. Its
+        length is the node count: for small instances (tests, CP-SAT hints) only."""
+        pools = max(len(self.spare), max(self.pool, default=-1) + 1)
+        by_pool: list[list[int]] = [[] for _ in range(pools)]
+        for j, i in enumerate(self.pool):
+            by_pool[i].append(j)
+        pool: list[int] = []
+        content: list[dict[int, int]] = []
+        for i, opened in enumerate(by_pool):
+            spare = self.spare[i] if i < len(self.spare) else 0
+            pool += [i] * (len(opened) + spare)
+            content += [self.content[j] for j in opened] + [{} for _ in range(spare)]
+        return pool, content
+
 
 class _State:
+    """The opened nodes of a placement and each pool's count of nodes not yet opened (``spare``):
+    a pool's unopened nodes are identical and empty, so they are a count, never one entry each,
+    and at most the nodes that take pods are ever opened. With a ``template`` there is one pool,
+    the template's, of ``max_open`` nodes."""
+
     def __init__(
         self, pods: Sequence[PodType], pools: Sequence[NodeType], template: NodeType | None, max_open: int
     ) -> None:
         self.pods = pods
-        self.pools = list(pools)
         self.template = template
         self.max_open = max_open
+        self.pools = [template] if template is not None else list(pools)
+        self.spare = [max_open] if template is not None else [n.count for n in pools]
         self.pool: list[int] = []
         self.fc: list[int] = []
         self.fm: list[int] = []
@@ -65,17 +90,15 @@ class _State:
         self.fx: list[dict[str, int] | None] = []
         self.groups: dict[int, set[str]] = {}  # node → exclusive groups on it (nodes with any)
         self.content: list[dict[int, int]] = []
-        if template is not None:
-            self.pools = [template]
-        else:
-            for i, n in enumerate(pools):
-                self._add(i, n.count)
         self.elig = [[p.allowed_on(n) for n in self.pools] for p in pods]
         self.conf = conflict_indices(pods)
 
-    def _add(self, pool: int, count: int = 1) -> None:
-        """``count`` empty nodes of pool ``pool``."""
+    def open(self, pool: int, count: int = 1) -> int:
+        """Open ``count`` empty nodes of pool ``pool`` (taken from its spare count); the index of the
+        first."""
         n = self.pools[pool]
+        j = len(self.pool)
+        self.spare[pool] -= count
         self.pool += [pool] * count
         self.fc += [n.cpu] * count
         self.fm += [n.memory] * count
@@ -83,9 +106,18 @@ class _State:
         self.fs += [n.storage] * count
         self.fx += [None if n.extended is None else dict(n.extended) for _ in range(count)]
         self.content += [{} for _ in range(count)]
+        return j
+
+    def close_last(self) -> None:
+        """Give the last opened node, still empty, back to its pool's spare count."""
+        i = self.pool.pop()
+        for free in (self.fc, self.fm, self.fp, self.fs, self.fx):
+            free.pop()
+        self.content.pop()
+        self.spare[i] += 1
 
     def can_open(self) -> bool:
-        return self.template is not None and len(self.pool) < self.max_open
+        return self.template is not None and self.spare[0] > 0
 
     def room(self, t: int, j: int) -> int:
         """How many pods of type t node j can still take."""
@@ -127,7 +159,22 @@ class _State:
         self.content[j][t] = self.content[j].get(t, 0) + k
 
     def result(self, name: str, unplaced: list[int]) -> Packing:
-        return Packing(name, self.pool, self.content, unplaced)
+        # with a template the unopened nodes are no part of the placement: it opens what it needs
+        return Packing(name, self.pool, self.content, unplaced, [] if self.template is not None else list(self.spare))
+
+
+def empty_room(p: PodType, n: NodeType) -> int:
+    """How many pods of ``p`` one empty node of ``n`` takes (capacity, the extended resources the
+    node offers and per-node cap; not the pool's eligibility nor a pool cap)."""
+    k = n.pods
+    for dem, cap in ((p.cpu, n.cpu), (p.memory, n.memory), (p.storage, n.storage)):
+        if dem:
+            k = min(k, cap // dem)
+    if (devices := extended_room(p.extended, n.extended)) is not None:
+        k = min(k, devices)
+    if p.per_node_cap is not None:
+        k = min(k, p.per_node_cap)
+    return max(k, 0)
 
 
 def conflict_indices(pods: Sequence[PodType]) -> list[tuple[int, ...]]:
@@ -212,18 +259,166 @@ def first_fit(
         order = ffd_order(pods, pools, key, constrained_first=constrained_first, template=template)
     st = _State(pods, pools, template, max_open)
     unplaced = [0] * len(pods)
-    _fill_in_order(st, order, unplaced)
+    if template is None:
+        _fill_pools(st, order, unplaced)
+    else:
+        _fill_in_order(st, order, unplaced)
     name = f"ffd-{key}" + ("" if constrained_first else "-plain")
     if not constrained_first and key == "sum":
         name = BASELINE
     return st.result(name, unplaced)
 
 
+def _fill_pools(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
+    """First fit of each type in ``order`` over fixed pools, the nodes in the pools' order: pool by
+    pool, the opened nodes in turn take as many of the type's pods as fit, then as many of the
+    pool's unopened nodes are opened as the pods left need (each takes the same number: they are
+    empty and alike). The same result as visiting every node one by one: a pool's unopened nodes
+    come after its opened ones, and when one empty node takes none of the type none does (they are
+    left unopened; a later type that fits opens them at the same place). A node takes no more of
+    an extended resource than it has left (an unopened one: all its pool offers; a pool whose offer
+    is not known limits nothing), and the nodes of a capped pool set (a zone), in order, take no
+    more of the type than its pool cap together: an unopened node is opened only for the pods the
+    cap leaves. Per pool the opened nodes' room is computed at once (numpy); nothing is ever kept
+    per unopened node."""
+    import numpy as np
+
+    pods = st.pods
+    n_pools = len(st.pools)
+    free = [np.zeros((4, 0), dtype=np.int64) for _ in range(n_pools)]  # per pool: cpu, memory, slots, storage
+    # extended resources the pods ask for: per pool whose nodes' offer is known, what each of its
+    # opened nodes has left of each (rows: resources); None where the offer is not known
+    res = sorted({r for p in pods for r, _ in p.extended})
+    xfree: list[np.ndarray | None] = [
+        None if n.extended is None else np.zeros((len(res), 0), dtype=np.int64) for n in st.pools
+    ]
+    offer = [np.array([dict(n.extended or ()).get(r, 0) for r in res], dtype=np.int64)[:, None] for n in st.pools]
+    groups: dict[str, list[np.ndarray]] = {}  # group → per pool, the opened nodes holding a pod of it
+    where: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}  # type → (pool, nodes, pods on each)
+    for t in order:
+        p = pods[t]
+        rem = p.count
+        if rem <= 0:
+            continue
+        demand = (p.cpu, p.memory, 0, p.storage)
+        cap = p.per_node_cap
+        need = [(res.index(r), v) for r, v in p.extended]
+        # per pool, the pool caps its nodes count against, and what each cap has left of the type
+        sets = [frozenset(names) for names, _ in p.pool_caps]
+        caps_of = [[c for c, names in enumerate(sets) if n.name in names] for n in st.pools] if sets else None
+        cap_left = [most for _, most in p.pool_caps]
+        placed: list[tuple[int, np.ndarray, np.ndarray]] = []
+        for i, pool in enumerate(st.pools):
+            if rem == 0:
+                break
+            if not st.elig[t][i]:
+                continue
+            limit = min((cap_left[c] for c in caps_of[i]), default=None) if caps_of is not None else None
+            if limit == 0:
+                continue
+            f = free[i]
+            xf = xfree[i]
+            m = f.shape[1]
+            taken = 0
+            if m:
+                k = f[2].copy()
+                for d in (0, 1, 3):
+                    if demand[d]:
+                        np.minimum(k, f[d] // demand[d], out=k)
+                if xf is not None:
+                    for ri, v in need:
+                        np.minimum(k, xf[ri] // v, out=k)
+                if p.exclusive_group is not None and p.exclusive_group in groups:
+                    held = groups[p.exclusive_group][i]
+                    k[: len(held)][held] = 0
+                for u in st.conf[t]:
+                    for ui, nodes, _ in where.get(u, ()):
+                        if ui == i:
+                            k[nodes] = 0
+                if cap is not None:
+                    np.minimum(k, cap, out=k)
+                np.maximum(k, 0, out=k)
+                if limit is not None:  # the nodes in order take no more than the cap leaves
+                    k = np.diff(np.minimum(np.cumsum(k), limit), prepend=0)
+                upto = np.cumsum(k)
+                if upto[-1] <= rem:
+                    nodes = np.flatnonzero(k)
+                    counts = k[nodes]
+                    rem -= int(upto[-1])
+                else:
+                    last = int(np.searchsorted(upto, rem))  # the node where the running room reaches the pods
+                    nodes = np.flatnonzero(k[: last + 1])
+                    counts = k[nodes]
+                    counts[-1] -= int(upto[last]) - rem
+                    rem = 0
+                taken = int(counts.sum())
+                if len(nodes):
+                    placed.append((i, nodes, counts))
+            want = rem if limit is None else min(rem, limit - taken)
+            if want > 0 and st.spare[i] > 0:
+                r = empty_room(p, pool)
+                if r > 0:
+                    more = min(-(-want // r), st.spare[i])
+                    st.spare[i] -= more
+                    fresh = np.array(pool.allocatable, dtype=np.int64)[:, None]
+                    free[i] = np.concatenate([f, np.repeat(fresh, more, axis=1)], axis=1)
+                    if xf is not None:
+                        xfree[i] = np.concatenate([xf, np.repeat(offer[i], more, axis=1)], axis=1)
+                    extra = np.full(more, r, dtype=np.int64)
+                    extra[-1] = min(r, want - r * (more - 1))
+                    placed.append((i, np.arange(m, m + more), extra))
+                    rem -= int(extra.sum())
+                    taken += int(extra.sum())
+            for c in caps_of[i] if caps_of is not None else ():
+                cap_left[c] -= taken
+        for i, nodes, counts in placed:
+            f = free[i]
+            for d in (0, 1, 3):
+                if demand[d]:
+                    f[d, nodes] -= counts * demand[d]
+            f[2, nodes] -= counts
+            xf = xfree[i]
+            if xf is not None:
+                for ri, v in need:
+                    xf[ri, nodes] -= counts * v
+            if p.exclusive_group is not None:
+                per_pool = groups.setdefault(p.exclusive_group, [np.zeros(0, dtype=bool) for _ in range(n_pools)])
+                held = per_pool[i]
+                if len(held) < f.shape[1]:
+                    held = per_pool[i] = np.concatenate([held, np.zeros(f.shape[1] - len(held), dtype=bool)])
+                held[nodes] = True
+        where[t] = placed
+        unplaced[t] = rem
+    # back to the state's lists, pool by pool (a pool's opened nodes in the order opened)
+    start = []
+    for i, pool in enumerate(st.pools):
+        start.append(len(st.pool))
+        opened = free[i].shape[1]
+        st.pool += [i] * opened
+        st.content += [{} for _ in range(opened)]
+        xf = xfree[i]
+        if xf is None:
+            st.fx += [None] * opened
+        else:
+            other = {r: v for r, v in pool.extended or () if r not in res}
+            st.fx += [{r: int(xf[ri, j]) for ri, r in enumerate(res)} | other for j in range(opened)]
+    for d, out in enumerate((st.fc, st.fm, st.fp, st.fs)):
+        out[:] = [v for i in range(n_pools) for v in free[i][d].tolist()]
+    for t, placed in where.items():
+        g = pods[t].exclusive_group
+        for i, nodes, counts in placed:
+            for j, k in zip(nodes.tolist(), counts.tolist(), strict=True):
+                st.content[start[i] + j][t] = k
+                if g is not None:
+                    st.groups.setdefault(start[i] + j, set()).add(g)
+
+
 def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> None:
-    """First fit of each type in ``order``: every node in turn takes as many of its pods as fit
-    (then new template nodes, when ``st`` may open them). Computed per type over all nodes at once
+    """First fit of each type in ``order`` when opening template nodes: every node in turn takes as
+    many of its pods as fit, then new template nodes, while ``st`` may open them. Computed per type over all nodes at once
     (numpy), with the same result as visiting the nodes one by one: placing a type's pods on one
-    node changes no other node's room for that type."""
+    node changes no other node's room for that type. Template nodes lie in no zone: pool caps
+    do not apply (the least counts relax them)."""
     import numpy as np
 
     pods = st.pods
@@ -275,12 +470,6 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
         if cap is not None:
             np.minimum(k, cap, out=k)
         np.maximum(k, 0, out=k)
-        if p.pool_caps and tmpl is None:
-            # the nodes of a capped pool set (a zone), in order, take no more than its cap together
-            for names, zone_cap in p.pool_caps:
-                inside = np.flatnonzero(np.array([pl.name in names for pl in st.pools], dtype=bool)[pool_of[:n]])
-                if len(inside):
-                    k[inside] = np.diff(np.minimum(np.cumsum(k[inside]), zone_cap), prepend=0)
         # the nodes in order take all they can until the type's pods run out
         upto = np.cumsum(k)
         if n == 0 or upto[-1] <= rem:
@@ -336,7 +525,7 @@ def _fill_in_order(st: _State, order: Sequence[int], unplaced: list[int]) -> Non
             present[nodes] = True
         unplaced[t] = rem
     # back to the state's per-node lists
-    st._add(0, n - len(st.pool))
+    st.open(0, n - len(st.pool))
     st.fc, st.fm, st.fp, st.fs = (free[d, :n].tolist() for d in range(4))
     for j in range(n):
         if st.fx[j] is not None:  # (the nodes whose offer is known: xknown)
@@ -392,11 +581,12 @@ def dot_product(
     # (type, pool) → the index of the type's pool cap the pool's nodes count against (absent: none),
     # and per capped type what each of its caps has left
     capped = [t for t, p in enumerate(pods) if p.pool_caps]
+    cap_sets = {t: [frozenset(names) for names, _ in pods[t].pool_caps] for t in capped}
     cap_of = {
         (t, i): c
         for t in capped
         for i, n in enumerate(st.pools)
-        for c, (names, _) in enumerate(pods[t].pool_caps)
+        for c, names in enumerate(cap_sets[t])
         if n.name in names
     }
     cap_left = {t: [cap for _, cap in pods[t].pool_caps] for t in capped}
@@ -422,29 +612,9 @@ def dot_product(
         [group_ids.setdefault(p.exclusive_group, len(group_ids)) if p.exclusive_group else -1 for p in pods],
         dtype=np.int64,
     )
-    # Per pool, the runs (type, pods) of the last node computed. Every node starts empty, so a node
-    # of the same pool starts from the same free capacity and the same choices, among the types
-    # left, which are a subset of the types then left: as long as each type of those runs still has
-    # the pods they took, every choice is the same (the winner is still there; dropping a type that
-    # did not win changes no choice), and the node is filled the same way without computing it.
-    last: dict[int, list[tuple[int, int]]] = {}
-    j = 0
-    while rem.any():
-        if j == len(st.pool):
-            if not st.can_open():
-                break
-            st._add(0)
-        pattern = last.get(st.pool[j])
-        if pattern is not None and all(
-            rem[t] >= k and ((c := cap_of.get((t, st.pool[j]))) is None or cap_left[t][c] >= k)
-            for t, k in _totals(pattern).items()
-        ):
-            for t, k in pattern:
-                st.place(t, j, k)
-                rem[t] -= k
-            spend(st.pool[j], pattern)
-            j += 1
-            continue
+
+    def _fill_node(st: _State, j: int, rem: np.ndarray) -> list[tuple[int, int]]:
+        """Fill node j pod by pod (a run of one type at a time); the runs (type, pods) placed."""
         runs: list[tuple[int, int]] = []
         free = np.array([st.fc[j], st.fm[j], st.fp[j], st.fs[j]], dtype=np.int64)
         left = st.fx[j]
@@ -491,12 +661,48 @@ def dot_product(
             placed_here[t] += run
             if st.conf[t]:
                 allowed[list(st.conf[t])] = False
-        if template is not None and not st.content[j]:
-            break  # a fresh node took nothing: the rest never fits
-        spend(st.pool[j], runs)
-        if runs:
-            last[st.pool[j]] = runs
-        j += 1
+        return runs
+
+    # Per pool, the runs (type, pods) of the last node computed. Every node starts empty, so a node
+    # of the same pool starts from the same free capacity and the same choices, among the types
+    # left, which are a subset of the types then left: as long as each type of those runs still has
+    # the pods they took (and its pool cap that many left), every choice is the same (the winner is
+    # still there; dropping a type that did not win changes no choice), and the node is filled the
+    # same way without computing it. Nodes are filled in the pools' order, each opened from its
+    # pool's count of unopened nodes when its turn comes. In fixed pools a node that takes nothing
+    # is given back: every later node of its pool is alike (the same free capacity and extended
+    # resources) and takes nothing either, so the pool's rest stays a count.
+    last: dict[int, list[tuple[int, int]]] = {}
+    for i in range(len(st.pools)):
+        while rem.any() and st.spare[i] > 0:
+            pattern = last.get(i)
+            if pattern is not None:
+                totals = _totals(pattern)
+                times = min(
+                    [
+                        st.spare[i],
+                        *(int(rem[t]) // k for t, k in totals.items()),
+                        *(cap_left[t][c] // k for t, k in totals.items() if (c := cap_of.get((t, i))) is not None),
+                    ]
+                )
+                if times > 0:
+                    for _ in range(times):
+                        j = st.open(i)
+                        for t, k in pattern:
+                            st.place(t, j, k)
+                    for t, k in totals.items():
+                        rem[t] -= k * times
+                    spend(i, [(t, k * times) for t, k in totals.items()])
+                    continue
+            j = st.open(i)
+            runs = _fill_node(st, j, rem)
+            if not runs:
+                if template is not None:
+                    break  # a fresh node took nothing: the rest never fits
+                st.close_last()
+                break
+            spend(i, runs)
+            last[i] = runs
     return st.result("dot-product", [int(r) for r in rem])
 
 

@@ -8,8 +8,11 @@ the loader's model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import overload
 
 __all__ = [
     "DIMS",
@@ -24,6 +27,10 @@ __all__ = [
     "NodeType",
     "Problem",
     "NodeResult",
+    "EmptyNodes",
+    "NodeList",
+    "NodeNames",
+    "node_runs",
     "Bound",
     "PackResult",
     "MinNodes",
@@ -331,6 +338,197 @@ class NodeResult:
 
 
 @dataclass(frozen=True)
+class EmptyNodes:
+    """``count`` empty nodes of one pool, numbered ``start`` on: a pool's nodes that hold nothing,
+    kept as a count."""
+
+    pool: str
+    vm_class: str
+    start: int
+    count: int
+    allocatable: Vec
+
+    def node(self, i: int) -> NodeResult:
+        return NodeResult(self.pool, self.start + i, self.vm_class, (), (0, 0, 0, 0), self.allocatable)
+
+    def name(self, i: int) -> str:
+        return f"{self.pool}-{self.start + i}"
+
+
+class NodeList(Sequence[NodeResult]):
+    """The nodes of a placement in order: the nodes that hold pods, each a :class:`NodeResult`,
+    and runs of empty nodes, each one :class:`EmptyNodes` whatever its count. Indexing and
+    iterating give a :class:`NodeResult` per node (an empty one made when asked for); ``parts``
+    gives the runs themselves, for sums that need not visit every empty node."""
+
+    __slots__ = ("parts", "_ends")
+
+    def __init__(self, parts: Iterable[NodeResult | EmptyNodes] = ()) -> None:
+        self.parts: tuple[NodeResult | EmptyNodes, ...] = tuple(
+            p for p in parts if not isinstance(p, EmptyNodes) or p.count > 0
+        )
+        self._ends = list(accumulate(p.count if isinstance(p, EmptyNodes) else 1 for p in self.parts))
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    @overload
+    def __getitem__(self, i: int) -> NodeResult: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[NodeResult, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> NodeResult | tuple[NodeResult, ...]:
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(len(self))))
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("node index out of range")
+        at = bisect_right(self._ends, i)
+        part = self.parts[at]
+        if isinstance(part, EmptyNodes):
+            return part.node(i - (self._ends[at] - part.count))
+        return part
+
+    def __iter__(self) -> Iterator[NodeResult]:
+        for part in self.parts:
+            if isinstance(part, EmptyNodes):
+                for i in range(part.count):
+                    yield part.node(i)
+            else:
+                yield part
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(self) != len(other):
+            return False
+        if isinstance(other, NodeList) and self.parts == other.parts:
+            return True
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        # equal lists have the same length and the same nodes with pods in order, however their
+        # empty nodes are kept (one by one or as runs)
+        return hash((len(self), tuple(p for p in self.parts if isinstance(p, NodeResult) and p.pods)))
+
+    def __repr__(self) -> str:
+        return f"NodeList({list(self.parts)!r})"
+
+    @property
+    def placed(self) -> tuple[NodeResult, ...]:
+        """The nodes kept one by one (those that hold pods, and any empty one a solver placed
+        before a fuller one)."""
+        return tuple(p for p in self.parts if isinstance(p, NodeResult))
+
+    def free_total(self) -> tuple[int, int]:
+        """Free CPU and memory summed over every node (a run counted once, times its count)."""
+        cpu = mem = 0
+        for p in self.parts:
+            if isinstance(p, EmptyNodes):
+                cpu += p.allocatable[0] * p.count
+                mem += p.allocatable[1] * p.count
+            else:
+                f = p.free
+                cpu += f[0]
+                mem += f[1]
+        return cpu, mem
+
+    def allocatable_total(self) -> tuple[int, int]:
+        """Allocatable CPU and memory summed over every node."""
+        cpu = mem = 0
+        for p in self.parts:
+            k = p.count if isinstance(p, EmptyNodes) else 1
+            cpu += p.allocatable[0] * k
+            mem += p.allocatable[1] * k
+        return cpu, mem
+
+
+def node_runs(nodes: Sequence[NodeResult]) -> Iterator[tuple[NodeResult, int]]:
+    """The nodes as (node, how many alike): a :class:`NodeList`'s run of empty nodes once, with its
+    count; every other node with 1."""
+    if not isinstance(nodes, NodeList):
+        for n in nodes:
+            yield n, 1
+        return
+    for part in nodes.parts:
+        if isinstance(part, EmptyNodes):
+            yield part.node(0), part.count
+        else:
+            yield part, 1
+
+
+class NodeNames(Sequence[str]):
+    """Node names in order, a run of empty nodes (:class:`EmptyNodes`) kept as one entry."""
+
+    __slots__ = ("parts", "_ends", "_names", "_runs")
+
+    def __init__(self, parts: Iterable[str | EmptyNodes] = ()) -> None:
+        self.parts: tuple[str | EmptyNodes, ...] = tuple(
+            p for p in parts if not isinstance(p, EmptyNodes) or p.count > 0
+        )
+        self._ends = list(accumulate(p.count if isinstance(p, EmptyNodes) else 1 for p in self.parts))
+        self._names = frozenset(p for p in self.parts if isinstance(p, str))
+        self._runs: dict[str, list[EmptyNodes]] = {}
+        for p in self.parts:
+            if isinstance(p, EmptyNodes):
+                self._runs.setdefault(p.pool, []).append(p)
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(len(self))))
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("node index out of range")
+        at = bisect_right(self._ends, i)
+        part = self.parts[at]
+        if isinstance(part, EmptyNodes):
+            return part.name(i - (self._ends[at] - part.count))
+        return part
+
+    def __iter__(self) -> Iterator[str]:
+        for part in self.parts:
+            if isinstance(part, EmptyNodes):
+                for i in range(part.count):
+                    yield part.name(i)
+            else:
+                yield part
+
+    def __contains__(self, name: object) -> bool:
+        if name in self._names:
+            return True
+        if not isinstance(name, str):
+            return False
+        pool, _, index = name.rpartition("-")
+        if not index.isdigit():
+            return False
+        return any(r.start <= int(index) < r.start + r.count for r in self._runs.get(pool, ()))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(self) != len(other):
+            return False
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        # equal sequences have the same length, first and last name, however a run is kept
+        return hash((len(self), self[0], self[-1]) if len(self) else 0)
+
+    def __repr__(self) -> str:
+        return f"NodeNames({list(self.parts)!r})"
+
+
+@dataclass(frozen=True)
 class Bound:
     """A lower-bound certificate: ``needed`` nodes (or capacity) against ``available``.
 
@@ -365,7 +563,7 @@ class PackResult:
 
     feasible: bool | None
     proof: str
-    nodes: tuple[NodeResult, ...]
+    nodes: Sequence[NodeResult]  # a NodeList from pack(): empty nodes are runs
     unplaced: tuple[tuple[str, int], ...] = ()
     bounds: tuple[Bound, ...] = ()
     lower_bound: int | None = None
@@ -419,7 +617,7 @@ class Stranded:
 
     cpu: int
     memory: int
-    nodes: tuple[str, ...]  # names of nodes whose free capacity is stranded
+    nodes: Sequence[str]  # names of nodes whose free capacity is stranded (NodeNames: runs kept whole)
     free_cpu: int
     free_memory: int
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..quantity import format_cpu, format_memory
 from ..words import plural
 from .engine import Analysis
-from .model import UNBOUNDED, Bound, NodeType
+from .model import UNBOUNDED, Bound, EmptyNodes, NodeList, NodeType
 
 if TYPE_CHECKING:
     from .adapter import PackInputs
@@ -224,17 +224,38 @@ def _cpus(millicores: int) -> str:
 
 def pool_summary(a: Analysis) -> list[str]:
     """One line per pool: the nodes the placement uses, how full they are, what is stranded."""
-    stranded = set(a.stranded.nodes)
+    stranded = a.stranded.nodes
+    parts = a.fit.nodes.parts if isinstance(a.fit.nodes, NodeList) else tuple(a.fit.nodes)
+    # per pool: nodes used, CPU used and allocatable, memory used and allocatable, and the nodes
+    # stranded with their free CPU and memory; a run of empty nodes counted at once
+    sums: dict[str, list[int]] = {}
+    for part in parts:
+        s = sums.setdefault(part.pool, [0] * 8)
+        if isinstance(part, EmptyNodes):
+            k = part.count
+            s[2] += part.allocatable[0] * k
+            s[4] += part.allocatable[1] * k
+            if part.name(0) in stranded:  # a run is stranded whole or not at all
+                s[5] += k
+                s[6] += part.allocatable[0] * k
+                s[7] += part.allocatable[1] * k
+            continue
+        s[0] += 1 if part.pods else 0
+        s[1] += part.used[0]
+        s[2] += part.allocatable[0]
+        s[3] += part.used[1]
+        s[4] += part.allocatable[1]
+        if part.name in stranded:
+            s[5] += 1
+            s[6] += part.free[0]
+            s[7] += part.free[1]
     lines = []
     for pool in a.pools:
-        nodes = [n for n in a.fit.nodes if n.pool == pool.name]
-        used = sum(1 for n in nodes if n.pods)
-        cpu = (sum(n.used[0] for n in nodes), sum(n.allocatable[0] for n in nodes))
-        mem = (sum(n.used[1] for n in nodes), sum(n.allocatable[1] for n in nodes))
-        lost = [n for n in nodes if n.name in stranded]
+        used, cpu_used, cpu_all, mem_used, mem_all, lost, lost_cpu, lost_mem = sums.get(pool.name, [0] * 8)
+        cpu = (cpu_used, cpu_all)
+        mem = (mem_used, mem_all)
         lost_text = (
-            f"stranded {_cpus(sum(n.free[0] for n in lost))} CPU, "
-            f"{format_memory(sum(n.free[1] for n in lost), exact=False)} on {plural(len(lost), 'node')}"
+            f"stranded {_cpus(lost_cpu)} CPU, {format_memory(lost_mem, exact=False)} on {plural(lost, 'node')}"
             if lost
             else "nothing stranded"
         )
@@ -298,7 +319,7 @@ def to_text(a: Analysis, *, verbose: bool = False, budget: float | None = None) 
     lines.extend(pool_summary(a))
     lines.append("")
     listed = verbose or len(fit.nodes) <= NODES_LISTED
-    w = max([len(n.name) for n in fit.nodes] + [4])
+    w = max([len(n.name) for n in fit.nodes] + [4]) if listed else 4
     if listed:
         lines.append(f"{'node':<{w}}  {'pods':>4}  {'CPU used':<36}  memory used")
     else:

@@ -53,7 +53,7 @@ from ..findings import Finding
 from ..options import Option
 from ..packing.bounds import certificates, pod_fits
 from ..packing.engine import pack
-from ..packing.model import NodeResult, NodeType, PodType, Problem
+from ..packing.model import NodeResult, NodeType, PodType, Problem, node_runs
 from ..packing.rules_support import (
     PackingFacts,
     per_cluster,
@@ -82,7 +82,8 @@ PROBES = 8  # packings per workload at most (a binary search between the placed 
 
 def room(p: PodType, node: NodeResult, pool: NodeType, others: dict[str, PodType]) -> int:
     """How many more pods of ``p`` the node of a placement takes without moving any pod: its free
-    capacity, the per-node cap, and no conflicting pod (anti-affinity, host port) on it."""
+    capacity, the extended resources its pods leave, the per-node cap, and no conflicting pod
+    (anti-affinity, host port) on it."""
     if not p.allowed_on(pool) or not pod_fits(p, pool):
         return 0
     here = dict(node.pods)
@@ -98,6 +99,12 @@ def room(p: PodType, node: NodeResult, pool: NodeType, others: dict[str, PodType
     for dem, cap in zip(p.demand, free, strict=True):
         if dem:
             k = min(k, cap // dem)
+    if p.extended and pool.extended is not None:  # the extended resources the node's pods leave
+        left = dict(pool.extended)
+        for name, n in here.items():
+            for r, v in q.extended if (q := others.get(name)) is not None else ():
+                left[r] = left.get(r, 0) - v * n
+        k = min(k, *(left.get(r, 0) // v for r, v in p.extended))
     if p.per_node_cap is not None:
         k = min(k, p.per_node_cap - here.get(p.name, 0))
     return max(k, 0)
@@ -161,7 +168,9 @@ def _check(facts: PackingFacts, budget: float) -> Iterator[Finding]:
         scaler = w.autoscaler
         # beside the placement found, without moving a pod: a count that certainly runs
         placed = p.count + sum(
-            room(p, n, pool, by_name) for n in a.fit.nodes if (pool := _pool(inputs.pools, n.pool)) is not None
+            room(p, n, pool, by_name) * alike
+            for n, alike in node_runs(a.fit.nodes)  # a run of empty nodes: one node's room, times its count
+            if (pool := _pool(inputs.pools, n.pool)) is not None
         )
         if placed >= scaler.max_replicas:
             continue

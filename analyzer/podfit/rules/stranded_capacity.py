@@ -56,8 +56,9 @@ def _check(facts: PackingFacts, percent: int) -> Iterator[Finding]:
     a = facts.analysis
     if a is None or not a.fit.feasible or advice_withheld(facts.inputs):
         return
-    total_cpu = sum(n.allocatable[0] for n in a.fit.nodes)
-    total_mem = sum(n.allocatable[1] for n in a.fit.nodes)
+    # every node of the pools is in the placement: their allocatable, pool by pool
+    total_cpu = sum(p.allocatable[0] * p.count for p in a.pools)
+    total_mem = sum(p.allocatable[1] * p.count for p in a.pools)
     s = a.stranded
     if not (s.cpu * 100 > percent * total_cpu or s.memory * 100 > percent * total_mem):
         return
