@@ -310,13 +310,13 @@ spec:
             "1.35",
             8,
             "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: 'many'}\n",
-            "not a whole number",
+            "PF213 'many' is not a whole number",
         ),
         (
             "1.30",
             8,
             "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n",
-            "does not exist in Kubernetes 1.30",
+            "PF213 does not exist in Kubernetes 1.30",
         ),
         (
             "1.33",
@@ -329,7 +329,7 @@ spec:
             8,
             "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n"
             "featureGates: {TopologyManagerPolicyBetaOptions: false}\n",
-            "TopologyManagerPolicyBetaOptions is off",
+            "PF213 the feature gate TopologyManagerPolicyBetaOptions is off",
         ),
         (
             "1.35",
@@ -347,9 +347,123 @@ def test_pf206_topology_manager_numa_node_limit(tmp_path, version, numa_per_sock
     f, _ = _kubelet(tmp_path, "cpuManagerPolicy: none\n" + body)
     p = tmp_path / "snc.yaml"
     p.write_text(SNC_PLATFORM % (version, numa_per_socket))
-    found = run(f, "--rule", "PF206", platform=p)
+    found = run(f, "--rule", "PF206", "--rule", "PF213", platform=p)
     if refused is None:
         assert found == []
+    elif refused.startswith("PF213 "):  # the kubelet refuses the option itself: PF213's, not PF206's
+        ((rule, _, message),) = found
+        assert rule == "PF213" and refused[6:] in message and "the kubelet refuses to start" in message
     else:
         ((rule, _, message),) = found
         assert rule == "PF206" and refused in message and "the kubelet does not start" in message
+
+
+@pytest.mark.parametrize(
+    ("version", "body", "message"),
+    [
+        # KEP-3545: prefer-closest-numa-nodes beta 1.28 (gate on by default), GA 1.32
+        ("1.31", "featureGates: {TopologyManagerPolicyBetaOptions: false}\n", "is beta in Kubernetes 1.31"),
+        ("1.32", "featureGates: {TopologyManagerPolicyBetaOptions: false}\n", None),
+        ("1.31", "", None),
+        # alpha gate off by default; the option's own gate: off means no options at all
+        ("1.31", "featureGates: {TopologyManagerPolicyOptions: false}\n", "with the feature gate"),
+        ("1.37", "", None),
+    ],
+)
+def test_pf213_prefer_closest_numa_nodes_by_version(tmp_path, version, body, message):
+    f, p = _kubelet(
+        tmp_path,
+        body + "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {prefer-closest-numa-nodes: 'true'}\n",
+        version,
+    )
+    found = run(f, "--rule", "PF213", platform=p)
+    if message is None:
+        assert found == []
+    else:
+        ((rule, _, text),) = found
+        assert rule == "PF213" and message in text and text.endswith("the kubelet refuses to start")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("8", None),
+        ("+9", None),
+        ("64", None),
+        ("7", "7 is less than 8"),
+        (" 9", "not a whole number"),
+        ("9.0", "not"),
+        ("9" * 20, "out of the range"),
+    ],
+)
+def test_pf213_max_allowable_numa_nodes_value(tmp_path, value, message):
+    """strconv.Atoi, then at least defaultMaxAllowableNUMANodes (8)."""
+    f, p = _kubelet(
+        tmp_path,
+        f"topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions: {{max-allowable-numa-nodes: '{value}'}}\n",
+        "1.35",
+    )
+    found = run(f, "--rule", "PF213", platform=p)
+    assert (found == []) if message is None else (message in found[0][2] and len(found) == 1)
+
+
+def test_pf213_unknown_option_and_policy_none(tmp_path):
+    body = "topologyManagerPolicyOptions: {prefer-closest-numa-node: 'true'}\n"
+    f, p = _kubelet(tmp_path, "topologyManagerPolicy: single-numa-node\n" + body, "1.35")
+    ((_, _, text),) = run(f, "--rule", "PF213", platform=p)
+    assert "unknown Topology Manager policy option 'prefer-closest-numa-node'" in text
+    assert "max-allowable-numa-nodes, prefer-closest-numa-nodes" in text
+    f, p = _kubelet(tmp_path, "topologyManagerPolicy: none\n" + body, "1.35")  # NewManager returns first
+    assert run(f, "--rule", "PF213", platform=p) == []
+
+
+def test_pf213_unquoted_value_is_pf902s(tmp_path):
+    """An unquoted number does not decode into map[string]string: the file does not load (PF902)."""
+    f, p = _kubelet(
+        tmp_path,
+        "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: 4}\n",
+        "1.35",
+    )
+    assert run(f, "--rule", "PF213", platform=p) == []
+
+
+def test_pf206_leaves_a_refused_option_to_pf213(tmp_path):
+    f, _ = _kubelet(
+        tmp_path, "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '4'}\n"
+    )
+    p = tmp_path / "snc.yaml"
+    p.write_text(SNC_PLATFORM % ("1.35", 1))  # 2 NUMA nodes: fine, were the option accepted
+    assert [x[0] for x in run(f, "--rule", "PF206", "--rule", "PF213", platform=p)] == ["PF213"]
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("1.32", "cpuManagerPolicyOptions is set with the feature gate CPUManagerPolicyOptions off"),
+        ("1.33", "the feature gate CPUManagerPolicyOptions is set off, but it is locked on in Kubernetes 1.33"),
+    ],
+)
+def test_pf207_options_gate_off(tmp_path, version, message):
+    """cmd/kubelet/app/server.go: options need CPUManagerPolicyOptions, whatever the policy; GA
+    and locked on from 1.33."""
+    f, p = _kubelet(
+        tmp_path,
+        "featureGates: {CPUManagerPolicyOptions: false}\ncpuManagerPolicy: none\n"
+        "cpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n",
+        version,
+    )
+    ((rule, _, text),) = run(f, "--rule", "PF207", platform=p)
+    assert rule == "PF207" and message in text
+
+
+def test_a_gate_that_is_no_boolean_sets_nothing(tmp_path):
+    """featureGates is a map of booleans: "false" quoted does not decode (PF902), so it is no gate
+    turned off for PF207 and PF213."""
+    f, p = _kubelet(
+        tmp_path,
+        "featureGates: {TopologyManagerPolicyBetaOptions: 'false', CPUManagerPolicyOptions: [0]}\n"
+        "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n"
+        "cpuManagerPolicy: static\ncpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n",
+        "1.33",
+    )
+    assert run(f, "--rule", "PF207", "--rule", "PF213", platform=p) == []

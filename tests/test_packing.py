@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -188,6 +189,30 @@ def test_stranded_and_headroom():
     h = headroom(pods, r.nodes, 100)
     assert (h.burst_cpu, h.needed_cpu, h.free_cpu, h.ok) == (1000, 1000, 3000, True)
     assert headroom(pods, r.nodes, 50).needed_cpu == 500
+
+
+def test_device_pods_burst_only_on_the_nodes_offering_the_device():
+    """Pods asking for a GPU run only on GPU nodes: their burst must fit the free capacity there,
+    whatever the CPU nodes have free (the cluster-wide sum alone says ok)."""
+    gpu = (("nvidia.com/gpu", 1),)
+    pods = (PodType("infer", 6000, 8 * GI, count=2, cpu_limit=12000, memory_limit=8 * GI, extended=gpu),)
+    pools = (
+        NodeType("cpu", "c", 3, 15000, 60 * GI, 110, extended=()),
+        NodeType("gpu", "g", 1, 15000, 60 * GI, 110, extended=(("nvidia.com/gpu", 2),)),
+    )
+    r = pack(Problem(pods, pools))
+    assert r.feasible
+    h = headroom(pods, r.nodes, 100, pools)
+    assert h.cluster_ok and (h.needed_cpu, h.free_cpu) == (12000, 48000)
+    (d,) = h.devices
+    assert (d.resource, d.pods, d.nodes, d.needed_cpu, d.free_cpu, d.ok) == ("nvidia.com/gpu", 2, 1, 12000, 3000, False)
+    assert not h.ok
+    # limits of 7.5 CPUs: 3 CPUs of burst, which the GPU node has free
+    pods = (dataclasses.replace(pods[0], cpu_limit=7500),)
+    h = headroom(pods, pack(Problem(pods, pools)).nodes, 100, pools)
+    assert h.devices[0].ok and h.ok
+    # without the pools (what each offers unknown) every node may take them: the cluster-wide sum
+    assert headroom(pods, r.nodes, 100).devices[0].nodes == 4
 
 
 def test_budget_exhausted_is_never_reported_as_a_fact():

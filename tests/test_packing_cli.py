@@ -440,3 +440,22 @@ def test_pack_default_budget_is_2s_and_an_unproven_count_is_a_range():
     lines = _least(A(), 2.0)  # only min_nodes and zonal are read
     assert lines[0] == "Least nodes per VM class: c 10–12, d 3"
     assert "proven to lie in it; the search stopped within 2 s, --time-budget searches longer" in lines[1]
+
+
+@pytest.mark.parametrize("name", ["fail_gpu_pods_burst_on_gpu_nodes", "pass_gpu_pods_burst_fits_gpu_nodes"])
+def test_gpu_pods_burst_on_the_gpu_nodes_alone(name):
+    """PF603 checks the burst of the pods asking for a GPU against the GPU nodes' free capacity:
+    45 CPUs free on the CPU nodes do not help them."""
+    folder = ROOT / "testdata" / "PF603" / name
+    args = ["check", folder / "deploy", "--platform", folder / "platform.yaml", "--rule", "PF603"]
+    res = run([*args, "--format", "json", "--fail-on", "never"])
+    assert res.exit_code == 0, res.output
+    hits = [f for f in json.loads(res.stdout)["findings"] if f["rule"] == "PF603"]
+    if name.startswith("pass_"):
+        assert hits == []
+        return
+    ((f,),) = [hits]
+    assert f["message"].startswith("no burst headroom for the 2 pods asking for nvidia.com/gpu")
+    assert "(CPU 12 needed, 3 free)" in f["message"]
+    assert (f["details"]["resource"], f["details"]["nodes"], f["details"]["free_cpu"]) == ("nvidia.com/gpu", 1, 3000)
+    assert f["line"] == 13  # the gpu pool of the platform

@@ -831,3 +831,20 @@ def test_the_kubelet_schema_is_its_generators_output_and_takes_every_field():
     errors = list(jsonschema.Draft202012Validator(json.loads(KUBELET_SCHEMA.read_text())).iter_errors(doc))
     assert [e.message for e in errors] == []
     assert SchemaSet().validate(doc) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'cpuManagerPolicyOptions: {full-pcpus-only: {x: 1}, 7: "true"}\n',
+        "featureGates: {A: [1], 3: true}\n",
+    ],
+)
+def test_an_integer_key_beside_a_violation_is_a_finding(tmp_path, body):
+    """The validator may pass over an integer key in is_valid and meet it in iter_errors: both
+    run on the JSON form then, and the violation is reported."""
+    f = tmp_path / "kubelet.yaml"
+    f.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n" + body)
+    code, report = check_json([str(f)])
+    assert code == 1 and [x["rule"] for x in report["findings"]] == ["PF902"]
+    assert report["findings"][0]["line"] == 3

@@ -96,44 +96,52 @@ the latest release below and say so in their findings. A cell gives the stage in
 whether the gate or option is on when nothing sets it; "–" means it does not exist yet (the kubelet
 refuses an unknown gate or option).
 
-Rules reading the table: PF207 (CPU Manager options and their gates), PF202 and PF203
+Rules reading the table: PF207 (CPU Manager options and their gates), PF213 (Topology Manager
+options and their gates, the same check: podfit.kubelet_options), PF202 and PF203
 (DisableCPUQuotaWithExclusiveCPUs: no CFS quota for exclusive CPUs; CustomCPUCFSQuotaPeriod: a
-cpuCFSQuotaPeriod other than 100 ms, refused without it), PF206 (`max-allowable-numa-nodes` and
-its TopologyManagerPolicyBetaOptions gate: the Topology Manager on more NUMA nodes than it allows),
+cpuCFSQuotaPeriod other than 100 ms, refused without it), PF206 (`max-allowable-numa-nodes`: the
+Topology Manager on more NUMA nodes than it allows),
 PF210 and PF211 (InPlacePodVerticalScaling, InPlacePodVerticalScalingExclusiveCPUs/-Memory, the
 1.34 memory-limit behaviour, resizePolicy on init containers from 1.33), PF101, PF102 and PF212
-(DRANodeAllocatableResources: CPU and memory from a DRA claim; DynamicResourceAllocation).
+(DRANodeAllocatableResources: CPU and memory from a DRA claim; DynamicResourceAllocation), PF111
+(NodeSwap and the swap-behaviour-no-swap behaviour: whether LimitedSwap is in force), PF214
+(NodeSwap and the swapBehavior values each release accepts).
 """
 
 KUBERNETES_NOT_MODELLED = """\
 ### Not modelled yet
 
 - Extended resources (GPUs, `nvidia.com/gpu`) are counted where node pools state them
-  (`allocatable`, read by `platform import`): packing, PF303, PF601 and PF604 (see
-  docs/packing.md). A VM class that no pool of the platform uses offers none that podfit knows of;
+  (`allocatable`, read by `platform import`): packing, PF303, PF601, PF602, PF603 (the burst of
+  the pods asking for a device against the nodes offering it) and PF604 (see docs/packing.md). A VM class that no pool of the platform uses offers none that podfit knows of;
   hugepages are not modelled.
 - Dynamic Resource Allocation: claims are recognised (PF212 names each, with the device classes of
   the ResourceClaims and ResourceClaimTemplates among the inputs) but not sized: packing counts
   neither their devices nor the CPU or memory a claim provides (KEP-5517).
 - Rows of the table that no rule reads yet, known but not modelled:
-  - `prefer-closest-numa-nodes` (and its gates TopologyManagerPolicyOptions,
-    TopologyManagerPolicyAlphaOptions): it changes which hint the Topology Manager prefers, not
-    whether a pod is admitted, so no verdict depends on it; an unavailable Topology Manager option
-    is not reported the way PF207 reports CPU Manager options (only `max-allowable-numa-nodes`,
-    through PF206).
-  - CPUManagerPolicyOptions and SidecarContainers: on in every release podfit knows (1.29 on);
-    podfit reads cpuManagerPolicyOptions and runs sidecars as such whatever the gates say, so a
-    gate turned off before it locked is not modelled.
+  - `prefer-closest-numa-nodes`: PF213 says where the kubelet refuses it, but which hint the
+    Topology Manager prefers with it (the closest NUMA nodes) does not decide whether a pod is
+    admitted, so no other verdict depends on it.
+  - SidecarContainers: on in every release podfit knows (1.29 on); podfit runs sidecars as such
+    whatever the gate says, so the gate turned off before it locked is not modelled.
   - PodLevelResources: `spec.resources` is read in every release (the API server drops it with the
     gate off; podfit does not).
   - PodLevelResourceManagers (KEP-5526) and InPlacePodLevelResourcesVerticalScaling (KEP-5419):
     the CPU, Memory and Topology Managers' handling of pod-level resources, and resizing them in
     place, are not modelled (PF206 and PF211 judge containers).
-  - NodeSwap (GA 1.34): with `memorySwap.swapBehavior: LimitedSwap` a Burstable container that
-    reaches its memory limit swaps (its share of the node's swap, by its memory request) before it
-    is OOM-killed; podfit reads neither the node's swap nor the setting, and its memory findings
-    assume no swap.
-  - MemoryQoS (alpha): memory.high throttling below the memory limit (cgroup v2) is not modelled.
+  - NodeSwap (GA 1.34): PF111 reads `memorySwap.swapBehavior` from a KubeletConfiguration (unset:
+    NoSwap from 1.30, LimitedSwap before with the gate on); with LimitedSwap in force a container of
+    a Burstable pod, not critical, whose memory request differs from its limit may swap up to its
+    request's share of the node's swap, and PF111's finding says so (its verdict and severity stay:
+    swap slows a container without a limit, it does not bound it). PF214 reports the `memorySwap`
+    the kubelet refuses (NodeSwap off, a value its release does not accept). Not modelled: the
+    nodes' swap size (so no amount is given) and whether they have swap and cgroup v2; swap at a
+    memory limit (a container at its limit pages out before the OOM killer acts, so PF107's "OOM
+    kills" are first major page faults); the kubelet exiting on a node with swap and `failSwapOn`
+    true.
+  - MemoryQoS (alpha, off by default): with it on, the kubelet sets memory.high (cgroup v2) below
+    the memory limit (`memoryThrottlingFactor`, 0.9 by default) and the kernel reclaims, slowing
+    the container, before it reaches the limit; not modelled.
 """
 
 

@@ -54,7 +54,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from . import kubeversions, schemas_k8s
+from . import kubelet_options, kubeversions, schemas_k8s
 from .clusters import cluster_objects, node_pools_from_objects
 from .findings import Finding
 from .loader import STDIN_NAME
@@ -136,6 +136,7 @@ def duration_us(text: object) -> int | None:
 DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS = "DisableCPUQuotaWithExclusiveCPUs"
 CUSTOM_CFS_PERIOD_GATE = "CustomCPUCFSQuotaPeriod"  # a cpuCFSQuotaPeriod other than 100ms needs it on
 DRA_NODE_ALLOCATABLE = "DRANodeAllocatableResources"
+NODE_SWAP = "NodeSwap"  # memorySwap.swapBehavior is read (and may be set at all) with it on
 # CPU Manager static policy options: (first version, stage) steps. The kubelet refuses to start on an
 # unknown option, on an alpha one unless CPUManagerPolicyAlphaOptions is on (off by default), on a
 # beta one when CPUManagerPolicyBetaOptions is off (on by default), and on the pairs below.
@@ -156,17 +157,8 @@ OPTION_GATES = {
 
 def cpu_manager_option_stage(name: str, version: tuple[int, int] | None) -> str | None:
     """ "alpha", "beta", "GA" for the version (the latest stage when the version is unknown), "absent"
-    before the option existed, None for a name the kubelet does not know."""
-    steps = CPU_MANAGER_OPTIONS.get(name)
-    if steps is None:
-        return None
-    if version is None:
-        return steps[-1][1]
-    stage = "absent"
-    for since, st in steps:
-        if version >= since:
-            stage = st
-    return stage
+    before the option existed, None for a name the kubelet does not know (podfit.kubelet_options)."""
+    return kubelet_options.option_stage(kubelet_options.CPU_MANAGER, name, version)
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
@@ -206,6 +198,25 @@ class KubeletFacts:
     # kubelet refuses to start (ValidateKubeletConfiguration), so cfs_period_us stays the default
     cfs_period_refused_us: int | None = None
     topology_manager_policy_options: tuple[tuple[str, str], ...] = ()  # a KubeletConfiguration's
+    # a KubeletConfiguration's memorySwap.swapBehavior; None when none states it (the kubelet's
+    # default, NoSwap: no container swaps, whatever swap the node has)
+    swap_behavior: str | None = None
+
+    @property
+    def limited_swap(self) -> bool:
+        """memorySwap.swapBehavior LimitedSwap with the NodeSwap gate on (GA 1.34): on nodes with
+        swap and cgroup v2, the containers of Burstable pods (not critical) whose memory request
+        differs from their limit may swap, each up to its request's share of the node's swap
+        (pkg/kubelet/kuberuntime/kuberuntime_container_linux.go GetContainerSwapBehavior)."""
+        return self.effective_swap_behavior == "LimitedSwap" and self.feature(NODE_SWAP) is not False
+
+    @property
+    def effective_swap_behavior(self) -> str:
+        """memorySwap.swapBehavior as the kubelet reads it: as stated, else its default for the
+        version (NoSwap from 1.30, LimitedSwap before: podfit.kubeversions' swap-behaviour-no-swap)."""
+        if self.swap_behavior is not None:
+            return self.swap_behavior
+        return "NoSwap" if kubeversions.behaviour("swap-behaviour-no-swap", self.version) else "LimitedSwap"
 
     @property
     def policy(self) -> str:
@@ -274,6 +285,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
     topology, scope, memory = "none", "container", "None"
     topology_options: tuple[tuple[str, str], ...] = ()
     cfs_quota, cfs_period, refused = True, CFS_PERIOD_US, None
+    swap: str | None = None
     for o in objects:
         if is_kubelet_configuration(o):
             raw = o.raw
@@ -291,6 +303,9 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
             if isinstance(topts, Mapping):
                 topology_options = tuple(sorted((str(k), str(v)) for k, v in topts.items()))
             memory = str(raw.get("memoryManagerPolicy") or "None")
+            mswap = raw.get("memorySwap")
+            if isinstance(mswap, Mapping) and isinstance(mswap.get("swapBehavior"), str):
+                swap = mswap["swapBehavior"] or None  # "" is the default, NoSwap
             cfs_quota = raw.get("cpuCFSQuota") is not False
             period = duration_us(raw.get("cpuCFSQuotaPeriod"))
             # the kubelet refuses a period outside 1 ms to 1 s (validation.go); keep the default then
@@ -323,6 +338,7 @@ def kubelet_facts(platform: Platform, objects: Sequence[K8sObject]) -> KubeletFa
         cfs_period,
         refused,
         topology_options,
+        swap_behavior=swap,
     )
 
 
@@ -859,7 +875,8 @@ def facts_data(
                       "vm_classes": {name: {"cpus", "memory", "reserved"}},
                       "node_pools": [{"name", "cluster", "role", "vm_class", "count"}],
                       "kubelet": {"cpu_manager_policy", "cpu_manager_policy_known", "version": [major, minor],
-                                  "exclusive_cpus_without_quota", "dra_node_allocatable"},
+                                  "exclusive_cpus_without_quota", "dra_node_allocatable",
+                                  "swap_behavior", "limited_swap"},
                       "cfs": {"period_us", "slice_us"}},
          "namespaces": {ns: {"container_defaults": {"request": {...}, "limit": {...}}}},
          "options": {rule id: {option: value}},
@@ -919,6 +936,9 @@ def facts_data(
     # that uses a claim "request missing"
     if kub.feature(DRA_NODE_ALLOCATABLE) is not None:
         p["kubelet"]["dra_node_allocatable"] = kub.feature(DRA_NODE_ALLOCATABLE)
+    if kub.swap_behavior is not None or kub.limited_swap:  # as the kubelet reads it; limited_swap: in force
+        p["kubelet"]["swap_behavior"] = kub.effective_swap_behavior
+        p["kubelet"]["limited_swap"] = kub.limited_swap
     p["cfs"] = {"period_us": kub.cfs_period_us, "slice_us": CFS_SLICE_US, "quota": kub.cfs_quota}
     namespaces = {
         ns: {"container_defaults": {"request": _resources(d.request, "request"), "limit": _resources(d.limit, "limit")}}

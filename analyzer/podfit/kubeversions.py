@@ -248,6 +248,14 @@ BEHAVIOURS: Mapping[str, Entry] = _table(
         "option is named for sidecars, the check does not tell them from one-shot ones); before, it refuses "
         "resizePolicy on every init container, sidecars included",
     ),
+    Entry(
+        "swap-behaviour-no-swap",
+        (_beta((1, 30)),),
+        "KEP-2400 (beta2, v1.30: kubernetes/kubernetes#122745); kubernetes/kubernetes "
+        "pkg/kubelet/apis/config/validation/validation.go ValidateKubeletConfiguration",
+        "memorySwap.swapBehavior is NoSwap when unset and accepts NoSwap or LimitedSwap (UnlimitedSwap is "
+        "refused); before, unset means LimitedSwap (NodeSwap on) and the values are LimitedSwap and UnlimitedSwap",
+    ),
 )
 
 

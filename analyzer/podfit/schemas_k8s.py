@@ -831,12 +831,14 @@ class SchemaSet:
         # podfit's Platform profile is read by podfit, not decoded by an API server: as written.
         instance: Any = doc if (api, kind) == PLATFORM_API else without_null_fields(doc)
         has_null_fields = instance is not doc
-        try:
+        try:  # is_valid may stop before the key that iter_errors reaches: both under the guard
             valid = v.is_valid(instance)
+            errors = [] if valid else list(v.iter_errors(instance))
         except ValueError:  # a key or value JSON cannot hold: validate what kubectl would send
             instance = _jsonable(instance)
             valid = v.is_valid(instance)
-        out = [] if valid else [x for err in v.iter_errors(instance) for x in _violations(err, doc)]
+            errors = [] if valid else list(v.iter_errors(instance))
+        out = [x for err in errors for x in _violations(err, doc)]
         if has_null_fields:
             out.extend(_unknown_null_fields(v, _jsonable(doc), doc))
         if (api, kind) not in self._own:

@@ -19,6 +19,7 @@ from .model import (
     UNBOUNDED,
     Candidate,
     DaemonPod,
+    DeviceHeadroom,
     EmptyNodes,
     Extended,
     Headroom,
@@ -36,6 +37,7 @@ from .model import (
     VMClass,
     ZonalNodes,
     extended_room,
+    node_runs,
     node_type,
 )
 
@@ -466,7 +468,17 @@ def burst(
     return b_cpu, b_mem, unbounded, measured
 
 
-def headroom(pods: Sequence[PodType], nodes: Sequence[NodeResult], share_percent: int = 100) -> Headroom:
+def headroom(
+    pods: Sequence[PodType],
+    nodes: Sequence[NodeResult],
+    share_percent: int = 100,
+    pools: Sequence[NodeType] = (),
+) -> Headroom:
+    """The burst headroom after packing (:class:`Headroom`). Pods asking for an extended resource
+    run only on the nodes of the pools offering it (packing places them nowhere else: a node whose
+    devices are all taken takes no other device pod), so their burst is also checked against the
+    free capacity of those nodes alone, one resource at a time (``pools``: the pools packed, for
+    what each offers; a pool that does not say is taken to offer it, as packing takes it)."""
     parts = nodes.parts if isinstance(nodes, NodeList) else nodes  # a run's nodes are alike
     largest_cpu = max((n.allocatable[0] for n in parts), default=None)
     largest_mem = max((n.allocatable[1] for n in parts), default=None)
@@ -476,6 +488,30 @@ def headroom(pods: Sequence[PodType], nodes: Sequence[NodeResult], share_percent
         if isinstance(nodes, NodeList)
         else (sum(n.free[0] for n in nodes), sum(n.free[1] for n in nodes))
     )
+    offers = {p.name: p.extended for p in pools}
+    devices = []
+    for r in sorted({r for p in pods for r, _ in p.extended}):
+        asking = [p for p in pods if dict(p.extended).get(r)]
+        # the nodes whose pool offers r (a node of an unknown pool, or of a pool not saying, may),
+        # a run of empty nodes once with its count
+        where = [(n, k) for n, k in node_runs(nodes) if (o := offers.get(n.pool)) is None or dict(o).get(r, 0) > 0]
+        d_cpu, d_mem, _, d_measured = burst(
+            asking,
+            max((n.allocatable[0] for n, _ in where), default=None),
+            max((n.allocatable[1] for n, _ in where), default=None),
+        )
+        devices.append(
+            DeviceHeadroom(
+                resource=r,
+                pods=sum(p.count for p in asking),
+                needed_cpu=ceil_div(d_cpu * share_percent, 100),
+                needed_memory=ceil_div(d_mem * share_percent, 100),
+                free_cpu=sum(n.free[0] * k for n, k in where),
+                free_memory=sum(n.free[1] * k for n, k in where),
+                nodes=sum(k for _, k in where),
+                measured_pods=d_measured,
+            )
+        )
     return Headroom(
         share_percent=share_percent,
         burst_cpu=b_cpu,
@@ -486,6 +522,7 @@ def headroom(pods: Sequence[PodType], nodes: Sequence[NodeResult], share_percent
         free_memory=free[1],
         unbounded_pods=unbounded,
         measured_pods=measured,
+        devices=tuple(devices),
     )
 
 
@@ -641,7 +678,7 @@ def analyze(
     start = time.monotonic()
     fit = pack(Problem(pods, pools), time_budget, workers=workers)
     stranded_ = stranded(pods, fit.nodes, pools)
-    headroom_ = headroom(pods, fit.nodes, share_percent)
+    headroom_ = headroom(pods, fit.nodes, share_percent, pools)
     cands = [c for c in classes if family is None or c.name.startswith(family)]
     least: dict[str, MinNodes] = {}
     why_not: dict[str, str] = {}

@@ -37,6 +37,7 @@ __all__ = [
     "ZonalNodes",
     "Stranded",
     "Headroom",
+    "DeviceHeadroom",
     "Candidate",
     "Recommendation",
     "selector_matches",
@@ -622,9 +623,30 @@ class Stranded:
 
 
 @dataclass(frozen=True)
+class DeviceHeadroom:
+    """The burst headroom of the pods asking for one extended resource (``nvidia.com/gpu``): they
+    run only on nodes that offer it, so their burst must fit those nodes' free capacity."""
+
+    resource: str
+    pods: int
+    needed_cpu: int  # ceil(their burst × share / 100)
+    needed_memory: int
+    free_cpu: int  # free after packing on the nodes whose pool offers the resource
+    free_memory: int
+    nodes: int = 0  # those nodes
+    measured_pods: int = 0  # of the pods, those whose burst is their measured peak − request
+
+    @property
+    def ok(self) -> bool:
+        return self.free_cpu >= self.needed_cpu and self.free_memory >= self.needed_memory
+
+
+@dataclass(frozen=True)
 class Headroom:
     """Burst headroom: Σ(limit − request) × share against the free capacity after packing; a pod
-    whose peak was measured counts its measured peak − request instead of its limit − request."""
+    whose peak was measured counts its measured peak − request instead of its limit − request.
+    ``devices``: the same per extended resource, for the pods asking for it against the nodes
+    offering it (:class:`DeviceHeadroom`); the headroom is ok when every one of them is too."""
 
     share_percent: int
     burst_cpu: int  # Σ(limit − request) of pods with a CPU limit
@@ -635,10 +657,16 @@ class Headroom:
     free_memory: int
     unbounded_pods: int  # pods without a CPU or memory limit or measured peak (their burst is not known)
     measured_pods: int = 0  # pods whose CPU or memory burst is their measured peak − request
+    devices: tuple[DeviceHeadroom, ...] = ()
+
+    @property
+    def cluster_ok(self) -> bool:
+        """The burst of every pod fits the free capacity of every node."""
+        return self.free_cpu >= self.needed_cpu and self.free_memory >= self.needed_memory
 
     @property
     def ok(self) -> bool:
-        return self.free_cpu >= self.needed_cpu and self.free_memory >= self.needed_memory
+        return self.cluster_ok and all(d.ok for d in self.devices)
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,7 @@ def to_json(a: Analysis) -> dict[str, Any]:
             "pods_without_limits": a.headroom.unbounded_pods,
             "measured_pods": a.headroom.measured_pods,
             "ok": a.headroom.ok,
+            "devices": [{**dataclasses.asdict(d), "ok": d.ok} for d in a.headroom.devices],
         },
         "recommendation": {
             "vm_class": rec.vm_class,
@@ -364,9 +365,16 @@ def to_text(a: Analysis, *, verbose: bool = False, budget: float | None = None) 
         )
         + f"): CPU {format_cpu(h.needed_cpu)} needed, "
         f"{format_cpu(h.free_cpu)} free; memory {format_memory(h.needed_memory, exact=False)} needed, {format_memory(h.free_memory, exact=False)} free"
-        f" — {'ok' if h.ok else 'NOT ENOUGH'}"
+        f" — {'ok' if h.cluster_ok else 'NOT ENOUGH'}"
         + (f"; {plural(h.unbounded_pods, 'pod')} without a limit" if h.unbounded_pods else "")
     )
+    for d in h.devices:
+        lines.append(
+            f"  pods asking for {d.resource} ({d.pods}), on the {plural(d.nodes, 'node')} offering it: "
+            f"CPU {format_cpu(d.needed_cpu)} needed, {format_cpu(d.free_cpu)} free; memory "
+            f"{format_memory(d.needed_memory, exact=False)} needed, {format_memory(d.free_memory, exact=False)} free"
+            f" — {'ok' if d.ok else 'NOT ENOUGH'}"
+        )
     r = a.recommendation
     if r.vm_class:
         top = next((c for c in r.candidates if c.vm_class == r.vm_class), None)

@@ -6,7 +6,8 @@ and feature gates, or two options that cannot be combined.
 The kubelet validates cpuManagerPolicyOptions when the static policy starts and exits on an unknown
 option (one newer than its version included), an alpha option without CPUManagerPolicyAlphaOptions,
 a beta option with CPUManagerPolicyBetaOptions off, a non-boolean value, and the pairs it cannot
-combine. Status by version: full-pcpus-only GA 1.33, distribute-cpus-across-numa beta 1.33,
+combine; and it refuses cpuManagerPolicyOptions at all with the CPUManagerPolicyOptions gate off
+(whatever the policy). Status by version: full-pcpus-only GA 1.33, distribute-cpus-across-numa beta 1.33,
 align-by-socket and distribute-cpus-across-cores alpha, strict-cpu-reservation GA 1.35,
 prefer-align-cpus-by-uncorecache beta 1.34 (not with the distribute-* options). The values are
 strings ("true"): an unquoted YAML boolean does not decode into the kubelet's map of strings, and
@@ -28,7 +29,9 @@ kubernetes pkg/kubelet/cm/cpumanager/policy_options.go; Kubernetes docs "Control
 Policies on the Node"
 
 ## Implementation
-The kubelet checks every ``cpuManagerPolicyOptions`` entry when the static policy starts
+With the ``CPUManagerPolicyOptions`` gate off, the kubelet refuses any ``cpuManagerPolicyOptions``
+(cmd/kubelet/app/server.go; the gate is locked on from 1.33, when turning it off is itself
+refused). The kubelet checks every ``cpuManagerPolicyOptions`` entry when the static policy starts
 (``CheckPolicyOptionAvailable``, ``NewStaticPolicyOptions``) and exits on: a name it does not know
 (including an option newer than its version), an alpha option without the
 ``CPUManagerPolicyAlphaOptions`` gate (off by default), a beta option with
@@ -42,21 +45,17 @@ of strings, so the file does not load: PF902 reports that, against the kubelet's
 name and stage, but neither judges its value nor counts it as on. The stage of each option by
 Kubernetes version is in podfit.kubeversions (``CPU_MANAGER_OPTIONS``); the version comes from the
 platform (``spec.kubelet.kubernetesVersion``) or the cluster manifests; without it the latest
-stage is assumed and the finding says so.
+stage is assumed and the finding says so. The mechanism is podfit.kubelet_options, which PF213
+applies to the Topology Manager's options.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ..facts import (
-    CPU_MANAGER_OPTION_CONFLICTS,
-    CPU_MANAGER_OPTIONS,
-    OPTION_GATES,
-    cpu_manager_option_stage,
-    is_kubelet_configuration,
-)
+from ..facts import CPU_MANAGER_OPTION_CONFLICTS, is_kubelet_configuration
 from ..findings import Finding
+from ..kubelet_options import CPU_MANAGER, refusals
 from ..options import Option
 from ..rule_context import RuleContext
 
@@ -68,62 +67,27 @@ CATEGORY = "cpu"
 REQUIRES: tuple[str, ...] = ()
 OPTIONS: tuple[Option, ...] = ()
 
-_BOOLS = {"1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"}  # strconv.ParseBool
-
-
-def _gate(gates: Mapping[str, object], name: str, default: bool) -> bool:
-    v = gates.get(name)
-    if v is None:
-        return default
-    return v is True or str(v).lower() == "true"
-
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     kub = ctx.facts.kubelet
-    version = kub.version
-    vtext = f"Kubernetes {kub.version_text}" if version else "the latest Kubernetes (the version is not given)"
     for o in ctx.objects:
         if not is_kubelet_configuration(o):
             continue
         raw = o.raw
-        opts = raw.get("cpuManagerPolicyOptions")
-        if raw.get("cpuManagerPolicy") != "static" or not isinstance(opts, Mapping) or not opts:
+        opts = raw.get(CPU_MANAGER.field)
+        if not isinstance(opts, Mapping) or not opts:
             continue
         gates = raw.get("featureGates")
         if not isinstance(gates, Mapping):
             gates = {}
-        on: set[str] = set()
-        for name, value in opts.items():
-            name = str(name)
-            where = o.location_at(("cpuManagerPolicyOptions", name))
-            stage = cpu_manager_option_stage(name, version)
-            problem = None
-            if stage is None:
-                known = ", ".join(sorted(CPU_MANAGER_OPTIONS))
-                problem = f"unknown CPU Manager policy option {name!r} (known: {known})"
-            elif stage == "absent":
-                first = CPU_MANAGER_OPTIONS[name][0][0]
-                problem = f"option {name} does not exist in {vtext} (alpha from {first[0]}.{first[1]})"
-            elif stage in OPTION_GATES:
-                gate, default = OPTION_GATES[stage]
-                if not _gate(gates, gate, default):
-                    problem = f"option {name} is {stage} in {vtext} and the feature gate {gate} is off" + (
-                        " (off by default)" if not default else ""
-                    )
-            if problem is None and not isinstance(value, str):
-                continue  # a YAML boolean or number does not decode at all: PF902 says so
-            if problem is None and value not in _BOOLS:
-                problem = f"option {name}: {value!r} is not a boolean"
-            if problem:
-                yield Finding(
-                    ID,
-                    f"{problem}: the kubelet refuses to start",
-                    where,
-                    o.ref,
-                    details={"option": name, "stage": stage, "kubernetes_version": kub.version_text},
-                )
-            elif value.lower() in ("1", "t", "true"):
-                on.add(name)
+        # the options' names and values are checked by the static policy only
+        found, on = refusals(CPU_MANAGER, opts, gates, kub.version, names=raw.get("cpuManagerPolicy") == "static")
+        for r in found:
+            path = (CPU_MANAGER.field, r.option) if r.option is not None else (CPU_MANAGER.field,)
+            details: dict[str, object] = {"stage": r.stage, "kubernetes_version": kub.version_text}
+            if r.option is not None:
+                details = {"option": r.option, **details}
+            yield Finding(ID, f"{r.problem}: the kubelet refuses to start", o.location_at(path), o.ref, details=details)
         for a, b in CPU_MANAGER_OPTION_CONFLICTS:
             if a in on and b in on:
                 yield Finding(

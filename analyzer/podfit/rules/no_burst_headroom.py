@@ -6,7 +6,8 @@ Pods packed by requests on nodes without room for their limits are throttled or 
 the study chose four nodes over three for this headroom. With measured usage (check --usage), a pod
 whose running containers were all measured counts its measured peak (the sum of their max) − request
 instead of its limit − request: the burst it took, not the one it may take; a pod without limits
-then has a burst.
+then has a burst. Pods asking for an extended resource (a GPU) run only on the nodes offering it:
+their burst must also fit those nodes' free capacity, whatever the other nodes have free.
 
 ## Example
 ```yaml
@@ -24,6 +25,13 @@ nodes"
 ## Implementation
 With measured usage (``check --usage``) a pod whose running containers were all measured counts its
 measured peak − request instead of its limit − request: the burst it took, not the one it may take.
+The check is cluster-wide (the placement is one of many the scheduler may choose), and once more
+per extended resource the pods ask for (``nvidia.com/gpu``): the burst of the pods asking for it
+against the free capacity of the nodes whose pool offers it (a pool that does not state what it
+offers counts, as packing lets such pods land there). Packing places device pods nowhere else, and
+a node whose devices are all taken takes no other device pod, so the free CPU and memory of the
+other nodes is out of their reach. One finding per scope that is short (the device scopes only
+when the cluster-wide check holds).
 """
 
 from __future__ import annotations
@@ -73,26 +81,63 @@ def check(ctx) -> Iterator[Finding]:
         yield from _check(facts)
 
 
+def _short(needed_cpu: int, free_cpu: int, needed_memory: int, free_memory: int) -> str:
+    short = []
+    if free_cpu < needed_cpu:
+        short.append(f"CPU {format_cpu(needed_cpu)} needed, {format_cpu(free_cpu)} free")
+    if free_memory < needed_memory:
+        short.append(
+            f"memory {format_memory(needed_memory, exact=False)} needed, {format_memory(free_memory, exact=False)} free"
+        )
+    return "; ".join(short)
+
+
 def _check(facts: PackingFacts) -> Iterator[Finding]:
     a = facts.analysis
     if a is None or not a.fit.feasible or a.headroom.ok:
         return
     h = a.headroom
-    short = []
-    if h.free_cpu < h.needed_cpu:
-        short.append(f"CPU {format_cpu(h.needed_cpu)} needed, {format_cpu(h.free_cpu)} free")
-    if h.free_memory < h.needed_memory:
-        short.append(
-            f"memory {format_memory(h.needed_memory, exact=False)} needed, {format_memory(h.free_memory, exact=False)} free"
-        )
     pool = a.pools[0].name
     loc, obj = pool_anchor(facts, pool)
+    for d in h.devices:
+        if d.ok or not h.cluster_ok:
+            continue  # short everywhere: the finding below says so
+        # the first pool offering the device, where the finding points
+        offering = next((p.name for p in a.pools if p.extended is None or dict(p.extended).get(d.resource)), pool)
+        d_loc, d_obj = pool_anchor(facts, offering)
+        yield Finding(
+            rule=ID,
+            message=(
+                f"{facts.prefix}no burst headroom for the {d.pods} pod{'s' if d.pods != 1 else ''} asking for "
+                f"{d.resource}: they run only on the {d.nodes} node{'s' if d.nodes != 1 else ''} offering it, whose "
+                f"free capacity after packing does not hold {h.share_percent}% of their "
+                f"{burst_term(d.measured_pods, d.pods)} ({_short(d.needed_cpu, d.free_cpu, d.needed_memory, d.free_memory)}); "
+                "the other nodes' free capacity is out of their reach"
+            ),
+            location=d_loc,
+            object=d_obj,
+            details=facts.details(
+                {
+                    "share_percent": h.share_percent,
+                    "resource": d.resource,
+                    "pods": d.pods,
+                    "nodes": d.nodes,
+                    "needed_cpu": d.needed_cpu,
+                    "needed_memory": d.needed_memory,
+                    "free_cpu": d.free_cpu,
+                    "free_memory": d.free_memory,
+                }
+            ),
+        )
+    if h.cluster_ok:
+        return
+    short = _short(h.needed_cpu, h.free_cpu, h.needed_memory, h.free_memory)
     extra = {"measured_pods": h.measured_pods} if h.measured_pods else {}
     yield Finding(
         rule=ID,
         message=(
             f"{facts.prefix}no burst headroom: {h.share_percent}% of {burst_term(h.measured_pods, sum(p.count for p in facts.inputs.pods))} does not fit "
-            f"the free capacity after packing ({'; '.join(short)})"
+            f"the free capacity after packing ({short})"
         ),
         location=loc,
         object=obj,

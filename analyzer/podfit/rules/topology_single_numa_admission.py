@@ -44,16 +44,17 @@ with more NUMA nodes than ``max-allowable-numa-nodes`` (``topologyManagerPolicyO
 not set) and the kubelet exits. The hosts' NUMA nodes are sockets × NUMA nodes per socket of the
 platform's largest host. The option counts where the kubelet accepts it: from 1.31 (beta, with
 TopologyManagerPolicyBetaOptions, on by default; GA from 1.35: the stages are podfit.kubeversions'
-``TOPOLOGY_MANAGER_OPTIONS``), as a whole number; before 1.31, or with its gate off, the kubelet
-refuses the option itself. Then one finding on the KubeletConfiguration takes the place of the
-pods' (none of them is admitted).
+``TOPOLOGY_MANAGER_OPTIONS``), as a whole number of at least 8. Then one finding on the
+KubeletConfiguration takes the place of the pods' (none of them is admitted). Where the kubelet
+refuses the option itself (before 1.31, its gate off, a value it cannot parse) PF213 reports it,
+and this rule says nothing: that kubelet does not start either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import kubeversions
+from .. import kubelet_options, kubeversions
 from ..facts import KubeletFacts, is_kubelet_configuration
 from ..findings import Finding
 from ..model import QOS_GUARANTEED, Container, PodSpec
@@ -109,25 +110,21 @@ def pod_guaranteed_cpus(pod: PodSpec) -> int:
 
 
 MAX_NUMA_OPTION = "max-allowable-numa-nodes"
-DEFAULT_MAX_NUMA_NODES = 8  # topologymanager policy_options.go defaultMaxAllowableNUMANodes
-_OPTION_GATES = {"alpha": "TopologyManagerPolicyAlphaOptions", "beta": "TopologyManagerPolicyBetaOptions"}
+DEFAULT_MAX_NUMA_NODES = kubelet_options.DEFAULT_MAX_NUMA_NODES
 
 
 def numa_node_limit(kub: KubeletFacts) -> tuple[int | None, str]:
     """The most NUMA nodes the kubelet's Topology Manager accepts, and why: None where the kubelet
     refuses the max-allowable-numa-nodes option itself (unknown at its version, its gate off, not
-    a whole number)."""
+    a whole number of at least 8: PF213 reports it)."""
     raw = dict(kub.topology_manager_policy_options).get(MAX_NUMA_OPTION)
     if raw is None:
         return DEFAULT_MAX_NUMA_NODES, f"the default ({MAX_NUMA_OPTION} not set)"
-    step = kubeversions.stage_at(kubeversions.TOPOLOGY_MANAGER_OPTIONS[MAX_NUMA_OPTION], kub.version)
-    if step is None:
-        return None, f"{MAX_NUMA_OPTION} does not exist in Kubernetes {kub.version_text}: the kubelet refuses it"
-    gate = _OPTION_GATES.get(step.stage)
-    if gate is not None and kub.feature(gate) is False:
-        return None, f"{MAX_NUMA_OPTION} is {step.stage} and {gate} is off: the kubelet refuses it"
-    if not raw.strip().isdigit():
-        return None, f"{MAX_NUMA_OPTION} {raw!r} is not a whole number: the kubelet refuses it"
+    refused = kubelet_options.accepted_value(
+        kubelet_options.TOPOLOGY_MANAGER, MAX_NUMA_OPTION, raw, dict(kub.feature_gates), kub.version
+    )
+    if refused is not None:
+        return None, f"{refused}: the kubelet refuses it"
     return int(raw), f"{MAX_NUMA_OPTION} {int(raw)}"
 
 
@@ -140,15 +137,14 @@ def _too_many_numa_nodes(ctx: RuleContext) -> Finding | None:
         return None
     nodes = max(h.numa_nodes for h in hosts)
     limit, why = numa_node_limit(kub)
-    if limit is not None and nodes <= limit:
-        return None
+    if limit is None or nodes <= limit:
+        return None  # a refused option is PF213's: the kubelet stops on it whatever the NUMA nodes
     set_here = MAX_NUMA_OPTION in dict(kub.topology_manager_policy_options)
     where = ("topologyManagerPolicyOptions", MAX_NUMA_OPTION) if set_here else ("topologyManagerPolicy",)
-    allows = f"allows {limit}" if limit is not None else "cannot start"
     return Finding(
         ID,
         f"the hosts have {nodes} NUMA nodes and the Topology Manager (policy {kub.topology_manager_policy}) "
-        f"{allows} ({why}): the kubelet does not start, so no pod runs on these nodes; set "
+        f"allows {limit} ({why}): the kubelet does not start, so no pod runs on these nodes; set "
         f'topologyManagerPolicyOptions {MAX_NUMA_OPTION}: "{nodes}" (Kubernetes '
         f"{kubeversions.release_text(kubeversions.TOPOLOGY_MANAGER_OPTIONS[MAX_NUMA_OPTION].first)} on) "
         "or topologyManagerPolicy none",
@@ -166,6 +162,8 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
     if refused is not None:
         yield refused
         return  # no pod is admitted by a kubelet that does not start
+    if kub.topology_manager_policy != "none" and numa_node_limit(kub)[0] is None:
+        return  # the kubelet refuses the option itself and does not start: PF213 says so
     numa_cpus, numa_mem = facts.numa_node_logical_cpus, facts.numa_node_memory
     if kub.topology_manager_policy != "single-numa-node" or numa_cpus is None or numa_mem is None:
         return
