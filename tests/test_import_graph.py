@@ -28,7 +28,7 @@ STAGES = [
         "findings",
         "words",
     }
-    | {"kubeversions"},
+    | {"kubeversions", "kubelet_options"},
     {
         "reading",
         "selection",
