@@ -20,13 +20,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .cachedir import cache_dir, trusted_file, write_private
+from .cachedir import cache_dir, read_trusted, write_private
 from .options import Option
 
 __all__ = ["python_rules", "declarations", "cached", "installation_key", "LOADER_RULES"]
 
 PACKAGE = "podfit.rules"
 _RULES_DIR = Path(__file__).resolve().parent / "rules"
+MAX_CACHE_BYTES = 64 * 2**20  # a cache file read back (the catalogue is about 75 kB)
 
 # Rules raised by the loader and the check pipeline rather than by a rule module.
 LOADER_RULES = frozenset({"PF901", "PF903", "PF904", "PF905", "PF907", "PF908", "PF909"})
@@ -115,10 +116,11 @@ def cached(kind: str, build: Callable[[], Any]) -> Any:
         return build()
     place, version = installation_key()
     cache = root / f"{kind}-{place}-{version}.json"
-    if trusted_file(cache):
+    data = read_trusted(cache, MAX_CACHE_BYTES)
+    if data is not None:
         try:
-            return json.loads(cache.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return json.loads(data)
+        except ValueError:
             pass
     value = build()
     try:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cachedir import cache_dir, trusted_file, write_private
+from .cachedir import cache_dir, read_trusted, write_private
 from .paths import schemas_dir
 
 __all__ = [
@@ -63,6 +63,7 @@ PLATFORM_API = ("podfit.io/v1alpha1", "Platform")
 # "/api/_definitions.json#/$defs/..." then lands: the URI the registry holds the definitions under.
 _BASE = "file:///api/"
 _DEFS_URI = _BASE + "_definitions.json"
+_MAX_CACHE_BYTES = 64 * 2**20  # a cached definitions file read back (a kind reaches some 250 kB)
 # names that may become part of a schema file's name
 _API_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(/[A-Za-z0-9.-]+)?")
 _KIND = re.compile(r"[A-Za-z0-9]+")
@@ -247,9 +248,10 @@ def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], f
     root = cache_dir("schemas")
     cache = root / f"{h.hexdigest()[:32]}.json" if root is not None else None
     try:
-        if cache is None or not trusted_file(cache):
+        data = read_trusted(cache, _MAX_CACHE_BYTES) if cache is not None else None
+        if data is None:
             raise OSError("no private cache")
-        doc = _read_json(cache)
+        doc = json.loads(data)
     except (OSError, ValueError):
         doc = reachable_definitions(full(), schema)
         if doc is None:
