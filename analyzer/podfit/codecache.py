@@ -22,6 +22,7 @@ import builtins
 import dataclasses
 import marshal
 import sys
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -42,8 +43,13 @@ _state = {"installed": False, "loaded": 0, "compiled": 0, "added": 0}  # added: 
 
 
 def _file() -> Path | None:
+    """The cache file, named by the interpreter's bytecode version as a ``.pyc`` is checked by it:
+    releases with one cache tag (3.13.0b1 and 3.13.0, cpython-313 both) may differ in bytecode,
+    and code objects of another bytecode would run wrongly or crash the interpreter."""
     root = cache_dir()
-    return None if root is None else root / f"dataclass-code-{sys.implementation.cache_tag}.marshal"
+    if root is None:
+        return None
+    return root / f"dataclass-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER[:2].hex()}.marshal"
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002 (exec's own names)
