@@ -856,6 +856,11 @@ def _only_quoted_differ(plain: Any, quoted: Any, budget: list[int]) -> bool:
 _SUSPECT = re.compile(r"[\s\[{,](?:[:?]\S|[&*][^\s,\[\]{}])|[\[{,][ \t]*[>|]|[>|][ \t]*[^\s#0-9+-]")
 _FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "!", "%")
 _RAW_STOP = ("\t", "\\", "...")  # looked for in the whole text, quoted values included
+# Characters PyYAML refuses (control characters) or reads as line breaks (NEL, LS, PS) or as a
+# byte order mark, where YAML 1.2 and the Rust parser take them as text: a stream holding any is
+# read by PyYAML, so that its error (as kubectl's) is the same whatever the file's size.
+_ASCII_UNREAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_UNREAD = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 # A flow collection used as a key: the Rust parser makes it a tuple, PyYAML refuses it.
 _FLOW_KEY = re.compile(r"[\]}][ \t]*:(?:[ \t]|$)", re.M)
 # ... also as the implicit key of a flow mapping's entry (`{{ x }}`, an unrendered template): the
@@ -906,6 +911,8 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     the same limits (without anchors, the node count is bounded by the text: see max_nodes)."""
     rust = _rust()
     if rust is None or chunk[:1] in (":", "?", "&", "*") or any(s in chunk for s in _RAW_STOP):
+        return False, None
+    if (_ASCII_UNREAD if chunk.isascii() else _UNREAD).search(chunk):
         return False, None
     masked = chunk
     if _indicators(chunk):
@@ -980,7 +987,11 @@ def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = Fal
 
 def _slow_documents(chunk: str, first_line: int, limits: YamlLimits, index: int) -> Iterator[YamlDocument]:
     loader_cls = _CLoader if _c_composer_safe(chunk) else _PyLoader
-    loader = loader_cls(chunk)
+    try:
+        loader = loader_cls(chunk)
+    except yaml.reader.ReaderError as e:
+        _mark_reader_error(e, chunk, first_line)
+        raise
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -1003,5 +1014,20 @@ def _slow_documents(chunk: str, first_line: int, limits: YamlLimits, index: int)
                 # buffer and pointer None, as here (pointer is read only with a buffer)
                 setattr(e, attr, yaml.Mark(mark.name, mark.index, mark.line + first_line, mark.column, None, None))  # type: ignore[arg-type]
         raise
+    except yaml.reader.ReaderError as e:
+        _mark_reader_error(e, chunk, first_line, in_bytes=loader_cls is _CLoader)
+        raise
     finally:
         loader.dispose()
+
+
+def _mark_reader_error(e: yaml.reader.ReaderError, chunk: str, first_line: int, in_bytes: bool = False) -> None:
+    """Give a ReaderError (a character PyYAML does not read: a control character) the mark the
+    other errors have, lines counted from the start of the text, where it only has its position
+    in the chunk (in characters; in UTF-8 bytes from LibYAML)."""
+    pos = e.position if isinstance(e.position, int) else 0
+    if in_bytes:
+        pos = len(chunk.encode("utf-8", "surrogatepass")[:pos].decode("utf-8", "ignore"))
+    pos = min(max(pos, 0), len(chunk))
+    line_start = chunk.rfind("\n", 0, pos) + 1
+    e.problem_mark = yaml.Mark(e.name, pos, chunk.count("\n", 0, pos) + first_line, pos - line_start, None, None)  # type: ignore[attr-defined,arg-type]
