@@ -105,6 +105,32 @@ def test_characters_pyyaml_refuses_or_breaks_on_read_the_same(char):
     assert_equivalent(cm.format("x") + "---\n" + char + cm.format("y"))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "metadata:\n  name: a\n: orphan\n",  # an empty key: PyYAML's (and kubectl's) syntax error
+        "metadata: {: batch, namespace: shop}\n",
+        "metadata: {name,: k}\n",
+        "spec:\n  ?  - a\n",  # an explicit key that is a sequence
+        "requests: {cpu: 100m, memory:}\n",
+        "requests: {cpu:? 1, memory: 1Gi}\n",
+        "pool: {count: |3, class: x}\n",
+        "requests: {cpu: '2', me\nmory: 2Gi}\n",  # an implicit key broken over two lines
+        "resources: {requests: {cpu: 1}, lim\nits: {cpu: 2}}\n",
+        "metadata: {labels: ,{app: web}}\n",  # a mapping as a key
+        "spec:\non:\n  x: 1\n",  # `on` is true to YAML 1.1
+        "# a comment\rkind: ConfigMap\n",  # a lone CR is a line break to PyYAML
+        "kind: A\n---\r\nkind: B\n",  # the second document starts on line 3
+        "\r\n\r\nkind: A\n",
+    ],
+)
+def test_what_pyyaml_refuses_or_reads_otherwise_reads_the_same(text):
+    """Found by mutating testdata: documents the Rust parser reads (into None or collection keys)
+    where PyYAML stops with a syntax error, as kubectl does, or reads a key or line otherwise.
+    Each is PF901 or read alike whatever the file's size."""
+    assert_equivalent(text)
+
+
 @pytest.mark.parametrize("text", list(_corpus_texts()))
 def test_testdata_reads_the_same_both_ways(text):
     assert_equivalent(text)
