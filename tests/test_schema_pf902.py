@@ -685,8 +685,10 @@ def test_kubeconform_runs_without_network(schema_tree):
     resources = run_kubeconform(
         kc, fixture_manifests(), schema_tree, shipped_versions()[-1], timeout=60, wrapper=["unshare", "-n"]
     )
+    # (a document of comments only, before a file's first ---, is listed with no kind and no status)
     assert len(resources) > 20 and all(
-        r["status"] in ("statusValid", "statusInvalid", "statusSkipped") for r in resources
+        r["status"] in ("statusValid", "statusInvalid", "statusSkipped") or (r["status"], r["kind"]) == ("", "")
+        for r in resources
     )
     assert _kubeconform_invalid(resources)
 
@@ -831,3 +833,40 @@ def test_the_kubelet_schema_is_its_generators_output_and_takes_every_field():
     errors = list(jsonschema.Draft202012Validator(json.loads(KUBELET_SCHEMA.read_text())).iter_errors(doc))
     assert [e.message for e in errors] == []
     assert SchemaSet().validate(doc) == []
+
+
+def test_spread_and_autoscaler_counts_out_of_range_are_rejected_as_the_api_server_does():
+    """maxSkew and minDomains of a pod template's topologySpreadConstraints are positive int32s, a
+    HorizontalPodAutoscaler's maxReplicas too, and minReplicas at most maxReplicas: packing left
+    such a constraint out and PF606 packed maxReplicas 2^63, silently."""
+    from podfit.schemas_k8s import api_server_violations
+
+    def deployment(**spread):
+        spread = {"topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", **spread}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "spec": {"template": {"spec": {"topologySpreadConstraints": [spread]}}},
+        }
+
+    where = "spec.template.spec.topologySpreadConstraints[0]"
+    for key in ("maxSkew", "minDomains"):
+        for bad, why in ((0, "must be greater than zero"), (-1, "must be greater than zero"), (2**31, "int32")):
+            (v,) = api_server_violations(deployment(**{"maxSkew": 1, key: bad}))
+            assert v.path == ("spec", "template", "spec", "topologySpreadConstraints", 0, key)
+            assert v.message.startswith(f"{where}.{key}: invalid value {bad}: ") and why in v.message
+        for fine in (1, 5, 2**31 - 1, "2", 1.5, None, True):  # the rest is the schema's business
+            assert api_server_violations(deployment(**{"maxSkew": 1, key: fine})) == [], (key, fine)
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"topologySpreadConstraints": [{"maxSkew": 0}]}}
+    assert [v.path for v in api_server_violations(pod)] == [("spec", "topologySpreadConstraints", 0, "maxSkew")]
+
+    def hpa(**spec):
+        return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "spec": spec}
+
+    for bad in (0, -3, 2**31, 2**63):
+        (v,) = api_server_violations(hpa(minReplicas=1, maxReplicas=bad))
+        assert v.path == ("spec", "maxReplicas") and v.message.startswith(f"spec.maxReplicas: invalid value {bad}")
+    (v,) = api_server_violations(hpa(minReplicas=5, maxReplicas=3))
+    assert v.message == "spec.minReplicas: invalid value 5: must be less than or equal to maxReplicas (3)"
+    assert api_server_violations(hpa(minReplicas=3, maxReplicas=3)) == []
+    assert api_server_violations(hpa(maxReplicas=10)) == []

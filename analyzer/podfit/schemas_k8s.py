@@ -531,6 +531,66 @@ def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
         elif value > INT32_MAX:
             msg = f"{_dotted(path)}: invalid value {_show(value)}: out of range for int32 (at most {INT32_MAX})"
             out.append(Violation(path, msg, "api-server"))
+    out.extend(_spread_violations(api, kind, doc))
+    out.extend(_autoscaler_violations(api, kind, doc))
+    return out
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _at_least_one(path: tuple[Any, ...], value: Any, what: str = "must be greater than zero") -> Violation | None:
+    """The API server's range for a positive int32 count, or None within it (or not an integer:
+    the schema's type error)."""
+    if not _int(value):
+        return None
+    if value < 1:
+        return Violation(path, f"{_dotted(path)}: invalid value {_show(value)}: {what}", "api-server")
+    if value > INT32_MAX:
+        msg = f"{_dotted(path)}: invalid value {_show(value)}: out of range for int32 (at most {INT32_MAX})"
+        return Violation(path, msg, "api-server")
+    return None
+
+
+def _spread_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Violation]:
+    """A pod template's topologySpreadConstraints: maxSkew and minDomains are positive int32s
+    (validation.go, validateTopologySpreadConstraints); packing leaves such a constraint out."""
+    from .model import WORKLOAD_KINDS
+
+    if api not in ("v1", "apps/v1", "batch/v1") or kind not in WORKLOAD_KINDS:
+        return []
+    path: tuple[Any, ...] = (*WORKLOAD_KINDS[kind], "spec", "topologySpreadConstraints")
+    node: Any = doc
+    for step in path:
+        node = node.get(step) if isinstance(node, Mapping) else None
+    out = []
+    for i, t in enumerate(node if isinstance(node, list) else ()):
+        if isinstance(t, Mapping):
+            for key in ("maxSkew", "minDomains"):
+                v = _at_least_one((*path, i, key), t.get(key))
+                if v is not None:
+                    out.append(v)
+    return out
+
+
+def _autoscaler_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Violation]:
+    """A HorizontalPodAutoscaler's maxReplicas is a positive int32 and minReplicas, when set, at
+    most maxReplicas (validation.go, validateHorizontalPodAutoscalerSpec)."""
+    if kind != "HorizontalPodAutoscaler" or not api.startswith("autoscaling/"):
+        return []
+    spec = doc.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+    out = []
+    top = _at_least_one(("spec", "maxReplicas"), spec.get("maxReplicas"), "must be greater than or equal to 1")
+    if top is not None:
+        out.append(top)
+    least, most = spec.get("minReplicas"), spec.get("maxReplicas")
+    if top is None and _int(least) and _int(most) and least > most:
+        path = ("spec", "minReplicas")
+        msg = f"{_dotted(path)}: invalid value {_show(least)}: must be less than or equal to maxReplicas ({most})"
+        out.append(Violation(path, msg, "api-server"))
     return out
 
 
