@@ -870,3 +870,28 @@ def test_spread_and_autoscaler_counts_out_of_range_are_rejected_as_the_api_serve
     assert v.message == "spec.minReplicas: invalid value 5: must be less than or equal to maxReplicas (3)"
     assert api_server_violations(hpa(minReplicas=3, maxReplicas=3)) == []
     assert api_server_violations(hpa(maxReplicas=10)) == []
+
+
+def test_port_numbers_out_of_range_are_rejected_as_the_api_server_does():
+    """containerPort, and hostPort when set (0 is unset), are 1-65535: PF601 compared host ports
+    of -1 or 65536 between DaemonSets as if they could be bound."""
+    from podfit.schemas_k8s import api_server_violations
+
+    def daemonset(container_port, host_port):
+        port = {"containerPort": container_port, "hostPort": host_port}
+        spec = {"initContainers": [{"name": "i", "ports": [port]}], "containers": [{"name": "c", "ports": [port]}]}
+        return {"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": {"template": {"spec": spec}}}
+
+    for bad in (-1, 65536, 2**40):
+        found = api_server_violations(daemonset(80, bad))
+        assert [v.path for v in found] == [
+            ("spec", "template", "spec", group, 0, "ports", 0, "hostPort") for group in ("initContainers", "containers")
+        ]
+        assert found[0].message == (
+            f"spec.template.spec.initContainers[0].ports[0].hostPort: invalid value {bad}: "
+            "must be between 1 and 65535, inclusive"
+        )
+        assert len(api_server_violations(daemonset(bad, 80))) == 2
+    for fine in (0, 1, 65535, "80", None):
+        assert api_server_violations(daemonset(80, fine)) == [], fine
+    assert len(api_server_violations(daemonset(0, 0))) == 2  # containerPort is required: never 0

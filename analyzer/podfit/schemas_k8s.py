@@ -555,22 +555,39 @@ def _at_least_one(path: tuple[Any, ...], value: Any, what: str = "must be greate
 
 def _spread_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Violation]:
     """A pod template's topologySpreadConstraints: maxSkew and minDomains are positive int32s
-    (validation.go, validateTopologySpreadConstraints); packing leaves such a constraint out."""
+    (validation.go, validateTopologySpreadConstraints; packing leaves such a constraint out), and
+    its containers' port numbers."""
     from .model import WORKLOAD_KINDS
 
     if api not in ("v1", "apps/v1", "batch/v1") or kind not in WORKLOAD_KINDS:
         return []
-    path: tuple[Any, ...] = (*WORKLOAD_KINDS[kind], "spec", "topologySpreadConstraints")
-    node: Any = doc
-    for step in path:
-        node = node.get(step) if isinstance(node, Mapping) else None
+    spec_path: tuple[Any, ...] = (*WORKLOAD_KINDS[kind], "spec")
+    spec: Any = doc
+    for step in spec_path:
+        spec = spec.get(step) if isinstance(spec, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return []
     out = []
-    for i, t in enumerate(node if isinstance(node, list) else ()):
+    spread = spec.get("topologySpreadConstraints")
+    for i, t in enumerate(spread if isinstance(spread, list) else ()):
         if isinstance(t, Mapping):
             for key in ("maxSkew", "minDomains"):
-                v = _at_least_one((*path, i, key), t.get(key))
+                v = _at_least_one((*spec_path, "topologySpreadConstraints", i, key), t.get(key))
                 if v is not None:
                     out.append(v)
+    # a container's ports: containerPort, and hostPort when set (0 is unset), are 1-65535
+    # (validation.go, validateContainerPorts); PF601 compares host ports
+    for group in ("initContainers", "containers"):
+        containers = spec.get(group)
+        for ci, c in enumerate(containers if isinstance(containers, list) else ()):
+            ports = c.get("ports") if isinstance(c, Mapping) else None
+            for pi, port in enumerate(ports if isinstance(ports, list) else ()):
+                for key in ("containerPort", "hostPort"):
+                    value = port.get(key) if isinstance(port, Mapping) else None
+                    if _int(value) and not 1 <= value <= 65535 and not (key == "hostPort" and value == 0):
+                        path = (*spec_path, group, ci, "ports", pi, key)
+                        msg = f"{_dotted(path)}: invalid value {_show(value)}: must be between 1 and 65535, inclusive"
+                        out.append(Violation(path, msg, "api-server"))
     return out
 
 
