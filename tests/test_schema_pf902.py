@@ -895,3 +895,18 @@ def test_port_numbers_out_of_range_are_rejected_as_the_api_server_does():
     for fine in (0, 1, 65535, "80", None):
         assert api_server_violations(daemonset(80, fine)) == [], fine
     assert len(api_server_violations(daemonset(0, 0))) == 2  # containerPort is required: never 0
+
+
+def test_quota_limits_that_are_no_quantity_are_rejected_as_the_api_server_does():
+    """A ResourceQuota's spec.hard value that is not a quantity, or negative: PF112 skipped it
+    (its comment said PF902 reports it; the schema states no pattern, so nothing did)."""
+    from podfit.schemas_k8s import api_server_violations
+
+    hard = {"cpu": "abc", "memory": "-1Gi", "limits.memory": -3, "pods": "1e30", "requests.cpu": "2", "x": None}
+    found = api_server_violations({"apiVersion": "v1", "kind": "ResourceQuota", "spec": {"hard": hard}})
+    assert [(v.path, v.message.split(": ", 2)[-1]) for v in found] == [
+        (("spec", "hard", "cpu"), "expected a number with an optional suffix such as m, k, Mi, Gi or e3"),
+        (("spec", "hard", "memory"), "resource quantities cannot be negative"),
+        (("spec", "hard", "limits.memory"), "resource quantities cannot be negative"),
+    ]
+    assert api_server_violations({"apiVersion": "v1", "kind": "LimitRange", "spec": {"hard": hard}}) == []

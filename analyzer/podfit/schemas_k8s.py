@@ -533,6 +533,35 @@ def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
             out.append(Violation(path, msg, "api-server"))
     out.extend(_spread_violations(api, kind, doc))
     out.extend(_autoscaler_violations(api, kind, doc))
+    out.extend(_quota_violations(api, kind, doc))
+    return out
+
+
+# what the API server's quantity parser refuses (podfit's own bounds, "too large", are not its)
+_REFUSED_QUANTITY = ("expected a number", "resource quantities cannot be negative")
+
+
+def _quota_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Violation]:
+    """A ResourceQuota's spec.hard: each value a non-negative quantity (validation.go,
+    ValidateResourceQuotaSpec). PF112 cannot compare usage with a limit it cannot read."""
+    if (api, kind) != ("v1", "ResourceQuota"):
+        return []
+    spec = doc.get("spec")
+    hard = spec.get("hard") if isinstance(spec, Mapping) else None
+    if not isinstance(hard, Mapping):
+        return []
+    from .quantity import QuantityError, parse_quantity
+
+    out = []
+    for name, value in hard.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            continue  # the schema's type error
+        try:
+            parse_quantity(value)
+        except QuantityError as e:
+            if e.reason.startswith(_REFUSED_QUANTITY):
+                path = ("spec", "hard", name)
+                out.append(Violation(path, f"{_dotted(path)}: invalid value {_show(value)}: {e.reason}", "api-server"))
     return out
 
 
