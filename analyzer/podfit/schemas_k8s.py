@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .cachedir import cache_dir, read_trusted, write_private
 from .paths import schemas_dir
@@ -565,7 +565,7 @@ def _quota_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Viola
     return out
 
 
-def _int(value: Any) -> bool:
+def _int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
