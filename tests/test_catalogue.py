@@ -248,6 +248,7 @@ def test_cached_catalogue_is_the_merged_one(monkeypatch, tmp_path):
         '{"rules": 7}',
         '{"rules": [{"id": "PF101"}], "problems": []}',
         '{"rules": [], "problems": []}',  # no rule would run: every check a pass
+        "[" * 100_000 + "]" * 100_000,  # past the recursion limit of json.loads
         json.dumps({"rules": [{**asdict(merged["PF101"]), "title": 5}], "problems": []}),
         json.dumps({"rules": [asdict(r) for r in merged.values() if r.engine != "python"], "problems": []}),
     )

@@ -120,7 +120,7 @@ def cached(kind: str, build: Callable[[], Any]) -> Any:
     if data is not None:
         try:
             return json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
             pass
     value = build()
     try:

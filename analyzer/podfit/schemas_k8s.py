@@ -233,6 +233,19 @@ def reachable_definitions(definitions: Mapping[str, Any], schema: Mapping[str, A
     return {**{k: v for k, v in definitions.items() if k != "$defs"}, "$defs": kept}
 
 
+def _holds_refs(doc: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``doc`` is a definitions document holding every definition ``schema`` names itself
+    (a check of shape only, for a cache file: a missing one fails validation, not the run)."""
+    defs = doc.get("$defs") if isinstance(doc, dict) else None
+    if not isinstance(defs, dict):
+        return False
+    for ref in _refs(schema, []):
+        prefix, sep, pointer = ref.partition("#/$defs/")
+        if sep and pointer.split("/", 1)[0].replace("~1", "/").replace("~0", "~") not in defs:
+            return False
+    return True
+
+
 def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], full: Any) -> Any:
     """A jsonschema-rs registry with the definitions one kind's schema reaches: a few hundred
     kilobytes where the whole document is two megabytes, which take longer to read and register
@@ -252,7 +265,9 @@ def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], f
         if data is None:
             raise OSError("no private cache")
         doc = json.loads(data)
-    except (OSError, ValueError):
+        if not _holds_refs(doc, schema):
+            raise ValueError("a cache file of another shape")
+    except (OSError, ValueError, RecursionError):
         doc = reachable_definitions(full(), schema)
         if doc is None:
             return None
