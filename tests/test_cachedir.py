@@ -98,8 +98,8 @@ def test_a_planted_compiled_module_is_never_loaded(tmp_path, monkeypatch):
     cache.write_bytes(b"not a module")  # were it loaded, deserialize would fail: compile again
     os.chmod(cache, 0o666)
     seen = []
-    real = wasm.trusted_file
-    monkeypatch.setattr(wasm, "trusted_file", lambda p: seen.append(Path(p)) or real(p))
+    real = wasm.open_trusted
+    monkeypatch.setattr(wasm, "open_trusted", lambda p: seen.append(Path(p)) or real(p))
     engine, module = wasm._module()
     assert module is not None and seen == [cache]
     assert trusted_file(cache) and stat.S_IMODE(cache.stat().st_mode) == 0o600  # replaced by our own
@@ -109,3 +109,60 @@ def test_a_missing_cache_base_is_made_private(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "new" / "cache"))
     assert cache_dir() == tmp_path / "new" / "cache" / "podfit"
     assert stat.S_IMODE((tmp_path / "new" / "cache").stat().st_mode) == 0o700
+
+
+def _swap_on_open(monkeypatch, base: Path, evil: Path) -> None:
+    """Just before the first open of a file under ``base``, replace ``base`` by a link to ``evil``:
+    what another user who can write the directory above the cache base could do between a check of
+    the file by its name and its open."""
+    real_open = os.open
+
+    def swapping_open(path, flags, *args, **kwargs):
+        if str(path).startswith(str(base) + os.sep) and not base.is_symlink():
+            base.rename(base.with_name("real"))
+            base.symlink_to(evil)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", swapping_open)
+
+
+def _planted(tmp_path: Path, name: str, data: bytes) -> Path:
+    evil = tmp_path / "evil"
+    (evil / "podfit").mkdir(parents=True)
+    (evil / "podfit" / name).write_bytes(data)
+    os.chmod(evil / "podfit" / name, 0o666)  # stands for a file of another user's
+    return evil
+
+
+def test_a_directory_swapped_before_the_open_hands_over_no_code(tmp_path, monkeypatch):
+    """XDG_CACHE_HOME=<dir>/cache where someone else can write <dir>: the cached dataclass methods
+    read are the user's own, checked on the file opened, never the file a swap put there."""
+    import marshal
+
+    from podfit import codecache
+
+    base = tmp_path / "above" / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base))
+    path = codecache._file()
+    assert path is not None
+    write_private(path, marshal.dumps({"text": compile("x = 'mine'", "<string>", "exec")}))
+    evil = _planted(tmp_path, path.name, marshal.dumps({"text": compile("x = 'planted'", "<string>", "exec")}))
+    _swap_on_open(monkeypatch, base, evil)
+    assert codecache._load(path) == {}
+    assert base.is_symlink()  # the swap happened before the open
+
+
+def test_a_directory_swapped_before_the_open_hands_over_no_catalogue(tmp_path, monkeypatch):
+    from podfit import registry
+
+    base = tmp_path / "above" / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base))
+    root = cache_dir()
+    assert root is not None
+    place, version = registry.installation_key()
+    name = f"probe-{place}-{version}.json"
+    write_private(root / name, b'{"from": "user"}')
+    evil = _planted(tmp_path, name, b'{"from": "planted"}')
+    _swap_on_open(monkeypatch, base, evil)
+    assert registry.cached("probe", lambda: {"from": "built"}) == {"from": "built"}
+    assert base.is_symlink()

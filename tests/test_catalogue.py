@@ -2,6 +2,7 @@
 
 import json
 import re
+from dataclasses import asdict
 
 from podfit.catalogue import CATEGORIES, catalogue_problems, load_catalogue, rule_doc
 from podfit.docs import rules_md, rules_table
@@ -241,7 +242,17 @@ def test_cached_catalogue_is_the_merged_one(monkeypatch, tmp_path):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     merged, problems = catalogue._merge()
-    for damage in (None, "{not json", '{"rules": 7}', '{"rules": [{"id": "PF101"}], "problems": []}'):
+    damages = (
+        None,
+        "{not json",
+        '{"rules": 7}',
+        '{"rules": [{"id": "PF101"}], "problems": []}',
+        '{"rules": [], "problems": []}',  # no rule would run: every check a pass
+        "[" * 100_000 + "]" * 100_000,  # past the recursion limit of json.loads
+        json.dumps({"rules": [{**asdict(merged["PF101"]), "title": 5}], "problems": []}),
+        json.dumps({"rules": [asdict(r) for r in merged.values() if r.engine != "python"], "problems": []}),
+    )
+    for damage in damages:
         if damage is not None:
             (cache,) = (tmp_path / "podfit").glob("catalogue-*.json")
             cache.write_text(damage, encoding="utf-8")
@@ -257,3 +268,32 @@ def test_cached_catalogue_is_the_merged_one(monkeypatch, tmp_path):
             (cache,) = (tmp_path / "podfit").glob("catalogue-*.json")
             written = json.loads(cache.read_text(encoding="utf-8"))
             assert [r["id"] for r in written["rules"]] == list(merged)
+
+
+def test_cached_declarations_of_another_shape_are_read_afresh(monkeypatch, tmp_path):
+    """The rule modules' declarations, read back from a cache file of another shape (not a map,
+    a rule that is not a map or lacks a field, a module the package does not have), are built
+    from the modules again: never an internal error, never a rule lost."""
+    from podfit import registry
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    registry.declarations.cache_clear()
+    try:
+        built = dict(registry.declarations())
+        (cache,) = (tmp_path / "podfit").glob("rules-*.json")
+        some = json.loads(cache.read_text(encoding="utf-8"))
+        first = next(iter(some))
+        for damage in (
+            {first: 5},
+            {first: {}},
+            {first: {**some[first], "requires": 5}},
+            {first: {**some[first], "options": [{"name": "x"}]}},
+            {"PF000": {**some[first], "module": "os"}},
+            [],
+            None,
+        ):
+            cache.write_text(json.dumps(damage), encoding="utf-8")
+            registry.declarations.cache_clear()
+            assert dict(registry.declarations()) == built, damage
+    finally:
+        registry.declarations.cache_clear()

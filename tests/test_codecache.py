@@ -116,3 +116,20 @@ def test_a_full_cache_keeps_only_what_the_run_used(tmp_path, monkeypatch):
     kept = codecache._load(cache)
     assert "stale text" not in kept
     assert kept and all("__create_fn__" in k for k in kept)
+
+
+def test_code_of_another_bytecode_version_is_not_read(tmp_path, monkeypatch):
+    """Releases that share a cache tag (a beta and its final release) may differ in bytecode: the
+    file is named by the interpreter's bytecode version (as a .pyc is checked by it), so code
+    compiled by another is never loaded."""
+    import marshal
+    from importlib.util import MAGIC_NUMBER
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = codecache._file()
+    assert path is not None and path.name.endswith(f"-{MAGIC_NUMBER[:2].hex()}.marshal")
+    other = (MAGIC_NUMBER[0] ^ 1).to_bytes(1, "little") + MAGIC_NUMBER[1:2]
+    foreign = path.with_name(path.name.replace(MAGIC_NUMBER[:2].hex(), other.hex()))
+    foreign.write_bytes(marshal.dumps({"text": compile("x = 1", "<string>", "exec")}))
+    foreign.chmod(0o600)
+    assert foreign != path and codecache._load(path) == {}

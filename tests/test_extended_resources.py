@@ -232,3 +232,33 @@ def test_free_cpu_beside_spent_devices_is_stranded() -> None:
         nodes = (_gpu_nodes(1, gpus),)
         fit = pack(Problem(pods, nodes), 2)
         assert len(stranded(pods, fit.nodes, nodes).nodes) == expected, gpus
+
+
+def test_an_extended_resource_the_api_server_rejects_is_pf903(tmp_path: Path) -> None:
+    """A GPU count that is not a quantity, negative, too large or not whole is left out of packing
+    (the pod would be sized as asking for none, and pass): it is PF903 on its field."""
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: ns}}\nspec:\n  containers:\n"
+        "  - name: c\n    image: x\n    resources:\n"
+        "      requests: {{cpu: 100m, memory: 64Mi, nvidia.com/gpu: {v}}}\n"
+        "      limits: {{cpu: 100m, memory: 64Mi, nvidia.com/gpu: {v}}}\n"
+    )
+    for value, reason in (
+        ("abc", "expected a number"),
+        ('"-1"', "cannot be negative"),
+        ('"1e30"', "too large"),
+        ('"0.5"', "whole units"),
+        ("2m", "whole units"),
+        ("null", "expected a number"),
+    ):
+        manifest = tmp_path / "pod.yaml"
+        manifest.write_text(pod.format(v=value))
+        res = run("check", manifest, "--format", "json", "--rule", "PF903")
+        found = json.loads(res.stdout)["findings"]
+        assert res.exit_code == 1, value
+        assert [(f["line"], f["container"]) for f in found] == [(9, "c"), (10, "c")], value
+        assert all("nvidia.com/gpu" in f["message"] and reason in f["message"] for f in found), found
+    for value in ("2", '"1"', "0", '"1k"'):
+        manifest.write_text(pod.format(v=value))
+        res = run("check", manifest, "--format", "json", "--rule", "PF903")
+        assert (res.exit_code, json.loads(res.stdout)["findings"]) == (0, []), value

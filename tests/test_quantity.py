@@ -154,3 +154,15 @@ def test_exponent_form_equals_plain_form(n, exp):
 @given(st.decimals(min_value=0, max_value=10**6, places=3, allow_nan=False, allow_infinity=False))
 def test_decimal_cpu_strings_round_up_to_millicores(d):
     assert parse_cpu(str(d)) == int(d * 1000)
+
+
+def test_a_collection_is_named_as_yaml_calls_it():
+    """A quantity written as a mapping or a list: the reason names it so, not by the loader's own
+    types (a LineDict, which keeps the lines of a mapping read from a file)."""
+    from podfit.yamlio import iter_documents
+
+    (doc,) = iter_documents("cpu: {a: 1}\nmemory: [1]\n")
+    for key, what in (("cpu", "a mapping"), ("memory", "a list")):
+        with pytest.raises(QuantityError) as e:
+            parse_quantity(doc.data[key])
+        assert e.value.reason == f"expected a number or a quantity string, got {what}"

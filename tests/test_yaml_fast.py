@@ -95,6 +95,42 @@ def _corpus_texts():
         yield pytest.param(p.read_text(encoding="utf-8-sig", errors="replace"), id=str(p.relative_to(ROOT)))
 
 
+@pytest.mark.parametrize("char", ["\x07", "\x1b", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\ufffe"])
+def test_characters_pyyaml_refuses_or_breaks_on_read_the_same(char):
+    """A control character PyYAML (as kubectl) refuses, a YAML 1.1 line break (NEL, LS, PS) or a
+    byte order mark is text to the Rust parser: the file is PF901 or read alike, at any size."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: {}\n"
+    assert_equivalent(cm.format(f"a{char}b"))
+    assert_equivalent(char + cm.format("x"))
+    assert_equivalent(cm.format("x") + "---\n" + char + cm.format("y"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "metadata:\n  name: a\n: orphan\n",  # an empty key: PyYAML's (and kubectl's) syntax error
+        "metadata: {: batch, namespace: shop}\n",
+        "metadata: {name,: k}\n",
+        "spec:\n  ?  - a\n",  # an explicit key that is a sequence
+        "requests: {cpu: 100m, memory:}\n",
+        "requests: {cpu:? 1, memory: 1Gi}\n",
+        "pool: {count: |3, class: x}\n",
+        "requests: {cpu: '2', me\nmory: 2Gi}\n",  # an implicit key broken over two lines
+        "resources: {requests: {cpu: 1}, lim\nits: {cpu: 2}}\n",
+        "metadata: {labels: ,{app: web}}\n",  # a mapping as a key
+        "spec:\non:\n  x: 1\n",  # `on` is true to YAML 1.1
+        "# a comment\rkind: ConfigMap\n",  # a lone CR is a line break to PyYAML
+        "kind: A\n---\r\nkind: B\n",  # the second document starts on line 3
+        "\r\n\r\nkind: A\n",
+    ],
+)
+def test_what_pyyaml_refuses_or_reads_otherwise_reads_the_same(text):
+    """Found by mutating testdata: documents the Rust parser reads (into None or collection keys)
+    where PyYAML stops with a syntax error, as kubectl does, or reads a key or line otherwise.
+    Each is PF901 or read alike whatever the file's size."""
+    assert_equivalent(text)
+
+
 @pytest.mark.parametrize("text", list(_corpus_texts()))
 def test_testdata_reads_the_same_both_ways(text):
     assert_equivalent(text)
@@ -345,3 +381,16 @@ def test_directives_go_with_the_document_they_precede(text):
     docs = [d for d in iter_documents(text, fast=True) if d.data is not None]
     assert docs[-1].data["kind"] == "Pod"
     assert docs[-1].line == text.splitlines().index("kind: Pod")  # its apiVersion line, 1-based
+
+
+@pytest.mark.parametrize("before", ["x", "ééé"])
+def test_a_control_character_is_reported_at_its_line(before):
+    """PyYAML's ReaderError has a position only (in characters, or UTF-8 bytes from LibYAML):
+    podfit gives it the line and column of the character, counted from the start of the text."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: {}\n"
+    text = cm.format("ü") + "---\n" + cm.format(before + "\x07")
+    for fast in (False, True):
+        with pytest.raises(yaml.reader.ReaderError) as got:
+            list(iter_documents(text, fast=fast))
+        mark = got.value.problem_mark  # type: ignore[attr-defined]
+        assert (mark.line + 1, mark.column + 1) == (13, 6 + len(before))

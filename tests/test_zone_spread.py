@@ -367,3 +367,11 @@ def test_zone_spread_never_proves_a_misfit_the_scheduler_would_place():
         checked += 1
         misfits += not want
     assert checked >= 50 and misfits >= 10  # both outcomes are exercised
+
+
+def test_a_zone_of_an_empty_label_value_is_named():
+    """topology.kubernetes.io/zone: "" is a label value like any other (the nodes are a zone of their
+    own); the advice showed it as nothing at all: "( 1, b 1)"."""
+    from podfit.packing.report import zones_text
+
+    assert zones_text([("", 1), ("b", 2)]) == '"" 1, b 2'

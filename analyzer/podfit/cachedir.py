@@ -18,7 +18,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["cache_dir", "trusted_file", "write_private"]
+__all__ = ["cache_dir", "open_trusted", "read_trusted", "trusted_file", "write_private"]
 
 
 def _base() -> Path:
@@ -63,7 +63,46 @@ def trusted_file(path: Path) -> bool:
         st = os.lstat(path)
     except OSError:
         return False
+    return _trusted_stat(st)
+
+
+def _trusted_stat(st: os.stat_result) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def open_trusted(path: Path) -> int | None:
+    """A file descriptor open for reading on ``path`` when the file opened is one
+    :func:`trusted_file` would pass (the caller closes it); None otherwise.
+
+    The owner and mode are those of the open file, not of the name looked up before: whoever can
+    write a directory above the cache base (``XDG_CACHE_HOME=/tmp/alice/cache`` with ``/tmp/alice``
+    made by someone else) could otherwise swap it for a link to a directory of theirs between the
+    check and the open, and their file would be loaded as the user's."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if _trusted_stat(os.fstat(fd)):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def read_trusted(path: Path, limit: int) -> bytes | None:
+    """The content of ``path`` when :func:`open_trusted` opens it and it holds at most ``limit``
+    bytes; None otherwise (missing, foreign, too large, unreadable)."""
+    fd = open_trusted(path)
+    if fd is None:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
 
 
 def write_private(path: Path, data: bytes) -> None:

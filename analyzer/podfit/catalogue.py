@@ -255,10 +255,31 @@ def _catalogue() -> tuple[Mapping[str, Rule], tuple[str, ...]]:
     data = cached("catalogue", _merged_json)
     try:
         rules = {entry["id"]: _rule_from_json(entry) for entry in data["rules"]}
-        return rules, tuple(str(p) for p in data["problems"])
-    except (KeyError, TypeError):  # a cache file of another shape: merged afresh
-        rules, problems = _merge()
-        return rules, tuple(problems)
+        problems = tuple(str(p) for p in data["problems"])
+    except (KeyError, TypeError, ValueError, AttributeError):  # a cache file of another shape
+        rules = {}
+    # a file of another shape, or one that lost a rule, is merged afresh: a rule missing from the
+    # catalogue would not run, and a field of another type would fail where it is used
+    if not rules or not set(declarations()) <= set(rules) or not all(map(_well_typed, rules.values())):
+        merged, merge_problems = _merge()
+        return merged, tuple(merge_problems)
+    return rules, problems
+
+
+def _well_typed(rule: Rule) -> bool:
+    strings = (getattr(rule, f.name) for f in fields(Rule) if f.name not in ("requires", "options"))
+    return (
+        all(isinstance(v, str) for v in strings)
+        and all(isinstance(r, str) for r in rule.requires)
+        and all(
+            isinstance(o.name, str)
+            and isinstance(o.type, str)
+            and isinstance(o.doc, str)
+            and (o.choices is None or all(isinstance(c, str) for c in o.choices))
+            and (o.minimum is None or type(o.minimum) in (int, float))
+            for o in rule.options
+        )
+    )
 
 
 def load_catalogue() -> Mapping[str, Rule]:

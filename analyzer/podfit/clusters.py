@@ -217,9 +217,12 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
 
 
 def node_pools_from_objects(objects: Iterable[K8sObject]) -> list[NodePool]:
+    """The node pools each cluster manifest declares: at most MAX_NODES of one manifest, as a
+    cluster holds no more nodes (PF902 reports a TanzuKubernetesCluster with more pools). Packing's
+    work grows with the square of the pools, so a manifest of 20,000 one-node pools ran for minutes."""
     pools: list[NodePool] = []
     for obj in cluster_objects(objects):
-        pools.extend(_tkc_pools(obj) if obj.kind == TKC_KIND else _capi_pools(obj))
+        pools.extend((_tkc_pools(obj) if obj.kind == TKC_KIND else _capi_pools(obj))[:MAX_NODES])
     return pools
 
 

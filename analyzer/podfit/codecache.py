@@ -11,7 +11,7 @@ flags), and runs the code object; :func:`save` writes what was compiled to the c
 source text itself, so a text that changes is compiled afresh and an unchanged one never is.
 
 The cache file is a ``marshal`` dump of code objects, which run as they are: like the compiled
-policies, it is read only when :func:`podfit.cachedir.trusted_file` holds (the user's own, written
+policies, it is read only through :func:`podfit.cachedir.read_trusted` (the user's own, written
 by no one else) and written with :func:`podfit.cachedir.write_private`. Without a private cache
 directory everything is compiled each run, as without this module.
 """
@@ -21,13 +21,13 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import marshal
-import os
 import sys
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from .cachedir import cache_dir, trusted_file, write_private
+from .cachedir import cache_dir, read_trusted, write_private
 
 __all__ = ["install", "save"]
 
@@ -43,8 +43,13 @@ _state = {"installed": False, "loaded": 0, "compiled": 0, "added": 0}  # added: 
 
 
 def _file() -> Path | None:
+    """The cache file, named by the interpreter's bytecode version as a ``.pyc`` is checked by it:
+    releases with one cache tag (3.13.0b1 and 3.13.0, cpython-313 both) may differ in bytecode,
+    and code objects of another bytecode would run wrongly or crash the interpreter."""
     root = cache_dir()
-    return None if root is None else root / f"dataclass-code-{sys.implementation.cache_tag}.marshal"
+    if root is None:
+        return None
+    return root / f"dataclass-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER[:2].hex()}.marshal"
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002 (exec's own names)
@@ -60,16 +65,12 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # n
 
 
 def _load(path: Path) -> dict[str, CodeType]:
-    if not trusted_file(path):
+    data = read_trusted(path, MAX_FILE_BYTES)
+    if data is None:
         return {}
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            return {}
         codes = marshal.loads(data)
-    except (OSError, ValueError, EOFError, TypeError):
+    except (ValueError, EOFError, TypeError):
         return {}
     if not isinstance(codes, dict):
         return {}

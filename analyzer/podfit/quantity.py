@@ -86,7 +86,9 @@ def _ratio(value: object) -> tuple[int, int]:
     elif isinstance(value, str):
         text = value.strip()
     else:
-        raise QuantityError(value, f"expected a number or a quantity string, got {type(value).__name__}")
+        # named as YAML calls it, not by podfit's own type (LineDict: a mapping that keeps lines)
+        got = "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__
+        raise QuantityError(value, f"expected a number or a quantity string, got {got}")
     try:
         return _ratio_text(text)
     except QuantityError as e:

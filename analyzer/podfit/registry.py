@@ -20,13 +20,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .cachedir import cache_dir, trusted_file, write_private
+from .cachedir import cache_dir, read_trusted, write_private
 from .options import Option
 
 __all__ = ["python_rules", "declarations", "cached", "installation_key", "LOADER_RULES"]
 
 PACKAGE = "podfit.rules"
 _RULES_DIR = Path(__file__).resolve().parent / "rules"
+MAX_CACHE_BYTES = 64 * 2**20  # a cache file read back (the catalogue is about 75 kB)
 
 # Rules raised by the loader and the check pipeline rather than by a rule module.
 LOADER_RULES = frozenset({"PF901", "PF903", "PF904", "PF905", "PF907", "PF908", "PF909"})
@@ -115,10 +116,11 @@ def cached(kind: str, build: Callable[[], Any]) -> Any:
         return build()
     place, version = installation_key()
     cache = root / f"{kind}-{place}-{version}.json"
-    if trusted_file(cache):
+    data = read_trusted(cache, MAX_CACHE_BYTES)
+    if data is not None:
         try:
-            return json.loads(cache.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            return json.loads(data)
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
             pass
     value = build()
     try:
@@ -138,16 +140,36 @@ def declarations() -> Mapping[str, Mapping[str, Any]]:
     module is imported (measured: a one-file check that imports all 29 takes about 40 ms more CPU,
     a fifth of its time, than one that imports only the 12 whose rules run)."""
     data = cached("rules", lambda: {rule_id: _declared(module) for rule_id, module in _import_all().items()})
-    if not isinstance(data, dict):  # a cache file of another shape: built afresh
-        data = {rule_id: _declared(module) for rule_id, module in _import_all().items()}
-    return {
-        rule_id: {
-            **d,
-            "requires": tuple(d["requires"]),
-            "options": tuple(
-                Option(**{**o, "choices": tuple(o["choices"]) if o["choices"] is not None else None})
-                for o in d["options"]
-            ),
+    read = _from_json(data)
+    if read is None:  # a cache file of another shape: built afresh
+        read = _from_json({rule_id: _declared(module) for rule_id, module in _import_all().items()})
+        assert read is not None
+    return read
+
+
+def _from_json(data: Any) -> dict[str, dict[str, Any]] | None:
+    """The declarations as :func:`declarations` gives them, from their JSON form; None for a value
+    of another shape (a rule module's name that is not one of the package's, a field of another
+    type)."""
+    if not isinstance(data, dict) or not data:
+        return None
+    modules = {info.name for info in pkgutil.iter_modules([str(_RULES_DIR)])}
+    try:
+        out = {
+            rule_id: {
+                **d,
+                "requires": tuple(d["requires"]),
+                "options": tuple(
+                    Option(**{**o, "choices": tuple(o["choices"]) if o["choices"] is not None else None})
+                    for o in d["options"]
+                ),
+            }
+            for rule_id, d in data.items()
         }
-        for rule_id, d in data.items()
-    }
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    ok = all(
+        isinstance(d["module"], str) and d["module"] in modules and all(isinstance(r, str) for r in d["requires"])
+        for d in out.values()
+    )
+    return out if ok else None

@@ -30,9 +30,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-from .cachedir import cache_dir, trusted_file, write_private
+from .cachedir import cache_dir, read_trusted, write_private
 from .paths import schemas_dir
 
 __all__ = [
@@ -63,6 +63,7 @@ PLATFORM_API = ("podfit.io/v1alpha1", "Platform")
 # "/api/_definitions.json#/$defs/..." then lands: the URI the registry holds the definitions under.
 _BASE = "file:///api/"
 _DEFS_URI = _BASE + "_definitions.json"
+_MAX_CACHE_BYTES = 64 * 2**20  # a cached definitions file read back (a kind reaches some 250 kB)
 # names that may become part of a schema file's name
 _API_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(/[A-Za-z0-9.-]+)?")
 _KIND = re.compile(r"[A-Za-z0-9]+")
@@ -232,6 +233,19 @@ def reachable_definitions(definitions: Mapping[str, Any], schema: Mapping[str, A
     return {**{k: v for k, v in definitions.items() if k != "$defs"}, "$defs": kept}
 
 
+def _holds_refs(doc: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``doc`` is a definitions document holding every definition ``schema`` names itself
+    (a check of shape only, for a cache file: a missing one fails validation, not the run)."""
+    defs = doc.get("$defs") if isinstance(doc, dict) else None
+    if not isinstance(defs, dict):
+        return False
+    for ref in _refs(schema, []):
+        prefix, sep, pointer = ref.partition("#/$defs/")
+        if sep and pointer.split("/", 1)[0].replace("~1", "/").replace("~0", "~") not in defs:
+            return False
+    return True
+
+
 def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], full: Any) -> Any:
     """A jsonschema-rs registry with the definitions one kind's schema reaches: a few hundred
     kilobytes where the whole document is two megabytes, which take longer to read and register
@@ -247,10 +261,13 @@ def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], f
     root = cache_dir("schemas")
     cache = root / f"{h.hexdigest()[:32]}.json" if root is not None else None
     try:
-        if cache is None or not trusted_file(cache):
+        data = read_trusted(cache, _MAX_CACHE_BYTES) if cache is not None else None
+        if data is None:
             raise OSError("no private cache")
-        doc = _read_json(cache)
-    except (OSError, ValueError):
+        doc = json.loads(data)
+        if not _holds_refs(doc, schema):
+            raise ValueError("a cache file of another shape")
+    except (OSError, ValueError, RecursionError):
         doc = reachable_definitions(full(), schema)
         if doc is None:
             return None
@@ -529,6 +546,112 @@ def api_server_violations(doc: Mapping[str, Any]) -> list[Violation]:
         elif value > INT32_MAX:
             msg = f"{_dotted(path)}: invalid value {_show(value)}: out of range for int32 (at most {INT32_MAX})"
             out.append(Violation(path, msg, "api-server"))
+    out.extend(_spread_violations(api, kind, doc))
+    out.extend(_autoscaler_violations(api, kind, doc))
+    out.extend(_quota_violations(api, kind, doc))
+    return out
+
+
+# what the API server's quantity parser refuses (podfit's own bounds, "too large", are not its)
+_REFUSED_QUANTITY = ("expected a number", "resource quantities cannot be negative")
+
+
+def _quota_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Violation]:
+    """A ResourceQuota's spec.hard: each value a non-negative quantity (validation.go,
+    ValidateResourceQuotaSpec). PF112 cannot compare usage with a limit it cannot read."""
+    if (api, kind) != ("v1", "ResourceQuota"):
+        return []
+    spec = doc.get("spec")
+    hard = spec.get("hard") if isinstance(spec, Mapping) else None
+    if not isinstance(hard, Mapping):
+        return []
+    from .quantity import QuantityError, parse_quantity
+
+    out = []
+    for name, value in hard.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            continue  # the schema's type error
+        try:
+            parse_quantity(value)
+        except QuantityError as e:
+            if e.reason.startswith(_REFUSED_QUANTITY):
+                path = ("spec", "hard", name)
+                out.append(Violation(path, f"{_dotted(path)}: invalid value {_show(value)}: {e.reason}", "api-server"))
+    return out
+
+
+def _int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _at_least_one(path: tuple[Any, ...], value: Any, what: str = "must be greater than zero") -> Violation | None:
+    """The API server's range for a positive int32 count, or None within it (or not an integer:
+    the schema's type error)."""
+    if not _int(value):
+        return None
+    if value < 1:
+        return Violation(path, f"{_dotted(path)}: invalid value {_show(value)}: {what}", "api-server")
+    if value > INT32_MAX:
+        msg = f"{_dotted(path)}: invalid value {_show(value)}: out of range for int32 (at most {INT32_MAX})"
+        return Violation(path, msg, "api-server")
+    return None
+
+
+def _spread_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Violation]:
+    """A pod template's topologySpreadConstraints: maxSkew and minDomains are positive int32s
+    (validation.go, validateTopologySpreadConstraints; packing leaves such a constraint out), and
+    its containers' port numbers."""
+    from .model import WORKLOAD_KINDS
+
+    if api not in ("v1", "apps/v1", "batch/v1") or kind not in WORKLOAD_KINDS:
+        return []
+    spec_path: tuple[Any, ...] = (*WORKLOAD_KINDS[kind], "spec")
+    spec: Any = doc
+    for step in spec_path:
+        spec = spec.get(step) if isinstance(spec, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return []
+    out = []
+    spread = spec.get("topologySpreadConstraints")
+    for i, t in enumerate(spread if isinstance(spread, list) else ()):
+        if isinstance(t, Mapping):
+            for key in ("maxSkew", "minDomains"):
+                v = _at_least_one((*spec_path, "topologySpreadConstraints", i, key), t.get(key))
+                if v is not None:
+                    out.append(v)
+    # a container's ports: containerPort, and hostPort when set (0 is unset), are 1-65535
+    # (validation.go, validateContainerPorts); PF601 compares host ports
+    for group in ("initContainers", "containers"):
+        containers = spec.get(group)
+        for ci, c in enumerate(containers if isinstance(containers, list) else ()):
+            ports = c.get("ports") if isinstance(c, Mapping) else None
+            for pi, port in enumerate(ports if isinstance(ports, list) else ()):
+                for key in ("containerPort", "hostPort"):
+                    value = port.get(key) if isinstance(port, Mapping) else None
+                    if _int(value) and not 1 <= value <= 65535 and not (key == "hostPort" and value == 0):
+                        path = (*spec_path, group, ci, "ports", pi, key)
+                        msg = f"{_dotted(path)}: invalid value {_show(value)}: must be between 1 and 65535, inclusive"
+                        out.append(Violation(path, msg, "api-server"))
+    return out
+
+
+def _autoscaler_violations(api: str, kind: str, doc: Mapping[str, Any]) -> list[Violation]:
+    """A HorizontalPodAutoscaler's maxReplicas is a positive int32 and minReplicas, when set, at
+    most maxReplicas (validation.go, validateHorizontalPodAutoscalerSpec)."""
+    if kind != "HorizontalPodAutoscaler" or not api.startswith("autoscaling/"):
+        return []
+    spec = doc.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+    out = []
+    top = _at_least_one(("spec", "maxReplicas"), spec.get("maxReplicas"), "must be greater than or equal to 1")
+    if top is not None:
+        out.append(top)
+    least, most = spec.get("minReplicas"), spec.get("maxReplicas")
+    if top is None and _int(least) and _int(most) and least > most:
+        path = ("spec", "minReplicas")
+        msg = f"{_dotted(path)}: invalid value {_show(least)}: must be less than or equal to maxReplicas ({most})"
+        out.append(Violation(path, msg, "api-server"))
     return out
 
 

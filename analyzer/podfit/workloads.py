@@ -25,7 +25,7 @@ from .model import (
     custom_kind,
     template_path,
 )
-from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
+from .quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory, parse_quantity
 from .scheduling import constraints_from_spec, host_ports_from_spec
 
 __all__ = [
@@ -93,6 +93,40 @@ def _quantities(
                 )
             )
     return out
+
+
+def _extended_quantities(
+    res: Mapping[str, Any], obj: K8sObject, container: str, findings: list[Finding], path: tuple[Any, ...]
+) -> None:
+    """PF903 for an extended resource (``nvidia.com/gpu``, ...) of a container's requests or
+    limits that the API server rejects: not a quantity, negative, or not a whole number (extended
+    resources are counted in units). Packing leaves such a value out, so without the finding the
+    pod would be sized as asking for none."""
+    blocks = [(kind, res.get(f"{kind}s")) for kind in ("request", "limit")]
+    if not any(isinstance(b, dict) and any("/" in str(n) for n in b) for _, b in blocks):
+        return
+    from .platform import is_extended_resource
+
+    for kind, block in blocks:
+        for rname, value in block.items() if isinstance(block, dict) else ():
+            if not is_extended_resource(str(rname)):
+                continue
+            try:
+                whole = parse_quantity(value).denominator == 1
+                reason = "extended resources are counted in whole units"
+            except QuantityError as e:
+                whole, reason = False, e.reason
+            if not whole:
+                findings.append(
+                    Finding(
+                        rule="PF903",
+                        message=f"{kind}s.{rname}: {reason} ({value!r})",
+                        location=obj.location_at(path + (f"{kind}s", rname)),
+                        object=obj.ref,
+                        container=container,
+                        details={"field": f"{kind}s.{rname}", "value": str(value)},
+                    )
+                )
 
 
 def limit_range_defaults(objects: Sequence[K8sObject], findings: list[Finding]) -> dict[str, LimitRangeDefaults]:
@@ -233,6 +267,7 @@ def _container(
     res = res if isinstance(res, dict) else {}
     vals = _quantities(res.get("requests"), "request", obj, name, findings, "", path + ("resources", "requests"))
     vals.update(_quantities(res.get("limits"), "limit", obj, name, findings, "", path + ("resources", "limits")))
+    _extended_quantities(res, obj, name, findings, path + ("resources",))
     declared = Resources(**vals)
     return Container(
         name=name,

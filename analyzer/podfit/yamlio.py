@@ -752,7 +752,7 @@ def _fast_pays(size: int) -> bool:
 # boolean word, must be one of the forms both read alike (plain decimal integers and floats, and
 # Kubernetes quantities, which both read as strings); anything else sends the document to PyYAML.
 _TOKEN = re.compile(
-    r"(?:^|[\s\[{,])((?:[-+._0-9~=]|[yYnNoO](?=[a-zA-Z]{0,2}[ \t]*(?:$|[,\]}#]|:\s)))"
+    r"(?:^|[\s\[{,])((?:[-+._0-9~=]|[yYnNoO](?=[a-zA-Z]{0,2}[ \t]*(?:$|[,\]}#]|:(?:\s|$))))"
     r"(?:[^\s,\[\]{}#:]|:(?![\s]|$))*)[ \t]*(?=$|[,\]}#]|:(?:\s|$))",
     re.M,
 )
@@ -856,15 +856,32 @@ def _only_quoted_differ(plain: Any, quoted: Any, budget: list[int]) -> bool:
 _SUSPECT = re.compile(r"[\s\[{,](?:[:?]\S|[&*][^\s,\[\]{}])|[\[{,][ \t]*[>|]|[>|][ \t]*[^\s#0-9+-]")
 _FAST_STOP = ("@", "`", ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", "<<", "!", "%")
 _RAW_STOP = ("\t", "\\", "...")  # looked for in the whole text, quoted values included
+# Characters PyYAML refuses (control characters) or reads as line breaks (NEL, LS, PS) or as a
+# byte order mark, where YAML 1.2 and the Rust parser take them as text: a stream holding any is
+# read by PyYAML, so that its error (as kubectl's) is the same whatever the file's size.
+_LONE_CR = re.compile("\r(?!\n)")
+_ASCII_UNREAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_UNREAD = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 # A flow collection used as a key: the Rust parser makes it a tuple, PyYAML refuses it.
 _FLOW_KEY = re.compile(r"[\]}][ \t]*:(?:[ \t]|$)", re.M)
 # ... also as the implicit key of a flow mapping's entry (`{{ x }}`, an unrendered template): the
 # Rust parser makes it a frozenset, PyYAML refuses it
 _FLOW_IN_FLOW_MAP = re.compile(r"\{[ \t]*[\[{]")
-_CONTENT_START = re.compile(r"\A(?:---[ \t]*(?:#[^\n]*)?\n)?(?:[ \t]*(?:#[^\n]*)?\n)*")
+_CONTENT_START = re.compile(r"\A(?:---[ \t\r]*(?:#[^\n]*)?\n)?(?:[ \t\r]*(?:#[^\n]*)?\n)*")
 
 
 _COLON_FIRST = re.compile(r"[\s\[{,]:\S")
+# Where the Rust parser reads what PyYAML refuses as a syntax error (as kubectl does): an empty
+# implicit key (`: value` at a line's start or in a flow mapping), an explicit `?` key at a line's
+# start, and a flow collection left open at the end of a line (a key broken over two lines in it).
+_EMPTY_KEY = re.compile(r"\n[ \t-]*:(?:[ \t\r\n]|\Z)")  # from a line's end: far faster than ^ with re.M
+_EMPTY_KEY_FIRST = re.compile(r"[ \t-]*:(?:[ \t\r\n]|\Z)")
+_EMPTY_FLOW_KEY = re.compile(r"[\[{,][ \t]*:(?:[ \t\r\n]|\Z)")
+_EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*\?(?:[ \t]|$)", re.M)
+_FLOW_LINE = re.compile(r"^[^\n\[{]*[\[{][^\n]*", re.M)  # a line that opens a flow collection
+# ... and a colon before a flow indicator or `?` (`{memory:}`, `{cpu:? 1}`), a block scalar header
+# as a flow value (`{count: |3}`)
+_COLON_FLOW = re.compile(r":[,\[\]{}?]|:[ \t]+[>|][^\n]*[,}\]]")
 
 
 def _indicators(text: str) -> bool:
@@ -876,9 +893,25 @@ def _indicators(text: str) -> bool:
         return True
     if "{" in text and _FLOW_IN_FLOW_MAP.search(text):
         return True
+    flow = "{" in text or "[" in text
+    if flow and (_flow_left_open(text) or _EMPTY_FLOW_KEY.search(text)):
+        return True
+    if _EMPTY_KEY.search(text) or _EMPTY_KEY_FIRST.match(text) or _COLON_FLOW.search(text):
+        return True
+    if "?" in text and _EXPLICIT_KEY.search(text):
+        return True
     if any(c in text for c in "&*?>|"):
         return _SUSPECT.search(text) is not None
     return _COLON_FIRST.search(text) is not None  # the only branch of _SUSPECT left
+
+
+def _flow_left_open(text: str) -> bool:
+    """Some line opens more flow collections than it closes."""
+    for m in _FLOW_LINE.finditer(text):
+        line = m.group()
+        if line.count("{") + line.count("[") > line.count("}") + line.count("]"):
+            return True
+    return False
 
 
 def _too_deep(chunk: str, max_depth: int) -> bool:
@@ -906,6 +939,10 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     the same limits (without anchors, the node count is bounded by the text: see max_nodes)."""
     rust = _rust()
     if rust is None or chunk[:1] in (":", "?", "&", "*") or any(s in chunk for s in _RAW_STOP):
+        return False, None
+    if (_ASCII_UNREAD if chunk.isascii() else _UNREAD).search(chunk):
+        return False, None
+    if "\r" in chunk and _LONE_CR.search(chunk):  # a line break to PyYAML, not to the Rust parser
         return False, None
     masked = chunk
     if _indicators(chunk):
@@ -940,7 +977,22 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     # left to the slow path, so that document counts and errors are the same either way
     if not isinstance(data, dict):
         return False, None
+    # a flow mapping after a comma may be a key of the mapping around it (`{a: 1, {b: 2}}`), which
+    # the Rust parser makes a frozenset and PyYAML refuses
+    if _COMMA_FLOW_MAP.search(masked) and _collection_key(data):
+        return False, None
     return True, data
+
+
+_COMMA_FLOW_MAP = re.compile(r",[ \t]*[\[{]")
+
+
+def _collection_key(data: Any) -> bool:
+    if isinstance(data, dict):
+        return any(isinstance(k, (tuple, frozenset)) or _collection_key(v) for k, v in data.items())
+    if isinstance(data, list):
+        return any(_collection_key(v) for v in data)
+    return False
 
 
 def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = False) -> Iterator[YamlDocument]:
@@ -980,7 +1032,11 @@ def iter_documents(text: str, limits: YamlLimits | None = None, fast: bool = Fal
 
 def _slow_documents(chunk: str, first_line: int, limits: YamlLimits, index: int) -> Iterator[YamlDocument]:
     loader_cls = _CLoader if _c_composer_safe(chunk) else _PyLoader
-    loader = loader_cls(chunk)
+    try:
+        loader = loader_cls(chunk)
+    except yaml.reader.ReaderError as e:
+        _mark_reader_error(e, chunk, first_line)
+        raise
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -1003,5 +1059,20 @@ def _slow_documents(chunk: str, first_line: int, limits: YamlLimits, index: int)
                 # buffer and pointer None, as here (pointer is read only with a buffer)
                 setattr(e, attr, yaml.Mark(mark.name, mark.index, mark.line + first_line, mark.column, None, None))  # type: ignore[arg-type]
         raise
+    except yaml.reader.ReaderError as e:
+        _mark_reader_error(e, chunk, first_line, in_bytes=loader_cls is _CLoader)
+        raise
     finally:
         loader.dispose()
+
+
+def _mark_reader_error(e: yaml.reader.ReaderError, chunk: str, first_line: int, in_bytes: bool = False) -> None:
+    """Give a ReaderError (a character PyYAML does not read: a control character) the mark the
+    other errors have, lines counted from the start of the text, where it only has its position
+    in the chunk (in characters; in UTF-8 bytes from LibYAML)."""
+    pos = e.position if isinstance(e.position, int) else 0
+    if in_bytes:
+        pos = len(chunk.encode("utf-8", "surrogatepass")[:pos].decode("utf-8", "ignore"))
+    pos = min(max(pos, 0), len(chunk))
+    line_start = chunk.rfind("\n", 0, pos) + 1
+    e.problem_mark = yaml.Mark(e.name, pos, chunk.count("\n", 0, pos) + first_line, pos - line_start, None, None)  # type: ignore[attr-defined,arg-type]

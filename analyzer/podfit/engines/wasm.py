@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cachedir import cache_dir, trusted_file, write_private
+from ..cachedir import cache_dir, open_trusted, write_private
 from .base import (
     QUANTITY_MEMO,
     EngineError,
@@ -178,11 +178,7 @@ def _module() -> tuple[Any, Any]:
         else:
             engine, cached = wasmtime.Engine(), cache
         module = None
-        if cached is not None and trusted_file(cached):
-            try:
-                module = wasmtime.Module.deserialize_file(engine, str(cached))
-            except Exception:  # stale or foreign: compile again
-                module = None
+        module = _deserialize(engine, cached) if cached is not None else None
         if module is None:
             if "pid" in _compiled:
                 # a forked worker (no or no usable cache): wasmtime's parallel compilation would
@@ -200,6 +196,28 @@ def _module() -> tuple[Any, Any]:
                 _save(module, cached)
         _compiled.update(engine=engine, module=module, pid=os.getpid())  # not reused after a fork
         return engine, module
+
+
+def _deserialize(engine: Any, cache: Path) -> Any:
+    """The module compiled before and kept in ``cache`` when that is the user's own file
+    (:func:`podfit.cachedir.open_trusted`); None when it is not, or stale or foreign."""
+    import wasmtime
+
+    fd = open_trusted(cache)
+    if fd is None:
+        return None
+    try:
+        # the file opened and checked, by a name that cannot be swapped: wasmtime maps it (reading
+        # it whole to deserialize the bytes costs 7 ms more)
+        proc = f"/proc/self/fd/{fd}"
+        if os.path.exists(proc):
+            return wasmtime.Module.deserialize_file(engine, proc)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return wasmtime.Module.deserialize(engine, f.read())
+    except Exception:  # stale or foreign: compile again
+        return None
+    finally:
+        os.close(fd)
 
 
 def _save(module: Any, cache: Path) -> None:

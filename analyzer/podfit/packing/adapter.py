@@ -608,7 +608,7 @@ def extended_requests(w: Workload) -> dict[str, int]:
     combines containers: max(Σ app containers and sidecars, each one-shot init container with the
     sidecars declared before it). A container's request is its limit when it sets only the limit
     (extended resources cannot be overcommitted: request = limit). Values that are not whole
-    quantities are left out (the API server rejects them)."""
+    quantities are left out (the API server rejects them; they are PF903)."""
     path = WORKLOAD_KINDS.get(w.obj.kind)
     node: Any = w.obj.raw
     for key in path or ():

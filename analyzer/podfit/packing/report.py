@@ -274,8 +274,9 @@ def pool_summary(a: Analysis) -> list[str]:
 
 
 def zones_text(zones) -> str:
-    """``eu-west-1a 1, eu-west-1b 2`` from (zone, nodes) pairs."""
-    return ", ".join(f"{z} {n}" for z, n in zones)
+    """``eu-west-1a 1, eu-west-1b 2`` from (zone, nodes) pairs; a zone whose label value is empty
+    (a valid label value: the nodes are a domain of their own) is shown as ``""``."""
+    return ", ".join(f"{z or chr(34) * 2} {n}" for z, n in zones)
 
 
 def _least(a: Analysis, budget: float | None) -> list[str]:

@@ -22,7 +22,10 @@ Kubernetes OpenAPI schemas
 Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` (the
 Tanzu kinds, and the kubelet's KubeletConfiguration from its Go type: ``make kubelet-schema``) and
 ``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
-server's rules that their schemas do not state (negative replicas, parallelism, completions). See
+server's rules that their schemas do not state (negative replicas, parallelism, completions; a
+topology spread's maxSkew or minDomains below 1; a HorizontalPodAutoscaler's maxReplicas below 1
+or below its minReplicas; a port number outside 1-65535; a ResourceQuota limit that is not a
+quantity or negative; counts beyond int32). See
 :mod:`podfit.schemas_k8s`. Kinds without a schema are not validated, nor objects whose apiVersion
 Kubernetes no longer serves (PF906 reports those). Required properties missing at one place are one
 finding that names them all (a patch body or fragment misses several at once). A field given as null
