@@ -861,7 +861,9 @@ _RAW_STOP = ("\t", "\\", "...")  # looked for in the whole text, quoted values i
 # read by PyYAML, so that its error (as kubectl's) is the same whatever the file's size.
 _LONE_CR = re.compile("\r(?!\n)")
 _ASCII_UNREAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_UNREAD = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# (compiled on first use, by re's own cache: its class of most of Unicode takes about 5 ms to
+# compile, which a run over ASCII text never needs)
+_UNREAD = "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 # A flow collection used as a key: the Rust parser makes it a tuple, PyYAML refuses it.
 _FLOW_KEY = re.compile(r"[\]}][ \t]*:(?:[ \t]|$)", re.M)
 # ... also as the implicit key of a flow mapping's entry (`{{ x }}`, an unrendered template): the
@@ -940,7 +942,7 @@ def _fast_document(chunk: str, limits: YamlLimits) -> tuple[bool, Any]:
     rust = _rust()
     if rust is None or chunk[:1] in (":", "?", "&", "*") or any(s in chunk for s in _RAW_STOP):
         return False, None
-    if (_ASCII_UNREAD if chunk.isascii() else _UNREAD).search(chunk):
+    if _ASCII_UNREAD.search(chunk) if chunk.isascii() else re.search(_UNREAD, chunk):
         return False, None
     if "\r" in chunk and _LONE_CR.search(chunk):  # a line break to PyYAML, not to the Rust parser
         return False, None
