@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import overload
+from typing import TypeVar, overload
 
 __all__ = [
     "DIMS",
@@ -355,30 +355,35 @@ class EmptyNodes:
         return f"{self.pool}-{self.start + i}"
 
 
-class NodeList(Sequence[NodeResult]):
-    """The nodes of a placement in order: the nodes that hold pods, each a :class:`NodeResult`,
-    and runs of empty nodes, each one :class:`EmptyNodes` whatever its count. Indexing and
-    iterating give a :class:`NodeResult` per node (an empty one made when asked for); ``parts``
-    gives the runs themselves, for sums that need not visit every empty node."""
+T = TypeVar("T")
+
+
+class _Runs(Sequence[T]):
+    """A sequence of items in order, runs of empty nodes (:class:`EmptyNodes`) kept as one entry
+    each whatever their count: indexing and iterating give one item per node (``_expand`` makes a
+    run's item when asked for)."""
 
     __slots__ = ("parts", "_ends")
+    parts: tuple[T | EmptyNodes, ...]
 
-    def __init__(self, parts: Iterable[NodeResult | EmptyNodes] = ()) -> None:
-        self.parts: tuple[NodeResult | EmptyNodes, ...] = tuple(
-            p for p in parts if not isinstance(p, EmptyNodes) or p.count > 0
-        )
+    def __init__(self, parts: Iterable[T | EmptyNodes] = ()) -> None:
+        self.parts = tuple(p for p in parts if not isinstance(p, EmptyNodes) or p.count > 0)
         self._ends = list(accumulate(p.count if isinstance(p, EmptyNodes) else 1 for p in self.parts))
+
+    @staticmethod
+    def _expand(run: EmptyNodes, i: int) -> T:
+        raise NotImplementedError
 
     def __len__(self) -> int:
         return self._ends[-1] if self._ends else 0
 
     @overload
-    def __getitem__(self, i: int) -> NodeResult: ...
+    def __getitem__(self, i: int) -> T: ...
 
     @overload
-    def __getitem__(self, i: slice) -> tuple[NodeResult, ...]: ...
+    def __getitem__(self, i: slice) -> tuple[T, ...]: ...
 
-    def __getitem__(self, i: int | slice) -> NodeResult | tuple[NodeResult, ...]:
+    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:
         if isinstance(i, slice):
             return tuple(self[k] for k in range(*i.indices(len(self))))
         n = len(self)
@@ -389,16 +394,32 @@ class NodeList(Sequence[NodeResult]):
         at = bisect_right(self._ends, i)
         part = self.parts[at]
         if isinstance(part, EmptyNodes):
-            return part.node(i - (self._ends[at] - part.count))
+            return self._expand(part, i - (self._ends[at] - part.count))
         return part
 
-    def __iter__(self) -> Iterator[NodeResult]:
+    def __iter__(self) -> Iterator[T]:
         for part in self.parts:
             if isinstance(part, EmptyNodes):
                 for i in range(part.count):
-                    yield part.node(i)
+                    yield self._expand(part, i)
             else:
                 yield part
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self.parts)!r})"
+
+
+class NodeList(_Runs[NodeResult]):
+    """The nodes of a placement in order: the nodes that hold pods, each a :class:`NodeResult`,
+    and runs of empty nodes, each one :class:`EmptyNodes` whatever its count. Indexing and
+    iterating give a :class:`NodeResult` per node (an empty one made when asked for); ``parts``
+    gives the runs themselves, for sums that need not visit every empty node."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _expand(run: EmptyNodes, i: int) -> NodeResult:
+        return run.node(i)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or len(self) != len(other):
@@ -411,9 +432,6 @@ class NodeList(Sequence[NodeResult]):
         # equal lists have the same length and the same nodes with pods in order, however their
         # empty nodes are kept (one by one or as runs)
         return hash((len(self), tuple(p for p in self.parts if isinstance(p, NodeResult) and p.pods)))
-
-    def __repr__(self) -> str:
-        return f"NodeList({list(self.parts)!r})"
 
     @property
     def placed(self) -> tuple[NodeResult, ...]:
@@ -458,52 +476,22 @@ def node_runs(nodes: Sequence[NodeResult]) -> Iterator[tuple[NodeResult, int]]:
             yield part, 1
 
 
-class NodeNames(Sequence[str]):
+class NodeNames(_Runs[str]):
     """Node names in order, a run of empty nodes (:class:`EmptyNodes`) kept as one entry."""
 
-    __slots__ = ("parts", "_ends", "_names", "_runs")
+    __slots__ = ("_names", "_runs")
 
     def __init__(self, parts: Iterable[str | EmptyNodes] = ()) -> None:
-        self.parts: tuple[str | EmptyNodes, ...] = tuple(
-            p for p in parts if not isinstance(p, EmptyNodes) or p.count > 0
-        )
-        self._ends = list(accumulate(p.count if isinstance(p, EmptyNodes) else 1 for p in self.parts))
+        super().__init__(parts)
         self._names = frozenset(p for p in self.parts if isinstance(p, str))
         self._runs: dict[str, list[EmptyNodes]] = {}
         for p in self.parts:
             if isinstance(p, EmptyNodes):
                 self._runs.setdefault(p.pool, []).append(p)
 
-    def __len__(self) -> int:
-        return self._ends[-1] if self._ends else 0
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
-
-    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
-        if isinstance(i, slice):
-            return tuple(self[k] for k in range(*i.indices(len(self))))
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("node index out of range")
-        at = bisect_right(self._ends, i)
-        part = self.parts[at]
-        if isinstance(part, EmptyNodes):
-            return part.name(i - (self._ends[at] - part.count))
-        return part
-
-    def __iter__(self) -> Iterator[str]:
-        for part in self.parts:
-            if isinstance(part, EmptyNodes):
-                for i in range(part.count):
-                    yield part.name(i)
-            else:
-                yield part
+    @staticmethod
+    def _expand(run: EmptyNodes, i: int) -> str:
+        return run.name(i)
 
     def __contains__(self, name: object) -> bool:
         if name in self._names:
@@ -523,9 +511,6 @@ class NodeNames(Sequence[str]):
     def __hash__(self) -> int:
         # equal sequences have the same length, first and last name, however a run is kept
         return hash((len(self), self[0], self[-1]) if len(self) else 0)
-
-    def __repr__(self) -> str:
-        return f"NodeNames({list(self.parts)!r})"
 
 
 @dataclass(frozen=True)

@@ -51,13 +51,14 @@ applies to the Topology Manager's options.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
-from ..facts import CPU_MANAGER_OPTION_CONFLICTS, is_kubelet_configuration
+from ..facts import CPU_MANAGER_OPTION_CONFLICTS
 from ..findings import Finding
-from ..kubelet_options import CPU_MANAGER, refusals
+from ..kubelet_options import CPU_MANAGER
 from ..options import Option
 from ..rule_context import RuleContext
+from ._kubelet_config import configured_options, refusal_finding
 
 ID = "PF207"
 SLUG = "cpu-manager-option-unavailable"
@@ -69,25 +70,10 @@ OPTIONS: tuple[Option, ...] = ()
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    kub = ctx.facts.kubelet
-    for o in ctx.objects:
-        if not is_kubelet_configuration(o):
-            continue
-        raw = o.raw
-        opts = raw.get(CPU_MANAGER.field)
-        if not isinstance(opts, Mapping) or not opts:
-            continue
-        gates = raw.get("featureGates")
-        if not isinstance(gates, Mapping):
-            gates = {}
-        # the options' names and values are checked by the static policy only
-        found, on = refusals(CPU_MANAGER, opts, gates, kub.version, names=raw.get("cpuManagerPolicy") == "static")
+    # the options' names and values are checked by the static policy only
+    for o, raw, found, on in configured_options(ctx, CPU_MANAGER, lambda raw: raw.get("cpuManagerPolicy") == "static"):
         for r in found:
-            path = (CPU_MANAGER.field, r.option) if r.option is not None else (CPU_MANAGER.field,)
-            details: dict[str, object] = {"stage": r.stage, "kubernetes_version": kub.version_text}
-            if r.option is not None:
-                details = {"option": r.option, **details}
-            yield Finding(ID, f"{r.problem}: the kubelet refuses to start", o.location_at(path), o.ref, details=details)
+            yield refusal_finding(ID, ctx, o, CPU_MANAGER, r)
         for a, b in CPU_MANAGER_OPTION_CONFLICTS:
             if a in on and b in on:
                 yield Finding(

@@ -46,12 +46,13 @@ hosts' NUMA nodes.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 
-from ..facts import is_kubelet_configuration
 from ..findings import Finding
-from ..kubelet_options import TOPOLOGY_MANAGER, refusals
+from ..kubelet_options import TOPOLOGY_MANAGER
 from ..options import Option
 from ..rule_context import RuleContext
+from ._kubelet_config import configured_options, refusal_finding
 
 ID = "PF213"
 SLUG = "topology-manager-option-unavailable"
@@ -63,28 +64,10 @@ OPTIONS: tuple[Option, ...] = ()
 
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
-    kub = ctx.facts.kubelet
-    for o in ctx.objects:
-        if not is_kubelet_configuration(o):
-            continue
-        raw = o.raw
-        opts = raw.get(TOPOLOGY_MANAGER.field)
-        if not isinstance(opts, Mapping) or not opts:
-            continue
-        gates = raw.get("featureGates")
-        if not isinstance(gates, Mapping):
-            gates = {}
-        policy = raw.get("topologyManagerPolicy") or "none"
-        found, _ = refusals(TOPOLOGY_MANAGER, opts, gates, kub.version, names=policy != "none")
+    def policy(raw: Mapping[str, Any]) -> str:
+        return str(raw.get("topologyManagerPolicy") or "none")
+
+    # with the policy none the kubelet checks neither the options' names nor their values
+    for o, raw, found, _ in configured_options(ctx, TOPOLOGY_MANAGER, lambda raw: policy(raw) != "none"):
         for r in found:
-            path = (TOPOLOGY_MANAGER.field, r.option) if r.option is not None else (TOPOLOGY_MANAGER.field,)
-            details: dict[str, object] = {"stage": r.stage, "kubernetes_version": kub.version_text}
-            if r.option is not None:
-                details = {"option": r.option, **details}
-            yield Finding(
-                ID,
-                f"{r.problem}: the kubelet refuses to start",
-                o.location_at(path),
-                o.ref,
-                details={**details, "topology_manager_policy": str(policy)},
-            )
+            yield refusal_finding(ID, ctx, o, TOPOLOGY_MANAGER, r, topology_manager_policy=policy(raw))
