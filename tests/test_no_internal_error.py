@@ -329,14 +329,9 @@ def test_known_pf902_kubernetes_version_runs(tmp_path, form):
 
 
 def test_platform_pool_of_count_0_is_exit_2_naming_the_key(tmp_path):
-    platform = tmp_path / "platform.yaml"
-    text = EKS_PLATFORM.read_text()
     import re
 
-    platform.write_text(re.sub(r"count: \d+", "count: 0", text, count=1))
-    m = tmp_path / "d.yaml"
-    m.write_text(DEPLOYMENT.format(replicas=1))
-    r = _run("check", str(m), "--platform", str(platform), "--engine", "embedded")
+    (r,) = _runs_on_platform(tmp_path, re.sub(r"count: \d+", "count: 0", EKS_PLATFORM.read_text(), count=1), BOTH[:1])
     assert r.exit_code == 2 and "spec.nodePools[0].count: 0 nodes" in r.output
     assert "no node pools" not in r.output
 
@@ -356,6 +351,18 @@ def test_fix_edits_an_object_in_a_list_inside_a_list(tmp_path):
     assert obj.raw["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m", "memory": "64Mi"}}
 
 
+BOTH = (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"])
+
+
+def _runs_on_platform(tmp_path, text, commands=BOTH):
+    """Each of ``commands`` over a one-replica Deployment with the platform profile ``text``."""
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(text)
+    m = tmp_path / "d.yaml"
+    m.write_text(DEPLOYMENT.format(replicas=1))
+    return [_run(command[0], str(m), "--platform", str(platform), *command[1:]) for command in commands]
+
+
 @pytest.mark.parametrize(
     "old,new,where",
     [
@@ -365,14 +372,9 @@ def test_fix_edits_an_object_in_a_list_inside_a_list(tmp_path):
     ],
 )
 def test_platform_pod_counts_beyond_int32_are_exit_2_naming_the_key(tmp_path, old, new, where):
-    platform = tmp_path / "platform.yaml"
     text = EKS_PLATFORM.read_text()
     assert old in text
-    platform.write_text(text.replace(old, new, 1))
-    m = tmp_path / "d.yaml"
-    m.write_text(DEPLOYMENT.format(replicas=1))
-    for command in (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"]):
-        r = _run(command[0], str(m), "--platform", str(platform), *command[1:])
+    for r in _runs_on_platform(tmp_path, text.replace(old, new, 1)):
         assert r.exit_code == 2 and where in r.output and "at most 2147483647" in r.output
 
 
@@ -396,13 +398,9 @@ def test_platform_integer_given_as_a_whole_float_is_exit_2(tmp_path, old, new):
     """JSON Schema's integer takes 1.0; podfit's counts do not (found by make fuzz)."""
     import re
 
-    platform = tmp_path / "platform.yaml"
     text, n = re.subn(old, new, EKS_PLATFORM.read_text(), count=1)
     assert n == 1
-    platform.write_text(text)
-    m = tmp_path / "d.yaml"
-    m.write_text(DEPLOYMENT.format(replicas=1))
-    r = _run("check", str(m), "--platform", str(platform), "--engine", "embedded")
+    (r,) = _runs_on_platform(tmp_path, text, BOTH[:1])
     assert r.exit_code == 2 and "expected an integer" in r.output
 
 
@@ -415,14 +413,9 @@ def test_platform_integer_given_as_a_whole_float_is_exit_2(tmp_path, old, new):
 )
 def test_platform_node_figures_beyond_any_machine_are_exit_2(tmp_path, old, new, shown):
     """A node of 9.2e15 CPUs overflowed packing's 64-bit sums (found by make fuzz)."""
-    platform = tmp_path / "platform.yaml"
     text = EKS_PLATFORM.read_text()
     assert old in text
-    platform.write_text(text.replace(old, new, 1))
-    m = tmp_path / "d.yaml"
-    m.write_text(DEPLOYMENT.format(replicas=1))
-    for command in (["check", "--engine", "embedded"], ["pack", "--time-budget", "0"]):
-        r = _run(command[0], str(m), "--platform", str(platform), *command[1:])
+    for r in _runs_on_platform(tmp_path, text.replace(old, new, 1)):
         assert r.exit_code == 2 and shown in r.output and "more than a machine has" in r.output
 
 
