@@ -76,6 +76,7 @@ from ..model import K8sObject, Workload, api_group, template_path
 from ..options import Option
 from ..quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from ..rule_context import RuleContext
+from ..scheduling import LabelSelector, Requirement
 
 ID = "PF112"
 SLUG = "resource-quota-exceeded"
@@ -250,12 +251,9 @@ def in_scope(w: Workload, terms: Sequence[_Term], kinds: Mapping[Any, Any], defa
         if t.scope == "PriorityClass":
             name = spec.get("priorityClassName")
             name = name if isinstance(name, str) and name else default_priority
-            if t.operator == "Exists":
-                ok = bool(name)
-            elif t.operator == "DoesNotExist":
-                ok = not name
-            else:
-                ok = (name in t.values) == (t.operator == "In")
+            # a scope selector's operators are a label selector's, over one "label": the class
+            selector = LabelSelector(match_expressions=(Requirement("PriorityClass", t.operator, t.values),))
+            ok = selector.matches({"PriorityClass": name} if name else {})
         elif t.scope in ("BestEffort", "NotBestEffort"):
             ok = (w.pod.qos_class == "BestEffort") == (t.scope == "BestEffort")
         elif t.scope in ("Terminating", "NotTerminating"):
