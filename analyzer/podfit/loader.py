@@ -35,6 +35,7 @@ from .templates import (
     per_chart,
     unrendered,
 )
+from .words import plural
 from .yamlio import YamlLimitError, YamlLimits, iter_documents, line_of
 
 __all__ = [
@@ -647,7 +648,7 @@ def nothing_found(paths: Sequence[str], files: Sequence[FileRecord], ignored: in
     def account(f: FileRecord) -> str:
         if f.status != "parsed":
             return f"{f.path} ({f.status}: {f.reason})" if f.status == "failed" else f"{f.path} ({f.reason})"
-        return f"{f.path} ({f.documents} document{'s' if f.documents != 1 else ''} without a kind)"
+        return f"{f.path} ({plural(f.documents, 'document')} without a kind)"
 
     shown = [account(f) for f in files[:3]]
     more = f", and {len(files) - 3} more" if len(files) > 3 else ""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .clusters import cluster_objects, is_critical
 from .model import Container, K8sObject, Location, ObjectRef, PodSpec, Workload
 from .platform import HostGroup, NodePool, Platform
+from .words import plural
 
 if TYPE_CHECKING:
     from .facts import ClusterScope
@@ -146,7 +147,7 @@ def describe_crx(size: CrxSize) -> str:
         cpu.append(f"CPU limit {fmt_mhz(size.cpu_limit_mhz)}")
     if size.cpu_reservation_mhz is not None:
         cpu.append(f"{fmt_mhz(size.cpu_reservation_mhz)} reserved")
-    vcpus = f"{size.vcpus} vCPU{'s' if size.vcpus != 1 else ''}"
+    vcpus = f"{plural(size.vcpus, 'vCPU')}"
     return f"{vcpus}{' (' + ', '.join(cpu) + ')' if cpu else ''} and {fmt_memory(size.memory_bytes)} of memory"
 
 
@@ -355,7 +356,7 @@ def capacity(platform: Platform) -> Capacity:
     if n and (ha.cpu_percent is None or ha.memory_percent is None):
         what = "CPU" if ha.cpu_percent is None and ha.memory_percent is not None else "memory"
         scope = f" (for {what})" if (ha.cpu_percent is None) != (ha.memory_percent is None) else ""
-        policies.append(f"{n} host failure{'s' if n != 1 else ''} tolerated{scope}")
+        policies.append(f"{plural(n, 'host failure')} tolerated{scope}")
     return Capacity(
         cpu_total_mhz=cpu_total,
         cpu_ha_reserved_mhz=cpu_res,

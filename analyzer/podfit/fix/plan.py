@@ -104,10 +104,10 @@ class _Builder:
         """How much was measured, as the usage findings say it: ``288 samples over 1d, 2 pods``,
         or ``2 samples in one kubectl top snapshot, 2 pods``."""
         u = self.usage
-        n = f"{stats.samples} sample{'s' if stats.samples != 1 else ''}"
+        n = f"{plural(stats.samples, 'sample')}"
         when = f"over {u.window}" if u is not None and u.window_ms is not None else "in one kubectl top snapshot"
         pods = len(u.pods) if u is not None else 0
-        return f"{n} {when}, {pods} pod{'s' if pods != 1 else ''}"
+        return f"{n} {when}, {plural(pods, 'pod')}"
 
     def set(self, kind: str, resource: str, value: int, reason: str) -> Change:
         path = self.at + ("resources", kind, resource)

@@ -9,6 +9,7 @@ from ..model import Container, Workload
 from ..options import Option
 from ..quantity import format_cpu, format_memory
 from ..usage import ContainerUsage, Stats
+from ..words import plural
 
 RESOURCES = (("cpu", "CPU"), ("memory", "memory"))
 
@@ -58,9 +59,9 @@ def amount(resource: str, value: int) -> str:
 def evidence(resource: str, s: Stats, u: ContainerUsage) -> str:
     """``p50 200m, p95 450m, p99 600m, max 700m over 7d, 288 samples, 3 pods``."""
     q = [f"p{p} {amount(resource, getattr(s, f'p{p}'))}" for p in (50, 95, 99)]
-    pods = f", {len(u.pods)} pod{'s' if len(u.pods) != 1 else ''}"
+    pods = f", {plural(len(u.pods), 'pod')}"
     when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top snapshot"
-    samples = f", {s.samples} sample{'s' if s.samples != 1 else ''}"
+    samples = f", {plural(s.samples, 'sample')}"
     return ", ".join(q) + f", max {amount(resource, s.max)} {when}{samples}{pods}"
 
 

@@ -49,6 +49,7 @@ from ..packing.rules_support import (
     skip_reason_without_nodes as skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 from ..quantity import format_cpu, format_memory
+from ..words import plural
 
 ID = "PF603"
 SLUG = "no-burst-headroom"
@@ -72,7 +73,7 @@ def burst_term(measured_pods: int, pods: int) -> str:
     if not measured_pods:
         return "Σ(limit − request)"
     if measured_pods >= pods:
-        return f"Σ(measured peak − request) over {pods} pod{'s' if pods != 1 else ''}"
+        return f"Σ(measured peak − request) over {plural(pods, 'pod')}"
     return f"Σ(peak − request) (the measured peak of {measured_pods} of {pods} pods, the limit of the others)"
 
 
@@ -108,8 +109,8 @@ def _check(facts: PackingFacts) -> Iterator[Finding]:
         yield Finding(
             rule=ID,
             message=(
-                f"{facts.prefix}no burst headroom for the {d.pods} pod{'s' if d.pods != 1 else ''} asking for "
-                f"{d.resource}: they run only on the {d.nodes} node{'s' if d.nodes != 1 else ''} offering it, whose "
+                f"{facts.prefix}no burst headroom for the {plural(d.pods, 'pod')} asking for "
+                f"{d.resource}: they run only on the {plural(d.nodes, 'node')} offering it, whose "
                 f"free capacity after packing does not hold {h.share_percent}% of their "
                 f"{burst_term(d.measured_pods, d.pods)} ({_short(d.needed_cpu, d.free_cpu, d.needed_memory, d.free_memory)}); "
                 "the other nodes' free capacity is out of their reach"

@@ -39,6 +39,7 @@ from ..packing.rules_support import (
     skip_reason,  # noqa: F401 - the packing rules' shared test
 )
 from ..quantity import format_cpu, format_memory
+from ..words import plural
 
 ID = "PF303"
 SLUG = "pod-exceeds-node-allocatable"
@@ -149,7 +150,7 @@ def _daemons(facts) -> Iterator[Finding]:
             rule=ID,
             message=(
                 f"{facts.prefix}its pods ask for {asked}, which the nodes of "
-                f"{', '.join(lacking)} do not offer: its pods on those {nodes} node{'s' if nodes != 1 else ''} "
+                f"{', '.join(lacking)} do not offer: its pods on those {plural(nodes, 'node')} "
                 "can never be scheduled (add a nodeSelector for the nodes that offer it)"
             ),
             location=w.location,

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 from ..findings import Finding
 from ..options import Option
+from ..words import plural
 from ._usage import amount, details, evidence, measured_values, min_samples_option
 
 ID = "PF109"
@@ -60,7 +61,7 @@ def check(ctx) -> Iterator[Finding]:
             ID,
             f'container "{c.name}": {word} request {amount(res, request)} is far above the measured p95 '
             f"{amount(res, s.p95)} ({evidence(res, s, u)}): {amount(res, unused)} reserved and unused "
-            f"over {replicas} replica{'s' if replicas != 1 else ''}",
+            f"over {plural(replicas, 'replica')}",
             c.location,
             w.ref,
             c.name,

@@ -77,6 +77,7 @@ from ..options import Option
 from ..quantity import QuantityError, format_cpu, format_memory, parse_cpu, parse_memory
 from ..rule_context import RuleContext
 from ..scheduling import LabelSelector, Requirement
+from ..words import plural as counted
 
 ID = "PF112"
 SLUG = "resource-quota-exceeded"
@@ -340,7 +341,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         ns = quota.ref.namespace or "default"
         rejected = left_out.get(ns, [])
         note = (
-            f" (leaving out {len(rejected)} object{'s' if len(rejected) != 1 else ''} the API server rejects "
+            f" (leaving out {counted(len(rejected), 'object')} the API server rejects "
             f"for a removed apiVersion, PF906: {', '.join(str(o.ref) for o in rejected[:3])}"
             f"{', …' if len(rejected) > 3 else ''})"
             if rejected

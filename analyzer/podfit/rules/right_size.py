@@ -61,6 +61,7 @@ from ..packing.rules_support import (
 )
 from ..quantity import format_cpu, format_memory
 from ..usage import UsageFacts
+from ..words import plural
 
 ID = "PF604"
 SLUG = "right-size"
@@ -93,7 +94,7 @@ def _measured(facts: PackingFacts, usage: UsageFacts | None) -> tuple[str, dict]
     a = facts.analysis
     assert a is not None
     pods = a.headroom.measured_pods
-    text = f". Measured ({pods} pod{'s' if pods != 1 else ''}): {'; '.join(parts)}; the count packs requests"
+    text = f". Measured ({plural(pods, 'pod')}): {'; '.join(parts)}; the count packs requests"
     text += ", the headroom takes the measured peaks" if pods else ""
     return text, {"measured": details}
 

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from ..findings import Finding
 from ..options import Option
 from ..quantity import format_cpu
+from ..words import plural
 from ._usage import measured
 
 ID = "PF209"
@@ -93,8 +94,7 @@ def check(ctx) -> Iterator[Finding]:
         yield Finding(
             ID,
             f'container "{c.name}": throttled in {ppm / 10_000:.1f}% of its CFS periods '
-            f"({u.throttled_periods:,} of {u.periods:,} over {u.window}, {len(u.pods)} pod"
-            f"{'s' if len(u.pods) != 1 else ''})"
+            f"({u.throttled_periods:,} of {u.periods:,} over {u.window}, {plural(len(u.pods), 'pod')})"
             + (f" with a CPU limit of {format_cpu(limit)}" if limit is not None else "")
             + f"; more than {percent}%"
             + (

@@ -97,6 +97,7 @@ from ..throttle.scenario import Scenario
 from ..throttle.score import median_run
 from ..throttle.sweep import container_scenario
 from ..usage import ContainerUsage, UsageFacts
+from ..words import plural
 
 ID = "PF203"
 SLUG = "throttling-simulated-high"
@@ -256,7 +257,7 @@ def measured_demand(u: ContainerUsage | None) -> tuple[int, str] | None:
     value = getattr(u.cpu, f"p{MEASURED_PERCENTILE}")
     if value <= 0:
         return None
-    pods = f"{len(u.pods)} pod{'s' if len(u.pods) != 1 else ''}"
+    pods = f"{plural(len(u.pods), 'pod')}"
     when = f"over {u.window}" if u.window_ms is not None else "in one kubectl top sample"
     return value, f"p{MEASURED_PERCENTILE} of the CPU rate, {u.cpu.samples} samples {when}, {pods}"
 
