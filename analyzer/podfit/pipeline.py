@@ -102,6 +102,29 @@ def start_engine(engine: str, facts: Any, selected: Sequence[str], config: Confi
     return eng, wait
 
 
+def run_facts(
+    objects: Sequence[Any],
+    platform: Platform,
+    config: Config,
+    cluster: str | None = None,
+    usage: Sequence[Any] | None = None,
+) -> Facts:
+    """The facts of a run's objects as every command computes them: the config's clusters mapping,
+    the Kubernetes version PF902 targets and the config's workload kinds."""
+    from .facts import build_facts
+    from .rules.api_version_removed import target_kubernetes_version
+
+    return build_facts(
+        objects,
+        platform,
+        cluster,
+        config.cluster_for_path if config.clusters else None,
+        usage=usage,
+        kubernetes_version=target_kubernetes_version(config),
+        workload_kinds=config.workload_kinds,
+    )
+
+
 def check(
     result: LoadResult,
     platform: Platform,
@@ -115,21 +138,10 @@ def check(
 ) -> tuple[Report, Facts]:
     """The report on parsed inputs (facts, Rego in the background, Python rules), and the facts it
     was computed from (which the HTML report draws)."""
-    from .facts import build_facts
-    from .rules.api_version_removed import target_kubernetes_version
-
     say = progress or (lambda _text: None)
     selected = select_rules(rules)
     say(f"checking {len(result.objects):,} objects: facts")
-    facts = build_facts(
-        result.objects,
-        platform,
-        cluster,
-        config.cluster_for_path if config.clusters else None,
-        usage=usage,
-        kubernetes_version=target_kubernetes_version(config),
-        workload_kinds=config.workload_kinds,
-    )
+    facts = run_facts(result.objects, platform, config, cluster, usage)
     say(f"checking {len(result.objects):,} objects: rules")
     eng, rego_results = start_engine(engine, facts, selected, config)
     notices: tuple[str, ...] = (eng.notice,) if eng is not None and eng.notice else ()

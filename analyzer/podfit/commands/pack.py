@@ -259,7 +259,6 @@ def command(
           --pool-label gpu:nvidia.com/gpu.present=true --pool-taint gpu:nvidia.com/gpu=present:NoSchedule
       podfit pack app.yaml cluster-tkc.yaml --format json
     """
-    from ..facts import build_facts
     from ..packing import Overhead
     from ..packing.engine import analyze_inputs
     from ..packing.measured import measured_json, measured_text
@@ -295,17 +294,9 @@ def command(
     series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)
-    from ..rules.api_version_removed import target_kubernetes_version
+    from ..pipeline import run_facts
 
-    facts = build_facts(
-        result.objects,
-        platform,
-        None,
-        config.cluster_for_path if config.clusters else None,
-        usage=series,
-        kubernetes_version=target_kubernetes_version(config),
-        workload_kinds=config.workload_kinds,
-    )
+    facts = run_facts(result.objects, platform, config, usage=series)
     if facts.usage is not None:
         from ..usage import unmatched_notice
 

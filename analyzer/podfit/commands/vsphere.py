@@ -46,18 +46,13 @@ def _load(paths: tuple[str, ...], config: Any, platform: Any, platform_path: str
     file and line) and the load's result."""
     from ..facts import build_facts
     from ..loader import LoadResult
+    from ..pipeline import run_facts
 
     if not paths:
         return build_facts((), platform), [], LoadResult((), (), ())
     result = load_inputs(paths, config, platform_path)
     # the clusters of `podfit check` (the platform, the config's clusters: mapping, cluster manifests)
-    facts = build_facts(
-        result.objects,
-        platform,
-        None,
-        config.cluster_for_path if config.clusters else None,
-        workload_kinds=config.workload_kinds,
-    )
+    facts = run_facts(result.objects, platform, config)
     found = input_findings(result, list(result.findings) + list(facts.findings), config)
     problems = [f"{f.location}: {f.rule}: {f.message}" for f in found]
     return facts, problems, result
