@@ -459,3 +459,25 @@ def test_gpu_pods_burst_on_the_gpu_nodes_alone(name):
     assert "(CPU 12 needed, 3 free)" in f["message"]
     assert (f["details"]["resource"], f["details"]["nodes"], f["details"]["free_cpu"]) == ("nvidia.com/gpu", 1, 3000)
     assert f["line"] == 13  # the gpu pool of the platform
+
+
+def test_right_sizing_says_how_many_pods_it_gave_nothing(tmp_path):
+    """Three database pods without requests (BestEffort, PF105) are packed as needing nothing: the
+    advice of one xsmall node rests on that, and the finding says so beside it."""
+    path = ROOT / "testdata/PF604/fail_best_effort_databases.yaml"
+    res = run(["check", path, "--rule", "PF604", "--format", "json", "--fail-on", "never"])
+    (f,) = json.loads(res.stdout)["findings"]
+    assert f["details"]["unrequested"] == {"pods": 3, "workloads": ["StatefulSet shop/store"]}
+    assert f["message"].endswith(
+        "; 3 pods request no CPU or memory (StatefulSet shop/store; PF105): the count gives them nothing"
+    )
+    # with requests on every pod the note is gone
+    fixed = path.read_text().replace(
+        "image: registry.example.com/mongo:7.0",
+        "image: registry.example.com/mongo:7.0\n        resources: {requests: {cpu: 500m, memory: 2Gi}}",
+    )
+    app = tmp_path / "app.yaml"
+    app.write_text(fixed)
+    res = run(["check", app, "--rule", "PF604", "--format", "json", "--fail-on", "never"])
+    (f,) = json.loads(res.stdout)["findings"]
+    assert "unrequested" not in f["details"] and "request no CPU" not in f["message"]

@@ -37,7 +37,9 @@ the measured pods beside their requests: how much of what the count holds is use
 for an extended resource (`nvidia.com/gpu`, …), a class offers what the pools of that class state in
 their `allocatable` (the least of them) and the count packs it like CPU; a class no pool states it
 for is excluded, so the advice never names a class whose nodes lack a device a pod needs; when that
-leaves no class, the finding says so (no advice) instead of staying silent.
+leaves no class, the finding says so (no advice) instead of staying silent. Pods of a workload that
+request neither CPU nor memory (BestEffort, PF105) are packed as needing nothing: the finding counts
+and names them (``details.unrequested``), since the advice undercounts what they use.
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
         return  # as good as the recommendation
     loc, obj = pool_anchor(facts, a.pools[0].name)
     measured_text, measured_details = _measured(facts, usage)
+    unrequested_text, unrequested_details = _unrequested(facts)
     # only the pools' own class was weighed (a cloud profile declaring no other): the advice is a
     # node count, and the finding says that no other class was compared
     alone = set(by_class) | set(rec.excluded) == {current}
@@ -140,7 +143,7 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
         message=(
             f"{facts.prefix}right-size: {rec.nodes} × {rec.vm_class}{zoned} fit with the least waste "
             f"({best.waste_ppm / 10_000:.1f}% idle) {headroom}; the pools use {count} × {current}{now}"
-            f"{only}{measured_text}"
+            f"{only}{measured_text}{unrequested_text}"
         ),
         location=loc,
         object=obj,
@@ -156,9 +159,27 @@ def _check(facts: PackingFacts, usage: UsageFacts | None = None) -> Iterator[Fin
                     {"vm_class": c.vm_class, "nodes": c.nodes, "waste_ppm": c.waste_ppm} for c in rec.candidates
                 ],
                 **measured_details,
+                **unrequested_details,
             }
         ),
     )
+
+
+def _unrequested(facts: PackingFacts) -> tuple[str, dict]:
+    """The sentence and details naming the workloads' pods that request neither CPU nor memory
+    (BestEffort, PF105): the count packs them as needing nothing, so the advice undercounts them."""
+    inputs = facts.inputs
+    pods = [p for p in inputs.pods if not (p.cpu or p.memory) and p.name in inputs.workloads]
+    if not pods:
+        return "", {}
+    count = sum(p.count for p in pods)
+    workloads = sorted(dict.fromkeys(str(inputs.workloads[p.name].ref) for p in pods))
+    named = ", ".join(workloads[:3]) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
+    text = (
+        f"; {count} pod{'s' if count != 1 else ''} request{'' if count != 1 else 's'} no CPU or memory "
+        f"({named}; PF105): the count gives {'them' if count != 1 else 'it'} nothing"
+    )
+    return text, {"unrequested": {"pods": count, "workloads": workloads}}
 
 
 def _per_zone(a) -> dict[str, int]:
