@@ -176,7 +176,7 @@ def _unrequested(facts: PackingFacts) -> tuple[str, dict]:
     workloads = sorted(dict.fromkeys(str(inputs.workloads[p.name].ref) for p in pods))
     named = ", ".join(workloads[:3]) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
     text = (
-        f"; {count} pod{'s' if count != 1 else ''} request{'' if count != 1 else 's'} no CPU or memory "
+        f"; {plural(count, 'pod')} request{'' if count != 1 else 's'} no CPU or memory "
         f"({named}; PF105): the count gives {'them' if count != 1 else 'it'} nothing"
     )
     return text, {"unrequested": {"pods": count, "workloads": workloads}}
