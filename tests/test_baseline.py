@@ -157,8 +157,12 @@ def test_writing_the_baseline_over_another_file_or_the_output_is_refused(repo):
     assert r.exit_code == 2 and "not a podfit baseline" in r.output
     r = run(["check", "k8s", "-o", "out.json", "--write-baseline", "out.json"])
     assert r.exit_code == 2 and "--write-baseline" in r.output and not (repo / "out.json").exists()
-    run(["check", "k8s", "--write-baseline", "b.json"])
+    assert run(["check", "k8s", "--write-baseline", "b.json"]).exit_code == 0
+    written = (repo / "b.json").read_text()
+    (repo / "k8s" / "web.yaml").write_text(manifest("web"))  # a second finding: the file must change
     assert run(["check", "k8s", "--write-baseline", "b.json"]).exit_code == 0  # a baseline is replaced
+    replaced = json.loads((repo / "b.json").read_text())
+    assert len(json.loads(written)["findings"]) == 1 and len(replaced["findings"]) == 2
 
 
 def test_message_key_drops_paths_and_lines():

@@ -268,6 +268,21 @@ def test_cached_catalogue_is_the_merged_one(monkeypatch, tmp_path):
             (cache,) = (tmp_path / "podfit").glob("catalogue-*.json")
             written = json.loads(cache.read_text(encoding="utf-8"))
             assert [r["id"] for r in written["rules"]] == list(merged)
+            # the next run reads that file and merges nothing: the catalogue read back from JSON
+            # (lists where the merge has tuples) is the merged one
+            with monkeypatch.context() as m:
+                m.setattr(catalogue, "_merge", _no_merge)
+                catalogue._catalogue.cache_clear()
+                try:
+                    rules, read_problems = catalogue._catalogue()
+                finally:
+                    catalogue._catalogue.cache_clear()
+            assert dict(rules) == merged and list(rules) == list(merged)
+            assert read_problems == tuple(problems)
+
+
+def _no_merge():
+    raise AssertionError("merged although the cache file holds the catalogue")
 
 
 def test_cached_declarations_of_another_shape_are_read_afresh(monkeypatch, tmp_path):

@@ -87,6 +87,7 @@ def test_a_pool_that_does_not_state_its_devices_is_not_taken_for_none():
 # Packing counts extended resources per node over every pod type on it, not pair by pair.
 
 GPU = "nvidia.com/gpu"
+HANG_GUARD_S = 30.0  # a time limit only so that a bug cannot hang the run; the models here solve at once
 
 
 def _gpu_pods(*spec: tuple[str, int, int]):
@@ -112,12 +113,14 @@ def test_three_workloads_sharing_gpu_nodes_are_packed_by_their_sum() -> None:
 
     # ten GPUs asked for, ten offered, no pair too many for a node, yet a node holds two such pods
     pods = _gpu_pods(("train", 2, 2), ("infer", 2, 2), ("embed", 1, 2))
-    res = pack(Problem(pods, (_gpu_nodes(2, 5),)), 5)
+    res = pack(Problem(pods, (_gpu_nodes(2, 5),)), HANG_GUARD_S)
     assert res.feasible is False
-    fits = pack(Problem(_gpu_pods(("train", 2, 2), ("infer", 1, 2), ("embed", 1, 2)), (_gpu_nodes(2, 5),)), 5)
+    fits = pack(
+        Problem(_gpu_pods(("train", 2, 2), ("infer", 1, 2), ("embed", 1, 2)), (_gpu_nodes(2, 5),)), HANG_GUARD_S
+    )
     assert fits.feasible is True and max(_used(fits.nodes, pods)) <= 5
     # a pool that does not state its devices limits nothing
-    assert pack(Problem(pods, (_gpu_nodes(2, None),)), 5).feasible is True
+    assert pack(Problem(pods, (_gpu_nodes(2, None),)), HANG_GUARD_S).feasible is True
 
 
 def test_the_total_of_an_extended_resource_is_a_certificate() -> None:
@@ -153,7 +156,7 @@ def test_least_nodes_count_devices_and_a_class_without_them_is_excluded() -> Non
 
     pods = _gpu_pods(("train", 1, 1), ("infer", 1, 1), ("embed", 1, 1))
     classes = (VMClass("gpu-node", 16_000, 64 * GI), VMClass("cpu-small", 4_000, 16 * GI))
-    a = analyze(pods, (_gpu_nodes(4, 2),), classes, class_extended={"gpu-node": ((GPU, 2),)}, time_budget=2)
+    a = analyze(pods, (_gpu_nodes(4, 2),), classes, class_extended={"gpu-node": ((GPU, 2),)}, time_budget=HANG_GUARD_S)
     assert a.min_nodes["gpu-node"].nodes == 2 and a.min_nodes["gpu-node"].exact
     assert (a.recommendation.vm_class, a.recommendation.nodes) == ("gpu-node", 2)
     assert "cpu-small" not in a.min_nodes
@@ -230,7 +233,7 @@ def test_free_cpu_beside_spent_devices_is_stranded() -> None:
     pods = _gpu_pods(("infer", 1, 1))
     for gpus, expected in ((1, 1), (2, 0)):
         nodes = (_gpu_nodes(1, gpus),)
-        fit = pack(Problem(pods, nodes), 2)
+        fit = pack(Problem(pods, nodes), HANG_GUARD_S)
         assert len(stranded(pods, fit.nodes, nodes).nodes) == expected, gpus
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -36,9 +37,13 @@ def pf203_findings(doc):
 def test_fail_fixtures_fire(path):
     found = pf203_findings(check(path))
     assert found, f"{path.name}: PF203 should fire"
+    # the fixture's own evidence: threads or demand it declares, or the defaults alone
+    declared = re.search(r"podfit\.io/(threads|cpu-demand):", path.read_text()) is not None
     for f in found:
         # graded by its evidence: declared threads or demand a warning, assumed defaults only info
-        assert f["severity"] == ("info" if f["details"]["evidence"] == "assumed" else "warning")
+        assert (f["details"]["evidence"], f["severity"]) == (
+            ("declared", "warning") if declared else ("assumed", "info")
+        )
         assert f["details"]["score"] >= f["details"]["threshold"]
         assert f["details"]["node_logical_cpus"] == 256
         assert f["line"] > 1

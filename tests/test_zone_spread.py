@@ -23,6 +23,8 @@ from podfit.packing.model import MI, NodeType, PodType, Problem
 from podfit.platform import parse_platform
 from samples import ZONE_SPREAD
 
+HANG_GUARD_S = 30.0  # a time limit only so that a bug cannot hang the run; the models here solve at once
+
 
 def pool(name: str, zone: str, count: int, slots: int) -> dict:
     return {
@@ -204,19 +206,19 @@ def test_heuristics_bounds_and_cp_sat_honour_pool_caps():
             [pools[i].name for i in got.pool], [{t: k for t, k in c.items() if t == 0} for c in got.content]
         )
         assert counts.get("x", 0) <= 2 and counts.get("y", 0) <= 4 and sum(counts.values()) == 6
-    res = exact.solve_fixed([pod, other], pools, 5.0, workers=1)
+    res = exact.solve_fixed([pod, other], pools, HANG_GUARD_S, workers=1)
     assert res.status == "feasible"
     x_pods = sum(k for j, c in enumerate(res.content) for t, k in c if t == 0 and pools[res.pool[j]].name == "x")
     assert x_pods <= 2
     tight = PodType("web", 10, MI, count=6, pool_caps=((("x",), 2), (("y",), 3)))
     (bound,) = [b for b in certificates([tight], pools) if b.kind == "zone-spread"]
     assert (bound.needed, bound.available, bound.violated) == (6, 5, True)
-    assert pack(Problem((tight,), pools), 5.0, workers=1).feasible is False
-    assert exact.solve_fixed([tight], pools, 5.0, workers=1).status == "infeasible"
+    assert pack(Problem((tight,), pools), HANG_GUARD_S, workers=1).feasible is False
+    assert exact.solve_fixed([tight], pools, HANG_GUARD_S, workers=1).status == "infeasible"
     # a pool outside every cap: no bound, and the pods fit through it
     loose = nodes(("x", 2, 10), ("y", 2, 10), ("z", 1, 10))
     assert not [b for b in certificates([tight], loose) if b.kind == "zone-spread"]
-    assert pack(Problem((tight,), loose), 5.0, workers=1).feasible is True
+    assert pack(Problem((tight,), loose), HANG_GUARD_S, workers=1).feasible is True
 
 
 DATA = Path(__file__).resolve().parent.parent / "testdata" / "platform-import"
@@ -282,7 +284,7 @@ def test_least_nodes_per_zone_never_below_the_proven_bound(tmp_path, source):
     for manifest in (ZONE_SPREAD, (DATA / "app.yaml").read_text()):
         objects = [make_object(d, "app.yaml") for d in yaml.safe_load_all(manifest) if d]
         inputs = inputs_from(build_facts(objects, platform).workloads, platform)
-        a = analyze_inputs(inputs, 100, 2.0)
+        a = analyze_inputs(inputs, 100, HANG_GUARD_S)
         zoned += len(a.zonal)
         for name, z in a.zonal.items():
             least = a.min_nodes[name]
@@ -358,7 +360,7 @@ def test_zone_spread_never_proves_a_misfit_the_scheduler_would_place():
         platform = parse_platform(platform_text, "zones.yaml")
         objects = [make_object(d, "app.yaml") for d in yaml.safe_load_all(deployment(n, spread, placement))]
         inputs = inputs_from(build_facts(objects, platform).workloads, platform)
-        got = pack(Problem(inputs.pods, inputs.pools), 5.0, workers=1).feasible
+        got = pack(Problem(inputs.pods, inputs.pools), HANG_GUARD_S, workers=1).feasible
         want = _scheduler_fits(n, slots, usable, skew, min_domains)
         if want:
             assert got is True, (slots, usable, n, skew, min_domains, inputs.pods)
