@@ -575,7 +575,12 @@ def _hand_to_prestarted(documents: Sequence[Mapping[str, Any]], data: dict[str, 
 
     pid, send, receive = _PRESTARTED.pop()
     try:
-        _write_all(send, pickle.dumps((list(documents), data)))
+        work = pickle.dumps((list(documents), data))
+    except Exception:  # (a RecursionError, nested past pickle's limit) the caller evaluates here
+        _end(pid, send, receive, kill=True)
+        return None
+    try:
+        _write_all(send, work)
         os.close(send)
     except OSError:  # it died: the caller evaluates here
         _end(pid, send, receive, kill=True)
