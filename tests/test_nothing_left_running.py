@@ -118,7 +118,9 @@ while True:  # every orphan, re-parented here, waited for: how it ended
         pid, status = os.waitpid(-1, 0)
     except ChildProcessError:
         break
-    ended[pid] = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    # killed with its parent, or (forked just before) found its parent gone: ORPHANED
+    ended[pid] = (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL) or (
+        os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3)
 print(json.dumps({"seen": seen, "killed": [ended.get(p) for p in seen]}))
 """
 
