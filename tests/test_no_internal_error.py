@@ -440,3 +440,32 @@ def test_json_nested_past_the_stack_in_a_baseline_or_usage_file_is_a_clear_error
     assert res.exit_code == 2
     assert "nested too deeply" in res.output and str(deep) in res.output.replace("cpu=", "")
     assert "internal error" not in res.output
+
+
+def test_a_document_as_deep_as_the_highest_max_depth_is_checked(tmp_path):
+    """`limits: max-depth` at the highest value the config schema takes admits a document that
+    deep; the real command (its engine started early, engines.wasm.prestart) checks it: a finding,
+    not an internal error from a recursion limit (Python's, pickle's, the schema validator's)."""
+    import os
+    import subprocess
+    import sys
+
+    schema = json.loads((ROOT / "schemas" / "config.schema.json").read_text())
+    highest = schema["properties"]["limits"]["properties"]["max-depth"]["maximum"]
+    (tmp_path / ".podfit.yaml").write_text(f"limits:\n  max-depth: {highest}\n")
+    levels = min(highest, 1200) - 4  # under spec.x; block style (flow style has its own limit)
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n  x:\n"
+    text += "".join(" " * (4 + i) + "a:\n" for i in range(levels)) + " " * (5 + levels) + "1\n"
+    (tmp_path / "deep.yaml").write_text(text)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PODFIT_PRESTART")}
+    env["PYTHONPATH"] = str(ROOT / "analyzer")
+    proc = subprocess.run(
+        [sys.executable, "-m", "podfit", "check", "--format", "json", "deep.yaml"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert "internal error" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["findings"]

@@ -88,3 +88,63 @@ def test_the_hook_runs_podfit_directly() -> None:
     entry = next(line.split(":", 1)[1].strip() for line in hook.splitlines() if line.strip().startswith("entry:"))
     assert entry.split()[:2] == ["podfit", "check"]
     assert "--server" not in entry
+
+
+KILLER = r"""
+import ctypes, json, os, signal, subprocess, sys
+PR_SET_CHILD_SUBREAPER = 36
+if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    raise SystemExit("prctl failed")
+least = int(sys.argv[1])
+podfit = subprocess.Popen([sys.executable, "-m", "podfit", *sys.argv[2:]], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+def children(pid):
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == pid and stat[0] != "Z":
+                out.append(int(entry))
+    return out
+while len(children(podfit.pid)) < least and podfit.poll() is None:
+    pass
+seen = children(podfit.pid)
+podfit.kill()
+podfit.wait()
+ended = {}
+while True:  # every orphan, re-parented here, waited for: how it ended
+    try:
+        pid, status = os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+    # killed with its parent, or (forked just before) found its parent gone: ORPHANED
+    ended[pid] = (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL) or (
+        os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3)
+print(json.dumps({"seen": seen, "killed": [ended.get(p) for p in seen]}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are a Linux feature")
+@pytest.mark.parametrize("least", [1, 2], ids=["engine-started-early", "engine-workers"])
+def test_children_end_with_a_killed_command(tmp_path: Path, least: int) -> None:
+    """podfit killed (SIGKILL, or a signal it does not handle) while its engine runs in child
+    processes: each child is killed with it (PR_SET_PDEATHSIG) rather than left to run on."""
+    (tmp_path / "many.yaml").write_text("---\n".join(POD.replace("name: web,", f"name: web{i},") for i in range(6000)))
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PODFIT_PRESTART", "PODFIT_EMBEDDED_WORKERS")}
+    env["PYTHONPATH"] = str(ROOT / "analyzer")
+    env["PODFIT_EMBEDDED_WORKERS"] = "2"
+    out = subprocess.run(
+        [sys.executable, "-c", KILLER, str(least), "check", "many.yaml"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert len(result["seen"]) >= least
+    assert all(result["killed"]), result

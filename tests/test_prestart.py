@@ -93,3 +93,26 @@ def test_a_child_gone_before_its_work_leaves_it_to_the_main_process():
         assert wasm._PRESTARTED == []
     finally:
         wasm._PRESTARTED.clear()
+
+
+def test_work_that_cannot_be_handed_over_is_left_to_the_main_process():
+    """Documents pickle cannot take (nested past its recursion limit) are not handed over: None,
+    the caller evaluates in this process, and the child is ended and waited for."""
+    read_end, write_end = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", "import os; os.read(0, 1)"], stdin=read_end)
+    os.close(read_end)
+    answer_read, answer_write = os.pipe()
+    os.close(answer_write)
+    deep: object = "leaf"
+    for _ in range(sys.getrecursionlimit() * 2):
+        deep = [deep]
+    wasm._PRESTARTED.append((child.pid, write_end, answer_read))
+    try:
+        assert wasm._hand_to_prestarted([{"kind": "Pod", "x": deep}], {"podfit": {}}) is None
+        assert wasm._PRESTARTED == []
+        # waited for: not even a zombie
+        assert not sys.platform.startswith("linux") or not os.path.exists(f"/proc/{child.pid}")
+    finally:
+        wasm._PRESTARTED.clear()
+        if child.poll() is None:
+            child.kill()

@@ -33,6 +33,7 @@ import json
 import math
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -461,8 +462,8 @@ def _start_workers(
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # pragma: no cover - platforms without fork
         return in_thread(lambda: sort_results([r for start, part in parts for r in _run_part(part, start, data)]))
-    global _PARTS, _LOCATE
-    _PARTS, _LOCATE = parts, locate
+    global _PARTS, _LOCATE, _FORKER
+    _PARTS, _LOCATE, _FORKER = parts, locate, os.getpid()
     workers: list[tuple[Any, Any]] = []
     try:
         for k in range(len(parts)):
@@ -516,6 +517,7 @@ def prestart() -> None:
     try:
         to_child = os.pipe()
         from_child = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
     except OSError:  # no process to be had: the engine runs in this one, as before
         return
@@ -524,7 +526,7 @@ def prestart() -> None:
         try:
             os.close(to_child[1])
             os.close(from_child[0])
-            _prestarted(to_child[0], from_child[1])
+            _prestarted(to_child[0], from_child[1], parent)
             code = 0
         finally:
             os._exit(code)
@@ -546,9 +548,28 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _prestarted(receive: int, send: int) -> None:
+ORPHANED = 3  # the exit status of a child that finds the process that forked it gone
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this forked child when the process that forked it ends (Linux
+    PR_SET_PDEATHSIG): a parent killed, or ended by a signal it does not handle, leaves no engine
+    running on. Elsewhere a child ends at its pipe's end of file or when its work is done.
+    ``parent``: the forking process's id, taken before the fork."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # gone before the request was made
+        os._exit(ORPHANED)
+
+
+def _prestarted(receive: int, send: int, parent: int) -> None:
     import pickle
 
+    _die_with_parent(parent)
     gc.disable()
     try:
         _module()
@@ -575,7 +596,12 @@ def _hand_to_prestarted(documents: Sequence[Mapping[str, Any]], data: dict[str, 
 
     pid, send, receive = _PRESTARTED.pop()
     try:
-        _write_all(send, pickle.dumps((list(documents), data)))
+        work = pickle.dumps((list(documents), data))
+    except Exception:  # (a RecursionError, nested past pickle's limit) the caller evaluates here
+        _end(pid, send, receive, kill=True)
+        return None
+    try:
+        _write_all(send, work)
         os.close(send)
     except OSError:  # it died: the caller evaluates here
         _end(pid, send, receive, kill=True)
@@ -634,11 +660,13 @@ def _stop(workers: list[tuple[Any, Any]], kill: bool) -> None:
 
 _PARTS: list[tuple[int, Sequence[Mapping[str, Any]]]] = []
 _LOCATE: Callable[[int, str | None], int] | None = None
+_FORKER = 0  # the id of the process that forks the workers, for _die_with_parent
 
 
 def _worker(k: int, data: dict[str, Any], send: Any) -> None:
     # a short-lived child: the cyclic collector would only walk (and copy, page by page) the
     # parent's heap it shares
+    _die_with_parent(_FORKER)
     gc.disable()
     try:
         start, part = _PARTS[k]
