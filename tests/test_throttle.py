@@ -384,6 +384,32 @@ def test_idle_cpu_wake_latency():
     assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 80_000
 
 
+def test_idle_wake_latency_by_idle_time():
+    """With ``wake_latency_by_idle`` a lone periodic worker (1 ms work, then its CPU idle for 4 ms)
+    waits the curve's share of the CPU's latency at 4 ms: between points it is interpolated on the
+    logarithm of the idle time, past the last point it is the last; a curve of 1000 everywhere is
+    no curve, and the curve must be increasing in idle time, its shares not negative."""
+    wl = Workload(burst_us=1_000, fixed_bursts=True, sleep_samples_us=(4_000,), wake_spread=False)
+    sc = Scenario(cpus=1, threads=1, quota_us=None, seconds_us=1_000_000, workload=wl, wake_latency_us=80)
+    flat = simulate(sc)
+    assert simulate(replace(sc, wake_latency_by_idle=((1_000, 1_000), (50_000, 1_000)))).burst_delay_p50_ns == (
+        flat.burst_delay_p50_ns
+    )
+    # 4 ms is the geometric middle of 2 and 8 ms: half-way between 500 and 1500 thousandths
+    r = simulate(replace(sc, wake_latency_by_idle=((2_000, 500), (8_000, 1_500))))
+    assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 80_000
+    r = simulate(replace(sc, wake_latency_by_idle=((1_000, 250), (2_000, 500))))  # past the last point
+    assert r.burst_delay_p50_ns == 40_000
+    r = simulate(replace(sc, wake_latency_by_idle=((8_000, 1_000),)))  # before the first: in proportion
+    assert r.burst_delay_p50_ns == pytest.approx(40_000, abs=1)
+    with pytest.raises(ValueError):
+        replace(sc, wake_latency_by_idle=((2_000, 500), (1_000, 400)))
+    with pytest.raises(ValueError):
+        replace(sc, wake_latency_by_idle=((0, 500),))
+    with pytest.raises(ValueError):
+        replace(sc, wake_latency_by_idle=((1_000, -1),))
+
+
 def test_cpu_besides_the_work_at_wake_up_and_at_sleep():
     """The CPU a thread uses per burst besides its work is charged like the work. Run on waking it
     delays the work (it counts in the burst's wait) and lengthens the cycle; run going to sleep it

@@ -153,6 +153,13 @@ class Scenario:
     with a standard deviation of this over √2 (so the difference between two CPUs' has this one);
     0: every CPU the same. Periodic workers on two CPUs whose latencies differ have cycles of
     different lengths, so the phase between the CPUs drifts.
+    ``wake_latency_by_idle``: how the idle wake-up latency grows with how long the CPU was idle, as
+    ``(idle_us, permille)`` points with the idle times increasing: a CPU idle for ``idle_us``
+    takes ``permille`` thousandths of its ``wake_latency_us`` to run a thread woken on it
+    (interpolated on the logarithm of the idle time between points; in proportion to it below the
+    first, the last point's above the last); empty: the same latency however long the CPU was idle.
+    On a virtual machine a vCPU halted only briefly resumes sooner (``lab/calibrate`` measures the
+    curve with the timer wake-ups ``wake_latency_us`` is measured with, after 3 ms).
     ``other_tasks``: ``(cpu, start_us, end_us)`` intervals in which tasks outside the group held a
     CPU (the machine's own services, kernel threads); the group's threads do not run there, and a
     thread they took the CPU from goes back to its queue, so that EEVDF picks afresh when they end.
@@ -184,6 +191,7 @@ class Scenario:
     sleep_cpu_us: int = 0  # CPU a thread runs after each burst's work before it sleeps
     wake_cpu_sd_us: int = 0  # standard deviation of wake_cpu_us from burst to burst
     wake_latency_spread_us: int = 0  # standard deviation of the difference of two CPUs' wake_latency_us
+    wake_latency_by_idle: tuple[tuple[int, int], ...] = ()  # (idle_us, permille of wake_latency_us)
     workload: Workload = field(default_factory=Workload)
     groups: tuple[tuple[int, Workload], ...] = ()  # (threads, workload) per thread group
     other_tasks: tuple[tuple[int, int, int], ...] = ()  # (cpu, start_us, end_us): CPU held by others
@@ -212,6 +220,11 @@ class Scenario:
             raise ValueError("wake_cpu_us and sleep_cpu_us must not be negative")
         if self.wake_cpu_sd_us < 0 or self.wake_latency_spread_us < 0:
             raise ValueError("wake_cpu_sd_us and wake_latency_spread_us must not be negative")
+        idle_points = [i for i, _ in self.wake_latency_by_idle]
+        if any(i <= 0 for i in idle_points) or idle_points != sorted(set(idle_points)):
+            raise ValueError("wake_latency_by_idle needs positive idle times, increasing")
+        if any(m < 0 for _, m in self.wake_latency_by_idle):
+            raise ValueError("wake_latency_by_idle permilles must not be negative")
         if any(not 0 <= c < self.cpus or not 0 <= a < b for c, a, b in self.other_tasks):
             raise ValueError(
                 "other_tasks intervals must be (cpu, start_us, end_us) on a CPU of the scenario, start before end"

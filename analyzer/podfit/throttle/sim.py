@@ -46,7 +46,8 @@ A thread waking on an idle CPU runs after ``wake_latency_us`` (the CPU leaving i
 first of two periodic workers that share a CPU starts late and the second does not, so their bursts
 drift together until they overlap. With ``wake_latency_spread_us`` each CPU's latency is drawn once
 per run, so periodic workers on different CPUs drift against each other; with ``wake_cpu_sd_us``
-the CPU a thread runs on waking is drawn per burst.
+the CPU a thread runs on waking is drawn per burst; with ``wake_latency_by_idle`` the latency
+follows how long the CPU has been idle (since its last thread of the group slept).
 
 Simplifications (documented in docs/throttling.md): a waking thread stays on its previous CPU when
 no thread of the group is runnable there, otherwise goes to a random idle CPU (the kernel's
@@ -94,6 +95,22 @@ def _percentile(sorted_vals: list[int], p: float) -> int | None:
     return sorted_vals[k]
 
 
+def _curve_permille(curve: tuple[tuple[float, int], ...], idle_ns: int) -> int:
+    """Scenario.wake_latency_by_idle at an idle time: interpolated on the logarithm of the idle time
+    between points, in proportion to it below the first point, the last point's value above it."""
+    if idle_ns <= 0:
+        return 0
+    x = math.log(idle_ns)
+    x0, m0 = curve[0]
+    if x <= x0:
+        return round(m0 * math.exp(x - x0))
+    for x1, m1 in curve[1:]:
+        if x <= x1:
+            return round(m0 + (m1 - m0) * (x - x0) / (x1 - x0))
+        x0, m0 = x1, m1
+    return m0
+
+
 def _base_slice(cpus: int) -> int:
     """sysctl_sched_base_slice: 0.70 ms scaled by 1 + ilog2(CPUs), CPUs capped at 8 (the default
     logarithmic tunable scaling, ``get_update_sysctl_factor``)."""
@@ -131,6 +148,8 @@ class _Params:
     wake_cpu_shape: float
     wake_cpu_scale: float
     latency_spread: int  # standard deviation of the difference of two CPUs' wake latencies (ns)
+    # Scenario.wake_latency_by_idle with the idle times as natural logarithms of ns: (log, permille)
+    latency_curve: tuple[tuple[float, int], ...]
     other_tasks: tuple[tuple[int, int, int], ...]  # (cpu, start, end) held by other tasks (ns)
     idle_permille: int  # chance a CPU without the group's runnable threads is idle at a wake-up
 
@@ -165,6 +184,7 @@ class _Params:
             wake_cpu_shape=shape,
             wake_cpu_scale=sc.wake_cpu_us * 1000 / shape if shape else 0.0,
             latency_spread=sc.wake_latency_spread_us * 1000,
+            latency_curve=tuple((math.log(i * 1000), m) for i, m in sc.wake_latency_by_idle),
             other_tasks=tuple((c, a * 1000, b * 1000) for c, a, b in sc.other_tasks),
             idle_permille=sc.idle_cpu_permille,
         )
@@ -240,6 +260,7 @@ class _Cpu:
     vref: int = 0  # where a thread waking on an empty queue is placed
     waking: int = -1  # an idle CPU being woken up runs its first thread from this time
     wake_latency: int = 0  # how long this CPU takes to run a thread woken on it while idle (ns)
+    idle_since: int = 0  # when its last thread of the group went to sleep (or another task left)
     runtime: int = 0  # runtime_remaining (ns); negative: a debt
     throttled: bool = False
     throttled_since: int = -1  # throttled_clock; -1 when not counting
@@ -687,6 +708,7 @@ class _Sim:
             cpu.delayed.clear()
             cpu.vsum = 0
             cpu.vref = t.v
+            cpu.idle_since = now
             self.idle_add(cpu)
             self.return_runtime(cpu, now)
         if self.p.limited and cpu.runtime <= 0 and not cpu.throttled:
@@ -743,6 +765,8 @@ class _Sim:
             # the CPU is idle (halted): the thread runs once the CPU has woken up; threads that wake
             # on it meanwhile are queued at the same moment
             if cpu.waking < now:
+                if self.p.latency_curve:
+                    lat = lat * _curve_permille(self.p.latency_curve, now - cpu.idle_since) // 1000
                 cpu.waking = now + lat
             heappush(self.heap, (cpu.waking, _ENQ, t.index, 0))
             return
@@ -871,6 +895,8 @@ class _Sim:
     def on_free(self, cpu: _Cpu, now: int) -> None:
         """The other task leaves the CPU (unless another took it since): what is queued there runs."""
         if now >= cpu.busy_until and cpu.running_since < 0:
+            if not cpu.queue:
+                cpu.idle_since = now
             self.dispatch(cpu, now)
 
     # --- accounting ---
