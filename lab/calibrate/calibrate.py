@@ -160,8 +160,29 @@ static int wake_latency(int cpu) {
     return 0;
 }
 
+/* the same lateness after idle times from 0.1 to 50 ms: the median of each, by idle time */
+static int wake_curve(int cpu) {
+    static const int sleep_us[] = { 100, 200, 500, 1000, 1500, 2000, 3000, 5000, 10000, 20000, 50000 };
+    cpu_set_t cs; CPU_ZERO(&cs); CPU_SET(cpu, &cs);
+    if (sched_setaffinity(0, sizeof cs, &cs)) return 1;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    double late[400];
+    for (int k = 0; k < (int)(sizeof sleep_us / sizeof *sleep_us); k++) {
+        int n = sleep_us[k] <= 3000 ? 400 : sleep_us[k] <= 10000 ? 200 : 60;
+        for (int i = 0; i < n; i++) {
+            double t = now_mono() + sleep_us[k] * 1e-6;
+            sleep_until(t);
+            late[i] = now_mono() - t;
+        }
+        qsort(late, n, sizeof(double), cmp);
+        printf("wakecurve %d %ld\n", sleep_us[k], (long)(late[n / 2] * 1e9));
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "wakelat")) return wake_latency(atoi(argv[2]));
+    if (argc == 3 && !strcmp(argv[1], "wakecurve")) return wake_curve(atoi(argv[2]));
     if (argc < 7) { fprintf(stderr, "usage: burst THREADS SECONDS BURST_US THINK_US FIXED SEED [PIN]\n"); return 2; }
     if (argc > 7) pin = atoi(argv[7]);
     int n = atoi(argv[1]);
@@ -392,6 +413,13 @@ BIAS_CONFIGS: tuple[Config, ...] = (
     Config("p700m/4 fixed 0.5ms/1.5ms", 70_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, fixed=True),
     Config("p200m/4 exp 5ms/45ms", 20_000, 4, kind=REQUEST, burst_us=5_000, demand_millicores=400),
     Config("p600m/16 fixed 2ms/38ms", 60_000, 16, kind=REQUEST, burst_us=2_000, demand_millicores=800, fixed=True),
+    # pinned twins of the rows offered exactly their quota: the bandwidth control at the quota without
+    # the kernel's wake placement and load balancing (docs/throttling.md, "At the quota")
+    Config("p400m/8 fixed 2ms/38ms", 40_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=400, fixed=True,
+           seconds=5),
+    Config("p1000m/4 exp 0.5ms/1.5ms", 100_000, 4, kind=REQUEST, burst_us=500, demand_millicores=1_000, seconds=5),
+    Config("p800m/8 exp 2ms/18ms", 80_000, 8, kind=REQUEST, burst_us=2_000, demand_millicores=800, seconds=5),
+    Config("p1600m/16 exp 5ms/45ms", 160_000, 16, kind=REQUEST, burst_us=5_000, demand_millicores=1_600, seconds=5),
 )  # fmt: skip
 GRIDS = {"table": CONFIGS, "bias": BIAS_CONFIGS}
 
@@ -699,6 +727,32 @@ class LatencyProfile:
         return self.p90 > CONTENDED_P90_US
 
 
+# How the idle wake-up latency grows with the time the CPU was idle, in thousandths of the latency
+# after 3 ms (what wake_latency_profile measures and the model's wake_latency_us is): `--latency-curve`
+# on this machine kind (2026-11-27 13:30 UTC, both vCPUs otherwise idle, 8 runs: 4 per CPU; an
+# earlier set of 4 read 25 µs after 0.1 ms, 59 µs after 3 ms, 117 µs after 50 ms). With the other vCPU
+# busy it grows less past 3 ms (one run: 61-80 µs after 10-50 ms; docs/throttling.md, "At the quota").
+LATENCY_BY_IDLE: tuple[tuple[int, int], ...] = (
+    (100, 474), (200, 606), (500, 660), (1_000, 778), (1_500, 762), (2_000, 968), (3_000, 1_000),
+    (5_000, 1_329), (10_000, 1_564), (20_000, 1_587), (50_000, 1_738),
+)  # fmt: skip
+
+
+def wake_latency_curve(exe: str, repeat: int = 4) -> tuple[tuple[int, int], ...]:
+    """``LATENCY_BY_IDLE`` measured here: each CPU's median timer lateness after each idle time,
+    ``repeat`` times, the median of those per idle time, in thousandths of the one after 3 ms."""
+    per_sleep: dict[int, list[int]] = {}
+    for _ in range(repeat):
+        for cpu in range(os.cpu_count() or 1):
+            out = subprocess.run([exe, "wakecurve", str(cpu)], capture_output=True, text=True, timeout=120).stdout
+            for sleep_us, late_ns in re.findall(r"wakecurve (\d+) (\d+)", out):
+                per_sleep.setdefault(int(sleep_us), []).append(int(late_ns))
+    if 3000 not in per_sleep:
+        return ()
+    ref = statistics.median(per_sleep[3000])
+    return tuple((us, round(1000 * statistics.median(v) / ref)) for us, v in sorted(per_sleep.items()))
+
+
 def _latency_text(profile: tuple[int, int, int]) -> str:
     return f"{profile[0]} us (p90 {profile[1]}, p99 {profile[2]})"
 
@@ -749,14 +803,36 @@ class Machine:
     cpus: int
     hz: int
     release: str  # the kernel release: its accounting rules (kernel_flags)
+    # boot parameters that change where the kernel puts waking threads, which no mainline kernel has
+    # (the calibration machine's "sched_vcpu_pack=15"); empty for a mainline kernel
+    placement: str = ""
 
     @classmethod
     def here(cls) -> Machine:
-        return cls(os.cpu_count() or 1, kernel_hz(), platform.release())
+        return cls(os.cpu_count() or 1, kernel_hz(), platform.release(), placement_parameters())
 
     def text(self) -> str:
         """How a saved table's header names the machine: kernel, HZ, CPUs and accounting rules."""
-        return f"kernel {self.release}, HZ={self.hz}, {self.cpus} CPUs, {kernel_flags(self.release)}"
+        out = f"kernel {self.release}, HZ={self.hz}, {self.cpus} CPUs, {kernel_flags(self.release)}"
+        if self.placement:
+            out += f", wake placement not mainline's ({self.placement})"
+        return out
+
+
+# Boot parameters of vendor kernels that change wake placement. ``sched_vcpu_pack`` (the calibration
+# machine, 6.18.44-fc): a waking thread stays on its busy previous vCPU while that runs one task below
+# about 70 % utilisation, where mainline's idle-CPU search moves it to an idle one (placement.py).
+PLACEMENT_PARAMETERS = ("sched_vcpu_pack",)
+
+
+def placement_parameters(cmdline_path: str = "/proc/cmdline") -> str:
+    """The wake-placement boot parameters of ``PLACEMENT_PARAMETERS`` on this kernel's command line."""
+    try:
+        with open(cmdline_path) as f:
+            words = f.read().split()
+    except OSError:
+        return ""
+    return " ".join(w for w in words if w.split("=", 1)[0] in PLACEMENT_PARAMETERS)
 
 
 def idle_cpu_permille(runs: list[Measurement], other_load: float, cpus: int) -> int:
@@ -785,10 +861,12 @@ def simulate_mean(
     seeds: int = MODEL_SEEDS,
     jitter: bool = False,
     idle_permille: int = 1000,
+    latency_by_idle: tuple[tuple[int, int], ...] = LATENCY_BY_IDLE,
 ) -> Measurement:
     """The model's mean over ``seeds`` seeds; with ``other_tasks`` (the kernel runs' traced
     intervals), seed k replays those of run k mod the runs; ``idle_permille`` as
-    ``Scenario.idle_cpu_permille`` (``idle_cpu_permille`` gives it for a row's kernel runs)."""
+    ``Scenario.idle_cpu_permille`` (``idle_cpu_permille`` gives it for a row's kernel runs);
+    ``latency_by_idle`` as ``Scenario.wake_latency_by_idle``."""
     return mean(
         [
             simulate_config(
@@ -801,6 +879,7 @@ def simulate_mean(
                 other_tasks[seed % len(other_tasks)] if other_tasks else (),
                 jitter,
                 idle_permille,
+                latency_by_idle,
             )
             for seed in range(seeds)
         ]
@@ -817,11 +896,13 @@ def simulate_config(
     other_tasks: tuple[tuple[int, int, int], ...] = (),
     jitter: bool = False,
     idle_permille: int = 1000,
+    latency_by_idle: tuple[tuple[int, int], ...] = LATENCY_BY_IDLE,
 ) -> Measurement:
     """One seed of the model for a row, on ``machine`` (default: this one), with the CPUs held by
     ``other_tasks`` (traced on that machine, within the run); with ``jitter``, the CPU besides the
     work varies from burst to burst and the CPUs' wake-up latencies from each other as measured on
-    this machine kind (``BURST_CPU_SD_US``, ``LATENCY_SPREAD_US``)."""
+    this machine kind (``BURST_CPU_SD_US``, ``LATENCY_SPREAD_US``); an idle CPU's wake-up latency
+    grows with its idle time as ``latency_by_idle`` (``LATENCY_BY_IDLE``: as on this machine kind)."""
     m = machine or Machine.here()
     flags = kernel_flags(m.release)
     sc = Scenario(
@@ -855,6 +936,7 @@ def simulate_config(
         wake_latency_spread_us=LATENCY_SPREAD_US if jitter else 0,
         other_tasks=other_tasks,
         idle_cpu_permille=idle_permille,
+        wake_latency_by_idle=latency_by_idle,
     )
     r = simulate(sc)
     return Measurement(
@@ -1413,7 +1495,27 @@ def main(argv: list[str] | None = None) -> int:
         help="simulate unpinned rows as if every CPU without the group's runnable threads were idle "
         "(a quiet host); by default as idle as the host was during the runs (idle_cpu_permille)",
     )
+    ap.add_argument(
+        "--flat-latency",
+        action="store_true",
+        help="simulate an idle CPU's wake-up latency the same however long it was idle (to see what "
+        "LATENCY_BY_IDLE changes)",
+    )
+    ap.add_argument(
+        "--latency-curve",
+        action="store_true",
+        help="measure how this machine's idle wake-up latency grows with the idle time and print it as "
+        "LATENCY_BY_IDLE, instead of comparing rows",
+    )
     args = ap.parse_args(argv)
+    if args.latency_curve:
+        with tempfile.TemporaryDirectory(prefix="podfit-calib-") as d:
+            curve = wake_latency_curve(compile_program(d))
+        if not curve:
+            print("the wake-up latency program printed no curve", file=sys.stderr)
+            return 2
+        print("LATENCY_BY_IDLE = " + repr(curve))
+        return 0
     if args.reproducibility:
         if len(args.reproducibility) < 2:
             ap.error("--reproducibility needs at least two files")
@@ -1481,7 +1583,7 @@ def main(argv: list[str] | None = None) -> int:
         + (", without jitter" if args.no_jitter else "")
     )
     print(table(rows, loads, lats, versus=versus, others=traces))
-    print(_summary(configs, bad, saved.row_latency) + _scatter(rows, versus))
+    print(_summary(configs, bad, saved.row_latency, saved.machine) + _scatter(rows, versus))
     # a benchmark: the exit status reports whether every row agreed, for a quiet machine
     return 1 if bad else 0
 
@@ -1508,6 +1610,7 @@ def _model(cfg: Config, saved: SavedRuns, args: argparse.Namespace) -> Measureme
         other_tasks=None if args.without_other_tasks else traced or None,
         jitter=not args.no_jitter,
         seeds=args.seeds,
+        latency_by_idle=() if args.flat_latency else LATENCY_BY_IDLE,
         **placement,
     )
 
@@ -1534,11 +1637,21 @@ def _reproducibility(paths: list[str], rows: list[str], args: argparse.Namespace
     return 0
 
 
-def _summary(configs: list[Config], bad: list[str], row_latency: dict[str, LatencyProfile]) -> str:
-    """How many rows are within the targets; which were measured on a contended host."""
+def _summary(
+    configs: list[Config], bad: list[str], row_latency: dict[str, LatencyProfile], machine: Machine | None = None
+) -> str:
+    """How many rows are within the targets; which were measured on a contended host; which are off
+    where the kernel's wake placement is not mainline's."""
     out = f"{len(configs) - len(bad)} of {len(configs)} rows within the targets"
     if bad:
         out += " (off: " + ", ".join(bad) + ")"
+    placed = [c.name for c in configs if c.name in bad and not c.pinned and _at_quota(c)]
+    if machine is not None and machine.placement and placed:
+        out += (
+            f"; unpinned at their quota on a kernel whose wake placement is not mainline's ({machine.placement}), "
+            "where the throttled time follows where threads wake (their pinned twins test the model at the "
+            'quota; docs/throttling.md, "At the quota"): ' + ", ".join(placed)
+        )
     contended = [c.name for c in configs if c.name in row_latency and row_latency[c.name].contended]
     if contended:
         out += (
@@ -1546,6 +1659,15 @@ def _summary(configs: list[Config], bad: list[str], row_latency: dict[str, Laten
             "not quiet-machine figures: " + ", ".join(contended)
         )
     return out
+
+
+def _at_quota(cfg: Config) -> bool:
+    """A request row offered exactly its quota."""
+    return (
+        cfg.kind == REQUEST
+        and cfg.demand_millicores is not None
+        and (cfg.demand_millicores * cfg.period_us == cfg.quota_us * 1000)
+    )
 
 
 def _scatter_text(m: Measurement, unit: str) -> str | None:

@@ -38,6 +38,7 @@ LAB = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, LAB)
 
 import calibrate as cal  # noqa: E402
+import placement  # noqa: E402
 import trace_ab  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -351,10 +352,20 @@ def test_each_row_simulated_with_the_latency_around_it(tmp_path, capsys, monkeyp
     real_simulate_mean = cal.simulate_mean
 
     def spy(
-        cfg, machine, wake_latency=0, wake_cpu=0, sleep_cpu=0, other_tasks=None, seeds=cal.MODEL_SEEDS, jitter=False
+        cfg,
+        machine,
+        wake_latency=0,
+        wake_cpu=0,
+        sleep_cpu=0,
+        other_tasks=None,
+        seeds=cal.MODEL_SEEDS,
+        jitter=False,
+        latency_by_idle=(),
     ):
         seen.append(wake_latency)
-        return real_simulate_mean(cfg, machine, wake_latency, wake_cpu, sleep_cpu, other_tasks, seeds, jitter)
+        return real_simulate_mean(
+            cfg, machine, wake_latency, wake_cpu, sleep_cpu, other_tasks, seeds, jitter, latency_by_idle=latency_by_idle
+        )
 
     monkeypatch.setattr(cal, "simulate_mean", spy)
     busy = cal.LatencyProfile((60, 70, 99), (130, 1_700, 8_000))
@@ -570,7 +581,18 @@ def test_model_replays_each_runs_other_tasks(monkeypatch):
     """Seed k of the model replays the other tasks traced in kernel run k mod the runs."""
     seen = []
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False, idle_permille=1000):
+    def fake(
+        cfg,
+        machine,
+        seed,
+        wake_latency,
+        wake_cpu,
+        sleep_cpu,
+        other_tasks=(),
+        jitter=False,
+        idle_permille=1000,
+        latency_by_idle=(),
+    ):
         seen.append((seed, other_tasks))
         return cal.Measurement(30, 1, 0, 0, 3)
 
@@ -610,7 +632,18 @@ def test_seeds_sets_how_many_seeds_the_model_runs(tmp_path, monkeypatch, capsys)
     """--seeds N simulates each row with seeds 0..N-1 (the summary says when 32 are too few)."""
     seen = []
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False, idle_permille=1000):
+    def fake(
+        cfg,
+        machine,
+        seed,
+        wake_latency,
+        wake_cpu,
+        sleep_cpu,
+        other_tasks=(),
+        jitter=False,
+        idle_permille=1000,
+        latency_by_idle=(),
+    ):
         seen.append(seed)
         return cal.Measurement(30, 30, 30 * 80 * 10**6, 6 * 10**8, 3)
 
@@ -791,7 +824,18 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     """--with-model simulates each table's rows and counts the tables the model agrees with: a model
     throttled in 30 of 30 periods agrees with tables of 30 and 29, not with one of 20."""
 
-    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks=(), jitter=False, idle_permille=1000):
+    def fake(
+        cfg,
+        machine,
+        seed,
+        wake_latency,
+        wake_cpu,
+        sleep_cpu,
+        other_tasks=(),
+        jitter=False,
+        idle_permille=1000,
+        latency_by_idle=(),
+    ):
         return cal.Measurement(31, 30, 30 * 78 * 10**6, 6 * 10**8, 3.0)
 
     monkeypatch.setattr(cal, "simulate_config", fake)
@@ -866,3 +910,112 @@ def test_idle_cpus_as_the_host_left_them():
     assert cal.idle_cpu_permille([run(0.7, 1.3), run(0.7, 1.4)], 0.0, 2) == 0
     assert cal.idle_cpu_permille([run(1.0, None), run(1.0, 0.1)], 0.5, 2) == 500  # not every run: the row's
     assert cal.idle_cpu_permille([run(2.0, 0.0)], 0.0, 2) == 0  # no CPU time left
+
+
+def test_placement_reads_each_wake_up_and_the_balancers_pulls():
+    """placement.py pairs each W line (what the kernel saw) with its U line (where the thread went),
+    counts migrations that were not wake-ups as the load balancer's, and skips cut lines."""
+    trace = [
+        "Attaching 4 probes...",
+        "W 100 0 11 0 400 30 1 0 0 1 0 0",  # CPU 0 busy with one task, CPU 1 idle: stayed
+        "U 101 0 11 0",
+        "W 200 0 12 0 720 30 1 0 0 1 0 0",  # the same at utilisation 720: moved
+        "M 201 0 12 0 1",
+        "U 202 1 12 1",
+        "W 300 1 13 1 500 600 2 2 0 0 0 0",  # both busy: not the case tabled
+        "U 301 1 13 1",
+        "M 400 1 11 0 1",  # a pull by the load balancer
+        "W 500 0 14 0 10 1",  # cut short
+        "U 501 0 14 0",
+    ]
+    wakes, pulled = placement.parse(trace)
+    assert [(w.prev, w.target, w.moved, w.prev_busy_other_idle) for w in wakes] == [
+        (0, 0, False, True),
+        (0, 1, True, True),
+        (1, 1, False, False),
+    ]
+    assert pulled == 1
+    text = placement.report(wakes, pulled)
+    assert text.splitlines() == [
+        "3 wake-ups: 1 moved to another CPU as they woke; 1 pulled by the load balancer",
+        "previous CPU busy, the other idle: 2 wake-ups, stayed/moved",
+        "  by tasks runnable on the previous CPU: 1: 1/1",
+        "  one task there, by its CPU's utilisation: 400-449: 1/0, 700-749: 0/1",
+        "  one task there: highest utilisation it stayed at 400, lowest it moved at 720",
+    ]
+
+
+def test_placement_traces_a_row(tmp_path, capsys):
+    """With bpftrace, a real traced run of an unpinned row yields wake-ups with a CPU each."""
+    if shutil.which("bpftrace") is None or _writable() is not None or shutil.which("cc") is None:
+        pytest.skip("needs bpftrace, a writable cpu cgroup and a C compiler")
+    row = dataclasses.replace(next(c for c in cal.BIAS_CONFIGS if c.name.startswith("u400m")), seconds=1)
+    with tempfile.TemporaryDirectory() as d:
+        exe = cal.compile_program(d)
+        stat = placement.run_traced(row, 0, exe, str(tmp_path / "t.txt"))
+    wakes, _ = placement.parse((tmp_path / "t.txt").read_text().splitlines())
+    assert stat["nr_periods"] >= 9
+    # 8 threads, a 2 ms burst every 40 ms for 1 s: about 200 wake-ups, each traced once
+    assert 100 <= len(wakes) <= 260
+    assert all(w.prev in (0, 1) and w.target in (0, 1) for w in wakes)
+
+
+def test_wake_placement_boot_parameters_named(tmp_path):
+    """A kernel booted with a vendor wake-placement parameter is named so in a table's header; one
+    without (or an unreadable command line) is mainline's."""
+    cmd = tmp_path / "cmdline"
+    cmd.write_text("console=ttyS0 quiet sched_vcpu_pack=15 panic=1\n")
+    assert cal.placement_parameters(str(cmd)) == "sched_vcpu_pack=15"
+    cmd.write_text("console=ttyS0 quiet sched_vcpu_packing=1\n")
+    assert cal.placement_parameters(str(cmd)) == ""
+    assert cal.placement_parameters(str(tmp_path / "missing")) == ""
+    assert (
+        cal.Machine(2, 250, "6.18.44", "sched_vcpu_pack=15")
+        .text()
+        .endswith(", wake placement not mainline's (sched_vcpu_pack=15)")
+    )
+    assert "placement" not in cal.Machine(2, 250, "6.18.44").text()
+
+
+def test_summary_names_unpinned_rows_at_their_quota_on_a_vendor_placement_kernel():
+    """Of the rows off, the summary names those whose throttled time follows the vendor kernel's wake
+    placement: unpinned and offered exactly their quota; not their pinned twins, not rows above it."""
+    cfgs = [c for c in cal.BIAS_CONFIGS if c.name.startswith(("u400m/8", "p400m/8", "u700m/4"))]
+    assert len(cfgs) == 3
+    bad = [c.name for c in cfgs]
+    vendor = cal._summary(cfgs, bad, {}, cal.Machine(2, 250, "6.18.44", "sched_vcpu_pack=15"))
+    assert vendor.startswith("0 of 3 rows within the targets")
+    assert vendor.endswith('"At the quota"): u400m/8 fixed 2ms/38ms')
+    assert "wake placement" not in cal._summary(cfgs, bad, {}, cal.Machine(2, 250, "6.18.44"))
+
+
+def test_wake_latency_curve_measured_by_idle_time(exe):
+    """The program's wakecurve mode times timer wake-ups after each idle time from 0.1 to 50 ms on a
+    CPU; wake_latency_curve turns the medians into thousandths of the one after 3 ms."""
+    import subprocess
+
+    out = subprocess.run([exe, "wakecurve", "0"], capture_output=True, text=True, timeout=120, check=True).stdout
+    points = [(int(a), int(b)) for a, b in (line.split()[1:] for line in out.splitlines())]
+    assert [us for us, _ in points] == [100, 200, 500, 1000, 1500, 2000, 3000, 5000, 10000, 20000, 50000]
+    assert all(late > 0 for _, late in points)
+    assert [us for us, _ in cal.LATENCY_BY_IDLE] == [us for us, _ in points]
+    assert dict(cal.LATENCY_BY_IDLE)[3000] == 1000
+
+
+def test_rows_simulated_with_the_latency_by_idle_time_unless_flat(tmp_path, capsys, monkeypatch):
+    """--load simulates each row with LATENCY_BY_IDLE; --flat-latency with the same latency however
+    long the CPU was idle."""
+    path = _save(tmp_path / "runs.json", 3)
+    seen = []
+    real = cal.simulate
+
+    def spy(sc):
+        seen.append(sc.wake_latency_by_idle)
+        return real(dataclasses.replace(sc, seconds_us=sc.period_us))
+
+    monkeypatch.setattr(cal, "simulate", spy)
+    cal.main(["--load", path, "--seeds", "2"])
+    assert seen == [cal.LATENCY_BY_IDLE] * 2
+    seen.clear()
+    cal.main(["--load", path, "--seeds", "2", "--flat-latency"])
+    assert seen == [()] * 2
