@@ -8,6 +8,7 @@ closed or full is exit 2 with one line."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -306,6 +308,41 @@ def test_standard_output_full_is_exit_2_with_one_line(tmp_path, args):
         p = _run(args, cwd=tmp_path, stdout=full, stderr=subprocess.PIPE)
     assert p.returncode == 2
     assert p.stderr == "podfit: error: cannot write to standard output: No space left on device\n"
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/syscall"), reason="needs /proc/PID/syscall")
+@pytest.mark.parametrize("args", [["check", "-"], ["pack", "-"], ["vsphere", "crx", "-"]])
+def test_interrupted_is_exit_130_not_findings(args):
+    """Ctrl-C while podfit waits for its input ends the run with 130 (what a shell reports for
+    SIGINT), not click's 1, which reads as findings; no traceback. The signal is sent once the
+    process is blocked reading standard input (read(0, ...) in /proc/PID/syscall)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "podfit", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        for _ in range(6000):  # a guard against a hang, not a timing: the loop ends at the read
+            assert proc.poll() is None, proc.communicate()
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{proc.pid}/syscall") as f:
+                    if f.read().startswith("0 0x0 "):
+                        break
+            time.sleep(0.01)
+        else:
+            pytest.fail("podfit never read its standard input")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert err == "\npodfit: error: interrupted\n"
+    assert out == ""
 
 
 # ------------------------------------------------------------------ no foreign content in errors ---

@@ -19,6 +19,7 @@ from .commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
     GuardedStdout,
+    Interrupted,
     ManifestOptions,
     PodfitError,
     StdoutError,
@@ -68,6 +69,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except KeyboardInterrupt:
+            raise Interrupted() from None
         except BrokenPipeError:
             sys.exit(EXIT_FAILURE)
         except (OSError, ValueError) as e:

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 EXIT_OK, EXIT_FAILURE = 0, 2  # 1 (findings) is pipeline.exit_status's
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + the signal's number, as a shell reports it
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 
 
@@ -28,6 +29,20 @@ class PodfitError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"podfit: error: {self.format_message()}", err=True)
+
+
+class Interrupted(PodfitError):
+    """Ctrl-C (SIGINT) during a command: nothing was checked to the end, so neither a pass nor
+    findings (click's own "Aborted!" would exit 1, which reads as findings)."""
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__("interrupted")
+
+    def show(self, file: Any = None) -> None:
+        click.echo(err=True)  # ends the line the terminal's ^C echo is on
+        super().show(file)
 
 
 # ------------------------------------------------------------------------------------ options ---
