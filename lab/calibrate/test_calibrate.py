@@ -581,18 +581,7 @@ def test_model_replays_each_runs_other_tasks(monkeypatch):
     """Seed k of the model replays the other tasks traced in kernel run k mod the runs."""
     seen = []
 
-    def fake(
-        cfg,
-        machine,
-        seed,
-        wake_latency,
-        wake_cpu,
-        sleep_cpu,
-        other_tasks=(),
-        jitter=False,
-        idle_permille=1000,
-        latency_by_idle=(),
-    ):
+    def fake(cfg, machine, seed, wake_latency, wake_cpu, sleep_cpu, other_tasks, *_):
         seen.append((seed, other_tasks))
         return cal.Measurement(30, 1, 0, 0, 3)
 
@@ -632,18 +621,7 @@ def test_seeds_sets_how_many_seeds_the_model_runs(tmp_path, monkeypatch, capsys)
     """--seeds N simulates each row with seeds 0..N-1 (the summary says when 32 are too few)."""
     seen = []
 
-    def fake(
-        cfg,
-        machine,
-        seed,
-        wake_latency,
-        wake_cpu,
-        sleep_cpu,
-        other_tasks=(),
-        jitter=False,
-        idle_permille=1000,
-        latency_by_idle=(),
-    ):
+    def fake(cfg, machine, seed, *_, **__):
         seen.append(seed)
         return cal.Measurement(30, 30, 30 * 80 * 10**6, 6 * 10**8, 3)
 
@@ -824,18 +802,7 @@ def test_reproducibility_with_the_model_counts_the_tables_it_agrees_with(tmp_pat
     """--with-model simulates each table's rows and counts the tables the model agrees with: a model
     throttled in 30 of 30 periods agrees with tables of 30 and 29, not with one of 20."""
 
-    def fake(
-        cfg,
-        machine,
-        seed,
-        wake_latency,
-        wake_cpu,
-        sleep_cpu,
-        other_tasks=(),
-        jitter=False,
-        idle_permille=1000,
-        latency_by_idle=(),
-    ):
+    def fake(cfg, machine, seed, *_, **__):
         return cal.Measurement(31, 30, 30 * 78 * 10**6, 6 * 10**8, 3.0)
 
     monkeypatch.setattr(cal, "simulate_config", fake)
