@@ -323,6 +323,8 @@ def test_interrupted_is_exit_130_not_findings(args):
         stderr=subprocess.PIPE,
         text=True,
         env=_env(),
+        # as at a terminal: a test run started in the background inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         for _ in range(6000):  # a guard against a hang, not a timing: the loop ends at the read
