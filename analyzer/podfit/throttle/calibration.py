@@ -3,7 +3,8 @@
 The kernel calibration (``lab/calibrate/``, docs/throttling.md "The table") ran 18 configurations on
 a 2-CPU machine (cgroup v1, HZ 250, Linux 6.18, threads pinned) and compared the kernel's
 ``cpu.stat`` with the model's over 32 seeds. :data:`CALIBRATED` holds each row's configuration and
-the model's error against the kernel's mean in the results table (``calibration-2026-11-24-7.json``):
+the model's error against the kernel's mean in the results table (``calibration-2026-11-24-7.json``,
+compared with the same idle wake-up latency however long a CPU was idle: ``--flat-latency``):
 throttled periods and throttled time (per period of the run's length), in percent of the kernel's
 (None where the kernel's was 0).
 :func:`nearest` finds the row closest to a scenario, so a result can be shown with the error of the
