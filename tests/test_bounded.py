@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -310,12 +311,22 @@ def test_standard_output_full_is_exit_2_with_one_line(tmp_path, args):
     assert p.stderr == "podfit: error: cannot write to standard output: No space left on device\n"
 
 
-@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/syscall"), reason="needs /proc/PID/syscall")
-@pytest.mark.parametrize("args", [["check", "-"], ["pack", "-"], ["vsphere", "crx", "-"]])
-def test_interrupted_is_exit_130_not_findings(args):
+_READ = {"x86_64": 0, "aarch64": 63}.get(platform.machine())  # read(2)'s number in /proc/PID/syscall
+
+
+@pytest.mark.skipif(
+    _READ is None or not os.path.exists(f"/proc/{os.getpid()}/syscall"), reason="needs /proc/PID/syscall"
+)
+@pytest.mark.parametrize(
+    ("args", "group"),
+    [(["check", "-"], False), (["pack", "-"], False), (["vsphere", "crx", "-"], False), (["check", "-"], True)],
+)
+def test_interrupted_is_exit_130_not_findings(args, group):
     """Ctrl-C while podfit waits for its input ends the run with 130 (what a shell reports for
     SIGINT), not click's 1, which reads as findings; no traceback. The signal is sent once the
-    process is blocked reading standard input (read(0, ...) in /proc/PID/syscall)."""
+    process is blocked reading standard input (read(0, ...) in /proc/PID/syscall); with ``group``
+    to its whole process group, as a terminal sends it, so the engine's child started early gets
+    it too and must leave it to podfit."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "podfit", *args],
         stdin=subprocess.PIPE,
@@ -325,18 +336,22 @@ def test_interrupted_is_exit_130_not_findings(args):
         env=_env(),
         # as at a terminal: a test run started in the background inherits SIGINT ignored
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        start_new_session=group,
     )
     try:
         for _ in range(6000):  # a guard against a hang, not a timing: the loop ends at the read
             assert proc.poll() is None, proc.communicate()
             with contextlib.suppress(OSError):
                 with open(f"/proc/{proc.pid}/syscall") as f:
-                    if f.read().startswith("0 0x0 "):
+                    if f.read().startswith(f"{_READ} 0x0 "):
                         break
             time.sleep(0.01)
         else:
             pytest.fail("podfit never read its standard input")
-        proc.send_signal(signal.SIGINT)
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
@@ -345,6 +360,61 @@ def test_interrupted_is_exit_130_not_findings(args):
     assert "Traceback" not in err
     assert err == "\npodfit: error: interrupted\n"
     assert out == ""
+
+
+def test_interrupted_while_reading_the_arguments_or_putting_away_is_130(monkeypatch, capsys):
+    """Ctrl-C before a command runs (its arguments read, the help written) is 130 too, and so is one
+    after it, while the engine and the caches are put away (there ``run`` catches it: no traceback)."""
+    import click
+
+    from podfit import cli
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(click.Group, "make_context", interrupted)
+    monkeypatch.setattr(sys, "argv", ["podfit", "rules"])
+    assert cli.run_main() == 130
+    assert capsys.readouterr().err == "\npodfit: error: interrupted\n"
+    script = (
+        "import sys; from podfit import cli, codecache\n"
+        "def save(): raise KeyboardInterrupt\n"
+        "codecache.save = save; sys.argv = ['podfit', 'rules']; cli.run()\n"
+    )
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 130
+    assert p.stderr == "\npodfit: error: interrupted\n"
+
+
+def test_forked_children_leave_ctrl_c_to_podfit_and_end_with_it():
+    """become_child (the parse workers' and the engine children's first step): SIGINT ignored, and the
+    kernel's parent-death signal set to SIGKILL; a child whose parent is already gone exits at once."""
+    from podfit.children import become_child
+
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit status, never return into pytest
+        try:
+            become_child(parent)
+            import ctypes
+
+            sig = ctypes.c_int()
+            ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0)  # PR_GET_PDEATHSIG
+            ok = signal.getsignal(signal.SIGINT) is signal.SIG_IGN and sig.value == signal.SIGKILL
+            os._exit(0 if ok else 1)
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    pid = os.fork()
+    if pid == 0:
+        try:
+            become_child(parent + 999_999, orphaned=7)  # not this child's parent: "gone"
+            os._exit(0)
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 7
 
 
 # ------------------------------------------------------------------ no foreign content in errors ---

@@ -19,6 +19,7 @@ STAGES = [
         "__init__",
         "paths",
         "cachedir",
+        "children",
         "codecache",
         "quantity",
         "options",

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from .children import become_child
 from .findings import Finding
 from .kustomize import KUSTOMIZATION_NAMES, Layer, layers_for
 from .kustomize import applies_whole as kustomize_applies_whole
@@ -754,7 +755,12 @@ def load(
         groups = [(bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1) if bounds[k] < bounds[k + 1]]
         if len(groups) > 1:
             try:
-                pool = ProcessPoolExecutor(max_workers=len(groups) - 1, mp_context=multiprocessing.get_context("fork"))
+                pool = ProcessPoolExecutor(
+                    max_workers=len(groups) - 1,
+                    mp_context=multiprocessing.get_context("fork"),
+                    initializer=become_child,
+                    initargs=(os.getpid(),),
+                )
                 pending = [(lo, hi, pool.submit(_worker_parse, files[lo:hi], limits)) for lo, hi in groups[1:]]
                 pool.shutdown(wait=False)
             except (OSError, ValueError):  # no processes to be had here: parse everything in this one

@@ -33,13 +33,13 @@ import json
 import math
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..cachedir import cache_dir, open_trusted, write_private
+from ..children import become_child
 from .base import (
     QUANTITY_MEMO,
     EngineError,
@@ -551,25 +551,10 @@ def _write_all(fd: int, data: bytes) -> None:
 ORPHANED = 3  # the exit status of a child that finds the process that forked it gone
 
 
-def _die_with_parent(parent: int) -> None:
-    """Have the kernel kill this forked child when the process that forked it ends (Linux
-    PR_SET_PDEATHSIG): a parent killed, or ended by a signal it does not handle, leaves no engine
-    running on. Elsewhere a child ends at its pipe's end of file or when its work is done.
-    ``parent``: the forking process's id, taken before the fork."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # gone before the request was made
-        os._exit(ORPHANED)
-
-
 def _prestarted(receive: int, send: int, parent: int) -> None:
     import pickle
 
-    _die_with_parent(parent)
+    become_child(parent, ORPHANED)
     gc.disable()
     try:
         _module()
@@ -660,13 +645,13 @@ def _stop(workers: list[tuple[Any, Any]], kill: bool) -> None:
 
 _PARTS: list[tuple[int, Sequence[Mapping[str, Any]]]] = []
 _LOCATE: Callable[[int, str | None], int] | None = None
-_FORKER = 0  # the id of the process that forks the workers, for _die_with_parent
+_FORKER = 0  # the id of the process that forks the workers, for become_child
 
 
 def _worker(k: int, data: dict[str, Any], send: Any) -> None:
     # a short-lived child: the cyclic collector would only walk (and copy, page by page) the
     # parent's heap it shares
-    _die_with_parent(_FORKER)
+    become_child(_FORKER, ORPHANED)
     gc.disable()
     try:
         start, part = _PARTS[k]
