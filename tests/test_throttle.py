@@ -395,9 +395,9 @@ def test_idle_wake_latency_by_idle_time():
     assert simulate(replace(sc, wake_latency_by_idle=((1_000, 1_000), (50_000, 1_000)))).burst_delay_p50_ns == (
         flat.burst_delay_p50_ns
     )
-    # 4 ms is the geometric middle of 2 and 8 ms: half-way between 500 and 1500 thousandths
-    r = simulate(replace(sc, wake_latency_by_idle=((2_000, 500), (8_000, 1_500))))
-    assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 80_000
+    # 4 ms is the geometric middle of 2 and 8 ms: half-way between 500 and 900 thousandths
+    r = simulate(replace(sc, wake_latency_by_idle=((2_000, 500), (8_000, 900))))
+    assert r.burst_delay_p50_ns == r.burst_delay_p99_ns == 56_000
     r = simulate(replace(sc, wake_latency_by_idle=((1_000, 250), (2_000, 500))))  # past the last point
     assert r.burst_delay_p50_ns == 40_000
     r = simulate(replace(sc, wake_latency_by_idle=((8_000, 1_000),)))  # before the first: in proportion

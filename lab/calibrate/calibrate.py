@@ -729,10 +729,10 @@ class LatencyProfile:
 
 # How the idle wake-up latency grows with the time the CPU was idle, in thousandths of the latency
 # after 3 ms (what wake_latency_profile measures and the model's wake_latency_us is): `--latency-curve`
-# on this machine kind (2026-11-27 13:30 UTC, both vCPUs otherwise idle, 8 runs: 4 per CPU; an
-# earlier set of 4 read 25 µs after 0.1 ms, 59 µs after 3 ms, 117 µs after 50 ms). With the other vCPU
-# busy (4 runs) it is lower between 0.5 and 1.5 ms of idle (34-40 µs against 45-47) and alike
-# elsewhere (docs/throttling.md, "At the quota").
+# on this machine kind (2026-11-27 13:30 UTC, both vCPUs otherwise idle, 8 runs: 4 per CPU; in
+# microseconds, another 4-run set read 25 after 0.1 ms, 59 after 3 ms, 117 after 50 ms). With the
+# other vCPU busy (4 runs) it is lower after 1 and 1.5 ms of idle (34 and 40 µs against 47 and 46)
+# and alike elsewhere (docs/throttling.md, "At the quota").
 LATENCY_BY_IDLE: tuple[tuple[int, int], ...] = (
     (100, 474), (200, 606), (500, 660), (1_000, 778), (1_500, 762), (2_000, 968), (3_000, 1_000),
     (5_000, 1_329), (10_000, 1_564), (20_000, 1_587), (50_000, 1_738),

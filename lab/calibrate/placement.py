@@ -4,7 +4,8 @@ Usage (root, cgroup cpu controller, a C compiler, bpftrace; a few seconds per ru
     python lab/calibrate/placement.py ROW [--runs N] [--save PREFIX]
     python lab/calibrate/placement.py --load TRACE [TRACE ...]
 
-Runs the calibration row whose name starts with ROW (the bias grid's, or the table's) ``--runs``
+Runs the calibration row whose name starts with ROW (the bias grid's, or the table's; on a 2-CPU
+machine, as the probe reads CPUs 0 and 1) ``--runs``
 times under ``probes/wake_placement.bt`` and prints, over its wake-ups: how often the thread moved
 to another CPU as it woke and how often the load balancer pulled one, and for the wake-ups whose
 previous CPU was busy while the other was idle (where the mainline kernel's idle-CPU search moves
@@ -53,8 +54,9 @@ class Wake:
 
 
 def parse(lines: Iterable[str]) -> tuple[list[Wake], int]:
-    """The wake-ups of a probe's output and the migrations that were not wake-ups (the load balancer
-    pulling a runnable thread)."""
+    """The wake-ups of a probe's output and the migrations that were not traced wake-ups: the load
+    balancer pulling a runnable thread, and also moves at wake-ups before the probe had seen both
+    run queues or whose lines were cut (so an upper bound on the balancer's)."""
     pending: dict[int, list[int]] = {}
     wakes: list[Wake] = []
     migrations = 0
@@ -82,7 +84,10 @@ def parse(lines: Iterable[str]) -> tuple[list[Wake], int]:
 def report(wakes: list[Wake], pulled: int) -> str:
     """The table the command prints."""
     moved = sum(w.moved for w in wakes)
-    lines = [f"{len(wakes)} wake-ups: {moved} moved to another CPU as they woke; {pulled} pulled by the load balancer"]
+    lines = [
+        f"{len(wakes)} wake-ups: {moved} moved to another CPU as they woke; "
+        f"at most {pulled} pulled by the load balancer (migrations that were not a traced wake-up)"
+    ]
     case = [w for w in wakes if w.prev_busy_other_idle]
     lines.append(f"previous CPU busy, the other idle: {len(case)} wake-ups, stayed/moved")
     by_nr: Counter[tuple[int, bool]] = Counter((w.nr_running[w.prev], w.moved) for w in case)

@@ -904,7 +904,8 @@ def test_placement_reads_each_wake_up_and_the_balancers_pulls():
     assert pulled == 1
     text = placement.report(wakes, pulled)
     assert text.splitlines() == [
-        "3 wake-ups: 1 moved to another CPU as they woke; 1 pulled by the load balancer",
+        "3 wake-ups: 1 moved to another CPU as they woke; at most 1 pulled by the load balancer "
+        "(migrations that were not a traced wake-up)",
         "previous CPU busy, the other idle: 2 wake-ups, stayed/moved",
         "  by tasks runnable on the previous CPU: 1: 1/1",
         "  one task there, by its CPU's utilisation: 400-449: 1/0, 700-749: 0/1",

@@ -260,7 +260,7 @@ class _Cpu:
     vref: int = 0  # where a thread waking on an empty queue is placed
     waking: int = -1  # an idle CPU being woken up runs its first thread from this time
     wake_latency: int = 0  # how long this CPU takes to run a thread woken on it while idle (ns)
-    idle_since: int = 0  # when its last thread of the group went to sleep (or another task left)
+    idle_since: int = 0  # since when nothing ran: its last thread of the group slept, or another task left
     runtime: int = 0  # runtime_remaining (ns); negative: a debt
     throttled: bool = False
     throttled_since: int = -1  # throttled_clock; -1 when not counting
@@ -890,6 +890,8 @@ class _Sim:
             cpu.running_since = -1
             cpu.version += 1
         cpu.busy_until = end
+        if not cpu.queue:  # not halted while the other task runs: idle again only once it leaves
+            cpu.idle_since = end
         heappush(self.heap, (end, _FREE, cpu.index, 0))
 
     def on_free(self, cpu: _Cpu, now: int) -> None:
