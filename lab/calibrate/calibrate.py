@@ -667,12 +667,18 @@ def measure(cfg: Config, exe: str, seed: int = 0, trace: bool = True) -> Measure
             ),
         )
     finally:
-        for _ in range(50):
-            try:
-                os.rmdir(group)
-                break
-            except OSError:
-                time.sleep(0.05)
+        remove_group(group)
+
+
+def remove_group(group: str) -> None:
+    """Remove a run's cgroup; the kernel refuses while the exited tasks are still being reaped, so
+    it is tried for up to 2.5 s."""
+    for _ in range(50):
+        try:
+            os.rmdir(group)
+            return
+        except OSError:
+            time.sleep(0.05)
 
 
 def wake_latency_profile(exe: str) -> tuple[int, int, int]:

@@ -155,12 +155,7 @@ def run_traced(cfg: cal.Config, seed: int, exe: str, out_path: str) -> dict[str,
                 tracer.wait(timeout=30)
         return cal._read_stat(os.path.join(group, "cpu.stat"))
     finally:
-        for _ in range(50):
-            try:
-                os.rmdir(group)
-                break
-            except OSError:
-                time.sleep(0.05)
+        cal.remove_group(group)
 
 
 def main(argv: list[str] | None = None) -> int:
