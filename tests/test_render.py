@@ -394,3 +394,34 @@ def test_a_kustomization_listing_a_named_pipe_is_not_built(monkeypatch, tmp_path
     code, report = check(monkeypatch, repo, "k", "--select", "PF908")
     (f,) = report["findings"]
     assert f["file"] == "k/kustomization.yaml" and "pipe.yaml is a named pipe (FIFO)" in f["message"]
+
+
+@needs_kustomize
+def test_a_patch_named_bare_under_patches_is_a_patch_even_when_the_build_fails(monkeypatch, tmp_path):
+    """`patches: [x.yaml]` (kustomize 3's form, which kustomize 5 refuses; BuoyantIO/emojivoto ships
+    it): the build's failure is the one finding, and the patch, a Deployment without selector or
+    template, is never read as a manifest (it was 2 PF902 per patched object)."""
+    repo = tmp_path / "repo"
+    (repo / "k").mkdir(parents=True)
+    (repo / "k" / "a.yaml").write_text(COLLECTOR)
+    (repo / "k" / "service-name.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: collector}\nspec:\n  serviceName: collector\n"
+    )
+    (repo / "k" / "kustomization.yaml").write_text("resources: [a.yaml]\npatches: [service-name.yaml]\n")
+    code, report = check(monkeypatch, repo, "k")
+    assert [(f["rule"], f["file"]) for f in report["findings"]] == [("PF908", "k/kustomization.yaml")]
+    assert code == 1
+
+
+def test_patch_files_of_a_kustomization():
+    """Every way a kustomization names a patch file, each once, and nothing else."""
+    from podfit.kustomize import patch_files
+
+    doc = {
+        "resources": ["r.yaml"],
+        "patchesStrategicMerge": ["a.yaml"],
+        "patches": ["b.yaml", {"path": "c.yaml", "target": {"kind": "Deployment"}}, {"patch": "inline"}],
+        "patchesJson6902": [{"path": "d.yaml"}, "e.yaml"],
+    }
+    assert patch_files(doc) == ["a.yaml", "b.yaml", "c.yaml", "d.yaml"]
+    assert patch_files({"patches": "not a list", "patchesStrategicMerge": {"a": 1}}) == []

@@ -177,6 +177,22 @@ def applies_whole(doc: Mapping[str, Any]) -> bool:
     )
 
 
+def patch_files(doc: Mapping[str, Any]) -> list[str]:
+    """The files a kustomization names as patches, as paths relative to its directory:
+    patchesStrategicMerge entries, ``path`` of patches and patchesJson6902 entries, and patches
+    entries that are a bare file name (kustomize 3 read them; kustomize 5 refuses the
+    kustomization, and podfit reports that, but the file is a patch all the same)."""
+
+    def entries(key: str) -> list[Any]:
+        value = doc.get(key)
+        return value if isinstance(value, list) else []  # a string or mapping here lists no file
+
+    out = [p for key in ("patchesStrategicMerge", "patches") for p in entries(key) if isinstance(p, str)]
+    for key in ("patches", "patchesJson6902"):
+        out += [p["path"] for p in entries(key) if isinstance(p, dict) and isinstance(p.get("path"), str)]
+    return out
+
+
 def local(entry: Any) -> bool:
     """A resource entry naming a path inside the kustomization's directory (not ``../``, not a URL)."""
     if not isinstance(entry, str) or not entry or "://" in entry or entry.startswith(("/", "git@", "github.com/")):

@@ -24,6 +24,7 @@ from .kustomize import KUSTOMIZATION_NAMES, Layer, layers_for
 from .kustomize import applies_whole as kustomize_applies_whole
 from .kustomize import apply as kustomize_apply
 from .kustomize import local as kustomize_local
+from .kustomize import patch_files as kustomize_patch_files
 from .kustomize import plugin_configs as kustomize_plugin_configs
 from .model import K8sObject, Location, ObjectRef
 from .reading import NotRead, read_bytes, read_stream
@@ -231,15 +232,6 @@ def _kustomization(f: InputFile) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def _kustomize_patches(doc: Mapping[str, Any]) -> list[str]:
-    """The files a kustomization names as patches (patchesStrategicMerge, patches[].path,
-    patchesJson6902[].path), as paths relative to the kustomization's directory."""
-    out = [p for p in doc.get("patchesStrategicMerge") or () if isinstance(p, str)]
-    for key in ("patches", "patchesJson6902"):
-        out += [p["path"] for p in doc.get(key) or () if isinstance(p, dict) and isinstance(p.get("path"), str)]
-    return out
-
-
 # the apiVersion of kustomize's builtin transformer and generator configs; no cluster serves it
 BUILTIN_PLUGIN_API = "builtin"
 
@@ -284,7 +276,7 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
                 continue
             kustomizations[f.path] = doc
             base = os.path.dirname(f.path)
-            for rel in _kustomize_patches(doc):
+            for rel in kustomize_patch_files(doc):
                 patches.setdefault(os.path.normpath(os.path.join(base, rel)), f.path)
             for rel in _commented_patches(f.data):
                 commented.setdefault(os.path.normpath(os.path.join(base, rel)), f.path)

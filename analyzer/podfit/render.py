@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 
 from .findings import Finding
-from .kustomize import KUSTOMIZATION_NAMES
+from .kustomize import KUSTOMIZATION_NAMES, patch_files
 from .model import Location
 from .reading import NotRead, kind_of, read_bytes, read_stream
 from .templates import chart_root
@@ -576,9 +576,7 @@ def _kustomization_uses(kfile: str, limit: int, seen: set[str]) -> tuple[set[str
     entries = [
         e for key in ("resources", "bases", "components", "crds") for e in (doc.get(key) or ()) if isinstance(e, str)
     ]
-    patches = [p for p in doc.get("patchesStrategicMerge") or () if isinstance(p, str)]
-    for key in ("patches", "patchesJson6902"):
-        patches += [p["path"] for p in doc.get(key) or () if isinstance(p, dict) and isinstance(p.get("path"), str)]
+    patches = patch_files(doc)
     for entry in entries:
         if "://" in entry or entry.startswith(("github.com/", "git@")):
             continue
