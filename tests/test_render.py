@@ -425,3 +425,24 @@ def test_patch_files_of_a_kustomization():
     }
     assert patch_files(doc) == ["a.yaml", "b.yaml", "c.yaml", "d.yaml"]
     assert patch_files({"patches": "not a list", "patchesStrategicMerge": {"a": 1}}) == []
+
+
+@needs_kustomize
+def test_a_workload_whose_kind_a_patch_changed_is_found_in_its_base(monkeypatch, tmp_path):
+    """An overlay that patches /kind (emojivoto builds its Deployments as DaemonSets and Jobs) keeps
+    its findings at the base's file and line, not on the kustomization without a line; a Service
+    of the same name does not make the owner ambiguous."""
+    repo = tmp_path / "repo"
+    (repo / "base").mkdir(parents=True)
+    (repo / "ds").mkdir()
+    service = "---\napiVersion: v1\nkind: Service\nmetadata: {name: collector}\nspec: {ports: [{port: 80}]}\n"
+    (repo / "base" / "collector.yaml").write_text(COLLECTOR + service)
+    (repo / "base" / "kustomization.yaml").write_text("resources: [collector.yaml]\n")
+    (repo / "ds" / "kind.yaml").write_text("- {op: replace, path: /kind, value: DaemonSet}\n")
+    (repo / "ds" / "kustomization.yaml").write_text(
+        "resources: [../base]\n"
+        "patches:\n- path: kind.yaml\n  target: {group: apps, version: v1, kind: Deployment, name: collector}\n"
+    )
+    code, report = check(monkeypatch, repo, "ds", "--select", "PF105")
+    assert [(f["rule"], f["file"], f["line"]) for f in report["findings"]] == [("PF105", "base/collector.yaml", 1)]
+    assert report["findings"][0]["object"]["kind"] == "DaemonSet"

@@ -44,7 +44,7 @@ import yaml
 
 from .findings import Finding
 from .kustomize import KUSTOMIZATION_NAMES, patch_files
-from .model import Location
+from .model import WORKLOAD_KINDS, Location
 from .reading import NotRead, kind_of, read_bytes, read_stream
 from .templates import chart_root
 
@@ -680,6 +680,11 @@ def _render_kustomization(kdir: str, uses: tuple[set[str], set[str], set[str]], 
             candidates = [o for o in owners.get(kind, ()) if o[0] == name] or sorted(
                 (o for o in owners.get(kind, ()) if o[0] in name), key=lambda o: -len(o[0])
             )
+            if not candidates and kind in WORKLOAD_KINDS:
+                # a JSON patch of /kind made it (emojivoto's Deployments turned DaemonSets and Jobs):
+                # the one workload of its name, whatever its kind was
+                candidates = [o for k, os_ in owners.items() if k in WORKLOAD_KINDS for o in os_ if o[0] == name]
+                candidates = candidates if len(candidates) == 1 else []
             match = candidates[0] if candidates else None
         if match is None:  # made by a generator or from a remote base: the kustomization is its source
             out.add(kfile, doc_text, via, None, [_Source(kfile, "")])
