@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -168,8 +169,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.load:
         lines: list[str] = []
         for path in args.load:
-            with open(path) as f:
-                lines += f.read().splitlines()
+            try:
+                if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe would hold the read open
+                    print(f"{path}: not a regular file", file=sys.stderr)
+                    return 2
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    lines += f.read().splitlines()
+            except OSError as e:
+                print(f"{path}: {e.strerror or e}", file=sys.stderr)
+                return 2
         print(report(*parse(lines)))
         return 0
     if not args.row:
@@ -183,14 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         exe = cal.compile_program(d)
         for seed in range(args.runs):
             path = f"{args.save}-{seed}.txt" if args.save else os.path.join(d, f"trace-{seed}.txt")
-            stat = run_traced(cfg, seed, exe, path)
-            throttled = stat.get("throttled_time", stat.get("throttled_usec", 0) * 1000)
+            cpu_stat = run_traced(cfg, seed, exe, path)
+            throttled = cpu_stat.get("throttled_time", cpu_stat.get("throttled_usec", 0) * 1000)
             print(
-                f"{cfg.name} run {seed + 1}: {stat.get('nr_throttled')}/{stat.get('nr_periods')} periods throttled, "
+                f"{cfg.name} run {seed + 1}: {cpu_stat.get('nr_throttled')}/{cpu_stat.get('nr_periods')} periods throttled, "
                 f"{throttled / 1e6 / (cfg.seconds * 1e6 / cfg.period_us):.1f} ms per period (traced)",
                 flush=True,
             )
-            with open(path) as f:
+            with open(path, encoding="utf-8", errors="replace") as f:
                 traced += f.read().splitlines()
     print(report(*parse(traced)))
     return 0
