@@ -408,6 +408,8 @@ def test_idle_wake_latency_by_idle_time():
         replace(sc, wake_latency_by_idle=((0, 500),))
     with pytest.raises(ValueError):
         replace(sc, wake_latency_by_idle=((1_000, -1),))
+    with pytest.raises(ValueError):
+        replace(sc, wake_latency_by_idle=((1_000, float("nan")),))
 
 
 def test_cpu_besides_the_work_at_wake_up_and_at_sleep():

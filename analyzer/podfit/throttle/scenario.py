@@ -220,6 +220,8 @@ class Scenario:
             raise ValueError("wake_cpu_us and sleep_cpu_us must not be negative")
         if self.wake_cpu_sd_us < 0 or self.wake_latency_spread_us < 0:
             raise ValueError("wake_cpu_sd_us and wake_latency_spread_us must not be negative")
+        if not all(type(i) is int and type(m) is int for i, m in self.wake_latency_by_idle):
+            raise ValueError("wake_latency_by_idle points are whole (idle_us, permille) pairs")
         idle_points = [i for i, _ in self.wake_latency_by_idle]
         if any(i <= 0 for i in idle_points) or idle_points != sorted(set(idle_points)):
             raise ValueError("wake_latency_by_idle needs positive idle times, increasing")
