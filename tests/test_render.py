@@ -398,7 +398,7 @@ def test_a_kustomization_listing_a_named_pipe_is_not_built(monkeypatch, tmp_path
 
 @needs_kustomize
 def test_a_patch_named_bare_under_patches_is_a_patch_even_when_the_build_fails(monkeypatch, tmp_path):
-    """`patches: [x.yaml]` (kustomize 3's form, which kustomize 5 refuses; BuoyantIO/emojivoto ships
+    """`patches: [x.yaml]` (a form kustomize 5 refuses; BuoyantIO/emojivoto ships
     it): the build's failure is the one finding, and the patch, a Deployment without selector or
     template, is never read as a manifest (it was 2 PF902 per patched object)."""
     repo = tmp_path / "repo"

@@ -180,8 +180,8 @@ def applies_whole(doc: Mapping[str, Any]) -> bool:
 def patch_files(doc: Mapping[str, Any]) -> list[str]:
     """The files a kustomization names as patches, as paths relative to its directory:
     patchesStrategicMerge entries, ``path`` of patches and patchesJson6902 entries, and patches
-    entries that are a bare file name (kustomize 3 read them; kustomize 5 refuses the
-    kustomization, and podfit reports that, but the file is a patch all the same)."""
+    entries that are a bare file name (kustomize 5 refuses such a kustomization, and podfit reports
+    that, but the file is a patch all the same, never a manifest)."""
 
     def entries(key: str) -> list[Any]:
         value = doc.get(key)
