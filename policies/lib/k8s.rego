@@ -481,8 +481,13 @@ fmt_memory(b) := concat("", [num(b / unit), suffix]) if {
 	[suffix, unit] := [u | some u in _units; b % u[1] == 0][0]
 } else := num(b)
 
-# container_word(c) is "container" or "init container".
-container_word(c) := "init container" if c.init
+# container_word(c) is "container", "sidecar" (an init container that keeps running) or "init container".
+container_word(c) := "sidecar" if sidecar(c)
+
+container_word(c) := "init container" if {
+	c.init
+	not sidecar(c)
+}
 
 container_word(c) := "container" if not c.init
 

@@ -46,6 +46,26 @@ test_deny_init_container_in_cronjob if {
 	}}
 }
 
+test_deny_native_sidecar_named_as_such if {
+	results := cpu_request_missing.findings with input as {
+		"apiVersion": "v1",
+		"kind": "Pod",
+		"metadata": {"name": "p"},
+		"spec": {
+			"containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+			"initContainers": [{"name": "proxy", "image": "img:1", "restartPolicy": "Always", "resources": {"requests": {"memory": "64Mi"}}}],
+		},
+	}
+	results == {{
+		"container": "proxy",
+		"details": {"init_container": true},
+		"rule": "PF101",
+		"severity": "error",
+		"message": "sidecar \"proxy\" sets no CPU request",
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+	}}
+}
+
 test_deny_list_items if {
 	results := cpu_request_missing.findings with input as {
 		"apiVersion": "v1",
