@@ -200,6 +200,10 @@ def test_suppression_by_slug(repo):
     found = json.loads(run(["check", "k8s", "--format", "json"]).output)["findings"]
     pf904 = [f for f in found if f["rule"] == "PF904"]
     assert [f["message"] for f in pf904] == ["suppression of PF105 has no reason"] and pf904[0]["line"] == 3
+    # a typo in the rule id suppresses nothing: that is what to say, with or without a reason
+    (repo / "k8s" / "web.yaml").write_text(deployment("web", ", annotations: {ignore.podfit.io/PF111x: ''}"))
+    found = json.loads(run(["check", "k8s", "--format", "json"]).output)["findings"]
+    assert [f["message"] for f in found if f["rule"] == "PF904"] == ["suppression names unknown rule PF111X"]
 
 
 def test_pack_and_fix_take_the_same_path_options(repo):

@@ -192,26 +192,16 @@ def analyze(
             sups = _suppressions(o, by_obj.get(id(o)))
         for rule_id, (key, reason) in sups.items():
             where = Location(o.location.file, _annotation_line(o, key))
-            if not reason.strip():
-                kept.append(
-                    Finding(
-                        "PF904",
-                        f"suppression of {rule_id} has no reason",
-                        where,
-                        o.ref,
-                        details={"suppressed": rule_id},
-                    )
-                )
-            elif rule_id not in catalogue:
-                kept.append(
-                    Finding(
-                        "PF904",
-                        f"suppression names unknown rule {rule_id}",
-                        where,
-                        o.ref,
-                        details={"suppressed": rule_id},
-                    )
-                )
+            # an unknown rule first: a typo (PF111x) suppresses nothing, whatever its reason says
+            problem = (
+                f"suppression names unknown rule {rule_id}"
+                if rule_id not in catalogue
+                else f"suppression of {rule_id} has no reason"
+                if not reason.strip()
+                else None
+            )
+            if problem is not None:
+                kept.append(Finding("PF904", problem, where, o.ref, details={"suppressed": rule_id}))
 
     keyed = []
     for f in kept:
