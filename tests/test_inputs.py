@@ -379,22 +379,22 @@ def test_templates_read_the_same_in_parse_workers(monkeypatch):
 # ------------------------------------------------------------------ kustomize and Helm sources ---
 
 
-def test_a_kustomization_beside_its_resources_is_info_and_the_resources_are_checked(tmp_path, monkeypatch):
-    """A kustomization with fields podfit does not apply (here images:) is "render first"; its
-    resources are checked all the same."""
+def test_a_kustomization_beside_its_resources_is_an_error_and_the_resources_are_checked(tmp_path, monkeypatch):
+    """A kustomization with fields podfit does not apply (here images:) cannot be checked without
+    kustomize: an error, as a chart without helm is; its resources are checked all the same."""
     base = tmp_path / "base"
     base.mkdir()
     (base / "kustomization.yaml").write_text("resources: [api.yaml]\nimages: [{name: api, newTag: '2'}]\n")
     (base / "api.yaml").write_text(NO_REQUESTS)
     monkeypatch.chdir(tmp_path)
     report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
-    (pf909,) = [f for f in report["findings"] if f["rule"] == "PF909"]
-    assert (pf909["file"], pf909["severity"], pf909["line"]) == ("base/kustomization.yaml", "info", 1)
-    assert (
-        pf909["message"]
-        == "a Kustomize kustomization, not a manifest: render first: kustomize build base | podfit check -"
+    (pf908,) = [f for f in report["findings"] if f["rule"] == "PF908"]
+    assert (pf908["file"], pf908["severity"], pf908["line"]) == ("base/kustomization.yaml", "error", 1)
+    assert pf908["message"].startswith(
+        "kustomization base not built: kustomize is not installed (or PODFIT_KUSTOMIZE=off)"
     )
-    assert any(f["file"] == "base/api.yaml" for f in report["findings"] if f["rule"] != "PF909")
+    assert "render it yourself: kustomize build base | podfit check -" in pf908["message"]
+    assert any(f["file"] == "base/api.yaml" for f in report["findings"] if f["rule"] != "PF908")
     assert report["summary"]["objects"] == 1
 
 
@@ -423,7 +423,7 @@ def test_a_kustomization_podfit_applies_whole_needs_no_rendering(tmp_path, monke
     (base / "worker" / "w.yaml").write_text(NO_REQUESTS.replace("name: api", "name: worker"))
     monkeypatch.chdir(tmp_path)
     report = json.loads(run(["check", "base", "--engine", "embedded", "--format", "json"]).output)
-    assert sorted(f["file"] for f in report["findings"] if f["rule"] == "PF909") == (
+    assert sorted(f["file"] for f in report["findings"] if f["rule"] == "PF908") == (
         ["base/kustomization.yaml"] if render_first else []
     )
     # the nested kustomization is applied in every case: not among the files left unread
@@ -437,14 +437,16 @@ def test_only_a_kustomization_exits_2_naming_the_command(tmp_path, monkeypatch):
     (tmp_path / "overlay" / "kustomization.yml").write_text("resources: [../base]\n")
     monkeypatch.chdir(tmp_path)
     r = run(["check", "overlay"])
+    assert "  1  error    PF908  kustomization overlay not built: kustomize is not installed" in r.output
+    # nothing checked: the finding fails the run; with it ignored, no object is no pass either
+    assert r.exit_code == 1
+    r = run(["check", "overlay", "--ignore", "PF908"])
     assert r.exit_code == 2
     assert _error_line(r) == (
         "podfit: error: no Kubernetes object found in overlay/kustomization.yml (a Kustomize kustomization: "
         "render first: kustomize build overlay | podfit check -); pass --allow-empty if that is expected"
     )
-    assert "  1  info     PF909  a Kustomize kustomization" in r.output  # the report itself says so too
-    assert run(["check", "overlay", "--allow-empty"]).exit_code == 0
-    assert run(["check", "overlay", "--allow-empty", "--fail-on", "info"]).exit_code == 1
+    assert run(["check", "overlay", "--ignore", "PF908", "--allow-empty"]).exit_code == 0
 
 
 def test_a_chart_directory_gives_render_first_and_template_findings(tmp_path, monkeypatch):
@@ -547,46 +549,42 @@ def test_template_detection_is_linear_in_hostile_input(make):
 
 def test_kustomize_patches_are_render_first_not_objects(tmp_path, monkeypatch):
     """Files a kustomization names as patches are partial objects: no schema, request or packing
-    finding on them, one PF909 each naming the kustomization and the command."""
-    monkeypatch.chdir(ROOT / "testdata" / "PF909")
+    finding on them; without kustomize, the kustomization's one PF908 answers for them (its
+    ``files``), since they only repeat its build command."""
+    monkeypatch.chdir(ROOT / "testdata" / "PF908")
     report = json.loads(run(["check", "fail_kustomize_patches", "--format", "json", "--allow-empty"]).output)
-    assert sorted((f["rule"], f["file"]) for f in report["findings"]) == [
-        ("PF909", "fail_kustomize_patches/kustomization.yaml"),
-        ("PF909", "fail_kustomize_patches/replicas.yaml"),
-        ("PF909", "fail_kustomize_patches/resources.yaml"),
+    (f,) = report["findings"]
+    assert (f["rule"], f["file"]) == ("PF908", "fail_kustomize_patches/kustomization.yaml")
+    assert f["details"]["files"] == [
+        "fail_kustomize_patches/kustomization.yaml",
+        "fail_kustomize_patches/replicas.yaml",
+        "fail_kustomize_patches/resources.yaml",
     ]
-    patch = next(f for f in report["findings"] if f["file"].endswith("replicas.yaml"))
-    assert patch["message"] == (
-        "a Kustomize patch of fail_kustomize_patches/kustomization.yaml, not a manifest: "
-        "render first: kustomize build fail_kustomize_patches | podfit check -"
-    )
     assert report["summary"]["objects"] == 0
 
 
 def test_patches_named_only_in_commented_out_entries_are_patches_too(monkeypatch):
     """A scaffold's patches whose `#- path:` entries under `patches:` are commented out are partial
-    objects all the same: PF909 naming them as such, no PF902 for the fields a patch leaves out; the
-    resource beside them is still checked."""
-    monkeypatch.chdir(ROOT / "testdata" / "PF909")
+    objects all the same: named by the kustomization's PF908, no PF902 for the fields a patch
+    leaves out; the resource beside them is still checked."""
+    monkeypatch.chdir(ROOT / "testdata" / "PF908")
     d = "fail_kustomize_commented_patches"
     report = json.loads(run(["check", d, "--format", "json", "--allow-empty"]).output)
-    assert sorted((f["rule"], f["file"]) for f in report["findings"]) == [
-        ("PF909", f"{d}/kustomization.yaml"),
-        ("PF909", f"{d}/patches/cainjection_in_widgets.yaml"),
-        ("PF909", f"{d}/patches/webhook_in_widgets.yaml"),
+    (f,) = report["findings"]
+    assert (f["rule"], f["file"]) == ("PF908", f"{d}/kustomization.yaml")
+    assert f["details"]["files"] == [
+        f"{d}/kustomization.yaml",
+        f"{d}/patches/cainjection_in_widgets.yaml",
+        f"{d}/patches/webhook_in_widgets.yaml",
     ]
-    patch = next(f for f in report["findings"] if f["file"].endswith("webhook_in_widgets.yaml"))
-    assert patch["message"] == (
-        f"a Kustomize patch (its entry commented out) in {d}/kustomization.yaml, not a manifest: "
-        f"render first: kustomize build {d} | podfit check -"
-    )
     assert report["summary"]["objects"] == 1  # the CRD listed under resources
 
 
 def test_chart_inputs_by_any_values_name_are_render_first_and_rendered_output_is_checked(tmp_path, monkeypatch):
     """Inside a chart (Chart.yaml above), values files by any name holding "values", everything
-    under ci/ and Helm 2's requirements.yaml are chart inputs (PF909 at their first line); a
-    committed `helm template` output beside the chart and crds/ are manifests."""
+    under ci/ and Helm 2's requirements.yaml are chart inputs (PF909 at their first line); crds/
+    are manifests; any other file of the chart (a committed `helm template` output, a test suite)
+    is left out: helm deploys none of it."""
     chart = tmp_path / "redis"
     (chart / "ci").mkdir(parents=True)
     (chart / "crds").mkdir()
@@ -610,7 +608,10 @@ def test_chart_inputs_by_any_values_name_are_render_first_and_rendered_output_is
         ("PF909", "redis/requirements.yaml", 1),
         ("PF909", "redis/values-ha.yaml", 1),
     ]
-    assert report["summary"]["objects"] == 2  # the CRD and the rendered ConfigMap
+    assert report["summary"]["objects"] == 1  # the CRD
+    assert "redis/upstream.yaml" not in [r["path"] for r in report["files"]]
+    verbose = run(["check", "redis", "-v", "--engine", "embedded"]).output
+    assert "left out: redis/upstream.yaml: a file of the Helm chart redis outside what helm renders" in verbose
     messages = {f["file"]: f["message"] for f in report["findings"]}
     assert messages["redis/ci/prod-values.yaml"] == (
         "Helm values of the chart redis, not a manifest: render first: "

@@ -95,7 +95,7 @@ def test_values_files_and_kube_version_from_the_config(monkeypatch, tmp_path):
     code, report = check(monkeypatch, repo, "shop")
     (pf908,) = report["findings"]
     assert (pf908["rule"], pf908["file"], code) == ("PF908", "shop/Chart.yaml", 1)
-    assert "kubeVersion" in pf908["message"] and "helm failed" in pf908["message"]
+    assert "requires Kubernetes >=1.40.0-0 (kubeVersion in Chart.yaml)" in pf908["message"]
     (repo / ".podfit.yaml").write_text('helm:\n  kube-version: "1.40"\n')
     code, report = check(monkeypatch, repo, "shop")
     assert [f[0] for f in brief(report)] == ["PF103", "PF102"]
@@ -121,15 +121,101 @@ def test_vendored_dependency_is_rendered_with_its_parent(monkeypatch, tmp_path):
 
 
 @needs_helm
-def test_other_files_in_a_chart_directory_are_manifests_of_their_own(monkeypatch, tmp_path):
+def test_files_of_a_chart_outside_what_helm_renders_are_left_out(monkeypatch, tmp_path):
+    """helm-unittest suites, test values and examples are no manifests: no finding, -v says why."""
     repo = copy_chart(tmp_path)
-    (repo / "shop" / "examples").mkdir()
-    (repo / "shop" / "examples" / "pod.yaml").write_text(
+    shop = repo / "shop"
+    (shop / "tests" / "values").mkdir(parents=True)
+    (shop / "tests" / "deployment_test.yaml").write_text(
+        "suite: deployment\ntemplates: [templates/deployment.yaml]\ntests:\n  - it: sets the image\n"
+        "    set:\n      image: {{ .Values.image }}\n    asserts:\n      - isKind: {of: Deployment}\n"
+    )
+    (shop / "tests" / "values" / "big.yaml").write_text("resources: {}\n")
+    (shop / "examples").mkdir()
+    (shop / "examples" / "pod.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: example\nspec:\n  containers:\n  - name: a\n    image: busybox:1.37\n"
     )
     code, report = check(monkeypatch, repo, "shop")
-    assert ("PF105", "shop/examples/pod.yaml", 1, None) in brief(report)
+    assert brief(report) == [
+        ("PF103", "shop/templates/deployment.yaml", 25, "shop"),
+        ("PF102", "shop/templates/deployment.yaml", 29, "log-shipper"),
+    ]
+    assert report["summary"]["objects"] == 2
+    # the hook's way: the changed files one by one, a test suite among them
+    code, report = check(
+        monkeypatch, repo, "shop/tests/deployment_test.yaml", "shop/examples/pod.yaml", "--allow-empty"
+    )
+    assert (code, report["findings"]) == (0, [])
+    r = CliRunner().invoke(main, ["check", "shop", "-v"], catch_exceptions=False)
+    for name in ("tests/deployment_test.yaml", "tests/values/big.yaml", "examples/pod.yaml"):
+        assert f"left out: shop/{name}: a file of the Helm chart shop outside what helm renders" in r.output
+
+
+@needs_helm
+def test_charts_render_for_the_release_podfit_targets(monkeypatch, tmp_path):
+    """helm built from source assumes Kubernetes 1.20: a chart declaring kubeVersion >=1.23 (KEDA's,
+    Traefik's) would never render, and .Capabilities would describe a cluster nobody runs."""
+    from podfit.kubeversions import LATEST
+
+    repo = copy_chart(tmp_path)
+    chart = repo / "shop" / "Chart.yaml"
+    chart.write_text(chart.read_text() + 'kubeVersion: ">=1.23.0-0"\n')
+    (repo / "shop" / "templates" / "version.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: version\n"
+        "data:\n  minor: {{ .Capabilities.KubeVersion.Minor | quote }}\n"
+        '{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}\n  monitoring: "yes"\n{{- end }}\n'
+    )
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PODFIT_HELM", str(HELM))
+    r = CliRunner().invoke(main, ["check", "shop", "--format", "json"], catch_exceptions=False)
+    report = json.loads(r.output)
+    assert [f["rule"] for f in report["findings"]] == ["PF103", "PF102"]
     assert report["summary"]["objects"] == 3
+
+    from podfit.config import Config
+    from podfit.render import render_inputs, render_options
+
+    def rendered(config_text: str) -> str:
+        (repo / ".podfit.yaml").write_text(config_text)
+        from podfit.config import parse_config_text
+
+        config = parse_config_text(config_text, str(repo / ".podfit.yaml")) if config_text else Config()
+        out = render_inputs(["shop/templates/version.yaml"], render_options(config))
+        return b"".join(f.data for f in out.files if f.path.endswith("version.yaml")).decode()
+
+    assert f'minor: "{LATEST[1]}"' in rendered("") and "monitoring" not in rendered("")
+    text = rendered('helm:\n  kube-version: "1.31"\n  api-versions: [monitoring.coreos.com/v1]\n')
+    assert 'minor: "31"' in text and 'monitoring: "yes"' in text
+    # PF902's release is the target too
+    assert 'minor: "30"' in rendered('thresholds:\n  PF902: {kubernetes-version: "1.30"}\n')
+
+    chart.write_text(chart.read_text().replace(">=1.23.0-0", "<1.25.0-0"))
+    (repo / ".podfit.yaml").unlink()
+    r = CliRunner().invoke(main, ["check", "shop", "--format", "json"], catch_exceptions=False)
+    (f,) = json.loads(r.output)["findings"]
+    assert (f["rule"], f["file"], r.exit_code) == ("PF908", "shop/Chart.yaml", 1)
+    assert (
+        f"requires Kubernetes <1.25.0-0 (kubeVersion in Chart.yaml) and podfit renders for {LATEST[0]}.{LATEST[1]}.0"
+        in f["message"]
+    )
+    assert "helm.kube-version" in f["message"]
+
+
+@needs_helm
+def test_dependencies_not_vendored_name_helm_dependency_build(monkeypatch, tmp_path):
+    repo = copy_chart(tmp_path)
+    chart = repo / "shop" / "Chart.yaml"
+    with _listener() as hits:
+        chart.write_text(
+            chart.read_text()
+            + f"dependencies:\n  - name: redis\n    version: 1.0.0\n    repository: http://127.0.0.1:{hits.port}/charts\n"
+        )
+        code, report = check(monkeypatch, repo, "shop")
+    (f,) = report["findings"]
+    assert (f["rule"], f["file"], code) == ("PF908", "shop/Chart.yaml", 1)
+    assert "redis are not vendored under shop/charts/" in f["message"]
+    assert "`helm dependency build shop`" in f["message"]
+    assert hits.count == 0
 
 
 def test_without_helm_one_pf908_per_chart_never_a_pass(monkeypatch, tmp_path):
@@ -204,9 +290,116 @@ def test_two_overlays_of_one_base_each_checked_as_built(monkeypatch):
     assert report["summary"]["objects"] == 11 and code == 1
 
 
-def test_without_kustomize_the_files_are_read_as_before(monkeypatch):
+def test_without_kustomize_a_kustomization_is_an_error_as_a_chart_without_helm_is(monkeypatch):
     code, report = check(monkeypatch, FIXTURES / "kustomize", "overlays/prod", "--allow-empty", kustomize="off")
-    assert {f["rule"] for f in report["findings"]} == {"PF909"}
+    assert code == 1  # nothing checked is no pass
+    (f,) = report["findings"]  # its patches are no manifests: this one finding answers for them
+    assert (f["rule"], f["file"]) == ("PF908", "overlays/prod/kustomization.yaml")
+    assert len(f["details"]["files"]) > 1
+    assert "kustomize is not installed" in f["message"] and "sigs.k8s.io/kustomize/kustomize/v5@" in f["message"]
+    assert "ignore: ['overlays/prod/**']" in f["message"]
+
+
+class _Hits:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.count = 0
+
+
+class _listener:
+    """A TCP listener on the loopback address that counts the connections it is offered."""
+
+    def __enter__(self) -> _Hits:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.05)
+        self.hits = _Hits(self.sock.getsockname()[1])
+        self.stop = threading.Event()
+
+        def serve() -> None:
+            while not self.stop.is_set():
+                try:
+                    conn, _ = self.sock.accept()
+                except OSError:
+                    continue
+                self.hits.count += 1
+                conn.close()
+
+        self.thread = threading.Thread(target=serve, daemon=True)
+        self.thread.start()
+        return self.hits
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@needs_kustomize
+def test_remote_bases_and_resources_are_never_fetched(monkeypatch, tmp_path):
+    """A pull request's author chooses the URLs a kustomization names; checking it must reach none."""
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "kustomize", repo)
+    with _listener() as hits:
+        url = f"http://127.0.0.1:{hits.port}"
+        (repo / "remote").mkdir()
+        (repo / "remote" / "kustomization.yaml").write_text(
+            "resources:\n"
+            f"  - {url}/evil.yaml\n"
+            f"  - https://127.0.0.1:{hits.port}/other.yaml\n"
+            f"  - git::{url}/org/repo//deploy?ref=v1\n"
+            f"  - 127.0.0.1:{hits.port}/org/repo/deploy\n"
+            "  - ../base\n"
+        )
+        (repo / "nested").mkdir()
+        (repo / "nested" / "kustomization.yaml").write_text("resources:\n  - ../remote\n")
+        (repo / "component").mkdir()
+        (repo / "component" / "kustomization.yaml").write_text(
+            f"resources: [../base]\ncomponents:\n  - {url}/component.yaml\n"
+        )
+        code, report = check(monkeypatch, repo, "remote", "nested", "component", "--allow-empty")
+        assert hits.count == 0
+    found = sorted((f["rule"], f["file"], f["line"], f["details"]["remote"]) for f in report["findings"])
+    assert found == sorted(
+        [
+            ("PF908", "component/kustomization.yaml", 3, f"{url}/component.yaml"),
+            ("PF908", "remote/kustomization.yaml", 2, f"{url}/evil.yaml"),
+            ("PF908", "remote/kustomization.yaml", 3, f"https://127.0.0.1:{hits.port}/other.yaml"),
+            ("PF908", "remote/kustomization.yaml", 4, f"git::{url}/org/repo//deploy?ref=v1"),
+            ("PF908", "remote/kustomization.yaml", 5, f"127.0.0.1:{hits.port}/org/repo/deploy"),
+        ]
+    )
+    assert code == 1
+    message = next(f["message"] for f in report["findings"] if f["file"] == "component/kustomization.yaml")
+    assert "podfit fetches nothing" in message and "kustomize build component | podfit check -" in message
+    # nested builds remote as its base: refused for remote's entries, each named where it is written
+    assert {f["message"].split(":")[0] for f in report["findings"] if f["file"] == "remote/kustomization.yaml"} == {
+        "kustomization nested not checked"
+    }
+
+
+def test_remote_entries_are_told_from_local_ones(tmp_path):
+    from podfit.render import is_remote
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "example.com").mkdir()
+    (tmp_path / "example.com" / "app").mkdir()
+    for entry in (
+        "https://x.io/a.yaml",
+        "git@github.com:org/repo.git",
+        "github.com/org/repo//base?ref=v1",
+        "oci://registry/app",
+        "ssh://git@host/repo",
+        "example.org/org/repo//dir",
+        "git::https://h/r",
+    ):
+        assert is_remote(entry, str(tmp_path)), entry
+    for entry in ("base", "../base", "deploy.yaml", "example.com/app/", "./x.io/a"):
+        assert not is_remote(entry, str(tmp_path)), entry
 
 
 # ------------------------------------------------------------------------------ the bounds ---

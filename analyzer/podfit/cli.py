@@ -353,7 +353,9 @@ def check(
     if code == EXIT_OK and not result.objects and not allow_empty:
         # nothing was checked: never a pass (findings at or above --fail-on already fail the run)
         ignored = len(result.excluded)
-        raise PodfitError(f"{nothing_found(paths, result.files, ignored)}; pass --allow-empty if that is expected")
+        raise PodfitError(
+            f"{nothing_found(paths, result.files, ignored, result.findings)}; pass --allow-empty if that is expected"
+        )
     sys.exit(code)
 
 

@@ -52,6 +52,7 @@ class Config:
     # helm: charts rendered in place (podfit.render): (chart directory, its values files), kube-version
     helm_values: tuple[tuple[str, tuple[str, ...]], ...] = ()
     helm_kube_version: str | None = None
+    helm_api_versions: tuple[str, ...] = ()
     # workload CRDs beyond podfit's table (`workload-kinds:`): (API group, kind) -> CustomWorkloadKind
     workload_kinds: Mapping[tuple[str, str], CustomWorkloadKind] = field(default_factory=dict)
 
@@ -276,6 +277,7 @@ def config_from_mapping(data: Mapping[str, Any], source: str) -> Config:
             (str(k), tuple(map(str, v))) for k, v in ((data.get("helm") or {}).get("values") or {}).items()
         ),
         helm_kube_version=(data.get("helm") or {}).get("kube-version"),
+        helm_api_versions=tuple(map(str, (data.get("helm") or {}).get("api-versions") or ())),
     )
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "KUSTOMIZE_VERSION",
     "Layer",
     "layer_of",
     "layers_for",
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 # The file names kustomize reads as a directory's kustomization.
+# The kustomize `make tools` builds (scripts/install-tools.sh), named where a kustomization needs it.
+KUSTOMIZE_VERSION = "v5.8.1"
+
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 # Kinds kustomize's namespace transformer leaves alone (cluster-scoped built-in kinds).

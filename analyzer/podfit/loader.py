@@ -20,7 +20,7 @@ import yaml
 
 from .children import become_child
 from .findings import Finding
-from .kustomize import KUSTOMIZATION_NAMES, Layer, layers_for
+from .kustomize import KUSTOMIZATION_NAMES, KUSTOMIZE_VERSION, Layer, layers_for
 from .kustomize import applies_whole as kustomize_applies_whole
 from .kustomize import apply as kustomize_apply
 from .kustomize import local as kustomize_local
@@ -35,6 +35,7 @@ from .templates import (
     _template_evidence,
     _templated_identity,
     per_chart,
+    per_kustomization,
     unrendered,
 )
 from .words import plural
@@ -163,7 +164,7 @@ def discover(paths: Sequence[str], select: Any = None, skipped: list[tuple[str, 
                         path = os.path.join(root, name)
                         why = select.skip(path, False, p) if select is not None else None
                         if why is None:
-                            found.append(path)
+                            found.append(os.path.normpath(path))  # one form: k8s/a.yaml, never ./k8s/a.yaml
                         else:
                             left_out.append((path, why))
             out.extend(sorted(found))
@@ -176,7 +177,7 @@ def discover(paths: Sequence[str], select: Any = None, skipped: list[tuple[str, 
                 pass  # there, but not to be looked at (a directory above it is closed): PF907 says why
             why = select.skip(p, False, None) if select is not None else None
             if why is None:
-                out.append(p)
+                out.append(os.path.normpath(p))
             else:
                 left_out.append((p, why))
     # the same file named twice is read once
@@ -539,6 +540,22 @@ def parse_file(
         where = os.path.dirname(f.patch_of) or "."
         what = "a Kustomize patch (its entry commented out) in" if f.patch_commented else "a Kustomize patch of"
         render = f"{what} {f.patch_of}", f"kustomize build {where} | podfit check -"
+    if render is not None and os.path.basename(path) in KUSTOMIZATION_NAMES:
+        # a kustomization podfit cannot give whole without kustomize: what it deploys goes
+        # unchecked, as a chart's does without helm, and the same severity says so
+        what, command = render
+        where = os.path.dirname(path) or "."
+        finding = _finding(
+            "PF908",
+            f"kustomization {where} not built: kustomize is not installed (or PODFIT_KUSTOMIZE=off), and its "
+            f"patches, generators or transformers need it, so what it deploys is not checked. Install kustomize (`go install "
+            f"sigs.k8s.io/kustomize/kustomize/v5@{KUSTOMIZE_VERSION}`) or set PODFIT_KUSTOMIZE to it; or render "
+            f"it yourself: {command}; or leave it out: ignore: ['{where}/**'] in .podfit.yaml",
+            path,
+            _first_content_line(f.data),
+            details={"render": command, "kustomization": where},
+        )
+        return ParsedFile(FileRecord(path, "skipped", f"{what}: render first: {command}"), (), (finding,))
     if render is not None:
         what, command = render
         finding = _finding(
@@ -631,11 +648,19 @@ def parse_file(
     return ParsedFile(record, tuple(objects), tuple(findings))
 
 
-def nothing_found(paths: Sequence[str], files: Sequence[FileRecord], ignored: int = 0) -> str:
-    """Why a run found no Kubernetes object to check, naming what was read (the CLI exits 2 with it)."""
+def nothing_found(
+    paths: Sequence[str], files: Sequence[FileRecord], ignored: int = 0, findings: Sequence[Finding] = ()
+) -> str:
+    """Why a run found no Kubernetes object to check, naming what was read (the CLI exits 2 with
+    it): ``findings`` are the run's own, among them the charts and kustomizations not rendered."""
+    unrendered = sorted({f.location.file for f in findings if f.rule == "PF908" and "render" in f.details})
     if not files:
         where = ", ".join(paths)
-        why = f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {where}"
+        if unrendered:
+            named = ", ".join(unrendered[:3]) + (f", and {len(unrendered) - 3} more" if len(unrendered) > 3 else "")
+            why = f"no Kubernetes object found in {where}: what is there was not rendered (PF908 at {named})"
+        else:
+            why = f"no Kubernetes object found: no *.yaml, *.yml or *.json file in {where}"
         return why + (f" ({ignored} left out by the path selection; -v lists them)" if ignored else "")
 
     def account(f: FileRecord) -> str:
@@ -781,5 +806,5 @@ def load(
     return LoadResult(
         files=tuple(p.record for p in parsed),
         objects=tuple(o for p in parsed for o in p.objects),
-        findings=per_chart(tuple(x for p in parsed for x in p.findings)),
+        findings=per_kustomization(per_chart(tuple(x for p in parsed for x in p.findings))),
     )

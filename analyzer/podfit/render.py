@@ -46,7 +46,7 @@ from .findings import Finding
 from .kustomize import KUSTOMIZATION_NAMES, patch_files
 from .model import WORKLOAD_KINDS, Location
 from .reading import NotRead, kind_of, read_bytes, read_stream
-from .templates import chart_root
+from .templates import chart_of_file, chart_root
 
 __all__ = [
     "Origin",
@@ -61,6 +61,9 @@ __all__ = [
     "HELM_VERSION",
     "OFF",
     "render_options",
+    "target_version",
+    "remote_references",
+    "is_remote",
 ]
 
 # The helm `make tools` builds (scripts/install-tools.sh), named in the finding of a chart without helm.
@@ -90,7 +93,8 @@ class RenderOptions:
     helm: str | None = None  # the executable; None: not installed
     kustomize: str | None = None
     values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # absolute chart dir → values files
-    kube_version: str | None = None
+    kube_version: str | None = None  # helm template --kube-version: the release podfit targets
+    api_versions: tuple[str, ...] = ()  # helm template --api-versions: APIs the cluster serves beyond the built-in
     max_bytes: int = 64 * 2**20
     timeout: float = RENDER_TIMEOUT
 
@@ -101,6 +105,7 @@ class Rendered:
     files: tuple[Any, ...]  # InputFiles of rendered text
     findings: tuple[Finding, ...]
     sources: SourceMap
+    left_out: tuple[tuple[str, str], ...] = ()  # (path, why): a chart's files that are no manifest
 
 
 OFF = "off"  # PODFIT_HELM / PODFIT_KUSTOMIZE: no rendering, the files read one by one (PF908/PF909)
@@ -123,18 +128,31 @@ def kustomize_command(env: Mapping[str, str] | None = None) -> str | None:
 
 def render_options(config: Any, env: Mapping[str, str] | None = None) -> RenderOptions:
     """The tools of this environment and the config's ``helm:`` settings: values files per chart
-    (directories relative to the config file, values files relative to their chart) and the
-    Kubernetes version (default: PF902's ``kubernetes-version``)."""
+    (directories relative to the config file, values files relative to their chart), the APIs
+    the cluster serves beyond Kubernetes' own, and the Kubernetes version (:func:`target_version`)."""
     base = os.path.dirname(os.path.abspath(config.source)) if config.source else os.getcwd()
     values = {os.path.normpath(os.path.join(base, chart)): tuple(files) for chart, files in config.helm_values}
-    version = config.helm_kube_version or (config.thresholds.get("PF902") or {}).get("kubernetes-version")
     return RenderOptions(
         helm=helm_command(env),
         kustomize=kustomize_command(env),
         values=values,
-        kube_version=str(version) if version else None,
+        kube_version=target_version(config),
+        api_versions=tuple(config.helm_api_versions),
         max_bytes=config.limits.max_file_bytes,
     )
+
+
+def target_version(config: Any) -> str:
+    """The Kubernetes release charts render for: the config's ``helm.kube-version``, else PF902's
+    ``kubernetes-version`` (the release the manifests are validated against), else the newest
+    release podfit knows (:data:`podfit.kubeversions.LATEST`). helm itself would assume 1.20 when
+    built without release flags, and a chart declaring ``kubeVersion: >=1.23`` would not render."""
+    from .kubeversions import LATEST
+
+    version = config.helm_kube_version or (config.thresholds.get("PF902") or {}).get("kubernetes-version")
+    if version in (None, "", "latest"):
+        return f"{LATEST[0]}.{LATEST[1]}.0"
+    return str(version).strip()
 
 
 def _tool(name: str, env: Mapping[str, str]) -> str | None:
@@ -304,14 +322,15 @@ _SCOPE = re.compile(r"^\s*\{\{-?\s*(?:with|range)\b")
 
 
 def _values_near(lines: Sequence[str], i: int, below: bool) -> str | None:
-    """The ``.Values`` path on line ``i`` of a template; when the value comes from ``below`` the key
-    on that line, also on the action-only lines right after it (``{{- toYaml .Values.resources |
-    nindent 12 }}``) or a ``with``/``range`` right before it (``{{- with .Values.resources }}``)."""
+    """The ``.Values`` path on line ``i`` of a template, else of a ``with``/``range`` right before
+    it (``{{- with .Values.worker.resources }}`` above ``resources:``); when the value comes from
+    ``below`` the key on that line, first on the action-only lines right after it (``{{- toYaml
+    .Values.resources | nindent 12 }}``)."""
     m = _VALUES_REF.search(lines[i])
-    if m is not None or not below:
-        return m.group(1)[1:] if m is not None else None
+    if m is not None:
+        return m.group(1)[1:]
     j = i + 1
-    while j < len(lines) and lines[j].strip().startswith("{{"):
+    while below and j < len(lines) and lines[j].strip().startswith("{{"):
         m = _VALUES_REF.search(lines[j])
         if m is not None:
             return m.group(1)[1:]
@@ -503,6 +522,32 @@ def _outside_or_special(chart: str, values: Sequence[str]) -> str | None:
     return None
 
 
+_KUBE_VERSION_REFUSED = re.compile(
+    r"chart requires kubeVersion: (\S+(?: \S+)*?) which is incompatible with Kubernetes (\S+)"
+)
+_DEPENDENCIES_MISSING = re.compile(r"found in Chart\.yaml, but missing in charts/ directory: ([^\n]+?)(?:$|\s{2})")
+
+
+def _helm_says(words: str, chart: str, opts: RenderOptions) -> str:
+    """helm's failure in podfit's terms where podfit knows the way out: a chart whose
+    ``kubeVersion`` excludes the target release, dependencies not vendored under ``charts/``
+    (podfit never fetches them); helm's own words otherwise."""
+    m = _KUBE_VERSION_REFUSED.search(words)
+    if m is not None:
+        return (
+            f"the chart requires Kubernetes {m.group(1)} (kubeVersion in Chart.yaml) and podfit renders for "
+            f"{opts.kube_version or m.group(2)}; set helm.kube-version (or PF902's kubernetes-version) in "
+            ".podfit.yaml to a release the chart supports"
+        )
+    m = _DEPENDENCIES_MISSING.search(words)
+    if m is not None:
+        return (
+            f"its dependencies {m.group(1).strip()} are not vendored under {chart}/charts/; run "
+            f"`helm dependency build {chart}` (podfit fetches nothing) and check again"
+        )
+    return words
+
+
 def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
     chart_yaml = os.path.join(chart, "Chart.yaml")
     if opts.helm is None or opts.helm == OFF:
@@ -515,6 +560,8 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
         argv += ["--values", os.path.abspath(v)]
     if opts.kube_version:
         argv += ["--kube-version", opts.kube_version]
+    for api in opts.api_versions:
+        argv += ["--api-versions", api]
     via = " ".join(["helm template", chart, *(f"-f {v}" for v in values)])
     unsafe = _outside_or_special(chart, values)
     if unsafe is not None:
@@ -523,7 +570,7 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
     try:
         text = run_tool(argv, os.path.dirname(os.path.abspath(chart)), opts.max_bytes, opts.timeout)
     except RenderError as e:
-        out.findings.append(_failed(chart_yaml, f"Helm chart {chart}", str(e), via))
+        out.findings.append(_failed(chart_yaml, f"Helm chart {chart}", _helm_says(str(e), chart, opts), via))
         return
     name = _chart_name(chart, opts.max_bytes)
     value_files = [os.path.join(chart, "values.yaml"), *values]
@@ -538,12 +585,34 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
                 details={"render": via},
             )
         )
+    placed = []
     for source, doc in documents:
         parts = source.split("/")
         file = os.path.normpath(os.path.join(chart, *parts[1:])) if parts[0] == name and len(parts) > 1 else chart_yaml
         if ".." in parts or os.path.isabs(source):  # only the chart's own files are sources
             file = chart_yaml
-        out.add(file, doc, via, vals)
+        placed.append((file, doc))
+    rendered_from: dict[str, int] = {}
+    for file, _doc in placed:
+        rendered_from[file] = rendered_from.get(file, 0) + 1
+    nth: dict[str, int] = {}
+    for file, doc in placed:
+        k = nth[file] = nth.get(file, -1) + 1
+        out.add(file, doc, via, vals, _template_document(file, k, rendered_from[file], opts.max_bytes))
+
+
+def _template_document(file: str, k: int, rendered: int, limit: int) -> list[_Source]:
+    """The ``k``-th of a template's documents as the source of its ``k``-th rendered one, when the
+    template has as many documents as it rendered (a second Deployment in one file must not be
+    traced to the first's lines); the whole template otherwise (no sources: :class:`_Out` reads it)."""
+    if rendered < 2:
+        return []
+    body = _read(file, limit) or ""
+    pieces = [(offset, piece) for offset, piece, _ in _documents(body) if re.search(r"(?m)^kind:", piece)]
+    if len(pieces) != rendered:
+        return []
+    offset, piece = pieces[k]
+    return [_Source(file, "\n" * offset + piece)]
 
 
 # ------------------------------------------------------------------------------ kustomize ---
@@ -597,6 +666,103 @@ def _kustomization_uses(kfile: str, limit: int, seen: set[str]) -> tuple[set[str
         fixes.add(os.path.normpath(os.path.join(base, p)))
     used |= fixes
     return resources, fixes, used
+
+
+# Fields of a kustomization that name files, directories or repositories kustomize loads.
+_LOADED_LISTS = (
+    "resources",
+    "bases",
+    "components",
+    "crds",
+    "generators",
+    "transformers",
+    "validators",
+    "configurations",
+)
+_LOADED_PATHS = ("patches", "patchesJson6902", "replacements")
+# How kustomize spells a remote target: a URL, an scp-like git address, a hosting site's path
+_REMOTE = re.compile(
+    r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z0-9_.-]+@[^/:]+:|git::|(?:github|gitlab|bitbucket)\.(?:com|org)/)"
+)
+_HOST_LIKE = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::\d+)?/")
+
+
+def _loaded_entries(doc: Mapping[str, Any]) -> list[str]:
+    """Every entry of a kustomization that kustomize loads: resources and the other lists of
+    targets, the ``path`` of patches and replacements, patchesStrategicMerge files, openapi's path."""
+    out = [e for key in _LOADED_LISTS if isinstance(doc.get(key), list) for e in doc[key] if isinstance(e, str)]
+    for key in _LOADED_PATHS:
+        entries = doc.get(key)
+        if isinstance(entries, list):
+            out += [e["path"] for e in entries if isinstance(e, dict) and isinstance(e.get("path"), str)]
+    if isinstance(doc.get("patchesStrategicMerge"), list):
+        out += [e for e in doc["patchesStrategicMerge"] if isinstance(e, str) and "\n" not in e]
+    openapi = doc.get("openapi")
+    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
+        out.append(openapi["path"])
+    return out
+
+
+def is_remote(entry: str, base: str) -> bool:
+    """Whether kustomize would fetch ``entry`` (relative to the directory ``base``): a URL, a git
+    address, or a path that exists nowhere locally and starts with a host name
+    (``example.com/org/repo//dir?ref=v1``), which kustomize tries as a repository."""
+    text = entry.strip()
+    if _REMOTE.match(text):
+        return True
+    return _HOST_LIKE.match(text) is not None and not os.path.lexists(os.path.join(base, text))
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A kustomization entry kustomize would fetch from the network."""
+
+    kustomization: str  # the kustomization file naming it
+    line: int
+    entry: str
+
+
+def remote_references(kfile: str, limit: int, seen: set[str] | None = None) -> list[Remote]:
+    """The entries of ``kfile`` and of the local kustomizations it loads (nested bases and
+    components, recursively) that kustomize would fetch: podfit builds none of them, so that a
+    check of an untrusted repository reaches no address its author chose."""
+    seen = set() if seen is None else seen
+    key = os.path.abspath(kfile)
+    if key in seen:
+        return []
+    seen.add(key)
+    text = _read(kfile, limit)
+    try:
+        doc = yaml.safe_load(text or "")
+    except yaml.YAMLError:
+        return []  # kustomize refuses it without loading anything
+    if not isinstance(doc, dict):
+        return []
+    base = os.path.dirname(key)
+    lines = (text or "").splitlines()
+    out: list[Remote] = []
+    for entry in _loaded_entries(doc):
+        if is_remote(entry, base):
+            line = next((n + 1 for n, t in enumerate(lines) if entry in t), 1)
+            out.append(Remote(kfile, line, entry))
+            continue
+        target = os.path.normpath(os.path.join(base, entry))
+        nested = _kustomization_file(target) if os.path.isdir(target) else None
+        if nested is not None:  # named as the top kustomization is: relative when it is
+            out += remote_references(_shown(nested, kfile), limit, seen)
+    return out
+
+
+def _not_fetched(remote: Remote, kdir: str) -> Finding:
+    return Finding(
+        rule="PF908",
+        message=(
+            f"kustomization {kdir} not checked: {remote.entry} is remote and podfit fetches nothing; "
+            f"build it where fetching is allowed and pipe it in: kustomize build {kdir} | podfit check -"
+        ),
+        location=Location(os.path.normpath(remote.kustomization), remote.line, 0),
+        details={"render": f"kustomize build {kdir} | podfit check -", "remote": remote.entry},
+    )
 
 
 def _is_component(kfile: str, limit: int) -> bool:
@@ -728,7 +894,14 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
     out = _Out()
     charts: dict[str, str] = {}  # absolute chart directory → as shown
     rest: list[str] = []
+    left_out: list[tuple[str, str]] = []
     for p in paths:
+        holder = chart_of_file(p) if p != "-" else None
+        if holder is not None and chart_root(p) is None:
+            # helm-unittest suites, test values, docs and examples beside the templates: helm
+            # deploys none of them, and their YAML is no manifest (a test suite holds templates)
+            left_out.append((p, f"a file of the Helm chart {_shown(holder, p)} outside what helm renders"))
+            continue
         root = chart_root(p) if p != "-" and opts.helm != OFF else None
         if root is not None:
             charts.setdefault(root, _shown(root, p))
@@ -760,12 +933,16 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
                     )
                 )
                 continue
+            remote = remote_references(k, opts.max_bytes)
+            if remote:
+                out.findings.extend(_not_fetched(r, kdir) for r in remote)
+                continue
             _render_kustomization(kdir, uses[k], opts, out)
         rest = [p for p in rest if p == "-" or os.path.abspath(p) not in consumed]
 
     files = tuple(InputFile(path, "".join(chunks).encode(), rendered=True) for path, chunks in out.text.items())
     sources = {path: tuple(o) for path, o in out.origins.items()}
-    return Rendered(tuple(rest), files, tuple(out.findings), sources)
+    return Rendered(tuple(rest), files, tuple(out.findings), sources, tuple(left_out))
 
 
 _RESOURCES = ("cpu", "memory", "ephemeral-storage")

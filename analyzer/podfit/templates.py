@@ -17,7 +17,7 @@ from .findings import Finding
 from .kustomize import KUSTOMIZATION_NAMES
 from .model import Location
 
-__all__ = ["per_chart", "unrendered", "ChartFile"]
+__all__ = ["per_chart", "per_kustomization", "unrendered", "ChartFile", "chart_root", "chart_of_file"]
 
 
 class ChartFile(Protocol):
@@ -256,10 +256,34 @@ def per_chart(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     )
 
 
-def chart_root(path: str) -> str | None:
-    """The chart directory a file belongs to: the nearest directory above it with a Chart.yaml
-    (a subchart vendored under a chart's ``charts/`` belongs to that chart), or None."""
-    here = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+def per_kustomization(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """One cause, one finding: a kustomization not built (its PF908) answers for its patches,
+    whose PF909 would only repeat its build command; they go, named in its ``files``."""
+    renders = {
+        str(f.details["render"]): i
+        for i, f in enumerate(findings)
+        if f.rule == "PF908" and f.details.get("kustomization") is not None
+    }
+    if not renders:
+        return findings
+    files: dict[int, list[str]] = {}
+    for f in findings:
+        if f.rule == "PF909" and f.details.get("render") in renders:
+            files.setdefault(renders[str(f.details["render"])], []).append(f.location.file)
+    out = []
+    for i, f in enumerate(findings):
+        if f.rule == "PF909" and f.details.get("render") in renders:
+            continue
+        if i in files:
+            f = replace(f, details={**f.details, "files": sorted({f.location.file, *files[i]})})
+        out.append(f)
+    return tuple(out)
+
+
+def chart_of_file(path: str) -> str | None:
+    """The chart directory holding ``path`` anywhere below it, or the chart ``path`` is (a subchart
+    vendored under a chart's ``charts/`` belongs to that chart), or None."""
+    here = os.path.abspath(path) if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     found = None
     for _ in range(12):
         if os.path.isfile(os.path.join(here, "Chart.yaml")):
@@ -275,14 +299,24 @@ def chart_root(path: str) -> str | None:
             found = os.path.dirname(parent)
         else:
             break
+    return found
+
+
+def chart_root(path: str) -> str | None:
+    """The chart a path is helm's input of: a chart directory itself, or the chart (see
+    :func:`chart_of_file`) of a file helm reads to render it (templates, vendored charts, CRDs,
+    chart-testing's ci/ values, Chart.yaml and its lock, values files); None for anything else,
+    the other files of a chart included (:func:`chart_of_file` finds those)."""
+    found = chart_of_file(path)
     if found is None or os.path.isdir(path):
         return found
-    # what helm reads of the chart; other files in its directory (examples, a committed rendering)
-    # are manifests of their own
     rel = os.path.relpath(os.path.abspath(path), found).split(os.sep)
     name = rel[-1]
-    if rel[0] in ("templates", "charts", "crds", "ci") or (
-        len(rel) == 1 and (name in ("Chart.yaml", "Chart.lock", "requirements.yaml") or _HELM_READS_VALUES.search(name))
+    if (
+        rel[0] in ("templates", "charts", "crds", "ci")
+        or (len(rel) == 1 and name in ("Chart.yaml", "Chart.lock", "requirements.yaml"))
+        # values files of the chart's variants (environments/prod/values.yaml), not a test suite's
+        or (rel[0] != "tests" and _HELM_READS_VALUES.search(name))
     ):
         return found
     return None

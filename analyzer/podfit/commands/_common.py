@@ -364,6 +364,8 @@ def read_inputs(
         clear_status()
         if rendered is not None and (rendered.files or rendered.findings):
             result = replace(result, findings=result.findings + rendered.findings, sources=rendered.sources)
+        if rendered is not None:
+            excluded += rendered.left_out
         return inputs, replace(result, excluded=tuple(excluded))
     except InputError as e:
         raise PodfitError(str(e)) from None
@@ -373,9 +375,9 @@ def _may_render(path: str) -> bool:
     """A kustomization file, or a file of a Helm chart: what :mod:`podfit.render` renders in place
     (the run without any imports none of the rendering machinery)."""
     from ..kustomize import KUSTOMIZATION_NAMES
-    from ..templates import chart_root
+    from ..templates import chart_of_file
 
-    return path != "-" and (os.path.basename(path) in KUSTOMIZATION_NAMES or chart_root(path) is not None)
+    return path != "-" and (os.path.basename(path) in KUSTOMIZATION_NAMES or chart_of_file(path) is not None)
 
 
 def input_findings(result: Any, findings: Sequence[Any], config: Any) -> list[Any]:

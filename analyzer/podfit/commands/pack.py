@@ -290,7 +290,9 @@ def command(
     if not result.objects:  # nothing to pack is never a fit
         from ..loader import nothing_found
 
-        raise PodfitError(f"{nothing_found(paths, result.files, len(result.excluded))}; nothing to pack")
+        raise PodfitError(
+            f"{nothing_found(paths, result.files, len(result.excluded), result.findings)}; nothing to pack"
+        )
     series = load_usage(usage_files, config.limits.max_file_bytes) if usage_files else None
     # the same clusters as `podfit check` (platform, config `clusters:`, cluster manifests): each
     # cluster's workloads, every object once, onto its own pools (or onto --pool's)

@@ -188,6 +188,10 @@ def render(
         if verbose:
             for path, why in report.excluded:  # what the path selection left out, and why
                 out.append(_c(f"left out: {path}: {why}", "dim", color))
+            for record in report.files:  # read, but holding no object (Helm values, CI configs)
+                if record.status == "parsed" and not record.objects and not record.reason:
+                    why = "no Kubernetes object (no document with a kind)"
+                    out.append(_c(f"left out: {record.path}: {why}", "dim", color))
             if report.skipped_rules:
                 out.append(f"{plural(len(report.skipped_rules), 'rule')} skipped for want of facts:")
                 for rid, why in report.skipped_rules:
