@@ -639,3 +639,89 @@ def test_a_workload_whose_kind_a_patch_changed_is_found_in_its_base(monkeypatch,
     code, report = check(monkeypatch, repo, "ds", "--select", "PF105")
     assert [(f["rule"], f["file"], f["line"]) for f in report["findings"]] == [("PF105", "base/collector.yaml", 1)]
     assert report["findings"][0]["object"]["kind"] == "DaemonSet"
+
+
+# ------------------------------------------------------------------- side by side, cached ---
+
+
+def _logging_helm(tmp_path: Path, body: str = "") -> tuple[str, Path]:
+    """The real helm behind a script that logs each run (the chart directory it was given)."""
+    log = tmp_path / "helm-runs.log"
+    script = tmp_path / "helm"
+    script.write_text(f'#!/bin/sh\necho "$3" >> {log}\n{body}\nexec {HELM} "$@"\n')
+    script.chmod(0o755)
+    return str(script), log
+
+
+@needs_helm
+def test_an_unchanged_chart_is_not_rendered_again(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = copy_chart(tmp_path)
+    helm, log = _logging_helm(tmp_path)
+    first = check(monkeypatch, repo, "shop", helm=helm)
+    assert check(monkeypatch, repo, "shop", helm=helm) == first
+    assert len(log.read_text().splitlines()) == 1  # the second run read the cache
+    entries = list((tmp_path / "cache" / "podfit" / "render").iterdir())
+    assert len(entries) == 1 and entries[0].stat().st_mode & 0o777 == 0o600
+    # any file of the chart changed: rendered again, and the new values decide the verdict
+    values = repo / "shop" / "values.yaml"
+    values.write_text(values.read_text().replace("256Mi", "64Mi"))
+    code, report = check(monkeypatch, repo, "shop", helm=helm)
+    assert "PF103" not in {f["rule"] for f in report["findings"]}
+    assert len(log.read_text().splitlines()) == 2
+    # another target release is another render
+    (repo / ".podfit.yaml").write_text('helm:\n  kube-version: "1.31"\n')
+    check(monkeypatch, repo, "shop", helm=helm)
+    assert len(log.read_text().splitlines()) == 3
+
+
+@needs_helm
+def test_a_cache_entry_someone_else_could_write_is_not_read(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = copy_chart(tmp_path)
+    helm, log = _logging_helm(tmp_path)
+    first = check(monkeypatch, repo, "shop", helm=helm)
+    (entry,) = (tmp_path / "cache" / "podfit" / "render").iterdir()
+    entry.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: planted}\n")
+    entry.chmod(0o666)
+    assert check(monkeypatch, repo, "shop", helm=helm) == first
+    assert len(log.read_text().splitlines()) == 2
+
+
+@needs_helm
+def test_charts_render_side_by_side(monkeypatch, tmp_path):
+    """The first chart's helm waits for the second's to start: run one after the other, it would
+    wait out its 20 s and fail; side by side both render."""
+    from podfit.render import RenderOptions, render_inputs
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = copy_chart(tmp_path)
+    shutil.copytree(repo / "shop", repo / "zshop")
+    marker = tmp_path / "second-started"
+    wait = (
+        f'case "$3" in *zshop) touch {marker};; *) i=0; while [ ! -e {marker} ] && [ $i -lt 200 ]; do '
+        f"sleep 0.1; i=$((i+1)); done; [ -e {marker} ] || exit 7;; esac"
+    )
+    helm, _ = _logging_helm(tmp_path, wait)
+    monkeypatch.chdir(repo)
+    out = render_inputs(["shop/Chart.yaml", "zshop/Chart.yaml"], RenderOptions(helm=helm, workers=2))
+    assert out.findings == ()
+    assert sorted({f.path.split("/")[0] for f in out.files}) == ["shop", "zshop"]
+
+
+@needs_kustomize
+def test_an_overlay_is_built_again_when_its_base_changes(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "kustomize", repo)
+    log = tmp_path / "runs.log"
+    script = tmp_path / "kustomize"
+    script.write_text(f'#!/bin/sh\necho run >> {log}\nexec {KUSTOMIZE} "$@"\n')
+    script.chmod(0o755)
+    first = check(monkeypatch, repo, "overlays/prod", kustomize=str(script))
+    assert check(monkeypatch, repo, "overlays/prod", kustomize=str(script)) == first
+    assert len(log.read_text().splitlines()) == 1
+    base = next(p for p in sorted((repo / "base").iterdir()) if p.name != "kustomization.yaml")
+    base.write_text(base.read_text() + "\n# edited\n")
+    check(monkeypatch, repo, "overlays/prod", kustomize=str(script))
+    assert len(log.read_text().splitlines()) == 2

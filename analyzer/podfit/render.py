@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -97,6 +97,7 @@ class RenderOptions:
     api_versions: tuple[str, ...] = ()  # helm template --api-versions: APIs the cluster serves beyond the built-in
     max_bytes: int = 64 * 2**20
     timeout: float = RENDER_TIMEOUT
+    workers: int = field(default_factory=lambda: max(os.cpu_count() or 1, 1))  # renders run at once
 
 
 @dataclass(frozen=True)
@@ -175,9 +176,9 @@ class RenderError(Exception):
 
 
 def _limit_output(limit: int) -> Any:
-    def apply() -> None:  # in the child, before exec: what it writes to a file stops at the limit
-        import resource
+    import resource  # imported here, in the parent: the child only calls into it
 
+    def apply() -> None:  # in the child, before exec: what it writes to a file stops at the limit
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit + 1, limit + 1))
 
     return apply
@@ -186,15 +187,18 @@ def _limit_output(limit: int) -> Any:
 NO_NETWORK_PROXY = "http://127.0.0.1:9"
 
 
-def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> bytes:
-    """Run ``argv`` (no shell) and return its standard output, at most ``max_bytes``; raises
-    RenderError with the tool's own words (its last lines of standard error) when it fails, runs
-    past ``timeout`` seconds or writes more than ``max_bytes``. Nothing it started is left running."""
-    import signal  # imported with the tools, not by every run (a one-file check has none to run)
-    import subprocess
-    import tempfile
+class _Started:
+    """One tool started without a shell, in a new session, with a minimal environment; its output
+    in temporary files until :meth:`finish`."""
 
-    with tempfile.TemporaryDirectory(prefix="podfit-render-") as home:
+    def __init__(self, argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> None:
+        import subprocess
+        import tempfile
+        import time
+
+        self.argv, self.max_bytes, self.timeout = list(argv), max_bytes, timeout
+        self.home = tempfile.TemporaryDirectory(prefix="podfit-render-")
+        home = self.home.name
         env = {
             "HOME": home,
             "PATH": os.defpath,
@@ -203,8 +207,9 @@ def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> b
             "HELM_CONFIG_HOME": os.path.join(home, "config"),
             "HELM_DATA_HOME": os.path.join(home, "data"),
             "KUBECONFIG": os.path.join(home, "kubeconfig"),
-            # no network: a kustomization's remote base or a chart's repository is not fetched (the
-            # proxies point at the discard port, which refuses; git may use local files only)
+            # no network: a chart's repository is not fetched (the proxies point at the discard
+            # port, which refuses; git may use local files only). Go never proxies loopback
+            # addresses, so remote kustomize entries are refused before the build (remote_references).
             **{k: NO_NETWORK_PROXY for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")},
             "NO_PROXY": "",
             "no_proxy": "",
@@ -212,50 +217,228 @@ def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> b
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_CONFIG_NOSYSTEM": "1",
         }
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            try:
-                proc = subprocess.Popen(
-                    list(argv),
-                    cwd=cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    start_new_session=True,
-                    preexec_fn=_limit_output(max_bytes),  # noqa: PLW1509 (no threads run the check yet)
-                )
-            except OSError as e:
-                raise RenderError(f"cannot run {argv[0]}: {e.strerror or e}") from None
-            try:
-                code = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                code = None
-            finally:
-                try:  # the tool and anything it started
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                proc.wait()
+        self.out = tempfile.TemporaryFile()
+        self.err = tempfile.TemporaryFile()
+        self.deadline = time.monotonic() + timeout
+        self.proc: Any = None
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self.out,
+                stderr=self.err,
+                start_new_session=True,
+                preexec_fn=_limit_output(max_bytes),  # noqa: PLW1509 (started from the main thread only)
+            )
+        except OSError as e:
+            self.failure: str | None = f"cannot run {argv[0]}: {e.strerror or e}"
+        else:
+            self.failure = None
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def finish(self, timed_out: bool) -> bytes:
+        """Stop the tool and anything it started; its standard output, or RenderError with its own
+        words (its last lines of standard error)."""
+        import signal
+
+        try:
+            if self.failure is not None:
+                raise RenderError(self.failure)
+            try:  # the tool and anything it started
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            code = self.proc.wait()
+            name = os.path.basename(self.argv[0])
+            if timed_out:
+                raise RenderError(f"{name} ran longer than {self.timeout:g} s and was stopped")
+            err = self.err
             err.seek(max(err.seek(0, os.SEEK_END) - 4096, 0))  # its last words say what failed
             lines = [line.strip() for line in err.read(4096).decode("utf-8", "replace").splitlines() if line.strip()]
             # deprecation warnings come first and say nothing of the failure
             lines = [line for line in lines if not line.startswith(("# Warning", "WARNING"))] or lines
             words = " ".join(lines[-3:])[:400]
-            if code is None:
-                raise RenderError(f"{os.path.basename(argv[0])} ran longer than {timeout:g} s and was stopped")
-            out.seek(0, os.SEEK_END)
-            size = out.tell()
-            if size > max_bytes or code == -signal.SIGXFSZ:
-                raise RenderError(
-                    f"{os.path.basename(argv[0])} wrote more than {max_bytes:,} bytes (limits.max-file-bytes)"
-                )
+            self.out.seek(0, os.SEEK_END)
+            if self.out.tell() > self.max_bytes or code == -signal.SIGXFSZ:
+                raise RenderError(f"{name} wrote more than {self.max_bytes:,} bytes (limits.max-file-bytes)")
             if code != 0:
-                raise RenderError(f"{os.path.basename(argv[0])} failed (exit {code}): {words or 'no message'}")
-            out.seek(0)
+                raise RenderError(f"{name} failed (exit {code}): {words or 'no message'}")
+            self.out.seek(0)
             try:
-                return read_stream(out, max_bytes, "rendered output")
+                return read_stream(self.out, self.max_bytes, "rendered output")
             except NotRead as e:
                 raise RenderError(e.reason) from None
+        finally:
+            self.out.close()
+            self.err.close()
+            self.home.cleanup()
+
+
+def run_tool(argv: Sequence[str], cwd: str, max_bytes: int, timeout: float) -> bytes:
+    """Run ``argv`` (no shell) and return its standard output, at most ``max_bytes``; raises
+    RenderError with the tool's own words (its last lines of standard error) when it fails, runs
+    past ``timeout`` seconds or writes more than ``max_bytes``. Nothing it started is left running."""
+    import subprocess
+
+    started = _Started(argv, cwd, max_bytes, timeout)
+    timed_out = False
+    if started.proc is not None:
+        try:
+            started.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        except BaseException:
+            started.finish(False)
+            raise
+    return started.finish(timed_out)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One render: the command, where it runs, and the files whose content decides its output."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    reads: tuple[str, ...]  # directories read whole (a chart; a kustomization's root), then files
+
+
+# a render up to its tool run: it yields the Job, and is sent the output or the RenderError
+_Render = Generator[Job, "bytes | RenderError", None]
+
+
+def run_jobs(jobs: Sequence[Job], max_bytes: int, timeout: float, workers: int) -> list[bytes | RenderError]:
+    """Each job's output (or its RenderError), in order: the renders of a run are independent, so up
+    to ``workers`` run at once; each is started from this thread (no fork from another) and
+    stopped at its own time limit. A job whose inputs and tool are unchanged since a run that
+    cached it is not run again (:func:`_cache_key`)."""
+    import time
+
+    results: list[bytes | RenderError | None] = [None] * len(jobs)
+    keys = [_cache_key(job, max_bytes) for job in jobs]
+    pending = []
+    for i, key in enumerate(keys):
+        cached = _cache_read(key, max_bytes) if key is not None else None
+        if cached is not None:
+            results[i] = cached
+        else:
+            pending.append(i)
+    running: dict[int, _Started] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < max(workers, 1):
+                i = pending.pop(0)
+                running[i] = _Started(jobs[i].argv, jobs[i].cwd, max_bytes, timeout)
+            for i, started in list(running.items()):
+                late = time.monotonic() >= started.deadline
+                if not started.running() or late:
+                    del running[i]
+                    try:
+                        results[i] = started.finish(late and started.running())
+                    except RenderError as e:
+                        results[i] = e
+                    else:
+                        key = keys[i]
+                        if key is not None:
+                            _cache_write(key, results[i])  # type: ignore[arg-type]
+            if running:
+                time.sleep(0.01)
+    finally:
+        for started in running.values():  # interrupted: nothing it started is left running
+            started.finish(True)
+    return [r if r is not None else RenderError("not run") for r in results]
+
+
+# ------------------------------------------------------------------------------- caching ---
+# A render's output is cached under the hash of everything it depends on: the tool (its path,
+# size and modification time), the command and directory, and the name and content of every file
+# the render may read. kustomize reads only below a kustomization's root (its load restrictor) and
+# helm only the chart's directory and the values files named, so those directories are hashed whole.
+# Trees too large to hash cheaply are rendered every time.
+
+_CACHE_VERSION = b"podfit-render-1"
+_CACHE_MAX_INPUT = 64 * 2**20  # bytes of input hashed for one render, at most
+_CACHE_MAX_FILES = 5000
+_CACHE_MAX_TOTAL = 256 * 2**20  # the render cache's size: older entries go beyond it
+
+
+def _cache_key(job: Job, max_bytes: int) -> str | None:
+    import hashlib
+
+    h = hashlib.sha256(_CACHE_VERSION)
+    try:
+        st = os.stat(job.argv[0])
+    except OSError:
+        return None
+    h.update(repr((os.path.realpath(job.argv[0]), st.st_size, st.st_mtime_ns, job.argv, job.cwd, max_bytes)).encode())
+    files: list[str] = []
+    for top in job.reads:
+        if os.path.isdir(top):
+            for root, dirs, names in os.walk(top, followlinks=False):
+                dirs.sort()
+                files += [os.path.join(root, n) for n in sorted(names)]
+                if len(files) > _CACHE_MAX_FILES:
+                    return None
+        else:
+            files.append(top)
+    total = 0
+    for path in sorted(set(files)):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            h.update(f"{path}\0missing\0".encode())
+            continue
+        if not stat.S_ISREG(st.st_mode):  # a link or a special file: rendered every time
+            return None
+        total += st.st_size
+        if total > _CACHE_MAX_INPUT:
+            return None
+        try:
+            data = read_bytes(path, st.st_size + 1)
+        except NotRead:
+            return None
+        h.update(f"{path}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _cache_read(key: str, max_bytes: int) -> bytes | None:
+    from .cachedir import cache_dir, read_trusted
+
+    root = cache_dir("render")
+    data = read_trusted(root / key, max_bytes) if root is not None else None
+    if data is not None:
+        try:  # kept as recently used: the cache drops the oldest first
+            os.utime(root / key)  # type: ignore[operator]
+        except OSError:
+            pass
+    return data
+
+
+def _cache_write(key: str, data: bytes) -> None:
+    from .cachedir import cache_dir, write_private
+
+    root = cache_dir("render")
+    if root is None:
+        return
+    try:
+        write_private(root / key, data)
+        entries = []
+        for entry in os.scandir(root):
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                entries.append((st.st_mtime_ns, st.st_size, entry.path))
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):  # the oldest first, until the cache is within its size
+            if total <= _CACHE_MAX_TOTAL:
+                break
+            os.unlink(path)
+            total -= size
+    except OSError:
+        pass  # no cache: the same results, rendered each run
 
 
 # ------------------------------------------------------------------------------ outlines ---
@@ -548,7 +731,9 @@ def _helm_says(words: str, chart: str, opts: RenderOptions) -> str:
     return words
 
 
-def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
+def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> _Render:
+    """Render a chart into ``out``: yields the one :class:`Job` that runs helm (unless a check
+    before it failed) and takes its output, or its RenderError, back (:func:`render_inputs`)."""
     chart_yaml = os.path.join(chart, "Chart.yaml")
     if opts.helm is None or opts.helm == OFF:
         out.findings.append(_no_helm(chart))
@@ -567,10 +752,11 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> None:
     if unsafe is not None:
         out.findings.append(_failed(chart_yaml, f"Helm chart {chart}", unsafe, via))
         return
-    try:
-        text = run_tool(argv, os.path.dirname(os.path.abspath(chart)), opts.max_bytes, opts.timeout)
-    except RenderError as e:
-        out.findings.append(_failed(chart_yaml, f"Helm chart {chart}", _helm_says(str(e), chart, opts), via))
+    text = yield Job(
+        tuple(argv), os.path.dirname(os.path.abspath(chart)), (os.path.abspath(chart), *map(os.path.abspath, values))
+    )
+    if isinstance(text, RenderError):
+        out.findings.append(_failed(chart_yaml, f"Helm chart {chart}", _helm_says(str(text), chart, opts), via))
         return
     name = _chart_name(chart, opts.max_bytes)
     value_files = [os.path.join(chart, "values.yaml"), *values]
@@ -796,7 +982,10 @@ def _documents(body: str) -> list[tuple[int, str, tuple[str, str] | None]]:
     return out
 
 
-def _render_kustomization(kdir: str, uses: tuple[set[str], set[str], set[str]], opts: RenderOptions, out: _Out) -> None:
+def _render_kustomization(
+    kdir: str, uses: tuple[set[str], set[str], set[str]], opts: RenderOptions, out: _Out
+) -> _Render:
+    """Build a kustomization into ``out``, as :func:`_render_chart` renders a chart."""
     kfile = _kustomization_file(kdir) or os.path.join(kdir, "kustomization.yaml")
     assert opts.kustomize is not None
     via = f"kustomize build {kdir}"
@@ -809,12 +998,12 @@ def _render_kustomization(kdir: str, uses: tuple[set[str], set[str], set[str]], 
             why = f"{path} is {kind_of(st.st_mode)}, not a regular file; podfit does not let kustomize read it"
             out.findings.append(_failed(kfile, f"kustomization {kdir}", why, via))
             return
-    try:
-        text = run_tool(
-            [opts.kustomize, "build", os.path.abspath(kdir)], os.path.abspath(kdir), opts.max_bytes, opts.timeout
-        )
-    except RenderError as e:
-        out.findings.append(_failed(kfile, f"kustomization {kdir}", str(e), via))
+    # what kustomize may read: below each kustomization's root (its load restrictor), and those files
+    roots = sorted({os.path.dirname(u) for u in uses[2] if os.path.basename(u) in KUSTOMIZATION_NAMES})
+    argv = (opts.kustomize, "build", os.path.abspath(kdir))
+    text = yield Job(argv, os.path.abspath(kdir), (os.path.abspath(kdir), *roots, *sorted(uses[2])))
+    if isinstance(text, RenderError):
+        out.findings.append(_failed(kfile, f"kustomization {kdir}", str(text), via))
         return
     resources, patches, _ = uses
     # the resource files' objects by kind: a built object maps back to the one whose kind it has and
@@ -907,8 +1096,7 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
             charts.setdefault(root, _shown(root, p))
         else:
             rest.append(p)
-    for _root, shown in sorted(charts.items()):
-        _render_chart(shown, opts, out)
+    renders: list[_Render] = [_render_chart(shown, opts, out) for _root, shown in sorted(charts.items())]
 
     if opts.kustomize is not None and opts.kustomize != OFF:
         kfiles = [p for p in rest if os.path.basename(p) in KUSTOMIZATION_NAMES]
@@ -937,8 +1125,22 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
             if remote:
                 out.findings.extend(_not_fetched(r, kdir) for r in remote)
                 continue
-            _render_kustomization(kdir, uses[k], opts, out)
+            renders.append(_render_kustomization(kdir, uses[k], opts, out))
         rest = [p for p in rest if p == "-" or os.path.abspath(p) not in consumed]
+
+    # each render up to its tool run (the checks before it may end it), the runs side by side, then
+    # each render's output read back in the order above: the same report whatever finished first
+    started: list[tuple[_Render, Job]] = []
+    for render in renders:
+        job = next(render, None)
+        if job is not None:
+            started.append((render, job))
+    results = run_jobs([job for _, job in started], opts.max_bytes, opts.timeout, opts.workers)
+    for (render, _), result in zip(started, results, strict=True):
+        try:
+            render.send(result)
+        except StopIteration:
+            pass
 
     files = tuple(InputFile(path, "".join(chunks).encode(), rendered=True) for path, chunks in out.text.items())
     sources = {path: tuple(o) for path, o in out.origins.items()}
