@@ -105,13 +105,20 @@ def _forms(path: str, base: str) -> list[str]:
 def pattern_matches(pattern: str, path: str, base: str = "") -> bool:
     """Does the exclude ``pattern`` match ``path`` (see the module's docstring)?"""
     forms = _forms(path, base)
+    return _matches(pattern, forms, _parts(forms))
+
+
+def _parts(forms: list[str]) -> set[str]:
+    return {part for form in forms for part in form.split("/") if part not in ("", ".")}
+
+
+def _matches(pattern: str, forms: list[str], parts: set[str]) -> bool:
+    """:func:`pattern_matches` on the path's forms and their components, computed once a path."""
     body = pattern.strip().rstrip("/")
     if not body:
         return False
     if "/" not in body:
-        return any(
-            fnmatch.fnmatchcase(part, body) for form in forms for part in form.split("/") if part not in ("", ".")
-        )
+        return body in parts if not any(c in body for c in "*?[") else any(fnmatch.fnmatchcase(p, body) for p in parts)
     body = body.removeprefix("./")
     return any(glob_matches(body, form) for form in forms)
 
@@ -204,9 +211,11 @@ class PathFilter:
 
     def excluded(self, path: str) -> str | None:
         """The exclude pattern that matches ``path``, as a reason, or None."""
+        forms = _forms(path, self.base)  # once a path, not once a pattern
+        parts = _parts(forms)
         for option, patterns in (("exclude", self.exclude), ("extend-exclude", self.extend_exclude)):
             for pattern in patterns:
-                if pattern_matches(pattern, path, self.base):
+                if _matches(pattern, forms, parts):
                     return f"{option} {pattern}"
         norm = path.replace(os.sep, "/")
         for pattern in self.ignore:
