@@ -41,7 +41,6 @@ def main() -> None:
     ap.add_argument("tree", type=Path)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-    from podfit.config import Config
     from podfit.loader import discover
     from podfit.render import RenderOptions, render_inputs, run_tool
 
