@@ -470,9 +470,19 @@ def test_pf701_counts_unique_services_of_one_cluster(monkeypatch):
         (
             "deploy/provider/gcp/deploy.yaml",
             "gcp-tenant-08",
-            {"cluster": "", "services": 23, "threshold": 20, "size": "small", "copies": 1, "scope": "tkg-cluster"},
+            # no platform given: the built-in profile's small NSX-T load balancer is assumed (at most info)
+            {
+                "cluster": "",
+                "services": 23,
+                "threshold": 20,
+                "size": "small",
+                "copies": 1,
+                "scope": "tkg-cluster",
+                "assumed": "platform",
+            },
         ),
     ]
+    assert findings[0]["severity"] == "info"
     assert findings[0]["message"].startswith(
         "23 Services of type LoadBalancer in one cluster (the whole input), with 1 copy counted once (PF910), "
         "above the 20 virtual servers of its small NSX-T load balancer (one per TKG cluster)"

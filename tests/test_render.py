@@ -725,3 +725,19 @@ def test_an_overlay_is_built_again_when_its_base_changes(monkeypatch, tmp_path):
     base.write_text(base.read_text() + "\n# edited\n")
     check(monkeypatch, repo, "overlays/prod", kustomize=str(script))
     assert len(log.read_text().splitlines()) == 2
+
+
+@needs_kustomize
+def test_one_path_form_for_plain_and_built_files(monkeypatch, tmp_path):
+    """`check .` names a plain file as it names a kustomization's resource: k8s/x.yaml, never ./k8s/x.yaml."""
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "kustomize", repo)
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: busybox:1.37}]\n"
+    )
+    code, report = check(monkeypatch, repo, ".")
+    files = {f["file"] for f in report["findings"]}
+    assert "k8s/pod.yaml" in files and any(f.startswith("base/") for f in files)
+    assert not any(f.startswith("./") for f in files)
+    assert not any(r["path"].startswith("./") for r in report["files"])

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from . import __version__
 from .catalogue import Rule, load_catalogue
 from .config import Config
-from .facts import Facts, missing_fact
+from .facts import ASSUMED_PLATFORM, Facts, missing_fact, rests_on_built_in
 from .findings import SEVERITY_RANK, Finding
 from .loader import FileRecord, LoadResult
 from .model import K8sObject, Location, ObjectRef, Workload
@@ -203,6 +203,7 @@ def analyze(
             if problem is not None:
                 kept.append(Finding("PF904", problem, where, o.ref, details={"suppressed": rule_id}))
 
+    assumed = {r.id for r in catalogue.values() if rests_on_built_in(facts, r.requires)}
     keyed = []
     for f in kept:
         if not wanted(f.rule):
@@ -214,6 +215,12 @@ def analyze(
         declared = catalogue[f.rule].severity
         own = f.severity if SEVERITY_RANK.get(f.severity, 99) < SEVERITY_RANK[declared] else declared
         sev = config.severity.get(f.rule) or own
+        if f.rule in assumed:  # a verdict resting only on assumed defaults is at most info
+            sev = "info"
+            if "assumed" not in f.details:  # a Rego rule's result says so itself (podfit.lib.result)
+                f = replace(
+                    f, message=f"{f.message} ({ASSUMED_PLATFORM})", details={**f.details, "assumed": "platform"}
+                )
         if f.severity != sev:
             f = replace(f, severity=sev)
         keyed.append((f.sort_key(), f))

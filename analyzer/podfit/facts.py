@@ -867,7 +867,8 @@ def facts_data(
 ) -> dict[str, Any]:
     """The facts as the Rego rules read them, ``data.podfit`` (shape in docs/rego.md)::
 
-        {"platform": {"runtime", "numa_node": {"cores", "cpus", "memory"}, "smt", "node_logical_cpus",
+        {"platform": {"runtime", "assumed": {"facts", "note"}, "numa_node": {"cores", "cpus", "memory"},
+                      "smt", "node_logical_cpus",
                       "cfs_screen_limit",
                       "workloads": {"KIND/NAMESPACE/NAME": {"node_logical_cpus", "cfs_screen_limit",
                                                             "linux_excluded", "exclusive_cpus": [name],
@@ -894,6 +895,8 @@ def facts_data(
     platform = facts.platform
     runtime = scope.runtime if scope is not None else platform.runtime
     p: dict[str, Any] = {"runtime": runtime}
+    if platform.is_default:  # the built-in profile stands in for a cluster nobody described
+        p["assumed"] = {"facts": sorted(BUILT_IN_FACTS), "note": ASSUMED_PLATFORM}
     if facts.numa_node_cores is not None and facts.numa_node_memory is not None:
         p["numa_node"] = {
             "cores": facts.numa_node_cores,
@@ -1092,6 +1095,22 @@ REQUIREMENTS: Mapping[str, tuple[Any, str]] = {
         "runtime tkg or bare-metal in the platform (vSphere Pods share no node)",
     ),
 }
+
+
+# The facts the built-in platform profile supplies when the run is given none (no --platform, no
+# platform in the config): vSphere hosts (their NUMA size) and an NSX-T load balancer. A verdict of a
+# rule that requires one of them rests on a cluster the user never described: at most info, and its
+# message names the assumption (podfit.check).
+BUILT_IN_FACTS = frozenset({"hosts", "numa-node", "nsx-t-load-balancer"})
+ASSUMED_PLATFORM = (
+    "assumes the built-in vSphere profile (4 ESXi hosts of 2 × 16 cores, 16-core NUMA nodes, a small NSX-T "
+    "load balancer) since no platform was given: describe yours with --platform FILE"
+)
+
+
+def rests_on_built_in(facts: Facts, requires: Sequence[str]) -> bool:
+    """Whether a rule requiring ``requires`` judges only by the built-in profile's facts."""
+    return facts.platform.is_default and not BUILT_IN_FACTS.isdisjoint(requires)
 
 
 def missing_fact(facts: Facts, requires: Sequence[str]) -> str | None:

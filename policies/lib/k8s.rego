@@ -481,15 +481,12 @@ fmt_memory(b) := concat("", [num(b / unit), suffix]) if {
 	[suffix, unit] := [u | some u in _units; b % u[1] == 0][0]
 } else := num(b)
 
-# container_word(c) is "container", "sidecar" (an init container that keeps running) or "init container".
+# container_word(c) is "sidecar" (an init container that keeps running), "init container" or "container".
 container_word(c) := "sidecar" if sidecar(c)
 
-container_word(c) := "init container" if {
-	c.init
-	not sidecar(c)
-}
+else := "init container" if c.init
 
-container_word(c) := "container" if not c.init
+else := "container"
 
 # fmt(res, v) formats a CPU (millicores) or memory (bytes) amount.
 fmt("cpu", v) := fmt_cpu(v)

@@ -14,6 +14,12 @@ _facts := f if {
 	is_object(f)
 }
 
+# assumed_facts: the facts the built-in profile supplied because no platform was described (none
+# otherwise); assumed_note: what a finding resting on them says of it.
+assumed_facts := {name | some name in object.get(_object(_facts, "assumed"), "facts", [])}
+
+assumed_note := object.get(_object(_facts, "assumed"), "note", "")
+
 # runtime is "tkg", "vsphere-pods" or "bare-metal" (default "tkg").
 runtime := object.get(_facts, "runtime", "tkg")
 

@@ -6,6 +6,8 @@
 #   object and container it is about; its message does not repeat them.
 package podfit.lib.result
 
+import data.podfit.lib.platform
+
 # rule(chain) is the custom METADATA (id, severity, slug, options, requires) of the rule whose
 # annotation chain is given: the innermost entry that has an id.
 rule(chain) := [entry.annotations.custom |
@@ -20,14 +22,34 @@ finding(chain, obj, container, message, details) := f if {
 	meta := rule(chain)
 	base := {
 		"rule": meta.id,
-		"severity": meta.severity,
+		"severity": _severity(meta),
 		"object": object_ref(obj),
 		"container": container,
-		"message": message,
-		"details": details,
+		"message": _message(meta, message),
+		"details": _details(meta, details),
 	}
 	f := _with_document(base, object.get(obj, document_key, null))
 }
+
+# A rule that requires a fact only the built-in platform profile gave (data.podfit.platform.assumed:
+# no platform was described) judges a cluster nobody declared: its verdict is at most info, and
+# says what it assumed.
+_assumed(meta) if {
+	some need in object.get(meta, "requires", [])
+	need in platform.assumed_facts
+}
+
+_severity(meta) := "info" if _assumed(meta)
+
+_severity(meta) := meta.severity if not _assumed(meta)
+
+_message(meta, message) := concat("", [message, " (", platform.assumed_note, ")"]) if _assumed(meta)
+
+_message(meta, message) := message if not _assumed(meta)
+
+_details(meta, details) := object.union(details, {"assumed": "platform"}) if _assumed(meta)
+
+_details(meta, details) := details if not _assumed(meta)
 
 _with_document(base, null) := base
 

@@ -31,3 +31,28 @@ test_option_default_and_configured if {
 	result.option(_chain, "limit") == 9 with data.podfit.options as {"PF999": {"limit": 9}}
 	result.option(_chain, "limit") == 7 with data.podfit.options as {"PF998": {"limit": 9}}
 }
+
+_numa_chain := [
+	{"path": ["data", "podfit", "y", "findings"]},
+	{"path": ["data", "podfit", "y"], "annotations": {"scope": "package", "custom": {
+		"id": "PF998", "severity": "warning",
+		"requires": ["numa-node"],
+	}}},
+]
+
+test_finding_on_the_built_in_profile_is_info_and_says_so if {
+	obj := {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+	assumed := {"facts": ["hosts", "numa-node"], "note": "assumes the built-in profile"}
+	f := result.finding(_numa_chain, obj, null, "m", {"a": 1}) with data.podfit.platform as {"assumed": assumed}
+	f == {
+		"rule": "PF998", "severity": "info", "container": null, "message": "m (assumes the built-in profile)",
+		"details": {"a": 1, "assumed": "platform"},
+		"object": {"apiVersion": "v1", "kind": "Pod", "namespace": "", "name": "p"},
+	}
+
+	# a described platform: the rule's own severity and words
+	described := result.finding(_numa_chain, obj, null, "m", {"a": 1})
+	described.severity == "warning"
+	described.message == "m"
+	described.details == {"a": 1}
+}

@@ -53,7 +53,10 @@ test_deny_native_sidecar_named_as_such if {
 		"metadata": {"name": "p"},
 		"spec": {
 			"containers": [{"name": "app", "image": "img:1", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
-			"initContainers": [{"name": "proxy", "image": "img:1", "restartPolicy": "Always", "resources": {"requests": {"memory": "64Mi"}}}],
+			"initContainers": [{
+				"name": "proxy", "image": "img:1", "restartPolicy": "Always",
+				"resources": {"requests": {"memory": "64Mi"}},
+			}],
 		},
 	}
 	results == {{
