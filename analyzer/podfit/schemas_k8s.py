@@ -414,6 +414,24 @@ def without_null_fields(value: Any) -> Any:
     return value
 
 
+def _has_null_field(value: Any) -> bool:
+    """Whether a mapping at any depth of ``value`` holds a null value: what
+    :func:`without_null_fields` would leave out. Most objects hold none, and this walk allocates
+    nothing (rebuilding every mapping to find out took a third of PF902's time on 10,000 objects)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for v in node.values():
+                if v is None:
+                    return True
+                if isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return False
+
+
 def _null_keys(node: Any, names: Iterable[str]) -> tuple[str, ...]:
     """Those of ``names`` that the mapping ``node`` holds with a null value."""
     if not isinstance(node, dict):
@@ -952,7 +970,7 @@ class SchemaSet:
             return None
         # The object as the API server decodes it, its null fields unset (without_null_fields);
         # podfit's Platform profile is read by podfit, not decoded by an API server: as written.
-        instance: Any = doc if (api, kind) == PLATFORM_API else without_null_fields(doc)
+        instance: Any = doc if (api, kind) == PLATFORM_API or not _has_null_field(doc) else without_null_fields(doc)
         has_null_fields = instance is not doc
         try:  # is_valid may stop before the key that iter_errors reaches: both under the guard
             valid = v.is_valid(instance)
