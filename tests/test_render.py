@@ -653,12 +653,17 @@ def _logging_helm(tmp_path: Path, body: str = "") -> tuple[str, Path]:
     return str(script), log
 
 
-@needs_helm
-def test_an_unchanged_chart_is_not_rendered_again(monkeypatch, tmp_path):
+def _rendered_once(monkeypatch, tmp_path):
+    """The shop chart checked once through the logging helm, with a cache of its own."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = copy_chart(tmp_path)
     helm, log = _logging_helm(tmp_path)
-    first = check(monkeypatch, repo, "shop", helm=helm)
+    return repo, helm, log, check(monkeypatch, repo, "shop", helm=helm)
+
+
+@needs_helm
+def test_an_unchanged_chart_is_not_rendered_again(monkeypatch, tmp_path):
+    repo, helm, log, first = _rendered_once(monkeypatch, tmp_path)
     assert check(monkeypatch, repo, "shop", helm=helm) == first
     assert len(log.read_text().splitlines()) == 1  # the second run read the cache
     entries = list((tmp_path / "cache" / "podfit" / "render").iterdir())
@@ -677,10 +682,7 @@ def test_an_unchanged_chart_is_not_rendered_again(monkeypatch, tmp_path):
 
 @needs_helm
 def test_a_cache_entry_someone_else_could_write_is_not_read(monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    repo = copy_chart(tmp_path)
-    helm, log = _logging_helm(tmp_path)
-    first = check(monkeypatch, repo, "shop", helm=helm)
+    repo, helm, log, first = _rendered_once(monkeypatch, tmp_path)
     (entry,) = (tmp_path / "cache" / "podfit" / "render").iterdir()
     entry.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: planted}\n")
     entry.chmod(0o666)
