@@ -743,3 +743,22 @@ def test_one_path_form_for_plain_and_built_files(monkeypatch, tmp_path):
     assert "k8s/pod.yaml" in files and any(f.startswith("base/") for f in files)
     assert not any(f.startswith("./") for f in files)
     assert not any(r["path"].startswith("./") for r in report["files"])
+
+
+def test_a_render_reading_a_huge_tree_is_not_cached(tmp_path):
+    """Hashing every file a render may read is bounded: past 5,000 entries (directories count,
+    empty ones too) the render runs every time instead."""
+    from podfit.render import Job, _cache_key
+
+    tool_path = _fake(tmp_path, "exit 0")
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "kustomization.yaml").write_text("resources: []\n")
+    job = Job((tool_path, "build", str(small)), str(small), (str(small),))
+    assert _cache_key(job, 1000) is not None
+    (small / "kustomization.yaml").write_text("resources: [a.yaml]\n")
+    assert _cache_key(job, 1000) != _cache_key(Job(job.argv, job.cwd, ()), 1000)
+    big = tmp_path / "big"
+    for i in range(5001):
+        (big / f"d{i}").mkdir(parents=True)
+    assert _cache_key(Job((tool_path, "build", str(big)), str(big), (str(big),)), 1000) is None

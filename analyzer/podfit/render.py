@@ -390,12 +390,14 @@ def _cache_key(job: Job, max_bytes: int) -> str | None:
         return None
     h.update(repr((os.path.realpath(job.argv[0]), st.st_size, st.st_mtime_ns, job.argv, job.cwd, max_bytes)).encode())
     files: list[str] = []
+    seen = 0  # directories and files walked: a tree of empty directories is bounded too
     for top in job.reads:
         if os.path.isdir(top):
             for root, dirs, names in os.walk(top, followlinks=False):
                 dirs.sort()
                 files += [os.path.join(root, n) for n in sorted(names)]
-                if len(files) > _CACHE_MAX_FILES:
+                seen += len(dirs) + len(names)
+                if seen > _CACHE_MAX_FILES:
                     return None
         else:
             files.append(top)
