@@ -762,3 +762,26 @@ def test_a_render_reading_a_huge_tree_is_not_cached(tmp_path):
     for i in range(5001):
         (big / f"d{i}").mkdir(parents=True)
     assert _cache_key(Job((tool_path, "build", str(big)), str(big), (str(big),)), 1000) is None
+
+
+@pytest.mark.parametrize(
+    "kustomize", [pytest.param(KUSTOMIZE, marks=needs_kustomize), None], ids=["kustomize", "without"]
+)
+def test_a_chain_of_a_thousand_bases_is_walked_not_recursed(monkeypatch, tmp_path, kustomize):
+    """Each kustomization the base of the next, deeper than Python's recursion limit: built (or,
+    without kustomize, one PF908 for the outermost, its bases folded into it), never an internal
+    error."""
+    depth = 1050
+    for i in range(depth):
+        (tmp_path / f"k{i}").mkdir()
+        (tmp_path / f"k{i}" / "kustomization.yaml").write_text(f"resources: [../k{i + 1}]\nnamePrefix: p-\n")
+    (tmp_path / f"k{depth}").mkdir()
+    (tmp_path / f"k{depth}" / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
+    (tmp_path / f"k{depth}" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    code, report = check(monkeypatch, tmp_path, ".", "--allow-empty", kustomize=kustomize or "off")
+    if kustomize is not None:
+        assert (code, report["findings"], report["summary"]["objects"]) == (0, [], 1)
+    else:
+        (f,) = report["findings"]
+        assert (f["rule"], f["file"], code) == ("PF908", "k0/kustomization.yaml", 1)
+        assert len(f["details"]["files"]) == depth  # every base but the innermost, which applies whole

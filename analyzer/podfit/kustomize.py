@@ -34,6 +34,7 @@ from typing import Any
 
 __all__ = [
     "KUSTOMIZE_VERSION",
+    "on_this_machine",
     "Layer",
     "layer_of",
     "layers_for",
@@ -195,6 +196,17 @@ def patch_files(doc: Mapping[str, Any]) -> list[str]:
     for key in ("patches", "patchesJson6902"):
         out += [p["path"] for p in entries(key) if isinstance(p, dict) and isinstance(p.get("path"), str)]
     return out
+
+
+def on_this_machine(entry: Any) -> bool:
+    """A resource entry naming a path on this machine (inside or above the kustomization's
+    directory), not a URL or a repository."""
+    return (
+        isinstance(entry, str)
+        and bool(entry)
+        and "://" not in entry
+        and not entry.startswith(("/", "git@", "github.com/"))
+    )
 
 
 def local(entry: Any) -> bool:

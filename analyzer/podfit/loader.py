@@ -24,6 +24,7 @@ from .kustomize import KUSTOMIZATION_NAMES, KUSTOMIZE_VERSION, Layer, layers_for
 from .kustomize import applies_whole as kustomize_applies_whole
 from .kustomize import apply as kustomize_apply
 from .kustomize import local as kustomize_local
+from .kustomize import on_this_machine as kustomize_local_or_up
 from .kustomize import patch_files as kustomize_patch_files
 from .kustomize import plugin_configs as kustomize_plugin_configs
 from .model import K8sObject, Location, ObjectRef
@@ -92,6 +93,8 @@ class InputFile:
     # the kustomization listing this file under transformers/generators/validators: plugin settings
     # kustomize reads to build, not cluster objects
     plugin_of: str | None = None
+    # a kustomization another among the inputs builds as its base: the outermost such one
+    built_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -286,9 +289,12 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
     layers = layers_for(kustomizations, [f.path for f in files])
     applied = _applied(kustomizations, [f.path for f in files])
     plugins = kustomize_plugin_configs(kustomizations)
+    built_by = _built_by(kustomizations)
     out = []
     for f in files:
         key = os.path.normpath(f.path)
+        if f.path in built_by:
+            f = replace(f, built_by=built_by[f.path])
         if f.path in applied:
             f = replace(f, applied=True)
         elif key.replace(os.sep, "/") in plugins:
@@ -300,6 +306,32 @@ def _mark_kustomizations(files: list[InputFile]) -> list[InputFile]:
         elif f.path in layers:
             f = replace(f, kustomize=layers[f.path])
         out.append(f)
+    return out
+
+
+def _built_by(kustomizations: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """For each kustomization that another among them lists as a resource, base or component (a
+    directory holding it), the outermost kustomization whose build includes it: one build, and
+    one finding when it cannot be built."""
+    by_dir = {os.path.normpath(os.path.dirname(k) or "."): k for k in kustomizations}
+    parent: dict[str, str] = {}
+    for k, doc in kustomizations.items():
+        base = os.path.dirname(k)
+        for key in ("resources", "bases", "components"):
+            entries = doc.get(key)
+            for entry in entries if isinstance(entries, list) else ():
+                if isinstance(entry, str) and kustomize_local_or_up(entry):
+                    nested = by_dir.get(os.path.normpath(os.path.join(base, entry)))
+                    if nested is not None and nested != k:
+                        parent.setdefault(nested, k)
+    out = {}
+    for k in parent:
+        top, seen = k, {k}
+        while top in parent and parent[top] not in seen:  # a cycle builds nothing: stop at it
+            top = parent[top]
+            seen.add(top)
+        if top != k:
+            out[k] = top
     return out
 
 
@@ -540,6 +572,18 @@ def parse_file(
         where = os.path.dirname(f.patch_of) or "."
         what = "a Kustomize patch (its entry commented out) in" if f.patch_commented else "a Kustomize patch of"
         render = f"{what} {f.patch_of}", f"kustomize build {where} | podfit check -"
+    if render is not None and os.path.basename(path) in KUSTOMIZATION_NAMES and f.built_by is not None:
+        # a base of a kustomization among the inputs: that one's build includes it (one finding there)
+        where = os.path.dirname(f.built_by) or "."
+        command = f"kustomize build {where} | podfit check -"
+        finding = _finding(
+            "PF909",
+            f"a Kustomize base of {f.built_by}, not a manifest on its own: render first: {command}",
+            path,
+            _first_content_line(f.data),
+            details={"render": command, "built_by": f.built_by},
+        )
+        return ParsedFile(FileRecord(path, "skipped", f"a Kustomize base of {f.built_by}"), (), (finding,))
     if render is not None and os.path.basename(path) in KUSTOMIZATION_NAMES:
         # a kustomization podfit cannot give whole without kustomize: what it deploys goes
         # unchecked, as a chart's does without helm, and the same severity says so

@@ -829,45 +829,72 @@ def _kustomization_file(directory: str) -> str | None:
     return None
 
 
-def _kustomization_uses(kfile: str, limit: int, seen: set[str]) -> tuple[set[str], set[str], set[str]]:
-    """(the manifest files a kustomization's build takes its objects from, its patch files, every
-    file it reads: those and nested kustomizations), following local directories recursively."""
-    resources: set[str] = set()
-    fixes: set[str] = set()
-    used: set[str] = {os.path.abspath(kfile)}
-    if os.path.abspath(kfile) in seen:
-        return resources, fixes, used
-    seen.add(os.path.abspath(kfile))
+@dataclass(frozen=True)
+class _Reads:
+    """What one kustomization file names itself: nested kustomization files, resource files,
+    patch files, and the other things it reads (a named pipe, refused before the build)."""
+
+    nested: tuple[str, ...] = ()
+    resources: frozenset[str] = frozenset()
+    patches: frozenset[str] = frozenset()
+    other: frozenset[str] = frozenset()
+
+
+def _reads(current: str, limit: int) -> _Reads:
     try:
-        doc = _yaml(_read(kfile, limit) or "")
+        doc = _yaml(_read(current, limit) or "")
     except yaml.YAMLError:
-        return resources, fixes, used
+        return _Reads()
     if not isinstance(doc, dict):
-        return resources, fixes, used
-    base = os.path.dirname(os.path.abspath(kfile))
+        return _Reads()
+    base = os.path.dirname(current)
+    nested: list[str] = []
+    resources: set[str] = set()
+    other: set[str] = set()
     entries = [
-        e for key in ("resources", "bases", "components", "crds") for e in (doc.get(key) or ()) if isinstance(e, str)
+        e for key in ("resources", "bases", "components", "crds") if isinstance(doc.get(key), list) for e in doc[key]
     ]
-    patches = patch_files(doc)
     for entry in entries:
-        if "://" in entry or entry.startswith(("github.com/", "git@")):
+        if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
             continue
         target = os.path.normpath(os.path.join(base, entry))
         if os.path.isdir(target):
-            nested = _kustomization_file(target)
-            if nested is not None:
-                r, f, u = _kustomization_uses(nested, limit, seen)
-                resources |= r
-                fixes |= f
-                used |= u
+            found = _kustomization_file(target)
+            if found is not None:
+                nested.append(os.path.abspath(found))
         elif os.path.isfile(target):
             resources.add(target)
-            used.add(target)
         elif os.path.exists(target):  # a named pipe or a device: read by the build, refused before it
-            used.add(target)
-    for p in patches:
-        fixes.add(os.path.normpath(os.path.join(base, p)))
-    used |= fixes
+            other.add(target)
+    patches = frozenset(os.path.normpath(os.path.join(base, p)) for p in patch_files(doc))
+    return _Reads(tuple(nested), frozenset(resources), patches, frozenset(other))
+
+
+def _kustomization_uses(
+    kfile: str, limit: int, seen: set[str], memo: dict[str, _Reads] | None = None
+) -> tuple[set[str], set[str], set[str]]:
+    """(the manifest files a kustomization's build takes its objects from, its patch files, every
+    file it reads: those and nested kustomizations), following local directories to any depth
+    (a chain of a thousand bases is walked, not recursed into). ``memo``: each file's own
+    entries, shared by the kustomizations of one run (each is read and parsed once)."""
+    memo = {} if memo is None else memo
+    resources: set[str] = set()
+    fixes: set[str] = set()
+    used: set[str] = set()
+    pending = [kfile]
+    while pending:
+        current = os.path.abspath(pending.pop())
+        used.add(current)
+        if current in seen:
+            continue
+        seen.add(current)
+        if current not in memo:
+            memo[current] = _reads(current, limit)
+        reads = memo[current]
+        pending.extend(reads.nested)
+        resources |= reads.resources
+        fixes |= reads.patches
+        used |= reads.resources | reads.patches | reads.other
     return resources, fixes, used
 
 
@@ -925,34 +952,39 @@ class Remote:
     entry: str
 
 
-def remote_references(kfile: str, limit: int, seen: set[str] | None = None) -> list[Remote]:
+def remote_references(kfile: str, limit: int) -> list[Remote]:
     """The entries of ``kfile`` and of the local kustomizations it loads (nested bases and
-    components, recursively) that kustomize would fetch: podfit builds none of them, so that a
+    components, to any depth) that kustomize would fetch: podfit builds none of them, so that a
     check of an untrusted repository reaches no address its author chose."""
-    seen = set() if seen is None else seen
-    key = os.path.abspath(kfile)
-    if key in seen:
-        return []
-    seen.add(key)
-    text = _read(kfile, limit)
-    try:
-        doc = _yaml(text or "")
-    except yaml.YAMLError:
-        return []  # kustomize refuses it without loading anything
-    if not isinstance(doc, dict):
-        return []
-    base = os.path.dirname(key)
-    lines = (text or "").splitlines()
+    seen: set[str] = set()
     out: list[Remote] = []
-    for entry in _loaded_entries(doc):
-        if is_remote(entry, base):
-            line = next((n + 1 for n, t in enumerate(lines) if entry in t), 1)
-            out.append(Remote(kfile, line, entry))
+    pending = [kfile]
+    while pending:
+        current = pending.pop()
+        key = os.path.abspath(current)
+        if key in seen:
             continue
-        target = os.path.normpath(os.path.join(base, entry))
-        nested = _kustomization_file(target) if os.path.isdir(target) else None
-        if nested is not None:  # named as the top kustomization is: relative when it is
-            out += remote_references(_shown(nested, kfile), limit, seen)
+        seen.add(key)
+        text = _read(current, limit)
+        try:
+            doc = _yaml(text or "")
+        except yaml.YAMLError:
+            continue  # kustomize refuses it without loading anything
+        if not isinstance(doc, dict):
+            continue
+        base = os.path.dirname(key)
+        lines = (text or "").splitlines()
+        nested_here = []
+        for entry in _loaded_entries(doc):
+            if is_remote(entry, base):
+                line = next((n + 1 for n, t in enumerate(lines) if entry in t), 1)
+                out.append(Remote(current, line, entry))
+                continue
+            target = os.path.normpath(os.path.join(base, entry))
+            nested = _kustomization_file(target) if os.path.isdir(target) else None
+            if nested is not None:  # named as the top kustomization is: relative when it is
+                nested_here.append(_shown(nested, kfile))
+        pending.extend(reversed(nested_here))  # depth first, in the order written
     return out
 
 
@@ -1117,7 +1149,8 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
 
     if opts.kustomize is not None and opts.kustomize != OFF:
         kfiles = [p for p in rest if os.path.basename(p) in KUSTOMIZATION_NAMES]
-        uses = {k: _kustomization_uses(k, opts.max_bytes, set()) for k in kfiles}
+        reads: dict[str, _Reads] = {}  # each kustomization parsed once, however many others reach it
+        uses = {k: _kustomization_uses(k, opts.max_bytes, set(), reads) for k in kfiles}
         used_by_other = {u for k, (_, _, used) in uses.items() for u in used if u != os.path.abspath(k)}
         consumed: set[str] = set()
         for k in kfiles:

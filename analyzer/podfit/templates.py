@@ -264,6 +264,12 @@ def per_kustomization(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
         for i, f in enumerate(findings)
         if f.rule == "PF908" and f.details.get("kustomization") is not None
     }
+    findings = tuple(
+        _base_not_built(f)
+        if f.rule == "PF909" and "built_by" in f.details and f.details["render"] not in renders
+        else f
+        for f in findings
+    )
     if not renders:
         return findings
     files: dict[int, list[str]] = {}
@@ -278,6 +284,17 @@ def per_kustomization(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
             f = replace(f, details={**f.details, "files": sorted({f.location.file, *files[i]})})
         out.append(f)
     return tuple(out)
+
+
+def _base_not_built(f: Finding) -> Finding:
+    """A base whose outer kustomization podfit gives whole (no PF908 to answer for it) but which
+    itself needs kustomize: not checked, so an error of its own."""
+    return replace(
+        f,
+        rule="PF908",
+        message=f"kustomization {os.path.dirname(f.location.file) or '.'} not built: kustomize is not installed "
+        f"(or PODFIT_KUSTOMIZE=off), and this base of {f.details['built_by']} needs it; {f.details['render']}",
+    )
 
 
 def chart_of_file(path: str) -> str | None:
