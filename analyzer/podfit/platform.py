@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .cloud import instance_classes
 from .model import Location
 from .paths import load_schema
 from .quantity import QuantityError, parse_cpu, parse_memory
@@ -414,22 +415,30 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 f"{source}:{line_of(p, 'maxCount', 1)}: spec.nodePools[{i}].maxCount: {p['maxCount']} is below "
                 f"count ({p['count']}): the autoscaler's maximum is at least the nodes the pool has"
             )
-        if p["vmClass"] not in classes:
+        instance = _instance_type(p, f"{source}:{line_of(p, 'instanceType', 1)}: spec.nodePools[{i}]", problems)
+        if instance is not None:
+            classes.setdefault(instance.vm_class, *instance_classes((instance,)))
+        elif "vmClass" in p and p["vmClass"] not in classes:
             problems.append(
                 f"{source}:{line_of(p, 'vmClass', 1)}: spec.nodePools[{i}].vmClass: unknown VM class {p['vmClass']!r}"
             )
+        given = _allocatable(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty)
         pools.append(
             NodePool(
-                vm_class=p["vmClass"],
+                vm_class=instance.vm_class if instance is not None else str(p.get("vmClass") or ""),
                 count=p["count"],
                 name=str(p.get("name") or f"pool-{i}"),
                 cluster=str(p.get("cluster") or ""),
                 role=p.get("role", "worker"),
-                labels=tuple(sorted((p.get("labels") or {}).items())),
+                labels=tuple(
+                    sorted({**dict(instance.labels if instance is not None else ()), **(p.get("labels") or {})}.items())
+                ),
                 location=Location(source, line_of(p, default=1)),
                 taints=tuple(Taint(t["key"], str(t.get("value") or ""), t["effect"]) for t in p.get("taints") or ()),
-                allocatable=_allocatable(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
-                extended=_extended(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
+                allocatable=given if given is not None or instance is None else instance.allocatable,
+                extended=_extended(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty)
+                if given is not None or instance is None
+                else instance.extended,
                 system_pods=_system_pods(p.get("systemPods") or {}, f"spec.nodePools[{i}].systemPods", qty),
                 kubelet_version=str(p.get("kubeletVersion") or ""),
                 reserved_pods=tuple(
@@ -482,6 +491,21 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     if problems:
         raise PlatformError(problems)
     return platform
+
+
+def _instance_type(p: Mapping[str, Any], where: str, problems: list[str]) -> NodePool | None:
+    """The pool of one node of the ``instanceType`` a profile's pool names (its class, allocatable,
+    GPUs and labels: :mod:`podfit.cloud`), or None when it names none or one podfit does not know."""
+    from .cloud import CloudError, instance_pool, lookup, split_instance_ref
+
+    if "instanceType" not in p:
+        return None
+    try:
+        service, name = split_instance_ref(str(p["instanceType"]))
+        return instance_pool(lookup(service, name), 1, service=service)
+    except CloudError as e:
+        problems.append(f"{where}.instanceType: {e}")
+        return None
 
 
 # What one host or node can have, beyond any machine built: a node's figures past them are mistakes.
