@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .cloud import instance_classes
+from .cloud import instance_classes, instance_types
 from .model import Location
 from .paths import load_schema
 from .quantity import QuantityError, parse_cpu, parse_memory
@@ -241,11 +241,14 @@ def sizing_classes(platform: Platform, pools: Sequence[NodePool]) -> tuple[VMCla
     On vSphere with Tanzu (runtime tkg or vsphere-pods) every class of the catalogue, built-in and
     declared. Elsewhere (kubernetes: a managed or self-run cluster; bare-metal) the built-in vSphere
     with Tanzu classes cannot be provisioned: only the classes the profile declares
-    (``spec.vmClasses``) and those the pools already use. Every class stays in
+    (``spec.vmClasses``) and those the pools already use; the same when every pool is of a cloud
+    instance type (:mod:`podfit.cloud`), whatever the runtime. Every class stays in
     ``platform.vm_classes`` for looking up a pool's size."""
-    if platform.runtime in VSPHERE_RUNTIMES:
-        return platform.vm_classes
     used = {p.vm_class for p in pools}
+    # a cluster of cloud instances alone (eksctl, Karpenter, --nodes) is given no vSphere class
+    cloud = bool(used) and used <= instance_types().keys()
+    if platform.runtime in VSPHERE_RUNTIMES and not cloud:
+        return platform.vm_classes
     return tuple(c for c in platform.vm_classes if not c.builtin or c.name in used)
 
 

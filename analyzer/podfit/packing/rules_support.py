@@ -34,7 +34,10 @@ __all__ = [
     "with_standby",
 ]
 
-MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
+MISSING_POOLS = (
+    "node pools (platform nodePools, --nodes, a TanzuKubernetesCluster, a Cluster API Cluster with topology, "
+    "an eksctl ClusterConfig or a Karpenter NodePool)"
+)
 
 
 @dataclass(frozen=True)
