@@ -1,0 +1,255 @@
+"""Cloud node pools: the instance table, each service's allocatable, --nodes, a profile's
+instanceType, eksctl ClusterConfig and Karpenter NodePool readers, and hostile shapes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from podfit import cloud
+from podfit.cli import main
+from podfit.clusters import node_pools_from_objects
+from podfit.loader import InputFile, load
+from podfit.platform import MAX_NODES, PlatformError, parse_platform
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "testdata" / "cloud"
+EMPTY_CONFIG = ROOT / "tests" / "data" / "empty-config.yaml"
+MiB, GiB = 2**20, 2**30
+
+
+def run(*args: str) -> tuple[int, dict]:
+    res = CliRunner().invoke(
+        main, ["check", "--format", "json", "--config", str(EMPTY_CONFIG), "--engine", "embedded", *args]
+    )
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    return res.exit_code, (json.loads(res.stdout) if res.exit_code in (0, 1) else {"output": res.output})
+
+
+def findings(report: dict, rule: str) -> list[dict]:
+    return [f for f in report["findings"] if f["rule"] == rule]
+
+
+def pools_of(text: str):
+    return node_pools_from_objects(load([InputFile("c.yaml", text.encode())]).objects)
+
+
+# ------------------------------------------------------------------------------ the table ---
+
+
+def test_every_row_has_a_known_source_and_a_sane_shape():
+    raw = json.loads((ROOT / "analyzer" / "podfit" / "data" / "instances.json").read_text())
+    names = [r["name"] for r in raw["instanceTypes"]]
+    assert len(names) == len(set(names))
+    for r in raw["instanceTypes"]:
+        assert r["source"] in raw["sources"], r["name"]
+        assert r["vcpus"] >= 1 and r["memoryMiB"] >= 512 and r["gpus"] >= 0
+        assert r["provider"] in cloud.PROVIDERS.values()
+        if r["provider"] == "aws":
+            assert r["enis"] >= 2 and r["ipv4PerEni"] >= 2
+    # every source is described in the docs
+    doc = (ROOT / "docs" / "platform.md").read_text()
+    for key in raw["sources"]:
+        assert key in doc
+
+
+def test_eks_max_pods_matches_the_eni_formula_and_the_ami_file():
+    # values of the EKS AMI's eni-max-pods.txt for these types
+    expected = {"m5.large": 29, "m5.xlarge": 58, "m5.4xlarge": 234, "t3.medium": 17, "g5.48xlarge": 345}
+    for name, pods in expected.items():
+        assert cloud.eks_max_pods(cloud.lookup("eks", name)) == pods
+
+
+def test_eks_allocatable_uses_the_ami_reservation():
+    t = cloud.lookup("eks", "m5.large")
+    cpu, memory, pods = cloud.eks_allocatable(t)
+    assert cpu == 2000 - 60 - 10  # 6% of the first core, 1% of the second
+    assert memory == 8 * GiB - (11 * 29 + 255) * MiB - 100 * MiB
+    assert pods == 29
+    # maxPodsPerNode lowers the memory kept back with the pods
+    assert cloud.eks_allocatable(t, 10)[1] - memory == 11 * 19 * MiB
+
+
+def test_gke_e2_standard_4_allocatable_is_3920m():
+    cpu, memory, pods = cloud.gke_allocatable(cloud.lookup("gke", "e2-standard-4"))
+    assert cpu == 3920
+    # 25% of 4 GiB + 20% of 4 GiB + 10% of 8 GiB, and 100 MiB eviction
+    assert memory == 16 * GiB - -(-(4 * 25 + 4 * 20 + 8 * 10) * GiB // 100) - 100 * MiB
+    assert pods == 110
+
+
+def test_gke_cpu_tier_above_four_cores_rounds_the_reservation_up():
+    # 5 cores: 60 + 10 + 10 + 2.5 → 82.5m kept back, never less
+    t = cloud.InstanceType("gce", "x", 5, 20 * 1024)
+    assert cloud.gke_allocatable(t)[0] == 5000 - 83
+
+
+@pytest.mark.parametrize("cores,reserved", [(1, 60), (2, 100), (4, 140), (8, 180), (16, 260), (32, 420), (64, 740)])
+def test_aks_cpu_reservation_meets_every_point_of_the_aks_table(cores, reserved):
+    assert cloud.aks_cpu_reserved(cores) == reserved
+
+
+def test_aks_memory_is_the_lesser_of_the_per_pod_rate_and_a_quarter():
+    big = cloud.lookup("aks", "Standard_D8s_v5")  # 32 GiB: 20 × 250 + 50 MiB < 8 GiB
+    assert cloud.aks_allocatable(big)[1] == 32 * GiB - (20 * 250 + 50) * MiB - 100 * MiB
+    small = cloud.InstanceType("azure", "x", 2, 4096)  # 4 GiB: a quarter is less
+    assert cloud.aks_allocatable(small)[1] == 4 * GiB - GiB - 100 * MiB
+
+
+def test_unknown_type_names_the_nearest_known():
+    with pytest.raises(cloud.CloudError, match=r"nearest known: e2-standard-4"):
+        cloud.lookup("gke", "e2-standrad-4")
+    with pytest.raises(cloud.CloudError, match="unknown provider"):
+        cloud.lookup("ec2", "m5.large")
+    with pytest.raises(cloud.CloudError, match="unknown eks instance type"):  # a GCE type on EKS
+        cloud.lookup("eks", "e2-standard-4")
+
+
+# ------------------------------------------------------------------------------- --nodes ---
+
+
+def test_gke_nodes_flag_3950m_guaranteed_pod_does_not_fit():
+    code, report = run(str(DATA / "guaranteed-3950m.yaml"), "--nodes", "gke:e2-standard-4=3")
+    assert code == 1
+    [f] = findings(report, "PF303")
+    assert f["severity"] == "error" and "3920m" in f["message"]
+    code, report = run(str(DATA / "guaranteed-3950m.yaml"), "--nodes", "gke:e2-standard-8=3")
+    assert not findings(report, "PF303") and not findings(report, "PF601")
+
+
+def test_profile_instance_type_is_the_same_pool_as_nodes(tmp_path):
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nmetadata: {name: gke}\n"
+        "spec:\n  runtime: kubernetes\n  nodePools:\n    - {name: general, instanceType: gke:e2-standard-4, count: 3}\n"
+    )
+    platform = parse_platform(profile.read_text(), str(profile))
+    [pool] = platform.node_pools
+    assert pool.vm_class == "e2-standard-4" and pool.allocatable == cloud.gke_allocatable(
+        cloud.lookup("gke", "e2-standard-4")
+    )
+    _, report = run(str(DATA / "guaranteed-3950m.yaml"), "--platform", str(profile))
+    assert [f["severity"] for f in findings(report, "PF303")] == ["error"]
+
+
+def test_profile_unknown_instance_type_is_a_usage_error():
+    text = (
+        "apiVersion: podfit.io/v1alpha1\nkind: Platform\nspec:\n  runtime: kubernetes\n"
+        "  nodePools:\n    - {instanceType: eks:m5.lrage, count: 2}\n"
+    )
+    with pytest.raises(PlatformError, match=r"p.yaml:6: spec.nodePools\[0\].instanceType: .*nearest known: m5.large"):
+        parse_platform(text, "p.yaml")
+
+
+@pytest.mark.parametrize(
+    "value,says",
+    [
+        ("gke:e2-standrad-4=3", "nearest known: e2-standard-4"),
+        ("eks:m5.large=0", "at least 1"),
+        ("eks:m5.large=" + "9" * 5000, "at most 5,000"),
+        ("m5.large=2", "PROVIDER:TYPE"),
+        ("gke:e2-standard-4", "PROVIDER:TYPE=COUNT"),
+    ],
+)
+def test_bad_nodes_values_are_usage_errors(value, says):
+    for command in ("check", "pack", "fix"):
+        res = CliRunner().invoke(main, [command, str(DATA / "guaranteed-3950m.yaml"), "--nodes", value])
+        assert res.exit_code == 2, (command, res.output)
+        assert says in res.output and "Traceback" not in res.output
+
+
+def test_pack_counts_pods_per_node_from_nodes(tmp_path):
+    res = CliRunner().invoke(main, ["pack", str(DATA / "small-pods.yaml"), "--nodes", "eks:m5.large=2"])
+    assert res.exit_code == 1, res.output  # 60 pods, 2 × (29 − 2 DaemonSet pods) slots
+    res = CliRunner().invoke(main, ["pack", str(DATA / "small-pods.yaml"), "--nodes", "eks:m5.large=3"])
+    assert res.exit_code == 0, res.output  # 81 slots
+
+
+# ------------------------------------------------------------------- cluster manifests ---
+
+
+def test_eksctl_two_m5_large_hold_54_small_pods_not_60(tmp_path):
+    for name in ("eksctl-cluster.yaml", "small-pods.yaml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    code, report = run(str(tmp_path))
+    assert code == 1
+    [f] = findings(report, "PF601")
+    assert f["severity"] == "error" and "54 pods available" in f["message"]
+    # 54 of them fit: no finding
+    (tmp_path / "small-pods.yaml").write_text(
+        (DATA / "small-pods.yaml").read_text().replace("replicas: 60", "replicas: 54")
+    )
+    _, report = run(str(tmp_path))
+    assert not findings(report, "PF601")
+
+
+def test_eksctl_node_groups_read_as_pools():
+    [managed, spot, default] = pools_of((ROOT / "testdata" / "PF913" / "pass_known_types.yaml").read_text())[:3]
+    assert (managed.vm_class, managed.count, managed.max_count, managed.allocatable[2]) == ("t3.medium", 3, None, 17)
+    assert (spot.vm_class, spot.count, spot.max_count, spot.scales_from_zero) == ("m6i.xlarge", 0, 4, True)
+    assert (default.vm_class, default.count) == ("m5.large", 2)  # eksctl's defaults
+    [labelled] = pools_of(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\nmanagedNodeGroups:\n"
+        "  - name: gpu\n    instanceType: g5.xlarge\n    desiredCapacity: 1\n    maxPodsPerNode: 20\n"
+        "    labels: {role: gpu}\n    taints: [{key: nvidia.com/gpu, value: 'true', effect: NoSchedule}]\n"
+    )
+    assert labelled.allocatable[2] == 20 and dict(labelled.extended) == {"nvidia.com/gpu": 1}
+    assert ("role", "gpu") in labelled.labels and labelled.taints[0].effect == "NoSchedule"
+
+
+def test_karpenter_limit_below_the_hpa_ceiling_is_pf606(tmp_path):
+    for name in ("karpenter-nodepool.yaml", "hpa-24.yaml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    _, report = run(str(tmp_path))
+    [f] = findings(report, "PF606")
+    assert f["severity"] == "warning" and "24 replicas" in f["message"]
+    # at 32 CPUs the pool holds the 24 one-CPU pods
+    np = tmp_path / "karpenter-nodepool.yaml"
+    np.write_text(np.read_text().replace('cpu: "16"', 'cpu: "32"'))
+    _, report = run(str(tmp_path))
+    assert not findings(report, "PF606")
+
+
+def test_karpenter_pool_takes_the_largest_type_within_its_limits():
+    [pool] = pools_of((DATA / "karpenter-nodepool.yaml").read_text())
+    t = cloud.instance_types()[pool.vm_class]
+    assert t.category == "m" and t.vcpus == 16 and int(t.family[1:].rstrip("gi")) > 5
+    assert (pool.count, pool.max_count) == (0, 1)
+
+
+# ------------------------------------------------------------------------ hostile shapes ---
+
+
+@pytest.mark.parametrize("limit", ["1e30", '"1e30"', '"999999999999999999999999999999Ei"', "-5", "{a: b}"])
+def test_karpenter_huge_or_odd_limit_is_bounded(limit):
+    text = (DATA / "karpenter-nodepool.yaml").read_text().replace('cpu: "16"', f"cpu: {limit}")
+    pools = pools_of(text)
+    assert all((p.max_count or 0) <= MAX_NODES for p in pools)
+
+
+def test_karpenter_huge_limit_check_is_fast_and_bounded(tmp_path):
+    (tmp_path / "np.yaml").write_text((DATA / "karpenter-nodepool.yaml").read_text().replace('cpu: "16"', "cpu: 1e30"))
+    shutil.copy(DATA / "hpa-24.yaml", tmp_path / "hpa.yaml")
+    code, report = run(str(tmp_path))
+    assert code in (0, 1) and not findings(report, "PF606")  # 5,000 nodes hold them
+
+
+def test_unknown_eksctl_type_is_pf913_not_a_traceback(tmp_path):
+    (tmp_path / "c.yaml").write_text((DATA / "eksctl-cluster.yaml").read_text().replace("m5.large", "m5.lrage"))
+    code, report = run(str(tmp_path))
+    [f] = findings(report, "PF913")
+    assert "nearest known: m5.large" in f["message"] and f["severity"] == "info"
+
+
+@pytest.mark.parametrize("field,value", [("coresPerSocket", 10**5), ("coresPerSocket", 10**12), ("sockets", 10**6)])
+def test_host_of_absurd_size_is_a_usage_error(tmp_path, field, value):
+    host = {"name": "esx", "count": 4, "sockets": 2, "coresPerSocket": 16, "baseMHz": 2300, "memory": "512Gi"}
+    host[field] = value
+    profile = tmp_path / "p.yaml"
+    profile.write_text(json.dumps({"apiVersion": "podfit.io/v1alpha1", "kind": "Platform", "spec": {"hosts": [host]}}))
+    res = CliRunner().invoke(main, ["check", str(DATA / "guaranteed-3950m.yaml"), "--platform", str(profile)])
+    assert res.exit_code == 2 and f"{field}: expected at most" in res.output
