@@ -253,3 +253,14 @@ def test_host_of_absurd_size_is_a_usage_error(tmp_path, field, value):
     profile.write_text(json.dumps({"apiVersion": "podfit.io/v1alpha1", "kind": "Platform", "spec": {"hosts": [host]}}))
     res = CliRunner().invoke(main, ["check", str(DATA / "guaranteed-3950m.yaml"), "--platform", str(profile)])
     assert res.exit_code == 2 and f"{field}: expected at most" in res.output
+
+
+def test_eksctl_cluster_is_right_sized_among_instance_types_not_vsphere_classes(tmp_path):
+    for name in ("eksctl-cluster.yaml", "small-pods.yaml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    _, report = run(str(tmp_path))
+    sized = findings(report, "PF604")
+    assert sized and all(
+        c["vm_class"] in cloud.instance_types() for f in sized for c in f["details"].get("candidates", ())
+    )
+    assert all("best-effort" not in f["message"] and "guaranteed-" not in f["message"] for f in sized)

@@ -241,12 +241,13 @@ def sizing_classes(platform: Platform, pools: Sequence[NodePool]) -> tuple[VMCla
     On vSphere with Tanzu (runtime tkg or vsphere-pods) every class of the catalogue, built-in and
     declared. Elsewhere (kubernetes: a managed or self-run cluster; bare-metal) the built-in vSphere
     with Tanzu classes cannot be provisioned: only the classes the profile declares
-    (``spec.vmClasses``) and those the pools already use; the same when every pool is of a cloud
-    instance type (:mod:`podfit.cloud`), whatever the runtime. Every class stays in
+    (``spec.vmClasses``) and those the pools already use; the same under the built-in profile when every
+    pool is of a cloud instance type (:mod:`podfit.cloud`). Every class stays in
     ``platform.vm_classes`` for looking up a pool's size."""
     used = {p.vm_class for p in pools}
-    # a cluster of cloud instances alone (eksctl, Karpenter, --nodes) is given no vSphere class
-    cloud = bool(used) and used <= instance_types().keys()
+    # a cluster of cloud instances alone (eksctl, Karpenter) under the built-in profile is given no
+    # vSphere class (a profile of runtime tkg that declares classes keeps them all)
+    cloud = platform.is_default and bool(used) and used <= instance_types().keys()
     if platform.runtime in VSPHERE_RUNTIMES and not cloud:
         return platform.vm_classes
     return tuple(c for c in platform.vm_classes if not c.builtin or c.name in used)
