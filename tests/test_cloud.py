@@ -264,3 +264,23 @@ def test_eksctl_cluster_is_right_sized_among_instance_types_not_vsphere_classes(
         c["vm_class"] in cloud.instance_types() for f in sized for c in f["details"].get("candidates", ())
     )
     assert all("best-effort" not in f["message"] and "guaranteed-" not in f["message"] for f in sized)
+
+
+def test_standalone_machine_deployment_with_an_aws_template_is_a_pool(tmp_path):
+    for name in ("capi-aws-md.yaml", "six-cpu-pod.yaml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    code, report = run(str(tmp_path))
+    [f] = findings(report, "PF303")
+    assert code == 1 and f["severity"] == "error" and "m5.xlarge" in f["message"]
+    [pool] = pools_of((DATA / "capi-aws-md.yaml").read_text())
+    assert (pool.vm_class, pool.count, pool.cluster) == ("m5.xlarge", 3, "shop")
+    assert pool.allocatable == cloud.kubeadm_allocatable(cloud.lookup("eks", "m5.xlarge"))
+    # a 3-CPU pod fits a 4-vCPU node
+    (tmp_path / "six-cpu-pod.yaml").write_text((DATA / "six-cpu-pod.yaml").read_text().replace('cpu: "6"', 'cpu: "3"'))
+    _, report = run(str(tmp_path))
+    assert not findings(report, "PF303")
+
+
+def test_machine_deployment_without_its_template_declares_no_pool():
+    text = (DATA / "capi-aws-md.yaml").read_text().split("---\napiVersion: infrastructure")[0]
+    assert pools_of(text) == []

@@ -43,6 +43,7 @@ __all__ = [
     "gke_allocatable",
     "aks_allocatable",
     "allocatable",
+    "kubeadm_allocatable",
     "instance_pool",
     "instance_classes",
     "parse_nodes",
@@ -57,6 +58,7 @@ PROVIDERS = {"eks": "aws", "gke": "gce", "aks": "azure"}
 EVICTION = 100 * MiB  # every service's default memory.available hard eviction threshold
 GKE_MAX_PODS = 110
 AKS_MAX_PODS = 250
+KUBELET_MAX_PODS = 110  # the kubelet's own default maxPods
 GPU = "nvidia.com/gpu"
 
 
@@ -190,9 +192,17 @@ def aks_allocatable(t: InstanceType, max_pods: int | None = None) -> tuple[int, 
     return max(cpu, 0), max(t.memory_bytes - reserved - EVICTION, 0), pods
 
 
+def kubeadm_allocatable(t: InstanceType, max_pods: int | None = None) -> tuple[int, int, int]:
+    """A node the kubelet runs with its own defaults (Cluster API's kubeadm bootstrap): nothing
+    reserved, the 100 MiB hard eviction threshold, 110 pods."""
+    return t.vcpus * 1000, max(t.memory_bytes - EVICTION, 0), KUBELET_MAX_PODS if max_pods is None else max_pods
+
+
 def allocatable(service: str, t: InstanceType, max_pods: int | None = None) -> tuple[int, int, int]:
-    """What the kubelet offers pods on one node of type ``t`` under ``service``."""
-    return {"eks": eks_allocatable, "gke": gke_allocatable, "aks": aks_allocatable}[service](t, max_pods)
+    """What the kubelet offers pods on one node of type ``t`` under ``service`` (eks, gke, aks, or
+    kubeadm: a self-managed cluster's kubelet defaults)."""
+    table = {"eks": eks_allocatable, "gke": gke_allocatable, "aks": aks_allocatable, "kubeadm": kubeadm_allocatable}
+    return table[service](t, max_pods)
 
 
 def service_of(t: InstanceType) -> str:

@@ -79,9 +79,15 @@ def cluster_objects(objects: Iterable[K8sObject]) -> list[K8sObject]:
     ]
 
 
+def is_machine_deployment(obj: K8sObject) -> bool:
+    """A Cluster API MachineDeployment of its own (outside a ClusterClass topology)."""
+    return obj.kind == "MachineDeployment" and obj.ref.api_version.startswith("cluster.x-k8s.io/")
+
+
 def pool_objects(objects: Iterable[K8sObject]) -> list[K8sObject]:
-    """Objects that add node pools to the cluster holding them without declaring one (Karpenter)."""
-    return [o for o in objects if is_karpenter(o)]
+    """Objects that add node pools without declaring a cluster: Karpenter NodePools (to the cluster
+    holding them), Cluster API MachineDeployments (to their ``spec.clusterName``)."""
+    return [o for o in objects if is_karpenter(o) or is_machine_deployment(o)]
 
 
 def is_critical(obj: K8sObject) -> bool:
@@ -238,12 +244,15 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
     return pools
 
 
-def node_pools_from_objects(objects: Iterable[K8sObject]) -> list[NodePool]:
+def node_pools_from_objects(objects: Iterable[K8sObject], context: Iterable[K8sObject] = ()) -> list[NodePool]:
     """The node pools each cluster manifest declares: at most MAX_NODES of one manifest, as a
     cluster holds no more nodes (PF902 reports a TanzuKubernetesCluster with more pools). Packing's
-    work grows with the square of the pools, so a manifest of 20,000 one-node pools ran for minutes."""
+    work grows with the square of the pools, so a manifest of 20,000 one-node pools ran for minutes.
+    ``context``: the other objects of the run, where a MachineDeployment's machine template is
+    looked up (``objects`` themselves too)."""
     pools: list[NodePool] = []
     objects = list(objects)
+    templates = machine_templates(objects + list(context))
     for obj in cluster_objects(objects) + pool_objects(objects):
         if obj.kind == TKC_KIND:
             found = _tkc_pools(obj)
@@ -251,6 +260,8 @@ def node_pools_from_objects(objects: Iterable[K8sObject]) -> list[NodePool]:
             found = eksctl_pools(obj)
         elif is_karpenter(obj):
             found = karpenter_pools(obj)
+        elif is_machine_deployment(obj):
+            found = machine_deployment_pools(obj, templates)
         else:
             found = _capi_pools(obj)
         pools.extend(found[:MAX_NODES])
@@ -263,7 +274,7 @@ def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | st
     a capacity choice), or why the class cannot be changed for this pool alone."""
     topo = _m(_m(obj.raw.get("spec")).get("topology"))
     base: Path = ("spec", "topology")
-    if is_eksctl(obj) or is_karpenter(obj):
+    if is_eksctl(obj) or is_karpenter(obj) or is_machine_deployment(obj):
         return f"{obj.ref} names instance types, not VM classes: podfit fix does not change them"
     if pool_name == f"{obj.ref.name}-control-plane":
         cp = _m(topo.get("controlPlane"))
@@ -427,7 +438,64 @@ def _eksctl_type(ng: Mapping[str, Any]) -> InstanceType | None:
     return t if t is not None and t.provider == "aws" else None
 
 
-def unknown_types(obj: K8sObject) -> list[tuple[Path, str]]:
+Templates = Mapping[tuple[str, str, str], K8sObject]
+
+
+def machine_templates(objects: Iterable[K8sObject]) -> dict[tuple[str, str, str], K8sObject]:
+    """Cluster API AWS machine templates by (kind, namespace, name)."""
+    return {
+        (o.kind, o.ref.namespace, o.ref.name): o
+        for o in objects
+        if o.kind == "AWSMachineTemplate" and o.ref.api_version.startswith("infrastructure.cluster.x-k8s.io/")
+    }
+
+
+def _md_template(obj: K8sObject, templates: Templates) -> tuple[K8sObject | None, str]:
+    """The machine template a MachineDeployment's infrastructureRef names (None: not among the
+    inputs, or of a kind not read) and the instance type it gives ("" when none)."""
+    ref = _m(_m(_m(_m(obj.raw.get("spec")).get("template")).get("spec")).get("infrastructureRef"))
+    found = templates.get((str(ref.get("kind")), str(ref.get("namespace") or obj.ref.namespace), str(ref.get("name"))))
+    if found is None:
+        return None, ""
+    name = _m(_m(_m(found.raw.get("spec")).get("template")).get("spec")).get("instanceType")
+    return found, str(name or "")
+
+
+def machine_deployment_pools(obj: K8sObject, templates: Templates) -> list[NodePool]:
+    """A standalone MachineDeployment whose AWSMachineTemplate names a known EC2 type: a pool of
+    ``spec.replicas`` nodes (else the autoscaler's min-size, else 1) of that type, of cluster
+    ``spec.clusterName``, with the autoscaler annotations' maximum. Its nodes are kubeadm's, not an
+    EKS AMI's: allocatable is the type less the kubelet's default eviction threshold, 110 pods
+    (:func:`podfit.cloud.kubeadm_allocatable`). Labels: those of the Machine template that Cluster
+    API copies to the Node; taints from the template are not read (they live in the bootstrap
+    config)."""
+    _, name = _md_template(obj, templates)
+    t = instance_types().get(name)
+    if t is None or t.provider != "aws":
+        return []
+    spec = _m(obj.raw.get("spec"))
+    meta = _m(obj.raw.get("metadata"))
+    annotations = _m(meta.get("annotations"))
+    most, least = _size(annotations, AUTOSCALER_MAX), _size(annotations, AUTOSCALER_MIN)
+    if most is None or least is None:
+        most = least = None
+    tmeta = _m(_m(spec.get("template")).get("metadata"))
+    labels = {k: v for k, v in _labels(tmeta.get("labels")) if _synced_to_node(k)}
+    return [
+        instance_pool(
+            t,
+            _count(spec.get("replicas"), 1 if least is None else least),
+            service="kubeadm",
+            name=obj.ref.name,
+            cluster=str(spec.get("clusterName") or ""),
+            labels=tuple(sorted(labels.items())),
+            location=obj.location_at(("spec",)),
+            max_count=most,
+        )
+    ]
+
+
+def unknown_types(obj: K8sObject, context: Iterable[K8sObject] = ()) -> list[tuple[Path, str]]:
     """Where an eksctl ClusterConfig or a Karpenter NodePool names node pools podfit cannot size,
     and why: an instance type it does not know (with the nearest known ones), requirements no known
     type satisfies."""
@@ -442,6 +510,10 @@ def unknown_types(obj: K8sObject) -> list[tuple[Path, str]]:
                     )
                     name = str(ng.get("instanceType") or (names[0] if names else ""))
                     out.append(((group, i), _unknown_type(name) or f"unknown eks instance type {name[:80]!r}"))
+    elif is_machine_deployment(obj):
+        template, name = _md_template(obj, machine_templates(context))
+        if template is not None and _unknown_type(name) is not None:
+            out.append((("spec", "template", "spec", "infrastructureRef"), f"{template.ref}: {_unknown_type(name)}"))
     elif is_karpenter(obj) and not _karpenter_types(obj)[0]:
         out.append(
             (

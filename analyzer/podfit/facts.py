@@ -793,7 +793,7 @@ def _cluster_scopes(
     for o in manifests + pool_objects(objects):
         if id(o) not in unique_ids:
             continue
-        for p in node_pools_from_objects((o,)):
+        for p in node_pools_from_objects((o,), objects):
             manifest_pools.append(p)
             pools_of[index.get(p.cluster, scope_of[id(o)])].append(p)
     from_platform: list[list[NodePool]] = [[] for _ in drafts]

@@ -1,6 +1,7 @@
 """## What it does
-A node pool that an eksctl `ClusterConfig` or a Karpenter `NodePool` declares names an instance type
-podfit does not know, or requirements that no instance type it knows satisfies.
+A node pool that an eksctl `ClusterConfig`, a Karpenter `NodePool` or a Cluster API
+`MachineDeployment` (through its `AWSMachineTemplate`) declares names an instance type podfit does
+not know, or requirements that no instance type it knows satisfies.
 
 ## Why it matters
 podfit sizes a cloud node pool from its instance type: vCPUs, memory, GPUs and the pods the
@@ -27,15 +28,15 @@ size. docs/platform.md lists the known types and their sources.
 Amazon EC2, Google Compute Engine and Azure instance type specifications (docs/platform.md).
 
 ## Implementation
-:func:`podfit.clusters.unknown_types` over every eksctl.io ClusterConfig and karpenter.sh NodePool
-among the unique objects; the table is :mod:`podfit.cloud`'s.
+:func:`podfit.clusters.unknown_types` over every eksctl.io ClusterConfig, karpenter.sh NodePool and
+cluster.x-k8s.io MachineDeployment among the unique objects; the table is :mod:`podfit.cloud`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..clusters import is_eksctl, is_karpenter, unknown_types
+from ..clusters import is_eksctl, is_karpenter, is_machine_deployment, unknown_types
 from ..findings import Finding
 from ..options import Option
 from ..rule_context import RuleContext
@@ -51,9 +52,9 @@ OPTIONS: tuple[Option, ...] = ()
 
 def check(ctx: RuleContext) -> Iterator[Finding]:
     for obj in ctx.facts.unique_objects:
-        if not (is_eksctl(obj) or is_karpenter(obj)):
+        if not (is_eksctl(obj) or is_karpenter(obj) or is_machine_deployment(obj)):
             continue
-        for path, why in unknown_types(obj):
+        for path, why in unknown_types(obj, ctx.facts.unique_objects):
             yield Finding(
                 ID,
                 f"{why}: this node pool is left out, so whether the workloads fit it is not checked",
