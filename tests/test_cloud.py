@@ -284,3 +284,33 @@ def test_standalone_machine_deployment_with_an_aws_template_is_a_pool(tmp_path):
 def test_machine_deployment_without_its_template_declares_no_pool():
     text = (DATA / "capi-aws-md.yaml").read_text().split("---\napiVersion: infrastructure")[0]
     assert pools_of(text) == []
+
+
+def test_karpenter_generation_and_single_value_requirements():
+    text = (
+        (DATA / "karpenter-nodepool.yaml")
+        .read_text()
+        .replace(
+            "- {key: kubernetes.io/arch, operator: In, values: [amd64]}",
+            "- {key: kubernetes.io/arch, operator: In, values: [amd64]}\n"
+            "        - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}",
+        )
+        .replace('values: ["5"]', 'values: ["6"]')
+    )
+    [pool] = pools_of(text)
+    assert cloud.instance_types()[pool.vm_class].family.startswith("m7")
+    assert ("karpenter.sh/capacity-type", "spot") in pool.labels
+
+
+def test_karpenter_requirement_of_many_values_is_read_once():
+    values = ", ".join(f"x{i}" for i in range(200_000))
+    text = (
+        (DATA / "karpenter-nodepool.yaml")
+        .read_text()
+        .replace(
+            "values: [m]}",
+            f"values: [m]}}\n        - {{key: karpenter.k8s.aws/instance-family, operator: NotIn, values: [{values}]}}",
+        )
+    )
+    [pool] = pools_of(text)
+    assert pool.vm_class.startswith("m")

@@ -534,31 +534,42 @@ _KARPENTER_KEYS = {
     "karpenter.k8s.aws/instance-cpu": lambda t: str(t.vcpus),
     "karpenter.k8s.aws/instance-memory": lambda t: str(t.memory_mib),
     "karpenter.k8s.aws/instance-gpu-count": lambda t: str(t.gpus),
+    "karpenter.k8s.aws/instance-generation": lambda t: t.family[len(t.category) :].rstrip("abcdefghijklmnopqrstuvwxyz"),
     "kubernetes.io/arch": lambda t: t.arch,
 }
 
 
-def _satisfies(t: InstanceType, req: Mapping[str, Any]) -> bool:
-    """Whether type ``t`` meets one Karpenter requirement (keys podfit does not model: yes)."""
+_Requirement = tuple[Any, Any, frozenset[str], str]
+
+
+def _requirement(req: Mapping[str, Any]) -> _Requirement | None:
+    """One Karpenter requirement as (value of a type, operator, values, first value); None for a
+    key podfit does not model (taken as met). Its values are read once, however many."""
     get = _KARPENTER_KEYS.get(str(req.get("key")))
     if get is None:
-        return True
-    have, op = get(t), req.get("operator")
+        return None
     values = [str(v) for v in _seq(req.get("values"))]
+    return get, req.get("operator"), frozenset(values), values[0] if values else ""
+
+
+def _satisfies(t: InstanceType, req: _Requirement) -> bool:
+    """Whether type ``t`` meets one Karpenter requirement."""
+    get, op, values, first = req
+    have = get(t)
     if op == "In":
         return have in values
     if op == "NotIn":
         return have not in values
     if op == "DoesNotExist":
         return False
-    if op in ("Gt", "Lt") and values and values[0].isdigit() and have.isdigit() and len(values[0]) < 19:
-        return int(have) > int(values[0]) if op == "Gt" else int(have) < int(values[0])
+    if op in ("Gt", "Lt") and first.isdigit() and first.isascii() and have.isdigit() and len(first) < 19:
+        return int(have) > int(first) if op == "Gt" else int(have) < int(first)
     return True
 
 
 def _karpenter_types(obj: K8sObject) -> tuple[list[InstanceType], Any]:
     tmpl = _m(_m(_m(obj.raw.get("spec")).get("template")).get("spec"))
-    reqs = [_m(r) for r in _seq(tmpl.get("requirements"))]
+    reqs = [r for r in (_requirement(_m(x)) for x in _seq(tmpl.get("requirements"))) if r is not None]
     types = [t for t in instance_types().values() if t.provider == "aws" and all(_satisfies(t, r) for r in reqs)]
     return types, tmpl
 
@@ -595,6 +606,11 @@ def karpenter_pools(obj: K8sObject) -> list[NodePool]:
     meta = _m(_m(_m(obj.raw.get("spec")).get("template")).get("metadata"))
     labels = dict(_labels(meta.get("labels")))
     labels.setdefault("karpenter.sh/nodepool", obj.ref.name)
+    # a requirement of one value is a label every node of the pool carries (capacity type, zone, …)
+    for req in (_m(r) for r in _seq(tmpl.get("requirements"))):
+        values = _seq(req.get("values"))
+        if req.get("operator") == "In" and len(values) == 1 and isinstance(req.get("key"), str):
+            labels.setdefault(req["key"], str(values[0]))
     return [
         instance_pool(
             t,
