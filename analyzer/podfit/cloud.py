@@ -1,4 +1,5 @@
 """Cloud instance types and what each managed Kubernetes service lets pods use on them. Pure.
+Node pools of these types are :func:`podfit.platform.instance_pool`'s.
 
 The table (``data/instances.json``, one row per instance type, each naming its source; docs/platform.md
 lists the sources and the formulas) gives vCPUs, memory (MiB), GPUs, architecture and, for EC2,
@@ -26,8 +27,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -44,10 +44,7 @@ __all__ = [
     "aks_allocatable",
     "allocatable",
     "kubeadm_allocatable",
-    "instance_pool",
-    "instance_classes",
     "parse_nodes",
-    "with_nodes",
     "split_instance_ref",
 ]
 
@@ -209,34 +206,6 @@ def service_of(t: InstanceType) -> str:
     return next(s for s, c in PROVIDERS.items() if c == t.provider)
 
 
-def instance_pool(t: InstanceType, count: int, *, service: str | None = None, max_pods: int | None = None, **kw: Any):
-    """A :class:`~podfit.platform.NodePool` of ``count`` nodes of type ``t`` (its VM class is the
-    type's name, the node's ``node.kubernetes.io/instance-type``), with the service's allocatable,
-    its GPUs as ``nvidia.com/gpu`` and its architecture as ``kubernetes.io/arch``."""
-    from .platform import NodePool
-
-    labels = dict(kw.pop("labels", ()))
-    if t.arch != "amd64":
-        labels.setdefault("kubernetes.io/arch", t.arch)
-    return NodePool(
-        vm_class=t.name,
-        count=count,
-        labels=tuple(sorted(labels.items())),
-        allocatable=allocatable(service or service_of(t), t, max_pods),
-        extended=((GPU, t.gpus),) if t.gpus else (),
-        **kw,
-    )
-
-
-def instance_classes(pools: Sequence[Any]) -> tuple[Any, ...]:
-    """The VM classes of the instance types ``pools`` use (cloud pools name no profile class)."""
-    from .platform import VMClass
-
-    known = instance_types()
-    seen = dict.fromkeys(p.vm_class for p in pools if p.vm_class in known)
-    return tuple(VMClass(n, known[n].vcpus, known[n].memory_bytes, False, builtin=True) for n in seen)
-
-
 def split_instance_ref(text: str) -> tuple[str, str]:
     """``PROVIDER:TYPE`` → (provider, type); CloudError when it is not that."""
     service, colon, name = text.partition(":")
@@ -259,31 +228,3 @@ def parse_nodes(text: str, max_nodes: int) -> tuple[str, InstanceType, int]:
             f"{spec[:80]!r}: COUNT: at least 1 and at most {max_nodes:,} nodes, Kubernetes' nodes per cluster"
         )
     return service, t, n
-
-
-def with_nodes(platform: Any, specs: Sequence[str]) -> Any:
-    """``platform`` with the ``--nodes`` pools added; a built-in profile gives way to a managed
-    cluster of just those pools (runtime kubernetes, no vSphere hosts)."""
-    from .platform import MAX_NODES, Platform
-
-    pools = []
-    taken: set[str] = set()
-    for text in specs:
-        service, t, n = parse_nodes(text, MAX_NODES)
-        name, i = t.name, 2
-        while name in taken:
-            name, i = f"{t.name}-{i}", i + 1
-        taken.add(name)
-        pools.append(instance_pool(t, n, service=service, name=name))
-    if sum(p.count for p in pools) > MAX_NODES:
-        raise CloudError(
-            f"{sum(p.count for p in pools):,} nodes in all: at most {MAX_NODES:,}, Kubernetes' nodes per cluster"
-        )
-    if platform.is_default:
-        platform = Platform(name="--nodes", source="--nodes", is_default=False, runtime="kubernetes")
-    return replace(
-        platform,
-        vm_classes=tuple(platform.vm_classes)
-        + tuple(c for c in instance_classes(pools) if platform.vm_class(c.name) is None),
-        node_pools=tuple(platform.node_pools) + tuple(pools),
-    )

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .cloud import CloudError, InstanceType, instance_pool, instance_types, lookup
+from .cloud import CloudError, InstanceType, instance_types, lookup
 from .model import K8sObject
-from .platform import MAX_NODES, NodePool, Taint
+from .platform import MAX_NODES, NodePool, Taint, instance_pool
 from .quantity import QuantityError, parse_cpu, parse_memory
 
 __all__ = ["node_pools_from_objects", "cluster_objects", "is_critical", "pool_fields"]

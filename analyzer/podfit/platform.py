@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .cloud import instance_classes, instance_types
+from .cloud import GPU, CloudError, InstanceType, instance_types, parse_nodes, service_of
+from .cloud import allocatable as cloud_allocatable
 from .model import Location
 from .paths import load_schema
 from .quantity import QuantityError, parse_cpu, parse_memory
@@ -40,6 +41,9 @@ __all__ = [
     "parse_platform",
     "MAX_HOSTS",
     "MAX_NODES",
+    "instance_pool",
+    "instance_classes",
+    "with_nodes",
 ]
 
 GiB = 2**30
@@ -500,7 +504,7 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
 def _instance_type(p: Mapping[str, Any], where: str, problems: list[str]) -> NodePool | None:
     """The pool of one node of the ``instanceType`` a profile's pool names (its class, allocatable,
     GPUs and labels: :mod:`podfit.cloud`), or None when it names none or one podfit does not know."""
-    from .cloud import CloudError, instance_pool, lookup, split_instance_ref
+    from .cloud import lookup, split_instance_ref
 
     if "instanceType" not in p:
         return None
@@ -557,3 +561,56 @@ def parse_platform(text: str, source: str) -> Platform:
             [f"{source}:{line}: expected exactly one Platform document (kind: Platform, {PROFILE_API})"]
         )
     return platform_from_doc(docs[0].data, source)
+
+
+# ------------------------------------------------------------------------ cloud node pools ---
+
+
+def instance_pool(t: InstanceType, count: int, *, service: str | None = None, max_pods: int | None = None, **kw: Any):
+    """A :class:`~podfit.platform.NodePool` of ``count`` nodes of type ``t`` (its VM class is the
+    type's name, the node's ``node.kubernetes.io/instance-type``), with the service's allocatable,
+    its GPUs as ``nvidia.com/gpu`` and its architecture as ``kubernetes.io/arch``."""
+    labels = dict(kw.pop("labels", ()))
+    if t.arch != "amd64":
+        labels.setdefault("kubernetes.io/arch", t.arch)
+    return NodePool(
+        vm_class=t.name,
+        count=count,
+        labels=tuple(sorted(labels.items())),
+        allocatable=cloud_allocatable(service or service_of(t), t, max_pods),
+        extended=((GPU, t.gpus),) if t.gpus else (),
+        **kw,
+    )
+
+
+def instance_classes(pools: Sequence[Any]) -> tuple[Any, ...]:
+    """The VM classes of the instance types ``pools`` use (cloud pools name no profile class)."""
+    known = instance_types()
+    seen = dict.fromkeys(p.vm_class for p in pools if p.vm_class in known)
+    return tuple(VMClass(n, known[n].vcpus, known[n].memory_bytes, False, builtin=True) for n in seen)
+
+
+def with_nodes(platform: Any, specs: Sequence[str]) -> Any:
+    """``platform`` with the ``--nodes`` pools added; a built-in profile gives way to a managed
+    cluster of just those pools (runtime kubernetes, no vSphere hosts)."""
+    pools = []
+    taken: set[str] = set()
+    for text in specs:
+        service, t, n = parse_nodes(text, MAX_NODES)
+        name, i = t.name, 2
+        while name in taken:
+            name, i = f"{t.name}-{i}", i + 1
+        taken.add(name)
+        pools.append(instance_pool(t, n, service=service, name=name))
+    if sum(p.count for p in pools) > MAX_NODES:
+        raise CloudError(
+            f"{sum(p.count for p in pools):,} nodes in all: at most {MAX_NODES:,}, Kubernetes' nodes per cluster"
+        )
+    if platform.is_default:
+        platform = Platform(name="--nodes", source="--nodes", is_default=False, runtime="kubernetes")
+    return replace(
+        platform,
+        vm_classes=tuple(platform.vm_classes)
+        + tuple(c for c in instance_classes(pools) if platform.vm_class(c.name) is None),
+        node_pools=tuple(platform.node_pools) + tuple(pools),
+    )

@@ -258,7 +258,8 @@ class ManifestOptions:
         config = self.config(rule_selection=rule_selection)
         platform = load_platform(self.platform_file(config), config.limits.max_file_bytes)
         if self.nodes:
-            from ..cloud import CloudError, with_nodes
+            from ..cloud import CloudError
+            from ..platform import with_nodes
 
             try:
                 platform = with_nodes(platform, self.nodes)

@@ -937,8 +937,7 @@ def inputs_from(
     ``node_pools`` defaults to the platform's; the caller adds pools from cluster manifests or the
     command line. ``overhead`` / ``max_pods`` default to the platform's.
     """
-    from ..cloud import instance_classes
-    from ..platform import sizing_classes
+    from ..platform import instance_classes, sizing_classes
 
     workloads = tuple(workloads)
     ov = overhead or Overhead(platform.overhead_cpu, platform.overhead_memory)
