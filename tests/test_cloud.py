@@ -314,3 +314,22 @@ def test_karpenter_requirement_of_many_values_is_read_once():
     )
     [pool] = pools_of(text)
     assert pool.vm_class.startswith("m")
+
+
+def test_eksctl_cluster_of_more_nodes_than_kubernetes_allows_is_bounded():
+    groups = "".join(
+        f"  - {{name: g{i}, instanceType: m5.large, desiredCapacity: 5000, maxSize: 9999999}}\n" for i in range(40)
+    )
+    pools = pools_of(
+        f"apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {{name: c}}\nmanagedNodeGroups:\n{groups}"
+    )
+    assert sum(p.count for p in pools) == MAX_NODES
+    assert sum(p.most_nodes for p in pools) <= MAX_NODES
+
+
+def test_eksctl_sizes_default_as_eksctl_defaults_them():
+    text = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\nmanagedNodeGroups:\n"
+    [one] = pools_of(text + "  - {name: a, desiredCapacity: 1}\n")
+    [three] = pools_of(text + "  - {name: b, minSize: 3, maxSize: 6}\n")
+    assert (one.count, one.max_count) == (1, None)
+    assert (three.count, three.max_count) == (3, 6)

@@ -404,15 +404,20 @@ def eksctl_pools(obj: K8sObject) -> list[NodePool]:
     spec = obj.raw
     cluster = obj.ref.name
     pools = []
+    nodes = grown = 0  # the cluster's nodes so far, now and at the autoscaler's maxima
     for group in ("managedNodeGroups", "nodeGroups"):
         for i, ng in enumerate(_seq(spec.get(group))):
             ng = _m(ng)
             t = _eksctl_type(ng)
             if t is None:
                 continue
-            least = _count(ng.get("minSize"), EKSCTL_DEFAULT_SIZE)
-            count = _count(ng.get("desiredCapacity"), least)
-            most = _count(ng.get("maxSize"), max(count, least))
+            # eksctl: desiredCapacity defaults to minSize, both to 2; maxSize to desiredCapacity.
+            # A cluster holds at most MAX_NODES nodes: the groups past that many get none.
+            count = min(
+                _count(ng.get("desiredCapacity"), _count(ng.get("minSize"), EKSCTL_DEFAULT_SIZE)), MAX_NODES - nodes
+            )
+            most = min(_count(ng.get("maxSize"), count), MAX_NODES - grown)
+            nodes, grown = nodes + count, grown + max(count, most)
             mp = ng.get("maxPodsPerNode")
             pools.append(
                 instance_pool(
