@@ -59,7 +59,17 @@ def test_every_row_has_a_known_source_and_a_sane_shape():
 
 def test_eks_max_pods_matches_the_eni_formula_and_the_ami_file():
     # values of the EKS AMI's eni-max-pods.txt for these types
-    expected = {"m5.large": 29, "m5.xlarge": 58, "m5.4xlarge": 234, "t3.medium": 17, "g5.48xlarge": 345}
+    expected = {
+        "m5.large": 29,
+        "m5.xlarge": 58,
+        "m5.4xlarge": 234,
+        "t3.medium": 17,
+        "g5.48xlarge": 345,
+        "t2.large": 35,
+        "g4dn.xlarge": 29,
+        "p3.16xlarge": 234,
+        "m5a.24xlarge": 737,
+    }
     for name, pods in expected.items():
         assert cloud.eks_max_pods(cloud.lookup("eks", name)) == pods
 
@@ -333,3 +343,9 @@ def test_eksctl_sizes_default_as_eksctl_defaults_them():
     [three] = pools_of(text + "  - {name: b, minSize: 3, maxSize: 6}\n")
     assert (one.count, one.max_count) == (1, None)
     assert (three.count, three.max_count) == (3, 6)
+
+
+def test_docs_list_every_known_type():
+    doc = (ROOT / "docs" / "platform.md").read_text()
+    missing = [name for name in cloud.instance_types() if f"| {name} |" not in doc]
+    assert not missing
