@@ -349,3 +349,23 @@ def test_docs_list_every_known_type():
     doc = (ROOT / "docs" / "platform.md").read_text()
     missing = [name for name in cloud.instance_types() if f"| {name} |" not in doc]
     assert not missing
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"c.yaml": (DATA / "eksctl-cluster.yaml").read_text().replace("m5.large", "m5.lrage")},
+        {"c.yaml": (ROOT / "testdata" / "PF913" / "fail_karpenter_no_type.yaml").read_text()},
+        {"c.yaml": (ROOT / "testdata" / "PF913" / "fail_capi_template_type.yaml").read_text()},
+    ],
+    ids=["eksctl", "karpenter", "capi"],
+)
+def test_a_pool_podfit_cannot_size_stops_packing_verdicts(tmp_path, files):
+    """60 pods beside a pool of unknown size: no PF601 either way, the rules say what they lack."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    shutil.copy(DATA / "small-pods.yaml", tmp_path / "app.yaml")
+    code, report = run(str(tmp_path))
+    assert findings(report, "PF913") and not findings(report, "PF601")
+    skipped = {s["rule"]: s["reason"] for s in report["skipped_rules"]}
+    assert "docs/platform.md" in skipped["PF601"]

@@ -400,7 +400,8 @@ def eksctl_pools(obj: K8sObject) -> list[NodePool]:
     """The node groups of an eksctl ClusterConfig, managed and self-managed: their instance type
     (the first of ``instanceTypes`` or of ``instancesDistribution.instanceTypes``: eksctl asks them to
     be of one size), desired / min / max size, labels, taints and ``maxPodsPerNode``. A group of a
-    type podfit does not know is left out (PF913 says so: :func:`unknown_types`)."""
+    type podfit does not know is a pool of that name and no size: packing's rules then say they
+    cannot judge (as for an unknown VM class), and PF913 names it (:func:`unknown_types`)."""
     spec = obj.raw
     cluster = obj.ref.name
     pools = []
@@ -409,8 +410,6 @@ def eksctl_pools(obj: K8sObject) -> list[NodePool]:
         for i, ng in enumerate(_seq(spec.get(group))):
             ng = _m(ng)
             t = _eksctl_type(ng)
-            if t is None:
-                continue
             # eksctl: desiredCapacity defaults to minSize, both to 2; maxSize to desiredCapacity.
             # A cluster holds at most MAX_NODES nodes: the groups past that many get none.
             count = min(
@@ -419,6 +418,11 @@ def eksctl_pools(obj: K8sObject) -> list[NodePool]:
             most = min(_count(ng.get("maxSize"), count), MAX_NODES - grown)
             nodes, grown = nodes + count, grown + max(count, most)
             mp = ng.get("maxPodsPerNode")
+            if t is None:  # a pool podfit cannot size: packing says so rather than judge without it
+                name = str(ng.get("name") or f"{group}-{i}")
+                at = obj.location_at((group, i))
+                pools.append(NodePool(_eksctl_type_name(ng)[:80] or "?", count, name, cluster, location=at))
+                continue
             pools.append(
                 instance_pool(
                     t,
@@ -436,10 +440,13 @@ def eksctl_pools(obj: K8sObject) -> list[NodePool]:
     return pools
 
 
-def _eksctl_type(ng: Mapping[str, Any]) -> InstanceType | None:
+def _eksctl_type_name(ng: Mapping[str, Any]) -> str:
     names = _seq(ng.get("instanceTypes")) or _seq(_m(ng.get("instancesDistribution")).get("instanceTypes"))
-    name = ng.get("instanceType") or (names[0] if names else EKSCTL_DEFAULT_TYPE)
-    t = instance_types().get(str(name))
+    return str(ng.get("instanceType") or (names[0] if names else EKSCTL_DEFAULT_TYPE))
+
+
+def _eksctl_type(ng: Mapping[str, Any]) -> InstanceType | None:
+    t = instance_types().get(_eksctl_type_name(ng))
     return t if t is not None and t.provider == "aws" else None
 
 
@@ -474,10 +481,10 @@ def machine_deployment_pools(obj: K8sObject, templates: Templates) -> list[NodeP
     (:func:`podfit.cloud.kubeadm_allocatable`). Labels: those of the Machine template that Cluster
     API copies to the Node; taints from the template are not read (they live in the bootstrap
     config)."""
-    _, name = _md_template(obj, templates)
-    t = instance_types().get(name)
-    if t is None or t.provider != "aws":
+    template, name = _md_template(obj, templates)
+    if template is None:
         return []
+    t = instance_types().get(name)
     spec = _m(obj.raw.get("spec"))
     meta = _m(obj.raw.get("metadata"))
     annotations = _m(meta.get("annotations"))
@@ -486,10 +493,13 @@ def machine_deployment_pools(obj: K8sObject, templates: Templates) -> list[NodeP
         most = least = None
     tmeta = _m(_m(spec.get("template")).get("metadata"))
     labels = {k: v for k, v in _labels(tmeta.get("labels")) if _synced_to_node(k)}
+    count = _count(spec.get("replicas"), 1 if least is None else least)
+    if t is None or t.provider != "aws":  # a pool podfit cannot size (PF913 names it)
+        return [NodePool(name[:80] or "?", count, obj.ref.name, str(spec.get("clusterName") or ""), max_count=most)]
     return [
         instance_pool(
             t,
-            _count(spec.get("replicas"), 1 if least is None else least),
+            count,
             service="kubeadm",
             name=obj.ref.name,
             cluster=str(spec.get("clusterName") or ""),
@@ -510,10 +520,7 @@ def unknown_types(obj: K8sObject, context: Iterable[K8sObject] = ()) -> list[tup
             for i, ng in enumerate(_seq(obj.raw.get(group))):
                 ng = _m(ng)
                 if _eksctl_type(ng) is None:
-                    names = _seq(ng.get("instanceTypes")) or _seq(
-                        _m(ng.get("instancesDistribution")).get("instanceTypes")
-                    )
-                    name = str(ng.get("instanceType") or (names[0] if names else ""))
+                    name = _eksctl_type_name(ng)
                     out.append(((group, i), _unknown_type(name) or f"unknown eks instance type {name[:80]!r}"))
     elif is_machine_deployment(obj):
         template, name = _md_template(obj, machine_templates(context))
@@ -588,14 +595,17 @@ def _limit(limits: Mapping[str, Any], key: str, parse: Any) -> int | None:
         return None
 
 
+UNSIZED_KARPENTER = "no known instance type"
+
+
 def karpenter_pools(obj: K8sObject) -> list[NodePool]:
     """A Karpenter NodePool as one pool of the largest EC2 type its requirements allow (Karpenter
     launches one large enough for the pending pods), of no node now, which may grow until its
     ``spec.limits`` (CPU, memory) would be passed: ⌊limit / the type's size⌋ nodes, at most
     MAX_NODES (no limits: MAX_NODES). Labels and taints from its node template."""
     types, tmpl = _karpenter_types(obj)
-    if not types:
-        return []
+    if not types:  # a pool podfit cannot size: packing says so rather than judge without it
+        return [NodePool(UNSIZED_KARPENTER, 0, obj.ref.name, max_count=MAX_NODES)]
     limits = _m(_m(obj.raw.get("spec")).get("limits"))
     cpu, memory = _limit(limits, "cpu", parse_cpu), _limit(limits, "memory", parse_memory)
     # Karpenter launches no node that would take the pool past its limits

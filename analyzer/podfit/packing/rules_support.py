@@ -88,7 +88,10 @@ def skip_reason(ctx) -> str | None:
     if not found:
         unknown = sorted({c for f in _cache_inputs(ctx) for c in f.unknown_classes})
         if unknown:
-            return "VM classes " + ", ".join(unknown) + " in the platform's vmClasses"
+            return (
+                "the size of " + ", ".join(unknown) + " (a VM class in the platform's vmClasses, or an instance type "
+                "podfit knows: docs/platform.md)"
+            )
         return MISSING_POOLS
     return None
 

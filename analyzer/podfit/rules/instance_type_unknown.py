@@ -5,8 +5,8 @@ not know, or requirements that no instance type it knows satisfies.
 
 ## Why it matters
 podfit sizes a cloud node pool from its instance type: vCPUs, memory, GPUs and the pods the
-service lets it run (EKS's max pods, GKE's and AKS's reservations). A pool of an unknown type is
-left out, so whether the workloads fit it is not checked: "no finding" would mean "not looked
+service lets it run (EKS's max pods, GKE's and AKS's reservations). With a pool of unknown size
+the packing rules cannot judge the cluster and skip it, so "no finding" would mean "not looked
 at". The message names the nearest known types, as a misspelt type is the usual cause.
 
 ## Example
@@ -57,7 +57,7 @@ def check(ctx: RuleContext) -> Iterator[Finding]:
         for path, why in unknown_types(obj, ctx.facts.unique_objects):
             yield Finding(
                 ID,
-                f"{why}: this node pool is left out, so whether the workloads fit it is not checked",
+                f"{why}: the size of this node pool is unknown, so whether the workloads fit the cluster is not checked",
                 obj.location_at(path),
                 obj.ref,
                 details={"kind": obj.kind},
