@@ -369,3 +369,14 @@ def test_a_pool_podfit_cannot_size_stops_packing_verdicts(tmp_path, files):
     assert findings(report, "PF913") and not findings(report, "PF601")
     skipped = {s["rule"]: s["reason"] for s in report["skipped_rules"]}
     assert "docs/platform.md" in skipped["PF601"]
+
+
+def test_host_of_more_logical_cpus_than_linux_runs_is_a_usage_error(tmp_path):
+    host = {"count": 1, "sockets": 64, "coresPerSocket": 1024, "threadsPerCore": 8, "baseMHz": 2300, "memory": "1Ti"}
+    text = json.dumps({"apiVersion": "podfit.io/v1alpha1", "kind": "Platform", "spec": {"hosts": [host]}})
+    with pytest.raises(PlatformError, match=r"524,288 logical CPUs .* at most 8,192"):
+        parse_platform(text, "p.json")
+    host.update(sockets=8, coresPerSocket=512, threadsPerCore=2)  # 8,192: the most there is
+    assert parse_platform(
+        json.dumps({"apiVersion": "podfit.io/v1alpha1", "kind": "Platform", "spec": {"hosts": [host]}}), "p.json"
+    )

@@ -56,6 +56,10 @@ PROFILE_API = "apiVersion: podfit.io/v1alpha1"
 # schema bounds each host group and node pool to them; the totals are checked here.
 MAX_HOSTS = 96
 MAX_NODES = 5000
+# The most logical CPUs one host has: the x86-64 kernel's NR_CPUS ceiling (CONFIG_NR_CPUS at most
+# 8,192, arch/x86/Kconfig). Analyses that model each CPU of a node (the throttling simulation) stay
+# bounded by it; the schema bounds sockets, cores per socket and threads per core one by one.
+MAX_HOST_CPUS = 8192
 
 
 @dataclass(frozen=True)
@@ -391,6 +395,12 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
             f"expected at most {MAX_HOSTS}, vSphere's hosts per cluster"
         )
     for i, h in enumerate(hosts):
+        if h.logical_cpus > MAX_HOST_CPUS:
+            problems.append(
+                f"{source}:{line_of((spec.get('hosts') or [])[i], default=1)}: spec.hosts[{i}]: {h.logical_cpus:,} logical "
+                f"CPUs (sockets × coresPerSocket × threadsPerCore): expected at most {MAX_HOST_CPUS:,}, the most a "
+                "Linux kernel runs on (x86-64 NR_CPUS)"
+            )
         if h.cores_per_socket % h.numa_nodes_per_socket:
             problems.append(f"{source}: spec.hosts[{i}]: coresPerSocket must divide evenly into NUMA nodes")
     ha_doc = spec.get("ha") or {}
