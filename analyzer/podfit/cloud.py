@@ -30,7 +30,6 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
 
 __all__ = [
     "PROVIDERS",
@@ -126,11 +125,7 @@ def lookup(service: str, name: str) -> InstanceType:
     names = [n for n, x in instance_types().items() if x.provider == cloud]
     near = difflib.get_close_matches(name[:80], names, n=3, cutoff=0.5)
     hint = f"; nearest known: {', '.join(near)}" if near else f"; known ones include {', '.join(names[:4])}"
-    return _raise(f"unknown {service} instance type {name[:80]!r}{hint} (docs/platform.md lists them)")
-
-
-def _raise(message: str) -> Any:
-    raise CloudError(message)
+    raise CloudError(f"unknown {service} instance type {name[:80]!r}{hint} (docs/platform.md lists them)")
 
 
 def _ceil_div(a: int, b: int) -> int:
