@@ -29,7 +29,7 @@ STAGES = [
         "findings",
         "words",
     }
-    | {"kubeversions", "kubelet_options"},
+    | {"kubeversions", "kubelet_options", "cloud"},
     {
         "reading",
         "selection",

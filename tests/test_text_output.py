@@ -104,8 +104,9 @@ def test_show_fixes_puts_the_fix_under_every_finding_and_verbose_lists_what_was_
         "expected node content\n"
         "2 rules skipped for want of facts:\n"
         "  PF401 vsphere-pod-no-resources: needs runtime vsphere-pods in the platform (spec.runtime)\n"
-        "  PF601 workload-does-not-fit: needs node pools: spec.nodePools in the platform, or a "
-        "TanzuKubernetesCluster or Cluster API Cluster among the manifests\n" + TOTALS
+        "  PF601 workload-does-not-fit: needs node pools: spec.nodePools in the platform, --nodes, or a "
+        "TanzuKubernetesCluster, Cluster API Cluster, eksctl ClusterConfig or Karpenter NodePool among the "
+        "manifests\n" + TOTALS
     )
 
 

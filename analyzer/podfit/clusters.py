@@ -29,8 +29,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .cloud import CloudError, InstanceType, instance_types, lookup
 from .model import K8sObject
-from .platform import MAX_NODES, NodePool, Taint
+from .platform import MAX_NODES, NodePool, Taint, instance_pool
+from .quantity import QuantityError, parse_cpu, parse_memory
 
 __all__ = ["node_pools_from_objects", "cluster_objects", "is_critical", "pool_fields"]
 
@@ -54,12 +56,38 @@ def _count(x: Any, default: int = 1) -> int:
     return min(x, MAX_NODES) if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else default
 
 
+Path = tuple[str | int, ...]
+EKSCTL_KIND = "ClusterConfig"
+
+
+def is_eksctl(obj: K8sObject) -> bool:
+    return obj.kind == EKSCTL_KIND and obj.ref.api_version.startswith("eksctl.io/")
+
+
+def is_karpenter(obj: K8sObject) -> bool:
+    """A Karpenter NodePool (karpenter.sh): a pool of the cluster holding it, declaring no cluster."""
+    return obj.kind == "NodePool" and obj.ref.api_version.startswith("karpenter.sh/")
+
+
 def cluster_objects(objects: Iterable[K8sObject]) -> list[K8sObject]:
     return [
         o
         for o in objects
-        if o.kind == TKC_KIND or (o.kind == "Cluster" and o.ref.api_version.startswith("cluster.x-k8s.io/"))
+        if o.kind == TKC_KIND
+        or (o.kind == "Cluster" and o.ref.api_version.startswith("cluster.x-k8s.io/"))
+        or is_eksctl(o)
     ]
+
+
+def is_machine_deployment(obj: K8sObject) -> bool:
+    """A Cluster API MachineDeployment of its own (outside a ClusterClass topology)."""
+    return obj.kind == "MachineDeployment" and obj.ref.api_version.startswith("cluster.x-k8s.io/")
+
+
+def pool_objects(objects: Iterable[K8sObject]) -> list[K8sObject]:
+    """Objects that add node pools without declaring a cluster: Karpenter NodePools (to the cluster
+    holding them), Cluster API MachineDeployments (to their ``spec.clusterName``)."""
+    return [o for o in objects if is_karpenter(o) or is_machine_deployment(o)]
 
 
 def is_critical(obj: K8sObject) -> bool:
@@ -216,17 +244,28 @@ def _capi_pools(obj: K8sObject) -> list[NodePool]:
     return pools
 
 
-def node_pools_from_objects(objects: Iterable[K8sObject]) -> list[NodePool]:
+def node_pools_from_objects(objects: Iterable[K8sObject], context: Iterable[K8sObject] = ()) -> list[NodePool]:
     """The node pools each cluster manifest declares: at most MAX_NODES of one manifest, as a
     cluster holds no more nodes (PF902 reports a TanzuKubernetesCluster with more pools). Packing's
-    work grows with the square of the pools, so a manifest of 20,000 one-node pools ran for minutes."""
+    work grows with the square of the pools, so a manifest of 20,000 one-node pools ran for minutes.
+    ``context``: the other objects of the run, where a MachineDeployment's machine template is
+    looked up (``objects`` themselves too)."""
     pools: list[NodePool] = []
-    for obj in cluster_objects(objects):
-        pools.extend((_tkc_pools(obj) if obj.kind == TKC_KIND else _capi_pools(obj))[:MAX_NODES])
+    objects = list(objects)
+    templates = machine_templates(objects + list(context))
+    for obj in cluster_objects(objects) + pool_objects(objects):
+        if obj.kind == TKC_KIND:
+            found = _tkc_pools(obj)
+        elif is_eksctl(obj):
+            found = eksctl_pools(obj)
+        elif is_karpenter(obj):
+            found = karpenter_pools(obj)
+        elif is_machine_deployment(obj):
+            found = machine_deployment_pools(obj, templates)
+        else:
+            found = _capi_pools(obj)
+        pools.extend(found[:MAX_NODES])
     return pools
-
-
-Path = tuple[str | int, ...]
 
 
 def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | str:
@@ -235,6 +274,8 @@ def pool_fields(obj: K8sObject, pool_name: str) -> tuple[Path, Path | None] | st
     a capacity choice), or why the class cannot be changed for this pool alone."""
     topo = _m(_m(obj.raw.get("spec")).get("topology"))
     base: Path = ("spec", "topology")
+    if is_eksctl(obj) or is_karpenter(obj) or is_machine_deployment(obj):
+        return f"{obj.ref} names instance types, not VM classes: podfit fix does not change them"
     if pool_name == f"{obj.ref.name}-control-plane":
         cp = _m(topo.get("controlPlane"))
         if obj.kind == TKC_KIND:
@@ -324,3 +365,276 @@ def _pool_overrides(topo: Mapping[str, Any], pool_name: str, cluster: str) -> An
         return _m(_m(topo.get("controlPlane")).get("variables")).get("overrides")
     found = _machine_deployment(topo, pool_name)
     return _m(found[2].get("variables")).get("overrides") if found is not None else None
+
+
+# ------------------------------------------------------------------------------------ eksctl ---
+
+EKSCTL_DEFAULT_TYPE = "m5.large"  # eksctl's default instance type
+EKSCTL_DEFAULT_SIZE = 2  # eksctl's default desiredCapacity (and minSize, maxSize)
+_EKSCTL_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+
+
+def _eksctl_taints(x: Any) -> tuple[Taint, ...]:
+    """eksctl's taints: a list of {key, value, effect} (effects as Kubernetes or as the EKS API
+    spells them), or the older map of key to ``value:Effect``."""
+    if isinstance(x, dict):
+        items = []
+        for k, v in x.items():
+            value, _, effect = str(v or "").rpartition(":")
+            items.append({"key": k, "value": value, "effect": effect})
+        x = items
+    fixed = [{**_m(t), "effect": _EKSCTL_EFFECTS.get(str(_m(t).get("effect")), _m(t).get("effect"))} for t in _seq(x)]
+    return _taints(fixed)
+
+
+def _unknown_type(name: str) -> str | None:
+    """Why ``name`` is no instance type podfit knows (None when it is one)."""
+    try:
+        lookup("eks", name)
+    except CloudError as e:
+        return str(e)
+    return None
+
+
+def eksctl_pools(obj: K8sObject) -> list[NodePool]:
+    """The node groups of an eksctl ClusterConfig, managed and self-managed: their instance type
+    (the first of ``instanceTypes`` or of ``instancesDistribution.instanceTypes``: eksctl asks them to
+    be of one size), desired / min / max size, labels, taints and ``maxPodsPerNode``. A group of a
+    type podfit does not know is a pool of that name and no size: packing's rules then say they
+    cannot judge (as for an unknown VM class), and PF913 names it (:func:`unknown_types`)."""
+    spec = obj.raw
+    cluster = obj.ref.name
+    pools = []
+    nodes = grown = 0  # the cluster's nodes so far, now and at the autoscaler's maxima
+    for group in ("managedNodeGroups", "nodeGroups"):
+        for i, ng in enumerate(_seq(spec.get(group))):
+            ng = _m(ng)
+            t = _eksctl_type(ng)
+            # eksctl: desiredCapacity defaults to minSize, both to 2; maxSize to desiredCapacity.
+            # A cluster holds at most MAX_NODES nodes: the groups past that many get none.
+            count = min(
+                _count(ng.get("desiredCapacity"), _count(ng.get("minSize"), EKSCTL_DEFAULT_SIZE)), MAX_NODES - nodes
+            )
+            most = min(_count(ng.get("maxSize"), count), MAX_NODES - grown)
+            nodes, grown = nodes + count, grown + max(count, most)
+            mp = ng.get("maxPodsPerNode")
+            if t is None:  # a pool podfit cannot size: packing says so rather than judge without it
+                name = str(ng.get("name") or f"{group}-{i}")
+                at = obj.location_at((group, i))
+                pools.append(NodePool(_eksctl_type_name(ng)[:80] or "?", count, name, cluster, location=at))
+                continue
+            pools.append(
+                instance_pool(
+                    t,
+                    count,
+                    service="eks",
+                    max_pods=mp if isinstance(mp, int) and not isinstance(mp, bool) and 0 < mp <= 2**31 else None,
+                    name=str(ng.get("name") or f"{group}-{i}"),
+                    cluster=cluster,
+                    labels=_labels(ng.get("labels")),
+                    location=obj.location_at((group, i)),
+                    taints=_eksctl_taints(ng.get("taints")),
+                    max_count=most if most > count else None,
+                )
+            )
+    return pools
+
+
+def _eksctl_type_name(ng: Mapping[str, Any]) -> str:
+    names = _seq(ng.get("instanceTypes")) or _seq(_m(ng.get("instancesDistribution")).get("instanceTypes"))
+    return str(ng.get("instanceType") or (names[0] if names else EKSCTL_DEFAULT_TYPE))
+
+
+def _eksctl_type(ng: Mapping[str, Any]) -> InstanceType | None:
+    t = instance_types().get(_eksctl_type_name(ng))
+    return t if t is not None and t.provider == "aws" else None
+
+
+Templates = Mapping[tuple[str, str, str], K8sObject]
+
+
+def machine_templates(objects: Iterable[K8sObject]) -> dict[tuple[str, str, str], K8sObject]:
+    """Cluster API AWS machine templates by (kind, namespace, name)."""
+    return {
+        (o.kind, o.ref.namespace, o.ref.name): o
+        for o in objects
+        if o.kind == "AWSMachineTemplate" and o.ref.api_version.startswith("infrastructure.cluster.x-k8s.io/")
+    }
+
+
+def _md_template(obj: K8sObject, templates: Templates) -> tuple[K8sObject | None, str]:
+    """The machine template a MachineDeployment's infrastructureRef names (None: not among the
+    inputs, or of a kind not read) and the instance type it gives ("" when none)."""
+    ref = _m(_m(_m(_m(obj.raw.get("spec")).get("template")).get("spec")).get("infrastructureRef"))
+    found = templates.get((str(ref.get("kind")), str(ref.get("namespace") or obj.ref.namespace), str(ref.get("name"))))
+    if found is None:
+        return None, ""
+    name = _m(_m(_m(found.raw.get("spec")).get("template")).get("spec")).get("instanceType")
+    return found, str(name or "")
+
+
+def machine_deployment_pools(obj: K8sObject, templates: Templates) -> list[NodePool]:
+    """A standalone MachineDeployment whose AWSMachineTemplate names a known EC2 type: a pool of
+    ``spec.replicas`` nodes (else the autoscaler's min-size, else 1) of that type, of cluster
+    ``spec.clusterName``, with the autoscaler annotations' maximum. Its nodes are kubeadm's, not an
+    EKS AMI's: allocatable is the type less the kubelet's default eviction threshold, 110 pods
+    (:func:`podfit.cloud.kubeadm_allocatable`). Labels: those of the Machine template that Cluster
+    API copies to the Node; taints from the template are not read (they live in the bootstrap
+    config)."""
+    template, name = _md_template(obj, templates)
+    if template is None:
+        return []
+    t = instance_types().get(name)
+    spec = _m(obj.raw.get("spec"))
+    meta = _m(obj.raw.get("metadata"))
+    annotations = _m(meta.get("annotations"))
+    most, least = _size(annotations, AUTOSCALER_MAX), _size(annotations, AUTOSCALER_MIN)
+    if most is None or least is None:
+        most = least = None
+    tmeta = _m(_m(spec.get("template")).get("metadata"))
+    labels = {k: v for k, v in _labels(tmeta.get("labels")) if _synced_to_node(k)}
+    count = _count(spec.get("replicas"), 1 if least is None else least)
+    if t is None or t.provider != "aws":  # a pool podfit cannot size (PF913 names it)
+        return [NodePool(name[:80] or "?", count, obj.ref.name, str(spec.get("clusterName") or ""), max_count=most)]
+    return [
+        instance_pool(
+            t,
+            count,
+            service="kubeadm",
+            name=obj.ref.name,
+            cluster=str(spec.get("clusterName") or ""),
+            labels=tuple(sorted(labels.items())),
+            location=obj.location_at(("spec",)),
+            max_count=most,
+        )
+    ]
+
+
+def unknown_types(obj: K8sObject, context: Iterable[K8sObject] = ()) -> list[tuple[Path, str]]:
+    """Where an eksctl ClusterConfig or a Karpenter NodePool names node pools podfit cannot size,
+    and why: an instance type it does not know (with the nearest known ones), requirements no known
+    type satisfies."""
+    out: list[tuple[Path, str]] = []
+    if is_eksctl(obj):
+        for group in ("managedNodeGroups", "nodeGroups"):
+            for i, ng in enumerate(_seq(obj.raw.get(group))):
+                ng = _m(ng)
+                if _eksctl_type(ng) is None:
+                    name = _eksctl_type_name(ng)
+                    out.append(((group, i), _unknown_type(name) or f"unknown eks instance type {name[:80]!r}"))
+    elif is_machine_deployment(obj):
+        template, name = _md_template(obj, machine_templates(context))
+        if template is not None and _unknown_type(name) is not None:
+            out.append((("spec", "template", "spec", "infrastructureRef"), f"{template.ref}: {_unknown_type(name)}"))
+    elif is_karpenter(obj) and not _karpenter_types(obj)[0]:
+        out.append(
+            (
+                ("spec", "template", "spec", "requirements"),
+                "no EC2 instance type podfit knows satisfies its requirements (docs/platform.md lists them)",
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------- Karpenter ---
+
+_KARPENTER_KEYS = {
+    "node.kubernetes.io/instance-type": lambda t: t.name,
+    "karpenter.k8s.aws/instance-family": lambda t: t.family,
+    "karpenter.k8s.aws/instance-category": lambda t: t.category,
+    "karpenter.k8s.aws/instance-size": lambda t: t.size,
+    "karpenter.k8s.aws/instance-cpu": lambda t: str(t.vcpus),
+    "karpenter.k8s.aws/instance-memory": lambda t: str(t.memory_mib),
+    "karpenter.k8s.aws/instance-gpu-count": lambda t: str(t.gpus),
+    "karpenter.k8s.aws/instance-generation": lambda t: t.family[len(t.category) :].rstrip("abcdefghijklmnopqrstuvwxyz"),
+    "kubernetes.io/arch": lambda t: t.arch,
+}
+
+
+_Requirement = tuple[Any, Any, frozenset[str], str]
+
+
+def _requirement(req: Mapping[str, Any]) -> _Requirement | None:
+    """One Karpenter requirement as (value of a type, operator, values, first value); None for a
+    key podfit does not model (taken as met). Its values are read once, however many."""
+    get = _KARPENTER_KEYS.get(str(req.get("key")))
+    if get is None:
+        return None
+    values = [str(v) for v in _seq(req.get("values"))]
+    return get, req.get("operator"), frozenset(values), values[0] if values else ""
+
+
+def _satisfies(t: InstanceType, req: _Requirement) -> bool:
+    """Whether type ``t`` meets one Karpenter requirement."""
+    get, op, values, first = req
+    have = get(t)
+    if op == "In":
+        return have in values
+    if op == "NotIn":
+        return have not in values
+    if op == "DoesNotExist":
+        return False
+    if op in ("Gt", "Lt") and first.isdigit() and first.isascii() and have.isdigit() and len(first) < 19:
+        return int(have) > int(first) if op == "Gt" else int(have) < int(first)
+    return True
+
+
+def _karpenter_types(obj: K8sObject) -> tuple[list[InstanceType], Any]:
+    tmpl = _m(_m(_m(obj.raw.get("spec")).get("template")).get("spec"))
+    reqs = [r for r in (_requirement(_m(x)) for x in _seq(tmpl.get("requirements"))) if r is not None]
+    types = [t for t in instance_types().values() if t.provider == "aws" and all(_satisfies(t, r) for r in reqs)]
+    return types, tmpl
+
+
+def _limit(limits: Mapping[str, Any], key: str, parse: Any) -> int | None:
+    if key not in limits:
+        return None
+    try:
+        return int(parse(str(limits[key])))
+    except (QuantityError, ValueError, OverflowError):
+        return None
+
+
+UNSIZED_KARPENTER = "no known instance type"
+
+
+def karpenter_pools(obj: K8sObject) -> list[NodePool]:
+    """A Karpenter NodePool as one pool of the largest EC2 type its requirements allow (Karpenter
+    launches one large enough for the pending pods), of no node now, which may grow until its
+    ``spec.limits`` (CPU, memory) would be passed: ⌊limit / the type's size⌋ nodes, at most
+    MAX_NODES (no limits: MAX_NODES). Labels and taints from its node template."""
+    types, tmpl = _karpenter_types(obj)
+    if not types:  # a pool podfit cannot size: packing says so rather than judge without it
+        return [NodePool(UNSIZED_KARPENTER, 0, obj.ref.name, max_count=MAX_NODES)]
+    limits = _m(_m(obj.raw.get("spec")).get("limits"))
+    cpu, memory = _limit(limits, "cpu", parse_cpu), _limit(limits, "memory", parse_memory)
+    # Karpenter launches no node that would take the pool past its limits
+    within = [
+        x for x in types if (cpu is None or x.vcpus * 1000 <= cpu) and (memory is None or x.memory_bytes <= memory)
+    ]
+    t = max(within or types, key=lambda x: (x.vcpus, x.memory_mib, x.name))
+    most = MAX_NODES
+    if cpu is not None:
+        most = min(most, cpu // (t.vcpus * 1000))
+    if memory is not None:
+        most = min(most, memory // t.memory_bytes)
+    meta = _m(_m(_m(obj.raw.get("spec")).get("template")).get("metadata"))
+    labels = dict(_labels(meta.get("labels")))
+    labels.setdefault("karpenter.sh/nodepool", obj.ref.name)
+    # a requirement of one value is a label every node of the pool carries (capacity type, zone, …)
+    for req in (_m(r) for r in _seq(tmpl.get("requirements"))):
+        values = _seq(req.get("values"))
+        if req.get("operator") == "In" and len(values) == 1 and isinstance(req.get("key"), str):
+            labels.setdefault(req["key"], str(values[0]))
+    return [
+        instance_pool(
+            t,
+            0,
+            service="eks",
+            name=obj.ref.name,
+            labels=tuple(sorted(labels.items())),
+            location=obj.location_at(("spec",)),
+            taints=_taints(tmpl.get("taints")),
+            max_count=most if most > 0 else None,
+        )
+    ]

@@ -55,7 +55,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from . import kubelet_options, kubeversions, schemas_k8s
-from .clusters import cluster_objects, node_pools_from_objects
+from .clusters import cluster_objects, node_pools_from_objects, pool_objects
 from .findings import Finding
 from .loader import STDIN_NAME
 from .model import CustomWorkloadKind, K8sObject, Location, ObjectRef, Workload
@@ -790,10 +790,10 @@ def _cluster_scopes(
     unique_ids = {id(o) for d in drafts for o in d[1]}
     pools_of: list[list[NodePool]] = [[] for _ in drafts]
     manifest_pools: list[NodePool] = []
-    for o in manifests:
+    for o in manifests + pool_objects(objects):
         if id(o) not in unique_ids:
             continue
-        for p in node_pools_from_objects((o,)):
+        for p in node_pools_from_objects((o,), objects):
             manifest_pools.append(p)
             pools_of[index.get(p.cluster, scope_of[id(o)])].append(p)
     from_platform: list[list[NodePool]] = [[] for _ in drafts]
@@ -1068,7 +1068,8 @@ REQUIREMENTS: Mapping[str, tuple[Any, str]] = {
     ),
     "node-pools": (
         lambda f: bool(f.node_pools),
-        "node pools: spec.nodePools in the platform, or a TanzuKubernetesCluster or Cluster API Cluster among the manifests",
+        "node pools: spec.nodePools in the platform, --nodes, or a TanzuKubernetesCluster, Cluster API "
+        "Cluster, eksctl ClusterConfig or Karpenter NodePool among the manifests",
     ),
     "node-logical-cpus": (
         # on a Supervisor, a guest cluster's workloads run on its nodes (its objects' facts give them)

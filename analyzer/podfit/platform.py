@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .cloud import GPU, CloudError, InstanceType, instance_types, parse_nodes, service_of
+from .cloud import allocatable as cloud_allocatable
 from .model import Location
 from .paths import load_schema
 from .quantity import QuantityError, parse_cpu, parse_memory
@@ -39,6 +41,9 @@ __all__ = [
     "parse_platform",
     "MAX_HOSTS",
     "MAX_NODES",
+    "instance_pool",
+    "instance_classes",
+    "with_nodes",
 ]
 
 GiB = 2**30
@@ -51,6 +56,10 @@ PROFILE_API = "apiVersion: podfit.io/v1alpha1"
 # schema bounds each host group and node pool to them; the totals are checked here.
 MAX_HOSTS = 96
 MAX_NODES = 5000
+# The most logical CPUs one host has: the x86-64 kernel's NR_CPUS ceiling (CONFIG_NR_CPUS at most
+# 8,192, arch/x86/Kconfig). Analyses that model each CPU of a node (the throttling simulation) stay
+# bounded by it; the schema bounds sockets, cores per socket and threads per core one by one.
+MAX_HOST_CPUS = 8192
 
 
 @dataclass(frozen=True)
@@ -240,11 +249,15 @@ def sizing_classes(platform: Platform, pools: Sequence[NodePool]) -> tuple[VMCla
     On vSphere with Tanzu (runtime tkg or vsphere-pods) every class of the catalogue, built-in and
     declared. Elsewhere (kubernetes: a managed or self-run cluster; bare-metal) the built-in vSphere
     with Tanzu classes cannot be provisioned: only the classes the profile declares
-    (``spec.vmClasses``) and those the pools already use. Every class stays in
+    (``spec.vmClasses``) and those the pools already use; the same under the built-in profile when every
+    pool is of a cloud instance type (:mod:`podfit.cloud`). Every class stays in
     ``platform.vm_classes`` for looking up a pool's size."""
-    if platform.runtime in VSPHERE_RUNTIMES:
-        return platform.vm_classes
     used = {p.vm_class for p in pools}
+    # a cluster of cloud instances alone (eksctl, Karpenter) under the built-in profile is given no
+    # vSphere class (a profile of runtime tkg that declares classes keeps them all)
+    cloud = platform.is_default and bool(used) and used <= instance_types().keys()
+    if platform.runtime in VSPHERE_RUNTIMES and not cloud:
+        return platform.vm_classes
     return tuple(c for c in platform.vm_classes if not c.builtin or c.name in used)
 
 
@@ -382,6 +395,12 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
             f"expected at most {MAX_HOSTS}, vSphere's hosts per cluster"
         )
     for i, h in enumerate(hosts):
+        if h.logical_cpus > MAX_HOST_CPUS:
+            problems.append(
+                f"{source}:{line_of((spec.get('hosts') or [])[i], default=1)}: spec.hosts[{i}]: {h.logical_cpus:,} logical "
+                f"CPUs (sockets × coresPerSocket × threadsPerCore): expected at most {MAX_HOST_CPUS:,}, the most a "
+                "Linux kernel runs on (x86-64 NR_CPUS)"
+            )
         if h.cores_per_socket % h.numa_nodes_per_socket:
             problems.append(f"{source}: spec.hosts[{i}]: coresPerSocket must divide evenly into NUMA nodes")
     ha_doc = spec.get("ha") or {}
@@ -414,22 +433,30 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
                 f"{source}:{line_of(p, 'maxCount', 1)}: spec.nodePools[{i}].maxCount: {p['maxCount']} is below "
                 f"count ({p['count']}): the autoscaler's maximum is at least the nodes the pool has"
             )
-        if p["vmClass"] not in classes:
+        instance = _instance_type(p, f"{source}:{line_of(p, 'instanceType', 1)}: spec.nodePools[{i}]", problems)
+        if instance is not None:
+            classes.setdefault(instance.vm_class, *instance_classes((instance,)))
+        elif "vmClass" in p and p["vmClass"] not in classes:
             problems.append(
                 f"{source}:{line_of(p, 'vmClass', 1)}: spec.nodePools[{i}].vmClass: unknown VM class {p['vmClass']!r}"
             )
+        given = _allocatable(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty)
         pools.append(
             NodePool(
-                vm_class=p["vmClass"],
+                vm_class=instance.vm_class if instance is not None else str(p.get("vmClass") or ""),
                 count=p["count"],
                 name=str(p.get("name") or f"pool-{i}"),
                 cluster=str(p.get("cluster") or ""),
                 role=p.get("role", "worker"),
-                labels=tuple(sorted((p.get("labels") or {}).items())),
+                labels=tuple(
+                    sorted({**dict(instance.labels if instance is not None else ()), **(p.get("labels") or {})}.items())
+                ),
                 location=Location(source, line_of(p, default=1)),
                 taints=tuple(Taint(t["key"], str(t.get("value") or ""), t["effect"]) for t in p.get("taints") or ()),
-                allocatable=_allocatable(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
-                extended=_extended(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty),
+                allocatable=given if given is not None or instance is None else instance.allocatable,
+                extended=_extended(p.get("allocatable"), f"spec.nodePools[{i}].allocatable", qty)
+                if given is not None or instance is None
+                else instance.extended,
                 system_pods=_system_pods(p.get("systemPods") or {}, f"spec.nodePools[{i}].systemPods", qty),
                 kubelet_version=str(p.get("kubeletVersion") or ""),
                 reserved_pods=tuple(
@@ -484,6 +511,21 @@ def platform_from_doc(doc: Mapping[str, Any], source: str) -> Platform:
     return platform
 
 
+def _instance_type(p: Mapping[str, Any], where: str, problems: list[str]) -> NodePool | None:
+    """The pool of one node of the ``instanceType`` a profile's pool names (its class, allocatable,
+    GPUs and labels: :mod:`podfit.cloud`), or None when it names none or one podfit does not know."""
+    from .cloud import lookup, split_instance_ref
+
+    if "instanceType" not in p:
+        return None
+    try:
+        service, name = split_instance_ref(str(p["instanceType"]))
+        return instance_pool(lookup(service, name), 1, service=service)
+    except CloudError as e:
+        problems.append(f"{where}.instanceType: {e}")
+        return None
+
+
 # What one host or node can have, beyond any machine built: a node's figures past them are mistakes.
 _MAX_NODE_CPU_M = 10**9  # millicores: a million CPUs
 _MAX_NODE_MEMORY = 2**50  # bytes: 1 PiB
@@ -529,3 +571,56 @@ def parse_platform(text: str, source: str) -> Platform:
             [f"{source}:{line}: expected exactly one Platform document (kind: Platform, {PROFILE_API})"]
         )
     return platform_from_doc(docs[0].data, source)
+
+
+# ------------------------------------------------------------------------ cloud node pools ---
+
+
+def instance_pool(t: InstanceType, count: int, *, service: str | None = None, max_pods: int | None = None, **kw: Any):
+    """A :class:`~podfit.platform.NodePool` of ``count`` nodes of type ``t`` (its VM class is the
+    type's name, the node's ``node.kubernetes.io/instance-type``), with the service's allocatable,
+    its GPUs as ``nvidia.com/gpu`` and its architecture as ``kubernetes.io/arch``."""
+    labels = dict(kw.pop("labels", ()))
+    if t.arch != "amd64":
+        labels.setdefault("kubernetes.io/arch", t.arch)
+    return NodePool(
+        vm_class=t.name,
+        count=count,
+        labels=tuple(sorted(labels.items())),
+        allocatable=cloud_allocatable(service or service_of(t), t, max_pods),
+        extended=((GPU, t.gpus),) if t.gpus else (),
+        **kw,
+    )
+
+
+def instance_classes(pools: Sequence[Any]) -> tuple[Any, ...]:
+    """The VM classes of the instance types ``pools`` use (cloud pools name no profile class)."""
+    known = instance_types()
+    seen = dict.fromkeys(p.vm_class for p in pools if p.vm_class in known)
+    return tuple(VMClass(n, known[n].vcpus, known[n].memory_bytes, False, builtin=True) for n in seen)
+
+
+def with_nodes(platform: Any, specs: Sequence[str]) -> Any:
+    """``platform`` with the ``--nodes`` pools added; a built-in profile gives way to a managed
+    cluster of just those pools (runtime kubernetes, no vSphere hosts)."""
+    pools = []
+    taken: set[str] = set()
+    for text in specs:
+        service, t, n = parse_nodes(text, MAX_NODES)
+        name, i = t.name, 2
+        while name in taken:
+            name, i = f"{t.name}-{i}", i + 1
+        taken.add(name)
+        pools.append(instance_pool(t, n, service=service, name=name))
+    if sum(p.count for p in pools) > MAX_NODES:
+        raise CloudError(
+            f"{sum(p.count for p in pools):,} nodes in all: at most {MAX_NODES:,}, Kubernetes' nodes per cluster"
+        )
+    if platform.is_default:
+        platform = Platform(name="--nodes", source="--nodes", is_default=False, runtime="kubernetes")
+    return replace(
+        platform,
+        vm_classes=tuple(platform.vm_classes)
+        + tuple(c for c in instance_classes(pools) if platform.vm_class(c.name) is None),
+        node_pools=tuple(platform.node_pools) + tuple(pools),
+    )

@@ -85,6 +85,15 @@ platform_option = click.option(
     help="Platform profile (kind: Platform): hosts, VM classes, node pools, runtime. "
     "Default: the config's platform, else the built-in profile of the study's 4-host cluster.",
 )
+nodes_option = click.option(
+    "--nodes",
+    "nodes",
+    multiple=True,
+    metavar="PROVIDER:TYPE=COUNT",
+    help="A node pool of COUNT cloud instances (repeatable; PROVIDER eks, gke or aks, e.g. "
+    "gke:e2-standard-4=3), with that service's allocatable and pods per node (docs/platform.md). "
+    "Added to the --platform profile's pools; without a profile, the nodes are the whole cluster.",
+)
 config_option = click.option(
     "--config",
     "config_path",
@@ -219,6 +228,7 @@ class ManifestOptions:
     selection."""
 
     platform_path: str | None = None
+    nodes: tuple[str, ...] = ()
     config_path: str | None = None
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
@@ -246,7 +256,16 @@ class ManifestOptions:
     def config_and_platform(self, *, rule_selection: bool = True) -> tuple[Any, Any]:
         """:meth:`config` and the platform profile it names (the built-in one without any)."""
         config = self.config(rule_selection=rule_selection)
-        return config, load_platform(self.platform_file(config), config.limits.max_file_bytes)
+        platform = load_platform(self.platform_file(config), config.limits.max_file_bytes)
+        if self.nodes:
+            from ..cloud import CloudError
+            from ..platform import with_nodes
+
+            try:
+                platform = with_nodes(platform, self.nodes)
+            except CloudError as e:
+                raise click.BadParameter(str(e), param_hint="--nodes") from None
+        return config, platform
 
 
 _MANIFEST_OPTIONS = tuple(f.name for f in fields(ManifestOptions))
@@ -267,7 +286,7 @@ def manifest_options(what: str | None = None) -> Callable[[Any], Any]:
         decorated: Callable[..., Any] = path_selection_options(command)
         if what is not None:
             decorated = rule_selection_options(what)(decorated)
-        return platform_option(config_option(decorated))
+        return platform_option(nodes_option(config_option(decorated)))
 
     return decorate
 

@@ -328,9 +328,9 @@ def command(
         )
         if inputs.unknown_classes:
             raise PodfitError(
-                "unknown VM class: "
+                "unknown VM class or instance type: "
                 + ", ".join(sorted(set(inputs.unknown_classes)))
-                + " (see the platform's vmClasses)"
+                + " (see the platform's vmClasses, or docs/platform.md for instance types)"
             )
         packed.append((scope, inputs))
     if not any(inputs.pools for _, inputs in packed):

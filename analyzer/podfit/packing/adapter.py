@@ -937,13 +937,16 @@ def inputs_from(
     ``node_pools`` defaults to the platform's; the caller adds pools from cluster manifests or the
     command line. ``overhead`` / ``max_pods`` default to the platform's.
     """
-    from ..platform import sizing_classes
+    from ..platform import instance_classes, sizing_classes
 
     workloads = tuple(workloads)
-    catalogue = vm_classes(platform)  # a pool's class is looked up here; sizing weighs sizing_classes
     ov = overhead or Overhead(platform.overhead_cpu, platform.overhead_memory)
     mp = platform.kubelet.max_pods if max_pods is None else max_pods
     pools_in = tuple(platform.node_pools if node_pools is None else node_pools)
+    # a pool's class is looked up here (a cloud pool's: its instance type); sizing weighs
+    # sizing_classes and the instance types the pools use
+    cloud = tuple(c for c in instance_classes(pools_in) if platform.vm_class(c.name) is None)
+    catalogue = vm_classes(platform) + _as_packing(cloud)
     names, _ = _worker_names(pools_in, catalogue)
     sched = _Scheduling(
         [
@@ -986,7 +989,7 @@ def inputs_from(
         pods,
         plan.daemons,
         pools,
-        _as_packing(sizing_classes(platform, pools_in)),
+        _as_packing(sizing_classes(platform, pools_in) + cloud),
         ov,
         mp,
         platform.numa_node_cores,

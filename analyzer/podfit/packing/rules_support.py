@@ -34,7 +34,10 @@ __all__ = [
     "with_standby",
 ]
 
-MISSING_POOLS = "node pools (platform nodePools, a TanzuKubernetesCluster or a Cluster API Cluster with topology)"
+MISSING_POOLS = (
+    "node pools (platform nodePools, --nodes, a TanzuKubernetesCluster, a Cluster API Cluster with topology, "
+    "an eksctl ClusterConfig or a Karpenter NodePool)"
+)
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,10 @@ def skip_reason(ctx) -> str | None:
     if not found:
         unknown = sorted({c for f in _cache_inputs(ctx) for c in f.unknown_classes})
         if unknown:
-            return "VM classes " + ", ".join(unknown) + " in the platform's vmClasses"
+            return (
+                "the size of " + ", ".join(unknown) + " (a VM class in the platform's vmClasses, or an instance type "
+                "podfit knows: docs/platform.md)"
+            )
         return MISSING_POOLS
     return None
 
