@@ -742,9 +742,13 @@ def _helm_says(words: str, chart: str, opts: RenderOptions) -> str:
     m = _DEPENDENCIES_MISSING.search(words)
     if m is not None:
         return (
-            f"its dependencies {m.group(1).strip()} are not vendored under {chart}/charts/; run "
-            f"`helm dependency build {chart}` (podfit fetches nothing) and check again"
+            f"its dependencies {m.group(1).strip()} are not vendored under {chart}/charts/ (helm needs every "
+            f"dependency Chart.yaml declares, even one the values turn off); run `helm dependency build {chart}` "
+            "(podfit fetches nothing) and check again"
         )
+    if "Use --debug flag" in words:  # helm's advice to its own user: podfit's says where values go
+        words = words.replace("Use --debug flag to render out invalid YAML", "").strip()
+        return f"{words}; set the chart's values in .podfit.yaml (helm.values) or render it yourself"
     return words
 
 
