@@ -319,11 +319,15 @@ def _least(a: Analysis, budget: float | None) -> list[str]:
             )
         )
     if any(not m.exact for m in a.min_nodes.values()) or any(not z.exact for z in a.zonal.values()):
+        from .exact import INSTALL_HINT, available
+
         within = f" within {budget:g} s" if budget is not None else ""
-        lines.append(
-            f"  (a range: the least count is proven to lie in it; the search stopped{within}, "
-            "--time-budget searches longer)"
+        how = (
+            f"the search stopped{within}, --time-budget searches longer"
+            if available()
+            else f"the heuristics' count, not searched without the exact solver: {INSTALL_HINT}"
         )
+        lines.append(f"  (a range: the least count is proven to lie in it; {how})")
     return lines
 
 
