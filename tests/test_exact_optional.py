@@ -77,3 +77,19 @@ def test_check_runs_without_the_solver():
         return sorted((f["rule"], f.get("line")) for f in json.loads(p.stdout)["findings"])
 
     assert rules(bare) == rules(solved)
+
+
+def test_a_misfit_only_the_solver_proves_is_an_info_finding_without_it():
+    """Two GPU workloads that share no node on two GPU nodes: CP-SAT proves the misfit (PF601,
+    error); without it the fit is undecided, said as info naming the extra, never a silent pass."""
+    import json
+
+    folder = ROOT / "testdata/PF601/fail_gpu_workloads_share_nodes"
+    args = ("check", "--rule", "PF601", "--format", "json", "--platform", str(folder / "platform.yaml"))
+    args += (str(folder / "deploy"),)
+    solved, bare = podfit(WITH, *args), podfit(HIDDEN, *args)
+    (proven,) = json.loads(solved.stdout)["findings"]
+    assert (proven["severity"], proven["details"]["proof"]) == ("error", "solver")
+    (undecided,) = json.loads(bare.stdout)["findings"]
+    assert undecided["severity"] == "info" and bare.returncode == 0, bare.stderr
+    assert "undecided" in undecided["message"] and "pip install 'podfit[exact]'" in undecided["message"]
