@@ -23,7 +23,7 @@ else:
         package_data={
             **package_data,
             "podfit._policies": ["**/*.rego", "**/*.json"],
-            "podfit._schemas": ["**/*.json", "**/*.yaml"],
+            "podfit._schemas": ["**/*.json", "**/*.json.gz", "**/*.yaml"],
         },
         include_package_data=False,
     )

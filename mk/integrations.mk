@@ -1,5 +1,5 @@
 # Integrations: OPA bundle for GitOps, offline Kubernetes schemas, workflow lint, tests.
-.PHONY: bundle schemas lint-workflows test-integrations bench-schemas
+.PHONY: bundle schemas k8s-schemas lint-workflows test-integrations bench-schemas
 
 BUNDLE := dist/podfit-policies.tar.gz
 
@@ -16,6 +16,17 @@ schemas: .tools/schemas/.built  ## standalone Kubernetes JSON schemas for kubeco
 .tools/schemas/.built: venv-test scripts/build-schemas.py analyzer/podfit/schemas_k8s.py $(wildcard schemas/crds/*.json) schemas/platform.schema.json
 	$(PY) scripts/build-schemas.py --out .tools/schemas
 	touch $@
+
+# The Kubernetes schemas shipped in schemas/kubernetes/ (one file per release podfit targets) come
+# from this kubernetes-validate, installed under build/ (not a dependency of the package: 108 MB of every
+# release's schemas, plain and strict).
+KUBERNETES_VALIDATE := 1.37.0
+
+k8s-schemas: venv  ## regenerate schemas/kubernetes/ (PF902's schemas, kubeversions.RELEASES) from kubernetes-validate
+	$(PY) -m pip install -q --upgrade --target build/kubernetes-validate-$(KUBERNETES_VALIDATE) --no-deps \
+	  kubernetes-validate==$(KUBERNETES_VALIDATE)
+	$(PY) scripts/vendor-k8s-schemas.py \
+	  --from build/kubernetes-validate-$(KUBERNETES_VALIDATE)/kubernetes_validate/kubernetes-json-schema
 
 lint-workflows: tools  ## actionlint on every GitHub workflow (and the composite action's example)
 	$(TOOLS)/actionlint -no-color .github/workflows/*.yml

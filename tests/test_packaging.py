@@ -39,6 +39,11 @@ def test_wheel_contains_policies_schemas_and_catalogue(installed):
     assert "podfit/catalogue.yaml" in names
     assert "podfit/_schemas/platform.schema.json" in names
     assert "podfit/_schemas/report.schema.json" in names
+    # PF902's Kubernetes schemas: one file per release podfit targets (kubeversions.RELEASES)
+    from podfit.kubeversions import RELEASES
+
+    shipped = sorted(n for n in names if n.startswith("podfit/_schemas/kubernetes/"))
+    assert shipped == sorted(f"podfit/_schemas/kubernetes/v{a}.{b}.json.gz" for a, b in RELEASES)
     assert any(n.startswith("podfit/_policies/") and n.endswith(".rego") for n in names)
     assert "podfit/data/policies.wasm" in names and "podfit/data/policies.wasm.json" in names
 

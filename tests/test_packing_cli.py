@@ -481,3 +481,22 @@ def test_right_sizing_says_how_many_pods_it_gave_nothing(tmp_path):
     res = run(["check", app, "--rule", "PF604", "--format", "json", "--fail-on", "never"])
     (f,) = json.loads(res.stdout)["findings"]
     assert "unrequested" not in f["details"] and "request no CPU" not in f["message"]
+
+
+def test_the_lower_bound_line_names_the_bound_the_verdict_cites():
+    """Pools with no node-count bound over all of them (a GPU pod no pool can take): the verdict's
+    lower bound is the one the 'Lower bound' line names, never 'n/a'."""
+    folder = ROOT / "testdata" / "PF601" / "fail_gpu_pod_without_gpu_pool"
+    res = run(["pack", folder / "deploy", "--platform", folder / "platform.yaml"])
+    assert res.exit_code == 1, res.output
+    lines = res.stdout.splitlines()
+    verdict = next(line for line in lines if line.startswith("Fits: "))
+    bound = next(line for line in lines if line.startswith("Lower bound: "))
+    assert verdict.startswith("Fits: no: proven by a lower bound (no-matching-pool: needs 1 node, 0 available")
+    assert "n/a" not in bound and bound.startswith("Lower bound: none over all ")
+    assert "no-matching-pool needs 1 node, 0 available (Deployment/ml/infer)" in bound
+    # pools alike: one count over all of them
+    alike = run(["pack", ROOT / "testdata/PF601/fail_packing.yaml"]).stdout.splitlines()
+    assert any(
+        line.startswith("Lower bound: ") and line.endswith(" available") and "none" not in line for line in alike
+    )

@@ -98,7 +98,7 @@ def reduce(report: dict[str, Any], exit_code: int, args: list[str], layout: Path
             "line": f.get("line"),
             "object": _object(f.get("object")),
             "container": f.get("container"),
-            # the schemas' release is the newest kubernetes-validate ships, which a fresh install moves
+            # the schemas' release is the newest podfit ships (schemas/kubernetes), which a new release moves
             "message": _K8S_RELEASE.sub("(Kubernetes N)", f["message"]),
         }
         for f in report["findings"]

@@ -38,7 +38,7 @@ FIXTURES = ROOT / "testdata" / "PF902"
 # by design (kubeconform reports them as errors, podfit as PF901/PF905/PF907-PF909 findings)
 INPUT_FIXTURES = {"PF901", "PF905", "PF907", "PF908", "PF909"}
 
-pytestmark = pytest.mark.skipif(kubernetes_schema_root() is None, reason="kubernetes-validate is not installed")
+pytestmark = pytest.mark.skipif(kubernetes_schema_root() is None, reason="no Kubernetes schemas (schemas/kubernetes)")
 
 
 def check_json(args):
@@ -70,15 +70,13 @@ def test_misspelt_requests_points_at_the_key():
     assert f["details"]["path"][-1] == "request"
 
 
-SIDECAR = """\
+POD_RESOURCES = """\
 apiVersion: v1
 kind: Pod
-metadata: {name: sidecar}
+metadata: {name: pod-level}
 spec:
-  initContainers:
-    - name: proxy
-      image: envoy:1
-      restartPolicy: Always
+  resources:
+    requests: {cpu: 500m}
   containers:
     - name: app
       image: app:1
@@ -86,25 +84,32 @@ spec:
 
 
 def test_kubernetes_version_is_selectable(tmp_path):
-    """Native sidecars (initContainers[].restartPolicy) appeared in Kubernetes 1.28."""
+    """Pod-level resources (spec.resources) appeared in Kubernetes 1.32."""
     pod = tmp_path / "pod.yaml"
-    pod.write_text(SIDECAR)
+    pod.write_text(POD_RESOURCES)
     versions = shipped_versions()
-    assert versions[0] <= "1.27" and versions[-1] >= "1.28"
+    assert versions[0] <= "1.31" and versions[-1] >= "1.32"
     results = {}
-    for ver in ("1.25", "1.27", "1.28", versions[-1]):
+    for ver in (versions[0], "1.31", "1.32", versions[-1]):
         cfg = tmp_path / f"{ver}.podfit.yaml"
         cfg.write_text(f'thresholds:\n  PF902: {{kubernetes-version: "{ver}"}}\n')
         code, report = check_json([str(pod), "--config", str(cfg)])
         results[ver] = [f["message"] for f in report["findings"]]
-    assert len(results["1.25"]) == len(results["1.27"]) == 1 and "restartPolicy" in results["1.25"][0]
-    assert "Kubernetes 1.27" in results["1.27"][0]
-    assert results["1.28"] == results[versions[-1]] == []
+    assert len(results[versions[0]]) == len(results["1.31"]) == 1 and "resources" in results[versions[0]][0]
+    assert "Kubernetes 1.31" in results["1.31"][0]
+    assert results["1.32"] == results[versions[-1]] == []
     # not strict: unknown fields pass, type errors still fail
     cfg = tmp_path / "lax.podfit.yaml"
-    cfg.write_text('thresholds:\n  PF902: {kubernetes-version: "1.25", strict: false}\n')
+    cfg.write_text(f'thresholds:\n  PF902: {{kubernetes-version: "{versions[0]}", strict: false}}\n')
     assert check_json([str(pod), "--config", str(cfg)])[1]["findings"] == []
     assert check_json([str(FIXTURES / "fail_wrong_types.yaml"), "--config", str(cfg)])[1]["findings"]
+
+
+def test_shipped_versions_are_the_releases_podfit_targets():
+    """One schema file per release of kubeversions.RELEASES, no other (scripts/vendor-k8s-schemas.py)."""
+    from podfit.kubeversions import RELEASES
+
+    assert shipped_versions() == [f"{a}.{b}" for a, b in RELEASES]
 
 
 def test_pick_version():
@@ -525,7 +530,7 @@ def _reference_validator(s, api, kind):
     schema = s.schema_for(api, kind)
     if s.is_podfit_schema(api, kind):
         return jsonschema.Draft202012Validator(schema)
-    defs = json.loads((s._dir / "_definitions.json").read_text())
+    defs = s._dir.definitions()
     registry = Registry().with_resource("file:///api/_definitions.json", Resource.from_contents(defs, DRAFT202012))
     base = "file:///api/" + schema_file_name(api, kind)
     return jsonschema.Draft202012Validator({**schema, "$id": base}, registry=registry)
@@ -573,7 +578,7 @@ def test_validation_is_offline_by_construction():
 @pytest.fixture(scope="module")
 def schema_tree(tmp_path_factory):
     out = tmp_path_factory.mktemp("schemas")
-    counts = build_schema_tree(out, [shipped_versions()[-1], "1.27"])
+    counts = build_schema_tree(out, [shipped_versions()[-1], "1.31"])
     assert counts["podfit"] >= 7 and all(n > 100 for k, n in counts.items() if k != "podfit")
     return out
 
@@ -662,8 +667,8 @@ def test_kubeconform_version_selection_agrees(schema_tree, tmp_path):
     if kc is None:
         pytest.skip("kubeconform not built (make tools)")
     pod = tmp_path / "pod.yaml"
-    pod.write_text(SIDECAR)
-    for version, invalid in (("1.27", True), (shipped_versions()[-1], False)):
+    pod.write_text(POD_RESOURCES)
+    for version, invalid in (("1.31", True), (shipped_versions()[-1], False)):
         res = run_kubeconform(kc, [str(pod)], schema_tree, version)
         assert bool(_kubeconform_invalid(res)) is invalid
         assert bool(_inprocess_invalid([pod], version)) is invalid
@@ -764,10 +769,10 @@ def test_every_kind_reaches_only_the_shared_definitions():
     from podfit.schemas_k8s import _kind_schema, _refs, reachable_definitions
 
     s = SchemaSet()
-    defs = json.loads((s._dir / "_definitions.json").read_text())
+    defs = s._dir.definitions()
     kinds = 0
-    for p in sorted(s._dir.glob("*.json")):
-        raw = json.loads(p.read_text())
+    for name in s._dir.names():
+        raw = s._dir.kind(name)
         gvk = (raw.get("x-kubernetes-group-version-kind") or [{}])[0]
         if not gvk.get("kind"):
             continue
@@ -776,10 +781,10 @@ def test_every_kind_reaches_only_the_shared_definitions():
         if schema is None:
             continue
         doc = reachable_definitions(defs, schema)
-        assert doc is not None, p.name
+        assert doc is not None, name
         kept = doc["$defs"]
         for ref in _refs(schema, []) + _refs(kept, []):
-            assert ref.split("#/$defs/", 1)[1] in kept, (p.name, ref)
+            assert ref.split("#/$defs/", 1)[1] in kept, (name, ref)
         kinds += 1
     assert kinds > 100
 
@@ -956,3 +961,22 @@ def test_a_cluster_manifest_of_more_pools_than_a_cluster_holds():
     assert len(got) == MAX_NODES and got[-1].name.endswith(f"w{MAX_NODES - 2}")  # the control plane first
     doc["spec"]["topology"]["nodePools"] = pools[:MAX_NODES]
     assert SchemaSet().validate(doc) == []
+
+
+KUBERNETES_VALIDATE = ROOT / "build" / "kubernetes-validate-1.37.0" / "kubernetes_validate" / "kubernetes-json-schema"
+
+
+@pytest.mark.skipif(not KUBERNETES_VALIDATE.is_dir(), reason="make k8s-schemas installs kubernetes-validate there")
+def test_shipped_schemas_are_kubernetes_validates_regenerated(tmp_path):
+    """scripts/vendor-k8s-schemas.py writes the committed files again, byte for byte, from the
+    pinned kubernetes-validate (it also checks the strict derivation against its strict copies)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "kubernetes"
+    args = [sys.executable, str(ROOT / "scripts/vendor-k8s-schemas.py"), "--from", str(KUBERNETES_VALIDATE)]
+    subprocess.run([*args, "--out", str(out)], check=True, capture_output=True, timeout=300)
+    shipped = ROOT / "schemas" / "kubernetes"
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in shipped.glob("v*.json.gz"))
+    for p in out.iterdir():
+        assert p.read_bytes() == (shipped / p.name).read_bytes(), p.name

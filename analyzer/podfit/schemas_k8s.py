@@ -1,10 +1,13 @@
 """Offline schema validation of manifests (rule PF902): Kubernetes, podfit's CRDs, the Platform.
 
 Where the schemas come from
-  * Kubernetes: the JSON Schemas the ``kubernetes-validate`` package ships, one directory per
-    Kubernetes version (``v1.37.0-local`` and ``v1.37.0-local-strict``). Their ``$ref``s point at a
-    shared ``/api/_definitions.json``, which jsonschema-rs resolves from a registry holding that
-    one document (``offline=True``: nothing is ever fetched).
+  * Kubernetes: the JSON Schemas of the releases podfit targets (``kubeversions.RELEASES``), one
+    file per release under ``schemas/kubernetes/`` (``v1.37.json.gz``: the shared definitions and
+    every kind's schema, descriptions left out), written by ``scripts/vendor-k8s-schemas.py`` from
+    the ``kubernetes-validate`` package's plain schemas. The strict schemas are derived when read
+    (:func:`strict_schema`: what kubernetes-validate's strict copies add). A kind's ``$ref``s point
+    at a shared ``/api/_definitions.json``, which jsonschema-rs resolves from a registry holding
+    that one document (``offline=True``: nothing is ever fetched).
   * podfit's CRD schemas under ``schemas/crds/`` (TanzuKubernetesCluster, VirtualMachineClass),
     named as kubeconform names schemas: ``<kind>-<group prefix>-<version>.json``.
   * the Platform profile schema ``schemas/platform.schema.json`` (kind Platform, podfit.io).
@@ -22,6 +25,7 @@ validated.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import math
@@ -29,6 +33,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -38,6 +43,9 @@ from .paths import schemas_dir
 __all__ = [
     "SchemaError",
     "kubernetes_schema_root",
+    "release_file",
+    "Release",
+    "strict_schema",
     "shipped_versions",
     "parse_version",
     "pick_version",
@@ -77,26 +85,19 @@ class SchemaError(Exception):
 
 
 def kubernetes_schema_root() -> Path | None:
-    """The ``kubernetes-json-schema`` directory of the installed kubernetes-validate package, or None."""
+    """The directory of the per-release schema files (``schemas/kubernetes``; the environment
+    variable PODFIT_K8S_SCHEMAS names another), or None when it does not exist."""
     override = os.environ.get("PODFIT_K8S_SCHEMAS")
-    if override:
-        return Path(override) if Path(override).is_dir() else None
-    try:
-        from importlib.util import find_spec
-
-        spec = find_spec("kubernetes_validate")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for loc in spec.submodule_search_locations:
-        p = Path(loc) / "kubernetes-json-schema"
-        if p.is_dir():
-            return p
-    return None
+    root = Path(override) if override else schemas_dir() / "kubernetes"
+    return root if root.is_dir() else None
 
 
-_VERSION_DIR = re.compile(r"^v(\d+)\.(\d+)\.(\d+)-local$")
+_RELEASE_FILE = re.compile(r"^v(\d+)\.(\d+)\.json\.gz$")
+DEFINITIONS = "_definitions.json"  # the shared definitions' name in a release file (as shipped)
+
+
+def release_file(root: Path, version: str) -> Path:
+    return root / f"v{version}.json.gz"
 
 
 def shipped_versions(root: Path | None = None) -> list[str]:
@@ -105,9 +106,9 @@ def shipped_versions(root: Path | None = None) -> list[str]:
     if root is None:
         return []
     found = []
-    for d in root.iterdir():
-        m = _VERSION_DIR.match(d.name)
-        if m and (root / f"{d.name}-strict").is_dir():
+    for f in root.iterdir():
+        m = _RELEASE_FILE.match(f.name)
+        if m:
             found.append((int(m.group(1)), int(m.group(2))))
     return [f"{a}.{b}" for a, b in sorted(found)]
 
@@ -123,7 +124,7 @@ def parse_version(version: str) -> tuple[int, int]:
 def pick_version(wanted: str | None, shipped: Sequence[str]) -> str:
     """The newest shipped version not newer than ``wanted`` (default: the newest shipped)."""
     if not shipped:
-        raise SchemaError("no Kubernetes JSON schemas found (install the kubernetes-validate package)")
+        raise SchemaError("no Kubernetes JSON schemas found (schemas/kubernetes: scripts/vendor-k8s-schemas.py)")
     if wanted in (None, "", "latest"):
         return shipped[-1]
     want = parse_version(str(wanted))
@@ -142,11 +143,80 @@ def schema_file_name(api_version: str, kind: str) -> str:
     return f"{kind.lower()}{suffix}.json"
 
 
-def _version_dir(root: Path, version: str, strict: bool) -> Path:
-    d = root / f"v{version}.0-local{'-strict' if strict else ''}"
-    if not d.is_dir():
+def strict_schema(node: Any) -> Any:
+    """``node`` with ``additionalProperties: false`` on every schema that lists ``properties`` and
+    says nothing of other keys: kubernetes-validate's strict schemas, exactly (a test compares)."""
+    if isinstance(node, list):
+        return [strict_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        k: {name: strict_schema(v2) for name, v2 in v.items()}
+        if k in _NAMED and isinstance(v, dict)
+        else strict_schema(v)
+        for k, v in node.items()
+    }
+    if "properties" in node and "additionalProperties" not in node:
+        out["additionalProperties"] = False
+    return out
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release's schemas: its file (every kind and the shared definitions) and strictness."""
+
+    path: Path
+    strict: bool
+
+    def _document(self) -> dict[str, Any]:
+        st = self.path.stat()
+        return _read_release(self.path, st.st_size, st.st_mtime_ns)
+
+    def names(self) -> list[str]:
+        """The kinds' file names (kubeconform's: ``deployment-apps-v1.json``), sorted."""
+        return sorted(n for n in self._document() if n != DEFINITIONS)
+
+    def has(self, file_name: str) -> bool:
+        return file_name != DEFINITIONS and file_name in self._document()
+
+    def kind(self, file_name: str) -> dict[str, Any] | None:
+        raw = self._document().get(file_name) if file_name != DEFINITIONS else None
+        if raw is None:
+            return None
+        return strict_schema(raw) if self.strict else raw
+
+    def definitions(self) -> dict[str, Any]:
+        return self._strict_definitions() if self.strict else self._document()[DEFINITIONS]
+
+    def _strict_definitions(self) -> dict[str, Any]:
+        st = self.path.stat()
+        return _strict_definitions(self.path, st.st_size, st.st_mtime_ns)
+
+    def cache_key(self) -> str:
+        st = self.path.stat()
+        return f"{self.path}\0{st.st_size}\0{st.st_mtime_ns}\0{self.strict}"
+
+
+@lru_cache(maxsize=4)
+def _read_release(path: Path, _size: int, _mtime: int) -> dict[str, Any]:
+    """A release file's document (size and modification time in the key: a file replaced is read again)."""
+    with gzip.open(path, "rb") as fh:
+        doc = json.loads(fh.read())
+    if not isinstance(doc, dict) or not isinstance(doc.get(DEFINITIONS), dict):
+        raise SchemaError(f"{path}: not a release's schemas (scripts/vendor-k8s-schemas.py writes them)")
+    return doc
+
+
+@lru_cache(maxsize=4)
+def _strict_definitions(path: Path, size: int, mtime: int) -> dict[str, Any]:
+    return strict_schema(_read_release(path, size, mtime)[DEFINITIONS])
+
+
+def _release(root: Path, version: str, strict: bool) -> Release:
+    p = release_file(root, version)
+    if not p.is_file():
         raise SchemaError(f"no Kubernetes schemas for {version} under {root}")
-    return d
+    return Release(p, strict)
 
 
 # ------------------------------------------------------------------------------- the schemas ---
@@ -177,22 +247,19 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _kind_schema(directory: Path, api_version: str, kind: str) -> dict[str, Any] | None:
+def _kind_schema(release: Release, api_version: str, kind: str) -> dict[str, Any] | None:
     """A Kubernetes kind's schema as shipped (its ``$ref``s into the definitions left as they are)."""
-    p = directory / schema_file_name(api_version, kind)
-    if not _is_file(p):
-        return None
-    raw = _read_json(p)
-    if "x-kubernetes-group-version-kind" not in raw:  # a sub-type file (e.g. container-v1), not a kind
+    raw = release.kind(schema_file_name(api_version, kind))
+    if raw is None or "x-kubernetes-group-version-kind" not in raw:
         return None
     return raw
 
 
-def _registry(directory: Path) -> Any:
+def _registry(release: Release) -> Any:
     """A jsonschema-rs registry holding one version's shared definitions document."""
     import jsonschema_rs
 
-    return jsonschema_rs.Registry([(_DEFS_URI, _read_json(directory / "_definitions.json"))])
+    return jsonschema_rs.Registry([(_DEFS_URI, release.definitions())])
 
 
 def _refs(node: Any, out: list[str]) -> list[str]:
@@ -246,18 +313,15 @@ def _holds_refs(doc: Any, schema: Mapping[str, Any]) -> bool:
     return True
 
 
-def _kind_registry(directory: Path, file_name: str, schema: Mapping[str, Any], full: Any) -> Any:
-    """A jsonschema-rs registry with the definitions one kind's schema reaches: a few hundred
-    kilobytes where the whole document is two megabytes, which take longer to read and register
+def _kind_registry(release: Release, file_name: str, schema: Mapping[str, Any], full: Any) -> Any:
+    """A jsonschema-rs registry with the definitions one kind's schema reaches: a few dozen
+    kilobytes where the whole document is some hundreds, which take longer to read and register
     than a small file's check. Cached as JSON under the user's cache directory, keyed by the
-    definitions' and the kind's files (path, size, modification time); ``full()`` gives the whole
-    document when the cache has no entry."""
+    release file (path, size, modification time), its strictness and the kind; ``full()`` gives
+    the whole document when the cache has no entry."""
     import jsonschema_rs
 
-    h = hashlib.sha256()
-    for p in (directory / "_definitions.json", directory / file_name):
-        st = p.stat()
-        h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    h = hashlib.sha256(f"{release.cache_key()}\0{file_name}\0".encode())
     root = cache_dir("schemas")
     cache = root / f"{h.hexdigest()[:32]}.json" if root is not None else None
     try:
@@ -907,7 +971,7 @@ class SchemaSet:
         self.versions = shipped_versions(self.root) if self.root else []
         self.version = pick_version(version, self.versions) if self.root else None
         self.strict = strict
-        self._dir = _version_dir(self.root, self.version, strict) if self.root and self.version else None
+        self._dir = _release(self.root, self.version, strict) if self.root and self.version else None
         self._validators: dict[tuple[str, str], Any] = {}
         self._own: set[tuple[str, str]] = set()
         self._registry: Any = None  # the version's definitions, read on first use
@@ -955,7 +1019,7 @@ class SchemaSet:
     def _whole_definitions(self) -> Any:
         if self._definitions is None:
             assert self._dir is not None
-            self._definitions = _read_json(self._dir / "_definitions.json")
+            self._definitions = self._dir.definitions()
         return self._definitions
 
     def validate(self, doc: Mapping[str, Any]) -> list[Violation] | None:
@@ -997,25 +1061,23 @@ def build_schema_tree(out: Path, versions: Iterable[str] | None = None, root: Pa
     Returns the number of files written per directory."""
     root = root or kubernetes_schema_root()
     if root is None:
-        raise SchemaError("no Kubernetes JSON schemas found (install the kubernetes-validate package)")
+        raise SchemaError("no Kubernetes JSON schemas found (schemas/kubernetes: scripts/vendor-k8s-schemas.py)")
     shipped = shipped_versions(root)
     wanted = list(versions) if versions else [shipped[-1]]
     counts: dict[str, int] = {}
     for ver in wanted:
         ver = pick_version(ver, shipped)
         for strict in (False, True):
-            src = _version_dir(root, ver, strict)
+            src = _release(root, ver, strict)
             dst = out / f"v{ver}.0-standalone{'-strict' if strict else ''}"
             dst.mkdir(parents=True, exist_ok=True)
             registry = _registry(src)
             n = 0
-            for f in sorted(src.glob("*.json")):
-                if f.name in ("_definitions.json", "all.json"):
+            for name in src.names():
+                raw = src.kind(name)
+                if raw is None or "x-kubernetes-group-version-kind" not in raw:
                     continue
-                raw = _read_json(f)
-                if "x-kubernetes-group-version-kind" not in raw:
-                    continue
-                _write_json(dst / f.name, standalone(raw, registry, _BASE + f.name))
+                _write_json(dst / name, standalone(raw, registry, _BASE + name))
                 n += 1
             counts[dst.name] = n
     own = out / "podfit"

@@ -331,7 +331,10 @@ class _Fix:
         dirs = [os.path.dirname(os.path.abspath(f.path)) for f in self.inputs]
         if self.kustomize_dir is not None:
             dirs.append(os.path.abspath(self.kustomize_dir))
-        for stale in safewrite.stale_temp_files(dirs):
+        removed, left = safewrite.remove_stale_temp_files(dirs)
+        for stale in removed:
+            click.echo(f"podfit: {stale}: removed, a temporary file left by a killed podfit fix", file=err)
+        for stale in left:
             click.echo(
                 f"podfit: {stale}: a temporary file left by an interrupted podfit fix (never read as a "
                 "manifest); remove it",

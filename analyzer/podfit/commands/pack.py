@@ -251,7 +251,8 @@ def command(
     past that it summarises each pool (nodes used, how full, what is stranded).
     \b
     Exit status: 0 fits; 1 does not fit, undecided within the time budget, or pods left out as
-    unknown; 2 usage or input error.
+    unknown; 2 usage or input error, or an answer whose proof needs the exact solver when it is not
+    installed (pip install 'podfit[exact]'; the heuristics' answer is printed first).
     \b
     Examples:
       podfit pack k8s/ --pool best-effort-xlarge=3
@@ -345,7 +346,10 @@ def command(
             "no worker node pools: give --pool CLASS=COUNT, a platform profile with nodePools, "
             "or a TanzuKubernetesCluster / Cluster API Cluster among the inputs"
         )
+    from ..packing import exact
+
     fits = True
+    unproven = False  # an answer the exact solver would have been asked to settle
     out: list[dict] = []
     pictures = []
     text = ["(built-in default platform profile)\n"] if platform.is_default else []
@@ -366,6 +370,10 @@ def command(
         finally:
             clear_status()
         fits = fits and bool(analysis.fit.feasible) and not inputs.unknown
+        unproven = unproven or (
+            analysis.fit.solver_status == exact.NOT_INSTALLED
+            or any(not m.exact for k, m in analysis.min_nodes.items() if search is None or k in search)
+        )
         # only the chosen format is rendered (10,000 pods make each rendering take a while)
         if fmt == "json":
             measured = {"measured": measured_json(inputs, facts.usage)} if facts.usage is not None else {}
@@ -391,4 +399,9 @@ def command(
         emit(json.dumps(doc, indent=2, sort_keys=False) + "\n", output)
     else:
         emit(wrap_text("".join(text)), output)  # a line past 160 characters goes on indented below
+    if unproven and not exact.available():
+        raise PodfitError(
+            "the proof of this answer needs the exact solver, which is not installed: "
+            f"{exact.INSTALL_HINT} (the answer above is the heuristics' and the bounds')"
+        )
     sys.exit(EXIT_FITS if fits else EXIT_NO_FIT)

@@ -174,23 +174,15 @@ def _module() -> tuple[Any, Any]:
             return _compiled["engine"], _compiled["module"]
         wasm, cache = _code_cache()
         profiler = os.environ.get("PODFIT_WASM_PROFILER")
-        if profiler:  # e.g. perfmap: `perf` then names the module's functions (compiled now, not cached)
-            config = wasmtime.Config()
-            config.profiler = profiler
-            engine, cached = wasmtime.Engine(config), None
-        else:
-            engine, cached = wasmtime.Engine(), cache
+        # with a profiler (e.g. perfmap: `perf` then names the module's functions): compiled now, not cached
+        engine, cached = _engine(profiler), (None if profiler else cache)
         module = None
         module = _deserialize(engine, cached) if cached is not None else None
         if module is None:
             if "pid" in _compiled:
                 # a forked worker (no or no usable cache): wasmtime's parallel compilation would
                 # queue work for the parent's compiler threads, which do not exist here, and hang
-                config = wasmtime.Config()
-                config.parallel_compilation = False
-                if profiler:
-                    config.profiler = profiler
-                engine = wasmtime.Engine(config)
+                engine = _engine(profiler, parallel=False)
             try:
                 module = wasmtime.Module(engine, wasm)
             except Exception as e:
@@ -199,6 +191,36 @@ def _module() -> tuple[Any, Any]:
                 _save(module, cached)
         _compiled.update(engine=engine, module=module, pid=os.getpid())  # not reused after a fork
         return engine, module
+
+
+# The address space each instance's linear memory takes. wasmtime's default reserves 4 GiB plus
+# guard pages per memory, so that no access needs a bounds check; under an address-space limit
+# (`ulimit -v`, RLIMIT_AS, as some CI runners and sandboxes set) that reservation fails and the
+# engine cannot start. Under such a limit each memory reserves 64 MiB and grows by moving
+# (memory_may_move, the default): explicit bounds checks, 8% more evaluation time
+# (bench/wasm_memory.py, docs/benchmarks.md), which is why an unlimited process keeps the default.
+_SMALL_RESERVATION = (64 * 2**20, 64 * 2**10, 16 * 2**20)  # reservation, guard, reservation for growth
+
+
+def _memory_sizing() -> tuple[int, int, int] | None:
+    """The small sizing under an address-space limit, else None (wasmtime's default)."""
+    return _SMALL_RESERVATION if _address_space_limit() else None
+
+
+def _engine(profiler: str | None = None, parallel: bool = True) -> Any:
+    """A wasmtime Engine sized for the process's address space (above); ``parallel=False`` in a
+    forked worker."""
+    import wasmtime
+
+    config = wasmtime.Config()
+    sizing = _memory_sizing()
+    if sizing is not None:
+        config.memory_reservation, config.memory_guard_size, config.memory_reservation_for_growth = sizing
+    if not parallel:
+        config.parallel_compilation = False
+    if profiler:
+        config.profiler = profiler
+    return wasmtime.Engine(config)
 
 
 def _deserialize(engine: Any, cache: Path) -> Any:
@@ -238,16 +260,17 @@ def _code_cache() -> tuple[bytes, Path | None]:
     """(the module's bytes, where its compiled code is cached: None without a private cache
     directory, podfit.cachedir). Worked out once per run, before the workers fork: they inherit it."""
     root = cache_dir()
-    key = (bundle_path(), root)
+    key = (bundle_path(), root, _memory_sizing())
     got = _CODE_CACHE.get(key)
     if got is None:
         wasm = bundle_path().read_bytes()
-        digest = hashlib.sha256(wasm + _wasmtime_version().encode()).hexdigest()[:32]
+        # code compiled for one memory sizing does not load into an engine of the other
+        digest = hashlib.sha256(wasm + f"{_wasmtime_version()}/{_memory_sizing()}".encode()).hexdigest()[:32]
         got = _CODE_CACHE[key] = (wasm, root / f"policies-{digest}.cwasm" if root is not None else None)
     return got
 
 
-_CODE_CACHE: dict[tuple[Path, Path | None], tuple[bytes, Path | None]] = {}
+_CODE_CACHE: dict[tuple[Path, Path | None, tuple[int, int, int] | None], tuple[bytes, Path | None]] = {}
 
 
 def _wasmtime_version() -> str:
@@ -259,6 +282,33 @@ def _wasmtime_version() -> str:
     site = Path(spec.origin).resolve().parents[1]
     names = sorted(p.name for p in site.glob("wasmtime-*.dist-info"))
     return names[-1][len("wasmtime-") : -len(".dist-info")] if names else "unknown"
+
+
+def _start_error(e: Exception) -> EngineError:
+    """One line for an instance that cannot start; for address space refused (an RLIMIT_AS below
+    what one instance reserves), the way out: the OPA binary, which reserves none of it."""
+    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if "mmap" in first or "allocate memory" in str(e):
+        limit = _address_space_limit()
+        return EngineError(f"the embedded engine cannot reserve its memory{limit} ({first}): run with --engine opa")
+    return EngineError(f"embedded engine could not start the policy module: {first}")
+
+
+def _address_space_limit() -> str:
+    """The words "under an address-space limit of N MiB" when RLIMIT_AS is set, else nothing."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return ""
+    return "" if soft == resource.RLIM_INFINITY else f" under an address-space limit of {soft // 2**20} MiB"
+
+
+def _died(what: str) -> str:
+    """Why a worker may have died: out of memory, and under an address-space limit the way out."""
+    limit = _address_space_limit()
+    return f"{what}{limit}: run with --engine opa" if limit else f"{what} (killed for memory?)"
 
 
 class _Abort(Exception):
@@ -279,7 +329,10 @@ class Instance:
         for imp in module.imports:
             if imp.name == "memory":
                 # the module's data needs more than the 2 pages it declares
-                memory = wt.Memory(store, wt.MemoryType(wt.Limits(max(imp.type.limits.min, _MIN_PAGES), None)))
+                try:
+                    memory = wt.Memory(store, wt.MemoryType(wt.Limits(max(imp.type.limits.min, _MIN_PAGES), None)))
+                except Exception as e:
+                    raise _start_error(e) from None
                 imports.append(memory)
             elif imp.name == "opa_abort":
                 imports.append(wt.Func(store, wt.FuncType([i32], []), self._abort))
@@ -296,7 +349,7 @@ class Instance:
         try:
             instance = wt.Instance(store, module, imports)
         except Exception as e:
-            raise EngineError(f"embedded engine could not start the policy module: {e}") from None
+            raise _start_error(e) from None
         ex = instance.exports(store)
 
         def func(name: str) -> wt.Func:
@@ -486,7 +539,7 @@ def _start_workers(
                 try:
                     ok, value = receive.recv()
                 except EOFError:
-                    raise EngineError("an embedded engine worker died (killed for memory?)") from None
+                    raise EngineError(_died("an embedded engine worker died")) from None
                 if not ok:
                     raise value
                 results.extend(value)
@@ -597,7 +650,7 @@ def _hand_to_prestarted(documents: Sequence[Mapping[str, Any]], data: dict[str, 
         try:
             answer = _read_all(receive)
             if not answer:
-                raise EngineError("the embedded engine's process died (killed for memory?)")
+                raise EngineError(_died("the embedded engine's process died"))
             ok, value = pickle.loads(answer)
             if not ok:
                 raise value

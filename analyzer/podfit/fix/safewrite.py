@@ -10,21 +10,34 @@ What a rename cannot keep is refused before anything is written (:func:`refusal`
 link (the caller resolves it to its target), a file with more than one hard link (the rename
 would split the links and writing in place would not be atomic), a read-only file, a directory
 where no file can be created. While :func:`cleanup_on_signals` is active, SIGINT and SIGTERM
-remove the temporary file before the process ends; one left by ``kill -9`` is found by
-:func:`stale_temp_files`.
+remove the temporary file before the process ends. One left by ``kill -9`` (nothing runs then,
+whatever the moment: before the rename the file is still there) carries the writing process's id
+in its name (``.podfit-fix-<pid>-*.tmp``): the next run removes it when that process no longer
+exists and the file is the user's own regular file (:func:`remove_stale_temp_files`); others
+(another user's, a live process's) are listed, never touched.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["TEMP_PREFIX", "Snapshot", "cleanup_on_signals", "refusal", "snapshot", "stale_temp_files", "write"]
+__all__ = [
+    "TEMP_PREFIX",
+    "Snapshot",
+    "cleanup_on_signals",
+    "refusal",
+    "remove_stale_temp_files",
+    "snapshot",
+    "stale_temp_files",
+    "write",
+]
 
 TEMP_PREFIX = ".podfit-fix-"
 TEMP_SUFFIX = ".tmp"
@@ -81,7 +94,7 @@ def write(path: str, data: bytes, expect: Snapshot | None = None, mode: int = 0o
         st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         st = None
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=TEMP_SUFFIX, dir=directory)
     _live.add(tmp)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -143,3 +156,40 @@ def stale_temp_files(directories: Iterable[str]) -> list[str]:
         with contextlib.suppress(OSError):
             found.extend(os.path.join(d, n) for n in sorted(os.listdir(d)) if n.startswith(TEMP_PREFIX))
     return found
+
+
+_OWNED = re.compile(re.escape(TEMP_PREFIX) + r"(\d+)-[^/]*" + re.escape(TEMP_SUFFIX))
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0  # another user's process: it exists (or the number is none a process has)
+    return True
+
+
+def remove_stale_temp_files(directories: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Remove the temporary files a killed ``podfit fix`` left in these directories: named with
+    the id of a process that no longer exists, a regular file (not a link) of this user's. Returns
+    (removed, left): ``left`` are those it may not remove (another user's, a live process's, one
+    named otherwise, or one it failed to remove)."""
+    removed: list[str] = []
+    left: list[str] = []
+    for path in stale_temp_files(directories):
+        m = _OWNED.fullmatch(os.path.basename(path))
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue  # gone meanwhile
+        if m is None or not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or _process_exists(int(m.group(1))):
+            left.append(path)
+            continue
+        try:
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            left.append(path)
+    return removed, left

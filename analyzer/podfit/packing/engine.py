@@ -162,8 +162,11 @@ def pack(problem: Problem, time_budget: float = DEFAULT_TIME_BUDGET, *, workers:
         return result(False, "lower-bound", nodes, unplaced, method="bounds")
     cells = len(pods) * problem.node_count
     remaining = time_budget - (time.monotonic() - start)
-    if remaining <= 0 or cells > MAX_EXACT_CELLS:
-        status = "not-run: model too large" if cells > MAX_EXACT_CELLS else "not-run: no time left"
+    if remaining <= 0 or cells > MAX_EXACT_CELLS or not exact.available():
+        if not exact.available():
+            status = exact.NOT_INSTALLED
+        else:
+            status = "not-run: model too large" if cells > MAX_EXACT_CELLS else "not-run: no time left"
         return result(None, "budget-exhausted", nodes, unplaced, method=best.name, solver_status=status)
     res = exact.solve_fixed(pods, pools, remaining, workers=workers)
     if res.status == "feasible":
@@ -285,13 +288,14 @@ def min_nodes(
     lb = max(lb, 1)
     deadline = start + time_budget
     cells = len(pods) * upper
-    if upper > lb and time_budget > 0 and cells <= SMALL_EXACT_CELLS:
+    solver = exact.available()  # LNS repairs and the proofs are CP-SAT's: without it, the heuristics and the bound
+    if upper > lb and time_budget > 0 and cells <= SMALL_EXACT_CELLS and solver:
         # Small models: CP-SAT settles them (proves the least count) in a fraction of a second.
         res = exact.solve_min(
             pods, tmpl, upper, lb, max(deadline - time.monotonic(), 0) / 2, workers=workers, hint_content=best.content
         )
         packing, upper, lb, method = _take_min(res, packing, upper, lb, method, len(pods))
-    if upper > lb and time.monotonic() < deadline:
+    if upper > lb and time.monotonic() < deadline and solver:
         # Large-neighbourhood search, first straight at the lower bound, then one node at a time.
         now = time.monotonic()
         found, proven_lb = _search_down(pods, tmpl, packing, lb, now + (deadline - now) * LNS_SHARE)
@@ -299,7 +303,7 @@ def min_nodes(
             packing = Packing("lns", [0] * len(found), found, [0] * len(pods))
             upper, method = len(found), "lns"
         lb = max(lb, proven_lb)
-    if upper > lb and time.monotonic() < deadline and len(pods) * upper <= MAX_EXACT_CELLS:
+    if upper > lb and time.monotonic() < deadline and len(pods) * upper <= MAX_EXACT_CELLS and solver:
         res = exact.solve_min(
             pods, tmpl, upper, lb, deadline - time.monotonic(), workers=workers, hint_content=packing.content
         )

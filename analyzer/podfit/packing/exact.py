@@ -24,7 +24,29 @@ from .model import UNBOUNDED, NodeType, PodType, extended_room
 if TYPE_CHECKING:
     from ortools.sat.python.cp_model import IntVar
 
-__all__ = ["ExactResult", "solve_fixed", "solve_min"]
+__all__ = ["ExactResult", "solve_fixed", "solve_min", "available", "NOT_INSTALLED", "INSTALL_HINT"]
+
+# OR-Tools is the optional extra ``podfit[exact]`` (80 MB, with pandas and numpy 240 MB): the
+# install a pre-commit hook makes for ``check`` leaves it out. Without it the answers are the
+# heuristics' and the bounds' (docs/packing.md, "Without the exact solver").
+INSTALL_HINT = "pip install 'podfit[exact]'"
+NOT_INSTALLED = f"not-run: the exact solver (OR-Tools) is not installed: {INSTALL_HINT}"
+
+
+def available() -> bool:
+    """Whether OR-Tools' CP-SAT can be imported (looked up once per process)."""
+    global _AVAILABLE
+    if _AVAILABLE is None:
+        from importlib.util import find_spec
+
+        try:
+            _AVAILABLE = find_spec("ortools") is not None
+        except (ImportError, ValueError):
+            _AVAILABLE = False
+    return _AVAILABLE
+
+
+_AVAILABLE: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..quantity import format_cpu, format_memory
 from ..words import plural
 from .engine import Analysis
-from .model import UNBOUNDED, Bound, EmptyNodes, NodeList, NodeType
+from .model import UNBOUNDED, Bound, EmptyNodes, NodeList, NodeType, PackResult
 
 if TYPE_CHECKING:
     from .adapter import PackInputs
@@ -193,15 +194,39 @@ def _bar(used: int, total: int, width: int = 20) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
-def describe_bound(b: Bound) -> str:
-    detail = f"; {b.detail}" if b.detail else ""
+def _amounts(b: Bound) -> tuple[str, str]:
+    """What a bound needs and what is available, in words."""
     if b.kind.startswith("capacity-"):  # amounts of a resource, not node counts
         dim = b.kind.removeprefix("capacity-")
-        need, have = format_amount(dim, b.needed), format_amount(dim, b.available)
-    else:
-        need = "more than any node holds" if b.needed >= UNBOUNDED else plural(b.needed, "node")
-        have = f"{b.available:,}"
+        return format_amount(dim, b.needed), format_amount(dim, b.available)
+    need = "more than any node holds" if b.needed >= UNBOUNDED else plural(b.needed, "node")
+    return need, f"{b.available:,}"
+
+
+def describe_bound(b: Bound) -> str:
+    detail = f"; {b.detail}" if b.detail else ""
+    need, have = _amounts(b)
     return f"proven by a lower bound ({b.kind}: needs {need}, {have} available{detail})"
+
+
+def _lower_bound_line(fit: PackResult, pools: Sequence[NodeType]) -> str:
+    """The node-count bound over all pools where they are alike; where they differ (or a pod fits
+    none of their nodes) there is none over all of them, and the bounds of the pools a workload
+    may use (those the verdict cites) are named instead."""
+    available = sum(n.count for n in pools)
+    if fit.lower_bound is not None:
+        return f"Lower bound: {plural(fit.lower_bound, 'node')}; {available:,} available"
+    alike = len({(n.allocatable, n.extended) for n in pools if n.count}) <= 1
+    why = "a pod fits none of them" if alike else "their pools differ"
+    head = f"Lower bound: none over all {available:,} nodes ({why})"
+    if not fit.violated_bounds:
+        return head
+    shown = []
+    for b in fit.violated_bounds[:3]:
+        need, have = _amounts(b)
+        shown.append(f"{b.kind} needs {need}, {have} available" + (f" ({b.detail})" if b.detail else ""))
+    more = len(fit.violated_bounds) - len(shown)
+    return f"{head}; by the pools a workload may use: " + ", ".join(shown) + (f", and {more} more" if more else "")
 
 
 def describe_proof(a: Analysis) -> str:
@@ -294,11 +319,15 @@ def _least(a: Analysis, budget: float | None) -> list[str]:
             )
         )
     if any(not m.exact for m in a.min_nodes.values()) or any(not z.exact for z in a.zonal.values()):
+        from .exact import INSTALL_HINT, available
+
         within = f" within {budget:g} s" if budget is not None else ""
-        lines.append(
-            f"  (a range: the least count is proven to lie in it; the search stopped{within}, "
-            "--time-budget searches longer)"
+        how = (
+            f"the search stopped{within}, --time-budget searches longer"
+            if available()
+            else f"the heuristics' count, not searched without the exact solver: {INSTALL_HINT}"
         )
+        lines.append(f"  (a range: the least count is proven to lie in it; {how})")
     return lines
 
 
@@ -341,11 +370,7 @@ def to_text(a: Analysis, *, verbose: bool = False, budget: float | None = None) 
     if fit.unplaced:
         lines.append("not placed: " + ", ".join(f"{k} × {name}" for name, k in fit.unplaced))
     lines.append("")
-    lb = fit.lower_bound
-    lines.append(
-        f"Lower bound: {plural(lb, 'node') if lb is not None else 'n/a (mixed pools)'}; "
-        f"{sum(n.count for n in a.pools):,} available"
-    )
+    lines.append(_lower_bound_line(fit, a.pools))
     lines.extend(_least(a, budget))
     s = a.stranded
     where = ""

@@ -19,7 +19,7 @@ patch` body) is not a manifest; list it under `ignore:` in .podfit.yaml.
 Kubernetes OpenAPI schemas
 
 ## Implementation
-Schemas: Kubernetes' from the kubernetes-validate package, podfit's own under ``schemas/crds/`` (the
+Schemas: Kubernetes' of the releases podfit targets (schemas/kubernetes/, from kubernetes-validate), podfit's own under ``schemas/crds/`` (the
 Tanzu kinds, and the kubelet's KubeletConfiguration from its Go type: ``make kubelet-schema``) and
 ``schemas/platform.schema.json``, validated by jsonschema-rs; for Kubernetes kinds also the API
 server's rules that their schemas do not state (negative replicas, parallelism, completions; a
@@ -94,7 +94,7 @@ def _settings(ctx: Any) -> tuple[str | None, bool]:
 
 def skip_reason(ctx: Any) -> str | None:
     if kubernetes_schema_root() is None:
-        return "Kubernetes JSON schemas: install the kubernetes-validate package"
+        return "Kubernetes JSON schemas: none under schemas/kubernetes (scripts/vendor-k8s-schemas.py)"
     version, _ = _settings(ctx)
     try:
         pick_version(version, shipped_versions())

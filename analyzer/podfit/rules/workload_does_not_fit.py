@@ -56,6 +56,7 @@ from dataclasses import replace
 
 from ..findings import Finding
 from ..options import Option
+from ..packing import exact
 from ..packing.bounds import certificates, eligible_pools, pod_fits, port_cliques
 from ..packing.model import Bound, node_runs
 from ..packing.report import describe_bound, describe_proof
@@ -187,6 +188,30 @@ def _rescued(ctx, facts: PackingFacts, named: set, said: str) -> Iterator[Findin
         )
 
 
+def _undecided_without_solver(facts: PackingFacts) -> Finding:
+    """No heuristic placed every pod and no bound proves a misfit: the exact solver would settle
+    it, and it is not installed. An info finding (a verdict not reached is no misfit), never a
+    silent pass."""
+    a = facts.analysis
+    assert a is not None
+    inputs = facts.inputs
+    nodes = sum(n.count for n in inputs.pools)
+    left = sum(k for _, k in a.fit.unplaced)
+    pods = sum(p.count for p in inputs.pods)
+    loc, obj = pool_anchor(facts, inputs.pools[0].name)
+    return Finding(
+        rule=ID,
+        message=f"{facts.prefix}undecided whether {plural(pods, 'pod')} fit {plural(nodes, 'node')}: the heuristics "
+        f"leave {left} unplaced and no bound proves a misfit; the proof needs the exact solver: {exact.INSTALL_HINT}",
+        location=loc,
+        object=obj,
+        details=facts.details(
+            {"proof": a.fit.proof, "solver_status": a.fit.solver_status, "unplaced": dict(a.fit.unplaced)}
+        ),
+        severity="info",
+    )
+
+
 def _sizes(facts: PackingFacts) -> dict[str, int]:
     """The pools that scale from zero and the nodes they were grown to: their cluster autoscaler's
     maximum, or fewer where the vSphere hosts hold no more."""
@@ -280,6 +305,9 @@ def _daemonset_ports(facts: PackingFacts) -> Iterator[Finding]:
 
 def _check(ctx, facts: PackingFacts) -> Iterator[Finding]:
     a = facts.analysis
+    if a is not None and a.fit.feasible is None and a.fit.solver_status == exact.NOT_INSTALLED:
+        yield _undecided_without_solver(facts)
+        return
     if a is None or a.fit.feasible is not False:
         # True: fits. None: undecided within the time budget — not a proven misfit, so no finding.
         return
