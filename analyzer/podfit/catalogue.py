@@ -250,7 +250,12 @@ def _rule_from_json(entry: Mapping[str, Any]) -> Rule:
         Option(**{**o, "choices": tuple(o["choices"]) if o["choices"] is not None else None}) for o in entry["options"]
     )
     return Rule(
-        **{**entry, "requires": tuple(entry["requires"]), "masked_by": tuple(entry.get("masked_by", ())), "options": options}
+        **{
+            **entry,
+            "requires": tuple(entry["requires"]),
+            "masked_by": tuple(entry.get("masked_by", ())),
+            "options": options,
+        }
     )
 
 

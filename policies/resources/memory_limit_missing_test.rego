@@ -9,9 +9,15 @@ _deployment(spec) := {
 	"spec": {"template": {"metadata": {}, "spec": spec}},
 }
 
-_api := {"name": "api", "image": "img:1", "resources": {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"cpu": "1"}}}
+_api := {"name": "api", "image": "img:1", "resources": {
+	"requests": {"cpu": "250m", "memory": "512Mi"},
+	"limits": {"cpu": "1"},
+}}
 
-_bounded := {"name": "envoy", "image": "img:1", "resources": {"requests": {"memory": "64Mi"}, "limits": {"memory": "128Mi"}}}
+_bounded := {"name": "envoy", "image": "img:1", "resources": {
+	"requests": {"memory": "64Mi"},
+	"limits": {"memory": "128Mi"},
+}}
 
 _message := concat("", [
 	"container \"api\" requests 512Mi of memory and sets no memory limit: it can take node memory until the ",
@@ -70,7 +76,10 @@ test_allow_limitrange_default_limit if {
 
 test_sidecar_always_one_shot_init_with_option if {
 	init := {"name": "init", "image": "img:1", "resources": {"requests": {"memory": "16Mi"}}}
-	sidecar := {"name": "proxy", "image": "img:1", "restartPolicy": "Always", "resources": {"requests": {"memory": "32Mi"}}}
+	sidecar := {
+		"name": "proxy", "image": "img:1", "restartPolicy": "Always",
+		"resources": {"requests": {"memory": "32Mi"}},
+	}
 	pod := _deployment({"initContainers": [init, sidecar], "containers": [_bounded]})
 	default_results := memory_limit_missing.findings with input as pod
 	{[f.container, f.details.sidecar, f.details.init_container, startswith(f.message, "sidecar ")] |
