@@ -68,7 +68,7 @@ def limited(cpu: str) -> dict:
                 {
                     "name": "tomcat",
                     "image": "tomcat:9",
-                    "resources": {"requests": {"cpu": cpu, "memory": "5Gi"}, "limits": {"cpu": cpu}},
+                    "resources": {"requests": {"cpu": cpu, "memory": "5Gi"}, "limits": {"cpu": cpu, "memory": "6Gi"}},
                 }
             ]
         },

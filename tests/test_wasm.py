@@ -223,7 +223,7 @@ def test_text_beyond_the_basic_plane_and_lone_surrogates_read_as_opa_reads_them(
     ]
     want = OpaEngine(policy_dir(), OPA).evaluate(docs, {})
     assert WasmEngine(policy_dir()).evaluate(docs, {}) == want
-    assert [(r.rule, r.container) for r in want] == [
+    assert [(r.rule, r.container) for r in want if r.rule == "PF101"] == [
         ("PF101", "\U00020000"),
         ("PF101", "a\ufffdb"),
         ("PF101", "\u00e9\U0001f600"),

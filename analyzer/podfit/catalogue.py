@@ -64,6 +64,9 @@ class Rule:
     requires: tuple[str, ...] = ()
     example: str = ""
     options: tuple[Option, ...] = ()
+    # the rules whose finding on the same container (or its whole pod) leaves this one unreported
+    # (one cause, one finding): `podfit fix` counts this one as shown by fixing them, not brought
+    masked_by: tuple[str, ...] = ()
     defined_in: str = ""  # the file that declares the rule's identity
 
     @property
@@ -76,7 +79,7 @@ class Rule:
 
 _RULE_FIELDS = {f.name for f in fields(Rule)}
 _REQUIRED = ("slug", "title", "severity", "category", "summary", "rationale", "source", "fix")
-_REGO_CUSTOM = ("id", "severity", "slug", "source", "requires", "options", "rationale", "fix", "example")
+_REGO_CUSTOM = ("id", "severity", "slug", "source", "requires", "options", "masked_by", "rationale", "fix", "example")
 _METADATA = re.compile(r"^# METADATA\n((?:#.*\n)+?)package\s+([\w.]+)", re.M)
 
 # A Python rule's docstring: these Markdown sections, in this order, each holding one field.
@@ -156,6 +159,7 @@ def _rego_rules() -> dict[str, dict[str, Any]]:
             "example": str(custom["example"]).rstrip("\n") + "\n" if custom.get("example") else "",
             "requires": tuple(custom.get("requires") or ()),
             "options": tuple(option_from_metadata(o, where) for o in custom.get("options") or ()),
+            "masked_by": tuple(str(r) for r in custom.get("masked_by") or ()),
             "engine": "rego",
             "defined_in": where,
             "problems": [f"unknown METADATA custom field {k!r}" for k in sorted(set(custom) - set(_REGO_CUSTOM))],
@@ -220,6 +224,7 @@ def _merge() -> tuple[dict[str, Rule], list[str]]:
             entry.setdefault("defined_in", "catalogue.yaml")
         entry["requires"] = tuple(entry.get("requires") or ())
         entry["options"] = tuple(entry.get("options") or ())
+        entry["masked_by"] = tuple(entry.get("masked_by") or ())
         unknown = set(entry) - _RULE_FIELDS
         if unknown:
             problems.append(f"{rule_id}: unknown catalogue fields {sorted(unknown)}")
@@ -244,7 +249,14 @@ def _rule_from_json(entry: Mapping[str, Any]) -> Rule:
     options = tuple(
         Option(**{**o, "choices": tuple(o["choices"]) if o["choices"] is not None else None}) for o in entry["options"]
     )
-    return Rule(**{**entry, "requires": tuple(entry["requires"]), "options": options})
+    return Rule(
+        **{
+            **entry,
+            "requires": tuple(entry["requires"]),
+            "masked_by": tuple(entry.get("masked_by", ())),
+            "options": options,
+        }
+    )
 
 
 @lru_cache(maxsize=1)
@@ -267,10 +279,10 @@ def _catalogue() -> tuple[Mapping[str, Rule], tuple[str, ...]]:
 
 
 def _well_typed(rule: Rule) -> bool:
-    strings = (getattr(rule, f.name) for f in fields(Rule) if f.name not in ("requires", "options"))
+    strings = (getattr(rule, f.name) for f in fields(Rule) if f.name not in ("requires", "options", "masked_by"))
     return (
         all(isinstance(v, str) for v in strings)
-        and all(isinstance(r, str) for r in rule.requires)
+        and all(isinstance(r, str) for r in rule.requires + rule.masked_by)
         and all(
             isinstance(o.name, str)
             and isinstance(o.type, str)

@@ -11,7 +11,10 @@ _deployment := {
 
 test_errors_are_deny_lines_naming_the_object if {
 	conftest.deny == {"PF101 Deployment shop/web: container \"app\" sets no CPU request"} with input as _deployment
-	count(conftest.warn) == 0 with input as _deployment
+	conftest.warn == {concat("", [
+		"PF111 Deployment shop/web: container \"app\" requests 1Gi of memory and sets no memory limit: it can take ",
+		"node memory until the node runs short and the kubelet evicts, or the OOM killer kills, a pod of its choosing",
+	])} with input as _deployment
 }
 
 test_warnings_are_warn_lines if {

@@ -104,6 +104,10 @@ workloads_known if is_object(_facts.workloads)
 # KEP-5517); off when the facts do not say.
 dra_node_allocatable if _facts.kubelet.dra_node_allocatable == true
 
+# limited_swap: the kubelet on the nodes lets Burstable pods swap (memorySwap LimitedSwap in force,
+# podfit.facts.KubeletFacts.limited_swap); off when the facts do not say.
+limited_swap if _facts.kubelet.limited_swap == true
+
 # kind/namespace/name as podfit.facts.workload_key builds it: "" for a namespace that is not a
 # string, the generateName where the name is not a string.
 _workload_key(obj) := concat("/", [_text(obj.kind), _text(object.get(obj, ["metadata", "namespace"], "")), _name(obj)])

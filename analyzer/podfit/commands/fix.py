@@ -235,14 +235,14 @@ def _key(f: Any) -> tuple[Any, ...]:
 
 def _unmasked(f: Any, baseline: Any) -> bool:
     """Was ``f`` there before, hidden behind a finding of the same container (or of its pod) that its
-    rule leaves to another (``MASKED_BY``: PF111's missing memory limit behind PF102's missing
-    request or PF105's BestEffort pod)? Fixing the one shows the other; the fix did not bring it."""
-    from ..registry import python_rules
+    rule leaves to another (its catalogue ``masked_by``: PF111's missing memory limit behind PF102's
+    missing request or PF105's BestEffort pod)? Fixing the one shows the other; the fix did not bring it."""
+    from ..catalogue import load_catalogue
 
-    rules = python_rules()
+    rules = load_catalogue()
     if f.rule not in rules or f.container is None:
         return False
-    masks = getattr(rules[f.rule], "MASKED_BY", ())
+    masks = rules[f.rule].masked_by
     return any(
         b.rule in masks
         and b.location.file == f.location.file
