@@ -33,9 +33,7 @@ def _rule_ids() -> list[str]:
 
 
 def _podfit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "podfit", *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+    return subprocess.run([sys.executable, "-m", "podfit", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +107,11 @@ def _compliant(kind: str) -> dict:
     pod_spec = {"containers": [container]}
     template = {"metadata": {"labels": {"app": "a"}}, "spec": pod_spec}
     group = next(g for g, ks in ADMISSION_KINDS if kind in ks)
-    obj: dict = {"apiVersion": f"{group}/v1" if group else "v1", "kind": kind, "metadata": {"name": f"ok-{kind.lower()}"}}
+    obj: dict = {
+        "apiVersion": f"{group}/v1" if group else "v1",
+        "kind": kind,
+        "metadata": {"name": f"ok-{kind.lower()}"},
+    }
     if kind == "Pod":
         obj["spec"] = pod_spec
     elif kind == "CronJob":
@@ -172,5 +174,9 @@ def test_stream_names_what_stays_in_ci(exported: Path) -> None:
         assert rid in text
     assert "packing" in text
     docs = [d for d in yaml.safe_load_all(exported.read_text()) if d]
-    actions = {d["metadata"]["annotations"]["podfit.io/rule"]: d["spec"]["enforcementAction"] for d in docs if d["kind"].startswith("PodfitPF")}
+    actions = {
+        d["metadata"]["annotations"]["podfit.io/rule"]: d["spec"]["enforcementAction"]
+        for d in docs
+        if d["kind"].startswith("PodfitPF")
+    }
     assert actions["PF101"] == "deny" and actions["PF104"] == "warn" and actions["PF113"] == "dryrun"

@@ -229,8 +229,7 @@ def template(rule: RegoRule, libs: Sequence[PolicySource]) -> dict[str, Any]:
                             "source": {
                                 "version": "v1",
                                 "rego": _entry_point(rule),
-                                "libs": [_under_lib(s.text) for s in libs]
-                                + [_under_lib(rule.source.text, chain)],
+                                "libs": [_under_lib(s.text) for s in libs] + [_under_lib(rule.source.text, chain)],
                             },
                         }
                     ],
@@ -240,9 +239,7 @@ def template(rule: RegoRule, libs: Sequence[PolicySource]) -> dict[str, Any]:
     }
 
 
-def constraint(
-    rule: RegoRule, options: Mapping[str, Any], excluded_namespaces: Sequence[str]
-) -> dict[str, Any]:
+def constraint(rule: RegoRule, options: Mapping[str, Any], excluded_namespaces: Sequence[str]) -> dict[str, Any]:
     """The Constraint of one rule: the kinds it matches, CREATE and UPDATE (Gatekeeper's
     admission webhook reviews both), the action from the rule's severity."""
     match: dict[str, Any] = {"kinds": [{"apiGroups": [g], "kinds": list(ks)} for g, ks in ADMISSION_KINDS]}

@@ -37,11 +37,11 @@ def _checked_options(rules: list[Any], config: Any, given: tuple[str, ...]) -> d
     out: dict[str, dict[str, Any]] = {r.id: dict(config.thresholds.get(r.id, {})) for r in rules}
     by_id = {r.id: r for r in rules}
     for text in given:
-        name, opt, value = _option_value(text)
+        name, opt, given_value = _option_value(text)
         found = resolve(name)
         if found is None or found.id not in by_id:
             raise click.BadParameter(f"{name!r} is not an exported rule", param_hint="--option")
-        out[found.id][opt] = value
+        out[found.id][opt] = given_value
     for rid, opts in out.items():
         declared = {o["name"]: o for o in by_id[rid].custom.get("options") or () if isinstance(o, dict)}
         for opt, value in list(opts.items()):
@@ -52,7 +52,9 @@ def _checked_options(rules: list[Any], config: Any, given: tuple[str, ...]) -> d
                 try:
                     value = int(value)
                 except (TypeError, ValueError):
-                    raise click.BadParameter(f"{rid} {opt} must be an integer, not {value!r}", param_hint="--option") from None
+                    raise click.BadParameter(
+                        f"{rid} {opt} must be an integer, not {value!r}", param_hint="--option"
+                    ) from None
                 lo, hi = spec.get("minimum"), spec.get("maximum")
                 if (lo is not None and value < lo) or (hi is not None and value > hi):
                     raise click.BadParameter(
@@ -102,7 +104,10 @@ def gatekeeper(
 
     config = apply_selection(load_config(config_path), select=rules, ignore=ignore_rules)
     root = policies_dir()
-    sources = [PolicySource(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.rego"))]
+    sources = [
+        PolicySource(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"))
+        for p in sorted(root.rglob("*.rego"))
+    ]
     candidates = admission_rules(sources)
     chosen = [r for r in candidates if config.rule_enabled(r.id)]
     if not chosen:
