@@ -47,6 +47,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _fixtures() -> list[Path]:
     files = []
     for path in sorted((ROOT / "testdata").glob("PF*/*.yaml")):
+        if path.parent.name.startswith("PF9"):  # file checks: unrendered templates, schema errors
+            continue
         try:
             docs = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
         except (yaml.YAMLError, UnicodeDecodeError):
@@ -90,7 +92,10 @@ def _check(path: Path, rules: list[str], cwd: Path) -> set[tuple[str, str, str]]
 @pytest.mark.parametrize("fixture", _fixtures(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_gator_agrees_with_check(fixture: Path, exported: Path) -> None:
     rules = _rule_ids()
-    assert _gator(exported, fixture) == _check(fixture, rules, exported.parent)
+    denied = _gator(exported, fixture)
+    assert denied == _check(fixture, rules, exported.parent)
+    if fixture.name.startswith("fail_") and fixture.parent.name in rules:
+        assert fixture.parent.name in {rule for _, _, rule in denied}
 
 
 def test_fixtures_cover_every_exported_rule() -> None:

@@ -93,6 +93,7 @@ class RegoRule:
 
 
 _PACKAGE = re.compile(r"^package\s+(\S+)", re.MULTILINE)
+_DIRECT = re.compile(r"\bdata\.podfit\.lib\.(\w+)\.")
 
 
 def _metadata(text: str) -> dict[str, Any]:
@@ -148,6 +149,15 @@ def _under_lib(text: str, chain: str | None = None) -> str:
     """A module moved under Gatekeeper's lib namespace: its package and every data.podfit
     reference; with chain, rego.metadata.chain() replaced by that literal."""
     text = re.sub(r"^package podfit\.", "package lib.podfit.", text, flags=re.MULTILINE)
+    # a library function called by its full data reference: Gatekeeper's rewriter moves imports
+    # but not such calls, so each such library is imported under an alias and called through it
+    body = text.split("\n")
+    direct = sorted({m for line in body if not line.startswith("import ") for m in _DIRECT.findall(line)})
+    if direct:
+        body = [line if line.startswith("import ") else _DIRECT.sub(r"gk_\1.", line) for line in body]
+        at = next(i for i, line in enumerate(body) if line.startswith("package "))
+        body[at + 1 : at + 1] = ["", *(f"import data.podfit.lib.{m} as gk_{m}" for m in direct)]
+        text = "\n".join(body)
     text = text.replace("data.podfit.", "data.lib.podfit.")
     if chain is not None:
         text = text.replace("rego.metadata.chain()", chain)
