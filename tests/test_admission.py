@@ -185,3 +185,26 @@ def test_stream_names_what_stays_in_ci(exported: Path) -> None:
         if d["kind"].startswith("PodfitPF")
     }
     assert actions["PF101"] == "deny" and actions["PF104"] == "warn" and actions["PF113"] == "dryrun"
+
+
+@needs_gator
+def test_threshold_and_namespace_reach_gator(tmp_path: Path) -> None:
+    """PF104's tolerance, given on the command line, is what gator applies (a 4-CPU limit over a
+    1-CPU peak is 300% above it), and an excluded namespace is not judged."""
+    fixture = ROOT / "testdata" / "PF104" / "fail_cpu_limit_above_peak.yaml"
+
+    def denied(*args: str) -> set[str]:
+        out = tmp_path / "gk.yaml"
+        done = _podfit("export", "gatekeeper", "--select", "PF104", "-o", str(out), *args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return {rule for _, _, rule in _gator(out, fixture)}
+
+    assert denied("--option", "PF104.tolerance-percent=299") == {"PF104"}
+    assert denied("--option", "PF104.tolerance-percent=300") == set()
+    shop = tmp_path / "shop.yaml"
+    doc = yaml.safe_load(fixture.read_text())
+    doc["metadata"]["namespace"] = "batch"
+    shop.write_text(yaml.safe_dump(doc))
+    fixture = shop
+    assert denied() == {"PF104"}
+    assert denied("--exclude-namespace", "batch") == set()
