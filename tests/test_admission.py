@@ -208,3 +208,26 @@ def test_threshold_and_namespace_reach_gator(tmp_path: Path) -> None:
     fixture = shop
     assert denied() == {"PF104"}
     assert denied("--exclude-namespace", "batch") == set()
+
+
+def test_libraries_move_under_gatekeeper_lib_namespace() -> None:
+    """Every module a template carries lives under lib. and references nothing outside it (what
+    Gatekeeper's rewriter accepts), and no METADATA call is left (Gatekeeper parses none)."""
+    from podfit.admission import _libs, _under_lib
+
+    root = ROOT / "policies"
+    sources = [PolicySource(p.relative_to(root).as_posix(), p.read_text()) for p in sorted(root.rglob("*.rego"))]
+    for source in _libs(sources):
+        text = _under_lib(source.text)
+        assert text.count("package lib.podfit.") == 1, source.path
+        code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+        assert not [line for line in code if "data.podfit." in line], source.path
+        calls = [line for line in code if "data.lib.podfit.lib." in line and not line.startswith("import ")]
+        assert not [line for line in calls if "(" in line.split("data.lib.podfit.lib.", 1)[1]], source.path
+
+
+def test_exported_stream_is_no_workload_to_podfit(exported: Path) -> None:
+    """podfit itself reads the stream without findings or failure (a CI job may lint it)."""
+    done = _podfit("check", str(exported), "--format", "json", "--allow-empty", cwd=exported.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["findings"] == []
