@@ -12,3 +12,15 @@ test-admission: venv-test gator  ## `podfit export gatekeeper` run by gator over
 	$(PY) -m pytest -q tests/test_admission.py
 
 TEST_TARGETS += gator
+
+# The CEL evaluator of `podfit export vap`'s tests: k8s.io/apiserver's CEL environment, pinned in
+# scripts/cel-eval/go.mod (34 s cold here), rebuilt when its source changes.
+.PHONY: cel-eval
+cel-eval: $(TOOLS)/cel-eval  ## build the CEL evaluator (k8s.io/apiserver's CEL environment) into .tools/bin
+
+$(TOOLS)/cel-eval: scripts/cel-eval/go.mod scripts/cel-eval/go.sum scripts/cel-eval/main.go
+	mkdir -p $(TOOLS)
+	cd scripts/cel-eval && CGO_ENABLED=0 go build -trimpath -o $(CURDIR)/$(TOOLS)/cel-eval .
+
+pytest: cel-eval
+TEST_TARGETS += cel-eval

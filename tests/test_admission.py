@@ -231,3 +231,85 @@ def test_exported_stream_is_no_workload_to_podfit(exported: Path) -> None:
     done = _podfit("check", str(exported), "--format", "json", "--allow-empty", cwd=exported.parent)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["findings"] == []
+
+
+CEL_EVAL = ROOT / ".tools" / "bin" / "cel-eval"
+needs_cel = pytest.mark.skipif(not CEL_EVAL.exists(), reason="cel-eval not built (make cel-eval)")
+
+
+def _cel(stream: str, objects: list[dict]) -> set[tuple[str, str, str]]:
+    policies = [
+        {
+            "name": d["metadata"]["annotations"]["podfit.io/rule"],
+            "matchConditions": d["spec"].get("matchConditions", []),
+            "variables": d["spec"].get("variables", []),
+            "validations": d["spec"]["validations"],
+        }
+        for d in yaml.safe_load_all(stream)
+        if d and d["kind"] == "ValidatingAdmissionPolicy"
+    ]
+    done = subprocess.run(
+        [str(CEL_EVAL)],
+        input=json.dumps({"policies": policies, "objects": objects}),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = set()
+    for v in json.loads(done.stdout):
+        assert v["message"].startswith(v["policy"] + " "), v  # an evaluation error is no verdict
+        obj = objects[v["object"]]
+        out.add((obj["kind"], obj["metadata"]["name"], v["policy"]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def vap_stream(tmp_path_factory: pytest.TempPathFactory) -> str:
+    cwd = tmp_path_factory.mktemp("vap")
+    done = _podfit("export", "vap", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _cel_rules(stream: str) -> list[str]:
+    return [
+        d["metadata"]["annotations"]["podfit.io/rule"]
+        for d in yaml.safe_load_all(stream)
+        if d and d["kind"] == "ValidatingAdmissionPolicy"
+    ]
+
+
+@needs_cel
+def test_cel_agrees_with_check(vap_stream: str, tmp_path: Path) -> None:
+    """Every fixture's objects of a matched kind, judged by the API server's CEL environment, get
+    the verdicts `podfit check` gives for the rules with CEL."""
+    rules = _cel_rules(vap_stream)
+    assert rules
+    fired: set[str] = set()
+    for fixture in _fixtures():
+        objects = [d for d in yaml.safe_load_all(fixture.read_text()) if isinstance(d, dict) and d.get("kind") in KINDS]
+        got = _cel(vap_stream, objects)
+        assert got == _check(fixture, rules, tmp_path), fixture
+        fired |= {rule for _, _, rule in got}
+    assert fired == set(rules)
+
+
+@needs_cel
+def test_cel_admits_a_compliant_object_of_every_kind(vap_stream: str) -> None:
+    assert _cel(vap_stream, [_compliant(k) for k in sorted(KINDS)]) == set()
+
+
+def test_vap_actions_follow_severity(vap_stream: str) -> None:
+    bindings = [d for d in yaml.safe_load_all(vap_stream) if d and d["kind"] == "ValidatingAdmissionPolicyBinding"]
+    assert {b["metadata"]["annotations"]["podfit.io/rule"]: b["spec"]["validationActions"] for b in bindings} == {
+        "PF103": ["Deny"],
+        "PF105": ["Deny"],
+    }
+
+
+@pytest.mark.parametrize("args", [["--select", "PF999"], ["--select", "PF101"]], ids=["unknown-rule", "no-cel"])
+def test_vap_bad_input_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
+    done = _podfit("export", "vap", *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout
+    assert "Traceback" not in done.stderr

@@ -302,3 +302,124 @@ def gatekeeper_stream(
 def admission_rules(sources: Sequence[PolicySource]) -> list[RegoRule]:
     """The Rego rules that can be judged on one object at admission."""
     return [r for r in rule_modules(sources) if r.id not in NOT_AT_ADMISSION]
+
+
+# ValidatingAdmissionPolicy: CEL written per rule (podfit's Rego cannot run there), so only the
+# rules whose CEL is written and held equal to `podfit check` by tests/test_admission.py.
+_SPEC = (
+    "object.kind == 'Pod' ? object.spec : object.kind == 'CronJob' ? "
+    "object.spec.jobTemplate.spec.template.spec : object.spec.template.spec"
+)
+_CONTAINERS = "variables.spec.containers + (has(variables.spec.initContainers) ? variables.spec.initContainers : [])"
+
+
+def _q(field: str) -> str:
+    return f"quantity(string({field}))"
+
+
+def _valid(field: str) -> str:
+    return f"isQuantity(string({field}))"
+
+
+_NONZERO = (
+    "has(c.resources) && ["
+    + ", ".join(
+        f"(has(c.resources.{kind}) && ['cpu', 'memory'].exists(r, r in c.resources.{kind} && "
+        f"(!{_valid(f'c.resources.{kind}[r]')} || {_q(f'c.resources.{kind}[r]')}.compareTo(quantity('0')) != 0)))"
+        for kind in ("requests", "limits")
+    )
+    + "].exists(b, b)"
+)
+
+CEL_RULES: Mapping[str, tuple[str, str]] = {
+    # PF103: a request above the limit of the same resource
+    "PF103": (
+        "variables.containers.all(c, !has(c.resources) || !has(c.resources.requests) || "
+        "!has(c.resources.limits) || ['cpu', 'memory'].all(r, !(r in c.resources.requests) || "
+        "!(r in c.resources.limits) || "
+        f"!{_valid('c.resources.requests[r]')} || !{_valid('c.resources.limits[r]')} || "
+        f"{_q('c.resources.requests[r]')}.compareTo({_q('c.resources.limits[r]')}) <= 0))",
+        "a container requests more CPU or memory than its limit",
+    ),
+    # PF105: no container sets a non-zero CPU or memory request or limit, nor the pod
+    "PF105": (
+        f"has(variables.spec.resources) || variables.containers.exists(c, {_NONZERO})",
+        "no container sets a CPU or memory request or limit, so the pod is BestEffort",
+    ),
+}
+
+VAP_ACTIONS = {"error": ["Deny"], "warning": ["Warn"], "info": ["Audit"]}
+
+_RESOURCES = {
+    "": ["pods"],
+    "apps": ["deployments", "statefulsets", "daemonsets", "replicasets"],
+    "batch": ["jobs", "cronjobs"],
+}
+
+
+def vap_policy(rule: RegoRule) -> dict[str, Any]:
+    """The ValidatingAdmissionPolicy of one rule whose CEL is written."""
+    expression, message = CEL_RULES[rule.id]
+    names = sorted({f"{SUPPRESS_PREFIX}{rule.id.lower()}", f"{SUPPRESS_PREFIX}{rule.slug.lower()}"})
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": f"podfit-{rule.slug or rule.id.lower()}", "annotations": {"podfit.io/rule": rule.id}},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": rs}
+                    for g, rs in _RESOURCES.items()
+                ]
+            },
+            "matchConditions": [
+                {
+                    "name": "not-suppressed",
+                    "expression": "!has(object.metadata.annotations) || !object.metadata.annotations.exists(k, "
+                    f"k.lowerAscii() in {json.dumps(names)})",
+                }
+            ],
+            "variables": [{"name": "spec", "expression": _SPEC}, {"name": "containers", "expression": _CONTAINERS}],
+            "validations": [{"expression": expression, "message": f"{rule.id} {rule.severity}: {message}"}],
+        },
+    }
+
+
+def vap_binding(rule: RegoRule, excluded_namespaces: Sequence[str]) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "policyName": f"podfit-{rule.slug or rule.id.lower()}",
+        "validationActions": VAP_ACTIONS.get(rule.severity, ["Audit"]),
+    }
+    if excluded_namespaces:
+        spec["matchResources"] = {
+            "namespaceSelector": {
+                "matchExpressions": [
+                    {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": list(excluded_namespaces)}
+                ]
+            }
+        }
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": f"podfit-{rule.slug or rule.id.lower()}", "annotations": {"podfit.io/rule": rule.id}},
+        "spec": spec,
+    }
+
+
+def vap_stream(sources: Sequence[PolicySource], rule_ids: Sequence[str], excluded_namespaces: Sequence[str]) -> str:
+    """The YAML stream of ValidatingAdmissionPolicies and bindings for the rules with CEL."""
+    by_id = {r.id: r for r in rule_modules(sources)}
+    rules = [by_id[i] for i in rule_ids if i in CEL_RULES]
+    docs: list[dict[str, Any]] = []
+    for rule in rules:
+        docs += [vap_policy(rule), vap_binding(rule, excluded_namespaces)]
+    head = "".join(
+        f"# {line}\n"
+        for line in [
+            "podfit ValidatingAdmissionPolicies (podfit export vap)",
+            "rules with CEL: " + ", ".join(r.id for r in rules),
+            "the other per-object rules run at admission through podfit export gatekeeper",
+        ]
+    )
+    return head + "---\n" + yaml.safe_dump_all(docs, sort_keys=False, width=100)

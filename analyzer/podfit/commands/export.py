@@ -121,3 +121,51 @@ def gatekeeper(
         Path(output).write_text(text, encoding="utf-8")
     except OSError as e:
         raise PodfitError(f"cannot write {output}: {e.strerror}") from None
+
+
+@command.command("vap")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), help="Write the stream to FILE, not stdout.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="podfit config (default: discovered).")
+@rule_selection_options("export")
+@click.option(
+    "--exclude-namespace",
+    "namespaces",
+    multiple=True,
+    metavar="NS",
+    help="Never judge objects in this namespace (repeatable): the bindings' namespaceSelector.",
+)
+def vap(
+    output: str | None,
+    config_path: str | None,
+    rules: tuple[str, ...],
+    ignore_rules: tuple[str, ...],
+    namespaces: tuple[str, ...],
+) -> None:
+    """ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1, CEL) and their bindings.
+
+    The rules whose CEL is written and held equal to `podfit check`: PF103 and PF105 so far (the
+    other per-object rules: `podfit export gatekeeper`). validationActions follow the severity:
+    error Deny, warning Warn, info Audit. An ignore.podfit.io/<RULE> annotation on the object
+    exempts it. Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs; CREATE
+    and UPDATE.
+    """
+    from ..admission import CEL_RULES, PolicySource, admission_rules, vap_stream
+    from ..paths import policies_dir
+
+    config = apply_selection(load_config(config_path), select=rules, ignore=ignore_rules)
+    root = policies_dir()
+    sources = [
+        PolicySource(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"))
+        for p in sorted(root.rglob("*.rego"))
+    ]
+    chosen = [r.id for r in admission_rules(sources) if config.rule_enabled(r.id) and r.id in CEL_RULES]
+    if not chosen:
+        raise click.UsageError("the selection and config leave no rule with a ValidatingAdmissionPolicy")
+    text = vap_stream(sources, chosen, namespaces)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise PodfitError(f"cannot write {output}: {e.strerror}") from None
