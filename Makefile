@@ -30,7 +30,7 @@ demo: venv  ## install podfit in .venv and check the shipped examples (embedded 
 	  echo "podfit exited $$status (1 = findings at or above --fail-on, as expected here; 2 = failure)"; \
 	  [ $$status -le 1 ]
 
-tools:  ## build the pinned Go tools the tests use (opa, conftest, kubeconform, actionlint, kustomize, helm, prometheus, promtool) into .tools/bin
+tools:  ## build the pinned Go tools the tests use (opa, conftest, kubeconform, actionlint, kustomize, helm, prometheus, promtool; gator: make gator) into .tools/bin
 	scripts/install-tools.sh
 
 tools-bench: tools  ## and kube-score, which only the benchmarks run

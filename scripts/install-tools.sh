@@ -19,6 +19,8 @@ declare -A PKG=(
   # Prometheus 3.16 (its Go module is versioned v0.316.0): the usage tests serve a TSDB block with it
   [prometheus]=github.com/prometheus/prometheus/cmd/prometheus@v0.316.0
   [promtool]=github.com/prometheus/prometheus/cmd/promtool@v0.316.0
+  # Gatekeeper's CLI: the admission tests run `podfit export gatekeeper`'s templates with `gator test`
+  [gator]=github.com/open-policy-agent/gatekeeper/v3/cmd/gator@v3.23.1
 )
 # remove_all_sd leaves out the service-discovery plugins (AWS, Azure, GCE, Kubernetes, ...): the tests
 # scrape nothing, and the build is shorter without them

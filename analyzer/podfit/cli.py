@@ -42,6 +42,7 @@ __all__ = ["main", "run", "PodfitError", "emit", "load_config", "load_inputs", "
 
 # Subcommands defined in other modules, imported only when named (or when the help lists them).
 LAZY_COMMANDS = {
+    "export": "podfit.commands.export",
     "fix": "podfit.commands.fix",
     "pack": "podfit.commands.pack",
     "platform": "podfit.commands.platform",
