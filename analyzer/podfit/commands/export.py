@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ._common import PodfitError, apply_selection, load_config, rule_selection_options
+from ._common import apply_selection, emit, load_config, rule_selection_options
 
 
 @click.group("export")
@@ -65,6 +64,18 @@ def _checked_options(rules: list[Any], config: Any, given: tuple[str, ...]) -> d
     return {rid: opts for rid, opts in out.items() if opts}
 
 
+def _shipped_policies() -> list[Any]:
+    """The Rego policies podfit ships (policies/), each with its path: the one source exported."""
+    from ..admission import PolicySource
+    from ..paths import policies_dir
+
+    root = policies_dir()
+    return [
+        PolicySource(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"))
+        for p in sorted(root.rglob("*.rego"))
+    ]
+
+
 @command.command("gatekeeper")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), help="Write the stream to FILE, not stdout.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="podfit config (default: discovered).")
@@ -99,28 +110,16 @@ def gatekeeper(
       usage and vSphere CRX sizing: they need measurements or the platform;
       workload CRDs (Argo Rollouts, Knative, ...): their Pods are judged when created.
     """
-    from ..admission import PolicySource, admission_rules, gatekeeper_stream
-    from ..paths import policies_dir
+    from ..admission import admission_rules, gatekeeper_stream
 
     config = apply_selection(load_config(config_path), select=rules, ignore=ignore_rules)
-    root = policies_dir()
-    sources = [
-        PolicySource(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"))
-        for p in sorted(root.rglob("*.rego"))
-    ]
+    sources = _shipped_policies()
     candidates = admission_rules(sources)
     chosen = [r for r in candidates if config.rule_enabled(r.id)]
     if not chosen:
         raise click.UsageError("the selection and config leave no rule that can be judged at admission")
     opts = _checked_options(chosen, config, options)
-    text = gatekeeper_stream(sources, [r.id for r in chosen], opts, namespaces)
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise PodfitError(f"cannot write {output}: {e.strerror}") from None
+    emit(gatekeeper_stream(sources, [r.id for r in chosen], opts, namespaces), output)
 
 
 @command.command("vap")
@@ -149,23 +148,11 @@ def vap(
     exempts it. Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs; CREATE
     and UPDATE.
     """
-    from ..admission import CEL_RULES, PolicySource, admission_rules, vap_stream
-    from ..paths import policies_dir
+    from ..admission import CEL_RULES, admission_rules, vap_stream
 
     config = apply_selection(load_config(config_path), select=rules, ignore=ignore_rules)
-    root = policies_dir()
-    sources = [
-        PolicySource(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8"))
-        for p in sorted(root.rglob("*.rego"))
-    ]
+    sources = _shipped_policies()
     chosen = [r.id for r in admission_rules(sources) if config.rule_enabled(r.id) and r.id in CEL_RULES]
     if not chosen:
         raise click.UsageError("the selection and config leave no rule with a ValidatingAdmissionPolicy")
-    text = vap_stream(sources, chosen, namespaces)
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise PodfitError(f"cannot write {output}: {e.strerror}") from None
+    emit(vap_stream(sources, chosen, namespaces), output)
