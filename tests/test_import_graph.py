@@ -47,7 +47,7 @@ STAGES = [
     {"packing", "throttle", "vsphere"},  # the analyzer cores, over facts
     {"registry", "catalogue", "config", "rule_context", "rules"},
     {"check", "pipeline", "baseline"},
-    {"docs", "formats", "fix", "visuals", "usage_export"},
+    {"docs", "formats", "fix", "visuals", "usage_export", "admission"},
     {"commands", "cli", "__main__"},
 ]
 
