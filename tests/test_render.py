@@ -787,3 +787,18 @@ def test_a_chain_of_a_thousand_bases_is_walked_not_recursed(monkeypatch, tmp_pat
         (f,) = report["findings"]
         assert (f["rule"], f["file"], code) == ("PF908", "k0/kustomization.yaml", 1)
         assert len(f["details"]["files"]) == depth  # every base but the innermost, which applies whole
+
+
+def test_remote_entries_are_placed_on_their_lines_in_one_pass(tmp_path):
+    """20,000 remote entries (a hostile kustomization) are each placed on their line without a
+    search of the file per entry; a flow list's entry on the line that holds it."""
+    from podfit.render import remote_references
+
+    k = tmp_path / "kustomization.yaml"
+    k.write_text(
+        "components: [https://a.example/c.yaml]\nresources:\n"
+        + "".join(f"  - 'https://example.com/{i}.yaml'  # remote\n" for i in range(20000))
+    )
+    found = {r.entry: r.line for r in remote_references(str(k), 64 * 2**20)}
+    assert len(found) == 20001 and found["https://a.example/c.yaml"] == 1
+    assert all(found[f"https://example.com/{i}.yaml"] == i + 3 for i in range(20000))

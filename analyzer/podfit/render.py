@@ -977,18 +977,36 @@ def remote_references(kfile: str, limit: int) -> list[Remote]:
         if not isinstance(doc, dict):
             continue
         base = os.path.dirname(key)
-        lines = (text or "").splitlines()
+        lines: dict[str, int] | None = None  # an entry's text → the first line holding it, made once
         nested_here = []
         for entry in _loaded_entries(doc):
             if is_remote(entry, base):
-                line = next((n + 1 for n, t in enumerate(lines) if entry in t), 1)
-                out.append(Remote(current, line, entry))
+                if lines is None:
+                    lines = _entry_lines(text or "")
+                line = lines.get(entry.strip())
+                if line is None and len(out) < 64:  # a flow list ([a, b]): the line holding it
+                    line = next((n + 1 for n, t in enumerate((text or "").splitlines()) if entry in t), None)
+                out.append(Remote(current, line or 1, entry))
                 continue
             target = os.path.normpath(os.path.join(base, entry))
             nested = _kustomization_file(target) if os.path.isdir(target) else None
             if nested is not None:  # named as the top kustomization is: relative when it is
                 nested_here.append(_shown(nested, kfile))
         pending.extend(reversed(nested_here))  # depth first, in the order written
+    return out
+
+
+def _entry_lines(text: str) -> dict[str, int]:
+    """Each list item's or ``path:`` value's text (unquoted) → the first line it stands on: where a
+    kustomization names an entry, found in one pass however many entries it names."""
+    out: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        body = line.split(" #", 1)[0].strip()
+        for prefix in ("- path:", "path:", "-"):
+            if body.startswith(prefix):
+                body = body[len(prefix) :].strip()
+                break
+        out.setdefault(body.strip("'\""), n)
     return out
 
 
