@@ -802,3 +802,31 @@ def test_remote_entries_are_placed_on_their_lines_in_one_pass(tmp_path):
     found = {r.entry: r.line for r in remote_references(str(k), 64 * 2**20)}
     assert len(found) == 20001 and found["https://a.example/c.yaml"] == 1
     assert all(found[f"https://example.com/{i}.yaml"] == i + 3 for i in range(20000))
+
+
+def test_an_interrupted_run_of_renders_leaves_nothing_running(tmp_path, monkeypatch):
+    """Ctrl-C while two renders run: both tools and what they started are stopped."""
+    from podfit import render
+
+    pids = tmp_path / "pids"
+    tool_path = _fake(tmp_path, f"sleep 60 & echo $! >> {pids}; echo $$ >> {pids}; wait")
+    jobs = [render.Job((tool_path, str(i)), str(tmp_path), ()) for i in range(2)]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    real_sleep = time.sleep
+
+    def interrupt(seconds: float) -> None:  # the poll loop's wait: interrupted once both have started
+        if pids.exists() and len(pids.read_text().split()) >= 4:
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        render.run_jobs(jobs, 1000, 120.0, 2)
+    monkeypatch.setattr(time, "sleep", real_sleep)
+    for pid in map(int, pids.read_text().split()):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        status = Path(f"/proc/{pid}/status").read_text() if Path(f"/proc/{pid}/status").exists() else ""
+        assert "zombie" in status, f"{pid} still running"

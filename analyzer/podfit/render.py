@@ -240,8 +240,8 @@ class _Started:
                 start_new_session=True,
                 preexec_fn=_limit_output(max_bytes),  # noqa: PLW1509 (started from the main thread only)
             )
-        except OSError as e:
-            self.failure: str | None = f"cannot run {argv[0]}: {e.strerror or e}"
+        except (OSError, subprocess.SubprocessError) as e:  # not started (a preexec failure included)
+            self.failure: str | None = f"cannot run {argv[0]}: {getattr(e, 'strerror', None) or e}"
         else:
             self.failure = None
 
@@ -362,7 +362,10 @@ def run_jobs(jobs: Sequence[Job], max_bytes: int, timeout: float, workers: int) 
                 time.sleep(0.01)
     finally:
         for started in running.values():  # interrupted: nothing it started is left running
-            started.finish(True)
+            try:
+                started.finish(True)
+            except RenderError:  # finish() reports the stop as a failure; every one must still run
+                pass
     return [r if r is not None else RenderError("not run") for r in results]
 
 
