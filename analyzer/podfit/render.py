@@ -847,11 +847,24 @@ class _Reads:
     other: frozenset[str] = frozenset()
 
 
-def _reads(current: str, limit: int) -> _Reads:
-    try:
-        doc = _yaml(_read(current, limit) or "")
-    except yaml.YAMLError:
-        return _Reads()
+# A kustomization file's text and document (None where it is no YAML), read and parsed once a run
+# however many of the run's walks reach it: absolute path → (text, document).
+_KDocs = dict[str, tuple[str, Any]]
+
+
+def _kdoc(path: str, limit: int, docs: _KDocs) -> tuple[str, Any]:
+    key = os.path.abspath(path)
+    if key not in docs:
+        text = _read(key, limit) or ""
+        try:
+            docs[key] = (text, _yaml(text))
+        except (yaml.YAMLError, RecursionError):  # kustomize refuses it without loading anything
+            docs[key] = (text, None)
+    return docs[key]
+
+
+def _reads(current: str, limit: int, docs: _KDocs) -> _Reads:
+    doc = _kdoc(current, limit, docs)[1]
     if not isinstance(doc, dict):
         return _Reads()
     base = os.path.dirname(current)
@@ -878,7 +891,7 @@ def _reads(current: str, limit: int) -> _Reads:
 
 
 def _kustomization_uses(
-    kfile: str, limit: int, seen: set[str], memo: dict[str, _Reads] | None = None
+    kfile: str, limit: int, seen: set[str], memo: dict[str, _Reads] | None = None, docs: _KDocs | None = None
 ) -> tuple[set[str], set[str], set[str]]:
     """(the manifest files a kustomization's build takes its objects from, its patch files, every
     file it reads: those and nested kustomizations), following local directories to any depth
@@ -896,7 +909,7 @@ def _kustomization_uses(
             continue
         seen.add(current)
         if current not in memo:
-            memo[current] = _reads(current, limit)
+            memo[current] = _reads(current, limit, {} if docs is None else docs)
         reads = memo[current]
         pending.extend(reads.nested)
         resources |= reads.resources
@@ -959,7 +972,7 @@ class Remote:
     entry: str
 
 
-def remote_references(kfile: str, limit: int) -> list[Remote]:
+def remote_references(kfile: str, limit: int, docs: _KDocs | None = None) -> list[Remote]:
     """The entries of ``kfile`` and of the local kustomizations it loads (nested bases and
     components, to any depth) that kustomize would fetch: podfit builds none of them, so that a
     check of an untrusted repository reaches no address its author chose."""
@@ -972,11 +985,7 @@ def remote_references(kfile: str, limit: int) -> list[Remote]:
         if key in seen:
             continue
         seen.add(key)
-        text = _read(current, limit)
-        try:
-            doc = _yaml(text or "")
-        except yaml.YAMLError:
-            continue  # kustomize refuses it without loading anything
+        text, doc = _kdoc(key, limit, {} if docs is None else docs)
         if not isinstance(doc, dict):
             continue
         base = os.path.dirname(key)
@@ -1025,12 +1034,9 @@ def _not_fetched(remote: Remote, kdir: str) -> Finding:
     )
 
 
-def _is_component(kfile: str, limit: int) -> bool:
+def _is_component(kfile: str, limit: int, docs: _KDocs) -> bool:
     """Is the kustomization file a Kustomize Component (``kind: Component``)?"""
-    try:
-        doc = _yaml(_read(kfile, limit) or "")
-    except yaml.YAMLError:
-        return False
+    doc = _kdoc(kfile, limit, docs)[1]
     return isinstance(doc, dict) and doc.get("kind") == "Component"
 
 
@@ -1174,8 +1180,9 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
 
     if opts.kustomize is not None and opts.kustomize != OFF:
         kfiles = [p for p in rest if os.path.basename(p) in KUSTOMIZATION_NAMES]
-        reads: dict[str, _Reads] = {}  # each kustomization parsed once, however many others reach it
-        uses = {k: _kustomization_uses(k, opts.max_bytes, set(), reads) for k in kfiles}
+        reads: dict[str, _Reads] = {}  # each kustomization's own entries, however many others reach it
+        docs: _KDocs = {}  # and its text and document, for every walk below
+        uses = {k: _kustomization_uses(k, opts.max_bytes, set(), reads, docs) for k in kfiles}
         used_by_other = {u for k, (_, _, used) in uses.items() for u in used if u != os.path.abspath(k)}
         consumed: set[str] = set()
         for k in kfiles:
@@ -1183,7 +1190,7 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
                 continue  # another kustomization among the inputs builds it
             consumed |= uses[k][2]
             kdir = os.path.normpath(os.path.dirname(k) or ".")
-            if _is_component(k, opts.max_bytes):
+            if _is_component(k, opts.max_bytes, docs):
                 # a Component only patches the kustomizations that list it under components:;
                 # built alone it fails, and its files are patches, not manifests
                 out.findings.append(
@@ -1196,7 +1203,7 @@ def render_inputs(paths: Sequence[str], opts: RenderOptions) -> Rendered:
                     )
                 )
                 continue
-            remote = remote_references(k, opts.max_bytes)
+            remote = remote_references(k, opts.max_bytes, docs)
             if remote:
                 out.findings.extend(_not_fetched(r, kdir) for r in remote)
                 continue
