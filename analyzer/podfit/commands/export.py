@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ._common import apply_selection, emit, load_config, rule_selection_options
+from ._common import apply_selection, config_option, emit, load_config, output_option, rule_selection_options
 
 
 @click.group("export")
@@ -76,17 +76,25 @@ def _shipped_policies() -> list[Any]:
     ]
 
 
+def _export_options(namespaces_become: str) -> Any:
+    """The options both exports take: the output, the config, the rule selection and the
+    namespaces left out (``namespaces_become``: what they are in the exported objects)."""
+
+    def decorate(f: Any) -> Any:
+        f = click.option(
+            "--exclude-namespace",
+            "namespaces",
+            multiple=True,
+            metavar="NS",
+            help=f"Never judge objects in this namespace (repeatable): {namespaces_become}.",
+        )(f)
+        return output_option(config_option(rule_selection_options("export")(f)))
+
+    return decorate
+
+
 @command.command("gatekeeper")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), help="Write the stream to FILE, not stdout.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="podfit config (default: discovered).")
-@rule_selection_options("export")
-@click.option(
-    "--exclude-namespace",
-    "namespaces",
-    multiple=True,
-    metavar="NS",
-    help="Never judge objects in this namespace (repeatable): the Constraints' excludedNamespaces.",
-)
+@_export_options("the Constraints' excludedNamespaces")
 @click.option("--option", "options", multiple=True, metavar="RULE.OPTION=VALUE", help="A rule's threshold.")
 def gatekeeper(
     output: str | None,
@@ -123,16 +131,7 @@ def gatekeeper(
 
 
 @command.command("vap")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), help="Write the stream to FILE, not stdout.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="podfit config (default: discovered).")
-@rule_selection_options("export")
-@click.option(
-    "--exclude-namespace",
-    "namespaces",
-    multiple=True,
-    metavar="NS",
-    help="Never judge objects in this namespace (repeatable): the bindings' namespaceSelector.",
-)
+@_export_options("the bindings' namespaceSelector")
 def vap(
     output: str | None,
     config_path: str | None,
