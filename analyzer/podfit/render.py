@@ -767,10 +767,10 @@ def _render_chart(chart: str, opts: RenderOptions, out: _Out) -> _Render:
     argv = [opts.helm, "template", _RELEASE, os.path.abspath(chart), "--skip-tests"]
     for v in values:
         argv += ["--values", os.path.abspath(v)]
+    # flag=value: a value that looks like a flag is still the value, never a flag of its own
     if opts.kube_version:
-        argv += ["--kube-version", opts.kube_version]
-    for api in opts.api_versions:
-        argv += ["--api-versions", api]
+        argv.append(f"--kube-version={opts.kube_version}")
+    argv += [f"--api-versions={api}" for api in opts.api_versions]
     via = " ".join(["helm template", chart, *(f"-f {v}" for v in values)])
     unsafe = _outside_or_special(chart, values)
     if unsafe is not None:
