@@ -620,3 +620,17 @@ def test_chart_inputs_by_any_values_name_are_render_first_and_rendered_output_is
     assert messages["redis/requirements.yaml"] == (
         "Helm dependencies of the chart redis, not a manifest: render first: helm template redis | podfit check -"
     )
+
+
+def test_kustomizations_that_list_each_other_are_each_an_error(tmp_path, monkeypatch):
+    """A cycle of bases has no outermost kustomization to answer for the others: without
+    kustomize, each is a PF908 of its own, never folded into a finding that does not exist."""
+    for name, other in (("a", "b"), ("b", "a")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kustomization.yaml").write_text(f"resources: [../{other}]\nnamePrefix: {name}-\n")
+    monkeypatch.chdir(tmp_path)
+    report = json.loads(run(["check", ".", "--format", "json", "--allow-empty"]).output)
+    assert sorted((f["rule"], f["file"], f["severity"]) for f in report["findings"]) == [
+        ("PF908", "a/kustomization.yaml", "error"),
+        ("PF908", "b/kustomization.yaml", "error"),
+    ]

@@ -695,20 +695,18 @@ def test_a_cache_entry_someone_else_could_write_is_not_read(monkeypatch, tmp_pat
 @needs_helm
 def test_charts_render_side_by_side(monkeypatch, tmp_path):
     """The first chart's helm waits for the second's to start: run one after the other, it would
-    wait out its 20 s and fail; side by side both render."""
+    wait until its render's time limit stops it (PF908); side by side both render, however slowly
+    the machine starts them."""
     from podfit.render import RenderOptions, render_inputs
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = copy_chart(tmp_path)
     shutil.copytree(repo / "shop", repo / "zshop")
     marker = tmp_path / "second-started"
-    wait = (
-        f'case "$3" in *zshop) touch {marker};; *) i=0; while [ ! -e {marker} ] && [ $i -lt 200 ]; do '
-        f"sleep 0.1; i=$((i+1)); done; [ -e {marker} ] || exit 7;; esac"
-    )
+    wait = f'case "$3" in *zshop) touch {marker};; *) while [ ! -e {marker} ]; do sleep 0.1; done;; esac'
     helm, _ = _logging_helm(tmp_path, wait)
     monkeypatch.chdir(repo)
-    out = render_inputs(["shop/Chart.yaml", "zshop/Chart.yaml"], RenderOptions(helm=helm, workers=2))
+    out = render_inputs(["shop/Chart.yaml", "zshop/Chart.yaml"], RenderOptions(helm=helm, workers=2, timeout=60.0))
     assert out.findings == ()
     assert sorted({f.path.split("/")[0] for f in out.files}) == ["shop", "zshop"]
 
